@@ -1,0 +1,75 @@
+/**
+ * `npm start`: the whole service on this machine. DynamoDB Local (persisted under $DATA_DIR),
+ * the table, the demo store on first start, and the API on http://127.0.0.1:$PORT/api/v1/integrations.
+ * With DYNAMODB_ENDPOINT set it starts no embedded store and uses that endpoint instead.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { checkJava } from '../shared/local/dynamodb-local.ts';
+
+const env = process.env;
+const port = Number(env.PORT || 3000);
+const dynamodbPort = Number(env.DYNAMODB_PORT || 8000);
+const dataDir = path.resolve(env.DATA_DIR || '.data');
+const external = env.DYNAMODB_ENDPOINT || undefined;
+
+if (!external) {
+  const java = checkJava();
+  if (!java.ok) {
+    process.stderr.write(java.message + '\n');
+    process.exit(1);
+  }
+}
+
+const { startLocalStack } = await import('../shared/local/stack.ts');
+const { seedDemoStore } = await import('../shared/local/seed.ts');
+
+let stack;
+try {
+  stack = await startLocalStack({
+    port,
+    dynamodbPort,
+    dataDir: path.join(dataDir, 'dynamodb'),
+    endpoint: external,
+    log: (line) => process.stdout.write(line + '\n'),
+  });
+} catch (err) {
+  const e = err as NodeJS.ErrnoException;
+  const hint = e.code === 'EADDRINUSE' ? ` (port ${port} is taken: set PORT)` : '';
+  process.stderr.write(`could not start the local stack: ${e.message}${hint}\n`);
+  process.exit(1);
+}
+
+// The token is shown once by the admin API; the local stack keeps the demo one in $DATA_DIR so
+// that every start can print it again (this file is local developer state, never deployed).
+const demoKeyFile = path.join(dataDir, 'demo-key.json');
+const seeded = await seedDemoStore();
+if (seeded) {
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(demoKeyFile, JSON.stringify(seeded, null, 2) + '\n', { mode: 0o600 });
+}
+const demo = seeded ?? (existsSync(demoKeyFile) ? (JSON.parse(readFileSync(demoKeyFile, 'utf8')) as { token: string }) : undefined);
+
+process.stdout.write(
+  [
+    '',
+    `Store integration API listening on ${stack.baseUrl}`,
+    `  store:        ${external ? `${external} (external)` : `DynamoDB Local on port ${dynamodbPort}, data in ${path.relative(process.cwd(), dataDir) || '.'}`}`,
+    `  demo store:   demo${seeded ? ' (seeded now)' : ''}`,
+    demo ? `  demo key:     ${demo.token}   (all six abilities)` : '  demo key:     unknown (delete the data directory to seed again)',
+    '',
+    demo ? `  curl -H "Authorization: Bearer ${demo.token}" -H "Accept: application/json" ${stack.baseUrl}/products` : '',
+    '',
+  ].join('\n') + '\n',
+);
+
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write(`\n${signal}: stopping...\n`);
+  await stack.stop();
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));

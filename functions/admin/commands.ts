@@ -1,0 +1,110 @@
+import * as v from 'valibot';
+import { parse } from '../../shared/http/validate.ts';
+import { AppError } from '../../shared/http/app-error.ts';
+import { createStore, getStore } from '../../shared/db/store.repo.ts';
+import {
+  createKey,
+  listKeysOfStore,
+  publicKey,
+  requireKey,
+  revokeKey,
+  rotateKeyToken,
+  updateKeyWebhook,
+} from '../../shared/db/key.repo.ts';
+import { parseAbilities } from '../../shared/domain/key/abilities.ts';
+import { generateToken, generateWebhookSecret, hashToken } from '../../shared/domain/key/token.ts';
+import { checkWebhookUrl } from '../../shared/domain/key/webhook-url.ts';
+import { config } from '../../shared/config.ts';
+
+/**
+ * The admin surface (CONTRACT §2): one entry per CLI command, each validating its own arguments.
+ * Later features add their commands to this table.
+ */
+export type AdminCommand = (args: Record<string, unknown>) => Promise<unknown>;
+
+const Id = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 lower-case letters, digits or hyphens'));
+const KeyId = v.pipe(
+  v.union([v.number(), v.string()]),
+  v.transform(Number),
+  v.number(),
+  v.integer('must be an integer'),
+  v.minValue(1, 'must be a key id'),
+);
+const Name = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(200));
+
+function webhookUrlOrNull(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  const checked = checkWebhookUrl(raw, config().allowPrivateWebhooks);
+  if (!checked.ok) throw new AppError(422, 'validation_failed', checked.reason, 'webhook_url');
+  return checked.url;
+}
+
+async function requireStore(storeId: string) {
+  const store = await getStore(storeId);
+  if (!store) throw new AppError(404, 'not_found', `store "${storeId}" does not exist`, 'store');
+  return store;
+}
+
+export const commands: Record<string, AdminCommand> = {
+  'stores create': async (args) => {
+    const a = parse(
+      v.object({ id: Id, name: Name, currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR')) }),
+      args,
+    );
+    return createStore({ id: a.id, name: a.name, currency_code: a.currency, created_at: new Date().toISOString() });
+  },
+
+  'keys create': async (args) => {
+    const a = parse(
+      v.object({ store: Id, name: Name, abilities: v.string(), webhook_url: v.optional(v.string()) }),
+      args,
+    );
+    let abilities;
+    try {
+      abilities = parseAbilities(a.abilities);
+    } catch (err) {
+      throw new AppError(422, 'validation_failed', (err as Error).message, 'abilities');
+    }
+    const store = await requireStore(a.store);
+    const token = generateToken();
+    const webhookSecret = generateWebhookSecret();
+    const record = await createKey({
+      storeId: store.id,
+      currency: store.currency_code,
+      name: a.name,
+      abilities,
+      webhookUrl: webhookUrlOrNull(a.webhook_url),
+      tokenHash: hashToken(token),
+      webhookSecret,
+      now: new Date().toISOString(),
+    });
+    const { status: _s, revoked_at: _r, last_used_at: _l, ...shown } = publicKey(record);
+    return { ...shown, token, webhook_secret: webhookSecret };
+  },
+
+  'keys list': async (args) => {
+    const a = parse(v.object({ store: Id }), args);
+    await requireStore(a.store);
+    return { data: (await listKeysOfStore(a.store)).map(publicKey) };
+  },
+
+  'keys revoke': async (args) => {
+    const a = parse(v.object({ id: KeyId }), args);
+    return publicKey(await revokeKey(a.id, new Date().toISOString()));
+  },
+
+  'keys rotate': async (args) => {
+    const a = parse(v.object({ id: KeyId }), args);
+    const key = await requireKey(a.id);
+    const store = await requireStore(key.store_id);
+    const token = generateToken();
+    const rotated = await rotateKeyToken(a.id, hashToken(token), store.currency_code);
+    return { ...publicKey(rotated), token };
+  },
+
+  'keys set-webhook': async (args) => {
+    const a = parse(v.object({ id: KeyId, url: v.string() }), args);
+    await requireKey(a.id);
+    return publicKey(await updateKeyWebhook(a.id, { webhook_url: webhookUrlOrNull(a.url) }));
+  },
+};

@@ -1,0 +1,30 @@
+import { commands } from './commands.ts';
+import { AppError } from '../../shared/http/app-error.ts';
+import { errorFields, log } from '../../shared/log.ts';
+
+export interface AdminEvent {
+  command: string;
+  args?: Record<string, unknown>;
+}
+
+export type AdminResult =
+  | { ok: true; data: unknown }
+  | { ok: false; error: { code: string; message: string; field: string | null } };
+
+/**
+ * The admin Lambda: invoked by the admin CLI (in-process locally, Lambda Invoke in AWS), never
+ * exposed through API Gateway. Errors come back as data so the CLI can print one clear line.
+ */
+export async function handler(event: AdminEvent): Promise<AdminResult> {
+  const command = commands[event.command];
+  if (!command) {
+    return { ok: false, error: { code: 'unknown_command', message: `unknown command "${event.command}" (known: ${Object.keys(commands).join(', ')})`, field: null } };
+  }
+  try {
+    return { ok: true, data: await command(event.args ?? {}) };
+  } catch (err) {
+    if (err instanceof AppError) return { ok: false, error: { code: err.code, message: err.message, field: err.field } };
+    log('error', 'admin command failed', { command: event.command, ...errorFields(err) });
+    return { ok: false, error: { code: 'internal_error', message: (err as Error).message, field: null } };
+  }
+}

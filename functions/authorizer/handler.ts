@@ -1,0 +1,42 @@
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { authenticate } from '../../shared/db/key.repo.ts';
+import { hashToken, looksLikeToken } from '../../shared/domain/key/token.ts';
+import { findRoute } from '../../shared/http/api-routes.ts';
+import { principalToContext } from '../../shared/http/authorizer-context.ts';
+import { config } from '../../shared/config.ts';
+import { instrument } from '../../shared/http/http-handler.ts';
+
+/** API Gateway's contract for "401": throw exactly this message. */
+const unauthorized = () => new Error('Unauthorized');
+
+export function bearerToken(headers: Record<string, string | undefined> | null): string | undefined {
+  const entry = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(entry?.[1] ?? '');
+  return match?.[1];
+}
+
+/**
+ * Resolves the bearer token to key, store and abilities in one conditional UpdateItem that also
+ * takes the rate-limit slot. Denies (403, naming the ability) a method the key may not call; lets
+ * a rate-limited request through flagged, because only the handler can answer 429.
+ */
+export const handler = instrument(
+  async (event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+    const token = bearerToken(event.headers);
+    if (!token || !looksLikeToken(token)) throw unauthorized();
+    const auth = await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute);
+    if (!auth.ok) throw unauthorized();
+    const route = findRoute(event.httpMethod, event.resource);
+    const missing = route && !auth.principal.abilities.includes(route.ability) ? route.ability : null;
+    const effect = missing && auth.rate.allowed ? 'Deny' : 'Allow';
+    return {
+      principalId: `key:${auth.principal.keyId}`,
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: event.methodArn }],
+      },
+      context: principalToContext(auth.principal, auth.rate, missing),
+    };
+  },
+  (event) => ({ authorizer: true, method: event.httpMethod, resource: event.resource }),
+);

@@ -1,0 +1,18 @@
+import * as v from 'valibot';
+import { parse } from '../../../shared/http/validate.ts';
+import { notFound } from '../../../shared/http/app-error.ts';
+import type { RouteFn } from '../../../shared/http/http-handler.ts';
+import { getProduct as readProduct } from '../../../shared/db/product.repo.ts';
+import { toProductResource } from '../../../shared/domain/product/product.ts';
+
+const Query = v.object({ include: v.optional(v.picklist(['offers'], 'the only value is offers')) });
+
+export const getProduct: RouteFn = async ({ principal, pathParameters, query }) => {
+  const q = parse(Query, query);
+  // A non-numeric id can name no product: 404, as for any unknown id.
+  const raw = pathParameters.id ?? '';
+  const id = /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : undefined;
+  const product = id === undefined ? undefined : await readProduct(principal.storeId, id);
+  if (!product) throw notFound('product');
+  return { body: { data: toProductResource(product, principal.currency, q.include === 'offers') } };
+};

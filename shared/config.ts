@@ -1,0 +1,64 @@
+/**
+ * The process environment, read once and validated. Every other module takes its settings from
+ * here, so a missing or malformed variable fails at start-up with one clear line, not mid-request.
+ */
+export interface Config {
+  tableName: string;
+  /** Set for DynamoDB Local or any non-default endpoint; unset in AWS. */
+  dynamodbEndpoint: string | undefined;
+  region: string;
+  rateLimitPerMinute: number;
+  /** Seconds to wait before each webhook retry; the queue is given up after the last one. */
+  webhookRetrySchedule: number[];
+  allowPrivateWebhooks: boolean;
+  webhookQueueUrl: string | undefined;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+function intFrom(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 86400];
+
+export function parseRetrySchedule(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_WEBHOOK_RETRY_SCHEDULE;
+  const parts = raw.split(',').map((s) => Number(s.trim()));
+  if (parts.some((n) => !Number.isInteger(n) || n < 0 || n > 43200 * 2)) {
+    throw new Error(`WEBHOOK_RETRY_SCHEDULE must be comma-separated whole seconds, got "${raw}"`);
+  }
+  return parts;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const logLevel = (env.LOG_LEVEL ?? 'info') as Config['logLevel'];
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new Error(`LOG_LEVEL "${logLevel}" is not one of debug, info, warn, error`);
+  return {
+    tableName: env.TABLE_NAME || 'integrations',
+    dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
+    region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 60, 1, 100_000),
+    webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+    allowPrivateWebhooks: env.ALLOW_PRIVATE_WEBHOOKS === '1',
+    webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
+    logLevel,
+  };
+}
+
+let cached: Config | undefined;
+
+/** The process-wide configuration (the local server sets the environment before first use). */
+export function config(): Config {
+  cached ??= loadConfig();
+  return cached;
+}
+
+/** For the local stack and tests, which set the environment after import. */
+export function resetConfig(): void {
+  cached = undefined;
+}

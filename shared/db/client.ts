@@ -1,0 +1,103 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { config } from '../config.ts';
+
+/**
+ * Round trips and capacity units of the current request. Every DynamoDB call made inside
+ * `withDbStats` is counted here, and the request log line prints the totals, so the cost of each
+ * endpoint is visible in every log line and in the benchmark, not guessed.
+ */
+export interface DbStats {
+  calls: number;
+  rcu: number;
+  wcu: number;
+  ops: string[];
+}
+
+const statsStore = new AsyncLocalStorage<DbStats>();
+
+export function withDbStats<T>(fn: () => Promise<T>): Promise<{ result: T; stats: DbStats }> {
+  const stats: DbStats = { calls: 0, rcu: 0, wcu: 0, ops: [] };
+  return statsStore.run(stats, async () => ({ result: await fn(), stats }));
+}
+
+export function currentDbStats(): DbStats | undefined {
+  return statsStore.getStore();
+}
+
+type Capacity = { ReadCapacityUnits?: number; WriteCapacityUnits?: number; CapacityUnits?: number };
+
+function addCapacity(stats: DbStats, operation: string, consumed: Capacity | Capacity[] | undefined) {
+  if (!consumed) return;
+  for (const c of Array.isArray(consumed) ? consumed : [consumed]) {
+    const read = c.ReadCapacityUnits ?? 0;
+    const write = c.WriteCapacityUnits ?? 0;
+    // Some responses only carry CapacityUnits; attribute them by the kind of operation.
+    const total = c.CapacityUnits ?? 0;
+    const isWrite = /Put|Update|Delete|TransactWrite|BatchWrite/.test(operation);
+    stats.rcu += read || (isWrite ? 0 : total);
+    stats.wcu += write || (isWrite ? total : 0);
+  }
+}
+
+function createClients() {
+  const cfg = config();
+  const local = cfg.dynamodbEndpoint !== undefined;
+  const base = new DynamoDBClient({
+    region: cfg.region,
+    ...(local
+      ? {
+          endpoint: cfg.dynamodbEndpoint,
+          // DynamoDB Local accepts any credentials; real ones are never needed locally.
+          credentials: {
+            accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+            secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+          },
+        }
+      : {}),
+    maxAttempts: 4,
+  });
+  base.middlewareStack.add(
+    (next, context) => async (args) => {
+      const stats = statsStore.getStore();
+      if (!stats) return next(args);
+      const input = args.input as Record<string, unknown>;
+      input.ReturnConsumedCapacity ??= 'TOTAL';
+      stats.calls += 1;
+      stats.ops.push(context.commandName?.replace(/Command$/, '') ?? 'unknown');
+      const out = await next(args);
+      const output = out.output as { ConsumedCapacity?: Capacity | Capacity[] };
+      addCapacity(stats, context.commandName ?? '', output.ConsumedCapacity);
+      return out;
+    },
+    { step: 'initialize', name: 'countRoundTrips' },
+  );
+  const doc = DynamoDBDocumentClient.from(base, {
+    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
+  });
+  return { base, doc };
+}
+
+let clients: ReturnType<typeof createClients> | undefined;
+
+/** Built once per process (a Lambda container or the local server) and reused. */
+export function db(): DynamoDBDocumentClient {
+  clients ??= createClients();
+  return clients.doc;
+}
+
+export function rawDb(): DynamoDBClient {
+  clients ??= createClients();
+  return clients.base;
+}
+
+export function tableName(): string {
+  return config().tableName;
+}
+
+/** For the local stack and tests, which point the process at a new endpoint. */
+export function resetDbClients(): void {
+  clients?.base.destroy();
+  clients = undefined;
+}

@@ -1,0 +1,59 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, type NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.ts';
+import type { Key } from './keys.ts';
+
+export type Item = Record<string, NativeAttributeValue>;
+
+export function isConditionalCheckFailed(err: unknown): err is Error & { Item?: Item } {
+  return err instanceof Error && err.name === 'ConditionalCheckFailedException';
+}
+
+/** Cancellation reasons of a failed transaction, one per action, `None` for actions that passed. */
+export function cancellationReasons(err: unknown): { Code?: string; Item?: Item }[] | undefined {
+  if (err instanceof Error && err.name === 'TransactionCanceledException') {
+    return (err as Error & { CancellationReasons?: { Code?: string; Item?: Item }[] }).CancellationReasons ?? [];
+  }
+  return undefined;
+}
+
+/**
+ * BatchGetItem over any number of keys in one round trip per 100 keys (plus retries of
+ * UnprocessedKeys, which DynamoDB returns under throttling). Returns items by `pk|sk`.
+ */
+export async function batchGet(keysToRead: Key[], consistent = true): Promise<Map<string, Item>> {
+  const found = new Map<string, Item>();
+  const unique = [...new Map(keysToRead.map((k) => [`${k.pk}|${k.sk}`, k])).values()];
+  for (let i = 0; i < unique.length; i += 100) {
+    let request: Record<string, { Keys: Key[]; ConsistentRead: boolean }> | undefined = {
+      [tableName()]: { Keys: unique.slice(i, i + 100), ConsistentRead: consistent },
+    };
+    for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+      const out = await db().send(new BatchGetCommand({ RequestItems: request }));
+      for (const item of out.Responses?.[tableName()] ?? []) found.set(`${item.pk}|${item.sk}`, item);
+      request = out.UnprocessedKeys as typeof request;
+    }
+  }
+  return found;
+}
+
+export const itemKey = (k: Key) => `${k.pk}|${k.sk}`;
+
+/** Strips the table's own attributes so that repositories never leak raw items. */
+export function withoutTableAttributes<T extends Item>(item: T): Omit<T, 'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'type' | 'ttl'> {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _t, ttl: _ttl, ...rest } = item;
+  return rest;
+}
+
+/**
+ * The item a failed condition handed back (ReturnValuesOnConditionCheckFailure). The document
+ * client does not unmarshall error payloads, so this does.
+ */
+export function itemFromError(item: unknown): Item | undefined {
+  if (!item || typeof item !== 'object') return undefined;
+  const values = Object.values(item as Record<string, unknown>);
+  const marshalled = values.length > 0 && values.every((v) => v !== null && typeof v === 'object' && Object.keys(v as object).length === 1 && /^(S|N|B|SS|NS|BS|M|L|NULL|BOOL)$/.test(Object.keys(v as object)[0] ?? ''));
+  return marshalled ? unmarshall(item as Record<string, AttributeValue>) : (item as Item);
+}

@@ -1,0 +1,357 @@
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.ts';
+import { ENTITY } from './table.ts';
+import { keys } from './keys.ts';
+import { batchGet, isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
+import type { Ability } from '../domain/key/abilities.ts';
+import { decide, type RateDecision } from '../domain/key/rate-limit.ts';
+import { AppError } from '../http/app-error.ts';
+
+export interface ApiKey {
+  id: number;
+  store_id: string;
+  name: string;
+  abilities: Ability[];
+  status: 'active' | 'revoked';
+  webhook_url: string | null;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+/** What only the issuing call sees. */
+export interface IssuedKey extends ApiKey {
+  token: string;
+  webhook_secret: string;
+}
+
+/** The key record with its secrets, for the webhook path and the admin handler only. */
+export interface KeyRecord extends ApiKey {
+  token_hash: string;
+  webhook_secret: string;
+  previous_webhook_secret: string | null;
+  previous_webhook_secret_expires_at: string | null;
+}
+
+function toKeyRecord(item: Item, lastUsedAt: string | null = null): KeyRecord {
+  return {
+    id: item.id,
+    store_id: item.store_id,
+    name: item.name,
+    abilities: item.abilities,
+    status: item.status,
+    webhook_url: item.webhook_url ?? null,
+    created_at: item.created_at,
+    revoked_at: item.revoked_at ?? null,
+    last_used_at: lastUsedAt,
+    token_hash: item.token_hash,
+    webhook_secret: item.webhook_secret,
+    previous_webhook_secret: item.previous_webhook_secret ?? null,
+    previous_webhook_secret_expires_at: item.previous_webhook_secret_expires_at ?? null,
+  };
+}
+
+export function publicKey(record: KeyRecord): ApiKey {
+  const { token_hash: _h, webhook_secret: _s, previous_webhook_secret: _p, previous_webhook_secret_expires_at: _e, ...rest } = record;
+  return rest;
+}
+
+async function nextKeyId(): Promise<number> {
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.keySequence(),
+      UpdateExpression: 'ADD #v :one SET #t = :type',
+      ExpressionAttributeNames: { '#v': 'value', '#t': 'type' },
+      ExpressionAttributeValues: { ':one': 1, ':type': ENTITY.sequence },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(out.Attributes?.value);
+}
+
+function tokenItem(record: KeyRecord, currency: string | null, carried: Item = {}) {
+  return {
+    ...keys.token(record.token_hash),
+    type: ENTITY.token,
+    key_id: record.id,
+    store_id: record.store_id,
+    abilities: record.abilities,
+    currency_code: currency,
+    status: record.status,
+    rev: 0,
+    window: carried.window ?? [],
+    last_used_at: carried.last_used_at ?? null,
+  };
+}
+
+export async function createKey(input: {
+  storeId: string;
+  currency: string | null;
+  name: string;
+  abilities: Ability[];
+  webhookUrl: string | null;
+  tokenHash: string;
+  webhookSecret: string;
+  now: string;
+}): Promise<KeyRecord> {
+  const id = await nextKeyId();
+  const record: KeyRecord = {
+    id,
+    store_id: input.storeId,
+    name: input.name,
+    abilities: input.abilities,
+    status: 'active',
+    webhook_url: input.webhookUrl,
+    created_at: input.now,
+    revoked_at: null,
+    last_used_at: null,
+    token_hash: input.tokenHash,
+    webhook_secret: input.webhookSecret,
+    previous_webhook_secret: null,
+    previous_webhook_secret_expires_at: null,
+  };
+  const { last_used_at: _l, ...stored } = record;
+  await db().send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...keys.key(id), ...keys.keyIndexEntry(input.storeId, id), type: ENTITY.key, ...stored },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        { Put: { TableName: tableName(), Item: tokenItem(record, input.currency), ConditionExpression: 'attribute_not_exists(pk)' } },
+      ],
+    }),
+  );
+  return record;
+}
+
+export async function getKey(keyId: number): Promise<KeyRecord | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.key(keyId), ConsistentRead: true }));
+  return out.Item ? toKeyRecord(out.Item) : undefined;
+}
+
+export async function requireKey(keyId: number): Promise<KeyRecord> {
+  const key = await getKey(keyId);
+  if (!key) throw new AppError(404, 'not_found', `key ${keyId} does not exist`, 'id');
+  return key;
+}
+
+/** Every key of a store (admin list, webhook fan-out). */
+export async function listKeysOfStore(storeId: string, withLastUsed = true): Promise<KeyRecord[]> {
+  const items: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.keysOfStoreIndex(storeId).gsi1pk },
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  if (!withLastUsed) return items.map((i) => toKeyRecord(i));
+  const tokens = await batchGet(items.map((i) => keys.token(i.token_hash)), false);
+  return items.map((i) => {
+    const t = tokens.get(`${keys.token(i.token_hash).pk}|TOKEN`);
+    return toKeyRecord(i, t?.last_used_at ?? null);
+  });
+}
+
+export async function revokeKey(keyId: number, now: string): Promise<KeyRecord> {
+  const key = await requireKey(keyId);
+  if (key.status === 'revoked') return key;
+  await db().send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.key(keyId),
+            UpdateExpression: 'SET #s = :revoked, revoked_at = :now',
+            ConditionExpression: 'token_hash = :hash',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':revoked': 'revoked', ':now': now, ':hash': key.token_hash },
+          },
+        },
+        {
+          // The token item is what the authorizer reads: revoking it takes effect on the next request.
+          Update: {
+            TableName: tableName(),
+            Key: keys.token(key.token_hash),
+            UpdateExpression: 'SET #s = :revoked, rev = rev + :one',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':revoked': 'revoked', ':one': 1 },
+          },
+        },
+      ],
+    }),
+  );
+  return { ...key, status: 'revoked', revoked_at: now };
+}
+
+/** New token for the same key id (so external ids stay); the old token stops working at once. */
+export async function rotateKeyToken(keyId: number, newTokenHash: string, currency: string | null): Promise<KeyRecord> {
+  const key = await requireKey(keyId);
+  if (key.status === 'revoked') throw new AppError(409, 'invalid_transition', `key ${keyId} is revoked`, 'id');
+  const old = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }));
+  const rotated: KeyRecord = { ...key, token_hash: newTokenHash };
+  await db().send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.key(keyId),
+            UpdateExpression: 'SET token_hash = :new',
+            ConditionExpression: 'token_hash = :old',
+            ExpressionAttributeValues: { ':new': newTokenHash, ':old': key.token_hash },
+          },
+        },
+        { Delete: { TableName: tableName(), Key: keys.token(key.token_hash) } },
+        // The rate-limit window moves with the key: rotating is no way around the allowance.
+        { Put: { TableName: tableName(), Item: tokenItem(rotated, currency, old.Item ?? {}) } },
+      ],
+    }),
+  );
+  return rotated;
+}
+
+export async function updateKeyWebhook(
+  keyId: number,
+  changes: { webhook_url?: string | null; webhook_secret?: string; previous_webhook_secret?: string | null; previous_webhook_secret_expires_at?: string | null },
+): Promise<KeyRecord> {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  for (const [i, [field, value]] of Object.entries(changes).entries()) {
+    names[`#f${i}`] = field;
+    values[`:v${i}`] = value;
+    sets.push(`#f${i} = :v${i}`);
+  }
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.key(keyId),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return toKeyRecord(out.Attributes ?? {});
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) throw new AppError(404, 'not_found', `key ${keyId} does not exist`, 'id');
+    throw err;
+  }
+}
+
+// ---- the hot path -------------------------------------------------------------------------
+
+export interface Principal {
+  keyId: number;
+  storeId: string;
+  abilities: Ability[];
+  currency: string | null;
+}
+
+export type AuthResult = { ok: false } | { ok: true; principal: Principal; rate: RateDecision };
+
+interface TokenState {
+  item: Item;
+}
+
+/**
+ * Last seen state of each token in this container. With it, an allowed request costs one
+ * conditional UpdateItem (auth + rate limit + last_used_at together); a stale entry costs one
+ * extra round trip, because the failed condition hands back the current item.
+ */
+const tokenCache = new Map<string, TokenState>();
+const TOKEN_CACHE_MAX = 1000;
+
+function remember(hash: string, item: Item | undefined) {
+  if (!item) {
+    tokenCache.delete(hash);
+    return;
+  }
+  if (tokenCache.size >= TOKEN_CACHE_MAX) tokenCache.delete(tokenCache.keys().next().value as string);
+  tokenCache.set(hash, { item });
+}
+
+function principalOf(item: Item): Principal {
+  return { keyId: item.key_id, storeId: item.store_id, abilities: item.abilities, currency: item.currency_code ?? null };
+}
+
+export async function authenticate(tokenHash: string, nowMs: number, limit: number): Promise<AuthResult> {
+  let state = tokenCache.get(tokenHash)?.item;
+  let fresh = false;
+  for (let attempt = 0; attempt < 30; attempt++) {
+    if (!state) {
+      const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(tokenHash), ConsistentRead: true }));
+      state = out.Item;
+      fresh = true;
+      remember(tokenHash, state);
+      if (!state) return { ok: false };
+    }
+    if (state.status !== 'active') {
+      if (fresh) return { ok: false };
+      state = undefined; // the cache may be behind a re-activation that cannot happen today; re-read anyway
+      continue;
+    }
+    const rate = decide(state.window as number[], nowMs, limit);
+    if (!rate.allowed) {
+      // A refusal from a stale cache is confirmed against the table (the key may be revoked: 401 wins).
+      if (!fresh) {
+        state = undefined;
+        continue;
+      }
+      return { ok: true, principal: principalOf(state), rate };
+    }
+    try {
+      const out = await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: keys.token(tokenHash),
+          UpdateExpression: 'SET #w = :w, rev = :next, last_used_at = :now',
+          ConditionExpression: 'rev = :rev AND #s = :active',
+          ExpressionAttributeNames: { '#w': 'window', '#s': 'status' },
+          ExpressionAttributeValues: {
+            ':w': rate.window,
+            ':next': Number(state.rev) + 1,
+            ':rev': state.rev,
+            ':active': 'active',
+            ':now': new Date(nowMs).toISOString(),
+          },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      remember(tokenHash, out.Attributes);
+      return { ok: true, principal: principalOf(state), rate };
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw err;
+      // Someone else moved the window (another container) or the key changed: retry on the current item.
+      state = itemFromError(err.Item);
+      fresh = true;
+      // Under heavy contention for one key, spread the retries out a little.
+      if (attempt >= 3) await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+      remember(tokenHash, state);
+      if (!state) return { ok: false };
+    }
+  }
+  throw new Error('rate-limit state kept changing under contention; giving up this request');
+}
+
+/** Test and admin hook: forget cached token state (e.g. after a local revoke in-process). */
+export function forgetTokenCache(): void {
+  tokenCache.clear();
+}

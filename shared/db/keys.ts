@@ -1,0 +1,81 @@
+/**
+ * Key builders for the single table. Pure functions, unit-tested offline.
+ *
+ * Access patterns (pk / sk, or index):
+ *  store by id .......................... STORE#{s}            / STORE
+ *  id sequences of a store .............. STORE#{s}            / SEQ#{name}   (`value`; products: value = count, ids are dense 1..value)
+ *  global key id sequence ............... GLOBAL               / SEQ#key
+ *  key record by id (admin) ............. KEY#{k}              / KEY
+ *  keys of a store (admin, fan-out) ..... gsi1: STORE#{s}#KEYS / KEY#{k:012}
+ *  auth + rate limit (hot path) ......... TOKEN#{sha256}       / TOKEN        (one conditional UpdateItem)
+ *  product by id ........................ STORE#{s}            / PRODUCT#{id:012}   (list page = BatchGet of ids (p-1)*l+1..p*l)
+ *  product names for filter[name] ....... STORE#{s}            / PRODUCTNAMES#{chunk:06}  (attribute n{id} = lower-cased name; 1000 ids a chunk)
+ *  products by exact SKU ................ STORE#{s}#SKU#{sku}  / PRODUCT#{id:012}
+ *  external id → record id, per key ..... KEY#{k}              / XID#{kind}#{external_id}   (kind: product, page)
+ *  category / tag by external id ........ KEY#{k}              / CATEGORY#{external_id}, TAG#{external_id}
+ *  order by id, ascending cursor ........ STORE#{s}            / ORDER#{id:012}
+ *  order by reference ................... STORE#{s}            / ORDERREF#{reference}   (→ id)
+ *  orders updated since ................. gsi1: STORE#{s}#ORDERS_BY_UPDATE / {updated_at ISO}#{id:012}
+ *  page by id, ascending cursor ......... STORE#{s}            / PAGE#{id:012}
+ *  page slug uniqueness ................. STORE#{s}            / SLUG#{slug}   (→ id)
+ *  idempotency record (24 h TTL) ........ KEY#{k}              / IDEMPOTENCY#{method} {path}#{idempotency-key}
+ *  outbox event (stream → webhooks) ..... STORE#{s}            / EVENT#{event id}   (type = outbox, TTL 7 d)
+ *  webhook delivery log (30 d TTL) ...... KEY#{k}              / DELIVERY#{event id}
+ */
+
+export type Key = { pk: string; sk: string };
+
+const pad = (n: number, width = 12) => n.toString().padStart(width, '0');
+
+export const PRODUCT_NAME_CHUNK = 1000;
+
+export const keys = {
+  store: (storeId: string): Key => ({ pk: `STORE#${storeId}`, sk: 'STORE' }),
+  sequence: (storeId: string, name: 'product' | 'order' | 'page' | 'category' | 'tag'): Key => ({
+    pk: `STORE#${storeId}`,
+    sk: `SEQ#${name}`,
+  }),
+  keySequence: (): Key => ({ pk: 'GLOBAL', sk: 'SEQ#key' }),
+  key: (keyId: number): Key => ({ pk: `KEY#${keyId}`, sk: 'KEY' }),
+  keysOfStoreIndex: (storeId: string) => ({ gsi1pk: `STORE#${storeId}#KEYS` }),
+  keyIndexEntry: (storeId: string, keyId: number) => ({ gsi1pk: `STORE#${storeId}#KEYS`, gsi1sk: `KEY#${pad(keyId)}` }),
+  token: (tokenHash: string): Key => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  product: (storeId: string, id: number): Key => ({ pk: `STORE#${storeId}`, sk: `PRODUCT#${pad(id)}` }),
+  productNamesChunkOf: (id: number) => Math.floor((id - 1) / PRODUCT_NAME_CHUNK),
+  productNames: (storeId: string, chunk: number): Key => ({ pk: `STORE#${storeId}`, sk: `PRODUCTNAMES#${pad(chunk, 6)}` }),
+  productNamesPrefix: 'PRODUCTNAMES#',
+  productNameAttribute: (id: number) => `n${id}`,
+  skuLink: (storeId: string, sku: string, productId: number): Key => ({
+    pk: `STORE#${storeId}#SKU#${sku}`,
+    sk: `PRODUCT#${pad(productId)}`,
+  }),
+  skuPartition: (storeId: string, sku: string) => `STORE#${storeId}#SKU#${sku}`,
+  externalId: (keyId: number, kind: 'product' | 'page', externalId: string): Key => ({
+    pk: `KEY#${keyId}`,
+    sk: `XID#${kind}#${externalId}`,
+  }),
+  category: (keyId: number, externalId: string): Key => ({ pk: `KEY#${keyId}`, sk: `CATEGORY#${externalId}` }),
+  tag: (keyId: number, externalId: string): Key => ({ pk: `KEY#${keyId}`, sk: `TAG#${externalId}` }),
+  order: (storeId: string, id: number): Key => ({ pk: `STORE#${storeId}`, sk: `ORDER#${pad(id)}` }),
+  orderPrefix: 'ORDER#',
+  orderRef: (storeId: string, reference: string): Key => ({ pk: `STORE#${storeId}`, sk: `ORDERREF#${reference}` }),
+  orderUpdateIndex: (storeId: string, updatedAt: string, id: number) => ({
+    gsi1pk: `STORE#${storeId}#ORDERS_BY_UPDATE`,
+    gsi1sk: `${updatedAt}#${pad(id)}`,
+  }),
+  orderUpdatePartition: (storeId: string) => `STORE#${storeId}#ORDERS_BY_UPDATE`,
+  page: (storeId: string, id: number): Key => ({ pk: `STORE#${storeId}`, sk: `PAGE#${pad(id)}` }),
+  pagePrefix: 'PAGE#',
+  slug: (storeId: string, slug: string): Key => ({ pk: `STORE#${storeId}`, sk: `SLUG#${slug}` }),
+  idempotency: (keyId: number, method: string, path: string, idempotencyKey: string): Key => ({
+    pk: `KEY#${keyId}`,
+    sk: `IDEMPOTENCY#${method} ${path}#${idempotencyKey}`,
+  }),
+  outboxEvent: (storeId: string, eventId: string): Key => ({ pk: `STORE#${storeId}`, sk: `EVENT#${eventId}` }),
+  delivery: (keyId: number, eventId: string): Key => ({ pk: `KEY#${keyId}`, sk: `DELIVERY#${eventId}` }),
+  deliveryPrefix: 'DELIVERY#',
+  /** Sort key of a padded-id record back to its id (`PRODUCT#000000000042` → 42). */
+  idOf: (sk: string): number => Number(sk.slice(sk.indexOf('#') + 1)),
+  /** Sort key at which an ascending cursor query starts (exclusive of `id`). */
+  afterId: (prefix: string, id: number) => `${prefix}${pad(id)}`,
+};

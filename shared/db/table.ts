@@ -1,0 +1,61 @@
+/**
+ * The single table: every attribute and index name lives here. The CDK stack, the local
+ * bootstrap and the tests import this module, so the three cannot drift apart.
+ */
+export const TABLE = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  gsi1: { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  typeAttribute: 'type',
+  ttlAttribute: 'ttl',
+} as const;
+
+/** Values of the `type` attribute; the stream filter selects on OUTBOX. */
+export const ENTITY = {
+  store: 'store',
+  key: 'key',
+  token: 'token',
+  sequence: 'sequence',
+  product: 'product',
+  productNames: 'product_names',
+  skuLink: 'sku_link',
+  externalId: 'external_id',
+  category: 'category',
+  tag: 'tag',
+  order: 'order',
+  orderRef: 'order_ref',
+  page: 'page',
+  slug: 'slug',
+  idempotency: 'idempotency',
+  outbox: 'outbox',
+  delivery: 'delivery',
+} as const;
+
+/** CreateTable input shared by the local bootstrap and (in CDK terms) the stateful stack. */
+export function createTableInput(tableName: string) {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: [
+      { AttributeName: TABLE.partitionKey, AttributeType: 'S' as const },
+      { AttributeName: TABLE.sortKey, AttributeType: 'S' as const },
+      { AttributeName: TABLE.gsi1.partitionKey, AttributeType: 'S' as const },
+      { AttributeName: TABLE.gsi1.sortKey, AttributeType: 'S' as const },
+    ],
+    KeySchema: [
+      { AttributeName: TABLE.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: TABLE.sortKey, KeyType: 'RANGE' as const },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: TABLE.gsi1.indexName,
+        KeySchema: [
+          { AttributeName: TABLE.gsi1.partitionKey, KeyType: 'HASH' as const },
+          { AttributeName: TABLE.gsi1.sortKey, KeyType: 'RANGE' as const },
+        ],
+        Projection: { ProjectionType: 'ALL' as const },
+      },
+    ],
+    StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' as const },
+  };
+}

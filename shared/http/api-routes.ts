@@ -1,0 +1,77 @@
+import type { Ability } from '../domain/key/abilities.ts';
+
+/**
+ * Every endpoint once: the CDK stack builds API Gateway resources from it, the local server
+ * routes with it, the authorizer and the handlers check the ability from it. Paths are relative
+ * to API_BASE_PATH.
+ */
+export const API_BASE_PATH = '/api/v1/integrations';
+
+export type Group = 'products' | 'catalog' | 'orders' | 'content';
+
+export interface ApiRoute {
+  group: Group;
+  operation: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH';
+  path: string;
+  ability: Ability;
+}
+
+export const API_ROUTES: readonly ApiRoute[] = [
+  { group: 'products', operation: 'listProducts', method: 'GET', path: '/products', ability: 'catalog:read' },
+  { group: 'products', operation: 'getProduct', method: 'GET', path: '/products/{id}', ability: 'catalog:read' },
+];
+
+/** Groups that have a Lambda today (the CDK stack and the local server create one per group). */
+export function groups(): Group[] {
+  return [...new Set(API_ROUTES.map((r) => r.group))];
+}
+
+/** API Gateway's `resource` for a route: the full template including the base path. */
+export const resourceOf = (route: Pick<ApiRoute, 'path'>) => API_BASE_PATH + route.path;
+
+export function findRoute(method: string, resource: string): ApiRoute | undefined {
+  return API_ROUTES.find((r) => r.method === method && resourceOf(r) === resource);
+}
+
+/**
+ * Matches a concrete request path (with the base path) against the templates, as API Gateway
+ * does: literal segments win over `{param}` segments, a parameter never spans a `/`.
+ */
+export function matchPath(
+  method: string,
+  path: string,
+): { route: ApiRoute; pathParameters: Record<string, string> } | { route: undefined; methodExists: boolean } {
+  if (!path.startsWith(API_BASE_PATH + '/')) return { route: undefined, methodExists: false };
+  const segments = path.slice(API_BASE_PATH.length).split('/').slice(1);
+  let pathExists = false;
+  const candidates: { route: ApiRoute; params: Record<string, string>; literal: number }[] = [];
+  for (const route of API_ROUTES) {
+    const template = route.path.split('/').slice(1);
+    if (template.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    let literal = 0;
+    let ok = true;
+    for (let i = 0; i < template.length && ok; i++) {
+      const t = template[i] as string;
+      const s = segments[i] as string;
+      if (t.startsWith('{')) {
+        if (s === '') ok = false;
+        else {
+          try {
+            params[t.slice(1, -1)] = decodeURIComponent(s);
+          } catch {
+            ok = false;
+          }
+        }
+      } else if (t === s) literal++;
+      else ok = false;
+    }
+    if (!ok) continue;
+    pathExists = true;
+    if (route.method === method) candidates.push({ route, params, literal });
+  }
+  candidates.sort((a, b) => b.literal - a.literal);
+  const best = candidates[0];
+  return best ? { route: best.route, pathParameters: best.params } : { route: undefined, methodExists: pathExists };
+}

@@ -1,0 +1,43 @@
+import type { Ability } from '../domain/key/abilities.ts';
+import type { Principal } from '../db/key.repo.ts';
+import type { RateDecision } from '../domain/key/rate-limit.ts';
+
+/**
+ * The authorizer → handler hand-over. API Gateway passes the authorizer's `context` as flat
+ * string/number/boolean values, so abilities travel comma-joined and everything is re-parsed.
+ */
+export interface RequestPrincipal extends Principal {
+  rate: { limit: number; remaining: number; resetSeconds: number; limited: boolean };
+}
+
+export function principalToContext(principal: Principal, rate: RateDecision, missingAbility: string | null) {
+  return {
+    keyId: String(principal.keyId),
+    storeId: principal.storeId,
+    abilities: principal.abilities.join(','),
+    currency: principal.currency ?? '',
+    rateLimit: String(rate.limit),
+    rateRemaining: String(rate.remaining),
+    rateReset: String(rate.resetSeconds),
+    rateLimited: rate.allowed ? '0' : '1',
+    // Read by the ACCESS_DENIED gateway response so that a 403 names the ability.
+    missingAbility: missingAbility ?? '',
+  };
+}
+
+export function principalFromContext(context: Record<string, unknown> | null | undefined): RequestPrincipal | undefined {
+  if (!context || context.keyId === undefined || context.storeId === undefined) return undefined;
+  const s = (k: string) => String(context[k] ?? '');
+  return {
+    keyId: Number(s('keyId')),
+    storeId: s('storeId'),
+    abilities: s('abilities').split(',').filter(Boolean) as Ability[],
+    currency: s('currency') || null,
+    rate: {
+      limit: Number(s('rateLimit')),
+      remaining: Number(s('rateRemaining')),
+      resetSeconds: Number(s('rateReset')),
+      limited: s('rateLimited') === '1',
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import middy from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from './middlewares.ts';
+import { json, type RouteResult } from './response.ts';
+import type { RequestPrincipal } from './authorizer-context.ts';
+import { currentDbStats, withDbStats } from '../db/client.ts';
+import { log, requestLoggingEnabled } from '../log.ts';
+
+export interface RouteInput {
+  principal: RequestPrincipal;
+  pathParameters: Record<string, string>;
+  /** Single-valued query parameters, names as sent (`filter[name]`). */
+  query: Record<string, string>;
+  body: unknown;
+  /** Lower-cased header names. */
+  headers: Record<string, string>;
+  requestId: string;
+  /** Absolute URL of this request's path, without the query (list `path`, page links). */
+  url: string;
+  method: string;
+  /** The request path as the client sent it (idempotency scope). */
+  path: string;
+}
+
+export type RouteFn = (input: RouteInput) => Promise<RouteResult>;
+
+function absoluteUrl(event: APIGatewayProxyEvent): string {
+  const headers = event.headers ?? {};
+  const proto = headers['x-forwarded-proto'] ?? 'https';
+  const host = event.requestContext?.domainName ?? headers.host ?? 'localhost';
+  // requestContext.path carries the stage prefix on execute-api hosts, event.path does not.
+  return `${proto}://${host}${event.requestContext?.path ?? event.path}`;
+}
+
+/**
+ * One endpoint group's Lambda: the shared middy chain, then the operation the route table names.
+ * Middleware order is the order of the checks a client sees: 401, 429, 403, 413/400, then the route.
+ */
+export function createHttpHandler(operations: Record<string, RouteFn>) {
+  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpHeaderNormalizer())
+    .use(responseShaper())
+    .use(resolveRoute())
+    .use(authorizedKey())
+    .use(jsonBody())
+    .handler(async (event, context) => {
+      const state = internal({ context });
+      const route = state.route!;
+      const operation = operations[route.operation];
+      if (!operation) throw new Error(`operation ${route.operation} has no implementation in this group`);
+      const result = await operation({
+        principal: state.principal!,
+        pathParameters: (event.pathParameters ?? {}) as Record<string, string>,
+        query: (event.queryStringParameters ?? {}) as Record<string, string>,
+        body: state.body,
+        headers: (event.headers ?? {}) as Record<string, string>,
+        requestId: event.requestContext?.requestId ?? '',
+        url: absoluteUrl(event),
+        method: event.httpMethod,
+        path: event.path,
+      });
+      return json(result.status ?? 200, result.body, result.headers);
+    });
+  return instrument(chain);
+}
+
+/** Counts DynamoDB round trips and units of the invocation and logs one line for it. */
+export function instrument<E extends { requestContext?: { requestId?: string } | null }, R>(
+  fn: (event: E, context: Context) => Promise<R>,
+  describe: (event: E, result: R) => Record<string, unknown> = defaultDescription as never,
+) {
+  return async (event: E, context: Context): Promise<R> => {
+    // Under the local gateway the whole request (authorizer + handler) is measured as one.
+    if (currentDbStats()) return fn(event, context);
+    const started = performance.now();
+    const { result, stats } = await withDbStats(() => fn(event, context));
+    if (requestLoggingEnabled()) {
+      log('info', 'request', {
+        request_id: event.requestContext?.requestId,
+        ...describe(event, result),
+        ms: Math.round(performance.now() - started),
+        ddb_calls: stats.calls,
+        ddb_ops: stats.ops.join(','),
+        rcu: stats.rcu,
+        wcu: stats.wcu,
+      });
+    }
+    return result;
+  };
+}
+
+function defaultDescription(event: APIGatewayProxyEvent, result: APIGatewayProxyResult) {
+  return { method: event.httpMethod, path: event.path, status: result?.statusCode };
+}

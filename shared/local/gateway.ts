@@ -1,0 +1,194 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import { API_BASE_PATH, matchPath, resourceOf } from '../http/api-routes.ts';
+import { withDbStats } from '../db/client.ts';
+import { httpLambdas, type HttpLambda } from './lambdas.ts';
+import { handler as authorizer } from '../../functions/authorizer/handler.ts';
+
+/**
+ * The local API Gateway: turns each HTTP request into the REST API (v1) proxy event the
+ * deployed Lambdas get, runs the Lambda authorizer, then the endpoint group's handler. The
+ * gateway's own answers (401, 403 from a Deny, 404) have the bodies the CDK stack configures.
+ */
+const GATEWAY_BODY_LIMIT = 10 * 1024 * 1024; // API Gateway's own payload limit
+
+export const GATEWAY_RESPONSES = {
+  unauthorized: { code: 'unauthenticated', message: 'A valid API key is required (Authorization: Bearer <key>).', field: null },
+  notFound: { code: 'not_found', message: 'No such endpoint.', field: null },
+  tooLarge: { code: 'payload_too_large', message: 'The request body is larger than the API accepts.', field: null },
+  forbidden: (ability: string) => ({ code: 'forbidden', message: `This key lacks the ability ${ability}.`, field: null }),
+  internal: { code: 'internal_error', message: 'Something went wrong on our side.', field: null },
+};
+
+function lambdaContext(name: string, requestId: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '256',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 29_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > GATEWAY_BODY_LIMIT) return 'too_large';
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export interface GatewayOptions {
+  /** Extra handlers for paths outside the route table (the MCP endpoint). */
+  extraRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse, body: Buffer) => Promise<void>>;
+  log?: (line: string) => void;
+}
+
+export function createGateway(options: GatewayOptions = {}): Server {
+  const loaded = new Map<string, Promise<HttpLambda>>();
+  const lambdaFor = (group: keyof typeof httpLambdas) => {
+    if (!loaded.has(group)) loaded.set(group, httpLambdas[group]!().then((m) => m.handler));
+    return loaded.get(group)!;
+  };
+
+  return createServer((req, res) => {
+    const started = performance.now();
+    const requestId = randomUUID();
+    const url = new URL(req.url ?? '/', 'http://local');
+    let status = 0;
+    const finish = (stats?: { calls: number; rcu: number; wcu: number; ops: string[] }) => {
+      const ddb = stats ? ` ddb=${stats.calls}${stats.calls ? ` [${stats.ops.join(',')}] rcu=${stats.rcu} wcu=${stats.wcu}` : ''}` : '';
+      options.log?.(`${req.method} ${url.pathname}${url.search} ${status} ${Math.round(performance.now() - started)}ms${ddb} rid=${requestId}`);
+    };
+    const reply = (s: number, body: unknown, headers: Record<string, string> = {}) => {
+      status = s;
+      send(res, s, body, headers);
+    };
+
+    void (async () => {
+      const body = await readBody(req);
+      if (body === 'too_large') return reply(413, GATEWAY_RESPONSES.tooLarge);
+      const extra = options.extraRoutes?.[url.pathname];
+      if (extra) {
+        const { stats } = await withDbStats(() => extra(req, res, body));
+        status = res.statusCode;
+        return finish(stats);
+      }
+      const matched = matchPath(req.method ?? 'GET', url.pathname);
+      if (!matched.route) return reply(404, GATEWAY_RESPONSES.notFound);
+      const route = matched.route;
+      const lambda = httpLambdas[route.group] ? await lambdaFor(route.group) : undefined;
+      if (!lambda) return reply(404, GATEWAY_RESPONSES.notFound);
+
+      const headers: Record<string, string> = {};
+      const multiValueHeaders: Record<string, string[]> = {};
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value === undefined) continue;
+        const values = Array.isArray(value) ? value : [value];
+        headers[name] = values.join(',');
+        multiValueHeaders[name] = values;
+      }
+      const query: Record<string, string> = {};
+      const multiQuery: Record<string, string[]> = {};
+      for (const [k, v] of url.searchParams) {
+        query[k] = v;
+        (multiQuery[k] ??= []).push(v);
+      }
+      const resource = resourceOf(route);
+      const host = headers.host ?? '127.0.0.1';
+      headers['x-forwarded-proto'] ??= 'http';
+      const requestContext = {
+        accountId: '000000000000',
+        apiId: 'local',
+        stage: 'local',
+        requestId,
+        resourceId: 'local',
+        resourcePath: resource,
+        httpMethod: route.method,
+        path: url.pathname,
+        domainName: host,
+        protocol: 'HTTP/1.1',
+        requestTimeEpoch: Date.now(),
+        identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? null },
+        authorizer: null as Record<string, unknown> | null,
+      };
+
+      const { stats } = await withDbStats(async () => {
+        const authEvent = {
+          type: 'REQUEST',
+          methodArn: `arn:aws:execute-api:local:000000000000:local/local/${route.method}${resource}`,
+          resource,
+          path: url.pathname,
+          httpMethod: route.method,
+          headers,
+          multiValueHeaders,
+          queryStringParameters: query,
+          multiValueQueryStringParameters: multiQuery,
+          pathParameters: matched.pathParameters,
+          stageVariables: null,
+          requestContext,
+        } as unknown as APIGatewayRequestAuthorizerEvent;
+        let policy;
+        try {
+          policy = await authorizer(authEvent, lambdaContext('authorizer', requestId));
+        } catch (err) {
+          if ((err as Error).message === 'Unauthorized') return reply(401, GATEWAY_RESPONSES.unauthorized);
+          process.stderr.write(`authorizer failed: ${(err as Error).stack}\n`);
+          return reply(500, GATEWAY_RESPONSES.internal);
+        }
+        const context = (policy.context ?? {}) as Record<string, unknown>;
+        if (policy.policyDocument.Statement.some((s) => s.Effect === 'Deny')) {
+          return reply(403, GATEWAY_RESPONSES.forbidden(String(context.missingAbility)));
+        }
+        requestContext.authorizer = { ...context, principalId: policy.principalId };
+        const event = {
+          resource,
+          path: url.pathname,
+          httpMethod: route.method,
+          headers,
+          multiValueHeaders,
+          queryStringParameters: url.searchParams.size ? query : null,
+          multiValueQueryStringParameters: url.searchParams.size ? multiQuery : null,
+          pathParameters: matched.pathParameters,
+          stageVariables: null,
+          requestContext,
+          body: body.length ? body.toString('utf8') : null,
+          isBase64Encoded: false,
+        } as unknown as APIGatewayProxyEvent;
+        let result: APIGatewayProxyResult;
+        try {
+          result = await lambda(event, lambdaContext(route.group, requestId));
+        } catch (err) {
+          process.stderr.write(`handler failed: ${(err as Error).stack}\n`);
+          return reply(502, GATEWAY_RESPONSES.internal);
+        }
+        status = result.statusCode;
+        send(res, result.statusCode, result.body, (result.headers ?? {}) as Record<string, string>);
+      });
+      finish(stats);
+    })().catch((err) => {
+      process.stderr.write(`gateway error: ${(err as Error).stack}\n`);
+      if (!res.headersSent) reply(500, GATEWAY_RESPONSES.internal);
+      finish();
+    });
+  });
+}
+
+export { API_BASE_PATH };

@@ -1,0 +1,80 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resetConfig } from '../config.ts';
+import { resetDbClients } from '../db/client.ts';
+import { ensureTable, waitForStore } from '../db/bootstrap.ts';
+import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
+import { createGateway, type GatewayOptions } from './gateway.ts';
+import { API_BASE_PATH } from '../http/api-routes.ts';
+import { setRequestLogging } from '../log.ts';
+
+export interface LocalStackOptions {
+  port: number;
+  host?: string;
+  /** Ignored when `endpoint` is given. */
+  dynamodbPort: number;
+  /** DynamoDB Local data directory; null keeps it in memory (tests). */
+  dataDir: string | null;
+  /** Use this DynamoDB endpoint instead of starting the embedded store. */
+  endpoint?: string;
+  tableName?: string;
+  env?: Record<string, string>;
+  log?: (line: string) => void;
+  gateway?: GatewayOptions;
+}
+
+export interface LocalStack {
+  baseUrl: string;
+  port: number;
+  endpoint: string;
+  tableCreated: boolean;
+  streamArn: string | undefined;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole service on one machine: embedded store (unless an endpoint is given), the table, and
+ * the local API Gateway in front of the same handlers the CDK stack deploys. The environment is
+ * set before the first handler reads its configuration.
+ */
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  let store: DynamoDbLocal | undefined;
+  const endpoint = options.endpoint ?? (store = startDynamoDbLocal({ port: options.dynamodbPort, dataDir: options.dataDir })).endpoint;
+  Object.assign(process.env, {
+    DYNAMODB_ENDPOINT: endpoint,
+    TABLE_NAME: options.tableName ?? process.env.TABLE_NAME ?? 'integrations',
+    ALLOW_PRIVATE_WEBHOOKS: '1',
+    ...options.env,
+  });
+  resetConfig();
+  resetDbClients();
+  setRequestLogging(false);
+  try {
+    await waitForStore();
+    const table = await ensureTable();
+    const server: Server = createGateway({ ...options.gateway, log: options.log });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+    });
+    const port = (server.address() as AddressInfo).port;
+    return {
+      baseUrl: `http://127.0.0.1:${port}${API_BASE_PATH}`,
+      port,
+      endpoint,
+      tableCreated: table.created,
+      streamArn: table.streamArn,
+      stop: async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        resetDbClients();
+        await store?.stop();
+      },
+    };
+  } catch (err) {
+    await store?.stop();
+    throw err;
+  }
+}
