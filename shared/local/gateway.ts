@@ -5,6 +5,7 @@ import { API_BASE_PATH, matchPath, resourceOf } from '../http/api-routes.ts';
 import { withDbStats } from '../db/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
+import { GATEWAY_RESPONSES } from './gateway-responses.ts';
 
 /**
  * The local API Gateway: turns each HTTP request into the REST API (v1) proxy event the
@@ -13,13 +14,6 @@ import { handler as authorizer } from '../../functions/authorizer/handler.ts';
  */
 const GATEWAY_BODY_LIMIT = 10 * 1024 * 1024; // API Gateway's own payload limit
 
-export const GATEWAY_RESPONSES = {
-  unauthorized: { code: 'unauthenticated', message: 'A valid API key is required (Authorization: Bearer <key>).', field: null },
-  notFound: { code: 'not_found', message: 'No such endpoint.', field: null },
-  tooLarge: { code: 'payload_too_large', message: 'The request body is larger than the API accepts.', field: null },
-  forbidden: (ability: string) => ({ code: 'forbidden', message: `This key lacks the ability ${ability}.`, field: null }),
-  internal: { code: 'internal_error', message: 'Something went wrong on our side.', field: null },
-};
 
 function lambdaContext(name: string, requestId: string): Context {
   return {

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { adminCommand, client, storeWithKey } from '../fixtures/api.ts';
+
+describe('rate limit (60 requests per key per rolling minute)', () => {
+  it('serves 60 requests, refuses the 61st with 429 and Retry-After, and counts down RateLimit-Remaining', async () => {
+    const { client: api } = await storeWithKey(['catalog:read']);
+    const remaining: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const res = await api.get('/products?limit=1');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-limit')).toBe('60');
+      remaining.push(Number(res.headers.get('ratelimit-remaining')));
+    }
+    expect(remaining).toEqual(Array.from({ length: 60 }, (_, i) => 59 - i));
+    const refused = await api.get('/products?limit=1');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ code: 'rate_limited', message: expect.stringContaining('60'), field: null });
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+    expect(Number(refused.headers.get('ratelimit-reset'))).toBe(retryAfter);
+  });
+
+  it('admits exactly 60 of 75 concurrent requests of one key (the window is a conditional write)', async () => {
+    const { client: api } = await storeWithKey(['catalog:read']);
+    const statuses = await Promise.all(Array.from({ length: 75 }, () => api.get('/products?limit=1').then((r) => r.status)));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+  });
+
+  it('keeps keys apart: one key at its limit does not slow another key of the same store', async () => {
+    const first = await storeWithKey(['catalog:read']);
+    await Promise.all(Array.from({ length: 61 }, () => first.client.get('/products?limit=1')));
+    expect((await first.client.get('/products')).status).toBe(429);
+    const other = await adminCommand<{ token: string }>('keys create', { store: first.storeId, name: 'second', abilities: 'catalog:read' });
+    expect((await client(other.token).get('/products')).status).toBe(200);
+  });
+
+  it('does not reset the allowance by rotating the token', async () => {
+    const { key, client: api } = await storeWithKey(['catalog:read']);
+    await Promise.all(Array.from({ length: 60 }, () => api.get('/products?limit=1')));
+    const rotated = await adminCommand<{ token: string }>('keys rotate', { id: key.id });
+    expect((await client(rotated.token).get('/products')).status).toBe(429);
+  });
+
+  it('puts the RateLimit headers on error responses too', async () => {
+    const { client: api } = await storeWithKey(['catalog:read']);
+    const res = await api.get('/products/999999');
+    expect(res.status).toBe(404);
+    expect(res.headers.get('ratelimit-limit')).toBe('60');
+    expect(res.headers.get('ratelimit-remaining')).toBe('59');
+  });
+});
