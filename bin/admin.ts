@@ -38,7 +38,7 @@ export function parseArgs(argv: string[]): { event: AdminEvent; json: boolean; f
       else args[flag.replace(/-/g, '_')] = value;
     } else words.push(arg);
   }
-  if (words.length !== 2) throw new Error(`expected a command like "keys create"\n${USAGE}`);
+  if (words.length !== 2) throw new Error('expected a command like "keys create" (npm run admin -- --help lists them)');
   return { event: { command: words.join(' '), args }, json, fn };
 }
 
@@ -61,6 +61,10 @@ async function invokeLocally(event: AdminEvent): Promise<AdminResult> {
 }
 
 async function main() {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(USAGE + '\n');
+    process.exit(0);
+  }
   let parsed;
   try {
     parsed = parseArgs(process.argv.slice(2));

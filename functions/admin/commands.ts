@@ -65,6 +65,7 @@ export const commands: Record<string, AdminCommand> = {
     } catch (err) {
       throw new AppError(422, 'validation_failed', (err as Error).message, 'abilities');
     }
+    const webhookUrl = webhookUrlOrNull(a.webhook_url);
     const store = await requireStore(a.store);
     const token = generateToken();
     const webhookSecret = generateWebhookSecret();
@@ -73,7 +74,7 @@ export const commands: Record<string, AdminCommand> = {
       currency: store.currency_code,
       name: a.name,
       abilities,
-      webhookUrl: webhookUrlOrNull(a.webhook_url),
+      webhookUrl,
       tokenHash: hashToken(token),
       webhookSecret,
       now: new Date().toISOString(),

@@ -4,7 +4,7 @@ import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { batchGet, isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
 import type { Ability } from '../domain/key/abilities.ts';
-import { decide, type RateDecision } from '../domain/key/rate-limit.ts';
+import { decide, slotAttribute, slotsOf, WINDOW_MS, type RateDecision } from '../domain/key/rate-limit.ts';
 import { AppError } from '../http/app-error.ts';
 
 export interface ApiKey {
@@ -79,9 +79,9 @@ function tokenItem(record: KeyRecord, currency: string | null, carried: Item = {
     abilities: record.abilities,
     currency_code: currency,
     status: record.status,
-    rev: 0,
-    window: carried.window ?? [],
     last_used_at: carried.last_used_at ?? null,
+    // The rate-limit slots move with the key: rotating is no way around the allowance.
+    ...Object.fromEntries(Object.entries(carried).filter(([k]) => /^rl\d+$/.test(k))),
   };
 }
 
@@ -186,9 +186,9 @@ export async function revokeKey(keyId: number, now: string): Promise<KeyRecord> 
           Update: {
             TableName: tableName(),
             Key: keys.token(key.token_hash),
-            UpdateExpression: 'SET #s = :revoked, rev = rev + :one',
+            UpdateExpression: 'SET #s = :revoked',
             ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':revoked': 'revoked', ':one': 1 },
+            ExpressionAttributeValues: { ':revoked': 'revoked' },
           },
         },
       ],
@@ -216,7 +216,6 @@ export async function rotateKeyToken(keyId: number, newTokenHash: string, curren
           },
         },
         { Delete: { TableName: tableName(), Key: keys.token(key.token_hash) } },
-        // The rate-limit window moves with the key: rotating is no way around the allowance.
         { Put: { TableName: tableName(), Item: tokenItem(rotated, currency, old.Item ?? {}) } },
       ],
     }),
@@ -294,10 +293,9 @@ function principalOf(item: Item): Principal {
 export async function authenticate(tokenHash: string, nowMs: number, limit: number): Promise<AuthResult> {
   let state = tokenCache.get(tokenHash)?.item;
   let fresh = false;
-  // Optimistic concurrency: each round one contender wins, the others get the new state back
-  // with their failed condition. A burst of N parallel requests of one key settles in N rounds.
-  const deadline = Date.now() + 5000;
-  for (let attempt = 0; Date.now() < deadline; attempt++) {
+  // A stale cache costs one failed condition, which hands back the current item; a slot taken by
+  // a parallel request of the same key costs the same and the next try picks another free slot.
+  for (let attempt = 0; attempt < 8; attempt++) {
     if (!state) {
       const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(tokenHash), ConsistentRead: true }));
       state = out.Item;
@@ -307,11 +305,11 @@ export async function authenticate(tokenHash: string, nowMs: number, limit: numb
     }
     if (state.status !== 'active') {
       if (fresh) return { ok: false };
-      state = undefined; // the cache may be behind a re-activation that cannot happen today; re-read anyway
+      state = undefined;
       continue;
     }
-    const rate = decide(state.window as number[], nowMs, limit);
-    if (!rate.allowed) {
+    const rate = decide(slotsOf(state, limit), nowMs, limit);
+    if (!rate.allowed || rate.slot === undefined) {
       // A refusal from a stale cache is confirmed against the table (the key may be revoked: 401 wins).
       if (!fresh) {
         state = undefined;
@@ -324,15 +322,14 @@ export async function authenticate(tokenHash: string, nowMs: number, limit: numb
         new UpdateCommand({
           TableName: tableName(),
           Key: keys.token(tokenHash),
-          UpdateExpression: 'SET #w = :w, rev = :next, last_used_at = :now',
-          ConditionExpression: 'rev = :rev AND #s = :active',
-          ExpressionAttributeNames: { '#w': 'window', '#s': 'status' },
+          UpdateExpression: 'SET #slot = :now, last_used_at = :iso',
+          ConditionExpression: '(attribute_not_exists(#slot) OR #slot <= :cutoff) AND #s = :active',
+          ExpressionAttributeNames: { '#slot': slotAttribute(rate.slot), '#s': 'status' },
           ExpressionAttributeValues: {
-            ':w': rate.window,
-            ':next': Number(state.rev) + 1,
-            ':rev': state.rev,
+            ':now': nowMs,
+            ':cutoff': nowMs - WINDOW_MS,
             ':active': 'active',
-            ':now': new Date(nowMs).toISOString(),
+            ':iso': new Date(nowMs).toISOString(),
           },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -342,19 +339,15 @@ export async function authenticate(tokenHash: string, nowMs: number, limit: numb
       return { ok: true, principal: principalOf(state), rate };
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
-      // Someone else moved the window (another container) or the key changed: retry on the current item.
       state = itemFromError(err.Item);
       fresh = true;
-      // Under heavy contention for one key, spread the retries out a little.
-      if (attempt >= 2) await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 3 * attempt)));
       remember(tokenHash, state);
       if (!state) return { ok: false };
     }
   }
-  // Still contended after the deadline: this key is bursting far beyond its allowance. Ask it to
+  // Still colliding after several tries: the key is bursting far beyond its allowance. Ask it to
   // come back in a second rather than fail the request with a 500.
-  const window = (state?.window as number[] | undefined) ?? [];
-  return { ok: true, principal: principalOf(state!), rate: { allowed: false, window, limit, remaining: 0, resetSeconds: 1 } };
+  return { ok: true, principal: principalOf(state!), rate: { allowed: false, slot: undefined, limit, remaining: 0, resetSeconds: 1 } };
 }
 
 /** Test and admin hook: forget cached token state (e.g. after a local revoke in-process). */

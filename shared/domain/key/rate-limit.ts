@@ -1,40 +1,54 @@
 /**
- * Exact sliding-window limit: the key's accepted request times of the last 60 s are kept
- * (at most `limit` of them), so "the 61st request within 60 s" is refused exactly, with no
- * fixed-window burst at minute boundaries. Refused requests are not recorded.
+ * Exact sliding-window limit kept as `limit` slots, each holding the time of one accepted request.
+ * A request is admitted by claiming a slot whose time is older than the window (a conditional
+ * write on that one slot), so at most `limit` requests fall within any 60 s, and the 61st is
+ * refused exactly. Parallel requests of one key claim different free slots instead of fighting
+ * over one counter, so a burst needs no retry rounds. Refused requests claim nothing.
  */
 export const WINDOW_MS = 60_000;
 
 export interface RateDecision {
   allowed: boolean;
-  /** The window to store when allowed (old entries dropped, this request added). */
-  window: number[];
+  /** The slot to claim when allowed. */
+  slot: number | undefined;
   limit: number;
   remaining: number;
-  /** Seconds until the window has room again (RateLimit-Reset and Retry-After, ≥ 1 when refused). */
+  /** Seconds until the window has room again (RateLimit-Reset, and Retry-After when refused; ≥ 1). */
   resetSeconds: number;
 }
 
-export function decide(previous: readonly number[] | undefined, now: number, limit: number): RateDecision {
-  const live = (previous ?? []).filter((t) => t > now - WINDOW_MS).sort((a, b) => a - b);
-  if (live.length >= limit) {
-    // The oldest entry that must expire before one more request fits.
-    const blocking = live[live.length - limit] ?? now;
-    return {
-      allowed: false,
-      window: live,
-      limit,
-      remaining: 0,
-      resetSeconds: Math.max(1, Math.ceil((blocking + WINDOW_MS - now) / 1000)),
-    };
+export const slotAttribute = (slot: number) => `rl${slot}`;
+
+/** The slot times stored on an item (`rl0`, `rl1`, ...), indexed by slot. */
+export function slotsOf(item: Record<string, unknown>, limit: number): (number | undefined)[] {
+  return Array.from({ length: limit }, (_, i) => {
+    const v = item[slotAttribute(i)];
+    return typeof v === 'number' ? v : undefined;
+  });
+}
+
+export function decide(
+  slots: readonly (number | undefined)[],
+  now: number,
+  limit: number,
+  random: () => number = Math.random,
+): RateDecision {
+  const cutoff = now - WINDOW_MS;
+  const live: number[] = [];
+  const free: number[] = [];
+  for (let i = 0; i < limit; i++) {
+    const t = slots[i];
+    if (t !== undefined && t > cutoff) live.push(t);
+    else free.push(i);
   }
-  const window = [...live, now];
-  const oldest = window[0] ?? now;
+  const oldest = live.length ? Math.min(...live) : now;
+  const resetSeconds = Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000));
+  if (free.length === 0) return { allowed: false, slot: undefined, limit, remaining: 0, resetSeconds };
   return {
     allowed: true,
-    window,
+    slot: free[Math.floor(random() * free.length)],
     limit,
-    remaining: limit - window.length,
-    resetSeconds: Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000)),
+    remaining: free.length - 1,
+    resetSeconds,
   };
 }

@@ -1,0 +1,85 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { inject, describe, expect, it } from 'vitest';
+import { client } from '../fixtures/api.ts';
+
+const run = promisify(execFile);
+
+/** The real CLI (`npm run admin` runs exactly this), in its own process, against the test store. */
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], {
+      env: {
+        ...process.env,
+        DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+        TABLE_NAME: inject('tableName'),
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+      timeout: 20_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('admin CLI', () => {
+  const store = `cli-${randomUUID().slice(0, 8)}`;
+
+  it('creates a store and a key, printing exactly one JSON document with --json', async () => {
+    const created = await cli(['stores', 'create', '--id', store, '--name', 'CLI store', '--currency', 'USD', '--json']);
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ id: store, name: 'CLI store', currency_code: 'USD' });
+
+    const key = await cli(['keys', 'create', '--store', store, '--name', 'crm', '--abilities', 'catalog:read,orders:read', '--webhook-url', 'http://127.0.0.1:9/hook', '--json']);
+    expect(key.code).toBe(0);
+    expect(key.stdout.trim().split('\n')).toHaveLength(1);
+    const k = JSON.parse(key.stdout);
+    expect(Object.keys(k).sort()).toEqual(['abilities', 'created_at', 'id', 'name', 'store_id', 'token', 'webhook_secret', 'webhook_url'].sort());
+    expect(k).toMatchObject({ store_id: store, name: 'crm', abilities: ['catalog:read', 'orders:read'], webhook_url: 'http://127.0.0.1:9/hook' });
+    expect(k.webhook_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const res = await client(k.token).get('/products');
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual([]);
+
+    const list = await cli(['keys', 'list', '--store', store, '--json']);
+    const listed = JSON.parse(list.stdout).data;
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ id: k.id, status: 'active' });
+    expect(listed[0].last_used_at).toMatch(/Z$/);
+    expect(listed[0]).not.toHaveProperty('token');
+    expect(listed[0]).not.toHaveProperty('webhook_secret');
+
+    const webhook = await cli(['keys', 'set-webhook', '--id', String(k.id), '--url', '', '--json']);
+    expect(JSON.parse(webhook.stdout).webhook_url).toBeNull();
+
+    const rotated = JSON.parse((await cli(['keys', 'rotate', '--id', String(k.id), '--json'])).stdout);
+    expect(rotated.id).toBe(k.id);
+    expect((await client(k.token).get('/products')).status).toBe(401);
+    expect((await client(rotated.token).get('/products')).status).toBe(200);
+
+    const revoked = JSON.parse((await cli(['keys', 'revoke', '--id', String(k.id), '--json'])).stdout);
+    expect(revoked.status).toBe('revoked');
+    expect((await client(rotated.token).get('/products')).status).toBe(401);
+  });
+
+  it.each([
+    [['keys', 'create', '--store', 'nope-store', '--name', 'x', '--abilities', 'catalog:read'], /store "nope-store" does not exist/],
+    [['keys', 'create', '--store', 'demo', '--name', 'x', '--abilities', 'catalog:read,orders:delete'], /unknown abilities: orders:delete/],
+    [['keys', 'revoke', '--id', '99999999'], /does not exist/],
+    [['keys', 'revoke', '--id', 'abc'], /id/],
+    [['stores', 'create', '--id', 'x', '--name', 'y', '--currency', 'euro'], /currency/],
+    [['keys', 'explode'], /unknown command/],
+    [['keys'], /expected a command/],
+    [['keys', 'create', '--store', 'demo', '--name', 'x', '--abilities', 'orders:read', '--webhook-url', 'https://10.0.0.1/hook'], /webhook_url/],
+  ])('exits non-zero with one error line for %j', async (args, message) => {
+    const out = await cli([...args, '--json']);
+    expect(out.code).not.toBe(0);
+    expect(out.stdout).toBe('');
+    const lines = out.stderr.trim().split('\n').filter((l) => !l.includes('Warning'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(message);
+  });
+});

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { decide, slotsOf, WINDOW_MS } from '../../shared/domain/key/rate-limit.ts';
+
+const now = 1_800_000_000_000;
+
+describe('sliding-window slots', () => {
+  it('admits into a free slot and reports what remains', () => {
+    const d = decide([], now, 3, () => 0);
+    expect(d).toEqual({ allowed: true, slot: 0, limit: 3, remaining: 2, resetSeconds: 60 });
+  });
+
+  it('refuses when every slot holds a request of the last 60 s, with Retry-After until the oldest expires', () => {
+    const d = decide([now - 50_000, now - 1_000, now - 10], now, 3);
+    expect(d.allowed).toBe(false);
+    expect(d.remaining).toBe(0);
+    expect(d.resetSeconds).toBe(10);
+  });
+
+  it('reuses a slot whose request is exactly 60 s old or older', () => {
+    const d = decide([now - WINDOW_MS, now - 1, now - 2], now, 3);
+    expect(d).toMatchObject({ allowed: true, slot: 0, remaining: 0 });
+  });
+
+  it('never answers a Retry-After below one second', () => {
+    const d = decide([now - WINDOW_MS + 1, now, now], now, 3);
+    expect(d.allowed).toBe(false);
+    expect(d.resetSeconds).toBe(1);
+  });
+
+  it('spreads parallel claims over the free slots', () => {
+    const picks = new Set([0, 0.2, 0.4, 0.6, 0.8].map((r) => decide([], now, 5, () => r).slot));
+    expect(picks.size).toBe(5);
+  });
+
+  it('ignores slots beyond a lowered limit and reads slot attributes by index', () => {
+    const item = { rl0: now, rl1: 'x', rl4: now };
+    expect(slotsOf(item, 3)).toEqual([now, undefined, undefined]);
+    expect(decide(slotsOf(item, 1), now, 1).allowed).toBe(false);
+  });
+
+  it('allows exactly `limit` requests in any 60 s when applied in sequence', () => {
+    const slots: (number | undefined)[] = [];
+    let admitted = 0;
+    for (let t = 0; t < 120_000; t += 500) {
+      const d = decide(slots, now + t, 60);
+      if (d.allowed) {
+        slots[d.slot!] = now + t;
+        admitted++;
+      }
+      const inWindow = slots.filter((s) => s !== undefined && s > now + t - WINDOW_MS).length;
+      expect(inWindow).toBeLessThanOrEqual(60);
+    }
+    expect(admitted).toBe(120);
+  });
+});
