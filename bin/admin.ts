@@ -6,6 +6,7 @@
  * deployed admin Lambda instead. With --json, stdout carries exactly one JSON document.
  */
 import { readFileSync } from 'node:fs';
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import type { AdminEvent, AdminResult } from '../functions/admin/handler.ts';
 
 const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]

@@ -8,6 +8,8 @@ import path from 'node:path';
 import { checkJava } from '../shared/local/dynamodb-local.ts';
 
 const env = process.env;
+// Node 20 is supported today; the SDK's notice about its 2027 releases is not news at every start.
+env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const port = Number(env.PORT || 3000);
 const dynamodbPort = Number(env.DYNAMODB_PORT || 8000);
 const dataDir = path.resolve(env.DATA_DIR || '.data');

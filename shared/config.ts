@@ -42,7 +42,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tableName: env.TABLE_NAME || 'integrations',
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
-    rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 60, 1, 100_000),
+    // Each unit of allowance is one slot attribute on the key's token item (see rate-limit.ts).
+    rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 60, 1, 1000),
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     allowPrivateWebhooks: env.ALLOW_PRIVATE_WEBHOOKS === '1',
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,

@@ -53,6 +53,8 @@ export interface GatewayOptions {
   /** Extra handlers for paths outside the route table (the MCP endpoint). */
   extraRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse, body: Buffer) => Promise<void>>;
   log?: (line: string) => void;
+  /** Called once per request with its cost (the benchmark reads this). */
+  onRequest?: (info: { method: string; path: string; status: number; ms: number; calls: number; rcu: number; wcu: number; ops: string[] }) => void;
 }
 
 export function createGateway(options: GatewayOptions = {}): Server {
@@ -68,6 +70,8 @@ export function createGateway(options: GatewayOptions = {}): Server {
     const url = new URL(req.url ?? '/', 'http://local');
     let status = 0;
     const finish = (stats?: { calls: number; rcu: number; wcu: number; ops: string[] }) => {
+      const ms = performance.now() - started;
+      options.onRequest?.({ method: req.method ?? '', path: url.pathname, status, ms, calls: stats?.calls ?? 0, rcu: stats?.rcu ?? 0, wcu: stats?.wcu ?? 0, ops: stats?.ops ?? [] });
       const ddb = stats ? ` ddb=${stats.calls}${stats.calls ? ` [${stats.ops.join(',')}] rcu=${stats.rcu} wcu=${stats.wcu}` : ''}` : '';
       options.log?.(`${req.method} ${url.pathname}${url.search} ${status} ${Math.round(performance.now() - started)}ms${ddb} rid=${requestId}`);
     };
