@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { createHttpHandler } from '../../shared/http/http-handler.ts';
+import { AppError } from '../../shared/http/app-error.ts';
+import { setLogSink } from '../../shared/log.ts';
+
+/** The middy chain on its own, with a synthetic API Gateway event: pure request → response logic. */
+function event(over: Partial<APIGatewayProxyEvent> & { limited?: boolean; abilities?: string } = {}): APIGatewayProxyEvent {
+  const { limited, abilities, ...rest } = over;
+  return {
+    resource: '/api/v1/integrations/products',
+    path: '/api/v1/integrations/products',
+    httpMethod: 'GET',
+    headers: { Host: 'h' },
+    multiValueHeaders: {},
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: null,
+    stageVariables: null,
+    body: null,
+    isBase64Encoded: false,
+    requestContext: {
+      requestId: 'req-1',
+      path: '/api/v1/integrations/products',
+      authorizer: {
+        keyId: '1',
+        storeId: 's',
+        abilities: abilities ?? 'catalog:read',
+        currency: 'EUR',
+        rateLimit: '60',
+        rateRemaining: '10',
+        rateReset: '7',
+        rateLimited: limited ? '1' : '0',
+      },
+    } as unknown as APIGatewayProxyEvent['requestContext'],
+    ...rest,
+  };
+}
+const ctx = {} as Context;
+
+describe('the shared HTTP chain', () => {
+  it('turns an unexpected error into 500 internal_error with the request id and no stack, and logs the cause', async () => {
+    const lines: string[] = [];
+    setLogSink((l) => lines.push(l));
+    const handler = createHttpHandler({ listProducts: async () => { throw new TypeError('secret detail at line 42'); } });
+    const res = await handler(event(), ctx);
+    expect(res.statusCode).toBe(500);
+    const body = JSON.parse(res.body);
+    expect(body).toEqual({ code: 'internal_error', message: expect.stringContaining('req-1'), field: null });
+    expect(res.body).not.toContain('secret detail');
+    expect(res.headers?.['RateLimit-Remaining']).toBe('10');
+    expect(lines.some((l) => l.includes('secret detail') && l.includes('"request_id":"req-1"'))).toBe(true);
+  });
+
+  it('answers 429 with Retry-After before running the operation', async () => {
+    let ran = false;
+    const handler = createHttpHandler({ listProducts: async () => ((ran = true), { body: {} }) });
+    const res = await handler(event({ limited: true }), ctx);
+    expect(res.statusCode).toBe(429);
+    expect(res.headers?.['Retry-After']).toBe('7');
+    expect(JSON.parse(res.body).code).toBe('rate_limited');
+    expect(ran).toBe(false);
+  });
+
+  it('refuses a key without the ability even if the authorizer let it through', async () => {
+    const handler = createHttpHandler({ listProducts: async () => ({ body: {} }) });
+    const res = await handler(event({ abilities: 'orders:read' }), ctx);
+    expect(res.statusCode).toBe(403);
+    expect(JSON.parse(res.body).message).toContain('catalog:read');
+  });
+
+  it('answers 401 when no authorizer context reached the handler', async () => {
+    const handler = createHttpHandler({ listProducts: async () => ({ body: {} }) });
+    const e = event();
+    (e.requestContext as { authorizer: unknown }).authorizer = null;
+    expect((await handler(e, ctx)).statusCode).toBe(401);
+  });
+
+  it('passes AppErrors through in the contract shape', async () => {
+    const handler = createHttpHandler({ listProducts: async () => { throw new AppError(422, 'validation_failed', 'limit: too big', 'limit'); } });
+    const res = await handler(event(), ctx);
+    expect(res.statusCode).toBe(422);
+    expect(JSON.parse(res.body)).toEqual({ code: 'validation_failed', message: 'limit: too big', field: 'limit' });
+    expect(res.headers?.['Content-Type']).toBe('application/json');
+  });
+});
