@@ -9,7 +9,7 @@
  *  keys of a store (admin, fan-out) ..... gsi1: STORE#{s}#KEYS / KEY#{k:012}
  *  auth + rate limit (hot path) ......... TOKEN#{sha256}       / TOKEN        (one conditional UpdateItem)
  *  product by id ........................ STORE#{s}            / PRODUCT#{id:012}   (list page = BatchGet of ids (p-1)*l+1..p*l)
- *  product names for filter[name] ....... STORE#{s}            / PRODUCTNAMES#{chunk:06}  (attribute n{id} = lower-cased name; 1000 ids a chunk)
+ *  product names for filter[name] ....... STORE#{s}            / PRODUCTNAMES#{chunk:06}  (attribute n{id} = lower-cased name; 50 ids a chunk)
  *  products by exact SKU ................ STORE#{s}#SKU#{sku}  / PRODUCT#{id:012}
  *  external id → record id, per key ..... KEY#{k}              / XID#{kind}#{external_id}   (kind: product, page)
  *  category / tag by external id ........ KEY#{k}              / CATEGORY#{external_id}, TAG#{external_id}
@@ -21,13 +21,17 @@
  *  idempotency record (24 h TTL) ........ KEY#{k}              / IDEMPOTENCY#{method} {path}#{idempotency-key}
  *  outbox event (stream → webhooks) ..... STORE#{s}            / EVENT#{event id}   (type = outbox, TTL 7 d)
  *  webhook delivery log (30 d TTL) ...... KEY#{k}              / DELIVERY#{event id}
+ *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)
+ *  local stream poller position ......... LOCAL#STREAM         / POSITION#{stream arn}   (local stack only)
  */
 
 export type Key = { pk: string; sk: string };
 
 const pad = (n: number, width = 12) => n.toString().padStart(width, '0');
 
-export const PRODUCT_NAME_CHUNK = 1000;
+/** Names a chunk item holds: small enough that rewriting one on a write stays ~2 WCU (UpdateItem is
+ * charged by the whole item), and a Query reading them all costs the same at any chunk size. */
+export const PRODUCT_NAME_CHUNK = 50;
 
 export const keys = {
   store: (storeId: string): Key => ({ pk: `STORE#${storeId}`, sk: 'STORE' }),
@@ -74,6 +78,10 @@ export const keys = {
   outboxEvent: (storeId: string, eventId: string): Key => ({ pk: `STORE#${storeId}`, sk: `EVENT#${eventId}` }),
   delivery: (keyId: number, eventId: string): Key => ({ pk: `KEY#${keyId}`, sk: `DELIVERY#${eventId}` }),
   deliveryPrefix: 'DELIVERY#',
+  /** An admin's redelivery request: an outbox-typed item, so the stream carries it to the fan-out. */
+  redeliveryRequest: (keyId: number, eventId: string, round: number): Key => ({ pk: `KEY#${keyId}`, sk: `REDELIVERY#${eventId}#${round}` }),
+  /** Local stack only: how far the local stream poller has read (DynamoDB Local's stream). */
+  streamPosition: (streamArn: string): Key => ({ pk: 'LOCAL#STREAM', sk: `POSITION#${streamArn}` }),
   /** Sort key of a padded-id record back to its id (`PRODUCT#000000000042` → 42). */
   idOf: (sk: string): number => Number(sk.slice(sk.indexOf('#') + 1)),
   /** Sort key at which an ascending cursor query starts (exclusive of `id`). */

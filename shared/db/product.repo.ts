@@ -2,7 +2,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { batchGet, cancellationReasons, itemFromError, itemKey, type Item } from './helpers.ts';
+import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, itemKey, type Item } from './helpers.ts';
 import { normalizeName, type Offer, type Product } from '../domain/product/product.ts';
 import { denseIdsOfPage } from '../domain/pagination.ts';
 
@@ -236,4 +236,133 @@ export async function productIdForExternalId(keyId: number, externalId: string):
     new GetCommand({ TableName: tableName(), Key: keys.externalId(keyId, 'product', externalId), ConsistentRead: true }),
   );
   return out.Item ? Number(out.Item.record_id) : undefined;
+}
+
+// ---- catalog writes (PUT/PATCH /catalog/products/{external_id}) -----------------------------
+
+export interface WriteTargets {
+  /** The product this key's external id addresses, if any. */
+  productId: number | undefined;
+  /** Ids of the named categories, in order (only when all exist). */
+  categoryIds: number[];
+  /** The first reference that does not exist for this key, e.g. `{ list: 'tag', index: 2 }`. */
+  missing: { list: 'category' | 'tag'; index: number } | undefined;
+}
+
+/**
+ * Everything a product write must know before it changes anything, in one BatchGetItem: the
+ * external-id map entry and the key's categories and tags it references.
+ */
+export async function resolveWriteTargets(
+  keyId: number,
+  externalId: string,
+  categoryExternalIds: string[] = [],
+  tagExternalIds: string[] = [],
+): Promise<WriteTargets> {
+  const xidKey = keys.externalId(keyId, 'product', externalId);
+  const categoryKeys = categoryExternalIds.map((x) => keys.category(keyId, x));
+  const tagKeys = tagExternalIds.map((x) => keys.tag(keyId, x));
+  const found = await batchGet([xidKey, ...categoryKeys, ...tagKeys]);
+  const mapped = found.get(itemKey(xidKey));
+  const categoryIds: number[] = [];
+  let missing: WriteTargets['missing'];
+  for (const [index, k] of categoryKeys.entries()) {
+    const item = found.get(itemKey(k));
+    if (!item) {
+      missing = { list: 'category', index };
+      break;
+    }
+    categoryIds.push(Number(item.id));
+  }
+  if (!missing) {
+    const index = tagKeys.findIndex((k) => !found.has(itemKey(k)));
+    if (index >= 0) missing = { list: 'tag', index };
+  }
+  return { productId: mapped ? Number(mapped.record_id) : undefined, categoryIds, missing };
+}
+
+/** One fresh variant id from the store's offer sequence (the rare product that has no variant). */
+export async function reserveOfferId(storeId: string): Promise<number> {
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.sequence(storeId, 'product'),
+      UpdateExpression: 'ADD offer_seq :one SET #t = :type',
+      ExpressionAttributeNames: { '#t': 'type' },
+      ExpressionAttributeValues: { ':one': 1, ':type': ENTITY.sequence },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(out.Attributes?.offer_seq);
+}
+
+const RETRYABLE_REASONS = new Set(['None', 'ConditionalCheckFailed', 'TransactionConflict']);
+
+/**
+ * Optimistic read-modify-write of one product. `change` gets the latest stored state and returns
+ * the next one, or null for "nothing to change". The write is guarded on the `updated_at` that
+ * was read (which strictly increases on every change, see laterTimestamp), so a concurrent
+ * writer is never overwritten silently: the loser re-reads and `change` is applied again to the
+ * newer state. Product, name index and SKU links change in one transaction. Returns undefined
+ * when the product does not exist.
+ *
+ * Only the fields a write may touch are SET, so attributes this module does not know survive.
+ */
+export async function modifyProduct(
+  storeId: string,
+  id: number,
+  change: (current: Product) => Product | null | Promise<Product | null>,
+): Promise<Product | undefined> {
+  // Every round commits at least one contender, so N racing writers need at most ~N rounds each.
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const current = await getProduct(storeId, id);
+    if (!current) return undefined;
+    const next = await change(current);
+    if (!next) return current;
+    const items: TransactItem[] = [
+      {
+        Update: {
+          TableName: tableName(),
+          Key: keys.product(storeId, id),
+          UpdateExpression:
+            'SET #name = :name, description = :description, #status = :status, image_url = :image_url, ' +
+            'category_ids = :category_ids, category_external_ids = :category_external_ids, ' +
+            'tag_external_ids = :tag_external_ids, offers = :offers, updated_at = :updated_at',
+          ConditionExpression: 'updated_at = :previous',
+          ExpressionAttributeNames: { '#name': 'name', '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':name': next.name,
+            ':description': next.description,
+            ':status': next.status,
+            ':image_url': next.image_url,
+            ':category_ids': next.category_ids,
+            ':category_external_ids': next.category_external_ids,
+            ':tag_external_ids': next.tag_external_ids,
+            ':offers': next.offers,
+            ':updated_at': next.updated_at,
+            ':previous': current.updated_at,
+          },
+        },
+      },
+      ...indexWrites(next, current),
+    ];
+    try {
+      // A change that touches no index is a single conditional UpdateItem: half the write units
+      // of a one-item transaction, same guarantee.
+      const only = items.length === 1 ? items[0]?.Update : undefined;
+      if (only) await db().send(new UpdateCommand(only));
+      else await db().send(new TransactWriteCommand({ TransactItems: items }));
+      return next;
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) {
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * Math.min(attempt + 1, 10)));
+        continue;
+      }
+      const reasons = cancellationReasons(err);
+      if (!reasons || reasons.some((r) => r.Code !== undefined && !RETRYABLE_REASONS.has(r.Code))) throw err;
+      // Someone changed the product (or an index item) first: back off a little, re-read, re-apply.
+      await new Promise((r) => setTimeout(r, Math.random() * 10 * Math.min(attempt + 1, 10)));
+    }
+  }
+  throw new Error(`product ${id} kept changing under contention`);
 }

@@ -20,6 +20,10 @@ export interface ApiRoute {
 export const API_ROUTES: readonly ApiRoute[] = [
   { group: 'products', operation: 'listProducts', method: 'GET', path: '/products', ability: 'catalog:read' },
   { group: 'products', operation: 'getProduct', method: 'GET', path: '/products/{id}', ability: 'catalog:read' },
+  { group: 'catalog', operation: 'upsertProduct', method: 'PUT', path: '/catalog/products/{external_id}', ability: 'catalog:write' },
+  { group: 'catalog', operation: 'updateProduct', method: 'PATCH', path: '/catalog/products/{external_id}', ability: 'catalog:write' },
+  { group: 'catalog', operation: 'upsertCategory', method: 'PUT', path: '/catalog/categories/{external_id}', ability: 'catalog:write' },
+  { group: 'catalog', operation: 'upsertTag', method: 'PUT', path: '/catalog/tags/{external_id}', ability: 'catalog:write' },
 ];
 
 /** Groups that have a Lambda today (the CDK stack and the local server create one per group). */

@@ -108,6 +108,10 @@ export function jsonBody(): Middleware {
         throw new AppError(413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
       }
       if (text.trim() === '') {
+        // PUT and PATCH exist to carry a JSON object; a POST action (publish) may come without one.
+        if (event.httpMethod === 'PUT' || event.httpMethod === 'PATCH') {
+          throw new AppError(400, 'invalid_json', 'The request body must be a JSON object.');
+        }
         internal(request).body = undefined;
         return;
       }

@@ -1,0 +1,8 @@
+import { createHttpHandler } from '../../shared/http/http-handler.ts';
+import { upsertProduct } from './routes/upsert-product.ts';
+import { updateProduct } from './routes/update-product.ts';
+import { upsertCategory } from './routes/upsert-category.ts';
+import { upsertTag } from './routes/upsert-tag.ts';
+
+/** Catalog writes by the caller's external ids (catalog:write). */
+export const handler = createHttpHandler({ upsertProduct, updateProduct, upsertCategory, upsertTag });

@@ -1,0 +1,35 @@
+import { parse } from '../../../shared/http/validate.ts';
+import { notFound } from '../../../shared/http/app-error.ts';
+import type { RouteFn } from '../../../shared/http/http-handler.ts';
+import type { Principal } from '../../../shared/db/key.repo.ts';
+import { modifyProduct, reserveOfferId, resolveWriteTargets } from '../../../shared/db/product.repo.ts';
+import { toMappedProduct, type Product } from '../../../shared/domain/product/product.ts';
+import { applyProductChange, needsNewOffer, ProductPatchBody, type ProductChange } from '../../../shared/domain/product/product-write.ts';
+import { assertReferencesExist, externalIdParam, nowIso } from '../write-input.ts';
+
+/**
+ * Merge: only the supplied fields change, applied to the latest stored state (re-applied if a
+ * concurrent write got there first). `{}` or a body equal to what is stored is a 200 that writes
+ * nothing. Unknown external id of this key: 404, checked after the body is valid.
+ */
+export async function patchProduct(principal: Pick<Principal, 'keyId' | 'storeId'>, externalId: string, body: unknown): Promise<Product> {
+  const patch = parse(ProductPatchBody, body ?? {});
+  const targets = await resolveWriteTargets(principal.keyId, externalId, patch.category_external_ids, patch.tag_external_ids);
+  if (targets.productId === undefined) throw notFound('product');
+  assertReferencesExist(targets, patch.category_external_ids, patch.tag_external_ids);
+  const change: ProductChange = { ...patch };
+  if (patch.category_external_ids !== undefined) change.category_ids = targets.categoryIds;
+
+  const storeId = principal.storeId;
+  const product = await modifyProduct(storeId, targets.productId, async (current) =>
+    applyProductChange(current, change, nowIso(), needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined),
+  );
+  if (!product) throw notFound('product');
+  return product;
+}
+
+export const updateProduct: RouteFn = async ({ principal, pathParameters, body }) => {
+  const externalId = externalIdParam(pathParameters);
+  const product = await patchProduct(principal, externalId, body);
+  return { body: { data: toMappedProduct(product, principal.currency) } };
+};
