@@ -15,6 +15,7 @@ import { parseAbilities } from '../../shared/domain/key/abilities.ts';
 import { generateToken, generateWebhookSecret, hashToken } from '../../shared/domain/key/token.ts';
 import { checkWebhookUrl } from '../../shared/domain/key/webhook-url.ts';
 import { config } from '../../shared/config.ts';
+import { orderCommands } from './order-commands.ts';
 
 /**
  * The admin surface (CONTRACT §2): one entry per CLI command, each validating its own arguments.
@@ -46,6 +47,7 @@ async function requireStore(storeId: string) {
 }
 
 export const commands: Record<string, AdminCommand> = {
+  ...orderCommands,
   'stores create': async (args) => {
     const a = parse(
       v.object({ id: Id, name: Name, currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR')) }),

@@ -20,6 +20,8 @@ export interface ApiRoute {
 export const API_ROUTES: readonly ApiRoute[] = [
   { group: 'products', operation: 'listProducts', method: 'GET', path: '/products', ability: 'catalog:read' },
   { group: 'products', operation: 'getProduct', method: 'GET', path: '/products/{id}', ability: 'catalog:read' },
+  { group: 'orders', operation: 'listOrders', method: 'GET', path: '/orders', ability: 'orders:read' },
+  { group: 'orders', operation: 'setOrderStatus', method: 'POST', path: '/orders/{reference}/status', ability: 'orders:write-status' },
   { group: 'catalog', operation: 'upsertProduct', method: 'PUT', path: '/catalog/products/{external_id}', ability: 'catalog:write' },
   { group: 'catalog', operation: 'updateProduct', method: 'PATCH', path: '/catalog/products/{external_id}', ability: 'catalog:write' },
   { group: 'catalog', operation: 'upsertCategory', method: 'PUT', path: '/catalog/categories/{external_id}', ability: 'catalog:write' },

@@ -10,4 +10,5 @@ export type HttpLambda = (event: APIGatewayProxyEvent, context: Context) => Prom
 export const httpLambdas: Partial<Record<Group, () => Promise<{ handler: HttpLambda }>>> = {
   products: () => import('../../functions/products/handler.ts'),
   catalog: () => import('../../functions/catalog/handler.ts'),
+  orders: () => import('../../functions/orders/handler.ts'),
 };

@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Idempotency (CONTRACT §8) as pure rules: the header's value, the request's fingerprint and the
+ * clocks of a record. The storage lives in shared/db/idempotency.repo.ts, the HTTP flow in
+ * shared/http/idempotency.ts.
+ */
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+/** How long a finished request's response is replayed. */
+export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
+/**
+ * How long an unfinished request holds its key. Longer than any Lambda of ours may run, so a
+ * live request is never overtaken; a crashed one blocks its key for at most this long.
+ */
+export const IDEMPOTENCY_LEASE_MS = 30_000;
+
+export type IdempotencyKeyResult =
+  | { ok: true; key: string }
+  | { ok: false; reason: 'missing' | 'invalid'; message: string };
+
+const VISIBLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * The header value, bare (`abc`) or as an RFC 8941 sf-string (`"abc"`, with `\"` and `\\`
+ * escapes); both spell the same key. Printable ASCII only: that is all an sf-string can carry
+ * and all a sort key needs.
+ */
+export function parseIdempotencyKey(raw: string | undefined): IdempotencyKeyResult {
+  const value = (raw ?? '').replace(/^[ \t]+|[ \t]+$/g, '');
+  if (value === '') return { ok: false, reason: 'missing', message: `The ${IDEMPOTENCY_HEADER} header is required.` };
+  let key: string;
+  if (value.startsWith('"')) {
+    const unquoted = unquoteSfString(value);
+    if (unquoted === undefined) {
+      return { ok: false, reason: 'invalid', message: `${IDEMPOTENCY_HEADER} is not a valid quoted string (RFC 8941).` };
+    }
+    if (unquoted === '') return { ok: false, reason: 'missing', message: `The ${IDEMPOTENCY_HEADER} header is required.` };
+    key = unquoted;
+  } else {
+    if (!VISIBLE_ASCII.test(value)) {
+      return { ok: false, reason: 'invalid', message: `${IDEMPOTENCY_HEADER} must be printable ASCII.` };
+    }
+    key = value;
+  }
+  if (key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
+    return { ok: false, reason: 'invalid', message: `${IDEMPOTENCY_HEADER} must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.` };
+  }
+  return { ok: true, key };
+}
+
+function unquoteSfString(value: string): string | undefined {
+  let out = '';
+  for (let i = 1; i < value.length; i++) {
+    const c = value[i] as string;
+    if (c === '\\') {
+      const next = value[i + 1];
+      if (next !== '"' && next !== '\\') return undefined;
+      out += next;
+      i++;
+    } else if (c === '"') {
+      return i === value.length - 1 ? out : undefined;
+    } else if (c < '\x20' || c > '\x7e') {
+      return undefined;
+    } else {
+      out += c;
+    }
+  }
+  return undefined; // no closing quote
+}
+
+/** JSON with object keys sorted at every level: the same request always has the same text. */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) return 'null';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+}
+
+/**
+ * What "the same request" means for a key that is already scoped to key + method + path: the
+ * same body, up to whitespace and key order.
+ */
+export function requestFingerprint(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('base64url');
+}

@@ -1,0 +1,58 @@
+import { ORDER_TRANSITIONS, type Order, type OrderStatus } from './order.ts';
+
+/**
+ * A reference travels in a URL path and a sort key, so it uses the alphabet of external ids
+ * (CONTRACT §5): nothing to escape, nothing that a gateway could decode differently.
+ */
+export const ORDER_REFERENCE_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+export const ORDER_REFERENCE_RULE = '1-128 characters of A-Z a-z 0-9 . _ : -';
+
+/** API Gateway REST passes path parameters still encoded, the local gateway decoded; accept both. */
+export function referenceFromPath(raw: string | undefined): string | undefined {
+  let value = raw ?? '';
+  if (value.includes('%')) {
+    try {
+      value = decodeURIComponent(value);
+    } catch {
+      return undefined;
+    }
+  }
+  return ORDER_REFERENCE_PATTERN.test(value) ? value : undefined;
+}
+
+export type StatusDecision =
+  | { kind: 'noop' }
+  | { kind: 'change'; from: OrderStatus; to: OrderStatus }
+  | { kind: 'forbidden'; from: OrderStatus; to: OrderStatus };
+
+/**
+ * CONTRACT §7 for POST /orders/{reference}/status. Asking for the current status is a no-op
+ * before it is a transition question, so `cancelled → cancelled` is a 200, not a 409.
+ * (`paid` as a target is refused earlier, by validation, whatever the current status.)
+ */
+export function decideStatusChange(current: OrderStatus, requested: OrderStatus): StatusDecision {
+  if (current === requested) return { kind: 'noop' };
+  if (requested !== 'paid' && ORDER_TRANSITIONS[current].includes(requested)) return { kind: 'change', from: current, to: requested };
+  return { kind: 'forbidden', from: current, to: requested };
+}
+
+/**
+ * The payment side (`orders mark-paid`): only a pending order can become paid; a paid order
+ * stays as it is, so that a payment provider's retried confirmation is harmless. Anything
+ * further along (or cancelled) is refused: a payment for it needs a human, not a status flip.
+ */
+export function decideMarkPaid(current: OrderStatus): StatusDecision {
+  if (current === 'paid') return { kind: 'noop' };
+  if (current === 'pending') return { kind: 'change', from: current, to: 'paid' };
+  return { kind: 'forbidden', from: current, to: 'paid' };
+}
+
+/** The order after a status move; everything else, `paid_total` included, stays. */
+export function withStatus(order: Order, status: OrderStatus, now: string): Order {
+  return { ...order, status, updated_at: now };
+}
+
+/** The payment side also records the amount paid: the whole total. */
+export function withPayment(order: Order, now: string): Order {
+  return { ...order, status: 'paid', paid_total: order.total, updated_at: now };
+}

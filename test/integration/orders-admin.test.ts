@@ -1,0 +1,105 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { adminCommand, storeWithKey } from '../fixtures/api.ts';
+import { eventsOfOrder, idemKey, insertTestOrder, orderFile, placeOrder, ref, statusPath } from '../fixtures/orders.ts';
+import { handler as admin } from '../../functions/admin/handler.ts';
+import { ORDER_STATUSES } from '../../shared/domain/order/order.ts';
+
+const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+describe('admin: orders place and orders mark-paid', () => {
+  let storeId: string;
+  let api: Awaited<ReturnType<typeof storeWithKey>>['client'];
+  beforeAll(async () => {
+    const s = await storeWithKey(['orders:read', 'orders:write-status']);
+    storeId = s.storeId;
+    api = s.client;
+  });
+
+  it('places an order with computed line totals, subtotal and total, visible through GET /orders', async () => {
+    const order = await placeOrder(storeId, { reference: ref('PLACE') });
+    expect(order).toEqual({
+      id: expect.any(Number),
+      reference: expect.stringMatching(/^PLACE-/),
+      status: 'pending',
+      currency_code: 'EUR',
+      customer: { name: 'Ada Lovelace', email: 'ada@example.com', phone: '+31000000001' },
+      items: [
+        { product_id: 1, offer_id: 1, sku: 'CH-1', name: 'Oak Chair', quantity: 2, price: 4900, total: 9800 },
+        { product_id: null, offer_id: null, sku: null, name: 'Gift wrap', quantity: 1, price: 250, total: 250 },
+      ],
+      subtotal: 10050,
+      shipping_total: 990,
+      discount_total: 500,
+      total: 10540,
+      paid_total: 0,
+      created_at: expect.stringMatching(ISO_MS),
+      updated_at: expect.stringMatching(ISO_MS),
+    });
+    const listed = await api.get(`/orders?cursor=${order.id - 1}&limit=1`);
+    expect(listed.body.data[0]).toEqual(order);
+  });
+
+  it('defaults a paid order’s paid_total to its total, and the currency to the store’s', async () => {
+    const { currency_code: _c, ...file } = orderFile({ status: 'paid', shipping_total: 0, discount_total: 0 });
+    const order = await adminCommand<Record<string, any>>('orders place', { store: storeId, file });
+    expect(order).toMatchObject({ status: 'paid', total: 10050, paid_total: 10050, currency_code: 'EUR' });
+  });
+
+  it('refuses a duplicate reference, a bad file and an unknown store with one clear error', async () => {
+    const reference = ref();
+    await placeOrder(storeId, { reference });
+    const dup = await admin({ command: 'orders place', args: { store: storeId, file: orderFile({ reference }) } });
+    expect(dup).toMatchObject({ ok: false, error: { field: 'reference' } });
+    const cases: [Record<string, unknown>, string][] = [
+      [{ items: [] }, 'file.items'],
+      [{ status: 'shipped' }, 'file.status'],
+      [{ reference: 'has space' }, 'file.reference'],
+      [{ items: [{ name: 'x', quantity: 0, price: 1 }] }, 'file.items[0].quantity'],
+      [{ items: [{ name: 'x', quantity: 1, price: 1.5 }] }, 'file.items[0].price'],
+      [{ customer: { name: 'A', email: 'not-an-email' } }, 'file.customer.email'],
+      [{ surprise: true }, 'file.surprise'],
+    ];
+    for (const [overrides, field] of cases) {
+      const out = await admin({ command: 'orders place', args: { store: storeId, file: orderFile(overrides) } });
+      expect(out, field).toMatchObject({ ok: false, error: { code: 'validation_failed', field } });
+    }
+    const missing = await admin({ command: 'orders place', args: { store: 'no-such-store', file: orderFile() } });
+    expect(missing).toMatchObject({ ok: false, error: { code: 'not_found', field: 'store' } });
+  });
+
+  it('marks a pending order paid: status paid, paid_total = total, a new updated_at, and no outbox event', async () => {
+    const placed = await placeOrder(storeId);
+    const paid = await adminCommand<Record<string, any>>('orders mark-paid', { store: storeId, reference: placed.reference });
+    expect(paid).toEqual({ ...placed, status: 'paid', paid_total: placed.total, updated_at: expect.stringMatching(ISO_MS) });
+    expect(paid.updated_at > placed.updated_at).toBe(true);
+    expect(await eventsOfOrder(storeId, placed.id)).toHaveLength(0);
+    const since = await api.get(`/orders?updated_since=${encodeURIComponent(paid.updated_at)}`);
+    expect(since.body.data.map((o: { id: number }) => o.id)).toContain(placed.id);
+    // And the integration can then move it on; paid_total stays.
+    const moved = await api.post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() });
+    expect(moved.body.data).toMatchObject({ status: 'processing', paid_total: placed.total });
+  });
+
+  it('leaves an already paid order as it is (a repeated payment confirmation)', async () => {
+    const placed = await placeOrder(storeId, { status: 'paid' });
+    const again = await adminCommand('orders mark-paid', { store: storeId, reference: placed.reference });
+    expect(again).toEqual(placed);
+  });
+
+  it.each(ORDER_STATUSES.filter((s) => s !== 'pending' && s !== 'paid'))('refuses to mark a %s order paid', async (status) => {
+    const order = await insertTestOrder(storeId, { status });
+    const out = await admin({ command: 'orders mark-paid', args: { store: storeId, reference: order.reference } });
+    expect(out).toMatchObject({ ok: false, error: { code: 'invalid_transition' } });
+  });
+
+  it('answers not_found for an unknown reference or store', async () => {
+    expect(await admin({ command: 'orders mark-paid', args: { store: storeId, reference: 'NOPE-1' } })).toMatchObject({
+      ok: false,
+      error: { code: 'not_found', field: 'reference' },
+    });
+    expect(await admin({ command: 'orders mark-paid', args: { store: 'no-such-store', reference: 'NOPE-1' } })).toMatchObject({
+      ok: false,
+      error: { code: 'not_found', field: 'store' },
+    });
+  });
+});

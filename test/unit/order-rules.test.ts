@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { ORDER_STATUSES, ORDER_TRANSITIONS, type Order, type OrderStatus } from '../../shared/domain/order/order.ts';
+import { decideMarkPaid, decideStatusChange, referenceFromPath, withPayment, withStatus } from '../../shared/domain/order/rules.ts';
+import { buildStatusChangedEvent } from '../../shared/domain/order/events.ts';
+
+/** CONTRACT §7, written out once more by hand so that a change to the table is a visible decision. */
+const ALLOWED: Record<OrderStatus, OrderStatus[]> = {
+  pending: ['processing', 'cancelled'],
+  paid: ['processing', 'cancelled'],
+  processing: ['shipped', 'cancelled'],
+  shipped: ['delivered', 'returned'],
+  delivered: ['returned'],
+  cancelled: [],
+  returned: [],
+};
+
+const order: Order = {
+  id: 7,
+  store_id: 'shop',
+  reference: 'R-7',
+  status: 'paid',
+  currency_code: 'EUR',
+  customer: { name: 'A', email: 'a@example.com', phone: null },
+  items: [{ product_id: null, offer_id: null, sku: null, name: 'x', quantity: 1, price: 100, total: 100 }],
+  subtotal: 100,
+  shipping_total: 0,
+  discount_total: 0,
+  total: 100,
+  paid_total: 100,
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+};
+
+describe('order state machine', () => {
+  it('matches CONTRACT §7', () => {
+    expect(ORDER_TRANSITIONS).toEqual(ALLOWED);
+  });
+
+  for (const from of ORDER_STATUSES) {
+    for (const to of ORDER_STATUSES) {
+      const expected = from === to ? 'noop' : to !== 'paid' && ALLOWED[from].includes(to) ? 'change' : 'forbidden';
+      it(`${from} → ${to} is ${expected}`, () => {
+        expect(decideStatusChange(from, to).kind).toBe(expected);
+      });
+    }
+  }
+
+  it('never lets the API move an order to paid', () => {
+    for (const from of ORDER_STATUSES.filter((s) => s !== 'paid')) expect(decideStatusChange(from, 'paid').kind).toBe('forbidden');
+  });
+
+  it('lets the payment side pay a pending order only; paid stays paid', () => {
+    expect(decideMarkPaid('pending')).toEqual({ kind: 'change', from: 'pending', to: 'paid' });
+    expect(decideMarkPaid('paid')).toEqual({ kind: 'noop' });
+    for (const s of ['processing', 'shipped', 'delivered', 'cancelled', 'returned'] as const) expect(decideMarkPaid(s).kind).toBe('forbidden');
+  });
+
+  it('changes only status and updated_at on a move, and sets paid_total = total on payment', () => {
+    const moved = withStatus({ ...order, paid_total: 42 }, 'processing', '2026-01-02T00:00:00.000Z');
+    expect(moved).toEqual({ ...order, paid_total: 42, status: 'processing', updated_at: '2026-01-02T00:00:00.000Z' });
+    const paid = withPayment({ ...order, status: 'pending', paid_total: 0 }, '2026-01-02T00:00:00.000Z');
+    expect(paid).toMatchObject({ status: 'paid', paid_total: 100, updated_at: '2026-01-02T00:00:00.000Z' });
+  });
+});
+
+describe('references in paths', () => {
+  it('accepts the external-id alphabet, encoded or not, and nothing else', () => {
+    expect(referenceFromPath('DEMO-1001')).toBe('DEMO-1001');
+    expect(referenceFromPath('a%3Ab')).toBe('a:b');
+    expect(referenceFromPath('a.b_c:d-e')).toBe('a.b_c:d-e');
+    for (const bad of [undefined, '', 'a b', 'a/b', 'a%2Fb', '%E0%A4%A', 'x'.repeat(129), 'ü']) expect(referenceFromPath(bad)).toBeUndefined();
+  });
+});
+
+describe('order.status_changed event', () => {
+  it('has the agreed shape, the order after the change, and a 7-day TTL', () => {
+    const next = withStatus(order, 'processing', '2026-03-04T05:06:07.089Z');
+    const event = buildStatusChangedEvent(next, 'paid', new Date('2026-03-04T05:06:07.089Z'));
+    expect(event).toEqual({
+      event_id: expect.stringMatching(/^evt_[0-9a-f]{32}$/),
+      event_type: 'order.status_changed',
+      store_id: 'shop',
+      created_at: '2026-03-04T05:06:07.089Z',
+      ttl: Math.floor(Date.parse('2026-03-04T05:06:07.089Z') / 1000) + 7 * 24 * 3600,
+      payload: {
+        type: 'order.status_changed',
+        timestamp: '2026-03-04T05:06:07.089Z',
+        data: { order: { ...next, store_id: undefined }, previous_status: 'paid', status: 'processing' },
+      },
+    });
+    expect(event.payload.data.order).not.toHaveProperty('store_id');
+  });
+
+  it('gives every event its own id', () => {
+    const ids = new Set(Array.from({ length: 100 }, () => buildStatusChangedEvent(order, 'pending').event_id));
+    expect(ids.size).toBe(100);
+  });
+});
