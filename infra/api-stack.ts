@@ -5,6 +5,7 @@ import type { Construct } from 'constructs';
 import { API_ROUTES, groups, resourceOf, type Group } from '../shared/http/api-routes.ts';
 import { GATEWAY_RESPONSES } from '../shared/local/gateway-responses.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
+import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
 
 export interface ApiStackProps extends StackProps {
   table: dynamodb.ITable;
@@ -32,6 +33,7 @@ export class ApiStack extends Stack {
   readonly api: apigw.RestApi;
   readonly functions: Partial<Record<Group, ServiceFunction>> = {};
   readonly adminFunction: ServiceFunction;
+  readonly webhooks: WebhookPipeline;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
@@ -101,7 +103,11 @@ export class ApiStack extends Stack {
       timeout: Duration.seconds(30),
     }).bindTable(props.table, 'readWrite');
 
+    // Order events: table stream → fan-out → queue → signer → receivers (CONTRACT §10).
+    this.webhooks = new WebhookPipeline(this, 'Webhooks', { table: props.table });
+
     new CfnOutput(this, 'ApiBaseUrl', { value: `${this.api.url.replace(/\/$/, '')}/api/v1/integrations` });
     new CfnOutput(this, 'AdminFunctionName', { value: this.adminFunction.functionName });
+    new CfnOutput(this, 'WebhookDeadLetterQueueUrl', { value: this.webhooks.deadLetterQueue.queueUrl });
   }
 }

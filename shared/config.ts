@@ -24,7 +24,11 @@ function intFrom(name: string, raw: string | undefined, fallback: number, min: n
   return n;
 }
 
-export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 86400];
+/**
+ * Waits between webhook attempts: retries at about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 24 h
+ * after the first attempt, so a delivery is given up after 24 h (CONTRACT §10).
+ */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 295, 1500, 5400, 10800, 18000, 50400];
 
 export function parseRetrySchedule(raw: string | undefined): number[] {
   if (raw === undefined || raw.trim() === '') return DEFAULT_WEBHOOK_RETRY_SCHEDULE;

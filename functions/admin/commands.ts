@@ -15,6 +15,7 @@ import { parseAbilities } from '../../shared/domain/key/abilities.ts';
 import { generateToken, generateWebhookSecret, hashToken } from '../../shared/domain/key/token.ts';
 import { checkWebhookUrl } from '../../shared/domain/key/webhook-url.ts';
 import { config } from '../../shared/config.ts';
+import { webhookCommands } from './webhook-commands.ts';
 import { orderCommands } from './order-commands.ts';
 
 /**
@@ -110,4 +111,6 @@ export const commands: Record<string, AdminCommand> = {
     await requireKey(a.id);
     return publicKey(await updateKeyWebhook(a.id, { webhook_url: webhookUrlOrNull(a.url) }));
   },
+
+  ...webhookCommands,
 };

@@ -7,6 +7,7 @@ import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 import { createGateway, type GatewayOptions } from './gateway.ts';
 import { API_BASE_PATH } from '../http/api-routes.ts';
 import { setRequestLogging } from '../log.ts';
+import { startWebhookPipeline } from './webhook-pipeline.ts';
 
 export interface LocalStackOptions {
   port: number;
@@ -58,6 +59,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
     });
     const port = (server.address() as AddressInfo).port;
+    let webhooks: Awaited<ReturnType<typeof startWebhookPipeline>> | undefined;
+    try {
+      webhooks = table.streamArn ? await startWebhookPipeline({ streamArn: table.streamArn, endpoint, log: options.log }) : undefined;
+    } catch (err) {
+      server.close();
+      server.closeAllConnections();
+      throw err;
+    }
     return {
       baseUrl: `http://127.0.0.1:${port}${API_BASE_PATH}`,
       port,
@@ -65,6 +74,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       tableCreated: table.created,
       streamArn: table.streamArn,
       stop: async () => {
+        await webhooks?.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

@@ -47,9 +47,9 @@ describe('CDK stacks', () => {
     });
   });
 
-  it('creates one Lambda per endpoint group plus the authorizer and admin functions', () => {
+  it('creates one Lambda per endpoint group plus the authorizer, admin, fan-out and signer functions', () => {
     const fns = Object.values(api.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Runtime?.startsWith('nodejs'));
-    expect(fns).toHaveLength(groups().length + 2);
+    expect(fns).toHaveLength(groups().length + 4);
     for (const f of fns) {
       expect(f.Properties.Architectures).toEqual(['arm64']);
       expect(f.Properties.Environment.Variables.TABLE_NAME).toBeDefined();

@@ -1,0 +1,51 @@
+import * as v from 'valibot';
+import { parse } from '../../shared/http/validate.ts';
+import { AppError } from '../../shared/http/app-error.ts';
+import { publicKey, requireKey, updateKeyWebhook } from '../../shared/db/key.repo.ts';
+import { listDeliveries, startRedelivery } from '../../shared/db/delivery.repo.ts';
+import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS } from '../../shared/domain/webhook/delivery.ts';
+import { generateWebhookSecret } from '../../shared/domain/key/token.ts';
+import type { AdminCommand } from './commands.ts';
+
+const KeyId = v.pipe(
+  v.union([v.number(), v.string()]),
+  v.transform(Number),
+  v.number(),
+  v.integer('must be an integer'),
+  v.minValue(1, 'must be a key id'),
+);
+const EventId = v.pipe(v.string(), v.regex(/^evt_[A-Za-z0-9]{1,64}$/, 'must be an event id like evt_0123abcd...'));
+const Limit = v.optional(
+  v.pipe(v.union([v.number(), v.string()]), v.transform(Number), v.number(), v.integer('must be an integer'), v.minValue(1), v.maxValue(10_000)),
+);
+
+/** CONTRACT §2 and §10: the delivery log, redelivery and webhook secret rotation. */
+export const webhookCommands: Record<string, AdminCommand> = {
+  'webhooks deliveries': async (args) => {
+    const a = parse(v.object({ id: KeyId, limit: Limit }), args);
+    await requireKey(a.id);
+    const log = await listDeliveries(a.id);
+    return { data: log.slice(0, a.limit ?? log.length).map(deliveryView) };
+  },
+
+  'webhooks redeliver': async (args) => {
+    const a = parse(v.object({ id: KeyId, event: EventId }), args);
+    await requireKey(a.id);
+    return deliveryView(await startRedelivery(a.id, a.event, new Date().toISOString()));
+  },
+
+  'keys rotate-webhook-secret': async (args) => {
+    const a = parse(v.object({ id: KeyId }), args);
+    const key = await requireKey(a.id);
+    if (key.status === 'revoked') throw new AppError(409, 'invalid_transition', `key ${a.id} is revoked`, 'id');
+    const secret = generateWebhookSecret();
+    const graceEnds = new Date(Date.now() + WEBHOOK_SECRET_GRACE_SECONDS * 1000).toISOString();
+    // A second rotation within the grace period drops the oldest secret: at most two are live.
+    const rotated = await updateKeyWebhook(a.id, {
+      webhook_secret: secret,
+      previous_webhook_secret: key.webhook_secret,
+      previous_webhook_secret_expires_at: graceEnds,
+    });
+    return { ...publicKey(rotated), webhook_secret: secret, previous_webhook_secret_expires_at: graceEnds };
+  },
+};

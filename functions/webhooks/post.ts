@@ -1,0 +1,119 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { checkWebhookUrl } from '../../shared/domain/key/webhook-url.ts';
+import { isAllowedWebhookAddress, refusedAddressReason } from '../../shared/domain/webhook/address-policy.ts';
+import { parseRetryAfter } from '../../shared/domain/webhook/retry.ts';
+
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+export const USER_AGENT = 'store-integration-webhooks/1';
+
+/** What one attempt came to: an HTTP status, or an error that prevented one. */
+export interface PostResult {
+  status: number | null;
+  error: string | null;
+  /** Seconds, from Retry-After on 429 and 503 only. */
+  retryAfterSeconds: number | undefined;
+  ms: number;
+}
+
+class RefusedAddress extends Error {
+  readonly code = 'EWEBHOOKREFUSED';
+}
+
+/**
+ * A DNS lookup that refuses the whole answer when any address is not allowed, and otherwise
+ * hands the socket exactly the addresses it checked: the connection goes where the check looked
+ * (no second resolution for a rebinding DNS server to answer differently).
+ */
+export function pinnedLookup(allowLoopback: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { family: options.family, hints: options.hints, all: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return callback(err, '', 0);
+      const refused = addresses.find((a) => !isAllowedWebhookAddress(a.address, allowLoopback));
+      if (refused || addresses.length === 0) {
+        return callback(new RefusedAddress(refusedAddressReason(hostname, refused?.address ?? 'nothing')), '', 0);
+      }
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      const first = addresses[0] as LookupAddress;
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+function describeFailure(err: unknown, timedOutAfterMs: number | null): string {
+  if (timedOutAfterMs !== null) return `timeout: no complete response within ${timedOutAfterMs / 1000} s`;
+  if (err instanceof RefusedAddress) return err.message;
+  const e = err as NodeJS.ErrnoException;
+  return `connection failed: ${e.code ?? e.message}`;
+}
+
+/**
+ * POSTs one delivery. The URL is checked again (stored URLs may predate a policy change), an
+ * IP-literal host is checked directly (the socket does no lookup for it), and a name is resolved
+ * through `pinnedLookup`. Redirects are not followed: a 3xx is a failed attempt. The response
+ * body is read only to free the connection, never stored.
+ */
+export async function postWebhook(
+  rawUrl: string,
+  headers: Record<string, string>,
+  body: string,
+  options: { allowLoopback: boolean; timeoutMs?: number },
+): Promise<PostResult> {
+  const started = Date.now();
+  const done = (status: number | null, error: string | null, retryAfterSeconds?: number): PostResult => ({
+    status,
+    error,
+    retryAfterSeconds,
+    ms: Date.now() - started,
+  });
+
+  const checked = checkWebhookUrl(rawUrl, options.allowLoopback);
+  if (!checked.ok) return done(null, `refused: ${checked.reason}`);
+  const url = new URL(checked.url);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) && !isAllowedWebhookAddress(host, options.allowLoopback)) return done(null, refusedAddressReason(host, host));
+
+  const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+  const signal = AbortSignal.timeout(timeoutMs);
+  const timedOut = () => (signal.aborted ? timeoutMs : null);
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise<PostResult>((settle) => {
+    let settled = false;
+    const resolve = (r: PostResult) => {
+      if (settled) return;
+      settled = true;
+      settle(r);
+    };
+    const req = transport.request(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'content-length': String(Buffer.byteLength(body)),
+        },
+        lookup: pinnedLookup(options.allowLoopback),
+        // One connection per attempt: no pooled socket outlives the address check it was made under.
+        agent: false,
+        signal,
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        res.on('data', () => undefined);
+        res.on('end', () => {
+          const retryAfter = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], Date.now()) : undefined;
+          resolve(done(status, status >= 200 && status < 300 ? null : `HTTP ${status}`, retryAfter));
+        });
+        res.on('error', (err) => resolve(done(null, describeFailure(err, timedOut()))));
+        // A body cut off (timeout, reset) may end in 'close' without 'end' or 'error'.
+        res.on('close', () => resolve(done(null, describeFailure(new Error('response ended early'), timedOut()))));
+      },
+    );
+    req.on('error', (err) => resolve(done(null, describeFailure(err, timedOut()))));
+    req.end(body);
+  });
+}

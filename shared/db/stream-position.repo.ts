@@ -1,0 +1,29 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.ts';
+import { keys } from './keys.ts';
+
+/**
+ * Local stack only: how far its stream poller has read, per shard, so that a restart resumes
+ * where it stopped instead of replaying the whole stream (in AWS the event-source mapping keeps
+ * this). Kept in the table beside the stream it describes: a new table is a new stream.
+ */
+export interface ShardPosition {
+  /** The last sequence number handed to the fan-out and finished. */
+  sequenceNumber?: string;
+  /** The shard is closed and was read to its end. */
+  done?: boolean;
+}
+
+export type StreamPosition = Record<string, ShardPosition>;
+
+/** Not `outbox`: the stream filter never passes these writes back to the poller. */
+const TYPE = 'stream_position';
+
+export async function loadStreamPosition(streamArn: string): Promise<StreamPosition> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.streamPosition(streamArn), ConsistentRead: true }));
+  return (out.Item?.shards as StreamPosition | undefined) ?? {};
+}
+
+export async function saveStreamPosition(streamArn: string, shards: StreamPosition): Promise<void> {
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.streamPosition(streamArn), type: TYPE, shards } }));
+}
