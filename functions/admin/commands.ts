@@ -17,6 +17,7 @@ import { checkWebhookUrl } from '../../shared/domain/key/webhook-url.ts';
 import { config } from '../../shared/config.ts';
 import { webhookCommands } from './webhook-commands.ts';
 import { orderCommands } from './order-commands.ts';
+import { KeyIdArg } from './args.ts';
 
 /**
  * The admin surface (CONTRACT §2): one entry per CLI command, each validating its own arguments.
@@ -25,13 +26,7 @@ import { orderCommands } from './order-commands.ts';
 export type AdminCommand = (args: Record<string, unknown>) => Promise<unknown>;
 
 const Id = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 lower-case letters, digits or hyphens'));
-const KeyId = v.pipe(
-  v.union([v.number(), v.string()]),
-  v.transform(Number),
-  v.number(),
-  v.integer('must be an integer'),
-  v.minValue(1, 'must be a key id'),
-);
+const KeyId = KeyIdArg;
 const Name = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(200));
 
 function webhookUrlOrNull(raw: string | undefined): string | null {

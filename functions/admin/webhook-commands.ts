@@ -6,14 +6,9 @@ import { listDeliveries, startRedelivery } from '../../shared/db/delivery.repo.t
 import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS } from '../../shared/domain/webhook/delivery.ts';
 import { generateWebhookSecret } from '../../shared/domain/key/token.ts';
 import type { AdminCommand } from './commands.ts';
+import { KeyIdArg } from './args.ts';
 
-const KeyId = v.pipe(
-  v.union([v.number(), v.string()]),
-  v.transform(Number),
-  v.number(),
-  v.integer('must be an integer'),
-  v.minValue(1, 'must be a key id'),
-);
+const KeyId = KeyIdArg;
 const EventId = v.pipe(v.string(), v.regex(/^evt_[A-Za-z0-9]{1,64}$/, 'must be an event id like evt_0123abcd...'));
 const Limit = v.optional(
   v.pipe(v.union([v.number(), v.string()]), v.transform(Number), v.number(), v.integer('must be an integer'), v.minValue(1), v.maxValue(10_000)),

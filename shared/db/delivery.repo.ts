@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, QueryCommand, ScanCommand, TransactWriteCommand
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { cancellationReasons, isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
+import { cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll, type Item } from './helpers.ts';
 import { REDELIVERY_KIND } from './outbox-stream.ts';
 import { DELIVERY_TTL_SECONDS, type Delivery, type DeliveryState } from '../domain/webhook/delivery.ts';
 import { AppError } from '../http/app-error.ts';
@@ -140,22 +140,13 @@ const LOG_FIELDS = [
 
 /** The key's delivery log, newest first, without the bodies. */
 export async function listDeliveries(keyId: number): Promise<Delivery[]> {
-  const items: Item[] = [];
-  let start: Item | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': keys.key(keyId).pk, ':prefix': keys.deliveryPrefix },
-        ExpressionAttributeNames: { '#state': 'state', '#round': 'round' },
-        ProjectionExpression: LOG_FIELDS.join(', '),
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const items = await queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': keys.key(keyId).pk, ':prefix': keys.deliveryPrefix },
+    ExpressionAttributeNames: { '#state': 'state', '#round': 'round' },
+    ProjectionExpression: LOG_FIELDS.join(', '),
+  });
   // Event ids are random, so the sort key says nothing about age; a key's 30-day log is small.
   return items.map(toDelivery).sort((a, b) => b.created_at.localeCompare(a.created_at) || b.event_id.localeCompare(a.event_id));
 }

@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, type NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, QueryCommand, type NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import type { Key } from './keys.ts';
 
@@ -56,4 +56,16 @@ export function itemFromError(item: unknown): Item | undefined {
   const values = Object.values(item as Record<string, unknown>);
   const marshalled = values.length > 0 && values.every((v) => v !== null && typeof v === 'object' && Object.keys(v as object).length === 1 && /^(S|N|B|SS|NS|BS|M|L|NULL|BOOL)$/.test(Object.keys(v as object)[0] ?? ''));
   return marshalled ? unmarshall(item as Record<string, AttributeValue>) : (item as Item);
+}
+
+/** Every page of a Query (for partitions known to be small: a key's deliveries, a store's keys). */
+export async function queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const out = await db().send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
 }

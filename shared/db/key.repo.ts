@@ -2,10 +2,11 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { batchGet, isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
+import { batchGet, isConditionalCheckFailed, itemFromError, queryAll, type Item } from './helpers.ts';
 import type { Ability } from '../domain/key/abilities.ts';
 import { decide, slotAttribute, slotsOf, WINDOW_MS, type RateDecision } from '../domain/key/rate-limit.ts';
 import { AppError } from '../http/app-error.ts';
+import { nextInSequence } from './sequence.ts';
 
 export interface ApiKey {
   id: number;
@@ -56,19 +57,7 @@ export function publicKey(record: KeyRecord): ApiKey {
   return rest;
 }
 
-async function nextKeyId(): Promise<number> {
-  const out = await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.keySequence(),
-      UpdateExpression: 'ADD #v :one SET #t = :type',
-      ExpressionAttributeNames: { '#v': 'value', '#t': 'type' },
-      ExpressionAttributeValues: { ':one': 1, ':type': ENTITY.sequence },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  return Number(out.Attributes?.value);
-}
+const nextKeyId = () => nextInSequence(keys.keySequence());
 
 function tokenItem(record: KeyRecord, currency: string | null, carried: Item = {}) {
   return {
@@ -142,21 +131,12 @@ export async function requireKey(keyId: number): Promise<KeyRecord> {
 
 /** Every key of a store (admin list, webhook fan-out). */
 export async function listKeysOfStore(storeId: string, withLastUsed = true): Promise<KeyRecord[]> {
-  const items: Item[] = [];
-  let start: Item | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.keysOfStoreIndex(storeId).gsi1pk },
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const items = await queryAll({
+    TableName: tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.keysOfStoreIndex(storeId).gsi1pk },
+  });
   if (!withLastUsed) return items.map((i) => toKeyRecord(i));
   const tokens = await batchGet(items.map((i) => keys.token(i.token_hash)), false);
   return items.map((i) => {

@@ -7,6 +7,7 @@ import { cancellationReasons, isConditionalCheckFailed, itemFromError, type Item
 import type { Order } from '../domain/order/order.ts';
 import type { OrderStatusChangedEvent } from '../domain/order/events.ts';
 import { AppError } from '../http/app-error.ts';
+import { nextInSequence } from './sequence.ts';
 
 export function toOrder(item: Item): Order {
   return {
@@ -31,19 +32,7 @@ export function orderItem(o: Order): Item {
   return { ...keys.order(o.store_id, o.id), ...keys.orderUpdateIndex(o.store_id, o.updated_at, o.id), type: ENTITY.order, ...o };
 }
 
-async function nextOrderId(storeId: string): Promise<number> {
-  const out = await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.sequence(storeId, 'order'),
-      UpdateExpression: 'ADD #v :one SET #t = :type',
-      ExpressionAttributeNames: { '#v': 'value', '#t': 'type' },
-      ExpressionAttributeValues: { ':one': 1, ':type': ENTITY.sequence },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  return Number(out.Attributes?.value);
-}
+const nextOrderId = (storeId: string) => nextInSequence(keys.sequence(storeId, 'order'));
 
 /** The storefront's side: a new order and its reference map, together; a reference is unique per store. */
 export async function insertOrder(draft: Omit<Order, 'id'>): Promise<Order> {

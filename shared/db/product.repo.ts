@@ -2,7 +2,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, itemKey, type Item } from './helpers.ts';
+import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, itemKey, queryAll, type Item } from './helpers.ts';
 import { normalizeName, type Offer, type Product } from '../domain/product/product.ts';
 import { denseIdsOfPage } from '../domain/pagination.ts';
 
@@ -72,17 +72,6 @@ export async function getDensePage(storeId: string, page: number, limit: number)
     return item ? [toProduct(item)] : [];
   });
   return { products, total };
-}
-
-async function queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Item[]> {
-  const items: Item[] = [];
-  let start: Item | undefined;
-  do {
-    const out = await db().send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
 }
 
 /** Ids of products with a variant whose SKU is exactly `sku`, ascending. */

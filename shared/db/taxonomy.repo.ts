@@ -2,6 +2,7 @@ import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
+import { nextInSequence } from './sequence.ts';
 import { batchGet, isConditionalCheckFailed, itemFromError, itemKey, type Item } from './helpers.ts';
 
 /** Categories and tags: named by the calling key's external ids, numbered per store. */
@@ -58,20 +59,11 @@ async function upsert(kind: TaxonomyKind, storeId: string, keyId: number, extern
       const existing = itemFromError(err.Item);
       if (existing) return existing; // same text: nothing to change
     }
-    const seq = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.sequence(storeId, kind),
-        UpdateExpression: 'ADD #v :one SET #t = :type',
-        ExpressionAttributeNames: { '#v': 'value', '#t': 'type' },
-        ExpressionAttributeValues: { ':one': 1, ':type': ENTITY.sequence },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
+    const id = await nextInSequence(keys.sequence(storeId, kind));
     const item = {
       ...Key,
       type: ENTITY[kind],
-      id: Number(seq.Attributes?.value),
+      id,
       store_id: storeId,
       key_id: keyId,
       external_id: externalId,

@@ -45,7 +45,11 @@ async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+  // Header names are case-insensitive: the Lambda's own spelling wins over the defaults, once.
+  res.setHeader('Content-Type', 'application/json');
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.writeHead(status);
   res.end(text);
 }
 

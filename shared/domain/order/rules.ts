@@ -1,24 +1,15 @@
 import { ORDER_TRANSITIONS, type Order, type OrderStatus } from './order.ts';
+import { EXTERNAL_ID_PATTERN, EXTERNAL_ID_RULE, externalIdFromPath } from '../external-id.ts';
 
 /**
  * A reference travels in a URL path and a sort key, so it uses the alphabet of external ids
  * (CONTRACT §5): nothing to escape, nothing that a gateway could decode differently.
  */
-export const ORDER_REFERENCE_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
-export const ORDER_REFERENCE_RULE = '1-128 characters of A-Z a-z 0-9 . _ : -';
+export const ORDER_REFERENCE_PATTERN = EXTERNAL_ID_PATTERN;
+export const ORDER_REFERENCE_RULE = EXTERNAL_ID_RULE;
 
-/** API Gateway REST passes path parameters still encoded, the local gateway decoded; accept both. */
-export function referenceFromPath(raw: string | undefined): string | undefined {
-  let value = raw ?? '';
-  if (value.includes('%')) {
-    try {
-      value = decodeURIComponent(value);
-    } catch {
-      return undefined;
-    }
-  }
-  return ORDER_REFERENCE_PATTERN.test(value) ? value : undefined;
-}
+/** A reference from the URL path, decoded as external ids are (same alphabet, same reasons). */
+export const referenceFromPath = externalIdFromPath;
 
 export type StatusDecision =
   | { kind: 'noop' }
