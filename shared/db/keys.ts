@@ -17,6 +17,7 @@
  *  order by reference ................... STORE#{s}            / ORDERREF#{reference}   (→ id)
  *  orders updated since ................. gsi1: STORE#{s}#ORDERS_BY_UPDATE / {updated_at ISO}#{id:012}
  *  page by id, ascending cursor ......... STORE#{s}            / PAGE#{id:012}
+ *  pages of one type, ascending cursor .. gsi1: STORE#{s}#PAGES#{page|blog} / PAGE#{id:012}
  *  page slug uniqueness ................. STORE#{s}            / SLUG#{slug}   (→ id)
  *  idempotency record (24 h TTL) ........ KEY#{k}              / IDEMPOTENCY#{method} {path}#{idempotency-key}
  *  outbox event (stream → webhooks) ..... STORE#{s}            / EVENT#{event id}   (type = outbox, TTL 7 d)
@@ -70,6 +71,11 @@ export const keys = {
   orderUpdatePartition: (storeId: string) => `STORE#${storeId}#ORDERS_BY_UPDATE`,
   page: (storeId: string, id: number): Key => ({ pk: `STORE#${storeId}`, sk: `PAGE#${pad(id)}` }),
   pagePrefix: 'PAGE#',
+  /** A page's entry in the index of its type (GET /content/pages?type=blog reads only those). */
+  pageTypeIndex: (storeId: string, pageType: string, id: number) => ({
+    gsi1pk: `STORE#${storeId}#PAGES#${pageType}`,
+    gsi1sk: `PAGE#${pad(id)}`,
+  }),
   slug: (storeId: string, slug: string): Key => ({ pk: `STORE#${storeId}`, sk: `SLUG#${slug}` }),
   idempotency: (keyId: number, method: string, path: string, idempotencyKey: string): Key => ({
     pk: `KEY#${keyId}`,

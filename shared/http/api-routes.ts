@@ -26,6 +26,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { group: 'catalog', operation: 'updateProduct', method: 'PATCH', path: '/catalog/products/{external_id}', ability: 'catalog:write' },
   { group: 'catalog', operation: 'upsertCategory', method: 'PUT', path: '/catalog/categories/{external_id}', ability: 'catalog:write' },
   { group: 'catalog', operation: 'upsertTag', method: 'PUT', path: '/catalog/tags/{external_id}', ability: 'catalog:write' },
+  { group: 'content', operation: 'listPages', method: 'GET', path: '/content/pages', ability: 'content:read' },
+  { group: 'content', operation: 'savePage', method: 'PUT', path: '/content/pages/{external_id}', ability: 'content:write' },
+  { group: 'content', operation: 'publishPage', method: 'POST', path: '/content/pages/{external_id}/publish', ability: 'content:write' },
+  { group: 'content', operation: 'unpublishPage', method: 'POST', path: '/content/pages/{external_id}/unpublish', ability: 'content:write' },
 ];
 
 /** Groups that have a Lambda today (the CDK stack and the local server create one per group). */

@@ -11,4 +11,5 @@ export const httpLambdas: Partial<Record<Group, () => Promise<{ handler: HttpLam
   products: () => import('../../functions/products/handler.ts'),
   catalog: () => import('../../functions/catalog/handler.ts'),
   orders: () => import('../../functions/orders/handler.ts'),
+  content: () => import('../../functions/content/handler.ts'),
 };

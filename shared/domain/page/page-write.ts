@@ -1,0 +1,66 @@
+/**
+ * The page write shape (SPEC §2, CONTRACT §9) and the list query, as valibot schemas. Pure: the
+ * routes do the I/O. Bounds the contract leaves open are decided here (docs/content.md).
+ */
+import * as v from 'valibot';
+import { PAGE_TYPES } from './page.ts';
+import { MAX_NESTING, NestingTooDeepError, sanitizePageBody, wellFormedText } from './sanitize.ts';
+
+export const TITLE_MAX = 255;
+export const SLUG_MAX = 200;
+/**
+ * The sanitized body, counted as the UTF-8 bytes of its JSON string (what a response carries).
+ * Bounded by what must hold it: a page item and the stored publish response are DynamoDB items
+ * (≤ 400 KB each), and a list of 50 pages is one Lambda response (≤ 6 MB).
+ */
+export const BODY_MAX_BYTES = 100 * 1024;
+
+export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export const SLUG_RULE = `1-${SLUG_MAX} characters of lowercase letters a-z, digits and single hyphens, not at the start or end`;
+
+const codePoints = (s: string) => [...s].length;
+
+const CONTROL = /[\x00-\x1F\x7F]/;
+
+/** One line of plain text, stored as sent (never interpreted as HTML: consumers escape it). */
+const Title = v.pipe(
+  v.string('must be a string'),
+  v.transform(wellFormedText),
+  v.check((s) => codePoints(s) >= 1, 'must not be empty'),
+  v.check((s) => codePoints(s) <= TITLE_MAX, `must be at most ${TITLE_MAX} characters`),
+  v.check((s) => s.trim() !== '', 'must not be blank'),
+  v.check((s) => !CONTROL.test(s), 'must not contain control characters (line breaks, tabs)'),
+);
+
+const Slug = v.pipe(
+  v.string('must be a string'),
+  v.check((s) => s.length >= 1 && s.length <= SLUG_MAX && SLUG_PATTERN.test(s), `must be ${SLUG_RULE}`),
+);
+
+export const bodyBytes = (body: string) => Buffer.byteLength(JSON.stringify(body), 'utf8') - 2;
+
+/** HTML in, the sanitized HTML out; the bound applies to what is stored. */
+const Body = v.pipe(
+  v.string('must be a string (HTML)'),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    try {
+      return sanitizePageBody(dataset.value);
+    } catch (err) {
+      if (!(err instanceof NestingTooDeepError)) throw err;
+      addIssue({ message: `must not nest elements more than ${MAX_NESTING} deep` });
+      return NEVER;
+    }
+  }),
+  v.check(
+    (s) => bodyBytes(s) <= BODY_MAX_BYTES,
+    (issue) => `must be at most ${BODY_MAX_BYTES} bytes after sanitizing (it is ${bodyBytes(issue.input as string)})`,
+  ),
+);
+
+const Type = v.picklist(PAGE_TYPES, `must be one of ${PAGE_TYPES.join(', ')}`);
+
+/** PUT replaces the whole page, so every field is required; `body` may be empty for a draft. */
+export const PageBody = v.strictObject({ type: Type, title: Title, slug: Slug, body: Body });
+
+/** publish/unpublish carry no fields: an absent body and `{}` are the same request. */
+export const ActionBody = v.strictObject({});

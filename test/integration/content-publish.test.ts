@@ -1,0 +1,301 @@
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { client, createKey, createStore, expectErrorShape, type TestKey } from '../fixtures/api.ts';
+import { idem, insertTestPage, pageBody, pagePath, publishPath, storeItems, unpublishPath, xid } from '../fixtures/content.ts';
+import { publishPage } from '../../functions/content/routes/publish-page.ts';
+import { unpublishPage } from '../../functions/content/routes/unpublish-page.ts';
+import { savePage } from '../../functions/content/routes/save-page.ts';
+import { listPages } from '../../functions/content/routes/list-pages.ts';
+import type { PageStatus } from '../../shared/domain/page/page.ts';
+
+type Api = ReturnType<typeof client>;
+const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+async function storedPage(storeId: string, id: number) {
+  return (await storeItems(storeId, 'PAGE#')).find((p) => p.id === id)!;
+}
+
+describe('publish and unpublish: every transition', () => {
+  let storeId: string;
+  let key: TestKey;
+  let api: Api;
+  // A fresh key per test keeps each well inside the per-key rate limit.
+  beforeEach(async () => {
+    storeId ??= await createStore();
+    key = await createKey(storeId, ['content:read', 'content:write']);
+    api = client(key.token);
+  });
+  const seed = (status: PageStatus) => insertTestPage(storeId, key.id, { status });
+
+  it('publish: draft → published, stamping published_at = updated_at', async () => {
+    const page = await seed('draft');
+    const res = await api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': idem() });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id: page.id, status: 'published', created_at: page.created_at, title: page.title, body: page.body });
+    expect(res.body.data.published_at).toMatch(ISO_MS);
+    expect(res.body.data.published_at).toBe(res.body.data.updated_at);
+    expect(res.body.data.updated_at > page.updated_at).toBe(true);
+    expect(await storedPage(storeId, page.id)).toMatchObject({ status: 'published', published_at: res.body.data.published_at });
+  });
+
+  it('publish: unpublished → published, with a new published_at', async () => {
+    const page = await seed('unpublished');
+    const res = await api.post(publishPath(page.external_id), {}, { 'Idempotency-Key': idem() });
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe('published');
+    expect(res.body.data.published_at > page.published_at!).toBe(true);
+  });
+
+  it('publish: published → 200 no-op, nothing written', async () => {
+    const page = await seed('published');
+    const res = await api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': idem() });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ status: 'published', published_at: page.published_at, updated_at: page.updated_at });
+  });
+
+  it('unpublish: published → unpublished, keeping published_at', async () => {
+    const page = await seed('published');
+    const res = await api.post(unpublishPath(page.external_id));
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id: page.id, status: 'unpublished', published_at: page.published_at });
+    expect(res.body.data.updated_at > page.updated_at).toBe(true);
+    expect((await storedPage(storeId, page.id)).status).toBe('unpublished');
+  });
+
+  it('unpublish: unpublished → 200 no-op, nothing written', async () => {
+    const page = await seed('unpublished');
+    const res = await api.post(unpublishPath(page.external_id), {});
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ status: 'unpublished', updated_at: page.updated_at });
+  });
+
+  it('unpublish: draft → 409 invalid_transition, nothing written', async () => {
+    const page = await seed('draft');
+    const res = await api.post(unpublishPath(page.external_id));
+    expect(res.status).toBe(409);
+    expectErrorShape(res.body);
+    expect(res.body).toMatchObject({ code: 'invalid_transition', field: null });
+    expect(res.body.message).toContain('draft');
+    expect(await storedPage(storeId, page.id)).toMatchObject({ status: 'draft', updated_at: page.updated_at });
+  });
+
+  it('a full cycle through the API: save → publish → unpublish → publish → save (draft again)', async () => {
+    const id = xid();
+    const body = pageBody();
+    const statuses: string[] = [];
+    statuses.push((await api.put(pagePath(id), body)).body.data.status);
+    statuses.push((await api.post(publishPath(id), undefined, { 'Idempotency-Key': idem() })).body.data.status);
+    statuses.push((await api.post(unpublishPath(id))).body.data.status);
+    statuses.push((await api.post(publishPath(id), undefined, { 'Idempotency-Key': idem() })).body.data.status);
+    statuses.push((await api.put(pagePath(id), body)).body.data.status);
+    expect(statuses).toEqual(['draft', 'published', 'unpublished', 'published', 'draft']);
+  });
+
+  it('accepts and ignores an Idempotency-Key on unpublish', async () => {
+    const page = await seed('published');
+    const k = idem();
+    const first = await api.post(unpublishPath(page.external_id), undefined, { 'Idempotency-Key': k });
+    await api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': idem() });
+    const second = await api.post(unpublishPath(page.external_id), undefined, { 'Idempotency-Key': k });
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(second.body.data.status).toBe('unpublished');
+    expect(second.body.data.updated_at > first.body.data.updated_at).toBe(true);
+  });
+
+  it('racing publishes with different keys make one change; every answer is the same published page', async () => {
+    const page = await seed('draft');
+    const results = await Promise.all(Array.from({ length: 8 }, () => api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': idem() })));
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+    expect(new Set(results.map((r) => r.body.data.published_at)).size).toBe(1);
+    expect(new Set(results.map((r) => r.body.data.updated_at)).size).toBe(1);
+  });
+
+  it('racing save and publish: both land, in some order, and the answers match what was stored', async () => {
+    const page = await seed('draft');
+    const body = pageBody({ slug: page.slug, title: 'Raced' });
+    const [saved, published] = await Promise.all([
+      api.put(pagePath(page.external_id), body),
+      api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': idem() }),
+    ]);
+    expect([saved.status, published.status]).toEqual([200, 200]);
+    const stored = await storedPage(storeId, page.id);
+    const last = saved.body.data.updated_at > published.body.data.updated_at ? saved.body.data : published.body.data;
+    expect(stored).toMatchObject({ status: last.status, title: last.title, updated_at: last.updated_at });
+  });
+});
+
+describe('publish: Idempotency-Key (CONTRACT §8)', () => {
+  let storeId: string;
+  let key: TestKey;
+  let api: Api;
+  beforeEach(async () => {
+    storeId ??= await createStore();
+    key = await createKey(storeId, ['content:read', 'content:write']);
+    api = client(key.token);
+  });
+
+  it('replays the first answer byte for byte, even after the page moved on', async () => {
+    const page = await insertTestPage(storeId, key.id);
+    const k = idem();
+    const first = await api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': k });
+    expect(first.status).toBe(200);
+    await api.post(unpublishPath(page.external_id));
+    // No body and `{}` are the same request.
+    const again = await api.post(publishPath(page.external_id), {}, { 'Idempotency-Key': k });
+    expect(again.status).toBe(200);
+    expect(again.text).toBe(first.text);
+    expect((await storedPage(storeId, page.id)).status).toBe('unpublished');
+  });
+
+  it('answers 422 idempotency_key_reused to the same key with another body, changing nothing', async () => {
+    const page = await insertTestPage(storeId, key.id);
+    const k = idem();
+    await api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': k });
+    await api.post(unpublishPath(page.external_id));
+    const res = await api.post(publishPath(page.external_id), { note: 'again' }, { 'Idempotency-Key': k });
+    expect(res.status).toBe(422);
+    expectErrorShape(res.body);
+    expect(res.body).toMatchObject({ code: 'idempotency_key_reused', field: 'Idempotency-Key' });
+    expect((await storedPage(storeId, page.id)).status).toBe('unpublished');
+  });
+
+  it('scopes the key to the page (path) and to the API key', async () => {
+    const [a, b] = [await insertTestPage(storeId, key.id), await insertTestPage(storeId, key.id)];
+    const k = idem();
+    const ra = await api.post(publishPath(a.external_id), undefined, { 'Idempotency-Key': k });
+    const rb = await api.post(publishPath(b.external_id), undefined, { 'Idempotency-Key': k });
+    expect([ra.body.data.id, rb.body.data.id]).toEqual([a.id, b.id]);
+    expect(rb.body.data.status).toBe('published');
+  });
+
+  it('answers 400 idempotency_key_required without the header (or with an empty one), and changes nothing', async () => {
+    const page = await insertTestPage(storeId, key.id);
+    for (const headers of [{}, { 'Idempotency-Key': '' }, { 'Idempotency-Key': '   ' }] as Record<string, string>[]) {
+      const res = await api.post(publishPath(page.external_id), undefined, headers);
+      expect(res.status).toBe(400);
+      expectErrorShape(res.body);
+      expect(res.body).toMatchObject({ code: 'idempotency_key_required', field: 'Idempotency-Key' });
+    }
+    expect((await storedPage(storeId, page.id)).status).toBe('draft');
+  });
+
+  it('replays a 404 even after a page with that external id was created', async () => {
+    const id = xid();
+    const k = idem();
+    const first = await api.post(publishPath(id), undefined, { 'Idempotency-Key': k });
+    expect(first.status).toBe(404);
+    await api.put(pagePath(id), pageBody());
+    const again = await api.post(publishPath(id), undefined, { 'Idempotency-Key': k });
+    expect(again.status).toBe(404);
+    expect(again.text).toBe(first.text);
+  });
+
+  it('stores a 422 for an invalid body under the key and replays it', async () => {
+    const page = await insertTestPage(storeId, key.id);
+    const k = idem();
+    const first = await api.post(publishPath(page.external_id), { status: 'published' }, { 'Idempotency-Key': k });
+    expect(first.status).toBe(422);
+    expect(first.body).toMatchObject({ code: 'validation_failed', field: 'status' });
+    const again = await api.post(publishPath(page.external_id), { status: 'published' }, { 'Idempotency-Key': k });
+    expect(again.text).toBe(first.text);
+    expect((await storedPage(storeId, page.id)).status).toBe('draft');
+  });
+
+  it('racing requests with one key: one publishes, the others replay it or are told it is in progress', async () => {
+    const page = await insertTestPage(storeId, key.id);
+    const k = idem();
+    const results = await Promise.all(Array.from({ length: 6 }, () => api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': k })));
+    const ok = results.filter((r) => r.status === 200);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(ok.map((r) => r.text)).size).toBe(1);
+    for (const r of results.filter((x) => x.status !== 200)) {
+      expect(r.status).toBe(409);
+      expect(r.body.code).toBe('idempotency_in_progress');
+    }
+  });
+});
+
+describe('content endpoints: refusals', () => {
+  let storeId: string;
+  let key: TestKey;
+  let api: Api;
+  beforeAll(async () => {
+    storeId = await createStore();
+    key = await createKey(storeId, ['content:read', 'content:write']);
+    api = client(key.token);
+  });
+
+  const cases: [string, (x: string) => string, () => Record<string, string>][] = [
+    ['publish', publishPath, () => ({ 'Idempotency-Key': idem() })],
+    ['unpublish', unpublishPath, () => ({})],
+  ];
+  for (const [name, path, headers] of cases) {
+    describe(name, () => {
+      it('answers 401 without a valid key', async () => {
+        for (const token of [null, 'not-a-key']) {
+          const res = await client(token).post(path(xid()), undefined, headers());
+          expect(res.status).toBe(401);
+          expectErrorShape(res.body);
+        }
+      });
+
+      it('answers 403 naming content:write to a key without it', async () => {
+        const page = await insertTestPage(storeId, key.id, { status: 'published' });
+        const reader = client((await createKey(storeId, ['content:read'])).token);
+        const res = await reader.post(path(page.external_id), undefined, headers());
+        expect(res.status).toBe(403);
+        expectErrorShape(res.body);
+        expect(res.body.code).toBe('forbidden');
+        expect(res.body.message).toContain('content:write');
+        expect((await storedPage(storeId, page.id)).status).toBe('published');
+      });
+
+      it("answers 404 for an unknown external id and for another key's page", async () => {
+        const unknown = await api.post(path(xid()), undefined, headers());
+        expect(unknown.status).toBe(404);
+        expectErrorShape(unknown.body);
+        expect(unknown.body.code).toBe('not_found');
+        const other = await createKey(storeId, ['content:write']);
+        const theirs = await insertTestPage(storeId, other.id, { status: 'published' });
+        expect((await api.post(path(theirs.external_id), undefined, headers())).status).toBe(404);
+        expect((await storedPage(storeId, theirs.id)).status).toBe('published');
+      });
+
+      it('answers 422 naming external_id for a malformed one, and naming an unknown body field', async () => {
+        const bad = await api.post(path('bad%20id'), undefined, headers());
+        expect(bad.status).toBe(422);
+        expect(bad.body).toMatchObject({ code: 'validation_failed', field: 'external_id' });
+        const page = await insertTestPage(storeId, key.id, { status: 'published' });
+        const extra = await api.post(path(page.external_id), { force: true }, headers());
+        expect(extra.status).toBe(422);
+        expect(extra.body).toMatchObject({ code: 'validation_failed', field: 'force' });
+        expect((await storedPage(storeId, page.id)).updated_at).toBe(page.updated_at);
+      });
+    });
+  }
+});
+
+describe('the plain functions the MCP tools call', () => {
+  it('share validation, rules and the idempotency scope with the HTTP endpoints', async () => {
+    const storeId = await createStore();
+    const key = await createKey(storeId, ['content:read', 'content:write']);
+    const caller = { keyId: key.id, storeId, abilities: key.abilities, currency: 'EUR' };
+    const id = xid();
+    const saved = await savePage(caller, id, pageBody({ body: '<p onclick="x">Hi</p>' }));
+    expect(saved.data).toMatchObject({ external_id: id, status: 'draft', body: '<p>Hi</p>' });
+    await expect(savePage(caller, 'bad id', pageBody())).rejects.toMatchObject({ status: 422, field: 'external_id' });
+
+    const k = idem();
+    const viaTool = await publishPage(caller, id, { idempotencyKey: k });
+    expect(viaTool.status ?? 200).toBe(200);
+    const viaHttp = await client(key.token).post(publishPath(id), undefined, { 'Idempotency-Key': k });
+    expect(viaHttp.text).toBe(JSON.stringify(viaTool.body));
+    await expect(publishPage(caller, id, { idempotencyKey: undefined })).rejects.toMatchObject({ status: 400, code: 'idempotency_key_required' });
+    const missing = await publishPage(caller, xid(), { idempotencyKey: idem() });
+    expect(missing.status).toBe(404);
+
+    expect((await unpublishPage(caller, id)).data.status).toBe('unpublished');
+    const listed = await listPages(caller, { type: 'page', limit: 5, cursor: 0 });
+    expect(listed.data.map((p) => p.id)).toEqual([saved.data.id]);
+    await expect(listPages(caller, { limit: 51 })).rejects.toMatchObject({ status: 422, field: 'limit' });
+  });
+});

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import * as v from 'valibot';
+import { PAGE_STATUSES, toPageResource, type Page, type PageStatus } from '../../shared/domain/page/page.ts';
+import { changeTime, decide, decidePublish, decideUnpublish, newPage, savedPage, withStatus } from '../../shared/domain/page/rules.ts';
+import { BODY_MAX_BYTES, PageBody, SLUG_MAX, TITLE_MAX } from '../../shared/domain/page/page-write.ts';
+import { keys } from '../../shared/db/keys.ts';
+
+const T0 = '2026-03-01T10:00:00.000Z';
+
+function page(overrides: Partial<Page> = {}): Page {
+  return {
+    id: 7,
+    store_id: 's1',
+    external_id: 'cms:7',
+    owner_key_id: 3,
+    type: 'page',
+    title: 'About',
+    slug: 'about',
+    body: '<p>x</p>',
+    status: 'draft',
+    published_at: null,
+    created_at: T0,
+    updated_at: T0,
+    ...overrides,
+  };
+}
+
+describe('page state machine (CONTRACT §9)', () => {
+  const expected: Record<'publish' | 'unpublish', Record<PageStatus, string>> = {
+    publish: { draft: 'change', unpublished: 'change', published: 'noop' },
+    unpublish: { published: 'change', unpublished: 'noop', draft: 'forbidden' },
+  };
+  for (const action of ['publish', 'unpublish'] as const) {
+    for (const from of PAGE_STATUSES) {
+      it(`${action} from ${from}: ${expected[action][from]}`, () => {
+        expect(decide(action, from).kind).toBe(expected[action][from]);
+      });
+    }
+  }
+
+  it('names both states of a change and of a refusal', () => {
+    expect(decidePublish('unpublished')).toEqual({ kind: 'change', from: 'unpublished', to: 'published' });
+    expect(decideUnpublish('draft')).toEqual({ kind: 'forbidden', from: 'draft', to: 'unpublished' });
+  });
+
+  it('publishing stamps published_at and updated_at with the same instant; unpublishing keeps published_at', () => {
+    const now = Date.parse('2026-03-02T00:00:00.000Z');
+    const published = withStatus(page(), 'published', now);
+    expect(published).toMatchObject({ status: 'published', published_at: '2026-03-02T00:00:00.000Z', updated_at: '2026-03-02T00:00:00.000Z', created_at: T0 });
+    const unpublished = withStatus(published, 'unpublished', now + 5);
+    expect(unpublished).toMatchObject({ status: 'unpublished', published_at: '2026-03-02T00:00:00.000Z', updated_at: '2026-03-02T00:00:00.005Z' });
+  });
+});
+
+describe('saving', () => {
+  const content = { type: 'blog' as const, title: 'New', slug: 'new', body: '<p>new</p>' };
+
+  it('a new page is always a draft, never published, created_at = updated_at', () => {
+    const draft = newPage(content, { storeId: 's1', keyId: 3, externalId: 'x' }, Date.parse(T0));
+    expect(draft).toMatchObject({ ...content, status: 'draft', published_at: null, created_at: T0, updated_at: T0, owner_key_id: 3, external_id: 'x' });
+  });
+
+  it.each(PAGE_STATUSES)('a save of a %s page leaves it a draft, keeps created_at and published_at', (status) => {
+    const current = page({ status, published_at: status === 'draft' ? null : T0 });
+    const next = savedPage(current, content, Date.parse('2026-03-03T00:00:00.000Z'))!;
+    expect(next).toMatchObject({ ...content, status: 'draft', created_at: T0, published_at: current.published_at, updated_at: '2026-03-03T00:00:00.000Z' });
+  });
+
+  it('a save that changes nothing is null; the same content on a published page is a change (to draft)', () => {
+    const same = { type: 'page' as const, title: 'About', slug: 'about', body: '<p>x</p>' };
+    expect(savedPage(page(), same)).toBeNull();
+    expect(savedPage(page({ status: 'published', published_at: T0 }), same)?.status).toBe('draft');
+  });
+
+  it('updated_at strictly increases even when the clock is behind', () => {
+    expect(changeTime(T0, Date.parse(T0) - 60_000)).toBe('2026-03-01T10:00:00.001Z');
+    expect(changeTime(T0, Date.parse(T0))).toBe('2026-03-01T10:00:00.001Z');
+    expect(changeTime(T0, Date.parse(T0) + 10)).toBe('2026-03-01T10:00:00.010Z');
+  });
+});
+
+describe('toPageResource', () => {
+  it('is the record of CONTRACT §9 in its field order', () => {
+    expect(Object.keys(toPageResource(page()))).toEqual([
+      'id', 'external_id', 'type', 'title', 'slug', 'body', 'status', 'published_at', 'created_at', 'updated_at',
+    ]);
+  });
+
+  it("shows another key's external id as null", () => {
+    expect(toPageResource(page(), 3).external_id).toBe('cms:7');
+    expect(toPageResource(page(), 4).external_id).toBeNull();
+  });
+});
+
+describe('PageBody schema', () => {
+  const ok = { type: 'page', title: 'About us', slug: 'about-us', body: '<p>Hi</p>' };
+  const fieldOf = (input: unknown) => {
+    const r = v.safeParse(PageBody, input, { abortEarly: true });
+    return r.success ? 'ok' : (r.issues[0].path ?? []).map((p) => (p as { key: string }).key).join('.');
+  };
+
+  it('accepts a valid body and sanitizes `body`', () => {
+    expect(v.parse(PageBody, { ...ok, body: '<p onclick="x">Hi</p><script>1</script>' })).toEqual(ok);
+    expect(fieldOf({ ...ok, body: '' })).toBe('ok');
+  });
+
+  it.each([
+    ['type', { ...ok, type: 'post' }],
+    ['type', { ...ok, type: undefined }],
+    ['title', { ...ok, title: '' }],
+    ['title', { ...ok, title: '   ' }],
+    ['title', { ...ok, title: 'a'.repeat(TITLE_MAX + 1) }],
+    ['title', { ...ok, title: 'two\nlines' }],
+    ['title', { ...ok, title: 5 }],
+    ['slug', { ...ok, slug: '' }],
+    ['slug', { ...ok, slug: 'About' }],
+    ['slug', { ...ok, slug: '-about' }],
+    ['slug', { ...ok, slug: 'about-' }],
+    ['slug', { ...ok, slug: 'about--us' }],
+    ['slug', { ...ok, slug: 'about_us' }],
+    ['slug', { ...ok, slug: 'über' }],
+    ['slug', { ...ok, slug: 'a'.repeat(SLUG_MAX + 1) }],
+    ['body', { ...ok, body: null }],
+    ['body', { ...ok, body: `<p>${'x'.repeat(BODY_MAX_BYTES)}</p>` }],
+    ['body', { ...ok, body: '<b>'.repeat(1000) }],
+    ['body', { type: 'page', title: 'a', slug: 'a' }],
+    ['extra', { ...ok, extra: 1 }],
+  ])('refuses %s in %j', (field, input) => {
+    expect(fieldOf(input)).toBe(field);
+  });
+
+  it('accepts the limits themselves', () => {
+    expect(fieldOf({ ...ok, title: '😀'.repeat(TITLE_MAX), slug: 'a'.repeat(SLUG_MAX) })).toBe('ok');
+    expect(fieldOf({ ...ok, slug: 'a-1-b2' })).toBe('ok');
+    expect(fieldOf({ ...ok, body: 'x'.repeat(BODY_MAX_BYTES) })).toBe('ok');
+    expect(fieldOf({ ...ok, body: 'x'.repeat(BODY_MAX_BYTES + 1) })).toBe('body');
+  });
+
+  it('counts the body after sanitizing: removed markup does not count', () => {
+    expect(fieldOf({ ...ok, body: `<script>${'x'.repeat(BODY_MAX_BYTES * 2)}</script><p>ok</p>` })).toBe('ok');
+  });
+});
+
+describe('page keys', () => {
+  it('puts a page in the index partition of its type, in id order', () => {
+    expect(keys.pageTypeIndex('s1', 'blog', 42)).toEqual({ gsi1pk: 'STORE#s1#PAGES#blog', gsi1sk: 'PAGE#000000000042' });
+    expect(keys.pageTypeIndex('s1', 'page', 42).gsi1sk).toBe(keys.page('s1', 42).sk);
+  });
+});
