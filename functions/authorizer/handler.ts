@@ -27,7 +27,8 @@ export const handler = instrument(
     const auth = await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute);
     if (!auth.ok) throw unauthorized();
     const route = findRoute(event.httpMethod, event.resource);
-    const missing = route && !auth.principal.abilities.includes(route.ability) ? route.ability : null;
+    // A route without an ability (MCP) admits any valid key; its tools check their own abilities.
+    const missing = route?.ability && !auth.principal.abilities.includes(route.ability) ? route.ability : null;
     const effect = missing && auth.rate.allowed ? 'Deny' : 'Allow';
     return {
       principalId: `key:${auth.principal.keyId}`,

@@ -7,14 +7,15 @@ import type { Ability } from '../domain/key/abilities.ts';
  */
 export const API_BASE_PATH = '/api/v1/integrations';
 
-export type Group = 'products' | 'catalog' | 'orders' | 'content';
+export type Group = 'products' | 'catalog' | 'orders' | 'content' | 'mcp';
 
 export interface ApiRoute {
   group: Group;
   operation: string;
   method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   path: string;
-  ability: Ability;
+  /** null: any valid key may call it (the MCP endpoint checks each tool's ability itself). */
+  ability: Ability | null;
 }
 
 export const API_ROUTES: readonly ApiRoute[] = [
@@ -30,6 +31,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { group: 'content', operation: 'savePage', method: 'PUT', path: '/content/pages/{external_id}', ability: 'content:write' },
   { group: 'content', operation: 'publishPage', method: 'POST', path: '/content/pages/{external_id}/publish', ability: 'content:write' },
   { group: 'content', operation: 'unpublishPage', method: 'POST', path: '/content/pages/{external_id}/unpublish', ability: 'content:write' },
+  // MCP (Streamable HTTP, stateless): POST carries JSON-RPC; GET would open an SSE stream, which a
+  // stateless server does not offer, so it answers 405 as the transport spec asks.
+  { group: 'mcp', operation: 'mcp', method: 'POST', path: '/mcp', ability: null },
+  { group: 'mcp', operation: 'mcpStream', method: 'GET', path: '/mcp', ability: null },
 ];
 
 /** Groups that have a Lambda today (the CDK stack and the local server create one per group). */

@@ -25,7 +25,7 @@ export interface RouteInput {
 
 export type RouteFn = (input: RouteInput) => Promise<RouteResult>;
 
-function absoluteUrl(event: APIGatewayProxyEvent): string {
+export function absoluteUrl(event: APIGatewayProxyEvent): string {
   const headers = event.headers ?? {};
   const proto = headers['x-forwarded-proto'] ?? 'https';
   const host = event.requestContext?.domainName ?? headers.host ?? 'localhost';

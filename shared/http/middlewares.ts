@@ -89,7 +89,7 @@ export function authorizedKey(): Middleware {
       }
       // Defence in depth: the authorizer already denied this, but a handler must never trust that alone.
       const route = state.route;
-      if (route && !principal.abilities.includes(route.ability)) {
+      if (route?.ability && !principal.abilities.includes(route.ability)) {
         throw new AppError(403, 'forbidden', `This key lacks the ability ${route.ability}.`);
       }
     },

@@ -9,7 +9,8 @@ export type HttpLambda = (event: APIGatewayProxyEvent, context: Context) => Prom
  */
 export const httpLambdas: Partial<Record<Group, () => Promise<{ handler: HttpLambda }>>> = {
   products: () => import('../../functions/products/handler.ts'),
-  catalog: () => import('../../functions/catalog/handler.ts'),
   orders: () => import('../../functions/orders/handler.ts'),
+  catalog: () => import('../../functions/catalog/handler.ts'),
   content: () => import('../../functions/content/handler.ts'),
+  mcp: () => import('../../functions/mcp/handler.ts'),
 };

@@ -1,0 +1,65 @@
+import middy from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { authorizedKey, internal, MAX_BODY_BYTES, resolveRoute, responseShaper } from '../../shared/http/middlewares.ts';
+import { absoluteUrl, instrument } from '../../shared/http/http-handler.ts';
+import { AppError } from '../../shared/http/app-error.ts';
+import { json } from '../../shared/http/response.ts';
+import { createMcpServer } from './server.ts';
+
+/**
+ * POST /mcp: the MCP tool server over Streamable HTTP, stateless, JSON responses (no SSE). The
+ * same middlewares as every endpoint answer 401/429 first; then the SDK's web-standard
+ * transport takes the request as a fetch Request (a Lambda has no Node req/res) and answers a
+ * Response, which becomes the proxy result. One server and transport per request: nothing
+ * outlives it, so any Lambda container can answer any request.
+ */
+export const handler = instrument(
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpHeaderNormalizer())
+    .use(responseShaper())
+    .use(resolveRoute())
+    .use(authorizedKey())
+    .handler(async (event, context) => {
+      const state = internal({ context });
+      if (state.route!.operation !== 'mcp') {
+        // GET would open a server-to-client SSE stream; a stateless server has none (405 per the transport spec).
+        return json(405, { code: 'method_not_allowed', message: 'This MCP endpoint is stateless and offers no SSE stream; send JSON-RPC messages with POST.', field: null }, { Allow: 'POST' });
+      }
+      const body = bodyOf(event);
+      const url = absoluteUrl(event);
+      const server = createMcpServer({ principal: state.principal!, requestId: event.requestContext?.requestId ?? '', apiUrl: url.replace(/\/mcp$/, '') });
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await server.connect(transport);
+      try {
+        const response = await transport.handleRequest(new Request(url, { method: 'POST', headers: headersOf(event), body }));
+        return { statusCode: response.status, headers: canonicalHeaders(response.headers), body: await response.text() };
+      } finally {
+        await server.close();
+      }
+    }),
+);
+
+function headersOf(event: APIGatewayProxyEvent): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(event.headers ?? {})) if (value !== undefined) headers.set(name, value);
+  return headers;
+}
+
+/** The raw JSON-RPC text: parse errors are the transport's to answer (JSON-RPC -32700), size is ours (413). */
+function bodyOf(event: APIGatewayProxyEvent): string {
+  const raw = event.body ?? '';
+  const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+  if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) {
+    throw new AppError(413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+  }
+  return text;
+}
+
+/** `Content-Type`, not `content-type`: the rest of the stack writes headers in canonical case and must not add a twin. */
+function canonicalHeaders(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of headers) out[name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase())] = value;
+  return out;
+}

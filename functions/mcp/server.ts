@@ -1,0 +1,136 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { API_BASE_PATH, API_ROUTES, type ApiRoute } from '../../shared/http/api-routes.ts';
+import type { RouteFn } from '../../shared/http/http-handler.ts';
+import type { RequestPrincipal } from '../../shared/http/authorizer-context.ts';
+import { AppError } from '../../shared/http/app-error.ts';
+import { errorBody } from '../../shared/http/response.ts';
+import type { Ability } from '../../shared/domain/key/abilities.ts';
+import { errorFields, log } from '../../shared/log.ts';
+import { IDEMPOTENCY_HEADER } from '../../shared/domain/idempotency.ts';
+import { IDEMPOTENCY_ARG, type Args } from './args.ts';
+import { OPERATIONS } from './operations.ts';
+import { TOOLS, type ToolDefinition } from './tools.ts';
+
+export interface McpRequestContext {
+  principal: RequestPrincipal;
+  requestId: string;
+  /** Absolute URL of the API base as this request reached it (`https://host/stage/api/v1/integrations`). */
+  apiUrl: string;
+}
+
+interface BoundTool {
+  tool: ToolDefinition;
+  route: ApiRoute & { ability: Ability };
+  run: RouteFn;
+}
+
+/** Each tool with its endpoint and route function; tools whose endpoint is not built yet are left out. */
+export function bindTools(
+  tools: readonly ToolDefinition[] = TOOLS,
+  routes: readonly ApiRoute[] = API_ROUTES,
+  operations: Readonly<Record<string, RouteFn>> = OPERATIONS,
+): Map<string, BoundTool> {
+  const bound = new Map<string, BoundTool>();
+  for (const tool of tools) {
+    const route = routes.find((r) => r.method === tool.method && r.path === tool.path);
+    const run = route && operations[route.operation];
+    if (!route || !run || route.ability === null) continue;
+    bound.set(tool.name, { tool, route: { ...route, ability: route.ability }, run });
+  }
+  return bound;
+}
+
+const BOUND = bindTools();
+
+const INSTRUCTIONS =
+  'Tools of one store, acting with one API key: the key\'s abilities decide which tools are listed. ' +
+  'Results are the JSON documents of the HTTP API (/api/v1/integrations). Prices and totals are integers in minor units (49000 = 490.00). ' +
+  'External ids are yours and scoped to this key; categories and tags must exist before a product refers to them. ' +
+  'Errors come back as tool errors carrying {code, message, field}.';
+
+/**
+ * One MCP server per HTTP request (stateless Streamable HTTP): it knows the caller, so
+ * tools/list shows only the tools its abilities allow, and tools/call runs the endpoint's route
+ * function with the caller as principal.
+ */
+export function createMcpServer(ctx: McpRequestContext): Server {
+  // Server rather than McpServer: the tool set depends on the caller, the input schemas are plain
+  // JSON Schema and arguments are validated by the route functions into the contract's errors;
+  // McpServer would validate with zod first and answer in its own error shape.
+  const server = new Server({ name: 'store-integration-api', version: '1.0.0' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [...BOUND.values()].filter((b) => ctx.principal.abilities.includes(b.route.ability)).map(describe),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, (request) => callTool(ctx, request.params.name, request.params.arguments ?? {}));
+  return server;
+}
+
+function describe({ tool, route }: BoundTool): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: `${tool.description} Ability: ${route.ability}.`,
+    inputSchema: tool.inputSchema,
+    annotations: {
+      title: tool.title,
+      readOnlyHint: route.method === 'GET',
+      // Every write repeats harmlessly: PUT and PATCH set values, the keyed POSTs replay, a status move to the current status is a no-op.
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+  };
+}
+
+export async function callTool(ctx: McpRequestContext, name: string, args: Args): Promise<CallToolResult> {
+  const bound = BOUND.get(name);
+  // An unknown tool is a protocol error (MCP: tools/call, "Unknown tools"); a known one the key
+  // may not use is a tool error in the contract's shape, like the endpoint's 403.
+  if (!bound) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  const { tool, route, run } = bound;
+  if (!ctx.principal.abilities.includes(route.ability)) {
+    return toolResult(403, errorBody(new AppError(403, 'forbidden', `This key lacks the ability ${route.ability}.`)));
+  }
+  try {
+    const request = tool.toRequest(args);
+    const pathParameters = request.pathParameters ?? {};
+    // The path the endpoint would have been called with: the idempotency scope (key + method +
+    // path + Idempotency-Key) is shared with HTTP, so a retry through either front replays.
+    const path = route.path.replace(/\{(\w+)\}/g, (_m, p: string) => pathParameters[p] ?? '');
+    const result = await run({
+      principal: ctx.principal,
+      pathParameters,
+      query: request.query ?? {},
+      body: request.body,
+      headers: request.idempotencyKey === undefined ? {} : { [IDEMPOTENCY_HEADER.toLowerCase()]: request.idempotencyKey },
+      requestId: ctx.requestId,
+      url: ctx.apiUrl + path,
+      method: route.method,
+      path: API_BASE_PATH + path,
+    });
+    return toolResult(result.status ?? 200, result.body, tool.fieldNames);
+  } catch (err) {
+    if (err instanceof AppError) return toolResult(err.status, errorBody(err), tool.fieldNames);
+    log('error', 'unhandled error', { request_id: ctx.requestId, tool: name, ...errorFields(err) });
+    return toolResult(500, { code: 'internal_error', message: `Something went wrong on our side. Request id: ${ctx.requestId}.`, field: null });
+  }
+}
+
+const ARGUMENT_NAMES: Record<string, string> = { [IDEMPOTENCY_HEADER]: IDEMPOTENCY_ARG };
+
+/** The endpoint's document as the tool result; an error status makes it a tool error. */
+export function toolResult(status: number, body: unknown, fieldNames: Record<string, string> = {}): CallToolResult {
+  const doc = status >= 400 ? renameField(body as ReturnType<typeof errorBody>, { ...ARGUMENT_NAMES, ...fieldNames }) : body;
+  return {
+    content: [{ type: 'text', text: JSON.stringify(doc) }],
+    structuredContent: doc as Record<string, unknown>,
+    ...(status >= 400 ? { isError: true } : {}),
+  };
+}
+
+/** `field` names what the tool caller sent: `filter_name`, not the query parameter `filter[name]`. */
+function renameField(body: ReturnType<typeof errorBody>, names: Record<string, string>) {
+  const to = body.field === null ? undefined : names[body.field];
+  if (!to || body.field === null) return body;
+  return { ...body, message: body.message.split(body.field).join(to), field: to };
+}
