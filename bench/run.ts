@@ -98,12 +98,14 @@ try {
       updated_at: now,
     });
   }
+  // Each request i of a scenario uses key i mod 60: a replay or a publish comes from the key that
+  // made the first request (idempotency and external ids are per key), and no key nears 60/min.
   const keys: string[] = [];
-  for (let i = 0; i < 40; i++) {
-    keys.push((await adminRun<{ token: string }>('keys create', { store: 'bench', name: `k${i}`, abilities: 'catalog:read,catalog:write,orders:read,orders:write-status' })).token);
+  for (let i = 0; i < 60; i++) {
+    keys.push((await adminRun<{ token: string }>('keys create', { store: 'bench', name: `k${i}`, abilities: 'catalog:read,catalog:write,orders:read,orders:write-status,content:read,content:write' })).token);
   }
-  let keyIndex = 0;
-  const nextKey = () => keys[keyIndex++ % keys.length] as string;
+  const keyFor = (i: number) => keys[i % keys.length] as string;
+  let pollSince = new Date().toISOString();
 
   const has = (method: string, path: string) => API_ROUTES.some((r) => r.method === method && r.path === path);
   type Scenario = { name: string; method: string; path: (i: number) => string; body?: (i: number) => unknown; headers?: (i: number) => Record<string, string> };
@@ -124,13 +126,32 @@ try {
   if (has('GET', '/orders')) {
     scenarios.push(
       { name: 'GET /orders?cursor=…&limit=50', method: 'GET', path: (i) => `/orders?cursor=${(i * 7) % ORDERS}&limit=50` },
-      { name: 'GET /orders?updated_since=(1 min ago)', method: 'GET', path: () => `/orders?updated_since=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}` },
+      { name: 'GET /orders?updated_since=(store start: every order, full re-sync)', method: 'GET', path: () => `/orders?updated_since=${encodeURIComponent(now)}` },
     );
   }
   if (has('POST', '/orders/{reference}/status')) {
     scenarios.push(
-      { name: 'POST /orders/{ref}/status (change)', method: 'POST', path: (i) => `/orders/B-${i + 1}/status`, body: () => ({ status: 'processing' }), headers: (i) => ({ 'Idempotency-Key': `bench-${i}` }) },
+      {
+        name: 'POST /orders/{ref}/status (change)',
+        method: 'POST',
+        path: (i) => {
+          // The common sync poll below asks for what changed during the last 10 of these.
+          if (i === REQUESTS - 10) pollSince = new Date().toISOString();
+          return `/orders/B-${i + 1}/status`;
+        },
+        body: () => ({ status: 'processing' }),
+        headers: (i) => ({ 'Idempotency-Key': `bench-${i}` }),
+      },
       { name: 'POST /orders/{ref}/status (replay)', method: 'POST', path: (i) => `/orders/B-${i + 1}/status`, body: () => ({ status: 'processing' }), headers: (i) => ({ 'Idempotency-Key': `bench-${i}` }) },
+      { name: 'GET /orders?updated_since=… (common poll: 10 of 500 changed)', method: 'GET', path: () => `/orders?updated_since=${encodeURIComponent(pollSince)}` },
+    );
+  }
+
+  if (has('PUT', '/content/pages/{external_id}')) {
+    scenarios.push(
+      { name: 'PUT /content/pages/{xid} (create)', method: 'PUT', path: (i) => `/content/pages/page-${i}`, body: (i) => ({ type: 'blog', title: `Post ${i}`, slug: `post-${i}`, body: '<p>Hello <strong>world</strong></p>' }) },
+      { name: 'POST /content/pages/{xid}/publish', method: 'POST', path: (i) => `/content/pages/page-${i}/publish`, headers: (i) => ({ 'Idempotency-Key': `pub-${i}` }) },
+      { name: 'GET /content/pages?type=blog&limit=50', method: 'GET', path: () => '/content/pages?type=blog&limit=50' },
     );
   }
 
@@ -144,7 +165,7 @@ try {
     for (let i = 0; i < REQUESTS; i++) {
       const res = await fetch(stack.baseUrl + s.path(i), {
         method: s.method,
-        headers: { Authorization: `Bearer ${nextKey()}`, Accept: 'application/json', 'Content-Type': 'application/json', ...s.headers?.(i) },
+        headers: { Authorization: `Bearer ${keyFor(i)}`, Accept: 'application/json', 'Content-Type': 'application/json', ...s.headers?.(i) },
         body: s.body ? JSON.stringify(s.body(i)) : undefined,
       });
       await res.arrayBuffer();
