@@ -86,7 +86,9 @@ async function main() {
     process.exit(1);
   }
   if (!result.ok) {
-    const field = result.error.field ? ` (${result.error.field})` : '';
+    // Argument names come back as fields (`webhook_url`); show them as the flags the user typed.
+    const f = result.error.field;
+    const field = f ? ` (${/^[a-z_]+$/.test(f) ? `--${f.replace(/_/g, '-')}` : f})` : '';
     process.stderr.write(`error: ${result.error.code}: ${result.error.message}${field}\n`);
     process.exit(1);
   }

@@ -46,7 +46,7 @@ export const commands: Record<string, AdminCommand> = {
   ...orderCommands,
   'stores create': async (args) => {
     const a = parse(
-      v.object({ id: Id, name: Name, currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR')) }),
+      v.strictObject({ id: Id, name: Name, currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR')) }),
       args,
     );
     return createStore({ id: a.id, name: a.name, currency_code: a.currency, created_at: new Date().toISOString() });
@@ -54,7 +54,7 @@ export const commands: Record<string, AdminCommand> = {
 
   'keys create': async (args) => {
     const a = parse(
-      v.object({ store: Id, name: Name, abilities: v.string(), webhook_url: v.optional(v.string()) }),
+      v.strictObject({ store: Id, name: Name, abilities: v.string(), webhook_url: v.optional(v.string()) }),
       args,
     );
     let abilities;
@@ -63,6 +63,8 @@ export const commands: Record<string, AdminCommand> = {
     } catch (err) {
       throw new AppError(422, 'validation_failed', (err as Error).message, 'abilities');
     }
+    // A key that may call nothing is a mistake, not a key.
+    if (abilities.length === 0) throw new AppError(422, 'validation_failed', 'abilities: name at least one ability', 'abilities');
     const webhookUrl = webhookUrlOrNull(a.webhook_url);
     const store = await requireStore(a.store);
     const token = generateToken();
@@ -82,18 +84,18 @@ export const commands: Record<string, AdminCommand> = {
   },
 
   'keys list': async (args) => {
-    const a = parse(v.object({ store: Id }), args);
+    const a = parse(v.strictObject({ store: Id }), args);
     await requireStore(a.store);
     return { data: (await listKeysOfStore(a.store)).map(publicKey) };
   },
 
   'keys revoke': async (args) => {
-    const a = parse(v.object({ id: KeyId }), args);
+    const a = parse(v.strictObject({ id: KeyId }), args);
     return publicKey(await revokeKey(a.id, new Date().toISOString()));
   },
 
   'keys rotate': async (args) => {
-    const a = parse(v.object({ id: KeyId }), args);
+    const a = parse(v.strictObject({ id: KeyId }), args);
     const key = await requireKey(a.id);
     const store = await requireStore(key.store_id);
     const token = generateToken();
@@ -102,7 +104,7 @@ export const commands: Record<string, AdminCommand> = {
   },
 
   'keys set-webhook': async (args) => {
-    const a = parse(v.object({ id: KeyId, url: v.string() }), args);
+    const a = parse(v.strictObject({ id: KeyId, url: v.string() }), args);
     await requireKey(a.id);
     return publicKey(await updateKeyWebhook(a.id, { webhook_url: webhookUrlOrNull(a.url) }));
   },

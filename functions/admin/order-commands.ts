@@ -55,7 +55,7 @@ async function requireStore(storeId: string) {
 
 export const orderCommands: Record<string, AdminCommand> = {
   'orders place': async (args) => {
-    const a = parse(v.object({ store: StoreId, file: OrderFile }), args);
+    const a = parse(v.strictObject({ store: StoreId, file: OrderFile }), args);
     const store = await requireStore(a.store);
     const o = a.file;
     const totals = computeTotals(o.items, o.shipping_total, o.discount_total);
@@ -79,7 +79,7 @@ export const orderCommands: Record<string, AdminCommand> = {
   },
 
   'orders mark-paid': async (args) => {
-    const a = parse(v.object({ store: StoreId, reference: Reference }), args);
+    const a = parse(v.strictObject({ store: StoreId, reference: Reference }), args);
     await requireStore(a.store);
     for (let attempt = 1; attempt <= 5; attempt++) {
       const order = await getOrderByReference(a.store, a.reference);

@@ -17,20 +17,20 @@ const Limit = v.optional(
 /** CONTRACT §2 and §10: the delivery log, redelivery and webhook secret rotation. */
 export const webhookCommands: Record<string, AdminCommand> = {
   'webhooks deliveries': async (args) => {
-    const a = parse(v.object({ id: KeyId, limit: Limit }), args);
+    const a = parse(v.strictObject({ id: KeyId, limit: Limit }), args);
     await requireKey(a.id);
     const log = await listDeliveries(a.id);
     return { data: log.slice(0, a.limit ?? log.length).map(deliveryView) };
   },
 
   'webhooks redeliver': async (args) => {
-    const a = parse(v.object({ id: KeyId, event: EventId }), args);
+    const a = parse(v.strictObject({ id: KeyId, event: EventId }), args);
     await requireKey(a.id);
     return deliveryView(await startRedelivery(a.id, a.event, new Date().toISOString()));
   },
 
   'keys rotate-webhook-secret': async (args) => {
-    const a = parse(v.object({ id: KeyId }), args);
+    const a = parse(v.strictObject({ id: KeyId }), args);
     const key = await requireKey(a.id);
     if (key.status === 'revoked') throw new AppError(409, 'invalid_transition', `key ${a.id} is revoked`, 'id');
     const secret = generateWebhookSecret();

@@ -17,8 +17,11 @@ export function bearerToken(headers: Record<string, string | undefined> | null):
 
 /**
  * Resolves the bearer token to key, store and abilities in one conditional UpdateItem that also
- * takes the rate-limit slot. Denies (403, naming the ability) a method the key may not call; lets
- * a rate-limited request through flagged, because only the handler can answer 429.
+ * takes the rate-limit slot. It lets every valid key through to exactly this method, with its
+ * verdicts in the context: a missing ability and a spent allowance are answered by the handler's
+ * first middleware (403 naming the ability, 429), because an authorizer cannot answer 429 and a
+ * gateway Deny cannot carry the RateLimit-* headers every response must have (gateway responses
+ * take headers only from the request or from constants).
  */
 export const handler = instrument(
   async (event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
@@ -29,12 +32,11 @@ export const handler = instrument(
     const route = findRoute(event.httpMethod, event.resource);
     // A route without an ability (MCP) admits any valid key; its tools check their own abilities.
     const missing = route?.ability && !auth.principal.abilities.includes(route.ability) ? route.ability : null;
-    const effect = missing && auth.rate.allowed ? 'Deny' : 'Allow';
     return {
       principalId: `key:${auth.principal.keyId}`,
       policyDocument: {
         Version: '2012-10-17',
-        Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: event.methodArn }],
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: event.methodArn }],
       },
       context: principalToContext(auth.principal, auth.rate, missing),
     };

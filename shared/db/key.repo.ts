@@ -123,6 +123,12 @@ export async function getKey(keyId: number): Promise<KeyRecord | undefined> {
   return out.Item ? toKeyRecord(out.Item) : undefined;
 }
 
+/** The record with `last_used_at`, which lives on the token item (the hot path writes it there). */
+export async function withLastUsed(record: KeyRecord): Promise<KeyRecord> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(record.token_hash), ConsistentRead: true }));
+  return { ...record, last_used_at: out.Item?.last_used_at ?? null };
+}
+
 export async function requireKey(keyId: number): Promise<KeyRecord> {
   const key = await getKey(keyId);
   if (!key) throw new AppError(404, 'not_found', `key ${keyId} does not exist`, 'id');
@@ -147,7 +153,7 @@ export async function listKeysOfStore(storeId: string, withLastUsed = true): Pro
 
 export async function revokeKey(keyId: number, now: string): Promise<KeyRecord> {
   const key = await requireKey(keyId);
-  if (key.status === 'revoked') return key;
+  if (key.status === 'revoked') return withLastUsed(key);
   await db().send(
     new TransactWriteCommand({
       TransactItems: [
@@ -174,7 +180,7 @@ export async function revokeKey(keyId: number, now: string): Promise<KeyRecord> 
       ],
     }),
   );
-  return { ...key, status: 'revoked', revoked_at: now };
+  return withLastUsed({ ...key, status: 'revoked', revoked_at: now });
 }
 
 /** New token for the same key id (so external ids stay); the old token stops working at once. */
@@ -182,7 +188,7 @@ export async function rotateKeyToken(keyId: number, newTokenHash: string, curren
   const key = await requireKey(keyId);
   if (key.status === 'revoked') throw new AppError(409, 'invalid_transition', `key ${keyId} is revoked`, 'id');
   const old = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }));
-  const rotated: KeyRecord = { ...key, token_hash: newTokenHash };
+  const rotated: KeyRecord = { ...key, token_hash: newTokenHash, last_used_at: old.Item?.last_used_at ?? null };
   await db().send(
     new TransactWriteCommand({
       TransactItems: [
@@ -227,7 +233,7 @@ export async function updateKeyWebhook(
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return toKeyRecord(out.Attributes ?? {});
+    return withLastUsed(toKeyRecord(out.Attributes ?? {}));
   } catch (err) {
     if (isConditionalCheckFailed(err)) throw new AppError(404, 'not_found', `key ${keyId} does not exist`, 'id');
     throw err;

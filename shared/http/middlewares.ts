@@ -87,7 +87,8 @@ export function authorizedKey(): Middleware {
           'Retry-After': String(principal.rate.resetSeconds),
         });
       }
-      // Defence in depth: the authorizer already denied this, but a handler must never trust that alone.
+      // The authorizer flags a missing ability (context.missingAbility); the check is repeated here
+      // from the route table so that a handler never relies on that flag alone.
       const route = state.route;
       if (route?.ability && !principal.abilities.includes(route.ability)) {
         throw new AppError(403, 'forbidden', `This key lacks the ability ${route.ability}.`);

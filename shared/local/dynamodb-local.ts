@@ -49,6 +49,11 @@ export function startDynamoDbLocal(options: { port: number; dataDir: string | nu
     args.push('-dbPath', options.dataDir);
   } else args.push('-inMemory');
   const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Whatever way this process ends (an uncaught error, process.exit), the store ends with it
+  // rather than holding the port and the data files as an orphan.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   child.stdout?.resume();

@@ -6,10 +6,10 @@ import { client } from '../fixtures/api.ts';
 
 const run = promisify(execFile);
 
-/** The real CLI (`npm run admin` runs exactly this), in its own process, against the test store. */
+/** The real CLI exactly as documented (`npm run admin -- ...`), in its own process, against the test store. */
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], {
+    const { stdout, stderr } = await run('npm', ['run', 'admin', '--', ...args], {
       env: {
         ...process.env,
         DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),

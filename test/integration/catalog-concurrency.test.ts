@@ -60,7 +60,7 @@ describe('concurrent catalog writes', () => {
   it('gives 20 racing PUTs of different external ids 20 products with dense ids', async () => {
     const storeId = await createStore();
     const api = await freshKey(storeId);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api.put(`/catalog/products/dense-${i}`, { name: `Dense ${i}`, price: i })));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api.put(`/catalog/products/dense-${i}?include=offers`, { name: `Dense ${i}`, price: i })));
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(results.map((r) => r.body.data.id).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     const offerIds = results.map((r) => r.body.data.offers[0].id);

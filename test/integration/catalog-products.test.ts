@@ -19,9 +19,9 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
     storeId = await createStore('EUR');
   });
 
-  it('creates a product on the first PUT and answers with the mapped product', async () => {
+  it('creates a product on the first PUT and answers with the mapped product (offers only with include=offers)', async () => {
     const { api } = await writer();
-    const res = await api.put('/catalog/products/crm-1', { name: 'Linen Shirt', price: 4900 });
+    const res = await api.put('/catalog/products/crm-1?include=offers', { name: 'Linen Shirt', price: 4900 });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/json');
     expect(res.body).toEqual({
@@ -53,6 +53,20 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
     expect(res.body.data.created_at).toBe(res.body.data.updated_at);
   });
 
+  it('leaves offers out of the PUT and PATCH answers unless include=offers, like the read shape', async () => {
+    const { api } = await writer();
+    const put = await api.put('/catalog/products/no-offers', { name: 'Plain', price: 100 });
+    expect(put.status).toBe(200);
+    expect(put.body.data).not.toHaveProperty('offers');
+    expect(put.body.data).toMatchObject({ external_id: 'no-offers', category_external_ids: [], tag_external_ids: [] });
+    const patch = await api.patch('/catalog/products/no-offers', { price: 200 });
+    expect(patch.body.data).not.toHaveProperty('offers');
+    expect((await api.patch('/catalog/products/no-offers?include=offers', { price: 300 })).body.data.offers).toHaveLength(1);
+    const bad = await api.put('/catalog/products/no-offers?include=variants', { name: 'Plain', price: 100 });
+    expect(bad.status).toBe(422);
+    expect(bad.body).toMatchObject({ code: 'validation_failed', field: 'include' });
+  });
+
   it('stores every write field and shows the product at once on GET /products/{id}', async () => {
     const { api } = await writer();
     await api.put('/catalog/categories/shirts', { name: 'Shirts' });
@@ -69,7 +83,7 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
       category_external_ids: ['summer', 'shirts'],
       tag_external_ids: ['new'],
     };
-    const put = await api.put('/catalog/products/ox-1', body);
+    const put = await api.put('/catalog/products/ox-1?include=offers', body);
     expect(put.status).toBe(200);
     const p = put.body.data;
     expect(p).toMatchObject({
@@ -193,7 +207,7 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
 
   it('keeps the variants of the store admin and the first variant’s other attributes on PUT and PATCH', async () => {
     const { api } = await writer();
-    const created = (await api.put('/catalog/products/multi', { name: 'Chair', price: 4900, quantity: 2, sku: 'CH-S' })).body.data;
+    const created = (await api.put('/catalog/products/multi?include=offers', { name: 'Chair', price: 4900, quantity: 2, sku: 'CH-S' })).body.data;
     // The store's own admin adds dimensions, properties and two more variants.
     await modifyProduct(storeId, created.id, (current) => ({
       ...current,
@@ -204,14 +218,14 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
       ],
       updated_at: new Date().toISOString(),
     }));
-    const put = await api.put('/catalog/products/multi', { name: 'Chair', price: 5000, quantity: 1, sku: 'CH-S2' });
+    const put = await api.put('/catalog/products/multi?include=offers', { name: 'Chair', price: 5000, quantity: 1, sku: 'CH-S2' });
     expect(put.body.data).toMatchObject({ has_offers: true, quantity: 10, min_price: 3900, max_price: 5900, sku: 'CH-S2', weight: 4.5, width: 50 });
     expect(put.body.data.offers).toEqual([
       { id: created.offers[0].id, sku: 'CH-S2', price: 5000, quantity: 1, properties: [{ name: 'size', value: 'S' }] },
       { id: 900001, sku: 'CH-M', price: 5900, quantity: 4, properties: [{ name: 'size', value: 'M' }] },
       { id: 900002, sku: 'CH-L', price: 3900, quantity: 5, properties: [{ name: 'size', value: 'L' }] },
     ]);
-    const patch = await api.patch('/catalog/products/multi', { price: 7000 });
+    const patch = await api.patch('/catalog/products/multi?include=offers', { price: 7000 });
     expect(patch.body.data).toMatchObject({ min_price: 3900, max_price: 7000, quantity: 10, sku: 'CH-S2' });
     expect(patch.body.data.offers.map((o: { id: number }) => o.id)).toEqual([created.offers[0].id, 900001, 900002]);
   });

@@ -166,7 +166,7 @@ describe('nothing changes on any error', () => {
     const storeId = await createStore();
     const api = client((await createKey(storeId, RW)).token);
     await api.put('/catalog/categories/c1', { name: 'C1' });
-    const original = (await api.put('/catalog/products/stable', { name: 'Stable Product', price: 500, sku: 'STABLE', category_external_ids: ['c1'] })).body.data;
+    const original = (await api.put('/catalog/products/stable?include=offers', { name: 'Stable Product', price: 500, sku: 'STABLE', category_external_ids: ['c1'] })).body.data;
     const refused = [
       // Valid changes next to one bad field: none of them may land.
       ['PUT', { name: 'Changed', price: 1, sku: 'CHANGED', category_external_ids: ['c1', 'ghost'] }, 422],

@@ -123,3 +123,24 @@ describe('product read shape', () => {
     });
   });
 });
+
+describe('webhook URLs', async () => {
+  const { checkWebhookUrl } = await import('../../shared/domain/key/webhook-url.ts');
+  it.each([
+    ['https://crm.example.com/hooks', true],
+    ['https://crm.example.com:8443/hooks', true],
+    ['http://crm.example.com/hooks', false],
+    ['https://10.0.0.5/hooks', false],
+    ['https://localhost:8443/hooks', false],
+    ['https://user:pw@crm.example.com/hooks', false],
+    ['https://169.254.169.254:443/latest', false],
+    ['not a url', false],
+  ])('public https only, any port: %s → %s', (url, ok) => {
+    expect(checkWebhookUrl(url, false).ok).toBe(ok);
+  });
+  it('admits loopback receivers only when private webhooks are allowed (local stack)', () => {
+    expect(checkWebhookUrl('http://127.0.0.1:9999/hook', false).ok).toBe(false);
+    expect(checkWebhookUrl('http://127.0.0.1:9999/hook', true).ok).toBe(true);
+    expect(checkWebhookUrl('http://10.0.0.1:9999/hook', true).ok).toBe(false);
+  });
+});

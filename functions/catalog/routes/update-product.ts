@@ -1,4 +1,5 @@
 import { parse } from '../../../shared/http/validate.ts';
+import { IncludeQuery } from '../../../shared/domain/product/include.ts';
 import { notFound } from '../../../shared/http/app-error.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
 import type { Principal } from '../../../shared/db/key.repo.ts';
@@ -28,8 +29,9 @@ export async function patchProduct(principal: Pick<Principal, 'keyId' | 'storeId
   return product;
 }
 
-export const updateProduct: RouteFn = async ({ principal, pathParameters, body }) => {
+export const updateProduct: RouteFn = async ({ principal, pathParameters, body, query }) => {
   const externalId = externalIdParam(pathParameters);
+  const { include } = parse(IncludeQuery, query);
   const product = await patchProduct(principal, externalId, body);
-  return { body: { data: toMappedProduct(product, principal.currency) } };
+  return { body: { data: toMappedProduct(product, principal.currency, include === 'offers') } };
 };

@@ -1,4 +1,5 @@
 import { parse } from '../../../shared/http/validate.ts';
+import { IncludeQuery } from '../../../shared/domain/product/include.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
 import type { Principal } from '../../../shared/db/key.repo.ts';
 import {
@@ -54,8 +55,9 @@ export async function replaceExisting(storeId: string, id: number, change: Produ
   return product;
 }
 
-export const upsertProduct: RouteFn = async ({ principal, pathParameters, body }) => {
+export const upsertProduct: RouteFn = async ({ principal, pathParameters, body, query }) => {
   const externalId = externalIdParam(pathParameters);
+  const { include } = parse(IncludeQuery, query);
   const product = await putProduct(principal, externalId, body);
-  return { body: { data: toMappedProduct(product, principal.currency) } };
+  return { body: { data: toMappedProduct(product, principal.currency, include === 'offers') } };
 };

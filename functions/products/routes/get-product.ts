@@ -1,14 +1,13 @@
-import * as v from 'valibot';
+import { IncludeQuery } from '../../../shared/domain/product/include.ts';
 import { parse } from '../../../shared/http/validate.ts';
 import { notFound } from '../../../shared/http/app-error.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
 import { getProduct as readProduct } from '../../../shared/db/product.repo.ts';
 import { toProductResource } from '../../../shared/domain/product/product.ts';
 
-const Query = v.object({ include: v.optional(v.picklist(['offers'], 'the only value is offers')) });
 
 export const getProduct: RouteFn = async ({ principal, pathParameters, query }) => {
-  const q = parse(Query, query);
+  const q = parse(IncludeQuery, query);
   // A non-numeric id can name no product: 404, as for any unknown id.
   const raw = pathParameters.id ?? '';
   const id = /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : undefined;

@@ -1,20 +1,25 @@
 import { checkImageUrl } from '../product/image-url.ts';
 
 /**
- * Webhook URLs follow the same public-https rule as image addresses (no private hosts, no IP
- * literals, port 443). Only the local stack (ALLOW_PRIVATE_WEBHOOKS=1) admits loopback receivers.
+ * Webhook URLs follow the public-https rule of image addresses (no private or internal hosts, no
+ * IP literals, no credentials), except that any port is allowed: receivers on :8443 are common
+ * and the host is checked to be public, here and again on every delivery at connect time. Only
+ * the local stack (ALLOW_PRIVATE_WEBHOOKS=1) admits loopback receivers.
  */
 export function checkWebhookUrl(input: string, allowPrivate: boolean): { ok: true; url: string } | { ok: false; reason: string } {
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    return { ok: false, reason: 'webhook_url is not a valid URL' };
+  }
   if (allowPrivate) {
-    try {
-      const url = new URL(input);
-      if ((url.protocol === 'http:' || url.protocol === 'https:') && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname) && !url.username && !url.password) {
-        return { ok: true, url: url.href };
-      }
-    } catch {
-      return { ok: false, reason: 'webhook_url is not a valid URL' };
+    if ((url.protocol === 'http:' || url.protocol === 'https:') && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname) && !url.username && !url.password) {
+      return { ok: true, url: url.href };
     }
   }
-  const checked = checkImageUrl(input);
-  return checked.ok ? checked : { ok: false, reason: checked.reason.replace(/^image_url/, 'webhook_url') };
+  const withoutPort = new URL(url.href);
+  withoutPort.port = '';
+  const checked = checkImageUrl(url.protocol === 'https:' ? withoutPort.href : input);
+  return checked.ok ? { ok: true, url: url.href } : { ok: false, reason: checked.reason.replace(/^image_url/, 'webhook_url') };
 }

@@ -89,10 +89,13 @@ export function toProductResource(p: Product, currency: string | null, includeOf
   return resource;
 }
 
-/** The write endpoints' answer: the read shape plus the caller's own ids (CONTRACT §6). */
-export function toMappedProduct(p: Product, currency: string | null) {
+/**
+ * The write endpoints' answer: the read shape plus the caller's own ids (CONTRACT §6). As in the
+ * read shape, `offers` appears only when `include=offers` was asked for.
+ */
+export function toMappedProduct(p: Product, currency: string | null, includeOffers = false) {
   return {
-    ...toProductResource(p, currency, true),
+    ...toProductResource(p, currency, includeOffers),
     external_id: p.external_id,
     category_external_ids: p.category_external_ids,
     tag_external_ids: p.tag_external_ids,
