@@ -3,10 +3,11 @@ import { IncludeQuery } from '../../../shared/domain/product/include.ts';
 import { notFound } from '../../../shared/http/app-error.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
 import type { Principal } from '../../../shared/db/key.repo.ts';
-import { modifyProduct, reserveOfferId, resolveWriteTargets } from '../../../shared/db/product.repo.ts';
+import { resolveWriteTargets } from '../../../shared/db/product.repo.ts';
+import { applyToExisting } from './upsert-product.ts';
 import { toMappedProduct, type Product } from '../../../shared/domain/product/product.ts';
-import { applyProductChange, needsNewOffer, ProductPatchBody, type ProductChange } from '../../../shared/domain/product/product-write.ts';
-import { assertReferencesExist, externalIdParam, nowIso } from '../write-input.ts';
+import { ProductPatchBody, type ProductChange } from '../../../shared/domain/product/product-write.ts';
+import { assertReferencesExist, externalIdParam } from '../write-input.ts';
 
 /**
  * Merge: only the supplied fields change, applied to the latest stored state (re-applied if a
@@ -21,10 +22,7 @@ export async function patchProduct(principal: Pick<Principal, 'keyId' | 'storeId
   const change: ProductChange = { ...patch };
   if (patch.category_external_ids !== undefined) change.category_ids = targets.categoryIds;
 
-  const storeId = principal.storeId;
-  const product = await modifyProduct(storeId, targets.productId, async (current) =>
-    applyProductChange(current, change, nowIso(), needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined),
-  );
+  const product = await applyToExisting(principal.storeId, targets.productId, change);
   if (!product) throw notFound('product');
   return product;
 }

@@ -46,10 +46,15 @@ export async function putProduct(principal: Pick<Principal, 'keyId' | 'storeId'>
   return replaceExisting(principal.storeId, id, change);
 }
 
-export async function replaceExisting(storeId: string, id: number, change: ProductChange): Promise<Product> {
-  const product = await modifyProduct(storeId, id, async (current) =>
+/** Applies a write to the latest state of product `id` (PUT and PATCH alike); undefined if it is gone. */
+export function applyToExisting(storeId: string, id: number, change: ProductChange): Promise<Product | undefined> {
+  return modifyProduct(storeId, id, async (current) =>
     applyProductChange(current, change, nowIso(), needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined),
   );
+}
+
+async function replaceExisting(storeId: string, id: number, change: ProductChange): Promise<Product> {
+  const product = await applyToExisting(storeId, id, change);
   // The external-id map and its product are written in one transaction and never deleted.
   if (!product) throw new Error(`external id maps to missing product ${id}`);
   return product;

@@ -21,19 +21,8 @@ export interface Page {
   updated_at: string;
 }
 
-/** The record of CONTRACT §9, in its field order. */
-export interface PageResource {
-  id: number;
-  external_id: string | null;
-  type: PageType;
-  title: string;
-  slug: string;
-  body: string;
-  status: PageStatus;
-  published_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** The record of CONTRACT §9 (its field order is set by the mapper below). */
+export type PageResource = Omit<Page, 'store_id' | 'owner_key_id' | 'external_id'> & { external_id: string | null };
 
 /**
  * External ids belong to the key that set them (CONTRACT §3): a list shows every page of the
