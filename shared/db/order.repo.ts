@@ -17,7 +17,16 @@ export function toOrder(item: Item): Order {
     status: item.status,
     currency_code: item.currency_code,
     customer: { name: item.customer.name, email: item.customer.email, phone: item.customer.phone ?? null },
-    items: item.items,
+    // Field by field, in the contract's order: DynamoDB keeps no key order inside a map.
+    items: (item.items as Item[]).map((i) => ({
+      product_id: i.product_id ?? null,
+      offer_id: i.offer_id ?? null,
+      sku: i.sku ?? null,
+      name: i.name,
+      quantity: i.quantity,
+      price: i.price,
+      total: i.total,
+    })),
     subtotal: item.subtotal,
     shipping_total: item.shipping_total,
     discount_total: item.discount_total,

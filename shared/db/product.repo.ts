@@ -31,7 +31,8 @@ export function toProduct(item: Item): Product {
         sku: o.sku ?? null,
         price: o.price,
         quantity: o.quantity,
-        properties: o.properties ?? [],
+        // DynamoDB keeps no key order inside a map: name and value first, as they were written.
+        properties: ((o.properties ?? []) as Item[]).map((p) => ({ name: p.name, value: p.value, ...p })),
         weight: o.weight ?? null,
         length: o.length ?? null,
         height: o.height ?? null,
