@@ -36,11 +36,11 @@ export const webhookCommands: Record<string, AdminCommand> = {
     const secret = generateWebhookSecret();
     const graceEnds = new Date(Date.now() + WEBHOOK_SECRET_GRACE_SECONDS * 1000).toISOString();
     // A second rotation within the grace period drops the oldest secret: at most two are live.
-    const rotated = await updateKeyWebhook(a.id, {
-      webhook_secret: secret,
-      previous_webhook_secret: key.webhook_secret,
-      previous_webhook_secret_expires_at: graceEnds,
-    });
+    const rotated = await updateKeyWebhook(
+      a.id,
+      { webhook_secret: secret, previous_webhook_secret: key.webhook_secret, previous_webhook_secret_expires_at: graceEnds },
+      key.webhook_secret,
+    );
     return { ...publicKey(rotated), webhook_secret: secret, previous_webhook_secret_expires_at: graceEnds };
   },
 };

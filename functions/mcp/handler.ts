@@ -28,6 +28,15 @@ export const handler = instrument(
         return json(405, { code: 'method_not_allowed', message: 'This MCP endpoint is stateless and offers no SSE stream; send JSON-RPC messages with POST.', field: null }, { Allow: 'POST' });
       }
       const body = bodyOf(event);
+      // One JSON-RPC message per POST: each POST takes one slot of the key's rate limit, so a
+      // batch of 100 calls would cost one. (Batching is gone from MCP since 2025-06-18 anyway.)
+      if (body.trimStart().startsWith('[')) {
+        return json(400, {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32600, message: 'JSON-RPC batches are not supported: send one message per request.' },
+        });
+      }
       const url = absoluteUrl(event);
       const server = createMcpServer({ principal: state.principal!, requestId: event.requestContext?.requestId ?? '', apiUrl: url.replace(/\/mcp$/, '') });
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -1,6 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { API_BASE_PATH, API_ROUTES, type ApiRoute } from '../../shared/http/api-routes.ts';
+import { API_ROUTES, canonicalPath, type ApiRoute } from '../../shared/http/api-routes.ts';
 import type { RouteFn } from '../../shared/http/http-handler.ts';
 import type { RequestPrincipal } from '../../shared/http/authorizer-context.ts';
 import { AppError } from '../../shared/http/app-error.ts';
@@ -106,7 +106,7 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
       requestId: ctx.requestId,
       url: ctx.apiUrl + path,
       method: route.method,
-      path: API_BASE_PATH + path,
+      path: canonicalPath(route, pathParameters),
     });
     return toolResult(result.status ?? 200, result.body, tool.fieldNames);
   } catch (err) {

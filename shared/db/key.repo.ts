@@ -2,7 +2,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { batchGet, isConditionalCheckFailed, itemFromError, queryAll, type Item } from './helpers.ts';
+import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll, type Item } from './helpers.ts';
 import type { Ability } from '../domain/key/abilities.ts';
 import { decide, slotAttribute, slotsOf, WINDOW_MS, type RateDecision } from '../domain/key/rate-limit.ts';
 import { AppError } from '../http/app-error.ts';
@@ -152,66 +152,105 @@ export async function listKeysOfStore(storeId: string, withLastUsed = true): Pro
 }
 
 export async function revokeKey(keyId: number, now: string): Promise<KeyRecord> {
-  const key = await requireKey(keyId);
-  if (key.status === 'revoked') return withLastUsed(key);
-  await db().send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Update: {
-            TableName: tableName(),
-            Key: keys.key(keyId),
-            UpdateExpression: 'SET #s = :revoked, revoked_at = :now',
-            ConditionExpression: 'token_hash = :hash',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':revoked': 'revoked', ':now': now, ':hash': key.token_hash },
-          },
-        },
-        {
-          // The token item is what the authorizer reads: revoking it takes effect on the next request.
-          Update: {
-            TableName: tableName(),
-            Key: keys.token(key.token_hash),
-            UpdateExpression: 'SET #s = :revoked',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':revoked': 'revoked' },
-          },
-        },
-      ],
-    }),
-  );
-  return withLastUsed({ ...key, status: 'revoked', revoked_at: now });
+  // Guarded on the token the key had when read: a rotation in between makes this round fail and
+  // the next one revoke the new token (never a revoked record with a live token).
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const key = await requireKey(keyId);
+    if (key.status === 'revoked') return withLastUsed(key);
+    try {
+      await db().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName(),
+                Key: keys.key(keyId),
+                UpdateExpression: 'SET #s = :revoked, revoked_at = :now',
+                ConditionExpression: 'token_hash = :hash',
+                ExpressionAttributeNames: { '#s': 'status' },
+                ExpressionAttributeValues: { ':revoked': 'revoked', ':now': now, ':hash': key.token_hash },
+              },
+            },
+            {
+              // The token item is what the authorizer reads: revoking it takes effect on the next request.
+              Update: {
+                TableName: tableName(),
+                Key: keys.token(key.token_hash),
+                UpdateExpression: 'SET #s = :revoked',
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeNames: { '#s': 'status' },
+                ExpressionAttributeValues: { ':revoked': 'revoked' },
+              },
+            },
+          ],
+        }),
+      );
+      return withLastUsed({ ...key, status: 'revoked', revoked_at: now });
+    } catch (err) {
+      if (!cancellationReasons(err)) throw err;
+    }
+  }
+  throw new Error(`key ${keyId} kept changing while being revoked`);
 }
 
-/** New token for the same key id (so external ids stay); the old token stops working at once. */
+/**
+ * New token for the same key id (so external ids stay); the old token stops working at once.
+ * One transaction, guarded three ways: the key is still active with the token that was read (a
+ * concurrent revoke wins), and the old token item saw no request since it was read (its `uses`
+ * counter), so the rate-limit slots carried over are complete. A lost race is retried.
+ */
 export async function rotateKeyToken(keyId: number, newTokenHash: string, currency: string | null): Promise<KeyRecord> {
-  const key = await requireKey(keyId);
-  if (key.status === 'revoked') throw new AppError(409, 'invalid_transition', `key ${keyId} is revoked`, 'id');
-  const old = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }));
-  const rotated: KeyRecord = { ...key, token_hash: newTokenHash, last_used_at: old.Item?.last_used_at ?? null };
-  await db().send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Update: {
-            TableName: tableName(),
-            Key: keys.key(keyId),
-            UpdateExpression: 'SET token_hash = :new',
-            ConditionExpression: 'token_hash = :old',
-            ExpressionAttributeValues: { ':new': newTokenHash, ':old': key.token_hash },
-          },
-        },
-        { Delete: { TableName: tableName(), Key: keys.token(key.token_hash) } },
-        { Put: { TableName: tableName(), Item: tokenItem(rotated, currency, old.Item ?? {}) } },
-      ],
-    }),
-  );
-  return rotated;
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const key = await requireKey(keyId);
+    if (key.status === 'revoked') throw new AppError(409, 'invalid_transition', `key ${keyId} is revoked`, 'id');
+    const old = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }));
+    const seen = old.Item?.uses as number | undefined;
+    const rotated: KeyRecord = { ...key, token_hash: newTokenHash, last_used_at: old.Item?.last_used_at ?? null };
+    try {
+      await db().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName(),
+                Key: keys.key(keyId),
+                UpdateExpression: 'SET token_hash = :new',
+                ConditionExpression: 'token_hash = :old AND #s = :active',
+                ExpressionAttributeNames: { '#s': 'status' },
+                ExpressionAttributeValues: { ':new': newTokenHash, ':old': key.token_hash, ':active': 'active' },
+              },
+            },
+            {
+              Delete: {
+                TableName: tableName(),
+                Key: keys.token(key.token_hash),
+                ConditionExpression: seen === undefined ? 'attribute_not_exists(uses) AND #s = :active' : 'uses = :uses AND #s = :active',
+                ExpressionAttributeNames: { '#s': 'status' },
+                ExpressionAttributeValues: seen === undefined ? { ':active': 'active' } : { ':uses': seen, ':active': 'active' },
+              },
+            },
+            { Put: { TableName: tableName(), Item: tokenItem(rotated, currency, old.Item ?? {}), ConditionExpression: 'attribute_not_exists(pk)' } },
+          ],
+        }),
+      );
+      return rotated;
+    } catch (err) {
+      if (!cancellationReasons(err)) throw err;
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * (attempt + 1)));
+    }
+  }
+  throw new Error(`key ${keyId} kept being used or changed while rotating; try again`);
 }
 
+/**
+ * Webhook settings of a key. `expectedSecret` guards a secret rotation: two rotations at once
+ * would otherwise both keep the same "previous" secret, and the first caller's new secret would
+ * be neither current nor previous.
+ */
 export async function updateKeyWebhook(
   keyId: number,
   changes: { webhook_url?: string | null; webhook_secret?: string; previous_webhook_secret?: string | null; previous_webhook_secret_expires_at?: string | null },
+  expectedSecret?: string,
 ): Promise<KeyRecord> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
@@ -227,14 +266,18 @@ export async function updateKeyWebhook(
         TableName: tableName(),
         Key: keys.key(keyId),
         UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
+        ConditionExpression: expectedSecret === undefined ? 'attribute_exists(pk)' : 'attribute_exists(pk) AND webhook_secret = :expected',
         ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        ExpressionAttributeValues: expectedSecret === undefined ? values : { ...values, ':expected': expectedSecret },
         ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return withLastUsed(toKeyRecord(out.Attributes ?? {}));
   } catch (err) {
+    if (isConditionalCheckFailed(err) && itemFromError(err.Item)) {
+      throw new AppError(409, 'conflict', `the webhook secret of key ${keyId} was rotated concurrently; run the command again`, 'id');
+    }
     if (isConditionalCheckFailed(err)) throw new AppError(404, 'not_found', `key ${keyId} does not exist`, 'id');
     throw err;
   }
@@ -308,7 +351,8 @@ export async function authenticate(tokenHash: string, nowMs: number, limit: numb
         new UpdateCommand({
           TableName: tableName(),
           Key: keys.token(tokenHash),
-          UpdateExpression: 'SET #slot = :now, last_used_at = :iso',
+          // `uses` lets a rotation know that no request slipped in between its read and its write.
+          UpdateExpression: 'SET #slot = :now, last_used_at = :iso ADD uses :one',
           ConditionExpression: '(attribute_not_exists(#slot) OR #slot <= :cutoff) AND #s = :active',
           ExpressionAttributeNames: { '#slot': slotAttribute(rate.slot), '#s': 'status' },
           ExpressionAttributeValues: {
@@ -316,6 +360,7 @@ export async function authenticate(tokenHash: string, nowMs: number, limit: numb
             ':cutoff': nowMs - WINDOW_MS,
             ':active': 'active',
             ':iso': new Date(nowMs).toISOString(),
+            ':one': 1,
           },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -332,7 +377,8 @@ export async function authenticate(tokenHash: string, nowMs: number, limit: numb
     }
   }
   // Still colliding after several tries: the key is bursting far beyond its allowance. Ask it to
-  // come back in a second rather than fail the request with a 500.
+  // come back in a second rather than fail the request with a 500 (a key no longer active: 401).
+  if (!state || state.status !== 'active') return { ok: false };
   return { ok: true, principal: principalOf(state!), rate: { allowed: false, slot: undefined, limit, remaining: 0, resetSeconds: 1 } };
 }
 

@@ -90,3 +90,20 @@ export function matchPath(
   const best = candidates[0];
   return best ? { route: best.route, pathParameters: best.params } : { route: undefined, methodExists: pathExists };
 }
+
+/**
+ * The path of a request in one spelling, whatever the client's percent-encoding: the route's
+ * template with the decoded parameters. The idempotency scope uses it, so `/orders/ORD%3A1/status`
+ * and `/orders/ORD:1/status` (and the MCP tool) are one scope. API Gateway REST may pass path
+ * parameters still encoded, the local gateway decodes them: decode once more where possible.
+ */
+export function canonicalPath(route: Pick<ApiRoute, 'path'>, pathParameters: Record<string, string | undefined>): string {
+  return resourceOf(route).replace(/\{(\w+)\}/g, (_m, name: string) => {
+    const value = pathParameters[name] ?? '';
+    try {
+      return value.includes('%') ? decodeURIComponent(value) : value;
+    } catch {
+      return value;
+    }
+  });
+}

@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { canonicalPath } from './api-routes.ts';
 import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from './middlewares.ts';
 import { json, type RouteResult } from './response.ts';
 import type { RequestPrincipal } from './authorizer-context.ts';
@@ -19,7 +20,7 @@ export interface RouteInput {
   /** Absolute URL of this request's path, without the query (list `path`, page links). */
   url: string;
   method: string;
-  /** The request path as the client sent it (idempotency scope). */
+  /** The request path in one spelling (route template + decoded parameters): the idempotency scope. */
   path: string;
 }
 
@@ -58,7 +59,7 @@ export function createHttpHandler(operations: Record<string, RouteFn>) {
         requestId: event.requestContext?.requestId ?? '',
         url: absoluteUrl(event),
         method: event.httpMethod,
-        path: event.path,
+        path: canonicalPath(route, event.pathParameters ?? {}),
       });
       return json(result.status ?? 200, result.body, result.headers);
     });
