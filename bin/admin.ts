@@ -20,7 +20,8 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   orders place --store ID --file ORDER.json
   orders mark-paid --store ID --reference REF
   webhooks deliveries --id KEY_ID
-  webhooks redeliver --id KEY_ID --event EVENT_ID`;
+  webhooks redeliver --id KEY_ID --event EVENT_ID
+  webhooks replay --store ID --event EVENT_ID      (fan an event out again: keys without it get it)`;
 
 export function parseArgs(argv: string[]): { event: AdminEvent; json: boolean; fn: string | undefined } {
   const words: string[] = [];

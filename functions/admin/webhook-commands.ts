@@ -3,6 +3,7 @@ import { parse } from '../../shared/http/validate.ts';
 import { AppError } from '../../shared/http/app-error.ts';
 import { publicKey, requireKey, updateKeyWebhook } from '../../shared/db/key.repo.ts';
 import { listDeliveries, startRedelivery } from '../../shared/db/delivery.repo.ts';
+import { replayOutboxEvent } from '../../shared/db/outbox.repo.ts';
 import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS } from '../../shared/domain/webhook/delivery.ts';
 import { generateWebhookSecret } from '../../shared/domain/key/token.ts';
 import type { AdminCommand } from './commands.ts';
@@ -27,6 +28,11 @@ export const webhookCommands: Record<string, AdminCommand> = {
     const a = parse(v.strictObject({ id: KeyId, event: EventId }), args);
     await requireKey(a.id);
     return deliveryView(await startRedelivery(a.id, a.event, new Date().toISOString()));
+  },
+
+  'webhooks replay': async (args) => {
+    const a = parse(v.strictObject({ store: v.pipe(v.string(), v.minLength(1)), event: EventId }), args);
+    return replayOutboxEvent(a.store, a.event, new Date());
   },
 
   'keys rotate-webhook-secret': async (args) => {

@@ -23,6 +23,7 @@
  *  outbox event (stream → webhooks) ..... STORE#{s}            / EVENT#{event id}   (type = outbox, TTL 7 d)
  *  webhook delivery log (30 d TTL) ...... KEY#{k}              / DELIVERY#{event id}
  *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)
+ *  event replay (stream → fan-out) ..... STORE#{s}            / EVENT#{event id}#REPLAY#{time}   (type = outbox, TTL 1 d)
  *  local stream poller position ......... LOCAL#STREAM         / POSITION#{stream arn}   (local stack only)
  */
 
@@ -86,6 +87,8 @@ export const keys = {
   deliveryPrefix: 'DELIVERY#',
   /** An admin's redelivery request: an outbox-typed item, so the stream carries it to the fan-out. */
   redeliveryRequest: (keyId: number, eventId: string, round: number): Key => ({ pk: `KEY#${keyId}`, sk: `REDELIVERY#${eventId}#${round}` }),
+  /** An admin's replay of an event: a copy of the outbox item, so the stream carries it to the fan-out again. */
+  outboxReplay: (storeId: string, eventId: string, stamp: string): Key => ({ pk: `STORE#${storeId}`, sk: `EVENT#${eventId}#REPLAY#${stamp}` }),
   /** Local stack only: how far the local stream poller has read (DynamoDB Local's stream). */
   streamPosition: (streamArn: string): Key => ({ pk: 'LOCAL#STREAM', sk: `POSITION#${streamArn}` }),
   /** Sort key of a padded-id record back to its id (`PRODUCT#000000000042` → 42). */

@@ -140,4 +140,30 @@ describe('webhooks: admin commands (delivery log, redeliver, secret rotation)', 
       expect(await adminError('keys rotate-webhook-secret', { id: 99_999_999 })).toMatchObject({ code: 'not_found' });
     });
   });
+
+  describe('webhooks replay', () => {
+    it('fans an event out again: a key without it gets it, a key that has it gets nothing twice', async () => {
+      const store = await createStore();
+      const first = await createKey(store, ['orders:read'], { webhook_url: receiver.url });
+      const { eventId } = await putOutboxEvent(store);
+      await delivered(first.id, eventId);
+      // A key given its URL after the event (or one whose stream record failed) has no delivery.
+      const late = await createKey(store, ['orders:read'], { webhook_url: receiver.url });
+      expect(await deliveryOf(late.id, eventId)).toBeUndefined();
+
+      const replayed = await adminCommand<{ event_id: string; replayed_at: string }>('webhooks replay', { store, event: eventId });
+      expect(replayed.event_id).toBe(eventId);
+      await delivered(late.id, eventId);
+      const requests = await waitFor('both deliveries', () => (requestsFor(eventId).length >= 2 ? requestsFor(eventId) : undefined));
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(requestsFor(eventId)).toHaveLength(2);
+      expect(requests.some((q) => { try { verify(late.webhook_secret, q); return true; } catch { return false; } })).toBe(true);
+      expect((await deliveryOf(first.id, eventId))!.attempts).toBe(1);
+    });
+
+    it('answers not_found for an event the store does not have', async () => {
+      const store = await createStore();
+      expect(await adminError('webhooks replay', { store, event: newEventId() })).toMatchObject({ code: 'not_found', field: 'event' });
+    });
+  });
 });
