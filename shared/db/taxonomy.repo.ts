@@ -39,14 +39,15 @@ function toRecord(kind: TaxonomyKind, item: Item) {
  */
 async function upsert(kind: TaxonomyKind, storeId: string, keyId: number, externalId: string, text: string, now: string): Promise<Item> {
   const Key = keyOf(kind, keyId, externalId);
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 5; attempt++) {
     try {
       const out = await db().send(
         new UpdateCommand({
           TableName: tableName(),
           Key,
           UpdateExpression: 'SET #f = :text, updated_at = :now',
-          ConditionExpression: 'attribute_exists(pk) AND #f <> :text',
+          // updated_at never moves back, even when this Lambda's clock is behind the last writer's.
+          ConditionExpression: 'attribute_exists(pk) AND #f <> :text AND updated_at < :now',
           ExpressionAttributeNames: { '#f': field[kind] },
           ExpressionAttributeValues: { ':text': text, ':now': now },
           ReturnValues: 'ALL_NEW',
@@ -57,7 +58,11 @@ async function upsert(kind: TaxonomyKind, storeId: string, keyId: number, extern
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
       const existing = itemFromError(err.Item);
-      if (existing) return existing; // same text: nothing to change
+      if (existing && existing[field[kind]] === text) return existing; // same text: nothing to change
+      if (existing) {
+        now = new Date(Math.max(Date.parse(now), Date.parse(existing.updated_at as string) + 1)).toISOString();
+        continue;
+      }
     }
     const id = await nextInSequence(keys.sequence(storeId, kind));
     const item = {
