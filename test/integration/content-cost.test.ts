@@ -1,12 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { createStore } from '../fixtures/api.ts';
 import { idem, insertTestPage, pageBody, slug, xid } from '../fixtures/content.ts';
 import { handler } from '../../functions/content/handler.ts';
-import { withDbStats, type DbStats } from '../../shared/db/client.ts';
-import { principalToContext } from '../../shared/http/authorizer-context.ts';
-import { API_BASE_PATH, API_ROUTES, resourceOf } from '../../shared/http/api-routes.ts';
-import { ABILITIES } from '../../shared/domain/key/abilities.ts';
+import type { DbStats } from '../../shared/db/client.ts';
+import { costRow, lambdaEvent, measureLambda, type EventInit } from '../fixtures/lambda-cost.ts';
 import type { Page } from '../../shared/domain/page/page.ts';
 
 /**
@@ -16,41 +14,15 @@ import type { Page } from '../../shared/domain/page/page.ts';
  */
 const STORE_SIZE = 200;
 const KEY_ID = 999_998;
-const context = { awsRequestId: 'cost', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 /** A realistic article: ~2 KB of markup. */
 const ARTICLE = '<h2>Caring for oak</h2>' + '<p>Oak furniture lasts for generations when it is oiled twice a year and kept out of direct sun.</p>'.repeat(20);
 
-function eventFor(storeId: string, operation: string, init: { path: string; query?: Record<string, string>; params?: Record<string, string>; body?: unknown; headers?: Record<string, string> }) {
-  const route = API_ROUTES.find((r) => r.operation === operation)!;
-  const authorizer = principalToContext(
-    { keyId: KEY_ID, storeId, abilities: [...ABILITIES], currency: 'EUR' },
-    { allowed: true, slot: 0, limit: 60, remaining: 59, resetSeconds: 60 },
-    null,
-  );
-  return {
-    resource: resourceOf(route),
-    path: API_BASE_PATH + init.path,
-    httpMethod: route.method,
-    headers: { host: 'local', ...(init.headers ?? {}) },
-    multiValueHeaders: {},
-    queryStringParameters: init.query ?? null,
-    multiValueQueryStringParameters: null,
-    pathParameters: init.params ?? null,
-    stageVariables: null,
-    body: init.body === undefined ? null : JSON.stringify(init.body),
-    isBase64Encoded: false,
-    requestContext: { requestId: 'cost', path: API_BASE_PATH + init.path, domainName: 'local', authorizer },
-  } as unknown as APIGatewayProxyEvent;
-}
-
-async function measure(event: APIGatewayProxyEvent): Promise<{ status: number; body: any; stats: DbStats }> {
-  const { result, stats } = await withDbStats(() => handler(event, context));
-  return { status: result.statusCode, body: JSON.parse(result.body), stats };
-}
+const eventFor = (storeId: string, operation: string, init: EventInit) => lambdaEvent(storeId, KEY_ID, operation, init);
+const measure = (event: APIGatewayProxyEvent) => measureLambda(handler, event);
 
 const rows: Record<string, string> = {};
 const record = (name: string, stats: DbStats) => {
-  rows[name] = `${stats.calls} round trip(s) [${stats.ops.join(', ')}], ${stats.rcu} RCU, ${stats.wcu} WCU`;
+  rows[name] = costRow(stats);
 };
 
 describe('content: round trips and capacity per request', () => {

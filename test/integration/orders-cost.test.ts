@@ -1,12 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { createStore } from '../fixtures/api.ts';
 import { idemKey, insertTestOrder } from '../fixtures/orders.ts';
 import { handler } from '../../functions/orders/handler.ts';
-import { withDbStats, type DbStats } from '../../shared/db/client.ts';
-import { principalToContext } from '../../shared/http/authorizer-context.ts';
-import { API_BASE_PATH, API_ROUTES, resourceOf } from '../../shared/http/api-routes.ts';
-import { ABILITIES } from '../../shared/domain/key/abilities.ts';
+import type { DbStats } from '../../shared/db/client.ts';
+import { costRow, lambdaEvent, measureLambda, type EventInit } from '../fixtures/lambda-cost.ts';
 import type { Order } from '../../shared/domain/order/order.ts';
 
 /**
@@ -15,39 +13,13 @@ import type { Order } from '../../shared/domain/order/order.ts';
  * would send, inside withDbStats, against a store of 1,000 orders.
  */
 const STORE_SIZE = 1000;
-const context = { awsRequestId: 'cost', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
-function eventFor(storeId: string, operation: string, init: { path: string; query?: Record<string, string>; params?: Record<string, string>; body?: unknown; headers?: Record<string, string> }) {
-  const route = API_ROUTES.find((r) => r.operation === operation)!;
-  const authorizer = principalToContext(
-    { keyId: 999_999, storeId, abilities: [...ABILITIES], currency: 'EUR' },
-    { allowed: true, slot: 0, limit: 60, remaining: 59, resetSeconds: 60 },
-    null,
-  );
-  return {
-    resource: resourceOf(route),
-    path: API_BASE_PATH + init.path,
-    httpMethod: route.method,
-    headers: { host: 'local', ...(init.headers ?? {}) },
-    multiValueHeaders: {},
-    queryStringParameters: init.query ?? null,
-    multiValueQueryStringParameters: null,
-    pathParameters: init.params ?? null,
-    stageVariables: null,
-    body: init.body === undefined ? null : JSON.stringify(init.body),
-    isBase64Encoded: false,
-    requestContext: { requestId: 'cost', path: API_BASE_PATH + init.path, domainName: 'local', authorizer },
-  } as unknown as APIGatewayProxyEvent;
-}
-
-async function measure(event: APIGatewayProxyEvent): Promise<{ status: number; body: any; stats: DbStats }> {
-  const { result, stats } = await withDbStats(() => handler(event, context));
-  return { status: result.statusCode, body: JSON.parse(result.body), stats };
-}
+const eventFor = (storeId: string, operation: string, init: EventInit) => lambdaEvent(storeId, 999_999, operation, init);
+const measure = (event: APIGatewayProxyEvent) => measureLambda(handler, event);
 
 const rows: Record<string, string> = {};
 const record = (name: string, stats: DbStats) => {
-  rows[name] = `${stats.calls} round trip(s) [${stats.ops.join(', ')}], ${stats.rcu} RCU, ${stats.wcu} WCU`;
+  rows[name] = costRow(stats);
 };
 
 describe('orders: round trips and capacity per request', () => {
