@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { parse } from '../../shared/http/validate.ts';
-import { AppError } from '../../shared/http/app-error.ts';
+import { parse } from '../../shared/domain/validation.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
 import { createStore, getStore } from '../../shared/db/store.repo.ts';
 import {
   createKey,
@@ -32,13 +32,13 @@ const Name = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLe
 function webhookUrlOrNull(raw: string | undefined): string | null {
   if (raw === undefined || raw === '') return null;
   const checked = checkWebhookUrl(raw, config().allowPrivateWebhooks);
-  if (!checked.ok) throw new AppError(422, 'validation_failed', checked.reason, 'webhook_url');
+  if (!checked.ok) throw new DomainError('validation_failed', checked.reason, 'webhook_url');
   return checked.url;
 }
 
 async function requireStore(storeId: string) {
   const store = await getStore(storeId);
-  if (!store) throw new AppError(404, 'not_found', `store "${storeId}" does not exist`, 'store');
+  if (!store) throw new DomainError('not_found', `store "${storeId}" does not exist`, 'store');
   return store;
 }
 
@@ -61,10 +61,10 @@ export const commands: Record<string, AdminCommand> = {
     try {
       abilities = parseAbilities(a.abilities);
     } catch (err) {
-      throw new AppError(422, 'validation_failed', (err as Error).message, 'abilities');
+      throw new DomainError('validation_failed', (err as Error).message, 'abilities');
     }
     // A key that may call nothing is a mistake, not a key.
-    if (abilities.length === 0) throw new AppError(422, 'validation_failed', 'abilities: name at least one ability', 'abilities');
+    if (abilities.length === 0) throw new DomainError('validation_failed', 'abilities: name at least one ability', 'abilities');
     const webhookUrl = webhookUrlOrNull(a.webhook_url);
     const store = await requireStore(a.store);
     const token = generateToken();

@@ -1,5 +1,5 @@
 import { commands } from './commands.ts';
-import { AppError } from '../../shared/http/app-error.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
 import { errorFields, log } from '../../shared/log.ts';
 
 export interface AdminEvent {
@@ -23,7 +23,7 @@ export async function handler(event: AdminEvent): Promise<AdminResult> {
   try {
     return { ok: true, data: await command(event.args ?? {}) };
   } catch (err) {
-    if (err instanceof AppError) return { ok: false, error: { code: err.code, message: err.message, field: err.field } };
+    if (err instanceof DomainError) return { ok: false, error: { code: err.code, message: err.message, field: err.field } };
     log('error', 'admin command failed', { command: event.command, ...errorFields(err) });
     return { ok: false, error: { code: 'internal_error', message: (err as Error).message, field: null } };
   }

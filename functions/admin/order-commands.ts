@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { parse } from '../../shared/http/validate.ts';
-import { AppError } from '../../shared/http/app-error.ts';
+import { parse } from '../../shared/domain/validation.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
 import { getStore } from '../../shared/db/store.repo.ts';
 import { commitPayment, getOrderByReference, insertOrder } from '../../shared/db/order.repo.ts';
 import { computeTotals, toOrderResource } from '../../shared/domain/order/order.ts';
@@ -49,7 +49,7 @@ const OrderFile = v.strictObject({
 
 async function requireStore(storeId: string) {
   const store = await getStore(storeId);
-  if (!store) throw new AppError(404, 'not_found', `store "${storeId}" does not exist`, 'store');
+  if (!store) throw new DomainError('not_found', `store "${storeId}" does not exist`, 'store');
   return store;
 }
 
@@ -83,12 +83,12 @@ export const orderCommands: Record<string, AdminCommand> = {
     await requireStore(a.store);
     for (let attempt = 1; attempt <= 5; attempt++) {
       const order = await getOrderByReference(a.store, a.reference);
-      if (!order) throw new AppError(404, 'not_found', `order "${a.reference}" does not exist in store "${a.store}"`, 'reference');
+      if (!order) throw new DomainError('not_found', `order "${a.reference}" does not exist in store "${a.store}"`, 'reference');
       const decision = decideMarkPaid(order.status);
       // A payment confirmation arrives more than once; the second one finds the order paid.
       if (decision.kind === 'noop') return toOrderResource(order);
       if (decision.kind === 'forbidden') {
-        throw new AppError(409, 'invalid_transition', `order "${a.reference}" is ${order.status}; only a pending order can be marked paid`, 'reference');
+        throw new DomainError('invalid_transition', `order "${a.reference}" is ${order.status}; only a pending order can be marked paid`, 'reference');
       }
       const now = new Date(Math.max(Date.now(), Date.parse(order.updated_at) + 1)).toISOString();
       const paid = await commitPayment(order, withPayment(order, now));

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { parse } from '../../shared/http/validate.ts';
-import { AppError } from '../../shared/http/app-error.ts';
+import { parse } from '../../shared/domain/validation.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
 import { publicKey, requireKey, updateKeyWebhook } from '../../shared/db/key.repo.ts';
 import { listDeliveries, startRedelivery } from '../../shared/db/delivery.repo.ts';
 import { replayOutboxEvent } from '../../shared/db/outbox.repo.ts';
@@ -38,7 +38,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
   'keys rotate-webhook-secret': async (args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
     const key = await requireKey(a.id);
-    if (key.status === 'revoked') throw new AppError(409, 'invalid_transition', `key ${a.id} is revoked`, 'id');
+    if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${a.id} is revoked`, 'id');
     const secret = generateWebhookSecret();
     const graceEnds = new Date(Date.now() + WEBHOOK_SECRET_GRACE_SECONDS * 1000).toISOString();
     // A second rotation within the grace period drops the oldest secret: at most two are live.

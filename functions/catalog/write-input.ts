@@ -1,4 +1,4 @@
-import { AppError, validationFailed } from '../../shared/http/app-error.ts';
+import { DomainError, validationFailed } from '../../shared/domain/errors.ts';
 import { EXTERNAL_ID_RULE, externalIdFromPath } from '../../shared/domain/external-id.ts';
 import type { WriteTargets } from '../../shared/db/product.repo.ts';
 
@@ -15,9 +15,7 @@ export function assertReferencesExist(targets: WriteTargets, categoryIds: string
   if (!missing) return;
   const list = missing.list === 'category' ? 'category_external_ids' : 'tag_external_ids';
   const value = (missing.list === 'category' ? categoryIds : tagIds)[missing.index];
-  throw new AppError(
-    422,
-    'unknown_reference',
+  throw new DomainError('unknown_reference',
     `No ${missing.list} with external id ${value} exists for this key (create it with PUT /catalog/${missing.list === 'category' ? 'categories' : 'tags'}/${value} first).`,
     `${list}[${missing.index}]`,
   );

@@ -1,6 +1,6 @@
-import { validationFailed } from '../../shared/http/app-error.ts';
+import { validationFailed } from '../../shared/domain/errors.ts';
 import { EXTERNAL_ID_RULE, externalIdFromPath, isExternalId } from '../../shared/domain/external-id.ts';
-import type { Principal } from '../../shared/db/key.repo.ts';
+import type { Principal } from '../../shared/domain/principal.ts';
 
 /** What the content operations need of the caller: the key (external ids are its own) and its store. */
 export type ContentCaller = Pick<Principal, 'keyId' | 'storeId'>;

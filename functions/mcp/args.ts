@@ -1,4 +1,4 @@
-import { AppError, validationFailed } from '../../shared/http/app-error.ts';
+import { DomainError, validationFailed } from '../../shared/domain/errors.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../../shared/domain/idempotency.ts';
 
 /**
@@ -74,6 +74,6 @@ export function idempotencyKeyArg(args: Args): string {
   const parsed = parseIdempotencyKey(value);
   if (parsed.ok) return value as string;
   const message = parsed.message.replace(`The ${IDEMPOTENCY_HEADER} header`, `The ${IDEMPOTENCY_ARG} argument`).replace(IDEMPOTENCY_HEADER, IDEMPOTENCY_ARG);
-  if (parsed.reason === 'missing') throw new AppError(400, 'idempotency_key_required', message, IDEMPOTENCY_ARG);
+  if (parsed.reason === 'missing') throw new DomainError('idempotency_key_required', message, IDEMPOTENCY_ARG);
   throw validationFailed(IDEMPOTENCY_ARG, message);
 }

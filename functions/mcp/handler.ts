@@ -4,7 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { authorizedKey, internal, MAX_BODY_BYTES, resolveRoute, responseShaper } from '../../shared/http/middlewares.ts';
 import { absoluteUrl, instrument } from '../../shared/http/http-handler.ts';
-import { AppError } from '../../shared/http/app-error.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
 import { json } from '../../shared/http/response.ts';
 import { createMcpServer } from './server.ts';
 
@@ -67,7 +67,7 @@ function bodyOf(event: APIGatewayProxyEvent): string {
   const raw = event.body ?? '';
   const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
   if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) {
-    throw new AppError(413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+    throw new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
   }
   return text;
 }

@@ -3,8 +3,8 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import { API_ROUTES, canonicalPath, type ApiRoute } from '../../shared/http/api-routes.ts';
 import type { RouteFn } from '../../shared/http/http-handler.ts';
 import type { RequestPrincipal } from '../../shared/http/authorizer-context.ts';
-import { AppError } from '../../shared/http/app-error.ts';
-import { errorBody } from '../../shared/http/response.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
+import { errorBody, statusOf } from '../../shared/http/error-status.ts';
 import type { Ability } from '../../shared/domain/key/abilities.ts';
 import { errorFields, log } from '../../shared/log.ts';
 import { IDEMPOTENCY_HEADER } from '../../shared/domain/idempotency.ts';
@@ -89,7 +89,7 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
   if (!bound) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
   const { tool, route, run } = bound;
   if (!ctx.principal.abilities.includes(route.ability)) {
-    return toolResult(403, errorBody(new AppError(403, 'forbidden', `This key lacks the ability ${route.ability}.`)));
+    return toolResult(403, errorBody(new DomainError('forbidden', `This key lacks the ability ${route.ability}.`)));
   }
   try {
     const request = tool.toRequest(args);
@@ -110,7 +110,7 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
     });
     return toolResult(result.status ?? 200, result.body, tool.fieldNames);
   } catch (err) {
-    if (err instanceof AppError) return toolResult(err.status, errorBody(err), tool.fieldNames);
+    if (err instanceof DomainError) return toolResult(statusOf(err.code), errorBody(err), tool.fieldNames);
     log('error', 'unhandled error', { request_id: ctx.requestId, tool: name, ...errorFields(err) });
     return toolResult(500, { code: 'internal_error', message: `Something went wrong on our side. Request id: ${ctx.requestId}.`, field: null });
   }

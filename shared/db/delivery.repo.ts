@@ -5,7 +5,7 @@ import { keys } from './keys.ts';
 import { cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll, type Item } from './helpers.ts';
 import { REDELIVERY_KIND } from './outbox-stream.ts';
 import { DELIVERY_TTL_SECONDS, type Delivery, type DeliveryState } from '../domain/webhook/delivery.ts';
-import { AppError } from '../http/app-error.ts';
+import { DomainError } from '../domain/errors.ts';
 
 /**
  * The webhook delivery log: one item per (key, event) under the key's partition, 30-day TTL.
@@ -161,7 +161,7 @@ const REDELIVERY_REQUEST_TTL_SECONDS = 24 * 60 * 60;
  */
 export async function startRedelivery(keyId: number, eventId: string, now: string): Promise<Delivery> {
   const current = await getDelivery(keyId, eventId);
-  if (!current) throw new AppError(404, 'not_found', `key ${keyId} has no delivery of event ${eventId}`, 'event');
+  if (!current) throw new DomainError('not_found', `key ${keyId} has no delivery of event ${eventId}`, 'event');
   const round = current.round + 1;
   try {
     await db().send(
@@ -197,7 +197,7 @@ export async function startRedelivery(keyId: number, eventId: string, now: strin
     );
   } catch (err) {
     if (cancellationReasons(err)?.[0]?.Code === 'ConditionalCheckFailed') {
-      throw new AppError(409, 'conflict', `delivery of event ${eventId} was redelivered concurrently; try again`, 'event');
+      throw new DomainError('conflict', `delivery of event ${eventId} was redelivered concurrently; try again`, 'event');
     }
     throw err;
   }

@@ -5,7 +5,8 @@ import { keys } from './keys.ts';
 import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll, type Item } from './helpers.ts';
 import type { Ability } from '../domain/key/abilities.ts';
 import { decide, slotAttribute, slotsOf, WINDOW_MS, type RateDecision } from '../domain/key/rate-limit.ts';
-import { AppError } from '../http/app-error.ts';
+import type { Principal } from '../domain/principal.ts';
+import { DomainError } from '../domain/errors.ts';
 import { nextInSequence } from './sequence.ts';
 
 export interface ApiKey {
@@ -131,7 +132,7 @@ export async function withLastUsed(record: KeyRecord): Promise<KeyRecord> {
 
 export async function requireKey(keyId: number): Promise<KeyRecord> {
   const key = await getKey(keyId);
-  if (!key) throw new AppError(404, 'not_found', `key ${keyId} does not exist`, 'id');
+  if (!key) throw new DomainError('not_found', `key ${keyId} does not exist`, 'id');
   return key;
 }
 
@@ -202,7 +203,7 @@ export async function revokeKey(keyId: number, now: string): Promise<KeyRecord> 
 export async function rotateKeyToken(keyId: number, newTokenHash: string, currency: string | null): Promise<KeyRecord> {
   for (let attempt = 0; attempt < 10; attempt++) {
     const key = await requireKey(keyId);
-    if (key.status === 'revoked') throw new AppError(409, 'invalid_transition', `key ${keyId} is revoked`, 'id');
+    if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
     const old = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }));
     const seen = old.Item?.uses as number | undefined;
     const rotated: KeyRecord = { ...key, token_hash: newTokenHash, last_used_at: old.Item?.last_used_at ?? null };
@@ -276,21 +277,14 @@ export async function updateKeyWebhook(
     return withLastUsed(toKeyRecord(out.Attributes ?? {}));
   } catch (err) {
     if (isConditionalCheckFailed(err) && itemFromError(err.Item)) {
-      throw new AppError(409, 'conflict', `the webhook secret of key ${keyId} was rotated concurrently; run the command again`, 'id');
+      throw new DomainError('conflict', `the webhook secret of key ${keyId} was rotated concurrently; run the command again`, 'id');
     }
-    if (isConditionalCheckFailed(err)) throw new AppError(404, 'not_found', `key ${keyId} does not exist`, 'id');
+    if (isConditionalCheckFailed(err)) throw new DomainError('not_found', `key ${keyId} does not exist`, 'id');
     throw err;
   }
 }
 
 // ---- the hot path -------------------------------------------------------------------------
-
-export interface Principal {
-  keyId: number;
-  storeId: string;
-  abilities: Ability[];
-  currency: string | null;
-}
 
 export type AuthResult = { ok: false } | { ok: true; principal: Principal; rate: RateDecision };
 

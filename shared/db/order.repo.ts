@@ -6,7 +6,7 @@ import { keys } from './keys.ts';
 import { cancellationReasons, isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
 import type { Order } from '../domain/order/order.ts';
 import type { OrderStatusChangedEvent } from '../domain/order/events.ts';
-import { AppError } from '../http/app-error.ts';
+import { DomainError } from '../domain/errors.ts';
 import { nextInSequence } from './sequence.ts';
 
 export function toOrder(item: Item): Order {
@@ -63,7 +63,7 @@ export async function insertOrder(draft: Omit<Order, 'id'>): Promise<Order> {
     );
   } catch (err) {
     if (cancellationReasons(err)?.[1]?.Code === 'ConditionalCheckFailed') {
-      throw new AppError(409, 'conflict', `an order with reference "${order.reference}" already exists`, 'reference');
+      throw new DomainError('conflict', `an order with reference "${order.reference}" already exists`, 'reference');
     }
     throw err;
   }

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { keys } from './keys.ts';
-import { AppError } from '../http/app-error.ts';
+import { DomainError } from '../domain/errors.ts';
 
 const REPLAY_TTL_SECONDS = 24 * 60 * 60;
 
@@ -13,7 +13,7 @@ const REPLAY_TTL_SECONDS = 24 * 60 * 60;
  */
 export async function replayOutboxEvent(storeId: string, eventId: string, now: Date): Promise<{ event_id: string; replayed_at: string }> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.outboxEvent(storeId, eventId), ConsistentRead: true }));
-  if (!out.Item) throw new AppError(404, 'not_found', `store ${storeId} has no event ${eventId} (events are kept 7 days)`, 'event');
+  if (!out.Item) throw new DomainError('not_found', `store ${storeId} has no event ${eventId} (events are kept 7 days)`, 'event');
   const stamp = now.toISOString();
   await db().send(
     new PutCommand({

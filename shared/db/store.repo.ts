@@ -3,7 +3,7 @@ import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { isConditionalCheckFailed } from './helpers.ts';
-import { AppError } from '../http/app-error.ts';
+import { DomainError } from '../domain/errors.ts';
 
 export interface Store {
   id: string;
@@ -22,7 +22,7 @@ export async function createStore(store: Store): Promise<Store> {
       }),
     );
   } catch (err) {
-    if (isConditionalCheckFailed(err)) throw new AppError(409, 'conflict', `store "${store.id}" already exists`, 'id');
+    if (isConditionalCheckFailed(err)) throw new DomainError('conflict', `store "${store.id}" already exists`, 'id');
     throw err;
   }
   return store;

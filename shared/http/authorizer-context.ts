@@ -1,5 +1,5 @@
 import type { Ability } from '../domain/key/abilities.ts';
-import type { Principal } from '../db/key.repo.ts';
+import type { Principal } from '../domain/principal.ts';
 import type { RateDecision } from '../domain/key/rate-limit.ts';
 
 /**

@@ -1,5 +1,6 @@
-import { AppError } from './app-error.ts';
-import { errorBody, type RouteResult } from './response.ts';
+import { DomainError } from '../domain/errors.ts';
+import type { RouteResult } from './response.ts';
+import { errorBody, statusOf } from './error-status.ts';
 import type { RouteInput } from './http-handler.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey, requestFingerprint } from '../domain/idempotency.ts';
 import {
@@ -19,7 +20,7 @@ import { errorFields, log } from '../log.ts';
  *   const result = await idempotent(input, { precheck: () => parse(Body, input.body), run: async (session, body) => ... });
  *
  * `precheck` (optional) is pure validation; its error is stored with the claim in one write. `run` does
- * the work; an AppError it throws is the stored answer too. A `run` that changes state calls
+ * the work; a DomainError it throws is the stored answer too. A `run` that changes state calls
  * `session.prepare(result)` and puts `prepared.write` into its own TransactWriteItems, then
  * `session.committed(prepared)`; any other result is stored with one conditional Update.
  *
@@ -50,26 +51,24 @@ export class IdempotencyLockLost extends Error {
 export function idempotencyKeyOf(headers: Record<string, string>): string {
   const parsed = parseIdempotencyKey(headers[IDEMPOTENCY_HEADER.toLowerCase()]);
   if (parsed.ok) return parsed.key;
-  if (parsed.reason === 'missing') throw new AppError(400, 'idempotency_key_required', parsed.message, IDEMPOTENCY_HEADER);
-  throw new AppError(422, 'validation_failed', parsed.message, IDEMPOTENCY_HEADER);
+  if (parsed.reason === 'missing') throw new DomainError('idempotency_key_required', parsed.message, IDEMPOTENCY_HEADER);
+  throw new DomainError('validation_failed', parsed.message, IDEMPOTENCY_HEADER);
 }
 
 const freeze = (result: RouteResult): StoredResponse => ({ status: result.status ?? 200, body: JSON.stringify(result.body) });
 const thaw = (stored: StoredResponse): RouteResult => ({ status: stored.status, body: JSON.parse(stored.body) as unknown });
-const errorResult = (err: AppError): RouteResult => ({ status: err.status, body: errorBody(err) });
+const errorResult = (err: DomainError): RouteResult => ({ status: statusOf(err.code), body: errorBody(err) });
 /** Answers about the request itself are stored; failures of ours (5xx) are not, so a retry runs again. */
-const storable = (err: unknown): err is AppError => err instanceof AppError && err.status < 500;
+const storable = (err: unknown): err is DomainError => err instanceof DomainError && statusOf(err.code) < 500;
 
 function refusal(outcome: Exclude<ClaimResult, { outcome: 'acquired' }>): RouteResult {
   switch (outcome.outcome) {
     case 'replay':
       return thaw(outcome.response);
     case 'reused':
-      throw new AppError(422, 'idempotency_key_reused', `This ${IDEMPOTENCY_HEADER} was already used for a different request.`, IDEMPOTENCY_HEADER);
+      throw new DomainError('idempotency_key_reused', `This ${IDEMPOTENCY_HEADER} was already used for a different request.`, IDEMPOTENCY_HEADER);
     case 'in_progress':
-      throw new AppError(409, 'idempotency_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry shortly.`, IDEMPOTENCY_HEADER, {
-        'Retry-After': '1',
-      });
+      throw new DomainError('idempotency_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry shortly.`, IDEMPOTENCY_HEADER, 1);
   }
 }
 

@@ -1,7 +1,8 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { AppError } from './app-error.ts';
-import { errorResponse, json } from './response.ts';
+import { DomainError } from '../domain/errors.ts';
+import { json } from './response.ts';
+import { errorResponse } from './error-status.ts';
 import { findRoute, type ApiRoute } from './api-routes.ts';
 import { principalFromContext, type RequestPrincipal } from './authorizer-context.ts';
 import { errorFields, log } from '../log.ts';
@@ -39,7 +40,7 @@ export function responseShaper(): Middleware {
     after: addHeaders,
     onError: (request) => {
       const err = request.error;
-      if (err instanceof AppError) {
+      if (err instanceof DomainError) {
         request.response = errorResponse(err);
       } else {
         const requestId = request.event.requestContext?.requestId ?? 'unknown';
@@ -60,7 +61,7 @@ export function resolveRoute(): Middleware {
   return {
     before: (request) => {
       const route = findRoute(request.event.httpMethod, request.event.resource);
-      if (!route) throw new AppError(404, 'not_found', 'No such endpoint.');
+      if (!route) throw new DomainError('not_found', 'No such endpoint.');
       internal(request).route = route;
     },
   };
@@ -74,7 +75,7 @@ export function authorizedKey(): Middleware {
   return {
     before: (request) => {
       const principal = principalFromContext(request.event.requestContext?.authorizer);
-      if (!principal) throw new AppError(401, 'unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
+      if (!principal) throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
       const state = internal(request);
       state.principal = principal;
       state.rateHeaders = {
@@ -83,15 +84,13 @@ export function authorizedKey(): Middleware {
         'RateLimit-Reset': String(principal.rate.resetSeconds),
       };
       if (principal.rate.limited) {
-        throw new AppError(429, 'rate_limited', `This key exceeded its allowance of ${principal.rate.limit} requests per minute.`, null, {
-          'Retry-After': String(principal.rate.resetSeconds),
-        });
+        throw new DomainError('rate_limited', `This key exceeded its allowance of ${principal.rate.limit} requests per minute.`, null, principal.rate.resetSeconds);
       }
       // The authorizer flags a missing ability (context.missingAbility); the check is repeated here
       // from the route table so that a handler never relies on that flag alone.
       const route = state.route;
       if (route?.ability && !principal.abilities.includes(route.ability)) {
-        throw new AppError(403, 'forbidden', `This key lacks the ability ${route.ability}.`);
+        throw new DomainError('forbidden', `This key lacks the ability ${route.ability}.`);
       }
     },
   };
@@ -106,12 +105,12 @@ export function jsonBody(): Middleware {
       const raw = event.body ?? '';
       const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
       if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) {
-        throw new AppError(413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+        throw new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
       }
       if (text.trim() === '') {
         // PUT and PATCH exist to carry a JSON object; a POST action (publish) may come without one.
         if (event.httpMethod === 'PUT' || event.httpMethod === 'PATCH') {
-          throw new AppError(400, 'invalid_json', 'The request body must be a JSON object.');
+          throw new DomainError('invalid_json', 'The request body must be a JSON object.');
         }
         internal(request).body = undefined;
         return;
@@ -120,10 +119,10 @@ export function jsonBody(): Middleware {
       try {
         body = JSON.parse(text);
       } catch {
-        throw new AppError(400, 'invalid_json', 'The request body is not valid JSON.');
+        throw new DomainError('invalid_json', 'The request body is not valid JSON.');
       }
       if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-        throw new AppError(400, 'invalid_json', 'The request body must be a JSON object.');
+        throw new DomainError('invalid_json', 'The request body must be a JSON object.');
       }
       internal(request).body = body;
     },

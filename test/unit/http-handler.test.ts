@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { createHttpHandler } from '../../shared/http/http-handler.ts';
-import { AppError } from '../../shared/http/app-error.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
 import { setLogSink } from '../../shared/log.ts';
 
 /** The middy chain on its own, with a synthetic API Gateway event: pure request → response logic. */
@@ -76,8 +76,8 @@ describe('the shared HTTP chain', () => {
     expect((await handler(e, ctx)).statusCode).toBe(401);
   });
 
-  it('passes AppErrors through in the contract shape', async () => {
-    const handler = createHttpHandler({ listProducts: async () => { throw new AppError(422, 'validation_failed', 'limit: too big', 'limit'); } });
+  it('passes DomainErrors through in the contract shape', async () => {
+    const handler = createHttpHandler({ listProducts: async () => { throw new DomainError('validation_failed', 'limit: too big', 'limit'); } });
     const res = await handler(event(), ctx);
     expect(res.statusCode).toBe(422);
     expect(JSON.parse(res.body)).toEqual({ code: 'validation_failed', message: 'limit: too big', field: 'limit' });

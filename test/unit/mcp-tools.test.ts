@@ -2,15 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { TOOLS } from '../../functions/mcp/tools.ts';
 import { bindTools, toolResult } from '../../functions/mcp/server.ts';
 import { pathSegment } from '../../functions/mcp/args.ts';
-import { AppError } from '../../shared/http/app-error.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
 
 const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
 
-function thrown(fn: () => unknown): AppError {
+function thrown(fn: () => unknown): DomainError {
   try {
     fn();
   } catch (err) {
-    if (err instanceof AppError) return err;
+    if (err instanceof DomainError) return err;
     throw err;
   }
   throw new Error('did not throw');
@@ -63,7 +63,7 @@ describe('MCP arguments → endpoint request', () => {
   });
 
   it('refuses arguments of the wrong JSON type or unknown, naming them', () => {
-    expect(thrown(() => tool('list_products').toRequest({ page: '2' }))).toMatchObject({ status: 422, code: 'validation_failed', field: 'page' });
+    expect(thrown(() => tool('list_products').toRequest({ page: '2' }))).toMatchObject({ code: 'validation_failed', field: 'page' });
     expect(thrown(() => tool('list_products').toRequest({ limit: 2.5 }))).toMatchObject({ field: 'limit' });
     expect(thrown(() => tool('list_orders').toRequest({ since: 'x' }))).toMatchObject({ field: 'since' });
     expect(thrown(() => tool('get_product').toRequest({}))).toMatchObject({ field: 'id' });
@@ -89,7 +89,7 @@ describe('MCP arguments → endpoint request', () => {
   it('refuses a missing or empty idempotency_key with idempotency_key_required naming the argument', () => {
     for (const args of [{}, { idempotency_key: '' }, { idempotency_key: '  ' }]) {
       const err = thrown(() => tool('publish_page').toRequest({ external_id: 'pg-1', ...args }));
-      expect(err).toMatchObject({ status: 400, code: 'idempotency_key_required', field: 'idempotency_key' });
+      expect(err).toMatchObject({ code: 'idempotency_key_required', field: 'idempotency_key' });
       expect(err.message).toContain('idempotency_key argument');
     }
     expect(thrown(() => tool('set_order_status').toRequest({ reference: 'R', status: 'shipped', idempotency_key: 'x'.repeat(256) }))).toMatchObject({

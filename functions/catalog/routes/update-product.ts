@@ -1,8 +1,8 @@
-import { parse } from '../../../shared/http/validate.ts';
+import { parse } from '../../../shared/domain/validation.ts';
 import { IncludeQuery } from '../../../shared/domain/product/include.ts';
-import { notFound } from '../../../shared/http/app-error.ts';
+import { notFound } from '../../../shared/domain/errors.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import type { Principal } from '../../../shared/db/key.repo.ts';
+import type { Principal } from '../../../shared/domain/principal.ts';
 import { resolveWriteTargets } from '../../../shared/db/product.repo.ts';
 import { applyToExisting } from './upsert-product.ts';
 import { toMappedProduct, type Product } from '../../../shared/domain/product/product.ts';

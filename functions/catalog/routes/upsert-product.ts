@@ -1,7 +1,7 @@
-import { parse } from '../../../shared/http/validate.ts';
+import { parse } from '../../../shared/domain/validation.ts';
 import { IncludeQuery } from '../../../shared/domain/product/include.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import type { Principal } from '../../../shared/db/key.repo.ts';
+import type { Principal } from '../../../shared/domain/principal.ts';
 import {
   ExternalIdTakenError,
   insertProduct,

@@ -1,6 +1,6 @@
-import { parse } from '../../../shared/http/validate.ts';
+import { parse } from '../../../shared/domain/validation.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import type { Principal } from '../../../shared/db/key.repo.ts';
+import type { Principal } from '../../../shared/domain/principal.ts';
 import { upsertTag as saveTag, type Tag } from '../../../shared/db/taxonomy.repo.ts';
 import { TagBody } from '../../../shared/domain/product/taxonomy.ts';
 import { externalIdParam, nowIso } from '../write-input.ts';

@@ -1,5 +1,5 @@
-import { parse } from '../../../shared/http/validate.ts';
-import { AppError, notFound } from '../../../shared/http/app-error.ts';
+import { parse } from '../../../shared/domain/validation.ts';
+import { DomainError, notFound } from '../../../shared/domain/errors.ts';
 import type { RouteResult } from '../../../shared/http/response.ts';
 import { IdempotencyLockLost, type IdempotentSession } from '../../../shared/http/idempotency.ts';
 import { backoff, commitPageChange, getPage, getPageByExternalId } from '../../../shared/db/page.repo.ts';
@@ -39,7 +39,7 @@ export async function changePageStatus(
     if (decision.kind === 'noop') return { data: toPageResource(page) };
     if (decision.kind === 'forbidden') {
       // No field of the request is at fault: the page's state is.
-      throw new AppError(409, 'invalid_transition', `A ${decision.from} page cannot become ${decision.to}.`, null);
+      throw new DomainError('invalid_transition', `A ${decision.from} page cannot become ${decision.to}.`, null);
     }
     const next = withStatus(page, decision.to);
     const document = { data: toPageResource(next) };

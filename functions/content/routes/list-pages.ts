@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { intString, parse } from '../../../shared/http/validate.ts';
-import { AppError } from '../../../shared/http/app-error.ts';
+import { intString, parse } from '../../../shared/domain/validation.ts';
+import { DomainError } from '../../../shared/domain/errors.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
 import { listPagesAfter } from '../../../shared/db/page.repo.ts';
 import { PAGE_TYPES, toPageResource, type PageResource } from '../../../shared/domain/page/page.ts';
@@ -28,7 +28,7 @@ export interface PageListDocument {
 export async function listPages(caller: ContentCaller, params: Record<string, unknown>): Promise<PageListDocument> {
   // A misspelt filter (`types=blog`) would otherwise silently list everything.
   const unknown = Object.keys(params).find((k) => !KNOWN.includes(k));
-  if (unknown) throw new AppError(422, 'validation_failed', `${unknown} is not a known parameter (${KNOWN.join(', ')})`, unknown);
+  if (unknown) throw new DomainError('validation_failed', `${unknown} is not a known parameter (${KNOWN.join(', ')})`, unknown);
   const asText = Object.fromEntries(
     Object.entries(params)
       .filter(([, value]) => value !== undefined)

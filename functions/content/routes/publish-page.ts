@@ -4,7 +4,7 @@ import type { RequestPrincipal } from '../../../shared/http/authorizer-context.t
 import { idempotent } from '../../../shared/http/idempotency.ts';
 import { IDEMPOTENCY_HEADER } from '../../../shared/domain/idempotency.ts';
 import { API_BASE_PATH } from '../../../shared/http/api-routes.ts';
-import type { Principal } from '../../../shared/db/key.repo.ts';
+import type { Principal } from '../../../shared/domain/principal.ts';
 import { changePageStatus, checkAction } from './change-status.ts';
 import { externalIdFromPathParameters } from '../input.ts';
 
@@ -28,7 +28,7 @@ const NO_RATE = { limit: 0, remaining: 0, resetSeconds: 0, limited: false };
  *
  * Returns the response rather than throwing, because a replay may be a stored error: the
  * caller sends `status` and `body` as they are (a status ≥ 400 is an error document). Errors
- * about the request itself (missing key: 400 `idempotency_key_required`) are thrown as AppError.
+ * about the request itself (missing key: 400 `idempotency_key_required`) are thrown as DomainError.
  */
 export function publishPage(principal: Principal | RequestPrincipal, externalId: unknown, request: PublishRequest): Promise<RouteResult> {
   const input: RouteInput = {

@@ -1,5 +1,5 @@
-import { parse } from '../../../shared/http/validate.ts';
-import { AppError } from '../../../shared/http/app-error.ts';
+import { parse } from '../../../shared/domain/validation.ts';
+import { DomainError } from '../../../shared/domain/errors.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
 import { backoff, commitPageChange, createPage, getPage, pageIdForExternalId } from '../../../shared/db/page.repo.ts';
 import { toPageResource, type Page, type PageResource } from '../../../shared/domain/page/page.ts';
@@ -11,7 +11,7 @@ import { checkedExternalId, externalIdFromPathParameters, type ContentCaller } f
 const MAX_ATTEMPTS = 50;
 
 const slugTaken = (slug: string) =>
-  new AppError(409, 'slug_taken', `Another page of this store already has the slug "${slug}".`, 'slug');
+  new DomainError('slug_taken', `Another page of this store already has the slug "${slug}".`, 'slug');
 
 /**
  * PUT /content/pages/{external_id} and the MCP tool `save_page`: creates or replaces the page

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { intString, parse } from '../../../shared/http/validate.ts';
-import { AppError } from '../../../shared/http/app-error.ts';
+import { intString, parse } from '../../../shared/domain/validation.ts';
+import { DomainError } from '../../../shared/domain/errors.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
 import { listOrdersAfter, listOrdersUpdatedSince } from '../../../shared/db/order.repo.ts';
 import { toOrderResource } from '../../../shared/domain/order/order.ts';
@@ -21,12 +21,12 @@ const Query = v.object({
 export const listOrders: RouteFn = async ({ principal, query }) => {
   // A misspelt parameter (`updated_after`) would silently widen a sync to the whole store.
   const unknown = Object.keys(query).find((k) => !KNOWN.includes(k));
-  if (unknown) throw new AppError(422, 'validation_failed', `${unknown} is not a known parameter (${KNOWN.join(', ')})`, unknown);
+  if (unknown) throw new DomainError('validation_failed', `${unknown} is not a known parameter (${KNOWN.join(', ')})`, unknown);
   const q = parse(Query, query);
   let since: string | undefined;
   if (q.updated_since !== undefined) {
     const parsed = parseUpdatedSince(q.updated_since);
-    if (!parsed.ok) throw new AppError(422, 'validation_failed', parsed.message, 'updated_since');
+    if (!parsed.ok) throw new DomainError('validation_failed', parsed.message, 'updated_since');
     since = parsed.value;
   }
   const page =

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { parse } from '../../../shared/http/validate.ts';
-import { AppError, notFound } from '../../../shared/http/app-error.ts';
+import { parse } from '../../../shared/domain/validation.ts';
+import { DomainError, notFound } from '../../../shared/domain/errors.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
 import type { RouteResult } from '../../../shared/http/response.ts';
 import { idempotent, IdempotencyLockLost } from '../../../shared/http/idempotency.ts';
@@ -43,7 +43,7 @@ export const setOrderStatus: RouteFn = (input) =>
         const decision = decideStatusChange(order.status, status);
         if (decision.kind === 'noop') return { body: { data: toOrderResource(order) } } satisfies RouteResult;
         if (decision.kind === 'forbidden') {
-          throw new AppError(409, 'invalid_transition', `An order cannot move from ${decision.from} to ${decision.to}.`, 'status');
+          throw new DomainError('invalid_transition', `An order cannot move from ${decision.from} to ${decision.to}.`, 'status');
         }
         const now = changeTime(order);
         const next = withStatus(order, status, now);

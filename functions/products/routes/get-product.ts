@@ -1,6 +1,6 @@
 import { IncludeQuery } from '../../../shared/domain/product/include.ts';
-import { parse } from '../../../shared/http/validate.ts';
-import { notFound } from '../../../shared/http/app-error.ts';
+import { parse } from '../../../shared/domain/validation.ts';
+import { notFound } from '../../../shared/domain/errors.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
 import { getProduct as readProduct } from '../../../shared/db/product.repo.ts';
 import { toProductResource } from '../../../shared/domain/product/product.ts';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { intString, parse } from '../../../shared/http/validate.ts';
+import { intString, parse } from '../../../shared/domain/validation.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
 import { getDensePage, getProductsByIds, productIdsByName, productIdsBySku } from '../../../shared/db/product.repo.ts';
 import { toProductResource } from '../../../shared/domain/product/product.ts';

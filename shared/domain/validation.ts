@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { AppError } from './app-error.ts';
+import { DomainError, isErrorCode, type ErrorCode } from './errors.ts';
 
 /** `tag_external_ids[2]`, `customer.email`: the path of a valibot issue as the contract's `field`. */
 export function fieldOf(issue: v.BaseIssue<unknown>): string | null {
@@ -31,14 +31,15 @@ export function parse<const S extends v.GenericSchema>(schema: S, input: unknown
   const issue = result.issues[0];
   const field = fieldOf(issue);
   const custom = /^([a-z_]+):\s*(.*)$/.exec(issue.message);
-  if (custom?.[1] && custom[2] !== undefined && CUSTOM_CODES.has(custom[1])) {
-    throw new AppError(422, custom[1], custom[2], field);
+  const code = custom?.[1];
+  if (code !== undefined && custom?.[2] !== undefined && isErrorCode(code) && CUSTOM_CODES.has(code)) {
+    throw new DomainError(code, custom[2], field);
   }
-  throw new AppError(422, 'validation_failed', messageOf(issue, field), field);
+  throw new DomainError('validation_failed', messageOf(issue, field), field);
 }
 
 /** Contract codes that a schema may raise itself (message `code: human text`). */
-const CUSTOM_CODES = new Set(['invalid_image_url', 'reserved_tag_value', 'status_not_allowed']);
+const CUSTOM_CODES: ReadonlySet<ErrorCode> = new Set(['invalid_image_url', 'reserved_tag_value', 'status_not_allowed']);
 
 /** Query values arrive as strings: a strict integer parser for page/limit/cursor. */
 export const intString = (min: number, max: number) =>
