@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { parse } from '../../shared/domain/validation.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
-import { createStore, getStore } from '../../shared/db/store.repo.ts';
+import { createStore } from '../../shared/db/store.repo.ts';
+import { requireStore } from '../../shared/app/stores.ts';
 import {
   createKey,
   listKeysOfStore,
@@ -17,7 +18,7 @@ import { checkWebhookUrl } from '../../shared/domain/key/webhook-url.ts';
 import { config } from '../../shared/config.ts';
 import { webhookCommands } from './webhook-commands.ts';
 import { orderCommands } from './order-commands.ts';
-import { KeyIdArg } from './args.ts';
+import { KeyIdArg, StoreIdArg } from './args.ts';
 
 /**
  * The admin surface (CONTRACT §2): one entry per CLI command, each validating its own arguments.
@@ -25,7 +26,6 @@ import { KeyIdArg } from './args.ts';
  */
 export type AdminCommand = (args: Record<string, unknown>) => Promise<unknown>;
 
-const Id = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 lower-case letters, digits or hyphens'));
 const KeyId = KeyIdArg;
 const Name = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(200));
 
@@ -36,17 +36,11 @@ function webhookUrlOrNull(raw: string | undefined): string | null {
   return checked.url;
 }
 
-async function requireStore(storeId: string) {
-  const store = await getStore(storeId);
-  if (!store) throw new DomainError('not_found', `store "${storeId}" does not exist`, 'store');
-  return store;
-}
-
 export const commands: Record<string, AdminCommand> = {
   ...orderCommands,
   'stores create': async (args) => {
     const a = parse(
-      v.strictObject({ id: Id, name: Name, currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR')) }),
+      v.strictObject({ id: StoreIdArg, name: Name, currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR')) }),
       args,
     );
     return createStore({ id: a.id, name: a.name, currency_code: a.currency, created_at: new Date().toISOString() });
@@ -54,7 +48,7 @@ export const commands: Record<string, AdminCommand> = {
 
   'keys create': async (args) => {
     const a = parse(
-      v.strictObject({ store: Id, name: Name, abilities: v.string(), webhook_url: v.optional(v.string()) }),
+      v.strictObject({ store: StoreIdArg, name: Name, abilities: v.string(), webhook_url: v.optional(v.string()) }),
       args,
     );
     let abilities;
@@ -84,7 +78,7 @@ export const commands: Record<string, AdminCommand> = {
   },
 
   'keys list': async (args) => {
-    const a = parse(v.strictObject({ store: Id }), args);
+    const a = parse(v.strictObject({ store: StoreIdArg }), args);
     await requireStore(a.store);
     return { data: (await listKeysOfStore(a.store)).map(publicKey) };
   },

@@ -1,13 +1,10 @@
-import { createHttpHandler } from '../../shared/http/http-handler.ts';
-import { listPagesRoute } from './routes/list-pages.ts';
-import { savePageRoute } from './routes/save-page.ts';
-import { publishPageRoute } from './routes/publish-page.ts';
-import { unpublishPageRoute } from './routes/unpublish-page.ts';
+import { createHttpHandler, type GroupOperations } from '../../shared/http/http-handler.ts';
+import { listPages } from './routes/list-pages.ts';
+import { savePage } from './routes/save-page.ts';
+import { publishPage } from './routes/publish-page.ts';
+import { unpublishPage } from './routes/unpublish-page.ts';
 
 /** Content pages and blog posts: GET /content/pages (content:read), PUT, publish, unpublish (content:write). */
-export const handler = createHttpHandler({
-  listPages: listPagesRoute,
-  savePage: savePageRoute,
-  publishPage: publishPageRoute,
-  unpublishPage: unpublishPageRoute,
-});
+export const operations = { listPages, savePage, publishPage, unpublishPage } satisfies GroupOperations<'content'>;
+
+export const handler = createHttpHandler('content', operations);

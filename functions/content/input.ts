@@ -1,20 +1,21 @@
 import { validationFailed } from '../../shared/domain/errors.ts';
+import { parse } from '../../shared/domain/validation.ts';
 import { EXTERNAL_ID_RULE, externalIdFromPath, isExternalId } from '../../shared/domain/external-id.ts';
-import type { Principal } from '../../shared/domain/principal.ts';
+import { ActionBody } from '../../shared/domain/page/page-write.ts';
 
-/** What the content operations need of the caller: the key (external ids are its own) and its store. */
-export type ContentCaller = Pick<Principal, 'keyId' | 'storeId'>;
-
-/** A page's external id as given (MCP argument, or a path segment already decoded), or 422 (CONTRACT §5). */
-export function checkedExternalId(value: unknown): string {
+/**
+ * The `{external_id}` path segment of a page, or 422 naming `external_id` (CONTRACT §5). API
+ * Gateway REST passes it still encoded, the local gateway decoded; `externalIdFromPath` accepts both.
+ */
+export function pageExternalId(pathParameters: Record<string, string>): string {
+  const value = externalIdFromPath(pathParameters.external_id) ?? pathParameters.external_id;
   if (!isExternalId(value)) throw validationFailed('external_id', `external_id must be ${EXTERNAL_ID_RULE}`);
   return value;
 }
 
-/**
- * The `{external_id}` path segment: API Gateway REST passes it still encoded, the local gateway
- * decoded; `externalIdFromPath` accepts both. An undecodable one is passed on to fail the check.
- */
-export function externalIdFromPathParameters(pathParameters: Record<string, string>): string {
-  return externalIdFromPath(pathParameters.external_id) ?? pathParameters.external_id ?? '';
+/** Validation shared by publish and unpublish, before anything is read: the id, then the (empty) body. */
+export function checkAction(pathParameters: Record<string, string>, body: unknown): string {
+  const xid = pageExternalId(pathParameters);
+  parse(ActionBody, body ?? {});
+  return xid;
 }

@@ -1,52 +1,10 @@
 import { DomainError, validationFailed } from '../../shared/domain/errors.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../../shared/domain/idempotency.ts';
 
-/**
- * Reading tool arguments. Arguments arrive as typed JSON (page is a number, not "2"), so each
- * reader checks the JSON type and names the argument on failure (422 `validation_failed`); the
- * bounds and formats stay with the route functions, so tools and endpoints answer the same 422s.
- */
+/** Tool arguments as they arrive: typed JSON (page is a number, not "2"). */
 export type Args = Record<string, unknown>;
 
-/** An argument the tool does not take is a 422 naming it, as an unknown body field is. */
-export function onlyKnown(args: Args, known: readonly string[]): void {
-  const unknown = Object.keys(args).find((k) => !known.includes(k));
-  if (unknown !== undefined) throw validationFailed(unknown, `${unknown} is not a known argument (${known.join(', ')})`);
-}
-
 const describe = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
-
-/** An integer argument as the query string or path value the endpoint parses. */
-export function intArg(args: Args, name: string, required: true): string;
-export function intArg(args: Args, name: string, required?: false): string | undefined;
-export function intArg(args: Args, name: string, required = false): string | undefined {
-  const value = args[name];
-  if (value === undefined) {
-    if (required) throw validationFailed(name, `${name} is required`);
-    return undefined;
-  }
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw validationFailed(name, `${name} must be an integer, got ${describe(value)}`);
-  return String(value);
-}
-
-export function stringArg(args: Args, name: string, required: true): string;
-export function stringArg(args: Args, name: string, required?: false): string | undefined;
-export function stringArg(args: Args, name: string, required = false): string | undefined {
-  const value = args[name];
-  if (value === undefined) {
-    if (required) throw validationFailed(name, `${name} is required`);
-    return undefined;
-  }
-  if (typeof value !== 'string') throw validationFailed(name, `${name} must be a string, got ${describe(value)}`);
-  return value;
-}
-
-export function boolArg(args: Args, name: string): boolean | undefined {
-  const value = args[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'boolean') throw validationFailed(name, `${name} must be a boolean, got ${describe(value)}`);
-  return value;
-}
 
 /**
  * A path segment as a client sends it, which is also the idempotency scope's path: ids and

@@ -25,18 +25,12 @@ interface BoundTool {
   run: RouteFn;
 }
 
-/** Each tool with its endpoint and route function; tools whose endpoint is not built yet are left out. */
-export function bindTools(
-  tools: readonly ToolDefinition[] = TOOLS,
-  routes: readonly ApiRoute[] = API_ROUTES,
-  operations: Readonly<Record<string, RouteFn>> = OPERATIONS,
-): Map<string, BoundTool> {
+/** Each tool with its endpoint (ability, method, path) and its route function, by tool name. */
+export function bindTools(tools: readonly ToolDefinition[] = TOOLS): Map<string, BoundTool> {
   const bound = new Map<string, BoundTool>();
   for (const tool of tools) {
-    const route = routes.find((r) => r.method === tool.method && r.path === tool.path);
-    const run = route && operations[route.operation];
-    if (!route || !run || route.ability === null) continue;
-    bound.set(tool.name, { tool, route: { ...route, ability: route.ability }, run });
+    const route = API_ROUTES.find((r) => r.operation === tool.operation) as ApiRoute & { ability: Ability };
+    bound.set(tool.name, { tool, route, run: OPERATIONS[tool.operation] });
   }
   return bound;
 }

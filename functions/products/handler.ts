@@ -1,6 +1,8 @@
-import { createHttpHandler } from '../../shared/http/http-handler.ts';
+import { createHttpHandler, type GroupOperations } from '../../shared/http/http-handler.ts';
 import { listProducts } from './routes/list-products.ts';
 import { getProduct } from './routes/get-product.ts';
 
 /** Catalog reads: GET /products, GET /products/{id} (catalog:read). */
-export const handler = createHttpHandler({ listProducts, getProduct });
+export const operations = { listProducts, getProduct } satisfies GroupOperations<'products'>;
+
+export const handler = createHttpHandler('products', operations);

@@ -1,3 +1,4 @@
+import { backoff } from '../domain/retry.ts';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
@@ -265,7 +266,3 @@ export async function commitPageChange(previous: Page, next: Page, withWrites: T
   }
 }
 
-/** Jittered pause before another round against a contended item. */
-export function backoff(attempt: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * Math.min(attempt, 10)));
-}

@@ -291,7 +291,7 @@ const RETRYABLE_REASONS = new Set(['None', 'ConditionalCheckFailed', 'Transactio
 /**
  * Optimistic read-modify-write of one product. `change` gets the latest stored state and returns
  * the next one, or null for "nothing to change". The write is guarded on the `updated_at` that
- * was read (which strictly increases on every change, see laterTimestamp), so a concurrent
+ * was read (which strictly increases on every change, see nextUpdatedAt), so a concurrent
  * writer is never overwritten silently: the loser re-reads and `change` is applied again to the
  * newer state. Product, name index and SKU links change in one transaction. Returns undefined
  * when the product does not exist.

@@ -1,3 +1,4 @@
+import { nextUpdatedAt } from '../domain/clock.ts';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
@@ -60,7 +61,7 @@ async function upsert(kind: TaxonomyKind, storeId: string, keyId: number, extern
       const existing = itemFromError(err.Item);
       if (existing && existing[field[kind]] === text) return existing; // same text: nothing to change
       if (existing) {
-        now = new Date(Math.max(Date.parse(now), Date.parse(existing.updated_at as string) + 1)).toISOString();
+        now = nextUpdatedAt(existing.updated_at as string, Date.parse(now));
         continue;
       }
     }

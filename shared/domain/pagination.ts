@@ -1,3 +1,5 @@
+import { integerIn } from './validation.ts';
+
 /** Laravel-style page envelope (SPEC §2) for an ordered list of `total` records. */
 export interface PageEnvelope<T> {
   current_page: number;
@@ -47,3 +49,9 @@ export function denseIdsOfPage(page: number, limit: number): number[] {
   const first = (page - 1) * limit + 1;
   return Array.from({ length: limit }, (_, i) => first + i);
 }
+
+/** The list parameters every list shares, typed; endpoints read them from the query with `fromQuery`. */
+export const PAGE_NUMBER = integerIn(1, 1_000_000_000);
+export const PAGE_LIMIT = integerIn(1, 50);
+export const DEFAULT_LIMIT = 15;
+export const CURSOR = integerIn(0, Number.MAX_SAFE_INTEGER);

@@ -41,13 +41,15 @@ export function parse<const S extends v.GenericSchema>(schema: S, input: unknown
 /** Contract codes that a schema may raise itself (message `code: human text`). */
 const CUSTOM_CODES: ReadonlySet<ErrorCode> = new Set(['invalid_image_url', 'reserved_tag_value', 'status_not_allowed']);
 
-/** Query values arrive as strings: a strict integer parser for page/limit/cursor. */
-export const intString = (min: number, max: number) =>
+/** An integer from `min` to `max`, as a typed value (MCP arguments) and, through `fromQuery`, as a query string. */
+export const integerIn = (min: number, max: number) =>
   v.pipe(
-    v.string(),
-    v.regex(/^-?\d{1,16}$/, 'must be an integer'),
-    v.transform(Number),
-    v.number(),
+    v.number('must be an integer'),
+    v.integer('must be an integer'),
     v.minValue(min, `must be at least ${min}`),
     v.maxValue(max, `must be at most ${max}`),
   );
+
+/** Query values arrive as strings: a strict decimal integer, then the typed schema's bounds. */
+export const fromQuery = <S extends v.GenericSchema<number, number>>(schema: S) =>
+  v.pipe(v.string(), v.regex(/^-?\d{1,16}$/, 'must be an integer'), v.transform(Number), schema);

@@ -7,7 +7,8 @@ import type { Ability } from '../domain/key/abilities.ts';
  */
 export const API_BASE_PATH = '/api/v1/integrations';
 
-export type Group = 'products' | 'catalog' | 'orders' | 'content' | 'mcp';
+export const GROUPS = ['products', 'catalog', 'orders', 'content', 'mcp'] as const;
+export type Group = (typeof GROUPS)[number];
 
 export interface ApiRoute {
   group: Group;
@@ -18,7 +19,7 @@ export interface ApiRoute {
   ability: Ability | null;
 }
 
-export const API_ROUTES: readonly ApiRoute[] = [
+export const API_ROUTES = [
   { group: 'products', operation: 'listProducts', method: 'GET', path: '/products', ability: 'catalog:read' },
   { group: 'products', operation: 'getProduct', method: 'GET', path: '/products/{id}', ability: 'catalog:read' },
   { group: 'orders', operation: 'listOrders', method: 'GET', path: '/orders', ability: 'orders:read' },
@@ -35,18 +36,27 @@ export const API_ROUTES: readonly ApiRoute[] = [
   // stateless server does not offer, so it answers 405 as the transport spec asks.
   { group: 'mcp', operation: 'mcp', method: 'POST', path: '/mcp', ability: null },
   { group: 'mcp', operation: 'mcpStream', method: 'GET', path: '/mcp', ability: null },
-];
+] as const satisfies readonly ApiRoute[];
 
-/** Groups that have a Lambda today (the CDK stack and the local server create one per group). */
+type RouteEntry = (typeof API_ROUTES)[number];
+
+/** Every operation of the API, by name: a union the group handlers and the MCP tool table are exhaustive over. */
+export type Operation = RouteEntry['operation'];
+/** The operations one group's Lambda serves. */
+export type OperationOf<G extends Group> = Extract<RouteEntry, { group: G }>['operation'];
+/** The operations an API key's ability gates one by one: each is also an MCP tool. */
+export type KeyedOperation = Extract<RouteEntry, { ability: string }>['operation'];
+
+/** Every group has one Lambda (the CDK stack and the local server create one per group). */
 export function groups(): Group[] {
-  return [...new Set(API_ROUTES.map((r) => r.group))];
+  return [...GROUPS];
 }
 
 /** API Gateway's `resource` for a route: the full template including the base path. */
 export const resourceOf = (route: Pick<ApiRoute, 'path'>) => API_BASE_PATH + route.path;
 
 export function findRoute(method: string, resource: string): ApiRoute | undefined {
-  return API_ROUTES.find((r) => r.method === method && resourceOf(r) === resource);
+  return (API_ROUTES as readonly ApiRoute[]).find((r) => r.method === method && resourceOf(r) === resource);
 }
 
 /**
@@ -61,7 +71,7 @@ export function matchPath(
   const segments = path.slice(API_BASE_PATH.length).split('/').slice(1);
   let pathExists = false;
   const candidates: { route: ApiRoute; params: Record<string, string>; literal: number }[] = [];
-  for (const route of API_ROUTES) {
+  for (const route of API_ROUTES as readonly ApiRoute[]) {
     const template = route.path.split('/').slice(1);
     if (template.length !== segments.length) continue;
     const params: Record<string, string> = {};

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { canonicalPath } from './api-routes.ts';
+import { canonicalPath, type Group, type OperationOf } from './api-routes.ts';
 import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from './middlewares.ts';
 import { json, type RouteResult } from './response.ts';
 import type { RequestPrincipal } from './authorizer-context.ts';
@@ -26,6 +26,9 @@ export interface RouteInput {
 
 export type RouteFn = (input: RouteInput) => Promise<RouteResult>;
 
+/** One route function for every operation of a group: a missing one is a compile error. */
+export type GroupOperations<G extends Group> = Record<OperationOf<G>, RouteFn>;
+
 export function absoluteUrl(event: APIGatewayProxyEvent): string {
   const headers = event.headers ?? {};
   const proto = headers['x-forwarded-proto'] ?? 'https';
@@ -38,7 +41,8 @@ export function absoluteUrl(event: APIGatewayProxyEvent): string {
  * One endpoint group's Lambda: the shared middy chain, then the operation the route table names.
  * Middleware order is the order of the checks a client sees: 401, 429, 403, 413/400, then the route.
  */
-export function createHttpHandler(operations: Record<string, RouteFn>) {
+export function createHttpHandler<G extends Group>(_group: G, operations: GroupOperations<G>) {
+  const byName: Readonly<Record<string, RouteFn>> = operations;
   const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpHeaderNormalizer())
     .use(responseShaper())
@@ -48,8 +52,9 @@ export function createHttpHandler(operations: Record<string, RouteFn>) {
     .handler(async (event, context) => {
       const state = internal({ context });
       const route = state.route!;
-      const operation = operations[route.operation];
-      if (!operation) throw new Error(`operation ${route.operation} has no implementation in this group`);
+      const operation = byName[route.operation];
+      // API Gateway routes only this group's resources here; anything else is a wiring fault.
+      if (!operation) throw new Error(`operation ${route.operation} does not belong to this group`);
       const result = await operation({
         principal: state.principal!,
         pathParameters: (event.pathParameters ?? {}) as Record<string, string>,

@@ -2,6 +2,7 @@ import { DomainError } from '../domain/errors.ts';
 import type { RouteResult } from './response.ts';
 import { errorBody, statusOf } from './error-status.ts';
 import type { RouteInput } from './http-handler.ts';
+import { IdempotencyLockLost, type IdempotentSession } from '../app/idempotent-commit.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey, requestFingerprint } from '../domain/idempotency.ts';
 import {
   claimIdempotencyKey,
@@ -29,25 +30,6 @@ import { errorFields, log } from '../log.ts';
  * number and string spelling all round-trip), so the first answer and every replay are the
  * same bytes. Response headers other than Content-Type are not part of the stored answer.
  */
-export interface PreparedCompletion {
-  readonly response: StoredResponse;
-  /** One TransactWriteItems action: completes the record, guarded on this request's lock. */
-  readonly write: ReturnType<typeof completionWrite>;
-}
-
-export interface IdempotentSession {
-  prepare(result: RouteResult): PreparedCompletion;
-  committed(prepared: PreparedCompletion): void;
-}
-
-/** Thrown by `run` when its commit failed on the idempotency record's condition. */
-export class IdempotencyLockLost extends Error {
-  constructor() {
-    super('the idempotency record is no longer held by this request');
-    this.name = 'IdempotencyLockLost';
-  }
-}
-
 export function idempotencyKeyOf(headers: Record<string, string>): string {
   const parsed = parseIdempotencyKey(headers[IDEMPOTENCY_HEADER.toLowerCase()]);
   if (parsed.ok) return parsed.key;
@@ -77,7 +59,8 @@ export async function idempotent<T>(
   steps: { precheck?: () => T; run: (session: IdempotentSession, checked: T) => Promise<RouteResult> },
 ): Promise<RouteResult> {
   const scope = { keyId: input.principal.keyId, method: input.method, path: input.path, key: idempotencyKeyOf(input.headers) };
-  const fingerprint = requestFingerprint(input.body);
+  // No body and `{}` are the same request (a POST action may come without one).
+  const fingerprint = requestFingerprint(input.body ?? {});
 
   let checked: T | undefined;
   let early: StoredResponse | undefined;

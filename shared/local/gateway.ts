@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { API_BASE_PATH, matchPath, resourceOf } from '../http/api-routes.ts';
+import { API_BASE_PATH, matchPath, resourceOf, type Group } from '../http/api-routes.ts';
 import { withDbStats } from '../db/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
@@ -63,8 +63,8 @@ export interface GatewayOptions {
 
 export function createGateway(options: GatewayOptions = {}): Server {
   const loaded = new Map<string, Promise<HttpLambda>>();
-  const lambdaFor = (group: keyof typeof httpLambdas) => {
-    if (!loaded.has(group)) loaded.set(group, httpLambdas[group]!().then((m) => m.handler));
+  const lambdaFor = (group: Group) => {
+    if (!loaded.has(group)) loaded.set(group, httpLambdas[group]().then((m) => m.handler));
     return loaded.get(group)!;
   };
 
@@ -96,8 +96,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
       const matched = matchPath(req.method ?? 'GET', url.pathname);
       if (!matched.route) return reply(404, GATEWAY_RESPONSES.notFound);
       const route = matched.route;
-      const lambda = httpLambdas[route.group] ? await lambdaFor(route.group) : undefined;
-      if (!lambda) return reply(404, GATEWAY_RESPONSES.notFound);
+      const lambda = await lambdaFor(route.group);
 
       const headers: Record<string, string> = {};
       const multiValueHeaders: Record<string, string[]> = {};

@@ -3,11 +3,8 @@ import type { Group } from '../http/api-routes.ts';
 
 export type HttpLambda = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
-/**
- * The endpoint-group Lambdas the local gateway runs: the same modules the CDK stack bundles.
- * Add a line here when a group gets its Lambda.
- */
-export const httpLambdas: Partial<Record<Group, () => Promise<{ handler: HttpLambda }>>> = {
+/** The endpoint-group Lambdas the local gateway runs: the same modules the CDK stack bundles, one per group. */
+export const httpLambdas: Readonly<Record<Group, () => Promise<{ handler: HttpLambda }>>> = {
   products: () => import('../../functions/products/handler.ts'),
   orders: () => import('../../functions/orders/handler.ts'),
   catalog: () => import('../../functions/catalog/handler.ts'),

@@ -1,10 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { client, createKey, createStore, expectErrorShape, type TestKey } from '../fixtures/api.ts';
 import { idem, insertTestPage, pageBody, pagePath, publishPath, storeItems, unpublishPath, xid } from '../fixtures/content.ts';
-import { publishPage } from '../../functions/content/routes/publish-page.ts';
-import { unpublishPage } from '../../functions/content/routes/unpublish-page.ts';
-import { savePage } from '../../functions/content/routes/save-page.ts';
-import { listPages } from '../../functions/content/routes/list-pages.ts';
 import type { PageStatus } from '../../shared/domain/page/page.ts';
 
 type Api = ReturnType<typeof client>;
@@ -272,30 +268,4 @@ describe('content endpoints: refusals', () => {
       });
     });
   }
-});
-
-describe('the plain functions the MCP tools call', () => {
-  it('share validation, rules and the idempotency scope with the HTTP endpoints', async () => {
-    const storeId = await createStore();
-    const key = await createKey(storeId, ['content:read', 'content:write']);
-    const caller = { keyId: key.id, storeId, abilities: key.abilities, currency: 'EUR' };
-    const id = xid();
-    const saved = await savePage(caller, id, pageBody({ body: '<p onclick="x">Hi</p>' }));
-    expect(saved.data).toMatchObject({ external_id: id, status: 'draft', body: '<p>Hi</p>' });
-    await expect(savePage(caller, 'bad id', pageBody())).rejects.toMatchObject({ status: 422, field: 'external_id' });
-
-    const k = idem();
-    const viaTool = await publishPage(caller, id, { idempotencyKey: k });
-    expect(viaTool.status ?? 200).toBe(200);
-    const viaHttp = await client(key.token).post(publishPath(id), undefined, { 'Idempotency-Key': k });
-    expect(viaHttp.text).toBe(JSON.stringify(viaTool.body));
-    await expect(publishPage(caller, id, { idempotencyKey: undefined })).rejects.toMatchObject({ status: 400, code: 'idempotency_key_required' });
-    const missing = await publishPage(caller, xid(), { idempotencyKey: idem() });
-    expect(missing.status).toBe(404);
-
-    expect((await unpublishPage(caller, id)).data.status).toBe('unpublished');
-    const listed = await listPages(caller, { type: 'page', limit: 5, cursor: 0 });
-    expect(listed.data.map((p) => p.id)).toEqual([saved.data.id]);
-    await expect(listPages(caller, { limit: 51 })).rejects.toMatchObject({ status: 422, field: 'limit' });
-  });
 });

@@ -296,6 +296,19 @@ describe('MCP: content tools', () => {
     expect(listed.data.map((p: { external_id: string }) => p.external_id)).toEqual(['pg-1']);
   });
 
+  it('shares the idempotency scope with POST /content/pages/{external_id}/publish', async () => {
+    const { key } = await storeWithKey(['content:write']);
+    const mcp = await connect(key.token);
+    documentOf(await call(mcp, 'save_page', { external_id: 'pg-scope', ...page, slug: 'scope' }));
+    const k = idemKey();
+    const viaTool = await call(mcp, 'publish_page', { external_id: 'pg-scope', idempotency_key: k });
+    const viaHttp = await client(key.token).post('/content/pages/pg-scope/publish', undefined, { 'Idempotency-Key': k });
+    expect(viaHttp.status).toBe(200);
+    expect(viaHttp.text).toBe((viaTool.content[0] as { text: string }).text);
+    const reused = await client(key.token).post('/content/pages/pg-scope/publish', { force: true }, { 'Idempotency-Key': k });
+    expect(reused.body).toMatchObject({ code: 'idempotency_key_reused' });
+  });
+
   it('answers the content rules as tool errors: bad slug, slug taken, unpublishing a draft, unknown page', async () => {
     const { key } = await storeWithKey(['content:write']);
     const mcp = await connect(key.token);

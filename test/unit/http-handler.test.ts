@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { createHttpHandler } from '../../shared/http/http-handler.ts';
+import { createHttpHandler, type RouteFn } from '../../shared/http/http-handler.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
 import { setLogSink } from '../../shared/log.ts';
 
@@ -38,11 +38,15 @@ function event(over: Partial<APIGatewayProxyEvent> & { limited?: boolean; abilit
 }
 const ctx = {} as Context;
 
+
+/** A products Lambda whose operations both run `route`. */
+const productsHandler = (route: RouteFn) => createHttpHandler('products', { listProducts: route, getProduct: route });
+
 describe('the shared HTTP chain', () => {
   it('turns an unexpected error into 500 internal_error with the request id and no stack, and logs the cause', async () => {
     const lines: string[] = [];
     setLogSink((l) => lines.push(l));
-    const handler = createHttpHandler({ listProducts: async () => { throw new TypeError('secret detail at line 42'); } });
+    const handler = productsHandler(async () => { throw new TypeError('secret detail at line 42'); });
     const res = await handler(event(), ctx);
     expect(res.statusCode).toBe(500);
     const body = JSON.parse(res.body);
@@ -54,7 +58,7 @@ describe('the shared HTTP chain', () => {
 
   it('answers 429 with Retry-After before running the operation', async () => {
     let ran = false;
-    const handler = createHttpHandler({ listProducts: async () => ((ran = true), { body: {} }) });
+    const handler = productsHandler(async () => ((ran = true), { body: {} }));
     const res = await handler(event({ limited: true }), ctx);
     expect(res.statusCode).toBe(429);
     expect(res.headers?.['Retry-After']).toBe('7');
@@ -63,21 +67,21 @@ describe('the shared HTTP chain', () => {
   });
 
   it('refuses a key without the ability even if the authorizer let it through', async () => {
-    const handler = createHttpHandler({ listProducts: async () => ({ body: {} }) });
+    const handler = productsHandler(async () => ({ body: {} }));
     const res = await handler(event({ abilities: 'orders:read' }), ctx);
     expect(res.statusCode).toBe(403);
     expect(JSON.parse(res.body).message).toContain('catalog:read');
   });
 
   it('answers 401 when no authorizer context reached the handler', async () => {
-    const handler = createHttpHandler({ listProducts: async () => ({ body: {} }) });
+    const handler = productsHandler(async () => ({ body: {} }));
     const e = event();
     (e.requestContext as { authorizer: unknown }).authorizer = null;
     expect((await handler(e, ctx)).statusCode).toBe(401);
   });
 
   it('passes DomainErrors through in the contract shape', async () => {
-    const handler = createHttpHandler({ listProducts: async () => { throw new DomainError('validation_failed', 'limit: too big', 'limit'); } });
+    const handler = productsHandler(async () => { throw new DomainError('validation_failed', 'limit: too big', 'limit'); });
     const res = await handler(event(), ctx);
     expect(res.statusCode).toBe(422);
     expect(JSON.parse(res.body)).toEqual({ code: 'validation_failed', message: 'limit: too big', field: 'limit' });

@@ -35,11 +35,14 @@ describe('MCP tool table', () => {
     });
   });
 
-  it('leaves out a tool whose endpoint or route function does not exist', () => {
-    const bound = bindTools(TOOLS, [{ group: 'products', operation: 'listProducts', method: 'GET', path: '/products', ability: 'catalog:read' }], {
-      listProducts: async () => ({ body: {} }),
-    });
-    expect([...bound.keys()]).toEqual(['list_products']);
+  it('generates each tool\'s JSON Schema from the valibot schemas the endpoint validates with', () => {
+    const schema = (name: string) => tool(name).inputSchema.properties as Record<string, Record<string, unknown>>;
+    expect(schema('list_products').limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 50, default: 15 });
+    expect(schema('upsert_product').price).toMatchObject({ type: 'integer', minimum: 0, maximum: 1_000_000_000_000 });
+    expect(schema('upsert_product').status).toMatchObject({ enum: ['active', 'draft', 'archived'] });
+    expect(schema('list_pages').type).toMatchObject({ enum: ['page', 'blog'] });
+    expect(tool('upsert_product').inputSchema.required).toEqual(['external_id', 'name', 'price']);
+    expect(tool('save_page').inputSchema.required).toEqual(['external_id', 'type', 'title', 'slug', 'body']);
   });
 
   it.each(TOOLS.map((t) => [t.name, t]))('%s declares a closed object schema whose required arguments are properties', (_, t) => {

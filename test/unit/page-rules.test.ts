@@ -1,7 +1,8 @@
+import { nextUpdatedAt } from '../../shared/domain/clock.ts';
 import { describe, expect, it } from 'vitest';
 import * as v from 'valibot';
 import { PAGE_STATUSES, toPageResource, type Page, type PageStatus } from '../../shared/domain/page/page.ts';
-import { changeTime, decide, decidePublish, decideUnpublish, newPage, savedPage, withStatus } from '../../shared/domain/page/rules.ts';
+import { decide, decidePublish, decideUnpublish, newPage, savedPage, withStatus } from '../../shared/domain/page/rules.ts';
 import { BODY_MAX_BYTES, PageBody, SLUG_MAX, TITLE_MAX } from '../../shared/domain/page/page-write.ts';
 import { keys } from '../../shared/db/keys.ts';
 
@@ -73,9 +74,9 @@ describe('saving', () => {
   });
 
   it('updated_at strictly increases even when the clock is behind', () => {
-    expect(changeTime(T0, Date.parse(T0) - 60_000)).toBe('2026-03-01T10:00:00.001Z');
-    expect(changeTime(T0, Date.parse(T0))).toBe('2026-03-01T10:00:00.001Z');
-    expect(changeTime(T0, Date.parse(T0) + 10)).toBe('2026-03-01T10:00:00.010Z');
+    expect(nextUpdatedAt(T0, Date.parse(T0) - 60_000)).toBe('2026-03-01T10:00:00.001Z');
+    expect(nextUpdatedAt(T0, Date.parse(T0))).toBe('2026-03-01T10:00:00.001Z');
+    expect(nextUpdatedAt(T0, Date.parse(T0) + 10)).toBe('2026-03-01T10:00:00.010Z');
   });
 });
 

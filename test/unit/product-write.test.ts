@@ -1,8 +1,8 @@
+import { nextUpdatedAt } from '../../shared/domain/clock.ts';
 import { describe, expect, it } from 'vitest';
 import * as v from 'valibot';
 import {
   applyProductChange,
-  laterTimestamp,
   needsNewOffer,
   newProductDraft,
   ProductPatchBody,
@@ -72,14 +72,14 @@ describe('applyProductChange', () => {
   });
 });
 
-describe('laterTimestamp', () => {
+describe('nextUpdatedAt', () => {
   it.each([
     [T0, T1, T1],
     [T1, T0, '2026-01-01T00:00:05.001Z'],
     [T1, T1, '2026-01-01T00:00:05.001Z'],
     ['garbage', T1, T1],
   ])('after %s at %s is %s', (previous, now, expected) => {
-    expect(laterTimestamp(previous, now)).toBe(expected);
+    expect(nextUpdatedAt(previous, Date.parse(now))).toBe(expected);
   });
 });
 

@@ -1,46 +1,24 @@
 import * as v from 'valibot';
-import { intString, parse } from '../../../shared/domain/validation.ts';
-import { DomainError } from '../../../shared/domain/errors.ts';
+import { fromQuery, parse } from '../../../shared/domain/validation.ts';
+import { validationFailed } from '../../../shared/domain/errors.ts';
+import { CURSOR, PAGE_LIMIT, DEFAULT_LIMIT } from '../../../shared/domain/pagination.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { listPagesAfter } from '../../../shared/db/page.repo.ts';
-import { PAGE_TYPES, toPageResource, type PageResource } from '../../../shared/domain/page/page.ts';
-import type { ContentCaller } from '../input.ts';
+import { listPages as listPagesOfStore } from '../../../shared/app/pages.ts';
+import { PAGE_TYPES } from '../../../shared/domain/page/page.ts';
 
 const KNOWN = ['type', 'cursor', 'limit'];
 
-const Query = v.object({
+export const ListPagesQuery = v.object({
   type: v.optional(v.picklist(PAGE_TYPES, `must be one of ${PAGE_TYPES.join(', ')}`)),
-  cursor: v.optional(intString(0, Number.MAX_SAFE_INTEGER), '0'),
-  limit: v.optional(intString(1, 50), '15'),
+  cursor: v.optional(fromQuery(CURSOR), '0'),
+  limit: v.optional(fromQuery(PAGE_LIMIT), String(DEFAULT_LIMIT)),
 });
 
-export interface PageListDocument {
-  data: PageResource[];
-  next_cursor: number | null;
-}
-
-/**
- * GET /content/pages and the MCP tool `list_pages`: every page of the caller's store, ascending
- * id from `cursor`, optionally of one `type`. `next_cursor` is the last id of a full page when
- * another page follows, else null. Parameters arrive as query strings; a tool's integer
- * arguments are read as their decimal spelling.
- */
-export async function listPages(caller: ContentCaller, params: Record<string, unknown>): Promise<PageListDocument> {
+/** GET /content/pages: every page of the caller's store, ascending id from `cursor`, optionally of one `type`. */
+export const listPages: RouteFn = async ({ principal, query }) => {
   // A misspelt filter (`types=blog`) would otherwise silently list everything.
-  const unknown = Object.keys(params).find((k) => !KNOWN.includes(k));
-  if (unknown) throw new DomainError('validation_failed', `${unknown} is not a known parameter (${KNOWN.join(', ')})`, unknown);
-  const asText = Object.fromEntries(
-    Object.entries(params)
-      .filter(([, value]) => value !== undefined)
-      .map(([k, value]) => [k, typeof value === 'number' && Number.isInteger(value) ? String(value) : value]),
-  );
-  const q = parse(Query, asText);
-  const list = await listPagesAfter(caller.storeId, q.cursor, q.limit, q.type);
-  const last = list.pages.at(-1);
-  return {
-    data: list.pages.map((p) => toPageResource(p, caller.keyId)),
-    next_cursor: list.more && last ? last.id : null,
-  };
-}
-
-export const listPagesRoute: RouteFn = async ({ principal, query }) => ({ body: await listPages(principal, query) });
+  const unknown = Object.keys(query).find((k) => !KNOWN.includes(k));
+  if (unknown) throw validationFailed(unknown, `${unknown} is not a known parameter (${KNOWN.join(', ')})`);
+  const q = parse(ListPagesQuery, query);
+  return { body: await listPagesOfStore(principal, q) };
+};

@@ -1,43 +1,30 @@
 import * as v from 'valibot';
-import { intString, parse } from '../../../shared/domain/validation.ts';
-import { DomainError } from '../../../shared/domain/errors.ts';
+import { fromQuery, parse } from '../../../shared/domain/validation.ts';
+import { validationFailed } from '../../../shared/domain/errors.ts';
+import { CURSOR, PAGE_LIMIT, DEFAULT_LIMIT } from '../../../shared/domain/pagination.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { listOrdersAfter, listOrdersUpdatedSince } from '../../../shared/db/order.repo.ts';
-import { toOrderResource } from '../../../shared/domain/order/order.ts';
+import { listOrders as listOrdersOfStore } from '../../../shared/app/orders.ts';
 import { parseUpdatedSince } from '../../../shared/domain/order/updated-since.ts';
 
 const KNOWN = ['cursor', 'limit', 'updated_since'];
 
-const Query = v.object({
-  cursor: v.optional(intString(0, Number.MAX_SAFE_INTEGER), '0'),
-  limit: v.optional(intString(1, 50), '15'),
+export const ListOrdersQuery = v.object({
+  cursor: v.optional(fromQuery(CURSOR), '0'),
+  limit: v.optional(fromQuery(PAGE_LIMIT), String(DEFAULT_LIMIT)),
   updated_since: v.optional(v.string()),
 });
 
-/**
- * GET /orders: ascending id from `cursor`, optionally only orders updated at or after
- * `updated_since`. `next_cursor` is the last id of a full page when another order follows.
- */
+/** GET /orders: ascending id from `cursor`, optionally only orders updated at or after `updated_since`. */
 export const listOrders: RouteFn = async ({ principal, query }) => {
   // A misspelt parameter (`updated_after`) would silently widen a sync to the whole store.
   const unknown = Object.keys(query).find((k) => !KNOWN.includes(k));
-  if (unknown) throw new DomainError('validation_failed', `${unknown} is not a known parameter (${KNOWN.join(', ')})`, unknown);
-  const q = parse(Query, query);
+  if (unknown) throw validationFailed(unknown, `${unknown} is not a known parameter (${KNOWN.join(', ')})`);
+  const q = parse(ListOrdersQuery, query);
   let since: string | undefined;
   if (q.updated_since !== undefined) {
     const parsed = parseUpdatedSince(q.updated_since);
-    if (!parsed.ok) throw new DomainError('validation_failed', parsed.message, 'updated_since');
+    if (!parsed.ok) throw validationFailed('updated_since', parsed.message);
     since = parsed.value;
   }
-  const page =
-    since === undefined
-      ? await listOrdersAfter(principal.storeId, q.cursor, q.limit)
-      : await listOrdersUpdatedSince(principal.storeId, since, q.cursor, q.limit);
-  const last = page.orders.at(-1);
-  return {
-    body: {
-      data: page.orders.map(toOrderResource),
-      next_cursor: page.more && last ? last.id : null,
-    },
-  };
+  return { body: await listOrdersOfStore(principal, { cursor: q.cursor, limit: q.limit, since }) };
 };

@@ -1,3 +1,4 @@
+import { nextUpdatedAt } from '../clock.ts';
 import type { Page, PageStatus, PageType } from './page.ts';
 
 /**
@@ -32,17 +33,9 @@ export function decide(action: PageAction, current: PageStatus): PageDecision {
 export const decidePublish = (current: PageStatus) => decide('publish', current);
 export const decideUnpublish = (current: PageStatus) => decide('unpublish', current);
 
-/**
- * updated_at strictly increases, even when this Lambda's clock is behind the last writer's: the
- * repository guards every change on the updated_at it read, so no two states may share one.
- */
-export function changeTime(previousUpdatedAt: string, nowMs: number = Date.now()): string {
-  return new Date(Math.max(nowMs, Date.parse(previousUpdatedAt) + 1)).toISOString();
-}
-
 /** The page after an allowed publish/unpublish. Publishing stamps published_at; unpublishing keeps it. */
 export function withStatus(page: Page, status: PageStatus, nowMs: number = Date.now()): Page {
-  const at = changeTime(page.updated_at, nowMs);
+  const at = nextUpdatedAt(page.updated_at, nowMs);
   return { ...page, status, updated_at: at, published_at: status === 'published' ? at : page.published_at };
 }
 
@@ -84,5 +77,5 @@ export function savedPage(current: Page, content: PageContent, nowMs: number = D
     current.slug === content.slug &&
     current.body === content.body;
   if (same) return null;
-  return { ...current, ...content, status: 'draft', updated_at: changeTime(current.updated_at, nowMs) };
+  return { ...current, ...content, status: 'draft', updated_at: nextUpdatedAt(current.updated_at, nowMs) };
 }

@@ -2,6 +2,7 @@
  * The product write shape (SPEC §2, CONTRACT §6): its validation and how a write lands on a
  * stored product. Pure: the route resolves references and the repository does the I/O.
  */
+import { nextUpdatedAt } from '../clock.ts';
 import * as v from 'valibot';
 import { checkImageUrl } from './image-url.ts';
 import { PRODUCT_STATUSES, type Offer, type Product, type ProductStatus } from './product.ts';
@@ -84,16 +85,19 @@ const ExternalIdList = v.pipe(
   }),
 );
 
+const described = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
+
+/** The write fields with what they mean: the MCP tool schemas and the API reference are generated from these. */
 const fields = {
-  name: Name,
-  price: Price,
-  quantity: Quantity,
-  sku: Sku,
-  description: Description,
-  status: Status,
-  image_url: ImageUrl,
-  category_external_ids: ExternalIdList,
-  tag_external_ids: ExternalIdList,
+  name: described(Name, 'Product name, 1-255 characters of plain text.'),
+  price: described(Price, 'Price of the first variant in minor units (49000 = 490.00).'),
+  quantity: described(Quantity, 'Stock of the first variant. Default 0.'),
+  sku: described(Sku, 'SKU of the first variant (at most 64 characters), or null.'),
+  description: described(Description, 'Plain text, at most 65,535 characters.'),
+  status: described(Status, 'active (default), draft or archived; any status but active archives the product.'),
+  image_url: described(ImageUrl, 'A public https address, or null.'),
+  category_external_ids: described(ExternalIdList, 'External ids of existing categories of this key (create them first); at most 50, distinct. Replaces the current list.'),
+  tag_external_ids: described(ExternalIdList, 'External ids of existing tags of this key (create them first); at most 50, distinct. Replaces the current list.'),
 };
 
 /** PUT: every write field, omitted ones take their defaults (CONTRACT §6). */
@@ -121,6 +125,9 @@ export const ProductPatchBody = v.strictObject({
   category_external_ids: v.optional(fields.category_external_ids),
   tag_external_ids: v.optional(fields.tag_external_ids),
 });
+
+export type ProductWrite = v.InferOutput<typeof ProductPutBody>;
+export type ProductPatch = v.InferOutput<typeof ProductPatchBody>;
 
 export interface ProductFields {
   name: string;
@@ -201,18 +208,7 @@ export function applyProductChange(current: Product, change: ProductChange, now:
     offers,
   };
   if (JSON.stringify(next) === JSON.stringify(current)) return null;
-  return { ...next, updated_at: laterTimestamp(current.updated_at, now) };
-}
-
-/**
- * `now`, or one millisecond past `previous` when the clock has not moved past it (two writes in
- * one millisecond, or Lambdas with skewed clocks): `updated_at` strictly increases on every
- * change, which is also what makes it a safe optimistic-concurrency guard.
- */
-export function laterTimestamp(previous: string, now: string): string {
-  const prev = Date.parse(previous);
-  const at = Date.parse(now);
-  return Number.isNaN(prev) || at > prev ? now : new Date(prev + 1).toISOString();
+  return { ...next, updated_at: nextUpdatedAt(current.updated_at, Date.parse(now)) };
 }
 
 /** True when applying `change` needs an offer id that the stored product does not have. */

@@ -1,0 +1,119 @@
+import { commitPayment, commitStatusChange, getOrderByReference, insertOrder, listOrdersAfter, listOrdersUpdatedSince } from '../db/order.repo.ts';
+import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderStatus } from '../domain/order/order.ts';
+import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '../domain/order/rules.ts';
+import { buildStatusChangedEvent } from '../domain/order/events.ts';
+import { DomainError, notFound } from '../domain/errors.ts';
+import { nextUpdatedAt } from '../domain/clock.ts';
+import { done, retryOnStale, stale } from '../domain/retry.ts';
+import type { Caller } from '../domain/principal.ts';
+import { requireStore } from './stores.ts';
+import { IdempotencyLockLost, type IdempotentSession } from './idempotent-commit.ts';
+
+export type OrderDocument = { data: ReturnType<typeof toOrderResource> };
+
+/**
+ * An order's status moved by an integration (CONTRACT §7): the state machine decides, and the
+ * change, its outbox event and the stored idempotent answer commit in one transaction guarded on
+ * the status it was decided from. Racing requests each decide again from what the winner wrote,
+ * so ten racing requests give one change and one event.
+ */
+export function changeOrderStatus(caller: Caller, reference: string, status: OrderStatus, session: IdempotentSession): Promise<OrderDocument> {
+  return retryOnStale<Order | undefined, OrderDocument>({
+    what: `order ${reference} of store ${caller.storeId}`,
+    maxAttempts: 5,
+    read: () => getOrderByReference(caller.storeId, reference),
+    round: async (order) => {
+      if (!order) throw notFound('order');
+      const decision = decideStatusChange(order.status, status);
+      if (decision.kind === 'noop') return done({ data: toOrderResource(order) });
+      if (decision.kind === 'forbidden') {
+        throw new DomainError('invalid_transition', `An order cannot move from ${decision.from} to ${decision.to}.`, 'status');
+      }
+      const now = nextUpdatedAt(order.updated_at);
+      const next = withStatus(order, status, now);
+      const document = { data: toOrderResource(next) };
+      const prepared = session.prepare({ body: document });
+      const commit = await commitStatusChange(order, next, buildStatusChangedEvent(next, order.status, now), [prepared.write]);
+      if (commit.kind === 'committed') {
+        session.committed(prepared);
+        return done(document);
+      }
+      if (commit.kind === 'guard_failed') throw new IdempotencyLockLost();
+      return stale(commit.kind === 'stale' ? commit.current : undefined);
+    },
+  });
+}
+
+/**
+ * The payment side (`orders mark-paid`): a pending order becomes paid with its whole total.
+ * A payment confirmation arrives more than once; the second one finds the order paid (no-op).
+ */
+export async function markOrderPaid(storeId: string, reference: string): Promise<OrderDocument['data']> {
+  await requireStore(storeId);
+  return retryOnStale<Order | undefined, OrderDocument['data']>({
+    what: `payment of order ${reference} of store ${storeId}`,
+    maxAttempts: 5,
+    read: () => getOrderByReference(storeId, reference),
+    round: async (order) => {
+      if (!order) throw new DomainError('not_found', `order "${reference}" does not exist in store "${storeId}"`, 'reference');
+      const decision = decideMarkPaid(order.status);
+      if (decision.kind === 'noop') return done(toOrderResource(order));
+      if (decision.kind === 'forbidden') {
+        throw new DomainError('invalid_transition', `order "${reference}" is ${order.status}; only a pending order can be marked paid`, 'reference');
+      }
+      const paid = await commitPayment(order, withPayment(order, nextUpdatedAt(order.updated_at)));
+      // undefined: the status moved between our read and our write; decide again from what it is now.
+      return paid ? done(toOrderResource(paid)) : stale();
+    },
+  });
+}
+
+export interface OrderPlacement {
+  reference: string;
+  status: Extract<OrderStatus, 'pending' | 'paid'>;
+  currency_code?: string | undefined;
+  customer: Order['customer'];
+  items: Omit<OrderItem, 'total'>[];
+  shipping_total: number;
+  discount_total: number;
+  /** Default: the whole total for a paid order, nothing for a pending one. */
+  paid_total?: number | undefined;
+}
+
+/** The storefront's side (`orders place`): subtotal and total are computed, never taken. */
+export async function placeOrder(storeId: string, placement: OrderPlacement): Promise<OrderDocument['data']> {
+  const store = await requireStore(storeId);
+  const totals = computeTotals(placement.items, placement.shipping_total, placement.discount_total);
+  const now = new Date().toISOString();
+  const order = await insertOrder({
+    store_id: store.id,
+    reference: placement.reference,
+    status: placement.status,
+    currency_code: placement.currency_code ?? store.currency_code,
+    customer: placement.customer,
+    items: totals.items,
+    subtotal: totals.subtotal,
+    shipping_total: placement.shipping_total,
+    discount_total: placement.discount_total,
+    total: totals.total,
+    paid_total: placement.paid_total ?? (placement.status === 'paid' ? totals.total : 0),
+    created_at: now,
+    updated_at: now,
+  });
+  return toOrderResource(order);
+}
+
+export interface OrderListDocument {
+  data: OrderDocument['data'][];
+  next_cursor: number | null;
+}
+
+/** Ascending id from `cursor`, optionally only orders updated at or after `since`; `next_cursor` is the last id of a full page. */
+export async function listOrders(caller: Caller, params: { cursor: number; limit: number; since: string | undefined }): Promise<OrderListDocument> {
+  const page =
+    params.since === undefined
+      ? await listOrdersAfter(caller.storeId, params.cursor, params.limit)
+      : await listOrdersUpdatedSince(caller.storeId, params.since, params.cursor, params.limit);
+  const last = page.orders.at(-1);
+  return { data: page.orders.map(toOrderResource), next_cursor: page.more && last ? last.id : null };
+}

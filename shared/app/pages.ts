@@ -1,0 +1,92 @@
+import { commitPageChange, createPage, getPage, getPageByExternalId, listPagesAfter, pageIdForExternalId } from '../db/page.repo.ts';
+import { toPageResource, type Page, type PageResource, type PageType } from '../domain/page/page.ts';
+import { decide, newPage, savedPage, withStatus, type PageAction, type PageContent } from '../domain/page/rules.ts';
+import { DomainError, notFound } from '../domain/errors.ts';
+import { done, retryOnStale, stale } from '../domain/retry.ts';
+import type { Caller } from '../domain/principal.ts';
+import { IdempotencyLockLost, type IdempotentSession } from './idempotent-commit.ts';
+
+export type PageDocument = { data: PageResource };
+
+export interface PageListDocument {
+  data: PageResource[];
+  next_cursor: number | null;
+}
+
+const slugTaken = (slug: string) => new DomainError('slug_taken', `Another page of this store already has the slug "${slug}".`, 'slug');
+
+/**
+ * Creates or replaces the page this key's external id addresses, and always leaves it a draft.
+ * The first save of an external id inserts the page, its external-id map and its slug claim in
+ * one transaction guarded by `attribute_not_exists`, so of racing first saves exactly one creates
+ * the page and the others update it. A save that would change nothing writes nothing.
+ */
+export async function savePage(caller: Caller, xid: string, content: PageContent): Promise<PageDocument> {
+  let id = await pageIdForExternalId(caller.keyId, xid);
+  if (id === undefined) {
+    const created = await createPage(newPage(content, { storeId: caller.storeId, keyId: caller.keyId, externalId: xid }));
+    if (created.kind === 'created') return { data: toPageResource(created.page) };
+    if (created.kind === 'slug_taken') throw slugTaken(content.slug);
+    id = created.pageId ?? (await pageIdForExternalId(caller.keyId, xid));
+    if (id === undefined) throw new Error(`page external id ${xid} of key ${caller.keyId} was taken but maps to nothing`);
+  }
+  const pageId = id;
+  return retryOnStale<Page | undefined, PageDocument>({
+    what: `page ${pageId} of store ${caller.storeId}`,
+    read: () => getPage(caller.storeId, pageId),
+    round: async (current) => {
+      // The map and its page are written in one transaction and never deleted.
+      if (!current) throw new Error(`page external id ${xid} maps to missing page ${pageId}`);
+      const next = savedPage(current, content);
+      if (!next) return done({ data: toPageResource(current) });
+      const result = await commitPageChange(current, next);
+      if (result.kind === 'committed') return done({ data: toPageResource(next) });
+      if (result.kind === 'slug_taken') throw slugTaken(content.slug);
+      return stale(result.kind === 'stale' ? result.current : undefined);
+    },
+  });
+}
+
+/**
+ * publish / unpublish of the page this key's external id addresses: the state machine decides,
+ * and the change is written guarded on the `updated_at` it was decided from, so that of racing
+ * requests each one decides again from what the winner wrote (publish twice → one change, one
+ * no-op). With a `session` (publish under an Idempotency-Key) the stored answer commits in the
+ * same transaction as the change.
+ */
+export async function changePageStatus(caller: Caller, xid: string, action: PageAction, session?: IdempotentSession): Promise<PageDocument> {
+  const first = await getPageByExternalId(caller, xid);
+  if (!first) throw notFound('page');
+  return retryOnStale<Page | undefined, PageDocument>({
+    what: `page ${first.id}: ${action}`,
+    initial: first,
+    read: () => getPage(caller.storeId, first.id),
+    round: async (page) => {
+      if (!page) throw notFound('page');
+      const decision = decide(action, page.status);
+      if (decision.kind === 'noop') return done({ data: toPageResource(page) });
+      // No field of the request is at fault: the page's state is.
+      if (decision.kind === 'forbidden') throw new DomainError('invalid_transition', `A ${decision.from} page cannot become ${decision.to}.`, null);
+      const next = withStatus(page, decision.to);
+      const document = { data: toPageResource(next) };
+      const prepared = session?.prepare({ body: document });
+      const result = await commitPageChange(page, next, prepared ? [prepared.write] : []);
+      if (result.kind === 'committed') {
+        if (prepared) session?.committed(prepared);
+        return done(document);
+      }
+      if (result.kind === 'guard_failed') throw new IdempotencyLockLost();
+      return stale(result.kind === 'stale' ? result.current : undefined);
+    },
+  });
+}
+
+/** Every page of the caller's store, ascending id from `cursor`, optionally of one `type`. */
+export async function listPages(caller: Caller, params: { cursor: number; limit: number; type?: PageType | undefined }): Promise<PageListDocument> {
+  const list = await listPagesAfter(caller.storeId, params.cursor, params.limit, params.type);
+  const last = list.pages.at(-1);
+  return {
+    data: list.pages.map((p) => toPageResource(p, caller.keyId)),
+    next_cursor: list.more && last ? last.id : null,
+  };
+}

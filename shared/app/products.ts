@@ -1,0 +1,106 @@
+import {
+  ExternalIdTakenError,
+  getDensePage,
+  getProduct as readProduct,
+  getProductsByIds,
+  insertProduct,
+  modifyProduct,
+  productIdForExternalId,
+  productIdsByName,
+  productIdsBySku,
+  reserveOfferId,
+  resolveWriteTargets,
+  type WriteTargets,
+} from '../db/product.repo.ts';
+import type { Product } from '../domain/product/product.ts';
+import { applyProductChange, needsNewOffer, newProductDraft, type ProductChange, type ProductPatch, type ProductWrite } from '../domain/product/product-write.ts';
+import { DomainError, notFound } from '../domain/errors.ts';
+import { nowIso } from '../domain/clock.ts';
+import type { Caller } from '../domain/principal.ts';
+
+/** One page of the store's products in ascending id order, narrowed by the filters first when there are any. */
+export async function listProducts(
+  storeId: string,
+  params: { page: number; limit: number; name?: string | undefined; sku?: string | undefined },
+): Promise<{ products: Product[]; total: number }> {
+  const { page, limit, name, sku } = params;
+  if (name === undefined && sku === undefined) return getDensePage(storeId, page, limit);
+  // Filters narrow to an id list first (SKU links, name index), then read only one page of products.
+  let ids = sku !== undefined ? await productIdsBySku(storeId, sku) : await productIdsByName(storeId, name ?? '');
+  if (sku !== undefined && name !== undefined && name !== '') {
+    const byName = new Set(await productIdsByName(storeId, name));
+    ids = ids.filter((id) => byName.has(id));
+  }
+  return { products: await getProductsByIds(storeId, ids.slice((page - 1) * limit, page * limit)), total: ids.length };
+}
+
+export async function getProduct(storeId: string, id: number | undefined): Promise<Product> {
+  const product = id === undefined ? undefined : await readProduct(storeId, id);
+  if (!product) throw notFound('product');
+  return product;
+}
+
+/**
+ * Idempotent upsert: the external id of this key always addresses the same product. The first
+ * PUT inserts (the insert transaction's guard on the external-id map makes racing first PUTs
+ * create exactly one product; the losers replace it instead), any later one replaces every
+ * write field; a PUT that changes nothing writes nothing.
+ */
+export async function putProduct(caller: Caller, externalId: string, write: ProductWrite): Promise<Product> {
+  const targets = await resolveWriteTargets(caller.keyId, externalId, write.category_external_ids, write.tag_external_ids);
+  assertReferencesExist(targets, write.category_external_ids, write.tag_external_ids);
+  const change = { ...write, category_ids: targets.categoryIds };
+
+  let id = targets.productId;
+  if (id === undefined) {
+    const draft = newProductDraft(change, { storeId: caller.storeId, keyId: caller.keyId, externalId }, nowIso());
+    try {
+      return await insertProduct(draft);
+    } catch (err) {
+      if (!(err instanceof ExternalIdTakenError)) throw err;
+      id = err.productId ?? (await productIdForExternalId(caller.keyId, externalId));
+      if (id === undefined) throw err;
+    }
+  }
+  const product = await applyToExisting(caller.storeId, id, change);
+  // The external-id map and its product are written in one transaction and never deleted.
+  if (!product) throw new Error(`external id maps to missing product ${id}`);
+  return product;
+}
+
+/**
+ * Merge: only the supplied fields change, applied to the latest stored state (re-applied if a
+ * concurrent write got there first). A body equal to what is stored writes nothing. An unknown
+ * external id of this key is 404.
+ */
+export async function patchProduct(caller: Caller, externalId: string, patch: ProductPatch): Promise<Product> {
+  const targets = await resolveWriteTargets(caller.keyId, externalId, patch.category_external_ids, patch.tag_external_ids);
+  if (targets.productId === undefined) throw notFound('product');
+  assertReferencesExist(targets, patch.category_external_ids, patch.tag_external_ids);
+  const change: ProductChange = { ...patch };
+  if (patch.category_external_ids !== undefined) change.category_ids = targets.categoryIds;
+  const product = await applyToExisting(caller.storeId, targets.productId, change);
+  if (!product) throw notFound('product');
+  return product;
+}
+
+/** Applies a write to the latest state of product `id` (PUT and PATCH alike); undefined if it is gone. */
+function applyToExisting(storeId: string, id: number, change: ProductChange): Promise<Product | undefined> {
+  return modifyProduct(storeId, id, async (current) =>
+    applyProductChange(current, change, nowIso(), needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined),
+  );
+}
+
+/** 422 `unknown_reference` naming the array element, e.g. `category_external_ids[1]`. */
+function assertReferencesExist(targets: WriteTargets, categoryIds: string[] = [], tagIds: string[] = []): void {
+  const missing = targets.missing;
+  if (!missing) return;
+  const list = missing.list === 'category' ? 'category_external_ids' : 'tag_external_ids';
+  const value = (missing.list === 'category' ? categoryIds : tagIds)[missing.index];
+  const resource = missing.list === 'category' ? 'categories' : 'tags';
+  throw new DomainError(
+    'unknown_reference',
+    `No ${missing.list} with external id ${value} exists for this key (create it with PUT /catalog/${resource}/${value} first).`,
+    `${list}[${missing.index}]`,
+  );
+}

@@ -1,0 +1,11 @@
+import { upsertCategory, upsertTag, type Category, type Tag } from '../db/taxonomy.repo.ts';
+import { nowIso } from '../domain/clock.ts';
+import type { Caller } from '../domain/principal.ts';
+
+/** Create or rename a category of this key; the same name again is a 200 that writes nothing. */
+export const putCategory = (caller: Caller, externalId: string, name: string): Promise<Category> =>
+  upsertCategory(caller.storeId, caller.keyId, externalId, name, nowIso());
+
+/** Create or rename a tag of this key; status labels were refused by validation (422 reserved_tag_value). */
+export const putTag = (caller: Caller, externalId: string, value: string): Promise<Tag> =>
+  upsertTag(caller.storeId, caller.keyId, externalId, value, nowIso());
