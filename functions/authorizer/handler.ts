@@ -1,5 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { authenticate } from '../../shared/db/key.repo.ts';
+import { authenticate } from '../../shared/db/key-auth.repo.ts';
 import { hashToken, looksLikeToken } from '../../shared/domain/key/token.ts';
 import { findRoute } from '../../shared/http/api-routes.ts';
 import { principalToContext } from '../../shared/http/authorizer-context.ts';

@@ -1,11 +1,9 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll, type Item } from './helpers.ts';
 import type { Ability } from '../domain/key/abilities.ts';
-import { decide, slotAttribute, slotsOf, WINDOW_MS, type RateDecision } from '../domain/key/rate-limit.ts';
-import type { Principal } from '../domain/principal.ts';
 import { DomainError } from '../domain/errors.ts';
 import { nextInSequence } from './sequence.ts';
 
@@ -60,6 +58,7 @@ export function publicKey(record: KeyRecord): ApiKey {
 
 const nextKeyId = () => nextInSequence(keys.keySequence());
 
+/** The item the authorizer reads (key-auth.repo.ts): a copy of what a request needs to know. */
 function tokenItem(record: KeyRecord, currency: string | null, carried: Item = {}) {
   return {
     ...keys.token(record.token_hash),
@@ -282,101 +281,4 @@ export async function updateKeyWebhook(
     if (isConditionalCheckFailed(err)) throw new DomainError('not_found', `key ${keyId} does not exist`, 'id');
     throw err;
   }
-}
-
-// ---- the hot path -------------------------------------------------------------------------
-
-export type AuthResult = { ok: false } | { ok: true; principal: Principal; rate: RateDecision };
-
-interface TokenState {
-  item: Item;
-}
-
-/**
- * Last seen state of each token in this container. With it, an allowed request costs one
- * conditional UpdateItem (auth + rate limit + last_used_at together); a stale entry costs one
- * extra round trip, because the failed condition hands back the current item.
- */
-const tokenCache = new Map<string, TokenState>();
-const TOKEN_CACHE_MAX = 1000;
-
-function remember(hash: string, item: Item | undefined) {
-  if (!item) {
-    tokenCache.delete(hash);
-    return;
-  }
-  if (tokenCache.size >= TOKEN_CACHE_MAX) tokenCache.delete(tokenCache.keys().next().value as string);
-  tokenCache.set(hash, { item });
-}
-
-function principalOf(item: Item): Principal {
-  return { keyId: item.key_id, storeId: item.store_id, abilities: item.abilities, currency: item.currency_code ?? null };
-}
-
-export async function authenticate(tokenHash: string, nowMs: number, limit: number): Promise<AuthResult> {
-  let state = tokenCache.get(tokenHash)?.item;
-  let fresh = false;
-  // A stale cache costs one failed condition, which hands back the current item; a slot taken by
-  // a parallel request of the same key costs the same and the next try picks another free slot.
-  for (let attempt = 0; attempt < 8; attempt++) {
-    if (!state) {
-      const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(tokenHash), ConsistentRead: true }));
-      state = out.Item;
-      fresh = true;
-      remember(tokenHash, state);
-      if (!state) return { ok: false };
-    }
-    if (state.status !== 'active') {
-      if (fresh) return { ok: false };
-      state = undefined;
-      continue;
-    }
-    const rate = decide(slotsOf(state, limit), nowMs, limit);
-    if (!rate.allowed || rate.slot === undefined) {
-      // A refusal from a stale cache is confirmed against the table (the key may be revoked: 401 wins).
-      if (!fresh) {
-        state = undefined;
-        continue;
-      }
-      return { ok: true, principal: principalOf(state), rate };
-    }
-    try {
-      const out = await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: keys.token(tokenHash),
-          // `uses` lets a rotation know that no request slipped in between its read and its write.
-          UpdateExpression: 'SET #slot = :now, last_used_at = :iso ADD uses :one',
-          ConditionExpression: '(attribute_not_exists(#slot) OR #slot <= :cutoff) AND #s = :active',
-          ExpressionAttributeNames: { '#slot': slotAttribute(rate.slot), '#s': 'status' },
-          ExpressionAttributeValues: {
-            ':now': nowMs,
-            ':cutoff': nowMs - WINDOW_MS,
-            ':active': 'active',
-            ':iso': new Date(nowMs).toISOString(),
-            ':one': 1,
-          },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      remember(tokenHash, out.Attributes);
-      return { ok: true, principal: principalOf(state), rate };
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-      state = itemFromError(err.Item);
-      fresh = true;
-      remember(tokenHash, state);
-      if (!state) return { ok: false };
-    }
-  }
-  // Still colliding after several tries: the key is bursting far beyond its allowance. Ask it to
-  // come back in a second rather than fail the request with a 500 (a key no longer active: 401).
-  if (!state || state.status !== 'active') return { ok: false };
-  return { ok: true, principal: principalOf(state!), rate: { allowed: false, slot: undefined, limit, remaining: 0, resetSeconds: 1 } };
-}
-
-/** Test and admin hook: forget cached token state (e.g. after a local revoke in-process). */
-export function forgetTokenCache(): void {
-  tokenCache.clear();
 }
