@@ -5,13 +5,10 @@ import {
   getProductsByIds,
   insertProduct,
   modifyProduct,
-  productIdForExternalId,
-  productIdsByName,
-  productIdsBySku,
   reserveOfferId,
-  resolveWriteTargets,
-  type WriteTargets,
 } from '../db/product.repo.ts';
+import { productIdsByName, productIdsBySku } from '../db/product-index.repo.ts';
+import { productIdForExternalId, resolveWriteTargets, type WriteTargets } from '../db/product-refs.repo.ts';
 import type { Product } from '../domain/product/product.ts';
 import { applyProductChange, needsNewOffer, newProductDraft, type ProductChange, type ProductPatch, type ProductWrite } from '../domain/product/product-write.ts';
 import { DomainError, notFound } from '../domain/errors.ts';

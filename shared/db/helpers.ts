@@ -1,10 +1,13 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, QueryCommand, type NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, QueryCommand, type NativeAttributeValue, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import type { Key } from './keys.ts';
 
 export type Item = Record<string, NativeAttributeValue>;
+
+/** One action of a TransactWriteItems call, so modules can each contribute theirs to one transaction. */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 export function isConditionalCheckFailed(err: unknown): err is Error & { Item?: Item } {
   return err instanceof Error && err.name === 'ConditionalCheckFailedException';

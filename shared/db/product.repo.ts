@@ -1,10 +1,12 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, itemKey, queryAll, type Item } from './helpers.ts';
-import { normalizeName, type Offer, type Product } from '../domain/product/product.ts';
+import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, itemKey, type Item, type TransactItem } from './helpers.ts';
+import type { Offer, Product } from '../domain/product/product.ts';
 import { denseIdsOfPage } from '../domain/pagination.ts';
+import { indexWrites } from './product-index.repo.ts';
+import { externalIdMapWrite } from './product-refs.repo.ts';
 
 /**
  * Products have dense ids 1..n per store (the id sequence moves in the same transaction that
@@ -75,80 +77,12 @@ export async function getDensePage(storeId: string, page: number, limit: number)
   return { products, total };
 }
 
-/** Ids of products with a variant whose SKU is exactly `sku`, ascending. */
-export async function productIdsBySku(storeId: string, sku: string): Promise<number[]> {
-  const items = await queryAll({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.skuPartition(storeId, sku) },
-    ProjectionExpression: 'product_id',
-    ConsistentRead: true,
-  });
-  return items.map((i) => Number(i.product_id)).sort((a, b) => a - b);
-}
-
-/**
- * Ids of products whose name contains `needle` (case-insensitive), ascending. Reads the compact
- * name index (1000 names an item), not the products: ~1 read unit per 4 KB of names.
- */
-export async function productIdsByName(storeId: string, needle: string): Promise<number[]> {
-  const wanted = normalizeName(needle);
-  const chunks = await queryAll({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': `STORE#${storeId}`, ':prefix': keys.productNamesPrefix },
-    ConsistentRead: true,
-  });
-  const ids: number[] = [];
-  for (const chunk of chunks) {
-    for (const [attr, value] of Object.entries(chunk)) {
-      if (/^n\d+$/.test(attr) && typeof value === 'string' && value.includes(wanted)) ids.push(Number(attr.slice(1)));
-    }
-  }
-  return ids.sort((a, b) => a - b);
-}
-
 // ---- writes --------------------------------------------------------------------------------
 
 export class ExternalIdTakenError extends Error {
   constructor(readonly productId: number | undefined) {
     super('external id already maps to a product');
   }
-}
-
-type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
-
-/** The writes that keep the name index and SKU links in step with a product (insert or change). */
-export function indexWrites(next: Product, previous?: Product): TransactItem[] {
-  const writes: TransactItem[] = [];
-  if (!previous || normalizeName(previous.name) !== normalizeName(next.name)) {
-    writes.push({
-      Update: {
-        TableName: tableName(),
-        Key: keys.productNames(next.store_id, keys.productNamesChunkOf(next.id)),
-        UpdateExpression: 'SET #n = :name, #t = :type',
-        ExpressionAttributeNames: { '#n': keys.productNameAttribute(next.id), '#t': 'type' },
-        ExpressionAttributeValues: { ':name': normalizeName(next.name), ':type': ENTITY.productNames },
-      },
-    });
-  }
-  const skus = (p?: Product) => new Set((p?.offers ?? []).map((o) => o.sku).filter((s): s is string => !!s));
-  const before = skus(previous);
-  const after = skus(next);
-  for (const sku of after) {
-    if (!before.has(sku)) {
-      writes.push({
-        Put: {
-          TableName: tableName(),
-          Item: { ...keys.skuLink(next.store_id, sku, next.id), type: ENTITY.skuLink, product_id: next.id },
-        },
-      });
-    }
-  }
-  for (const sku of before) {
-    if (!after.has(sku)) writes.push({ Delete: { TableName: tableName(), Key: keys.skuLink(next.store_id, sku, next.id) } });
-  }
-  return writes;
 }
 
 /**
@@ -190,18 +124,7 @@ export async function insertProduct(
       ...indexWrites(product),
     ];
     if (product.external_id !== null && product.owner_key_id !== null) {
-      items.push({
-        Put: {
-          TableName: tableName(),
-          Item: {
-            ...keys.externalId(product.owner_key_id, 'product', product.external_id),
-            type: ENTITY.externalId,
-            record_id: product.id,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      });
+      items.push(externalIdMapWrite(product.owner_key_id, product.external_id, product.id));
     }
     try {
       await db().send(new TransactWriteCommand({ TransactItems: items }));
@@ -218,57 +141,6 @@ export async function insertProduct(
     }
   }
   throw new Error('could not allocate a product id under contention');
-}
-
-/** The product id an external id of this key maps to. */
-export async function productIdForExternalId(keyId: number, externalId: string): Promise<number | undefined> {
-  const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.externalId(keyId, 'product', externalId), ConsistentRead: true }),
-  );
-  return out.Item ? Number(out.Item.record_id) : undefined;
-}
-
-// ---- catalog writes (PUT/PATCH /catalog/products/{external_id}) -----------------------------
-
-export interface WriteTargets {
-  /** The product this key's external id addresses, if any. */
-  productId: number | undefined;
-  /** Ids of the named categories, in order (only when all exist). */
-  categoryIds: number[];
-  /** The first reference that does not exist for this key, e.g. `{ list: 'tag', index: 2 }`. */
-  missing: { list: 'category' | 'tag'; index: number } | undefined;
-}
-
-/**
- * Everything a product write must know before it changes anything, in one BatchGetItem: the
- * external-id map entry and the key's categories and tags it references.
- */
-export async function resolveWriteTargets(
-  keyId: number,
-  externalId: string,
-  categoryExternalIds: string[] = [],
-  tagExternalIds: string[] = [],
-): Promise<WriteTargets> {
-  const xidKey = keys.externalId(keyId, 'product', externalId);
-  const categoryKeys = categoryExternalIds.map((x) => keys.category(keyId, x));
-  const tagKeys = tagExternalIds.map((x) => keys.tag(keyId, x));
-  const found = await batchGet([xidKey, ...categoryKeys, ...tagKeys]);
-  const mapped = found.get(itemKey(xidKey));
-  const categoryIds: number[] = [];
-  let missing: WriteTargets['missing'];
-  for (const [index, k] of categoryKeys.entries()) {
-    const item = found.get(itemKey(k));
-    if (!item) {
-      missing = { list: 'category', index };
-      break;
-    }
-    categoryIds.push(Number(item.id));
-  }
-  if (!missing) {
-    const index = tagKeys.findIndex((k) => !found.has(itemKey(k)));
-    if (index >= 0) missing = { list: 'tag', index };
-  }
-  return { productId: mapped ? Number(mapped.record_id) : undefined, categoryIds, missing };
 }
 
 /** One fresh variant id from the store's offer sequence (the rare product that has no variant). */
