@@ -1,0 +1,84 @@
+/**
+ * The local stand-in for an SQS event-source mapping (see webhook-pipeline.ts): ReceiveMessage
+ * (batch ≤ 10) → SQSEvent → handler; what succeeded is deleted, the batch item failures are left
+ * to their visibility timeouts (and so to the queue's redrive policy).
+ */
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { config } from '../config.ts';
+import { sqs, webhookQueueUrl } from '../queue/sqs.ts';
+import { errorFields, log as logJson } from '../log.ts';
+import { sleep } from './sleep.ts';
+
+/** The message as Lambda hands it over, with the attributes the signer reads. */
+function toSqsRecord(m: Message, queueArn: string, region: string): SQSRecord {
+  const a = m.Attributes ?? {};
+  return {
+    messageId: m.MessageId ?? '',
+    receiptHandle: m.ReceiptHandle ?? '',
+    body: m.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: a.ApproximateReceiveCount ?? '1',
+      SentTimestamp: a.SentTimestamp ?? String(Date.now()),
+      SenderId: a.SenderId ?? '000000000000',
+      ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: m.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: region,
+  };
+}
+
+/** One poller: receive a batch, hand it to the handler, delete what it did not report as failed. */
+export async function pollQueue(
+  queueArn: string,
+  handle: (event: SQSEvent) => Promise<SQSBatchResponse>,
+  signal: AbortSignal,
+): Promise<void> {
+  const region = config().region;
+  while (!signal.aborted) {
+    let messages: Message[];
+    try {
+      const out = await sqs().send(
+        new ReceiveMessageCommand({
+          QueueUrl: webhookQueueUrl(),
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+          MessageSystemAttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+        }),
+        { abortSignal: signal },
+      );
+      messages = out.Messages ?? [];
+    } catch (err) {
+      if (signal.aborted) break;
+      logJson('error', 'local queue poller failed; retrying', errorFields(err));
+      await sleep(1000, signal);
+      continue;
+    }
+    if (messages.length === 0) continue;
+    const event: SQSEvent = { Records: messages.map((m) => toSqsRecord(m, queueArn, region)) };
+    let failed: Set<string>;
+    try {
+      failed = new Set((await handle(event)).batchItemFailures.map((f) => f.itemIdentifier));
+    } catch (err) {
+      logJson('error', 'signer threw; the whole batch stays queued', errorFields(err));
+      continue;
+    }
+    const finished = messages.filter((m) => m.MessageId && !failed.has(m.MessageId));
+    if (finished.length === 0) continue;
+    try {
+      await sqs().send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: webhookQueueUrl(),
+          Entries: finished.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+        }),
+      );
+    } catch (err) {
+      // Not deleted means received again later; the delivery log makes that a no-op.
+      logJson('error', 'could not delete finished webhook messages', errorFields(err));
+    }
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The local stand-in for a DynamoDB stream event-source mapping (see webhook-pipeline.ts).
+ *
+ * DescribeStream (again every few seconds, to follow new shards, children after their parents),
+ * GetShardIterator (AFTER_SEQUENCE_NUMBER from the saved position, else TRIM_HORIZON: LATEST
+ * would lose what was written while the stack was down) and GetRecords with iterator chaining.
+ * Only records that pass OUTBOX_STREAM_FILTER reach the handler, as a DynamoDBStreamEvent; a
+ * reported failure is retried from its sequence number, and a record that still fails after
+ * STREAM_RETRY_ATTEMPTS is logged and skipped (what bisect + on-failure destination do in AWS).
+ * The position is saved in the table after each batch that reached the handler, so a restart
+ * neither loses nor replays everything.
+ */
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record as StreamRecord,
+  type ShardIteratorType,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { config } from '../config.ts';
+import { loadStreamPosition, saveStreamPosition, type ShardPosition, type StreamPosition } from '../db/stream-position.repo.ts';
+import { isOutboxInsert } from '../domain/webhook/stream-filter.ts';
+import { errorFields, log as logJson } from '../log.ts';
+import { sleep } from './sleep.ts';
+
+/** Idle pause between GetRecords rounds (Lambda polls a shard about four times a second). */
+const STREAM_IDLE_MS = 100;
+const DESCRIBE_EVERY_MS = 5000;
+const STREAM_RETRY_ATTEMPTS = 3;
+
+/** The record as Lambda hands it over: JSON types (epoch seconds, base64 binaries) and the ARN. */
+function toLambdaRecord(r: StreamRecord, streamArn: string): DynamoDBRecord {
+  const json = JSON.parse(
+    JSON.stringify(r, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v)),
+  ) as DynamoDBRecord;
+  const created = r.dynamodb?.ApproximateCreationDateTime;
+  if (json.dynamodb && created) json.dynamodb.ApproximateCreationDateTime = Math.floor(created.getTime() / 1000);
+  return { ...json, eventSourceARN: streamArn };
+}
+
+interface ShardState {
+  parent: string | undefined;
+  iterator: string | undefined;
+  position: ShardPosition;
+  failures: number;
+}
+
+export class StreamPoller {
+  private readonly client: DynamoDBStreamsClient;
+  private readonly shards = new Map<string, ShardState>();
+  private saved: StreamPosition = {};
+  private lastDescribe = 0;
+
+  constructor(
+    private readonly streamArn: string,
+    endpoint: string,
+    private readonly handle: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>,
+    private readonly signal: AbortSignal,
+  ) {
+    const local = !new URL(endpoint).hostname.endsWith('.amazonaws.com');
+    this.client = new DynamoDBStreamsClient({
+      region: config().region,
+      ...(local ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    });
+  }
+
+  async run(): Promise<void> {
+    this.saved = await loadStreamPosition(this.streamArn);
+    while (!this.signal.aborted) {
+      let busy = false;
+      try {
+        if (Date.now() - this.lastDescribe > DESCRIBE_EVERY_MS) await this.describe();
+        for (const [id, shard] of this.shards) {
+          if (this.signal.aborted) break;
+          if (shard.position.done) continue;
+          const parent = shard.parent ? this.shards.get(shard.parent) : undefined;
+          if (parent && !parent.position.done) continue; // a parent's records come first
+          busy = (await this.poll(id, shard)) || busy;
+        }
+      } catch (err) {
+        if (this.signal.aborted) break;
+        logJson('error', 'local stream poller failed; retrying', errorFields(err));
+        await sleep(1000, this.signal);
+      }
+      if (!busy) await sleep(STREAM_IDLE_MS, this.signal);
+    }
+    this.client.destroy();
+  }
+
+  private async describe(): Promise<void> {
+    const seen = new Set<string>();
+    let start: string | undefined;
+    do {
+      const out = await this.client.send(new DescribeStreamCommand({ StreamArn: this.streamArn, ExclusiveStartShardId: start }));
+      for (const s of out.StreamDescription?.Shards ?? []) {
+        if (!s.ShardId) continue;
+        seen.add(s.ShardId);
+        if (!this.shards.has(s.ShardId)) {
+          this.shards.set(s.ShardId, { parent: s.ParentShardId, iterator: undefined, position: { ...this.saved[s.ShardId] }, failures: 0 });
+        }
+      }
+      start = out.StreamDescription?.LastEvaluatedShardId;
+    } while (start);
+    // Shards past the stream's 24 h retention are gone for good.
+    for (const id of this.shards.keys()) if (!seen.has(id)) this.shards.delete(id);
+    this.lastDescribe = Date.now();
+  }
+
+  private async iterator(shardId: string, type: ShardIteratorType, sequenceNumber?: string): Promise<string | undefined> {
+    const out = await this.client.send(
+      new GetShardIteratorCommand({ StreamArn: this.streamArn, ShardId: shardId, ShardIteratorType: type, SequenceNumber: sequenceNumber }),
+    );
+    return out.ShardIterator;
+  }
+
+  private async resume(shardId: string, position: ShardPosition): Promise<string | undefined> {
+    if (!position.sequenceNumber) return this.iterator(shardId, 'TRIM_HORIZON');
+    try {
+      return await this.iterator(shardId, 'AFTER_SEQUENCE_NUMBER', position.sequenceNumber);
+    } catch (err) {
+      // The saved record was trimmed away: everything still in the shard is newer than it.
+      if ((err as Error).name !== 'TrimmedDataAccessException') throw err;
+      return this.iterator(shardId, 'TRIM_HORIZON');
+    }
+  }
+
+  private async save(): Promise<void> {
+    const shards: StreamPosition = {};
+    for (const [id, s] of this.shards) shards[id] = s.position;
+    await saveStreamPosition(this.streamArn, shards);
+  }
+
+  /** One GetRecords on one shard; true when it returned records. */
+  private async poll(shardId: string, shard: ShardState): Promise<boolean> {
+    shard.iterator ??= await this.resume(shardId, shard.position);
+    if (!shard.iterator) return false;
+    let out;
+    try {
+      out = await this.client.send(new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: 100 }));
+    } catch (err) {
+      if ((err as Error).name === 'ExpiredIteratorException' || (err as Error).name === 'TrimmedDataAccessException') {
+        shard.iterator = undefined;
+        return false;
+      }
+      throw err;
+    }
+    const records = out.Records ?? [];
+    const batch = records.map((r) => toLambdaRecord(r, this.streamArn)).filter(isOutboxInsert);
+    if (batch.length > 0) {
+      let failed: string | undefined;
+      try {
+        failed = (await this.handle({ Records: batch })).batchItemFailures[0]?.itemIdentifier;
+      } catch (err) {
+        logJson('error', 'stream handler threw; retrying the batch', errorFields(err));
+        failed = batch[0]?.dynamodb?.SequenceNumber;
+      }
+      if (failed !== undefined) {
+        shard.failures += 1;
+        if (shard.failures <= STREAM_RETRY_ATTEMPTS) {
+          await sleep(250 * 2 ** shard.failures, this.signal);
+          shard.iterator = await this.iterator(shardId, 'AT_SEQUENCE_NUMBER', failed);
+          return true;
+        }
+        // A poison record: park it in the log (the on-failure destination of the AWS mapping) and move on.
+        logJson('error', 'stream record failed every retry; skipping it', { shard_id: shardId, sequence_number: failed });
+        shard.failures = 0;
+        shard.position.sequenceNumber = failed;
+        await this.save();
+        shard.iterator = await this.iterator(shardId, 'AFTER_SEQUENCE_NUMBER', failed);
+        return true;
+      }
+      shard.failures = 0;
+    }
+    const last = records.at(-1)?.dynamodb?.SequenceNumber;
+    if (last) shard.position.sequenceNumber = last;
+    shard.iterator = out.NextShardIterator;
+    if (!shard.iterator) {
+      shard.position.done = true;
+      this.lastDescribe = 0; // a closed shard means a child to pick up
+    }
+    // Saved only when the handler ran or a shard closed: the save is a table write, and so a
+    // stream record itself; saving after every record would feed the poller its own writes.
+    if (batch.length > 0 || shard.position.done) await this.save();
+    return records.length > 0;
+  }
+}
