@@ -1,12 +1,13 @@
-import { checkImageUrl } from '../product/image-url.ts';
+import { checkPublicHttpsUrl, type UrlCheck } from '../net/public-address.ts';
 
 /**
- * Webhook URLs follow the public-https rule of image addresses (no private or internal hosts, no
- * IP literals, no credentials), except that any port is allowed: receivers on :8443 are common
- * and the host is checked to be public, here and again on every delivery at connect time. Only
- * the local stack (ALLOW_PRIVATE_WEBHOOKS=1) admits loopback receivers.
+ * Webhook URLs follow the public https address policy of shared/domain/net/public-address.ts (no
+ * private or internal hosts, no IP literals, no credentials), except that any port is allowed:
+ * receivers on :8443 are common and the host is checked to be public, here and again on every
+ * delivery at connect time. Only the local stack (ALLOW_PRIVATE_WEBHOOKS=1) admits loopback
+ * receivers.
  */
-export function checkWebhookUrl(input: string, allowPrivate: boolean): { ok: true; url: string } | { ok: false; reason: string } {
+export function checkWebhookUrl(input: string, allowPrivate: boolean): UrlCheck {
   let url: URL;
   try {
     url = new URL(input);
@@ -20,6 +21,6 @@ export function checkWebhookUrl(input: string, allowPrivate: boolean): { ok: tru
   }
   const withoutPort = new URL(url.href);
   withoutPort.port = '';
-  const checked = checkImageUrl(url.protocol === 'https:' ? withoutPort.href : input);
-  return checked.ok ? { ok: true, url: url.href } : { ok: false, reason: checked.reason.replace(/^image_url/, 'webhook_url') };
+  const checked = checkPublicHttpsUrl(url.protocol === 'https:' ? withoutPort.href : input, 'webhook_url');
+  return checked.ok ? { ok: true, url: url.href } : checked;
 }

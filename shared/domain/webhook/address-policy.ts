@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { isPublicIp } from '../product/image-url.ts';
+import { isPublicIp } from '../net/public-address.ts';
 
 /**
  * Where a webhook may connect (SSRF at delivery, CONTRACT §10): only public unicast addresses,
