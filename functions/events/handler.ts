@@ -1,6 +1,6 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { outboxRecordFromImage } from '../../shared/db/outbox-stream.ts';
-import { isOutboxInsert } from '../../shared/domain/webhook/stream-filter.ts';
+import { isOutboxInsert } from '../../shared/db/outbox-stream-filter.ts';
 import { errorFields, log } from '../../shared/log.ts';
 import { fanOut } from './fan-out.ts';
 

@@ -8,7 +8,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../../shared/config.ts';
 import { maxReceiveCount } from '../../shared/domain/webhook/retry.ts';
-import { OUTBOX_STREAM_FILTER } from '../../shared/domain/webhook/stream-filter.ts';
+import { OUTBOX_STREAM_FILTER } from '../../shared/db/outbox-stream-filter.ts';
 import { ServiceFunction } from './service-function.ts';
 
 export interface WebhookPipelineProps {

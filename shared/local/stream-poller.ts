@@ -21,7 +21,7 @@ import {
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { config } from '../config.ts';
 import { loadStreamPosition, saveStreamPosition, type ShardPosition, type StreamPosition } from '../db/stream-position.repo.ts';
-import { isOutboxInsert } from '../domain/webhook/stream-filter.ts';
+import { isOutboxInsert } from '../db/outbox-stream-filter.ts';
 import { errorFields, log as logJson } from '../log.ts';
 import { sleep } from './sleep.ts';
 

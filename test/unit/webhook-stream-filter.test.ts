@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isOutboxInsert, matchesFilter, OUTBOX_STREAM_FILTER } from '../../shared/domain/webhook/stream-filter.ts';
+import { isOutboxInsert, matchesFilter, OUTBOX_STREAM_FILTER } from '../../shared/db/outbox-stream-filter.ts';
 
 const record = (eventName: string, type: unknown) => ({
   eventName,

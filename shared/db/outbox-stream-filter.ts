@@ -1,4 +1,4 @@
-import { ENTITY, TABLE } from '../../db/table.ts';
+import { ENTITY, TABLE } from './table.ts';
 
 /**
  * Which table-stream records reach the fan-out Lambda: INSERTs of outbox items. Kept as the data
