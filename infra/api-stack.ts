@@ -3,7 +3,7 @@ import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { API_ROUTES, groups, resourceOf, type Group } from '../shared/http/api-routes.ts';
-import { GATEWAY_RESPONSES } from '../shared/local/gateway-responses.ts';
+import { GATEWAY_RESPONSES } from '../shared/http/gateway-responses.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
 import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
 

@@ -5,7 +5,7 @@ import { API_BASE_PATH, matchPath, resourceOf, type Group } from '../http/api-ro
 import { withDbStats } from '../db/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
-import { GATEWAY_RESPONSES } from './gateway-responses.ts';
+import { GATEWAY_RESPONSES } from '../http/gateway-responses.ts';
 
 /**
  * The local API Gateway: turns each HTTP request into the REST API (v1) proxy event the
