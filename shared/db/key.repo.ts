@@ -19,12 +19,6 @@ export interface ApiKey {
   last_used_at: string | null;
 }
 
-/** What only the issuing call sees. */
-export interface IssuedKey extends ApiKey {
-  token: string;
-  webhook_secret: string;
-}
-
 /** The key record with its secrets, for the webhook path and the admin handler only. */
 export interface KeyRecord extends ApiKey {
   token_hash: string;
@@ -124,7 +118,7 @@ export async function getKey(keyId: number): Promise<KeyRecord | undefined> {
 }
 
 /** The record with `last_used_at`, which lives on the token item (the hot path writes it there). */
-export async function withLastUsed(record: KeyRecord): Promise<KeyRecord> {
+async function withLastUsed(record: KeyRecord): Promise<KeyRecord> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(record.token_hash), ConsistentRead: true }));
   return { ...record, last_used_at: out.Item?.last_used_at ?? null };
 }

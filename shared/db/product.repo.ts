@@ -14,7 +14,7 @@ import { externalIdMapWrite } from './product-refs.repo.ts';
  * is the sequence value: a list page is one BatchGetItem, whatever the size of the store.
  */
 
-export function toProduct(item: Item): Product {
+function toProduct(item: Item): Product {
   return {
     id: item.id,
     store_id: item.store_id,
@@ -46,7 +46,7 @@ export function toProduct(item: Item): Product {
   };
 }
 
-export function productItem(p: Product): Item {
+function productItem(p: Product): Item {
   return { ...keys.product(p.store_id, p.id), type: ENTITY.product, ...p };
 }
 
