@@ -4,6 +4,7 @@ import { parse } from '../../shared/domain/validation.ts';
 import { ExternalIdSchema } from '../../shared/domain/external-id.ts';
 import { CURSOR, DEFAULT_LIMIT, PAGE_LIMIT, PAGE_NUMBER } from '../../shared/domain/pagination.ts';
 import { ProductPatchBody, ProductPutBody } from '../../shared/domain/product/product-write.ts';
+import { ProductBatchBody } from '../../shared/domain/product/batch.ts';
 import { CategoryBody, TagBody } from '../../shared/domain/product/taxonomy.ts';
 import { PageBody } from '../../shared/domain/page/page-write.ts';
 import { ORDER_REFERENCE_PATTERN } from '../../shared/domain/order/rules.ts';
@@ -105,6 +106,14 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     description: 'Changes only the supplied fields of an existing product of this key (not found otherwise). Returns {data: mapped product}.',
     args: v.strictObject({ external_id: externalId('product'), ...ProductPatchBody.entries }),
     request: byExternalId,
+  },
+  upsertProducts: {
+    name: 'upsert_products',
+    title: 'Create, replace or update many products',
+    description:
+      'Writes 1-100 products in one call, each exactly as upsert_product (mode replace, the default) or update_product (mode patch) would. Returns {data: [{external_id, status, data, error}]} in the order of items; one item\'s error never fails the others.',
+    args: ProductBatchBody,
+    request: (args) => ({ body: args }),
   },
   upsertCategory: {
     name: 'upsert_category',

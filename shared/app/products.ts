@@ -45,14 +45,18 @@ export async function getProduct(storeId: string, id: number | undefined): Promi
  */
 export async function putProduct(caller: Caller, externalId: string, write: ProductWrite): Promise<Product> {
   const targets = await resolveWriteTargets(caller.keyId, externalId, write.category_external_ids, write.tag_external_ids);
+  return putResolved(caller, externalId, write, targets);
+}
+
+/** `putProduct` once the write's targets are known (a batch resolves those of all its items at once). */
+export async function putResolved(caller: Caller, externalId: string, write: ProductWrite, targets: WriteTargets): Promise<Product> {
   assertReferencesExist(targets, write.category_external_ids, write.tag_external_ids);
   const change = { ...write, category_ids: targets.categoryIds };
 
   let id = targets.productId;
   if (id === undefined) {
-    const draft = newProductDraft(change, { storeId: caller.storeId, keyId: caller.keyId, externalId }, nowIso());
     try {
-      return await insertProduct(draft);
+      return await insertProduct(newDraft(caller, externalId, write, targets));
     } catch (err) {
       if (!(err instanceof ExternalIdTakenError)) throw err;
       id = err.productId ?? (await productIdForExternalId(caller.keyId, externalId));
@@ -65,6 +69,11 @@ export async function putProduct(caller: Caller, externalId: string, write: Prod
   return product;
 }
 
+/** A new product of this key from a full write whose references exist. */
+export function newDraft(caller: Caller, externalId: string, write: ProductWrite, targets: WriteTargets) {
+  return newProductDraft({ ...write, category_ids: targets.categoryIds }, { storeId: caller.storeId, keyId: caller.keyId, externalId }, nowIso());
+}
+
 /**
  * Merge: only the supplied fields change, applied to the latest stored state (re-applied if a
  * concurrent write got there first). A body equal to what is stored writes nothing. An unknown
@@ -72,6 +81,11 @@ export async function putProduct(caller: Caller, externalId: string, write: Prod
  */
 export async function patchProduct(caller: Caller, externalId: string, patch: ProductPatch): Promise<Product> {
   const targets = await resolveWriteTargets(caller.keyId, externalId, patch.category_external_ids, patch.tag_external_ids);
+  return patchResolved(caller, patch, targets);
+}
+
+/** `patchProduct` once the write's targets are known. */
+export async function patchResolved(caller: Caller, patch: ProductPatch, targets: WriteTargets): Promise<Product> {
   if (targets.productId === undefined) throw notFound('product');
   assertReferencesExist(targets, patch.category_external_ids, patch.tag_external_ids);
   const change: ProductChange = { ...patch };
@@ -89,7 +103,7 @@ function applyToExisting(storeId: string, id: number, change: ProductChange): Pr
 }
 
 /** 422 `unknown_reference` naming the array element, e.g. `category_external_ids[1]`. */
-function assertReferencesExist(targets: WriteTargets, categoryIds: string[] = [], tagIds: string[] = []): void {
+export function assertReferencesExist(targets: WriteTargets, categoryIds: string[] = [], tagIds: string[] = []): void {
   const missing = targets.missing;
   if (!missing) return;
   const list = missing.list === 'category' ? 'category_external_ids' : 'tag_external_ids';

@@ -26,6 +26,7 @@ export const API_ROUTES = [
   { group: 'orders', operation: 'setOrderStatus', method: 'POST', path: '/orders/{reference}/status', ability: 'orders:write-status' },
   { group: 'catalog', operation: 'upsertProduct', method: 'PUT', path: '/catalog/products/{external_id}', ability: 'catalog:write' },
   { group: 'catalog', operation: 'updateProduct', method: 'PATCH', path: '/catalog/products/{external_id}', ability: 'catalog:write' },
+  { group: 'catalog', operation: 'upsertProducts', method: 'POST', path: '/catalog/products/batch', ability: 'catalog:write' },
   { group: 'catalog', operation: 'upsertCategory', method: 'PUT', path: '/catalog/categories/{external_id}', ability: 'catalog:write' },
   { group: 'catalog', operation: 'upsertTag', method: 'PUT', path: '/catalog/tags/{external_id}', ability: 'catalog:write' },
   { group: 'content', operation: 'listPages', method: 'GET', path: '/content/pages', ability: 'content:read' },

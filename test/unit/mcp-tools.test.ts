@@ -24,6 +24,7 @@ describe('MCP tool table', () => {
       get_product: 'catalog:read',
       upsert_product: 'catalog:write',
       update_product: 'catalog:write',
+      upsert_products: 'catalog:write',
       upsert_category: 'catalog:write',
       upsert_tag: 'catalog:write',
       list_orders: 'orders:read',

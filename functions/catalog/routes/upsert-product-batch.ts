@@ -1,0 +1,28 @@
+import { parse } from '../../../shared/domain/validation.ts';
+import { IncludeQuery } from '../../../shared/domain/product/include.ts';
+import type { RouteFn } from '../../../shared/http/http-handler.ts';
+import { statusOf } from '../../../shared/http/error-status.ts';
+import { upsertProductBatch } from '../../../shared/app/product-batch.ts';
+import { toMappedProduct } from '../../../shared/domain/product/product.ts';
+import { assertDistinctExternalIds, ProductBatchBody } from '../../../shared/domain/product/batch.ts';
+
+/**
+ * POST /catalog/products/batch: 1-100 product writes in one request (one unit of the key's
+ * allowance). 200 with one result per item in request order: `status` is what the single
+ * PUT/PATCH would have answered, `data` its product, `error` its `{code, message, field}`.
+ */
+export const upsertProductBatchRoute: RouteFn = async ({ principal, body, query }) => {
+  const { include } = parse(IncludeQuery, query);
+  const { items, mode } = parse(ProductBatchBody, body ?? {});
+  assertDistinctExternalIds(items);
+  const outcomes = await upsertProductBatch(principal, items, mode);
+  return {
+    body: {
+      data: outcomes.map((o) =>
+        o.ok
+          ? { external_id: o.external_id, status: 200, data: toMappedProduct(o.product, principal.currency, include === 'offers'), error: null }
+          : { external_id: o.external_id, status: statusOf(o.error.code), data: null, error: o.error },
+      ),
+    },
+  };
+};

@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { client, createKey, type ApiResponse, createStore, expectErrorShape, storeWithKey } from '../fixtures/api.ts';
+import { storeItems } from '../fixtures/content.ts';
+
+const BATCH = '/catalog/products/batch';
+
+const product = (xid: string, extra: Record<string, unknown> = {}) => ({ external_id: xid, name: `Product ${xid}`, price: 1000, ...extra });
+const productsOf = async (storeId: string) => (await storeItems(storeId, 'PRODUCT#')).filter((i) => i.type === 'product');
+
+describe('POST /catalog/products/batch', () => {
+  it('loads 6,000 products with one key at the default allowance (60 requests) and every one reads back', async () => {
+    const { storeId, key } = await storeWithKey(['catalog:write']);
+    const api = client(key.token);
+    const batches = Array.from({ length: 60 }, (_, b) => Array.from({ length: 100 }, (_, i) => product(`sync-${b * 100 + i}`, { price: b * 100 + i })));
+    // Four batches in flight at a time, as a sync client would run them.
+    const answers: ApiResponse[] = [];
+    const started = Date.now();
+    for (let i = 0; i < batches.length; i += 4) answers.push(...(await Promise.all(batches.slice(i, i + 4).map((items) => api.post(BATCH, { items })))));
+    expect(answers.map((a) => a.status)).toEqual(Array(60).fill(200));
+    expect(answers.every((a) => a.body.data.every((r: { status: number }) => r.status === 200))).toBe(true);
+    const seconds = (Date.now() - started) / 1000;
+    expect(seconds, `6,000 products took ${seconds.toFixed(1)} s: more than the minute of one allowance`).toBeLessThan(60);
+    // The 61st request within the minute is refused: each batch was one request of the allowance.
+    expect((await api.post(BATCH, { items: [product('one-more')] })).status).toBe(429);
+
+    const stored = await productsOf(storeId);
+    expect(stored).toHaveLength(6000);
+    const byXid = new Map(stored.map((p) => [p.external_id, p]));
+    for (let n = 0; n < 6000; n++) expect(byXid.get(`sync-${n}`)?.offers[0].price).toBe(n);
+    expect(new Set(stored.map((p) => p.id)).size).toBe(6000);
+    expect(Math.max(...stored.map((p) => p.id))).toBe(6000);
+  }, 240_000);
+
+  it('stores the 97 good items of a batch with 3 bad ones, and answers each in request order', async () => {
+    const { storeId, key } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const items: unknown[] = Array.from({ length: 100 }, (_, i) => product(`mix-${i}`));
+    items[3] = product('mix-3', { price: -1 });
+    items[50] = { external_id: 'mix-50', name: 'No price' };
+    items[97] = product('mix-97', { category_external_ids: ['no-such-category'] });
+    const res = await client(key.token).post(BATCH, { items });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(100);
+    expect(res.body.data.map((r: { external_id: string }) => r.external_id)).toEqual(items.map((_, i) => `mix-${i}`));
+    expect(res.body.data[3]).toMatchObject({ status: 422, data: null, error: { code: 'validation_failed', field: 'price' } });
+    expect(res.body.data[50]).toMatchObject({ status: 422, data: null, error: { code: 'validation_failed', field: 'price' } });
+    expect(res.body.data[97]).toMatchObject({ status: 422, data: null, error: { code: 'unknown_reference', field: 'category_external_ids[0]' } });
+    for (const bad of [3, 50, 97]) expectErrorShape(res.body.data[bad].error);
+    expect(res.body.data[0]).toMatchObject({ status: 200, error: null, data: { external_id: 'mix-0', name: 'Product mix-0' } });
+    const stored = await productsOf(storeId);
+    expect(stored.map((p) => p.external_id).sort()).toEqual(items.map((_, i) => `mix-${i}`).filter((x) => !['mix-3', 'mix-50', 'mix-97'].includes(x)).sort());
+  });
+
+  it('answers exactly what the single PUT answers for the same write', async () => {
+    const { key } = await storeWithKey(['catalog:write']);
+    const api = client(key.token);
+    const viaBatch = (await api.post(BATCH, { items: [product('same-1', { sku: 'S-1', quantity: 3 })] })).body.data[0].data;
+    const viaPut = (await api.put('/catalog/products/same-1', { name: 'Product same-1', price: 1000, sku: 'S-1', quantity: 3 })).body.data;
+    expect(viaPut).toEqual(viaBatch);
+  });
+
+  it('gives the same products when a batch is retried, and racing copies of one batch create each product once', async () => {
+    const { storeId, key } = await storeWithKey(['catalog:write']);
+    const api = client(key.token);
+    const items = Array.from({ length: 20 }, (_, i) => product(`retry-${i}`));
+    const first = await api.post(BATCH, { items });
+    const again = await api.post(BATCH, { items });
+    expect(again.body.data.map((r: { data: { id: number } }) => r.data.id)).toEqual(first.body.data.map((r: { data: { id: number } }) => r.data.id));
+    const racing = Array.from({ length: 10 }, (_, i) => product(`race-${i}`));
+    const answers = await Promise.all([api.post(BATCH, { items: racing }), api.post(BATCH, { items: racing }), api.post(BATCH, { items: racing })]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    const ids = answers.map((a) => a.body.data.map((r: { data: { id: number } }) => r.data.id));
+    expect(ids[1]).toEqual(ids[0]);
+    expect(ids[2]).toEqual(ids[0]);
+    expect(await productsOf(storeId)).toHaveLength(30);
+  });
+
+  it('patch mode changes only the supplied fields, and answers 404 for an external id this key does not have', async () => {
+    const { key } = await storeWithKey(['catalog:write']);
+    const api = client(key.token);
+    await api.post(BATCH, { items: [product('p-1', { quantity: 5, sku: 'P1' })] });
+    const res = await api.post(BATCH, { mode: 'patch', items: [{ external_id: 'p-1', price: 2500 }, { external_id: 'p-unknown', price: 1 }] });
+    expect(res.body.data[0]).toMatchObject({ status: 200, data: { external_id: 'p-1', name: 'Product p-1', min_price: 2500, quantity: 5 } });
+    expect(res.body.data[1]).toMatchObject({ external_id: 'p-unknown', status: 404, data: null, error: { code: 'not_found' } });
+  });
+
+  it('refuses a batch naming one external id twice with 422 naming the second, and writes nothing', async () => {
+    const { storeId, key } = await storeWithKey(['catalog:write']);
+    const res = await client(key.token).post(BATCH, { items: [product('dup-a'), product('dup-b'), product('dup-a')] });
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ code: 'validation_failed', field: 'items[2].external_id' });
+    expect(await productsOf(storeId)).toHaveLength(0);
+  });
+
+  it('answers an item that is not an object or has no valid external id as that item\'s 422', async () => {
+    const { key } = await storeWithKey(['catalog:write']);
+    const res = await client(key.token).post(BATCH, { items: [42, { name: 'x', price: 1 }, product('bad id!'), product('fine')] });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((r: { external_id: string | null; status: number }) => [r.external_id, r.status])).toEqual([
+      [null, 422],
+      [null, 422],
+      [null, 422],
+      ['fine', 200],
+    ]);
+    expect(res.body.data[1].error.field).toBe('external_id');
+    expect(res.body.data[2].error.field).toBe('external_id');
+  });
+
+  it('refuses a malformed envelope with 422 naming the field, and writes nothing', async () => {
+    const { storeId, key } = await storeWithKey(['catalog:write']);
+    const api = client(key.token);
+    for (const [body, field] of [
+      [{ items: [] }, 'items'],
+      [{ items: Array.from({ length: 101 }, (_, i) => product(`x-${i}`)) }, 'items'],
+      [{ items: {} }, 'items'],
+      [{}, 'items'],
+      [{ items: [product('m')], mode: 'merge' }, 'mode'],
+      [{ items: [product('m')], extra: true }, 'extra'],
+    ] as const) {
+      const res = await api.post(BATCH, body);
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(422);
+      expect(res.body).toMatchObject({ code: 'validation_failed', field });
+    }
+    expect((await api.post(BATCH, 'not json')).status).toBe(400);
+    expect(await productsOf(storeId)).toHaveLength(0);
+  });
+
+  it('answers 401 without a valid key and 403 naming catalog:write to a key without it', async () => {
+    expect((await client(null).post(BATCH, { items: [product('a')] })).status).toBe(401);
+    expect((await client('sia_wrong').post(BATCH, { items: [product('a')] })).status).toBe(401);
+    const storeId = await createStore();
+    const reader = await createKey(storeId, ['catalog:read']);
+    const res = await client(reader.token).post(BATCH, { items: [product('a')] });
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ code: 'forbidden' });
+    expect(res.body.message).toContain('catalog:write');
+    expect(await productsOf(storeId)).toHaveLength(0);
+  });
+});
