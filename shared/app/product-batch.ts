@@ -6,8 +6,8 @@ import { EXTERNAL_ID_RULE } from '../domain/external-id.ts';
 import { DomainError, validationFailed, type ErrorCode } from '../domain/errors.ts';
 import { parse } from '../domain/validation.ts';
 import type { Caller } from '../domain/principal.ts';
-import { INSERT_GROUP_SIZE, insertProductGroup, resolveManyWriteTargets } from '../db/product-batch.repo.ts';
-import type { WriteTargets } from '../db/product.repo.ts';
+import { INSERT_GROUP_SIZE, insertProductGroup } from '../db/product-batch.repo.ts';
+import { resolveManyWriteTargets, type WriteTargets } from '../db/product-refs.repo.ts';
 import { newDraft, patchResolved, putResolved } from './products.ts';
 
 export type BatchItemOutcome =

@@ -75,3 +75,24 @@ export function indexWrites(next: Product, previous?: Product): TransactItem[] {
   }
   return writes;
 }
+
+/**
+ * The index writes of products inserted together (a batch group): one update per name-index
+ * chunk, setting every name of the group that falls in it (a transaction may touch an item only
+ * once), and each product's SKU links.
+ */
+export function groupIndexWrites(storeId: string, products: readonly Product[]): TransactItem[] {
+  const byChunk = new Map<number, Product[]>();
+  for (const p of products) byChunk.set(keys.productNamesChunkOf(p.id), [...(byChunk.get(keys.productNamesChunkOf(p.id)) ?? []), p]);
+  const names: TransactItem[] = [...byChunk].map(([chunk, members]) => ({
+    Update: {
+      TableName: tableName(),
+      Key: keys.productNames(storeId, chunk),
+      UpdateExpression: `SET #t = :type, ${members.map((_, i) => `#n${i} = :n${i}`).join(', ')}`,
+      ExpressionAttributeNames: { '#t': 'type', ...Object.fromEntries(members.map((p, i) => [`#n${i}`, keys.productNameAttribute(p.id)])) },
+      ExpressionAttributeValues: { ':type': ENTITY.productNames, ...Object.fromEntries(members.map((p, i) => [`:n${i}`, normalizeName(p.name)])) },
+    },
+  }));
+  const skuLinks = products.flatMap((p) => indexWrites(p).filter((w) => w.Put !== undefined));
+  return [...names, ...skuLinks];
+}

@@ -42,34 +42,45 @@ export interface WriteTargets {
   missing: { list: 'category' | 'tag'; index: number } | undefined;
 }
 
+export interface TargetRequest {
+  externalId: string;
+  categoryExternalIds?: string[] | undefined;
+  tagExternalIds?: string[] | undefined;
+}
+
 /**
  * Everything a product write must know before it changes anything, in one BatchGetItem: the
  * external-id map entry and the key's categories and tags it references.
  */
-export async function resolveWriteTargets(
-  keyId: number,
-  externalId: string,
-  categoryExternalIds: string[] = [],
-  tagExternalIds: string[] = [],
-): Promise<WriteTargets> {
-  const xidKey = keys.externalId(keyId, 'product', externalId);
-  const categoryKeys = categoryExternalIds.map((x) => keys.category(keyId, x));
-  const tagKeys = tagExternalIds.map((x) => keys.tag(keyId, x));
-  const found = await batchGet([xidKey, ...categoryKeys, ...tagKeys]);
-  const mapped = found.get(itemKey(xidKey));
-  const categoryIds: number[] = [];
-  let missing: WriteTargets['missing'];
-  for (const [index, k] of categoryKeys.entries()) {
-    const item = found.get(itemKey(k));
-    if (!item) {
-      missing = { list: 'category', index };
-      break;
+export async function resolveWriteTargets(keyId: number, externalId: string, categoryExternalIds: string[] = [], tagExternalIds: string[] = []): Promise<WriteTargets> {
+  const [targets] = await resolveManyWriteTargets(keyId, [{ externalId, categoryExternalIds, tagExternalIds }]);
+  return targets as WriteTargets;
+}
+
+/** The targets of many writes of one key (a batch), in one BatchGetItem per 100 distinct keys. */
+export async function resolveManyWriteTargets(keyId: number, requests: readonly TargetRequest[]): Promise<WriteTargets[]> {
+  const plan = requests.map((r) => ({
+    xid: keys.externalId(keyId, 'product', r.externalId),
+    categories: (r.categoryExternalIds ?? []).map((x) => keys.category(keyId, x)),
+    tags: (r.tagExternalIds ?? []).map((x) => keys.tag(keyId, x)),
+  }));
+  const found = await batchGet(plan.flatMap((p) => [p.xid, ...p.categories, ...p.tags]));
+  return plan.map(({ xid, categories, tags }) => {
+    const mapped = found.get(itemKey(xid));
+    const categoryIds: number[] = [];
+    let missing: WriteTargets['missing'];
+    for (const [index, k] of categories.entries()) {
+      const item = found.get(itemKey(k));
+      if (!item) {
+        missing = { list: 'category', index };
+        break;
+      }
+      categoryIds.push(Number(item.id));
     }
-    categoryIds.push(Number(item.id));
-  }
-  if (!missing) {
-    const index = tagKeys.findIndex((k) => !found.has(itemKey(k)));
-    if (index >= 0) missing = { list: 'tag', index };
-  }
-  return { productId: mapped ? Number(mapped.record_id) : undefined, categoryIds, missing };
+    if (!missing) {
+      const index = tags.findIndex((k) => !found.has(itemKey(k)));
+      if (index >= 0) missing = { list: 'tag', index };
+    }
+    return { productId: mapped ? Number(mapped.record_id) : undefined, categoryIds, missing };
+  });
 }

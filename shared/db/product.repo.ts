@@ -46,7 +46,7 @@ function toProduct(item: Item): Product {
   };
 }
 
-function productItem(p: Product): Item {
+export function productItem(p: Product): Item {
   return { ...keys.product(p.store_id, p.id), type: ENTITY.product, ...p };
 }
 
