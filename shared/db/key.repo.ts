@@ -1,3 +1,4 @@
+import { backoff } from '../domain/retry.ts';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
@@ -230,7 +231,7 @@ export async function rotateKeyToken(keyId: number, newTokenHash: string, curren
       return rotated;
     } catch (err) {
       if (!cancellationReasons(err)) throw err;
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * (attempt + 1)));
+      await backoff(attempt + 1);
     }
   }
   throw new Error(`key ${keyId} kept being used or changed while rotating; try again`);

@@ -1,3 +1,4 @@
+import { backoff, done, retryOnStale, stale } from '../domain/retry.ts';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
@@ -137,7 +138,7 @@ export async function insertProduct(
         throw new ExternalIdTakenError(itemFromError(xid.Item)?.record_id as number | undefined);
       }
       // The sequence moved (a concurrent insert) or the transaction conflicted: take the next id.
-      if (attempt > 2) await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+      if (attempt > 2) await backoff(attempt);
     }
   }
   throw new Error('could not allocate a product id under contention');
@@ -176,55 +177,54 @@ export async function modifyProduct(
   change: (current: Product) => Product | null | Promise<Product | null>,
 ): Promise<Product | undefined> {
   // Every round commits at least one contender, so N racing writers need at most ~N rounds each.
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const current = await getProduct(storeId, id);
-    if (!current) return undefined;
-    const next = await change(current);
-    if (!next) return current;
-    const items: TransactItem[] = [
-      {
-        Update: {
-          TableName: tableName(),
-          Key: keys.product(storeId, id),
-          UpdateExpression:
-            'SET #name = :name, description = :description, #status = :status, image_url = :image_url, ' +
-            'category_ids = :category_ids, category_external_ids = :category_external_ids, ' +
-            'tag_external_ids = :tag_external_ids, offers = :offers, updated_at = :updated_at',
-          ConditionExpression: 'updated_at = :previous',
-          ExpressionAttributeNames: { '#name': 'name', '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':name': next.name,
-            ':description': next.description,
-            ':status': next.status,
-            ':image_url': next.image_url,
-            ':category_ids': next.category_ids,
-            ':category_external_ids': next.category_external_ids,
-            ':tag_external_ids': next.tag_external_ids,
-            ':offers': next.offers,
-            ':updated_at': next.updated_at,
-            ':previous': current.updated_at,
+  return retryOnStale<Product | undefined, Product | undefined>({
+    what: `product ${id} of store ${storeId}`,
+    read: () => getProduct(storeId, id),
+    round: async (current) => {
+      if (!current) return done(undefined);
+      const next = await change(current);
+      if (!next) return done(current);
+      const items: TransactItem[] = [
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.product(storeId, id),
+            UpdateExpression:
+              'SET #name = :name, description = :description, #status = :status, image_url = :image_url, ' +
+              'category_ids = :category_ids, category_external_ids = :category_external_ids, ' +
+              'tag_external_ids = :tag_external_ids, offers = :offers, updated_at = :updated_at',
+            ConditionExpression: 'updated_at = :previous',
+            ExpressionAttributeNames: { '#name': 'name', '#status': 'status' },
+            ExpressionAttributeValues: {
+              ':name': next.name,
+              ':description': next.description,
+              ':status': next.status,
+              ':image_url': next.image_url,
+              ':category_ids': next.category_ids,
+              ':category_external_ids': next.category_external_ids,
+              ':tag_external_ids': next.tag_external_ids,
+              ':offers': next.offers,
+              ':updated_at': next.updated_at,
+              ':previous': current.updated_at,
+            },
           },
         },
-      },
-      ...indexWrites(next, current),
-    ];
-    try {
-      // A change that touches no index is a single conditional UpdateItem: half the write units
-      // of a one-item transaction, same guarantee.
-      const only = items.length === 1 ? items[0]?.Update : undefined;
-      if (only) await db().send(new UpdateCommand(only));
-      else await db().send(new TransactWriteCommand({ TransactItems: items }));
-      return next;
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) {
-        await new Promise((r) => setTimeout(r, Math.random() * 10 * Math.min(attempt + 1, 10)));
-        continue;
+        ...indexWrites(next, current),
+      ];
+      try {
+        // A change that touches no index is a single conditional UpdateItem: half the write units
+        // of a one-item transaction, same guarantee.
+        const only = items.length === 1 ? items[0]?.Update : undefined;
+        if (only) await db().send(new UpdateCommand(only));
+        else await db().send(new TransactWriteCommand({ TransactItems: items }));
+        return done(next);
+      } catch (err) {
+        if (isConditionalCheckFailed(err)) return stale();
+        const reasons = cancellationReasons(err);
+        if (!reasons || reasons.some((r) => r.Code !== undefined && !RETRYABLE_REASONS.has(r.Code))) throw err;
+        // Someone changed the product (or an index item) first: back off a little, re-read, re-apply.
+        return stale();
       }
-      const reasons = cancellationReasons(err);
-      if (!reasons || reasons.some((r) => r.Code !== undefined && !RETRYABLE_REASONS.has(r.Code))) throw err;
-      // Someone changed the product (or an index item) first: back off a little, re-read, re-apply.
-      await new Promise((r) => setTimeout(r, Math.random() * 10 * Math.min(attempt + 1, 10)));
-    }
-  }
-  throw new Error(`product ${id} kept changing under contention`);
+    },
+  });
 }
