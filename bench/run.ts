@@ -17,6 +17,7 @@ import { API_ROUTES } from '../shared/http/api-routes.ts';
 const PRODUCTS = Number(process.env.BENCH_PRODUCTS ?? 2000);
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 500);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
+const BATCH = 100;
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -108,7 +109,8 @@ try {
   let pollSince = new Date().toISOString();
 
   const has = (method: string, path: string) => API_ROUTES.some((r) => r.method === method && r.path === path);
-  type Scenario = { name: string; method: string; path: (i: number) => string; body?: (i: number) => unknown; headers?: (i: number) => Record<string, string> };
+  /** `items`: the request writes that many products, and its row shows the cost per item. */
+  type Scenario = { name: string; method: string; path: (i: number) => string; body?: (i: number) => unknown; headers?: (i: number) => Record<string, string>; items?: number; requests?: number };
   const scenarios: Scenario[] = [
     { name: 'GET /products (page 1, limit 15)', method: 'GET', path: () => '/products' },
     { name: 'GET /products?page=50&limit=30&include=offers', method: 'GET', path: () => '/products?page=50&limit=30&include=offers' },
@@ -121,6 +123,16 @@ try {
       { name: 'PUT /catalog/products/{xid} (create)', method: 'PUT', path: (i) => `/catalog/products/bench-${i}`, body: (i) => ({ name: `Bench ${i}`, price: 1000, sku: `BN-${i}` }) },
       { name: 'PUT /catalog/products/{xid} (replace)', method: 'PUT', path: (i) => `/catalog/products/bench-${i}`, body: (i) => ({ name: `Bench ${i} v2`, price: 1200, sku: `BN-${i}` }) },
       { name: 'PATCH /catalog/products/{xid}', method: 'PATCH', path: (i) => `/catalog/products/bench-${i}`, body: () => ({ quantity: 7 }) },
+    );
+  }
+  if (has('POST', '/catalog/products/batch')) {
+    const batch = (i: number, version: string) =>
+      Array.from({ length: BATCH }, (_, j) => ({ external_id: `bulk-${i}-${j}`, name: `Bulk ${i}-${j}${version}`, price: 1000, sku: `BK-${i}-${j}` }));
+    const requests = Math.max(1, Math.ceil(REQUESTS / 10));
+    scenarios.push(
+      { name: `POST /catalog/products/batch (${BATCH} creates), per item`, method: 'POST', path: () => '/catalog/products/batch', body: (i) => ({ items: batch(i, '') }), items: BATCH, requests },
+      { name: `POST /catalog/products/batch (${BATCH} replaces), per item`, method: 'POST', path: () => '/catalog/products/batch', body: (i) => ({ items: batch(i, ' v2') }), items: BATCH, requests },
+      { name: `POST /catalog/products/batch (${BATCH} patches), per item`, method: 'POST', path: () => '/catalog/products/batch', body: (i) => ({ mode: 'patch', items: batch(i, '').map(({ external_id }) => ({ external_id, quantity: 7 })) }), items: BATCH, requests },
     );
   }
   if (has('GET', '/orders')) {
@@ -162,7 +174,7 @@ try {
   const pct = (xs: number[], p: number) => xs.sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? 0;
   for (const s of scenarios) {
     samples = [];
-    for (let i = 0; i < REQUESTS; i++) {
+    for (let i = 0; i < (s.requests ?? REQUESTS); i++) {
       const res = await fetch(stack.baseUrl + s.path(i), {
         method: s.method,
         headers: { Authorization: `Bearer ${keyFor(i)}`, Accept: 'application/json', 'Content-Type': 'application/json', ...s.headers?.(i) },
@@ -171,7 +183,7 @@ try {
       await res.arrayBuffer();
     }
     const bad = samples.filter((x) => x.status >= 300).length;
-    const avg = (f: (x: Sample) => number) => (samples.reduce((a, x) => a + f(x), 0) / samples.length).toFixed(1);
+    const avg = (f: (x: Sample) => number) => (samples.reduce((a, x) => a + f(x), 0) / samples.length / (s.items ?? 1)).toFixed(2);
     const opsMode = Object.entries(samples.reduce<Record<string, number>>((m, x) => ((m[x.ops] = (m[x.ops] ?? 0) + 1), m), {})).sort((a, b) => b[1] - a[1])[0]?.[0];
     rows.push(
       `| ${s.name} | ${pct(samples.map((x) => x.ms), 50).toFixed(1)} | ${pct(samples.map((x) => x.ms), 95).toFixed(1)} | ${avg((x) => x.calls)} | ${avg((x) => x.rcu)} | ${avg((x) => x.wcu)} | ${opsMode} |${bad ? ` ${bad} non-2xx` : ''}`,
