@@ -7,12 +7,15 @@
  * Prints p50/p95 latency and the DynamoDB round trips and capacity units per request, as counted
  * by the SDK middleware in shared/db/client.ts (authorizer + handler together). Latency on
  * DynamoDB Local is no forecast of AWS latency; round trips and units are what carry over.
+ * Then synthesizes the CDK app (BENCH_SYNTH=false reuses cdk.out) and prints each Lambda's bundle
+ * size and import time (bench/bundles.ts). Run it on an idle machine: timings share the CPU.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.LOG_LEVEL ??= 'warn';
 import { createServer } from 'node:net';
 import { startLocalStack } from '../shared/local/stack.ts';
 import { API_ROUTES } from '../shared/http/api-routes.ts';
+import { bundleTable, measureBundles } from './bundles.ts';
 
 const PRODUCTS = Number(process.env.BENCH_PRODUCTS ?? 2000);
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 500);
@@ -198,3 +201,5 @@ try {
 } finally {
   await stack.stop();
 }
+// After the stack is down, so the import timings do not share the CPU with DynamoDB Local.
+process.stdout.write(bundleTable(measureBundles({ synth: process.env.BENCH_SYNTH !== 'false' })));
