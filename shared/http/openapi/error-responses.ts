@@ -1,0 +1,66 @@
+/**
+ * The error answers of one operation, from the one code → status table (ERROR_CATALOGUE): each
+ * status the operation can answer, with the `{code, message, field}` shape narrowed to the codes
+ * that status can carry there, and what each code means.
+ */
+import type { ErrorCode } from '../../domain/errors.ts';
+import { ERROR_CATALOGUE } from '../error-status.ts';
+import type { ApiRoute } from '../api-routes.ts';
+import type { OperationDoc } from './operations.ts';
+import type { JsonSchema } from './json-schema.ts';
+
+const IDEMPOTENCY_CODES: ErrorCode[] = ['idempotency_key_required', 'idempotency_in_progress', 'idempotency_key_reused'];
+
+/** Every code an operation can answer, the shared ones derived from what the operation takes. */
+export function errorCodesOf(route: ApiRoute, doc: OperationDoc): ErrorCode[] {
+  const codes = new Set<ErrorCode>(['unauthenticated', 'rate_limited', 'internal_error']);
+  if (route.ability !== null) codes.add('forbidden');
+  const hasPathParameters = route.path.includes('{');
+  if (hasPathParameters) codes.add('not_found');
+  if (doc.body) codes.add('payload_too_large');
+  if (doc.body && !doc.rawBody) codes.add('invalid_json');
+  if (doc.query || hasPathParameters || (doc.body && !doc.rawBody)) codes.add('validation_failed');
+  if (doc.idempotent) IDEMPOTENCY_CODES.forEach((c) => codes.add(c));
+  doc.errors?.forEach((c) => codes.add(c));
+  return [...codes];
+}
+
+/** Headers each error status carries besides the rate-limit ones. */
+function headersOf(status: number, codes: ErrorCode[]): Record<string, { $ref: string }> {
+  const headers: Record<string, { $ref: string }> = {};
+  if (status !== 401) Object.assign(headers, rateLimitHeaderRefs());
+  if (codes.includes('rate_limited') || codes.includes('idempotency_in_progress')) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
+  if (codes.includes('method_not_allowed')) headers.Allow = { $ref: '#/components/headers/Allow' };
+  return headers;
+}
+
+export function rateLimitHeaderRefs() {
+  return Object.fromEntries(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((h) => [h, { $ref: `#/components/headers/${h}` }]));
+}
+
+export function errorSchemaFor(codes: readonly ErrorCode[]): JsonSchema {
+  return { allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { code: { enum: [...codes] } } }] };
+}
+
+/** `responses` entries keyed by status for the given codes. */
+export function errorResponses(codes: readonly ErrorCode[]): Record<string, object> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = ERROR_CATALOGUE[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<string, object> = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    out[String(status)] = {
+      description: list.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].when}`).join('\n\n'),
+      headers: headersOf(status, list),
+      content: { 'application/json': { schema: errorSchemaFor(list), example: exampleOf(list[0]!) } },
+    };
+  }
+  return out;
+}
+
+function exampleOf(code: ErrorCode) {
+  const field = code === 'validation_failed' ? 'price' : null;
+  return { code, message: ERROR_CATALOGUE[code].when.split(';')[0]!.replace(/\s*\(field.*\)\.?$/, '.'), field };
+}

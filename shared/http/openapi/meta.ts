@@ -1,0 +1,45 @@
+/** The document's fixed parts: info, tags, the bearer scheme and the headers answers carry. */
+import { GROUPS, type Group } from '../api-routes.ts';
+
+export const INFO = {
+  title: 'Store integration API',
+  version: '1.0.0',
+  summary: 'Catalog, orders and content of one store over HTTP/JSON, with scoped keys, signed webhooks and MCP.',
+  description: [
+    'Every request carries `Authorization: Bearer <key>`; the key belongs to one store and holds abilities (`x-required-ability` on each operation).',
+    'Errors are `{code, message, field}`; docs/errors.md lists every code with its status. Every answer past the key check carries the `RateLimit-*` headers; a 429 says when to retry in `Retry-After`.',
+    'Order status changes (and the other events under `webhooks`) are POSTed to the key\'s webhook URL, signed with Standard Webhooks.',
+  ].join('\n\n'),
+  license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+};
+
+const GROUP_DESCRIPTIONS: Record<Group, string> = {
+  products: 'Read the catalog (SPEC §2).',
+  catalog: 'Write products, categories and tags under your own external ids (CONTRACT §6).',
+  orders: 'Sync orders and move them through their statuses (CONTRACT §7).',
+  content: 'Pages and blog posts: save drafts, publish, unpublish (CONTRACT §9).',
+  mcp: 'The same operations as MCP tools for AI agents (docs/mcp.md).',
+};
+
+export const TAGS = [
+  ...GROUPS.map((name) => ({ name, description: GROUP_DESCRIPTIONS[name] })),
+  { name: 'meta', description: 'This document.' },
+];
+
+export const SECURITY_SCHEMES = {
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key issued by the store (admin CLI `keys create`). Scoped to one store and a set of abilities.',
+  },
+};
+
+const seconds = { type: 'integer', minimum: 0 };
+
+export const COMPONENT_HEADERS = {
+  'RateLimit-Limit': { description: 'Requests the key may make per window.', schema: seconds },
+  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: seconds },
+  'RateLimit-Reset': { description: 'Seconds until the window has room again.', schema: seconds },
+  'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 1 } },
+  Allow: { description: 'The methods this path has.', required: true, schema: { type: 'string' } },
+};

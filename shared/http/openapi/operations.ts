@@ -1,0 +1,159 @@
+/**
+ * What the OpenAPI document says about each operation beyond the route table: its words, and the
+ * valibot schemas its handler validates the query and body with (imported from the routes, never
+ * copied), its answer and the error codes it can give besides the ones every operation shares.
+ * Exhaustive over `Operation`: a route added to the table does not compile until it is described.
+ * (This module reads the endpoints' own schemas, as the MCP tool table does.)
+ */
+import * as v from 'valibot';
+import type { Operation } from '../api-routes.ts';
+import type { ErrorCode } from '../../domain/errors.ts';
+import { ExternalIdSchema } from '../../domain/external-id.ts';
+import { IncludeQuery } from '../../domain/product/include.ts';
+import { ProductPatchBody, ProductPutBody } from '../../domain/product/product-write.ts';
+import { ProductBatchBody } from '../../domain/product/batch.ts';
+import { CategoryBody, TagBody } from '../../domain/product/taxonomy.ts';
+import { ActionBody, PageBody } from '../../domain/page/page-write.ts';
+import { ORDER_REFERENCE_PATTERN } from '../../domain/order/rules.ts';
+import { ListProductsQuery } from '../../../functions/products/routes/list-products.ts';
+import { ListOrdersQuery } from '../../../functions/orders/routes/list-orders.ts';
+import { ListPagesQuery } from '../../../functions/content/routes/list-pages.ts';
+import { StatusChangeBody } from '../../../functions/orders/routes/set-order-status.ts';
+import type { ResponseBody } from './resources.ts';
+import { JsonRpcRequest, JsonRpcResponse } from './json-rpc.ts';
+
+export interface OperationDoc {
+  summary: string;
+  description: string;
+  query?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
+  body?: v.GenericSchema;
+  /** The body may be left out (publish/unpublish take none). */
+  bodyOptional?: boolean;
+  /** Named success body (components.schemas), or an inline schema. */
+  response: ResponseBody | { schema: v.GenericSchema; name: string } | null;
+  /** The body is not the API's JSON (JSON-RPC): its own parser answers malformed input. */
+  rawBody?: boolean;
+  /** Requires an Idempotency-Key header (CONTRACT §8). */
+  idempotent?: boolean;
+  /** Codes beyond the shared ones (auth, rate limit, body, validation, not found on a path). */
+  errors?: ErrorCode[];
+  /** Success statuses other than 200 with their description. */
+  otherSuccess?: Record<string, string>;
+}
+
+/** Path parameters by name, wherever a route template uses them. */
+export const PATH_PARAMETERS: Record<string, { schema: v.GenericSchema; description: string }> = {
+  id: { schema: v.pipe(v.number(), v.integer(), v.minValue(1)), description: 'The product id in this store (from the product list).' },
+  reference: { schema: v.pipe(v.string(), v.regex(ORDER_REFERENCE_PATTERN)), description: 'The order reference, e.g. DEMO-1004.' },
+  external_id: { schema: ExternalIdSchema, description: 'Your id for the record (1-128 characters of A-Z a-z 0-9 . _ : -), scoped to this API key.' },
+};
+
+const productWrite = ['invalid_image_url', 'unknown_reference'] satisfies ErrorCode[];
+
+export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
+  listProducts: {
+    summary: 'List products',
+    description: 'The store\'s products in ascending id order, 15 per page by default, optionally filtered by name or SKU (a Laravel-style page envelope).',
+    query: ListProductsQuery,
+    response: 'ProductPage',
+  },
+  getProduct: {
+    summary: 'Get a product',
+    description: 'One product by its id in this store; a non-numeric id is a 404 like any unknown id.',
+    query: IncludeQuery,
+    response: 'ProductDocument',
+  },
+  listOrders: {
+    summary: 'List orders (sync)',
+    description:
+      'Orders in ascending id order from `cursor`, optionally only those updated at or after `updated_since` (ISO 8601 with offset). Follow `next_cursor` until it is null.',
+    query: ListOrdersQuery,
+    response: 'OrderList',
+  },
+  setOrderStatus: {
+    summary: 'Change an order\'s status',
+    description:
+      'pending/paid → processing or cancelled; processing → shipped or cancelled; shipped → delivered or returned; delivered → returned. `paid` is set by the payment side only. Asking for the current status changes nothing. Each change sends an `order.status_changed` webhook.',
+    body: StatusChangeBody,
+    response: 'OrderDocument',
+    idempotent: true,
+    errors: ['invalid_transition', 'status_not_allowed'],
+  },
+  upsertProduct: {
+    summary: 'Create or replace a product',
+    description: 'Creates the product with this external id, or replaces every write field of it (omitted fields take their defaults). Categories and tags must exist for this key.',
+    query: IncludeQuery,
+    body: ProductPutBody,
+    response: 'MappedProductDocument',
+    errors: productWrite,
+  },
+  updateProduct: {
+    summary: 'Update a product',
+    description: 'Changes only the supplied fields of an existing product of this key; 404 for an unknown external id (after the body is valid).',
+    query: IncludeQuery,
+    body: ProductPatchBody,
+    response: 'MappedProductDocument',
+    errors: productWrite,
+  },
+  upsertProducts: {
+    summary: 'Write 1-100 products',
+    description:
+      'Each item exactly as PUT (mode replace, the default) or PATCH (mode patch) would write it; one result per item in request order, and one item\'s error never fails the others.',
+    query: IncludeQuery,
+    body: ProductBatchBody,
+    response: 'BatchResult',
+  },
+  upsertCategory: { summary: 'Create or rename a category', description: 'Creates the category with this external id or renames it.', body: CategoryBody, response: 'CategoryDocument' },
+  upsertTag: {
+    summary: 'Create or change a tag',
+    description: 'Creates the tag with this external id or changes its value; status labels (paid, archived, published, ...) are refused.',
+    body: TagBody,
+    response: 'TagDocument',
+    errors: ['reserved_tag_value'],
+  },
+  listPages: {
+    summary: 'List content pages',
+    description: 'Pages and blog posts of the store in ascending id order from `cursor`, optionally of one type; another key\'s page shows `external_id: null`.',
+    query: ListPagesQuery,
+    response: 'PageList',
+  },
+  savePage: {
+    summary: 'Save a page as draft',
+    description: 'Creates or replaces the page with this external id and leaves it a draft; the HTML body is sanitized.',
+    body: PageBody,
+    response: 'PageDocument',
+    errors: ['slug_taken'],
+  },
+  publishPage: {
+    summary: 'Publish a page',
+    description: 'draft or unpublished → published (stamps published_at); published → no-op.',
+    body: ActionBody,
+    bodyOptional: true,
+    response: 'PageDocument',
+    idempotent: true,
+    errors: ['slug_taken'],
+  },
+  unpublishPage: {
+    summary: 'Unpublish a page',
+    description: 'published → unpublished; unpublished → no-op; a draft → 409 invalid_transition. A repeat is a no-op, so no Idempotency-Key is needed.',
+    body: ActionBody,
+    bodyOptional: true,
+    response: 'PageDocument',
+    errors: ['invalid_transition'],
+  },
+  mcp: {
+    summary: 'MCP tool server (JSON-RPC)',
+    description:
+      'Model Context Protocol over Streamable HTTP, stateless, JSON answers: one JSON-RPC message per POST. Each tool stands for one operation of this API and needs that operation\'s ability (docs/mcp.md).',
+    body: JsonRpcRequest,
+    rawBody: true,
+    response: { schema: JsonRpcResponse, name: 'JsonRpcResponse' },
+    otherSuccess: { '202': 'A notification or response was accepted (no body).' },
+  },
+  mcpStream: {
+    summary: 'MCP server-to-client stream (not offered)',
+    description: 'A stateless server offers no SSE stream: always 405 with `Allow: POST`.',
+    response: null,
+    errors: ['method_not_allowed'],
+  },
+};
