@@ -57,6 +57,7 @@ process.stdout.write(
     '',
     `Store integration API listening on ${stack.baseUrl}`,
     `  MCP endpoint: ${stack.baseUrl}/mcp   (Streamable HTTP, the same bearer key; docs/mcp.md)`,
+    `  reference:    ${stack.baseUrl}/docs   (OpenAPI: ${stack.baseUrl}/openapi.json, no key needed)`,
     `  store:        ${external ? `${external} (external)` : `DynamoDB Local on port ${dynamodbPort}, data in ${path.relative(process.cwd(), dataDir).startsWith('..') ? dataDir : path.relative(process.cwd(), dataDir) || '.'}`}`,
     `  demo store:   demo${seeded ? ' (seeded now)' : ''}`,
     demo ? `  demo key:     ${demo.token}   (all six abilities)` : '  demo key:     unknown (delete the data directory to seed again)',

@@ -5,6 +5,7 @@ import type { Construct } from 'constructs';
 import { API_ROUTES, groups, resourceOf, type Group } from '../shared/http/api-routes.ts';
 import { GATEWAY_RESPONSES } from '../shared/http/gateway-responses.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
+import { addOpenApiMethod } from './openapi-method.ts';
 import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
 
 export interface ApiStackProps extends StackProps {
@@ -81,6 +82,8 @@ export class ApiStack extends Stack {
         operationName: route.operation,
       });
     }
+
+    addOpenApiMethod(this.api);
 
     const json = { 'Content-Type': "'application/json'" };
     const responses: [string, apigw.ResponseType, string, object, Record<string, string>?][] = [

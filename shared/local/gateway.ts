@@ -6,6 +6,7 @@ import { withDbStats } from '../db/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
 import { GATEWAY_RESPONSES } from '../http/gateway-responses.ts';
+import { publicRoute } from './docs-routes.ts';
 
 /**
  * The local API Gateway: turns each HTTP request into the REST API (v1) proxy event the
@@ -44,7 +45,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const text = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   // Header names are case-insensitive: the Lambda's own spelling wins over the defaults, once.
   res.setHeader('Content-Type', 'application/json');
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
@@ -93,6 +94,8 @@ export function createGateway(options: GatewayOptions = {}): Server {
         status = res.statusCode;
         return finish(stats);
       }
+      const open = await publicRoute(req.method ?? 'GET', url.pathname, `${req.headers['x-forwarded-proto'] ?? 'http'}://${req.headers.host ?? '127.0.0.1'}${API_BASE_PATH}`);
+      if (open) return reply(open.status, open.body, { 'Content-Type': open.contentType });
       const matched = matchPath(req.method ?? 'GET', url.pathname);
       if (!matched.route) return reply(404, GATEWAY_RESPONSES.notFound);
       const route = matched.route;

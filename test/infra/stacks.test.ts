@@ -34,7 +34,11 @@ describe('CDK stacks', () => {
 
   it('puts the Lambda authorizer on every method of the route table, with caching off', () => {
     const methods = api.findResources('AWS::ApiGateway::Method');
-    const routed = Object.values(methods).filter((m) => m.Properties.HttpMethod !== 'OPTIONS');
+    const keyed = Object.values(methods).filter((m) => m.Properties.HttpMethod !== 'OPTIONS');
+    // The one public method: the OpenAPI document, answered by API Gateway itself.
+    const open = keyed.filter((m) => m.Properties.AuthorizationType === 'NONE');
+    expect(open.map((m) => [m.Properties.HttpMethod, m.Properties.OperationName, m.Properties.Integration.Type])).toEqual([['GET', 'getOpenApiDocument', 'MOCK']]);
+    const routed = keyed.filter((m) => m.Properties.AuthorizationType !== 'NONE');
     expect(routed).toHaveLength(API_ROUTES.length);
     for (const m of routed) {
       expect(m.Properties.AuthorizationType).toBe('CUSTOM');

@@ -26,10 +26,14 @@ export function errorCodesOf(route: ApiRoute, doc: OperationDoc): ErrorCode[] {
 }
 
 /** Headers each error status carries besides the rate-limit ones. */
-function headersOf(status: number, codes: ErrorCode[]): Record<string, { $ref: string }> {
-  const headers: Record<string, { $ref: string }> = {};
+const RETRY_CODES: ErrorCode[] = ['rate_limited', 'idempotency_in_progress'];
+
+function headersOf(status: number, codes: ErrorCode[]): Record<string, object> {
+  const headers: Record<string, object> = {};
   if (status !== 401) Object.assign(headers, rateLimitHeaderRefs());
-  if (codes.includes('rate_limited') || codes.includes('idempotency_in_progress')) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
+  const retrying = codes.filter((c) => RETRY_CODES.includes(c));
+  if (retrying.length === codes.length) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
+  else if (retrying.length > 0) headers['Retry-After'] = { description: `Seconds to wait before retrying; sent with ${retrying.map((c) => `\`${c}\``).join(', ')}.`, schema: { type: 'integer', minimum: 1 } };
   if (codes.includes('method_not_allowed')) headers.Allow = { $ref: '#/components/headers/Allow' };
   return headers;
 }
