@@ -22,6 +22,7 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   orders mark-paid --store ID --reference REF
   webhooks deliveries --id KEY_ID
   webhooks redeliver --id KEY_ID --event EVENT_ID
+  webhooks ping --id KEY_ID                        (a signed webhook.ping to the key's URL: status, ms)
   webhooks replay --store ID --event EVENT_ID      (fan an event out again: keys without it get it)`;
 
 export function parseArgs(argv: string[]): { event: AdminEvent; json: boolean; fn: string | undefined } {
