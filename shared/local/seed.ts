@@ -141,6 +141,7 @@ export async function seedDemoStore(): Promise<{ token: string; keyId: number } 
       body: `<h2>${p.title}</h2><p>Demo content of the local stack.</p>`,
       status: p.status,
       published_at: p.status === 'draft' ? null : now(),
+      draft: null,
       created_at: now(),
       updated_at: now(),
     });
