@@ -11,16 +11,18 @@ import type { AdminEvent, AdminResult } from '../functions/admin/handler.ts';
 
 const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   stores create --id ID --name NAME --currency CODE
-  keys create --store ID --name NAME --abilities a,b,... [--webhook-url URL]
+  keys create --store ID --name NAME --abilities a,b,... [--webhook-url URL] [--events e,f,...]
   keys list --store ID
   keys revoke --id KEY_ID
   keys rotate --id KEY_ID
   keys rotate-webhook-secret --id KEY_ID
-  keys set-webhook --id KEY_ID --url URL        (--url '' removes it)
+  keys set-webhook --id KEY_ID [--url URL] [--events e,f,...]   (--url '' removes it)
+                 events: order.created, order.paid, order.status_changed (default all)
   orders place --store ID --file ORDER.json
   orders mark-paid --store ID --reference REF
   webhooks deliveries --id KEY_ID
   webhooks redeliver --id KEY_ID --event EVENT_ID
+  webhooks ping --id KEY_ID                        (a signed webhook.ping to the key's URL: status, ms)
   webhooks replay --store ID --event EVENT_ID      (fan an event out again: keys without it get it)`;
 
 export function parseArgs(argv: string[]): { event: AdminEvent; json: boolean; fn: string | undefined } {

@@ -15,6 +15,8 @@ import {
 import { parseAbilities } from '../../shared/domain/key/abilities.ts';
 import { generateToken, generateWebhookSecret, hashToken } from '../../shared/domain/key/token.ts';
 import { checkWebhookUrl } from '../../shared/domain/key/webhook-url.ts';
+import { DEFAULT_EVENTS, parseEventTypes } from '../../shared/domain/webhook/event-subscription.ts';
+import type { OrderEventType } from '../../shared/domain/order/events.ts';
 import { config } from '../../shared/config.ts';
 import { webhookCommands } from './webhook-commands.ts';
 import { orderCommands } from './order-commands.ts';
@@ -36,6 +38,14 @@ function webhookUrlOrNull(raw: string | undefined): string | null {
   return checked.url;
 }
 
+function eventsArg(raw: string): OrderEventType[] {
+  try {
+    return parseEventTypes(raw);
+  } catch (err) {
+    throw new DomainError('validation_failed', (err as Error).message, 'events');
+  }
+}
+
 export const commands: Record<string, AdminCommand> = {
   ...orderCommands,
   'stores create': async (args) => {
@@ -48,7 +58,7 @@ export const commands: Record<string, AdminCommand> = {
 
   'keys create': async (args) => {
     const a = parse(
-      v.strictObject({ store: StoreIdArg, name: Name, abilities: v.string(), webhook_url: v.optional(v.string()) }),
+      v.strictObject({ store: StoreIdArg, name: Name, abilities: v.string(), webhook_url: v.optional(v.string()), events: v.optional(v.string()) }),
       args,
     );
     let abilities;
@@ -60,6 +70,7 @@ export const commands: Record<string, AdminCommand> = {
     // A key that may call nothing is a mistake, not a key.
     if (abilities.length === 0) throw new DomainError('validation_failed', 'abilities: name at least one ability', 'abilities');
     const webhookUrl = webhookUrlOrNull(a.webhook_url);
+    const events = a.events === undefined ? [...DEFAULT_EVENTS] : eventsArg(a.events);
     const store = await requireStore(a.store);
     const token = generateToken();
     const webhookSecret = generateWebhookSecret();
@@ -69,6 +80,7 @@ export const commands: Record<string, AdminCommand> = {
       name: a.name,
       abilities,
       webhookUrl,
+      events,
       tokenHash: hashToken(token),
       webhookSecret,
       now: new Date().toISOString(),
@@ -97,10 +109,16 @@ export const commands: Record<string, AdminCommand> = {
     return { ...publicKey(rotated), token };
   },
 
+  /** `--url` and/or `--events`; what is not given stays as it is. */
   'keys set-webhook': async (args) => {
-    const a = parse(v.strictObject({ id: KeyId, url: v.string() }), args);
+    const a = parse(v.strictObject({ id: KeyId, url: v.optional(v.string()), events: v.optional(v.string()) }), args);
+    if (a.url === undefined && a.events === undefined) throw new DomainError('validation_failed', 'give --url (\'\' removes it) and/or --events', 'url');
+    const changes = {
+      ...(a.url !== undefined ? { webhook_url: webhookUrlOrNull(a.url) } : {}),
+      ...(a.events !== undefined ? { events: eventsArg(a.events) } : {}),
+    };
     await requireKey(a.id);
-    return publicKey(await updateKeyWebhook(a.id, { webhook_url: webhookUrlOrNull(a.url) }));
+    return publicKey(await updateKeyWebhook(a.id, changes));
   },
 
   ...webhookCommands,

@@ -6,6 +6,7 @@ import { listDeliveries, startRedelivery } from '../../shared/db/delivery.repo.t
 import { replayOutboxEvent } from '../../shared/db/outbox.repo.ts';
 import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS } from '../../shared/domain/webhook/delivery.ts';
 import { generateWebhookSecret } from '../../shared/domain/key/token.ts';
+import { pingWebhook } from '../webhooks/ping.ts';
 import type { AdminCommand } from './commands.ts';
 import { KeyIdArg } from './args.ts';
 
@@ -15,7 +16,7 @@ const Limit = v.optional(
   v.pipe(v.union([v.number(), v.string()]), v.transform(Number), v.number(), v.integer('must be an integer'), v.minValue(1), v.maxValue(10_000)),
 );
 
-/** CONTRACT §2 and §10: the delivery log, redelivery and webhook secret rotation. */
+/** CONTRACT §2, §10 and §12: the delivery log, redelivery, test delivery and webhook secret rotation. */
 export const webhookCommands: Record<string, AdminCommand> = {
   'webhooks deliveries': async (args) => {
     const a = parse(v.strictObject({ id: KeyId, limit: Limit }), args);
@@ -28,6 +29,11 @@ export const webhookCommands: Record<string, AdminCommand> = {
     const a = parse(v.strictObject({ id: KeyId, event: EventId }), args);
     await requireKey(a.id);
     return deliveryView(await startRedelivery(a.id, a.event, new Date().toISOString()));
+  },
+
+  'webhooks ping': async (args) => {
+    const a = parse(v.strictObject({ id: KeyId }), args);
+    return pingWebhook(await requireKey(a.id));
   },
 
   'webhooks replay': async (args) => {

@@ -8,6 +8,9 @@ import { log } from '../../shared/log.ts';
 /** Keys that receive webhooks (SPEC §6): active, holding `orders:read`, with a URL. */
 export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.abilities.includes('orders:read') && k.webhook_url !== null;
 
+/** ...and of those, the ones that chose this event (`--events`, default all). */
+const subscribesTo = (eventType: string) => (k: KeyRecord) => (k.events as readonly string[]).includes(eventType);
+
 /**
  * Queue the message of `delivery`'s current round unless a replay already did. SQS standard
  * queues have no deduplication, so the delivery log is the idempotency record: it is created
@@ -22,7 +25,7 @@ async function queueOnce(delivery: Delivery): Promise<boolean> {
 }
 
 async function fanOutEvent(event: Extract<OutboxRecord, { kind: 'event' }>, now: string): Promise<number> {
-  const targets = (await listKeysOfStore(event.store_id, false)).filter(receivesWebhooks);
+  const targets = (await listKeysOfStore(event.store_id, false)).filter(receivesWebhooks).filter(subscribesTo(event.event_type));
   // The event's own body, laid out once: every key and every retry sends the same bytes.
   const body = eventBody(event.payload);
   const queued = await Promise.all(

@@ -156,22 +156,29 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   listPages: {
     name: 'list_pages',
     title: 'List content pages',
-    description: 'Lists pages and blog posts in ascending id order from a cursor. Returns {data: [pages], next_cursor}.',
-    args: v.strictObject({ type: described(ListPagesQuery.entries.type, 'Only this type.'), cursor, limit }),
-    request: (a) => ({ query: query({ type: a.type, cursor: a.cursor, limit: a.limit }) }),
+    description:
+      'Lists pages and blog posts in ascending id order from a cursor, each as its live version unless version is draft (then the latest saved revision). Returns {data: [pages], next_cursor}.',
+    args: v.strictObject({
+      type: described(ListPagesQuery.entries.type, 'Only this type.'),
+      version: described(ListPagesQuery.entries.version, 'live (default): what the storefront shows; draft: the latest saved revision.'),
+      cursor,
+      limit,
+    }),
+    request: (a) => ({ query: query({ type: a.type, version: a.version, cursor: a.cursor, limit: a.limit }) }),
   },
   savePage: {
     name: 'save_page',
     title: 'Save a page as draft',
     description:
-      'Creates or replaces the page with this external id. Saving never publishes: the page is a draft afterwards, also if it was published. The HTML body is sanitized. Returns {data: page}.',
+      'Creates or replaces the page with this external id. Saving never publishes: a new, draft or unpublished page is a draft afterwards; a published page stays live unchanged and holds the save as its unpublished revision (has_unpublished_changes) until publish_page. The HTML body is sanitized. Returns {data: page} showing the saved version.',
     args: v.strictObject({ external_id: externalId('page'), ...PageBody.entries }),
     request: byExternalId,
   },
   publishPage: {
     name: 'publish_page',
     title: 'Publish a page',
-    description: 'Publishes a draft or unpublished page; an already published page stays as it is. Returns {data: page}.',
+    description:
+      'Publishes a draft or unpublished page, or the unpublished revision of a published page; a published page without changes stays as it is. Returns {data: page}.',
     args: v.strictObject({ external_id: externalId('page') }),
     idempotent: true,
     request: (a) => ({ pathParameters: { external_id: pathSegment(String(a.external_id)) } }),

@@ -1,7 +1,7 @@
 import { commitPayment, commitStatusChange, getOrderByReference, insertOrder, listOrdersAfter, listOrdersUpdatedSince } from '../db/order.repo.ts';
 import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderStatus } from '../domain/order/order.ts';
 import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '../domain/order/rules.ts';
-import { buildStatusChangedEvent } from '../domain/order/events.ts';
+import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '../domain/order/events.ts';
 import { DomainError, notFound } from '../domain/errors.ts';
 import { nextUpdatedAt } from '../domain/clock.ts';
 import { done, retryOnStale, stale } from '../domain/retry.ts';
@@ -46,7 +46,8 @@ export function changeOrderStatus(caller: Caller, reference: string, status: Ord
 
 /**
  * The payment side (`orders mark-paid`): a pending order becomes paid with its whole total.
- * A payment confirmation arrives more than once; the second one finds the order paid (no-op).
+ * A payment confirmation arrives more than once; the second one finds the order paid (no-op, no
+ * event). The payment and its `order.paid` event commit together.
  */
 export async function markOrderPaid(storeId: string, reference: string): Promise<OrderDocument['data']> {
   await requireStore(storeId);
@@ -61,7 +62,8 @@ export async function markOrderPaid(storeId: string, reference: string): Promise
       if (decision.kind === 'forbidden') {
         throw new DomainError('invalid_transition', `order "${reference}" is ${order.status}; only a pending order can be marked paid`, 'reference');
       }
-      const paid = await commitPayment(order, withPayment(order, nextUpdatedAt(order.updated_at)));
+      const next = withPayment(order, nextUpdatedAt(order.updated_at));
+      const paid = await commitPayment(order, next, buildPaidEvent(next, order.status));
       // undefined: the status moved between our read and our write; decide again from what it is now.
       return paid ? done(toOrderResource(paid)) : stale();
     },
@@ -80,7 +82,11 @@ export interface OrderPlacement {
   paid_total?: number | undefined;
 }
 
-/** The storefront's side (`orders place`): subtotal and total are computed, never taken. */
+/**
+ * The storefront's side (`orders place`): subtotal and total are computed, never taken. The order
+ * and its `order.created` event commit together (an order placed already paid is one
+ * `order.created`, whose order says `paid`).
+ */
 export async function placeOrder(storeId: string, placement: OrderPlacement): Promise<OrderDocument['data']> {
   const store = await requireStore(storeId);
   const totals = computeTotals(placement.items, placement.shipping_total, placement.discount_total);
@@ -99,7 +105,7 @@ export async function placeOrder(storeId: string, placement: OrderPlacement): Pr
     paid_total: placement.paid_total ?? (placement.status === 'paid' ? totals.total : 0),
     created_at: now,
     updated_at: now,
-  });
+  }, buildCreatedEvent);
   return toOrderResource(order);
 }
 

@@ -1,5 +1,5 @@
 import { commitPageChange, createPage, getPage, getPageByExternalId, listPagesAfter, pageIdForExternalId } from '../db/page.repo.ts';
-import { toPageResource, type Page, type PageResource, type PageType } from '../domain/page/page.ts';
+import { toPageResource, type Page, type PageResource, type PageType, type PageVersion } from '../domain/page/page.ts';
 import { decide, newPage, savedPage, withStatus, type PageAction, type PageContent } from '../domain/page/rules.ts';
 import { DomainError, notFound } from '../domain/errors.ts';
 import { done, retryOnStale, stale } from '../domain/retry.ts';
@@ -16,7 +16,9 @@ export interface PageListDocument {
 const slugTaken = (slug: string) => new DomainError('slug_taken', `Another page of this store already has the slug "${slug}".`, 'slug');
 
 /**
- * Creates or replaces the page this key's external id addresses, and always leaves it a draft.
+ * Creates or replaces the page this key's external id addresses. A new, draft or unpublished page
+ * is a draft afterwards; a published one stays live and holds the save as its unpublished
+ * revision (CONTRACT §9). The answer shows what was saved (the draft version).
  * The first save of an external id inserts the page, its external-id map and its slug claim in
  * one transaction guarded by `attribute_not_exists`, so of racing first saves exactly one creates
  * the page and the others update it. A save that would change nothing writes nothing.
@@ -25,7 +27,7 @@ export async function savePage(caller: Caller, xid: string, content: PageContent
   let id = await pageIdForExternalId(caller.keyId, xid);
   if (id === undefined) {
     const created = await createPage(newPage(content, { storeId: caller.storeId, keyId: caller.keyId, externalId: xid }));
-    if (created.kind === 'created') return { data: toPageResource(created.page) };
+    if (created.kind === 'created') return { data: toPageResource(created.page, caller.keyId, 'draft') };
     if (created.kind === 'slug_taken') throw slugTaken(content.slug);
     id = created.pageId ?? (await pageIdForExternalId(caller.keyId, xid));
     if (id === undefined) throw new Error(`page external id ${xid} of key ${caller.keyId} was taken but maps to nothing`);
@@ -38,9 +40,9 @@ export async function savePage(caller: Caller, xid: string, content: PageContent
       // The map and its page are written in one transaction and never deleted.
       if (!current) throw new Error(`page external id ${xid} maps to missing page ${pageId}`);
       const next = savedPage(current, content);
-      if (!next) return done({ data: toPageResource(current) });
+      if (!next) return done({ data: toPageResource(current, caller.keyId, 'draft') });
       const result = await commitPageChange(current, next);
-      if (result.kind === 'committed') return done({ data: toPageResource(next) });
+      if (result.kind === 'committed') return done({ data: toPageResource(next, caller.keyId, 'draft') });
       if (result.kind === 'slug_taken') throw slugTaken(content.slug);
       return stale(result.kind === 'stale' ? result.current : undefined);
     },
@@ -63,7 +65,7 @@ export async function changePageStatus(caller: Caller, xid: string, action: Page
     read: () => getPage(caller.storeId, first.id),
     round: async (page) => {
       if (!page) throw notFound('page');
-      const decision = decide(action, page.status);
+      const decision = decide(action, page.status, page.draft !== null);
       if (decision.kind === 'noop') return done({ data: toPageResource(page) });
       // No field of the request is at fault: the page's state is.
       if (decision.kind === 'forbidden') throw new DomainError('invalid_transition', `A ${decision.from} page cannot become ${decision.to}.`, null);
@@ -81,12 +83,18 @@ export async function changePageStatus(caller: Caller, xid: string, action: Page
   });
 }
 
-/** Every page of the caller's store, ascending id from `cursor`, optionally of one `type`. */
-export async function listPages(caller: Caller, params: { cursor: number; limit: number; type?: PageType | undefined }): Promise<PageListDocument> {
+/**
+ * Every page of the caller's store, ascending id from `cursor`, optionally of one `type` (the live
+ * version's), each as its live version unless `version` is `draft`.
+ */
+export async function listPages(
+  caller: Caller,
+  params: { cursor: number; limit: number; type?: PageType | undefined; version?: PageVersion | undefined },
+): Promise<PageListDocument> {
   const list = await listPagesAfter(caller.storeId, params.cursor, params.limit, params.type);
   const last = list.pages.at(-1);
   return {
-    data: list.pages.map((p) => toPageResource(p, caller.keyId)),
+    data: list.pages.map((p) => toPageResource(p, caller.keyId, params.version ?? 'live')),
     next_cursor: list.more && last ? last.id : null,
   };
 }

@@ -5,6 +5,8 @@ import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll, type Item } from './helpers.ts';
 import type { Ability } from '../domain/key/abilities.ts';
+import type { OrderEventType } from '../domain/order/events.ts';
+import { storedEvents } from '../domain/webhook/event-subscription.ts';
 import { DomainError } from '../domain/errors.ts';
 import { nextInSequence } from './sequence.ts';
 
@@ -15,6 +17,8 @@ export interface ApiKey {
   abilities: Ability[];
   status: 'active' | 'revoked';
   webhook_url: string | null;
+  /** The events its webhook receives (default all order events). */
+  events: OrderEventType[];
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
@@ -36,6 +40,7 @@ function toKeyRecord(item: Item, lastUsedAt: string | null = null): KeyRecord {
     abilities: item.abilities,
     status: item.status,
     webhook_url: item.webhook_url ?? null,
+    events: storedEvents(item.events),
     created_at: item.created_at,
     revoked_at: item.revoked_at ?? null,
     last_used_at: lastUsedAt,
@@ -75,6 +80,7 @@ export async function createKey(input: {
   name: string;
   abilities: Ability[];
   webhookUrl: string | null;
+  events: OrderEventType[];
   tokenHash: string;
   webhookSecret: string;
   now: string;
@@ -87,6 +93,7 @@ export async function createKey(input: {
     abilities: input.abilities,
     status: 'active',
     webhook_url: input.webhookUrl,
+    events: input.events,
     created_at: input.now,
     revoked_at: null,
     last_used_at: null,
@@ -244,7 +251,7 @@ export async function rotateKeyToken(keyId: number, newTokenHash: string, curren
  */
 export async function updateKeyWebhook(
   keyId: number,
-  changes: { webhook_url?: string | null; webhook_secret?: string; previous_webhook_secret?: string | null; previous_webhook_secret_expires_at?: string | null },
+  changes: { webhook_url?: string | null; events?: OrderEventType[]; webhook_secret?: string; previous_webhook_secret?: string | null; previous_webhook_secret_expires_at?: string | null },
   expectedSecret?: string,
 ): Promise<KeyRecord> {
   const names: Record<string, string> = {};

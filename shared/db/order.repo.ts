@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys } from './keys.ts';
-import { cancellationReasons, isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
+import { cancellationReasons, itemFromError, type Item } from './helpers.ts';
 import type { Order } from '../domain/order/order.ts';
-import type { OrderStatusChangedEvent } from '../domain/order/events.ts';
+import type { OrderEvent } from '../domain/order/events.ts';
 import { DomainError } from '../domain/errors.ts';
 import { nextInSequence } from './sequence.ts';
 
@@ -43,9 +43,14 @@ export function orderItem(o: Order): Item {
 
 const nextOrderId = (storeId: string) => nextInSequence(keys.sequence(storeId, 'order'));
 
-/** The storefront's side: a new order and its reference map, together; a reference is unique per store. */
-export async function insertOrder(draft: Omit<Order, 'id'>): Promise<Order> {
+/**
+ * The storefront's side: a new order, its reference map and (given `eventOf`) its `order.created`
+ * outbox event, together; a reference is unique per store. The event needs the order's id, so
+ * the caller passes how to build it rather than the event itself.
+ */
+export async function insertOrder(draft: Omit<Order, 'id'>, eventOf?: (order: Order) => OrderEvent): Promise<Order> {
   const order: Order = { ...draft, id: await nextOrderId(draft.store_id) };
+  const event = eventOf?.(order);
   try {
     await db().send(
       new TransactWriteCommand({
@@ -58,7 +63,9 @@ export async function insertOrder(draft: Omit<Order, 'id'>): Promise<Order> {
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
+          ...(event ? [{ Put: { TableName: tableName(), Item: outboxItem(event), ConditionExpression: 'attribute_not_exists(pk)' } }] : []),
         ],
+        ClientRequestToken: randomUUID(),
       }),
     );
   } catch (err) {
@@ -185,7 +192,7 @@ async function walkOrders(storeId: string, cursor: number, limit: number, filter
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-export function outboxItem(event: OrderStatusChangedEvent): Item {
+export function outboxItem(event: OrderEvent): Item {
   return { ...keys.outboxEvent(event.store_id, event.event_id), type: ENTITY.outbox, ...event };
 }
 
@@ -203,7 +210,7 @@ export type StatusCommit =
  * one TransactWriteItems, guarded on the status the change was decided from: of any number of
  * racing requests, only one can move the order away from that status.
  */
-export async function commitStatusChange(previous: Order, next: Order, event: OrderStatusChangedEvent, withWrites: TransactItem[] = []): Promise<StatusCommit> {
+export async function commitStatusChange(previous: Order, next: Order, event: OrderEvent, withWrites: TransactItem[] = []): Promise<StatusCommit> {
   try {
     await db().send(
       new TransactWriteCommand({
@@ -246,30 +253,40 @@ export async function commitStatusChange(previous: Order, next: Order, event: Or
 }
 
 /**
- * The payment side: the order becomes paid and its paid total the whole total, guarded on the
- * status the decision was made from. Returns undefined when that status had changed meanwhile.
+ * The payment side: the order becomes paid and its paid total the whole total, with its
+ * `order.paid` outbox event in the same transaction, guarded on the status the decision was made
+ * from. Returns undefined when that status had changed meanwhile (or another transaction held
+ * the order): decide again.
  */
-export async function commitPayment(previous: Order, next: Order): Promise<Order | undefined> {
+export async function commitPayment(previous: Order, next: Order, event: OrderEvent): Promise<Order | undefined> {
   try {
     await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.order(next.store_id, next.id),
-        UpdateExpression: 'SET #status = :to, paid_total = :paid, updated_at = :now, #gsk = :gsk',
-        ConditionExpression: '#status = :from',
-        ExpressionAttributeNames: { '#status': 'status', '#gsk': TABLE.gsi1.sortKey },
-        ExpressionAttributeValues: {
-          ':from': previous.status,
-          ':to': next.status,
-          ':paid': next.paid_total,
-          ':now': next.updated_at,
-          ':gsk': keys.orderUpdateIndex(next.store_id, next.updated_at, next.id).gsi1sk,
-        },
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.order(next.store_id, next.id),
+              UpdateExpression: 'SET #status = :to, paid_total = :paid, updated_at = :now, #gsk = :gsk',
+              ConditionExpression: '#status = :from',
+              ExpressionAttributeNames: { '#status': 'status', '#gsk': TABLE.gsi1.sortKey },
+              ExpressionAttributeValues: {
+                ':from': previous.status,
+                ':to': next.status,
+                ':paid': next.paid_total,
+                ':now': next.updated_at,
+                ':gsk': keys.orderUpdateIndex(next.store_id, next.updated_at, next.id).gsi1sk,
+              },
+            },
+          },
+          { Put: { TableName: tableName(), Item: outboxItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
+        ],
+        ClientRequestToken: randomUUID(),
       }),
     );
     return next;
   } catch (err) {
-    if (isConditionalCheckFailed(err)) return undefined;
+    if (cancellationReasons(err)) return undefined;
     throw err;
   }
 }

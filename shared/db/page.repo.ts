@@ -5,7 +5,7 @@ import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys } from './keys.ts';
 import { cancellationReasons, isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
-import type { Page, PageType } from '../domain/page/page.ts';
+import type { Page, PageContent, PageType } from '../domain/page/page.ts';
 import { nextInSequence } from './sequence.ts';
 
 /**
@@ -14,6 +14,10 @@ import { nextInSequence } from './sequence.ts';
  *   page           STORE#{s} / PAGE#{id:012}           the record; gsi1 = STORE#{s}#PAGES#{type} / PAGE#{id:012}
  *   external id    KEY#{k}   / XID#page#{external_id}  → record_id  (one page per external id of a key)
  *   slug claim     STORE#{s} / SLUG#{slug}             → page_id    (one page per slug in a store)
+ *
+ * A published page with an unpublished revision (`draft`, a map on the page item) holds the
+ * claims of both its live slug and its revision's slug, so that publishing the revision can never
+ * meet a taken slug; the claims a change no longer needs are released in its transaction.
  *
  * Every write is conditional: a new page's three items are Put `attribute_not_exists`, a change is
  * guarded on the `updated_at` it was decided from (which strictly increases), a slug moves by
@@ -40,10 +44,14 @@ export function toPage(item: Item): Page {
     body: item.body,
     status: item.status,
     published_at: item.published_at ?? null,
+    draft: item.draft ? toContent(item.draft) : null,
     created_at: item.created_at,
     updated_at: item.updated_at,
   };
 }
+
+// A map keeps no key order, so the revision is read field by field.
+const toContent = (d: Item): PageContent => ({ type: d.type, title: d.title, slug: d.slug, body: d.body });
 
 /** Ids ascend and are never reused; a create that loses its race leaves a gap (lists are cursor-based). */
 export const nextPageId = (storeId: string) => nextInSequence(keys.sequence(storeId, 'page'));
@@ -180,7 +188,10 @@ export type ChangeResult =
   /** Another transaction held one of the items; nothing was written, try again. */
   | { kind: 'conflict' };
 
-const FIELDS = ['page_type', 'title', 'slug', 'body', 'status', 'published_at', 'updated_at', TABLE.gsi1.partitionKey] as const;
+const FIELDS = ['page_type', 'title', 'slug', 'body', 'status', 'published_at', 'draft', 'updated_at', TABLE.gsi1.partitionKey] as const;
+
+/** The slugs a page holds claims on: its live one and its revision's. */
+const slugsHeld = (p: Page) => new Set([p.slug, ...(p.draft ? [p.draft.slug] : [])]);
 
 /**
  * Writes `next` over `previous`, guarded on `previous.updated_at`. Only the attributes that
@@ -195,7 +206,7 @@ export async function commitPageChange(previous: Page, next: Page, withWrites: T
   const values: Record<string, unknown> = { ':previous': previous.updated_at };
   const sets: string[] = [];
   for (const [i, field] of FIELDS.entries()) {
-    if (before[field] === after[field] && field !== 'updated_at') continue;
+    if (JSON.stringify(before[field]) === JSON.stringify(after[field]) && field !== 'updated_at') continue;
     names[`#f${i}`] = field;
     values[`:f${i}`] = after[field] ?? null;
     sets.push(`#f${i} = :f${i}`);
@@ -210,27 +221,29 @@ export async function commitPageChange(previous: Page, next: Page, withWrites: T
     ExpressionAttributeValues: values,
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
   };
-  const slugMoves: TransactItem[] =
-    previous.slug === next.slug
-      ? []
-      : [
-          {
-            Put: {
-              TableName: tableName(),
-              Item: slugClaim(next),
-              ConditionExpression: 'attribute_not_exists(pk) OR page_id = :id',
-              ExpressionAttributeValues: { ':id': next.id },
-            },
-          },
-          {
-            Delete: {
-              TableName: tableName(),
-              Key: keys.slug(previous.store_id, previous.slug),
-              ConditionExpression: 'page_id = :id',
-              ExpressionAttributeValues: { ':id': previous.id },
-            },
-          },
-        ];
+  const held = slugsHeld(previous);
+  const holds = slugsHeld(next);
+  const claims: TransactItem[] = [...holds]
+    .filter((slug) => !held.has(slug))
+    .map((slug) => ({
+      Put: {
+        TableName: tableName(),
+        Item: slugClaim({ ...next, slug }),
+        ConditionExpression: 'attribute_not_exists(pk) OR page_id = :id',
+        ExpressionAttributeValues: { ':id': next.id },
+      },
+    }));
+  const releases: TransactItem[] = [...held]
+    .filter((slug) => !holds.has(slug))
+    .map((slug) => ({
+      Delete: {
+        TableName: tableName(),
+        Key: keys.slug(previous.store_id, slug),
+        ConditionExpression: 'page_id = :id',
+        ExpressionAttributeValues: { ':id': previous.id },
+      },
+    }));
+  const slugMoves = [...claims, ...releases];
 
   if (slugMoves.length === 0 && withWrites.length === 0) {
     try {
@@ -260,8 +273,8 @@ export async function commitPageChange(previous: Page, next: Page, withWrites: T
       const old = itemFromError(reasons[0]?.Item);
       return { kind: 'stale', current: old ? toPage(old) : undefined };
     }
-    // The page was as read, so the claim is held by another page.
-    if (failed(reasons[1])) return { kind: 'slug_taken' };
+    // The page was as read, so a new claim is held by another page.
+    if (reasons.slice(1, 1 + claims.length).some(failed)) return { kind: 'slug_taken' };
     return { kind: 'conflict' };
   }
 }

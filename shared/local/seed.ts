@@ -66,6 +66,7 @@ export async function seedDemoStore(): Promise<{ token: string; keyId: number } 
       owner_key_id: key.id,
       ...p,
       published_at: p.status === 'draft' ? null : now(),
+      draft: null,
       created_at: now(),
       updated_at: now(),
     });

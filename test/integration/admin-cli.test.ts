@@ -37,8 +37,9 @@ describe('admin CLI', () => {
     expect(key.code).toBe(0);
     expect(key.stdout.trim().split('\n')).toHaveLength(1);
     const k = JSON.parse(key.stdout);
-    expect(Object.keys(k).sort()).toEqual(['abilities', 'created_at', 'id', 'name', 'store_id', 'token', 'webhook_secret', 'webhook_url'].sort());
+    expect(Object.keys(k).sort()).toEqual(['abilities', 'created_at', 'events', 'id', 'name', 'store_id', 'token', 'webhook_secret', 'webhook_url'].sort());
     expect(k).toMatchObject({ store_id: store, name: 'crm', abilities: ['catalog:read', 'orders:read'], webhook_url: 'http://127.0.0.1:9/hook' });
+    expect(k.events).toEqual(['order.created', 'order.paid', 'order.status_changed']);
     expect(k.webhook_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const res = await client(k.token).get('/products');
     expect(res.status).toBe(200);
@@ -47,13 +48,13 @@ describe('admin CLI', () => {
     const list = await cli(['keys', 'list', '--store', store, '--json']);
     const listed = JSON.parse(list.stdout).data;
     expect(listed).toHaveLength(1);
-    expect(listed[0]).toMatchObject({ id: k.id, status: 'active' });
+    expect(listed[0]).toMatchObject({ id: k.id, status: 'active', events: ['order.created', 'order.paid', 'order.status_changed'] });
     expect(listed[0].last_used_at).toMatch(/Z$/);
     expect(listed[0]).not.toHaveProperty('token');
     expect(listed[0]).not.toHaveProperty('webhook_secret');
 
-    const webhook = await cli(['keys', 'set-webhook', '--id', String(k.id), '--url', '', '--json']);
-    expect(JSON.parse(webhook.stdout).webhook_url).toBeNull();
+    const webhook = await cli(['keys', 'set-webhook', '--id', String(k.id), '--url', '', '--events', 'order.paid,order.created', '--json']);
+    expect(JSON.parse(webhook.stdout)).toMatchObject({ webhook_url: null, events: ['order.created', 'order.paid'] });
 
     const rotated = JSON.parse((await cli(['keys', 'rotate', '--id', String(k.id), '--json'])).stdout);
     expect(rotated.id).toBe(k.id);
@@ -74,6 +75,10 @@ describe('admin CLI', () => {
     [['keys', 'explode'], /unknown command/],
     [['keys'], /expected a command/],
     [['keys', 'create', '--store', 'demo', '--name', 'x', '--abilities', 'orders:read', '--webhook-url', 'https://10.0.0.1/hook'], /webhook_url/],
+    [['keys', 'create', '--store', 'demo', '--name', 'x', '--abilities', 'orders:read', '--events', 'order.created,order.refunded'], /unknown events: order.refunded/],
+    [['keys', 'create', '--store', 'demo', '--name', 'x', '--abilities', 'orders:read', '--events', ''], /name at least one event/],
+    [['keys', 'set-webhook', '--id', '1', '--events', 'webhook.ping'], /unknown events: webhook.ping/],
+    [['keys', 'set-webhook', '--id', '1'], /--url .* --events/],
   ])('exits non-zero with one error line for %j', async (args, message) => {
     const out = await cli([...args, '--json']);
     expect(out.code).not.toBe(0);

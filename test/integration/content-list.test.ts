@@ -47,7 +47,7 @@ describe('GET /content/pages', () => {
     expect(res.body.data.map((p: any) => p.id)).toEqual(pages.slice(0, 15).map((p) => p.id));
     expect(res.body.next_cursor).toBe(pages[14]!.id);
     const first = res.body.data[0];
-    expect(Object.keys(first)).toEqual(['id', 'external_id', 'type', 'title', 'slug', 'body', 'status', 'published_at', 'created_at', 'updated_at']);
+    expect(Object.keys(first)).toEqual(['id', 'external_id', 'type', 'title', 'slug', 'body', 'status', 'has_unpublished_changes', 'published_at', 'created_at', 'updated_at']);
     expect(first).toMatchObject({ id: pages[0]!.id, external_id: pages[0]!.external_id, type: pages[0]!.type, slug: pages[0]!.slug, status: pages[0]!.status });
   });
 

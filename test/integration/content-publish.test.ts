@@ -74,7 +74,7 @@ describe('publish and unpublish: every transition', () => {
     expect(await storedPage(storeId, page.id)).toMatchObject({ status: 'draft', updated_at: page.updated_at });
   });
 
-  it('a full cycle through the API: save → publish → unpublish → publish → save (draft again)', async () => {
+  it('a full cycle through the API: save → publish → unpublish → publish → save (still published, with a revision)', async () => {
     const id = xid();
     const body = pageBody();
     const statuses: string[] = [];
@@ -82,8 +82,10 @@ describe('publish and unpublish: every transition', () => {
     statuses.push((await api.post(publishPath(id), undefined, { 'Idempotency-Key': idem() })).body.data.status);
     statuses.push((await api.post(unpublishPath(id))).body.data.status);
     statuses.push((await api.post(publishPath(id), undefined, { 'Idempotency-Key': idem() })).body.data.status);
-    statuses.push((await api.put(pagePath(id), body)).body.data.status);
-    expect(statuses).toEqual(['draft', 'published', 'unpublished', 'published', 'draft']);
+    const edited = (await api.put(pagePath(id), { ...body, title: 'Edited' })).body.data;
+    statuses.push(edited.status);
+    expect(statuses).toEqual(['draft', 'published', 'unpublished', 'published', 'published']);
+    expect(edited.has_unpublished_changes).toBe(true);
   });
 
   it('accepts and ignores an Idempotency-Key on unpublish', async () => {

@@ -22,8 +22,8 @@ describe('PUT /content/pages/{external_id}: create and update', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['data']);
     const page = res.body.data;
-    expect(Object.keys(page)).toEqual(['id', 'external_id', 'type', 'title', 'slug', 'body', 'status', 'published_at', 'created_at', 'updated_at']);
-    expect(page).toMatchObject({ external_id: id, type: 'blog', title: 'Spring 2026', slug: body.slug, body: body.body, status: 'draft', published_at: null });
+    expect(Object.keys(page)).toEqual(['id', 'external_id', 'type', 'title', 'slug', 'body', 'status', 'has_unpublished_changes', 'published_at', 'created_at', 'updated_at']);
+    expect(page).toMatchObject({ external_id: id, type: 'blog', title: 'Spring 2026', slug: body.slug, body: body.body, status: 'draft', has_unpublished_changes: false, published_at: null });
     expect(Number.isInteger(page.id)).toBe(true);
     expect(page.created_at).toMatch(ISO_MS);
     expect(page.updated_at).toBe(page.created_at);
@@ -51,18 +51,18 @@ describe('PUT /content/pages/{external_id}: create and update', () => {
     expect(again.text).toBe(first.text);
   });
 
-  it('saving a published page makes it a draft again (saving never publishes); published_at stays', async () => {
+  it('saving a published page never publishes the save and never takes the live version offline; published_at stays', async () => {
     const id = xid();
     const body = pageBody();
     await api.put(pagePath(id), body);
     const published = await api.post(publishPath(id), undefined, { 'Idempotency-Key': idem() });
     expect(published.body.data.status).toBe('published');
-    const saved = await api.put(pagePath(id), body);
+    const saved = await api.put(pagePath(id), { ...body, body: '<p>edited</p>' });
     expect(saved.status).toBe(200);
-    expect(saved.body.data).toMatchObject({ status: 'draft', published_at: published.body.data.published_at });
+    expect(saved.body.data).toMatchObject({ status: 'published', has_unpublished_changes: true, body: '<p>edited</p>', published_at: published.body.data.published_at });
     expect(saved.body.data.updated_at > published.body.data.updated_at).toBe(true);
     const listed = await api.get(`/content/pages?cursor=${saved.body.data.id - 1}&limit=1`);
-    expect(listed.body.data[0]).toEqual(saved.body.data);
+    expect(listed.body.data[0]).toEqual({ ...saved.body.data, body: published.body.data.body });
   });
 
   it('sanitizes the body: what is stored and served has no script, handler or javascript: URL', async () => {

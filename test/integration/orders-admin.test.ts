@@ -1,9 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { adminCommand, storeWithKey } from '../fixtures/api.ts';
-import { eventsOfOrder, idemKey, insertTestOrder, orderFile, placeOrder, ref, statusPath } from '../fixtures/orders.ts';
+import { eventsOfOrder, idemKey, outboxEvents, insertTestOrder, orderFile, placeOrder, ref, statusPath } from '../fixtures/orders.ts';
 import { handler as admin } from '../../functions/admin/handler.ts';
 import { ORDER_STATUSES } from '../../shared/domain/order/order.ts';
 
+const outboxEventsOf = (storeId: string) => outboxEvents(storeId, 'any');
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('admin: orders place and orders mark-paid', () => {
@@ -37,6 +38,16 @@ describe('admin: orders place and orders mark-paid', () => {
     });
     const listed = await api.get(`/orders?cursor=${order.id - 1}&limit=1`);
     expect(listed.body.data[0]).toEqual(order);
+    // The order and its order.created event were written together.
+    const events = await eventsOfOrder(storeId, order.id, 'any');
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      type: 'outbox',
+      event_type: 'order.created',
+      created_at: order.created_at,
+      payload: { type: 'order.created', timestamp: order.created_at, data: { order } },
+    });
+    expect(Object.keys(events[0]!.payload.data)).toEqual(['order']);
   });
 
   it('defaults a paid order’s paid_total to its total, and the currency to the store’s', async () => {
@@ -48,8 +59,10 @@ describe('admin: orders place and orders mark-paid', () => {
   it('refuses a duplicate reference, a bad file and an unknown store with one clear error', async () => {
     const reference = ref();
     await placeOrder(storeId, { reference });
+    const before = (await outboxEventsOf(storeId)).length;
     const dup = await admin({ command: 'orders place', args: { store: storeId, file: orderFile({ reference }) } });
     expect(dup).toMatchObject({ ok: false, error: { field: 'reference' } });
+    expect(await outboxEventsOf(storeId)).toHaveLength(before); // no event for an order that was not placed
     const cases: [Record<string, unknown>, string][] = [
       [{ items: [] }, 'file.items'],
       [{ status: 'shipped' }, 'file.status'],
@@ -67,12 +80,19 @@ describe('admin: orders place and orders mark-paid', () => {
     expect(missing).toMatchObject({ ok: false, error: { code: 'not_found', field: 'store' } });
   });
 
-  it('marks a pending order paid: status paid, paid_total = total, a new updated_at, and no outbox event', async () => {
+  it('marks a pending order paid: status paid, paid_total = total, a new updated_at, and one order.paid event', async () => {
     const placed = await placeOrder(storeId);
     const paid = await adminCommand<Record<string, any>>('orders mark-paid', { store: storeId, reference: placed.reference });
     expect(paid).toEqual({ ...placed, status: 'paid', paid_total: placed.total, updated_at: expect.stringMatching(ISO_MS) });
     expect(paid.updated_at > placed.updated_at).toBe(true);
-    expect(await eventsOfOrder(storeId, placed.id)).toHaveLength(0);
+    expect(await eventsOfOrder(storeId, placed.id)).toHaveLength(0); // a payment is not also a status change
+    const [event, ...more] = await eventsOfOrder(storeId, placed.id, 'order.paid');
+    expect(more).toHaveLength(0);
+    expect(event).toMatchObject({
+      event_type: 'order.paid',
+      created_at: paid.updated_at,
+      payload: { type: 'order.paid', timestamp: paid.updated_at, data: { order: paid, previous_status: 'pending', status: 'paid' } },
+    });
     const since = await api.get(`/orders?updated_since=${encodeURIComponent(paid.updated_at)}`);
     expect(since.body.data.map((o: { id: number }) => o.id)).toContain(placed.id);
     // And the integration can then move it on; paid_total stays.
@@ -84,6 +104,7 @@ describe('admin: orders place and orders mark-paid', () => {
     const placed = await placeOrder(storeId, { status: 'paid' });
     const again = await adminCommand('orders mark-paid', { store: storeId, reference: placed.reference });
     expect(again).toEqual(placed);
+    expect(await eventsOfOrder(storeId, placed.id, 'order.paid')).toHaveLength(0);
   });
 
   it.each(ORDER_STATUSES.filter((s) => s !== 'pending' && s !== 'paid'))('refuses to mark a %s order paid', async (status) => {

@@ -6,8 +6,8 @@ import { deliveries, sleep, startReceiver, verify, waitFor } from '../fixtures/w
 
 const ordersRouteExists = API_ROUTES.some((r) => r.method === 'POST' && r.path === '/orders/{reference}/status');
 
-/** End to end: the status endpoint's outbox event, through the stream and the queue, to a receiver. */
-describe.skipIf(!ordersRouteExists)('webhooks: POST /orders/{reference}/status â†’ signed order.status_changed', () => {
+/** End to end: each order change's outbox event, through the stream and the queue, to a receiver. */
+describe.skipIf(!ordersRouteExists)('webhooks: order.created, order.paid and order.status_changed, signed', () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let storeId: string;
   let writer: ReturnType<typeof client>;
@@ -37,6 +37,12 @@ describe.skipIf(!ordersRouteExists)('webhooks: POST /orders/{reference}/status â
         paid_total: 0,
       },
     });
+  /** Requests the receiver got about one order, of one event type. */
+  const receivedFor = (r: typeof receiver, reference: string, type: string) =>
+    r.received.filter((q) => {
+      const body = JSON.parse(q.body);
+      return body.type === type && body.data.order.reference === reference;
+    });
   const setStatus = (reference: string, status: string, idempotencyKey = randomUUID()) =>
     writer.post(`/orders/${encodeURIComponent(reference)}/status`, { status }, { 'Idempotency-Key': idempotencyKey });
 
@@ -47,7 +53,7 @@ describe.skipIf(!ordersRouteExists)('webhooks: POST /orders/{reference}/status â
     const res = await setStatus(reference, 'processing');
     expect(res.status).toBe(200);
 
-    const request = await waitFor('the webhook', () => receiver.received.find((q) => JSON.parse(q.body).data.order.reference === reference));
+    const request = await waitFor('the webhook', () => receivedFor(receiver, reference, 'order.status_changed')[0]);
     console.info(`status change â†’ delivery through the API on the local stack: ${request.at - started} ms`);
     const event = verify(listener.webhook_secret, request) as { type: string; timestamp: string; data: Record<string, any> };
     expect(event.type).toBe('order.status_changed');
@@ -65,11 +71,37 @@ describe.skipIf(!ordersRouteExists)('webhooks: POST /orders/{reference}/status â
     await placeOrder(reference);
     const results = await Promise.all(Array.from({ length: 10 }, () => setStatus(reference, 'cancelled')));
     expect(results.every((r) => r.status === 200 || r.status === 409)).toBe(true);
-    await waitFor('the webhook', () => receiver.received.some((q) => JSON.parse(q.body).data.order.reference === reference));
+    await waitFor('the webhook', () => receivedFor(receiver, reference, 'order.status_changed').length > 0);
     expect((await setStatus(reference, 'cancelled')).status).toBe(200); // already cancelled: no event
     await sleep(1500);
-    const ofOrder = receiver.received.filter((q) => JSON.parse(q.body).data.order.reference === reference);
+    const ofOrder = receivedFor(receiver, reference, 'order.status_changed');
     expect(ofOrder).toHaveLength(1);
     expect(JSON.parse(ofOrder[0]!.body).data).toMatchObject({ previous_status: 'pending', status: 'cancelled' });
+  });
+
+  it('placing an order delivers one signed order.created with the order as placed', async () => {
+    const reference = `WH-${randomUUID().slice(0, 8)}`;
+    const placed = await placeOrder(reference);
+    const request = await waitFor('order.created', () => receivedFor(receiver, reference, 'order.created')[0]);
+    const event = verify(listener.webhook_secret, request) as { type: string; timestamp: string; data: Record<string, unknown> };
+    expect(event).toEqual({ type: 'order.created', timestamp: placed.created_at, data: { order: placed } });
+    await sleep(1500);
+    expect(receivedFor(receiver, reference, 'order.created')).toHaveLength(1);
+    expect(receiver.received.filter((q) => JSON.parse(q.body).data.order.reference === reference)).toHaveLength(1);
+  });
+
+  it('confirming the payment delivers one signed order.paid; a repeated confirmation delivers nothing', async () => {
+    const reference = `WH-${randomUUID().slice(0, 8)}`;
+    await placeOrder(reference);
+    const paid = await adminCommand<Record<string, unknown>>('orders mark-paid', { store: storeId, reference });
+    expect(await adminCommand('orders mark-paid', { store: storeId, reference })).toEqual(paid);
+    const request = await waitFor('order.paid', () => receivedFor(receiver, reference, 'order.paid')[0]);
+    const event = verify(listener.webhook_secret, request) as { type: string; timestamp: string; data: Record<string, unknown> };
+    expect(event).toEqual({ type: 'order.paid', timestamp: paid.updated_at, data: { order: paid, previous_status: 'pending', status: 'paid' } });
+    await sleep(1500);
+    expect(receivedFor(receiver, reference, 'order.paid')).toHaveLength(1);
+    expect(receivedFor(receiver, reference, 'order.status_changed')).toHaveLength(0);
+    const types = receiver.received.filter((q) => JSON.parse(q.body).data.order.reference === reference).map((q) => JSON.parse(q.body).type);
+    expect(types.sort()).toEqual(['order.created', 'order.paid']);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ORDER_STATUSES, ORDER_TRANSITIONS, type Order, type OrderStatus } from '../../shared/domain/order/order.ts';
 import { decideMarkPaid, decideStatusChange, referenceFromPath, withPayment, withStatus } from '../../shared/domain/order/rules.ts';
-import { buildStatusChangedEvent } from '../../shared/domain/order/events.ts';
+import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '../../shared/domain/order/events.ts';
 
 /** CONTRACT §7, written out once more by hand so that a change to the table is a visible decision. */
 const ALLOWED: Record<OrderStatus, OrderStatus[]> = {
@@ -94,5 +94,32 @@ describe('order.status_changed event', () => {
   it('gives every event its own id', () => {
     const ids = new Set(Array.from({ length: 100 }, () => buildStatusChangedEvent(order, 'pending').event_id));
     expect(ids.size).toBe(100);
+  });
+});
+
+describe('order.created and order.paid events', () => {
+  it('order.created carries the order as placed, stamped with its created_at', () => {
+    const placed = { ...order, status: 'pending' as const, created_at: '2026-03-04T05:06:07.089Z', updated_at: '2026-03-04T05:06:07.089Z' };
+    const event = buildCreatedEvent(placed);
+    expect(event).toMatchObject({
+      event_type: 'order.created',
+      store_id: 'shop',
+      created_at: placed.created_at,
+      payload: { type: 'order.created', timestamp: placed.created_at },
+    });
+    const { store_id: _s, ...resource } = placed;
+    expect(event.payload.data).toStrictEqual({ order: resource });
+  });
+
+  it('order.paid carries the paid order and the status it left, stamped with the payment time', () => {
+    const paid = withPayment({ ...order, status: 'pending', paid_total: 0 }, '2026-03-04T05:06:07.089Z');
+    const event = buildPaidEvent(paid, 'pending');
+    expect(event).toMatchObject({
+      event_type: 'order.paid',
+      created_at: '2026-03-04T05:06:07.089Z',
+      ttl: Math.floor(Date.parse('2026-03-04T05:06:07.089Z') / 1000) + 7 * 24 * 3600,
+      payload: { type: 'order.paid', timestamp: '2026-03-04T05:06:07.089Z', data: { previous_status: 'pending', status: 'paid' } },
+    });
+    expect(event.payload.data.order).toMatchObject({ status: 'paid', paid_total: 100 });
   });
 });

@@ -20,6 +20,7 @@ function page(overrides: Partial<Page> = {}): Page {
     body: '<p>x</p>',
     status: 'draft',
     published_at: null,
+    draft: null,
     created_at: T0,
     updated_at: T0,
     ...overrides,
@@ -61,16 +62,34 @@ describe('saving', () => {
     expect(draft).toMatchObject({ ...content, status: 'draft', published_at: null, created_at: T0, updated_at: T0, owner_key_id: 3, external_id: 'x' });
   });
 
-  it.each(PAGE_STATUSES)('a save of a %s page leaves it a draft, keeps created_at and published_at', (status) => {
+  it.each(['draft', 'unpublished'] as const)('a save of a %s page leaves it a draft, keeps created_at and published_at', (status) => {
     const current = page({ status, published_at: status === 'draft' ? null : T0 });
     const next = savedPage(current, content, Date.parse('2026-03-03T00:00:00.000Z'))!;
     expect(next).toMatchObject({ ...content, status: 'draft', created_at: T0, published_at: current.published_at, updated_at: '2026-03-03T00:00:00.000Z' });
   });
 
-  it('a save that changes nothing is null; the same content on a published page is a change (to draft)', () => {
+  it('a save that changes nothing is null, on a draft and on a published page', () => {
     const same = { type: 'page' as const, title: 'About', slug: 'about', body: '<p>x</p>' };
     expect(savedPage(page(), same)).toBeNull();
-    expect(savedPage(page({ status: 'published', published_at: T0 }), same)?.status).toBe('draft');
+    expect(savedPage(page({ status: 'published', published_at: T0 }), same)).toBeNull();
+  });
+
+  it('a save of a published page keeps the live version and status, and holds the save as its revision', () => {
+    const live = page({ status: 'published', published_at: T0 });
+    const next = savedPage(live, content, Date.parse('2026-03-03T00:00:00.000Z'))!;
+    expect(next).toMatchObject({ title: 'About', slug: 'about', body: '<p>x</p>', status: 'published', published_at: T0, draft: content, updated_at: '2026-03-03T00:00:00.000Z' });
+    expect(savedPage(next, content)).toBeNull(); // the same revision again
+    // Saving the live content again drops the revision: nothing is left to publish.
+    expect(savedPage(next, { type: 'page', title: 'About', slug: 'about', body: '<p>x</p>' })).toMatchObject({ draft: null, status: 'published' });
+  });
+
+  it('publishing a revision puts it live; unpublishing keeps it as the content; a published page without one is a no-op', () => {
+    const edited = page({ status: 'published', published_at: T0, draft: content });
+    expect(decide('publish', 'published', true)).toEqual({ kind: 'change', from: 'published', to: 'published' });
+    expect(decide('publish', 'published', false)).toEqual({ kind: 'noop' });
+    const now = Date.parse('2026-03-04T00:00:00.000Z');
+    expect(withStatus(edited, 'published', now)).toMatchObject({ ...content, draft: null, status: 'published', published_at: '2026-03-04T00:00:00.000Z' });
+    expect(withStatus(edited, 'unpublished', now)).toMatchObject({ ...content, draft: null, status: 'unpublished', published_at: T0 });
   });
 
   it('updated_at strictly increases even when the clock is behind', () => {
@@ -83,8 +102,16 @@ describe('saving', () => {
 describe('toPageResource', () => {
   it('is the record of CONTRACT §9 in its field order', () => {
     expect(Object.keys(toPageResource(page()))).toEqual([
-      'id', 'external_id', 'type', 'title', 'slug', 'body', 'status', 'published_at', 'created_at', 'updated_at',
+      'id', 'external_id', 'type', 'title', 'slug', 'body', 'status', 'has_unpublished_changes', 'published_at', 'created_at', 'updated_at',
     ]);
+  });
+
+  it('shows the live version unless the draft version is asked for', () => {
+    const content = { type: 'blog' as const, title: 'New', slug: 'new', body: '<p>new</p>' };
+    const edited = page({ status: 'published', published_at: T0, draft: content });
+    expect(toPageResource(edited)).toMatchObject({ title: 'About', body: '<p>x</p>', status: 'published', has_unpublished_changes: true, published_at: T0 });
+    expect(toPageResource(edited, 3, 'draft')).toMatchObject({ ...content, status: 'published', has_unpublished_changes: true, published_at: T0 });
+    expect(toPageResource(page(), 3, 'draft')).toEqual(toPageResource(page()));
   });
 
   it("shows another key's external id as null", () => {

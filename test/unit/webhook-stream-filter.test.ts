@@ -24,6 +24,15 @@ describe('the outbox stream filter (shared by the CDK mapping and the local poll
     expect(isOutboxInsert(null)).toBe(false);
   });
 
+  it('passes every order event kind, since all share the outbox type (one filter, one path)', async () => {
+    const { marshall } = await import('@aws-sdk/util-dynamodb');
+    const { ORDER_EVENT_TYPES } = await import('../../shared/domain/order/events.ts');
+    for (const eventType of ORDER_EVENT_TYPES) {
+      const image = marshall({ pk: 'STORE#s', sk: 'EVENT#e', type: 'outbox', event_type: eventType, payload: { type: eventType } });
+      expect(isOutboxInsert({ eventName: 'INSERT', dynamodb: { NewImage: image } }), eventType).toBe(true);
+    }
+  });
+
   it('matches like Lambda: any listed value, unnamed fields ignored', () => {
     const pattern = { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { state: { S: ['a', 'b'] } } } };
     expect(matchesFilter(pattern, { eventName: 'MODIFY', extra: 1, dynamodb: { NewImage: { state: { S: 'b' }, other: { S: 'z' } } } })).toBe(true);

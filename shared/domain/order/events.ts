@@ -2,55 +2,73 @@ import { randomUUID } from 'node:crypto';
 import { toOrderResource, type Order, type OrderStatus } from './order.ts';
 
 /**
- * The `order.status_changed` outbox event: one per status change, written in the same
- * transaction as the change. The webhook consumer reads it from the table stream, so this shape
- * is a contract between the two sides; the repository adds only the keys and `type`.
+ * Order outbox events: one per change of an order, written in the same transaction as the change
+ * (order placed, payment confirmed, status moved). The webhook consumer reads them from the table
+ * stream, so this shape is a contract between the two sides; the repository adds only the keys
+ * and `type`. A change is exactly one event: a payment is `order.paid`, not also a status change.
  */
+export const ORDER_CREATED = 'order.created';
+export const ORDER_PAID = 'order.paid';
 export const ORDER_STATUS_CHANGED = 'order.status_changed';
+
+/** Every event a key can subscribe to (`keys create|set-webhook --events`), in the order docs list them. */
+export const ORDER_EVENT_TYPES = [ORDER_CREATED, ORDER_PAID, ORDER_STATUS_CHANGED] as const;
+export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
 /** Outbox events outlive every webhook retry schedule (24 h) with room to spare. */
 export const OUTBOX_EVENT_TTL_SECONDS = 7 * 24 * 60 * 60;
 
 export type OrderResource = ReturnType<typeof toOrderResource>;
 
-/** The webhook body (CONTRACT §10). */
-export interface OrderStatusChangedPayload {
-  type: typeof ORDER_STATUS_CHANGED;
+/** What `data` holds: the order right after the change, and for a status move where it came from. */
+export type OrderEventData = { order: OrderResource } | { order: OrderResource; previous_status: OrderStatus; status: OrderStatus };
+
+/** The webhook body (CONTRACT §10, §12). */
+export interface OrderEventPayload {
+  type: OrderEventType;
   timestamp: string;
-  data: { order: OrderResource; previous_status: OrderStatus; status: OrderStatus };
+  data: OrderEventData;
 }
 
-export interface OrderStatusChangedEvent {
+export interface OrderEvent {
   event_id: string;
-  event_type: typeof ORDER_STATUS_CHANGED;
+  event_type: OrderEventType;
   store_id: string;
   created_at: string;
   /** Epoch seconds. */
   ttl: number;
-  payload: OrderStatusChangedPayload;
+  payload: OrderEventPayload;
 }
 
 export const newEventId = () => `evt_${randomUUID().replace(/-/g, '')}`;
 
-/** `order` is the order after the change; `now` is the moment of the change (its updated_at). */
-export function buildStatusChangedEvent(
-  order: Order,
-  previousStatus: OrderStatus,
-  now: Date | string = new Date(),
-  eventId: string = newEventId(),
-): OrderStatusChangedEvent {
-  const at = typeof now === 'string' ? new Date(now) : now;
+function buildOrderEvent(type: OrderEventType, order: Order, data: OrderEventData, at: Date, eventId: string): OrderEvent {
   const createdAt = at.toISOString();
   return {
     event_id: eventId,
-    event_type: ORDER_STATUS_CHANGED,
+    event_type: type,
     store_id: order.store_id,
     created_at: createdAt,
     ttl: Math.floor(at.getTime() / 1000) + OUTBOX_EVENT_TTL_SECONDS,
-    payload: {
-      type: ORDER_STATUS_CHANGED,
-      timestamp: createdAt,
-      data: { order: toOrderResource(order), previous_status: previousStatus, status: order.status },
-    },
+    payload: { type, timestamp: createdAt, data },
   };
+}
+
+const asDate = (now: Date | string) => (typeof now === 'string' ? new Date(now) : now);
+
+/** `order` is the order after the change; `now` is the moment of the change (its updated_at). */
+export function buildStatusChangedEvent(order: Order, previousStatus: OrderStatus, now: Date | string = new Date(), eventId: string = newEventId()): OrderEvent {
+  const data = { order: toOrderResource(order), previous_status: previousStatus, status: order.status };
+  return buildOrderEvent(ORDER_STATUS_CHANGED, order, data, asDate(now), eventId);
+}
+
+/** The payment side confirmed the payment: `order` is paid, `previousStatus` what it was before. */
+export function buildPaidEvent(order: Order, previousStatus: OrderStatus, eventId: string = newEventId()): OrderEvent {
+  const data = { order: toOrderResource(order), previous_status: previousStatus, status: order.status };
+  return buildOrderEvent(ORDER_PAID, order, data, new Date(order.updated_at), eventId);
+}
+
+/** The storefront placed `order` (pending, or already paid); the moment is its created_at. */
+export function buildCreatedEvent(order: Order, eventId: string = newEventId()): OrderEvent {
+  return buildOrderEvent(ORDER_CREATED, order, { order: toOrderResource(order) }, new Date(order.created_at), eventId);
 }

@@ -1,0 +1,35 @@
+import type { KeyRecord } from '../../shared/db/key.repo.ts';
+import { config } from '../../shared/config.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
+import { newEventId } from '../../shared/domain/order/events.ts';
+import { eventBody, signingSecrets } from '../../shared/domain/webhook/delivery.ts';
+import { signedHeaders } from '../../shared/domain/webhook/signature.ts';
+import { postWebhook } from './post.ts';
+
+export const WEBHOOK_PING = 'webhook.ping';
+
+/**
+ * A test delivery (`webhooks ping --id KEY_ID`): a `webhook.ping` event in the envelope of every
+ * event, signed with the key's secrets, POSTed at once to its URL by the same sender as real
+ * deliveries (the same URL check, pinned DNS lookup and 10 s timeout), and never retried or logged:
+ * an integrator checks the endpoint and their verification code before a real event arrives.
+ * A receiver's non-2xx is an answer, not an error of the command: it is shown with `delivered: false`.
+ */
+export async function pingWebhook(key: KeyRecord, now = new Date()) {
+  if (key.status !== 'active') throw new DomainError('invalid_transition', `key ${key.id} is revoked`, 'id');
+  if (!key.webhook_url) throw new DomainError('validation_failed', `key ${key.id} has no webhook URL (set one with keys set-webhook)`, 'id');
+  const eventId = newEventId();
+  const timestamp = now.toISOString();
+  const body = eventBody({ type: WEBHOOK_PING, timestamp, data: { key_id: key.id, store_id: key.store_id, events: key.events } });
+  const headers = signedHeaders(signingSecrets(key, now), eventId, Math.floor(now.getTime() / 1000), body);
+  const result = await postWebhook(key.webhook_url, { ...headers }, body, { allowLoopback: config().allowPrivateWebhooks });
+  return {
+    event_id: eventId,
+    type: WEBHOOK_PING,
+    url: key.webhook_url,
+    status: result.status,
+    ms: result.ms,
+    delivered: result.status !== null && result.status >= 200 && result.status < 300,
+    error: result.error,
+  };
+}

@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as admin } from '../../functions/admin/handler.ts';
+import { adminCommand, client, createKey, createStore } from '../fixtures/api.ts';
+import { idemKey, orderFile, statusPath } from '../fixtures/orders.ts';
+import { sleep, startReceiver, verify, waitFor } from '../fixtures/webhooks.ts';
+
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+const typesFor = (r: Receiver, reference: string) =>
+  r.received
+    .map((q) => JSON.parse(q.body) as { type: string; data: { order: { reference: string } } })
+    .filter((e) => e.data.order.reference === reference)
+    .map((e) => e.type)
+    .sort();
+
+/** `keys create|set-webhook --events`: each key receives the order events it chose, through the real pipeline. */
+describe('webhooks: a key chooses its events', () => {
+  const receivers: Receiver[] = [];
+  let storeId: string;
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+  });
+  const receiver = async () => {
+    const r = await startReceiver();
+    receivers.push(r);
+    return r;
+  };
+
+  let all: Receiver, createdOnly: Receiver, later: Receiver;
+  let laterKeyId: number;
+  let allSecret: string;
+  beforeAll(async () => {
+    storeId = await createStore();
+    [all, createdOnly, later] = [await receiver(), await receiver(), await receiver()];
+    allSecret = (await createKey(storeId, ['orders:read'], { webhook_url: all.url })).webhook_secret;
+    const c = await createKey(storeId, ['orders:read'], { webhook_url: createdOnly.url, events: 'order.created' });
+    expect(c).toMatchObject({ events: ['order.created'] });
+    laterKeyId = (await createKey(storeId, ['orders:read'], { webhook_url: later.url })).id;
+  });
+
+  it('delivers each key only the events it chose; the default is every order event', async () => {
+    const set = await adminCommand<Record<string, unknown>>('keys set-webhook', { id: laterKeyId, events: 'order.status_changed, order.paid' });
+    expect(set).toMatchObject({ webhook_url: later.url, events: ['order.paid', 'order.status_changed'] });
+
+    const writer = client((await createKey(storeId, ['orders:write-status'])).token);
+    const reference = `EV-${randomUUID().slice(0, 8)}`;
+    await adminCommand('orders place', { store: storeId, file: orderFile({ reference }) });
+    await adminCommand('orders mark-paid', { store: storeId, reference });
+    expect((await writer.post(statusPath(reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() })).status).toBe(200);
+
+    await waitFor('all three events at the default key', () => typesFor(all, reference).length === 3);
+    await waitFor('two events at the later key', () => typesFor(later, reference).length === 2);
+    await sleep(1500); // anything wrongly fanned out would have arrived by now
+    expect(typesFor(all, reference)).toEqual(['order.created', 'order.paid', 'order.status_changed']);
+    expect(typesFor(createdOnly, reference)).toEqual(['order.created']);
+    expect(typesFor(later, reference)).toEqual(['order.paid', 'order.status_changed']);
+    for (const q of all.received) verify(allSecret, q);
+  });
+
+  it('lists every key with its events', async () => {
+    const listed = await adminCommand<{ data: { id: number; events: string[] }[] }>('keys list', { store: storeId });
+    expect(listed.data.map((k) => k.events)).toEqual([
+      ['order.created', 'order.paid', 'order.status_changed'],
+      ['order.created'],
+      ['order.paid', 'order.status_changed'],
+      ['order.created', 'order.paid', 'order.status_changed'],
+    ]);
+  });
+
+  it('refuses unknown or no event names with validation_failed on events, and changes nothing', async () => {
+    for (const events of ['order.refunded', 'order.created,nope', ' , ', 'webhook.ping']) {
+      const set = await admin({ command: 'keys set-webhook', args: { id: laterKeyId, events } });
+      expect(set, events).toMatchObject({ ok: false, error: { code: 'validation_failed', field: 'events' } });
+      const created = await admin({ command: 'keys create', args: { store: storeId, name: 'x', abilities: 'orders:read', events } });
+      expect(created, events).toMatchObject({ ok: false, error: { code: 'validation_failed', field: 'events' } });
+    }
+    const listed = await adminCommand<{ data: { id: number; events: string[] }[] }>('keys list', { store: storeId });
+    expect(listed.data).toHaveLength(4);
+    expect(listed.data.find((k) => k.id === laterKeyId)!.events).toEqual(['order.paid', 'order.status_changed']);
+    expect(await admin({ command: 'keys set-webhook', args: { id: 99_999_999, events: 'order.paid' } })).toMatchObject({
+      ok: false,
+      error: { code: 'not_found' },
+    });
+  });
+});
