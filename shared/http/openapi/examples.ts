@@ -40,7 +40,7 @@ function orders(all: Product[]): Order[] {
   return demoOrders(skus).map(({ reference, status, ...rest }, i) => ({ id: i + 1, store_id: DEMO_STORE, reference, status, currency_code: DEMO_CURRENCY, ...rest, created_at: AT, updated_at: AT }));
 }
 
-const pages = () => demoPages().map((p, i) => toPageResource({ id: i + 1, store_id: DEMO_STORE, owner_key_id: KEY_ID, ...p, published_at: p.status === 'draft' ? null : AT, created_at: AT, updated_at: AT }));
+const pages = () => demoPages().map((p, i) => toPageResource({ id: i + 1, store_id: DEMO_STORE, owner_key_id: KEY_ID, ...p, published_at: p.status === 'draft' ? null : AT, draft: null, created_at: AT, updated_at: AT }));
 
 function examples() {
   const all = products();

@@ -97,7 +97,8 @@ export const Page = v.strictObject({
   slug: v.string(),
   body: d(v.string(), 'Sanitized HTML.'),
   status: v.picklist(PAGE_STATUSES),
-  published_at: nullable(dateTime),
+  has_unpublished_changes: d(v.boolean(), 'A revision saved over the published page waits for the next publish (`?version=draft` shows it).'),
+  published_at: d(nullable(dateTime), 'When the live version was published.'),
   created_at: dateTime,
   updated_at: dateTime,
 });

@@ -5,7 +5,8 @@
  */
 import * as v from 'valibot';
 import { ORDER_STATUSES } from '../../domain/order/order.ts';
-import type { OrderStatusChangedPayload } from '../../domain/order/events.ts';
+import { ORDER_EVENT_TYPES } from '../../domain/order/events.ts';
+import type { OrderEventData } from '../../domain/order/events.ts';
 import { Order } from './resources.ts';
 
 const envelope = <T extends string, S extends v.GenericSchema>(type: T, data: S) =>
@@ -43,10 +44,15 @@ export const WEBHOOK_EVENTS = {
   'webhook.ping': {
     summary: 'A test delivery',
     description: 'Sent on request (admin `webhooks ping`) to check that the URL receives and verifies deliveries; acknowledge it like any event.',
-    body: envelope('webhook.ping', v.strictObject({ key_id: v.pipe(v.number(), v.integer()) })),
+    body: envelope(
+      'webhook.ping',
+      v.strictObject({ key_id: v.pipe(v.number(), v.integer()), store_id: v.string(), events: v.array(v.picklist(ORDER_EVENT_TYPES)) }),
+    ),
   },
 } as const satisfies Record<string, WebhookEventDoc>;
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const same = <T extends true>(_proof?: T) => undefined;
-same<Same<v.InferOutput<(typeof WEBHOOK_EVENTS)['order.status_changed']['body']>, OrderStatusChangedPayload>>();
+type DataOf<E extends keyof typeof WEBHOOK_EVENTS> = v.InferOutput<(typeof WEBHOOK_EVENTS)[E]['body']>['data'];
+same<Same<DataOf<'order.status_changed'> | DataOf<'order.created'>, OrderEventData>>();
+same<DataOf<'order.paid'> extends OrderEventData ? true : false>();
