@@ -30,6 +30,8 @@ export interface WebhookPipelineOptions {
   log?: (line: string) => void;
   /** Queue again the deliveries left pending by a previous run (default true). */
   requeuePending?: boolean;
+  /** The redrive limit; by default the one the CDK queue has (retry.ts). Tests lower it. */
+  maxReceiveCount?: number;
 }
 
 export interface WebhookPipeline {
@@ -64,7 +66,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
       MessageRetentionPeriod: '1209600',
       RedrivePolicy: JSON.stringify({
         deadLetterTargetArn: dlq.queueArn,
-        maxReceiveCount: String(maxReceiveCount(config().webhookRetrySchedule)),
+        maxReceiveCount: String(options.maxReceiveCount ?? maxReceiveCount(config().webhookRetrySchedule, config().webhookQueueWaitLimitSeconds)),
       }),
     },
   });
