@@ -7,21 +7,28 @@ import { createKey, createStore } from '../fixtures/api.ts';
 import { deliveryOf, startReceiver, verify, waitFor } from '../fixtures/webhooks.ts';
 import { outboxItem, streamRecord } from '../fixtures/stream-records.ts';
 import { queueCounts } from '../fixtures/queue.ts';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../../shared/db/client.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { setLogSink } from '../../shared/log.ts';
+import { DEAD_LETTER_ERROR } from '../../functions/webhooks/dead-letter.ts';
 
 /**
  * The queue's limits, on a pipeline of this file's own with a shortened plan: retry after 1 s,
  * then after 6 s, and at most 2 s spent in flight or in one delayed hop (production: 900 s).
- * So the second wait is spent as delayed copies (2 s, 2 s, 2 s), as a 24 h wait is in AWS.
+ * So the second wait is spent as delayed copies (2 s, 2 s, 2 s), as a 24 h wait is in AWS. The
+ * redrive limit is 3 receives (production: the schedule's + 30), so that a message the signer
+ * cannot handle reaches the dead-letter queue, and its consumer, within seconds.
  */
 let pipeline: WebhookPipeline;
 
-describe('webhooks: waits beyond the in-flight limit', () => {
+describe('webhooks: the queue\'s in-flight and receive limits', () => {
   const receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
   beforeAll(async () => {
     process.env.WEBHOOK_RETRY_SCHEDULE = '1,6';
     process.env.WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS = '2';
     resetConfig();
-    pipeline = await startWebhookPipeline({ streamArn: undefined, endpoint: inject('dynamodbEndpoint'), requeuePending: false });
+    pipeline = await startWebhookPipeline({ streamArn: undefined, endpoint: inject('dynamodbEndpoint'), requeuePending: false, maxReceiveCount: 3 });
   });
   afterAll(async () => {
     await pipeline?.stop();
@@ -62,5 +69,33 @@ describe('webhooks: waits beyond the in-flight limit', () => {
     expect(r.received[2]!.at).toBeGreaterThanOrEqual(Date.parse(waiting?.next_attempt_at ?? '') - 1000);
     expect(() => verify(key.webhook_secret, r.received[2]!)).not.toThrow();
     await waitFor('an empty queue', async () => (await queueCounts(pipeline.queueUrl)).every((n) => n === 0));
+  });
+
+  it('backs off on a platform error without counting attempts, and the dead-letter consumer marks it failed', async () => {
+    const r = await receiver();
+    const store = await createStore();
+    const key = await createKey(store, ['orders:read'], { webhook_url: r.url });
+    // A broken key record (a bug, a bad migration): signing throws, which is no fault of the receiver.
+    await db().send(new UpdateCommand({ TableName: tableName(), Key: keys.key(key.id), UpdateExpression: 'SET webhook_secret = :s', ExpressionAttributeValues: { ':s': 'whsec_' } }));
+    const logged: Record<string, unknown>[] = [];
+    setLogSink((line) => logged.push(JSON.parse(line)));
+    try {
+      const item = outboxItem(store);
+      await fanOut({ Records: [streamRecord(item)] });
+      const failed = await waitFor('failed in the log', async () => {
+        const d = await deliveryOf(key.id, item.event_id);
+        return d?.state === 'failed' ? d : null;
+      }, 20_000);
+      expect(failed).toMatchObject({ attempts: 0, last_status_code: null, last_error: DEAD_LETTER_ERROR });
+      expect(r.received).toHaveLength(0);
+      const backoffs = logged.filter((l) => l.msg === 'webhook message failed; backing off');
+      // Every receive the queue allowed ended in a backoff (visibility 2 s here, the test's cap), none in an attempt.
+      expect(backoffs.map((l) => [l.receive_count, l.retry_in_s])).toEqual([[1, 2], [2, 2], [3, 2]]);
+      expect(backoffs.every((l) => l.error_message === 'webhook secret is empty')).toBe(true);
+      expect(logged).toContainEqual(expect.objectContaining({ msg: 'webhook dead-lettered; marked failed', event_id: item.event_id, key_id: key.id, recorded: true }));
+      await waitFor('an empty dead-letter queue', async () => (await queueCounts(pipeline.deadLetterQueueUrl)).every((n) => n === 0));
+    } finally {
+      setLogSink((line) => process.stdout.write(line + '\n'));
+    }
   });
 });
