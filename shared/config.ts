@@ -14,6 +14,10 @@ export interface Config {
   webhookQueueWaitLimitSeconds: number;
   allowPrivateWebhooks: boolean;
   webhookQueueUrl: string | undefined;
+  /** KMS key that seals webhook secrets at rest (AWS). */
+  webhookSecretKmsKeyId: string | undefined;
+  /** The local stand-in's AES key file (the local stack); ignored when the KMS key is set. */
+  webhookSecretKeyFile: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -55,6 +59,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookQueueWaitLimitSeconds: intFrom('WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS', env.WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS, 900, 1, 900),
     allowPrivateWebhooks: env.ALLOW_PRIVATE_WEBHOOKS === '1',
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
+    webhookSecretKmsKeyId: env.WEBHOOK_SECRET_KMS_KEY_ID || undefined,
+    webhookSecretKeyFile: env.WEBHOOK_SECRET_KEY_FILE || undefined,
     logLevel,
   };
 }

@@ -5,6 +5,7 @@ import { parseDeliveryMessage, signingSecrets, type Delivery } from '../../share
 import { afterFailure, DUE_TOLERANCE_MS, maxReceiveCount } from '../../shared/domain/webhook/retry.ts';
 import { signedHeaders } from '../../shared/domain/webhook/signature.ts';
 import { log } from '../../shared/log.ts';
+import { decryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
 import { postWebhook } from './post.ts';
 import { nextHop, waitOnQueue } from './queue-wait.ts';
 
@@ -73,7 +74,9 @@ async function attempt(m: ReceivedMessage, key: KeyRecord & { webhook_url: strin
   const { event_id: eventId, key_id: keyId, round } = delivery;
   // A fresh timestamp on every attempt: receivers reject old ones (replay protection).
   const timestamp = Math.floor(nowMs / 1000);
-  const headers = signedHeaders(signingSecrets(key, new Date(nowMs)), eventId, timestamp, delivery.body);
+  // The only place a secret is opened (sealed at rest, shared/secrets); a failure here is a platform error.
+  const secrets = await Promise.all(signingSecrets(key, new Date(nowMs)).map(decryptWebhookSecret));
+  const headers = signedHeaders(secrets, eventId, timestamp, delivery.body);
   const result = await postWebhook(key.webhook_url, { ...headers }, delivery.body, { allowLoopback: cfg.allowPrivateWebhooks });
   const now = new Date().toISOString();
   const attemptNo = delivery.round_attempts + 1;

@@ -1,0 +1,29 @@
+import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { config } from '../config.ts';
+import type { SecretCipher } from './webhook-secret-cipher.ts';
+
+let client: KMSClient | undefined;
+const kms = () => (client ??= new KMSClient({ region: config().region, maxAttempts: 4 }));
+
+/**
+ * AWS KMS (symmetric key). The encryption context names the purpose, so a ciphertext made for
+ * something else under the same key does not decrypt here (and CloudTrail shows what it was for).
+ * Decrypt needs no key id (the ciphertext carries it); when one is configured it is passed, so a
+ * ciphertext of another key is refused.
+ */
+export function kmsCipher(keyId: string | undefined): SecretCipher {
+  const context = { purpose: 'webhook-secret' };
+  return {
+    prefix: 'kms:',
+    async encrypt(plaintext) {
+      const out = await kms().send(new EncryptCommand({ KeyId: keyId, Plaintext: Buffer.from(plaintext, 'utf8'), EncryptionContext: context }));
+      if (!out.CiphertextBlob) throw new Error('KMS returned no ciphertext');
+      return Buffer.from(out.CiphertextBlob).toString('base64');
+    },
+    async decrypt(sealed) {
+      const out = await kms().send(new DecryptCommand({ CiphertextBlob: Buffer.from(sealed, 'base64'), EncryptionContext: context, ...(keyId ? { KeyId: keyId } : {}) }));
+      if (!out.Plaintext) throw new Error('KMS returned no plaintext');
+      return Buffer.from(out.Plaintext).toString('utf8');
+    },
+  };
+}
