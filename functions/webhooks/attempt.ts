@@ -5,6 +5,8 @@ import { parseDeliveryMessage, signingSecrets, type Delivery } from '../../share
 import { afterFailure, DUE_TOLERANCE_MS, maxReceiveCount } from '../../shared/domain/webhook/retry.ts';
 import { signedHeaders } from '../../shared/domain/webhook/signature.ts';
 import { log } from '../../shared/log.ts';
+import { addInvocationContext } from '../../shared/log-context.ts';
+import { recordDelivery } from './delivery-metrics.ts';
 import { decryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
 import { postWebhook } from './post.ts';
 import { nextHop, waitOnQueue } from './queue-wait.ts';
@@ -51,6 +53,7 @@ export async function processMessage(m: ReceivedMessage): Promise<MessageOutcome
   }
   const { event_id: eventId, key_id: keyId, round } = message;
   const [key, delivery] = await Promise.all([getKey(keyId), getDelivery(keyId, eventId)]);
+  addInvocationContext({ key_id: keyId, store_id: delivery?.store_id ?? key?.store_id ?? null });
   if (!delivery || delivery.round !== round || delivery.state !== 'pending') return 'done';
 
   const nowMs = Date.now();
@@ -63,7 +66,8 @@ export async function processMessage(m: ReceivedMessage): Promise<MessageOutcome
   const refusal = whyNotDeliverable(key);
   if (refusal !== null || !key?.webhook_url) {
     await updateDelivery(keyId, eventId, round, { state: 'failed', attempted: false, last_error: refusal, next_attempt_at: null, now: new Date().toISOString() });
-    log('warn', 'webhook not deliverable', { event_id: eventId, key_id: keyId, reason: refusal });
+    log('warn', 'webhook not deliverable', { event_id: eventId, reason: refusal });
+    recordDelivery('not_deliverable');
     return 'done';
   }
   return attempt(m, key as KeyRecord & { webhook_url: string }, delivery, nowMs);
@@ -85,6 +89,7 @@ async function attempt(m: ReceivedMessage, key: KeyRecord & { webhook_url: strin
   if (result.status !== null && result.status >= 200 && result.status < 300) {
     await updateDelivery(keyId, eventId, round, { state: 'delivered', attempted: true, last_status_code: result.status, last_error: null, next_attempt_at: null, now });
     log('info', 'webhook delivered', logFields);
+    recordDelivery('delivered', result.ms);
     return 'done';
   }
 
@@ -105,6 +110,7 @@ async function attempt(m: ReceivedMessage, key: KeyRecord & { webhook_url: strin
       now,
     });
     log('warn', 'webhook failed for good', { ...logFields, error: result.error, recorded: updated !== undefined });
+    recordDelivery('failed', result.ms);
     return 'done';
   }
   const nextAt = new Date(Date.now() + decision.delaySeconds * 1000).toISOString();
@@ -117,6 +123,7 @@ async function attempt(m: ReceivedMessage, key: KeyRecord & { webhook_url: strin
     now,
   });
   log('info', 'webhook attempt failed; retrying', { ...logFields, error: result.error, retry_in_s: decision.delaySeconds });
+  recordDelivery('retrying', result.ms);
   if (!updated) return 'done';
   return waitOnQueue(m, delivery, decision.delaySeconds, nextAt);
 }

@@ -1,7 +1,9 @@
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { getDelivery, updateDelivery } from '../../shared/db/delivery.repo.ts';
 import { parseDeliveryMessage } from '../../shared/domain/webhook/delivery.ts';
 import { errorFields, log } from '../../shared/log.ts';
+import { addInvocationContext, coldStartTracker, invocation, withInvocationContext } from '../../shared/log-context.ts';
+import { recordDelivery } from './delivery-metrics.ts';
 
 export const DEAD_LETTER_ERROR = 'dead-lettered: the signer could not process this delivery (a platform error, see its logs); redeliver it once fixed';
 
@@ -27,16 +29,21 @@ async function recordDeadLetter(record: SQSRecord): Promise<void> {
   }
   const now = new Date().toISOString();
   const updated = await updateDelivery(keyId, eventId, round, { state: 'failed', attempted: false, last_error: DEAD_LETTER_ERROR, next_attempt_at: null, now });
-  log('error', 'webhook dead-lettered; marked failed', { event_id: eventId, key_id: keyId, store_id: delivery.store_id, round, recorded: updated !== undefined });
+  addInvocationContext({ key_id: keyId, store_id: delivery.store_id });
+  log('error', 'webhook dead-lettered; marked failed', { event_id: eventId, round, recorded: updated !== undefined });
+  recordDelivery('dead_lettered');
 }
 
 /**
  * Dead-letter consumer (webhook DLQ → delivery log). A record that cannot be written (the table
  * throttles) is a batch item failure and comes back; the DLQ keeps it 14 days.
  */
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+const isColdStart = coldStartTracker();
+
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+  const cold = isColdStart();
   const failed = await Promise.all(
-    event.Records.map(async (record) => {
+    event.Records.map((record) => withInvocationContext(invocation(record, context, cold), async () => {
       try {
         await recordDeadLetter(record);
         return null;
@@ -44,7 +51,7 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
         log('error', 'could not record a dead letter', { message_id: record.messageId, ...errorFields(err) });
         return record.messageId;
       }
-    }),
+    })),
   );
   return { batchItemFailures: failed.filter((id): id is string => id !== null).map((itemIdentifier) => ({ itemIdentifier })) };
 }

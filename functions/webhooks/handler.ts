@@ -1,9 +1,10 @@
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { config } from '../../shared/config.ts';
 import { platformErrorBackoffSeconds } from '../../shared/domain/webhook/retry.ts';
 import { setVisibility } from '../../shared/queue/sqs.ts';
 import { errorFields, log } from '../../shared/log.ts';
 import { processMessage } from './attempt.ts';
+import { coldStartTracker, invocation, withInvocationContext } from '../../shared/log-context.ts';
 
 /**
  * An unexpected error (throttling, a bad deploy, an unreadable message) is not the receiver's
@@ -25,9 +26,12 @@ async function backOff(record: SQSRecord, receiveCount: number, err: unknown): P
  *
  * No middy chain: there is no HTTP to normalize and the partial-batch response is the only output.
  */
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+const isColdStart = coldStartTracker();
+
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+  const cold = isColdStart();
   const kept = await Promise.all(
-    event.Records.map(async (record) => {
+    event.Records.map((record) => withInvocationContext(invocation(record, context, cold), async () => {
       const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
       try {
         const outcome = await processMessage({ messageId: record.messageId, receiptHandle: record.receiptHandle, body: record.body, receiveCount });
@@ -36,7 +40,7 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
         await backOff(record, receiveCount, err);
         return record.messageId;
       }
-    }),
+    })),
   );
   return { batchItemFailures: kept.filter((id): id is string => id !== null).map((itemIdentifier) => ({ itemIdentifier })) };
 }
