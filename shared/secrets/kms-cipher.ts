@@ -1,9 +1,11 @@
-import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import type { KMSClient } from '@aws-sdk/client-kms';
 import { config } from '../config.ts';
 import type { SecretCipher } from './webhook-secret-cipher.ts';
 
+// Loaded on first use: the local stack and the admin CLI (key file, no KMS) never load the client.
+const sdk = () => import('@aws-sdk/client-kms');
 let client: KMSClient | undefined;
-const kms = () => (client ??= new KMSClient({ region: config().region, maxAttempts: 4 }));
+const kms = async () => (client ??= new (await sdk()).KMSClient({ region: config().region, maxAttempts: 4 }));
 
 /**
  * AWS KMS (symmetric key). The encryption context names the purpose, so a ciphertext made for
@@ -16,12 +18,14 @@ export function kmsCipher(keyId: string | undefined): SecretCipher {
   return {
     prefix: 'kms:',
     async encrypt(plaintext) {
-      const out = await kms().send(new EncryptCommand({ KeyId: keyId, Plaintext: Buffer.from(plaintext, 'utf8'), EncryptionContext: context }));
+      const { EncryptCommand } = await sdk();
+      const out = await (await kms()).send(new EncryptCommand({ KeyId: keyId, Plaintext: Buffer.from(plaintext, 'utf8'), EncryptionContext: context }));
       if (!out.CiphertextBlob) throw new Error('KMS returned no ciphertext');
       return Buffer.from(out.CiphertextBlob).toString('base64');
     },
     async decrypt(sealed) {
-      const out = await kms().send(new DecryptCommand({ CiphertextBlob: Buffer.from(sealed, 'base64'), EncryptionContext: context, ...(keyId ? { KeyId: keyId } : {}) }));
+      const { DecryptCommand } = await sdk();
+      const out = await (await kms()).send(new DecryptCommand({ CiphertextBlob: Buffer.from(sealed, 'base64'), EncryptionContext: context, ...(keyId ? { KeyId: keyId } : {}) }));
       if (!out.Plaintext) throw new Error('KMS returned no plaintext');
       return Buffer.from(out.Plaintext).toString('utf8');
     },
