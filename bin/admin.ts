@@ -58,6 +58,11 @@ async function invokeLocally(event: AdminEvent): Promise<AdminResult> {
   process.env.DYNAMODB_ENDPOINT ||= `http://127.0.0.1:${process.env.DYNAMODB_PORT || 8000}`;
   // The local stack admits loopback webhook receivers; AWS never does (the Lambda has no such flag).
   process.env.ALLOW_PRIVATE_WEBHOOKS ??= '1';
+  // The local stack's key for webhook secrets at rest (bin/local.ts), unless KMS is configured.
+  if (!process.env.WEBHOOK_SECRET_KMS_KEY_ID) {
+    const { resolve } = await import('node:path');
+    process.env.WEBHOOK_SECRET_KEY_FILE ||= resolve(process.env.DATA_DIR || '.data', 'webhook-secret.key');
+  }
   const { setLogSink } = await import('../shared/log.ts');
   setLogSink((line) => process.stderr.write(line + '\n'));
   const { handler } = await import('../functions/admin/handler.ts');

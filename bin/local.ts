@@ -23,6 +23,9 @@ if (!external) {
   }
 }
 
+// Webhook secrets are sealed at rest locally too (AES-GCM, docs/webhooks.md); `npm run admin` finds the same file.
+env.WEBHOOK_SECRET_KEY_FILE ||= path.join(dataDir, 'webhook-secret.key');
+
 const { startLocalStack } = await import('../shared/local/stack.ts');
 const { seedDemoStore } = await import('../shared/local/seed.ts');
 

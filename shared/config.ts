@@ -10,8 +10,14 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Seconds to wait before each webhook retry; the queue is given up after the last one. */
   webhookRetrySchedule: number[];
+  /** The longest wait spent in flight, and the longest hop of a delayed copy (SQS: 900 s at most). */
+  webhookQueueWaitLimitSeconds: number;
   allowPrivateWebhooks: boolean;
   webhookQueueUrl: string | undefined;
+  /** KMS key that seals webhook secrets at rest (AWS). */
+  webhookSecretKmsKeyId: string | undefined;
+  /** The local stand-in's AES key file (the local stack); ignored when the KMS key is set. */
+  webhookSecretKeyFile: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -49,8 +55,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Each unit of allowance is one slot attribute on the key's token item (see rate-limit.ts).
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 60, 1, 1000),
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+    // Lowered only by tests, to see hops within seconds.
+    webhookQueueWaitLimitSeconds: intFrom('WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS', env.WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS, 900, 1, 900),
     allowPrivateWebhooks: env.ALLOW_PRIVATE_WEBHOOKS === '1',
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
+    webhookSecretKmsKeyId: env.WEBHOOK_SECRET_KMS_KEY_ID || undefined,
+    webhookSecretKeyFile: env.WEBHOOK_SECRET_KEY_FILE || undefined,
     logLevel,
   };
 }

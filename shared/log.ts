@@ -1,14 +1,58 @@
+import { Logger, LogFormatter, LogItem } from '@aws-lambda-powertools/logger';
+import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 import { config } from './config.ts';
+import { invocationContext } from './log-context.ts';
 
 /**
- * One JSON object per line, with the request id on every line of a request. Never pass tokens,
- * secrets or whole request bodies here.
+ * One JSON object per line, the same shape in Lambda and on the local stack, written by
+ * Powertools' Logger: `level`, `time`, `msg`, `service`, then the invocation's `request_id`,
+ * `function_name`, `cold_start`, `key_id`, `store_id` (null until known; log-context.ts), then the
+ * line's own fields. Never pass tokens, secrets or whole request bodies here; fields whose names
+ * say they hold one are replaced by "[redacted]" all the same.
  */
 const levels = { debug: 10, info: 20, warn: 30, error: 40 } as const;
 type Level = keyof typeof levels;
 
+const SECRET_FIELD = /token|secret|authorization|password|api_key/i;
+
+class LineFormatter extends LogFormatter {
+  public formatAttributes(attributes: UnformattedAttributes, additional: LogAttributes): LogItem {
+    const ctx = invocationContext();
+    return new LogItem({
+      attributes: {
+        level: attributes.logLevel.toLowerCase(),
+        time: this.formatTimestamp(attributes.timestamp),
+        msg: attributes.message,
+        service: attributes.serviceName,
+        request_id: ctx.request_id,
+        function_name: ctx.function_name,
+        cold_start: ctx.cold_start,
+        key_id: ctx.key_id,
+        store_id: ctx.store_id,
+        ...(attributes.xRayTraceId ? { xray_trace_id: attributes.xRayTraceId } : {}),
+      },
+    }).addAttributes(additional);
+  }
+}
+
 let sink: (line: string) => void = (line) => process.stdout.write(line + '\n');
 let requestLogs = true;
+
+/** Powertools' Logger, printing through our sink (stdout; the admin CLI and some tests swap it). */
+class SinkLogger extends Logger {
+  protected override printLog(_level: number, item: LogItem): void {
+    sink(JSON.stringify(item.getAttributes()));
+  }
+}
+
+let logger: Logger | undefined;
+const powertools = () =>
+  (logger ??= new SinkLogger({
+    serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'store-integration-api',
+    // Levels are filtered below, from LOG_LEVEL, so that a test can change it.
+    logLevel: 'DEBUG',
+    logFormatter: new LineFormatter(),
+  }));
 
 export function setLogSink(fn: (line: string) => void): void {
   sink = fn;
@@ -23,9 +67,13 @@ export function requestLoggingEnabled(): boolean {
   return requestLogs;
 }
 
+function redacted(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, SECRET_FIELD.test(k) && v !== null && v !== undefined ? '[redacted]' : v]));
+}
+
 export function log(level: Level, msg: string, fields: Record<string, unknown> = {}): void {
   if (levels[level] < levels[config().logLevel]) return;
-  sink(JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields }));
+  powertools()[level](msg, redacted(fields));
 }
 
 export function errorFields(err: unknown): Record<string, unknown> {

@@ -20,6 +20,7 @@ import type { OrderEventType } from '../../shared/domain/order/events.ts';
 import { config } from '../../shared/config.ts';
 import { webhookCommands } from './webhook-commands.ts';
 import { orderCommands } from './order-commands.ts';
+import { encryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
 import { KeyIdArg, StoreIdArg } from './args.ts';
 
 /**
@@ -82,7 +83,7 @@ export const commands: Record<string, AdminCommand> = {
       webhookUrl,
       events,
       tokenHash: hashToken(token),
-      webhookSecret,
+      webhookSecret: await encryptWebhookSecret(webhookSecret),
       now: new Date().toISOString(),
     });
     const { status: _s, revoked_at: _r, last_used_at: _l, ...shown } = publicKey(record);

@@ -7,6 +7,7 @@ import { replayOutboxEvent } from '../../shared/db/outbox.repo.ts';
 import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS } from '../../shared/domain/webhook/delivery.ts';
 import { generateWebhookSecret } from '../../shared/domain/key/token.ts';
 import { pingWebhook } from '../webhooks/ping.ts';
+import { encryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
 import type { AdminCommand } from './commands.ts';
 import { KeyIdArg } from './args.ts';
 
@@ -50,7 +51,8 @@ export const webhookCommands: Record<string, AdminCommand> = {
     // A second rotation within the grace period drops the oldest secret: at most two are live.
     const rotated = await updateKeyWebhook(
       a.id,
-      { webhook_secret: secret, previous_webhook_secret: key.webhook_secret, previous_webhook_secret_expires_at: graceEnds },
+      // Sealed before it is written; the previous one moves as stored (the admin never opens a secret).
+      { webhook_secret: await encryptWebhookSecret(secret), previous_webhook_secret: key.webhook_secret, previous_webhook_secret_expires_at: graceEnds },
       key.webhook_secret,
     );
     return { ...publicKey(rotated), webhook_secret: secret, previous_webhook_secret_expires_at: graceEnds };

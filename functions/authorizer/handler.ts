@@ -5,6 +5,7 @@ import { findRoute } from '../../shared/http/api-routes.ts';
 import { principalToContext } from '../../shared/http/authorizer-context.ts';
 import { config } from '../../shared/config.ts';
 import { instrument } from '../../shared/http/http-handler.ts';
+import { addInvocationContext } from '../../shared/log-context.ts';
 
 /** API Gateway's contract for "401": throw exactly this message. */
 const unauthorized = () => new Error('Unauthorized');
@@ -29,6 +30,7 @@ export const handler = instrument(
     if (!token || !looksLikeToken(token)) throw unauthorized();
     const auth = await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute);
     if (!auth.ok) throw unauthorized();
+    addInvocationContext({ key_id: auth.principal.keyId, store_id: auth.principal.storeId });
     const route = findRoute(event.httpMethod, event.resource);
     // A route without an ability (MCP) admits any valid key; its tools check their own abilities.
     const missing = route?.ability && !auth.principal.abilities.includes(route.ability) ? route.ability : null;

@@ -1,4 +1,5 @@
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { coldStartTracker, withInvocationContext } from '../../shared/log-context.ts';
 import { outboxRecordFromImage } from '../../shared/db/outbox-stream.ts';
 import { isOutboxInsert } from '../../shared/db/outbox-stream-filter.ts';
 import { errorFields, log } from '../../shared/log.ts';
@@ -14,7 +15,14 @@ import { fanOut } from './fan-out.ts';
  *
  * No middy chain: there is no HTTP to normalize and the partial-batch response is the only output.
  */
-export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+const isColdStart = coldStartTracker();
+
+export function handler(event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> {
+  const fields = { request_id: context?.awsRequestId ?? null, function_name: context?.functionName ?? null, cold_start: isColdStart(), key_id: null, store_id: null };
+  return withInvocationContext(fields, () => handleRecords(event));
+}
+
+async function handleRecords(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   for (const record of event.Records) {
     if (!isOutboxInsert(record) || !record.dynamodb?.NewImage) continue;
     try {

@@ -2,11 +2,14 @@ import { getKey, type KeyRecord } from '../../shared/db/key.repo.ts';
 import { getDelivery, updateDelivery } from '../../shared/db/delivery.repo.ts';
 import { config } from '../../shared/config.ts';
 import { parseDeliveryMessage, signingSecrets, type Delivery } from '../../shared/domain/webhook/delivery.ts';
-import { afterFailure, DUE_TOLERANCE_MS, maxReceiveCount, visibilityFor } from '../../shared/domain/webhook/retry.ts';
+import { afterFailure, DUE_TOLERANCE_MS, maxReceiveCount } from '../../shared/domain/webhook/retry.ts';
 import { signedHeaders } from '../../shared/domain/webhook/signature.ts';
-import { setVisibility } from '../../shared/queue/sqs.ts';
 import { log } from '../../shared/log.ts';
+import { addInvocationContext } from '../../shared/log-context.ts';
+import { recordDelivery } from './delivery-metrics.ts';
+import { decryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
 import { postWebhook } from './post.ts';
+import { nextHop, waitOnQueue } from './queue-wait.ts';
 
 export interface ReceivedMessage {
   messageId: string;
@@ -37,40 +40,34 @@ const host = (url: string) => {
 
 /**
  * One queue message: attempt its delivery if due, then record the outcome and schedule the next
- * attempt (per-message visibility) or give up. The delivery log, not the message, holds the
- * state, so any copy of a message (SQS delivers at least once) finds the truth there: delivered
- * and superseded rounds are dropped, `failed` ones are sent on to the dead-letter queue.
+ * attempt (queue-wait.ts) or give up. The delivery log, not the message, holds the state, so any
+ * copy of a message (SQS delivers at least once) finds the truth there: delivered, failed and
+ * superseded rounds are dropped. What cannot be handled (an unreadable message, a throttled
+ * table) throws: the handler backs off, and the queue dead-letters it after maxReceiveCount.
  */
 export async function processMessage(m: ReceivedMessage): Promise<MessageOutcome> {
-  let message;
-  try {
-    message = parseDeliveryMessage(m.body);
-  } catch {
-    log('error', 'webhook queue message is not a delivery; dead-lettering it', { message_id: m.messageId });
-    await setVisibility(m.receiptHandle, 0);
-    return 'keep';
+  const message = parseDeliveryMessage(m.body);
+  if (message.due_at !== undefined) {
+    const remainingMs = Date.parse(message.due_at) - Date.now();
+    if (remainingMs > DUE_TOLERANCE_MS) return nextHop(message, remainingMs);
   }
   const { event_id: eventId, key_id: keyId, round } = message;
   const [key, delivery] = await Promise.all([getKey(keyId), getDelivery(keyId, eventId)]);
-  if (!delivery || delivery.round !== round || delivery.state === 'delivered') return 'done';
-  if (delivery.state === 'failed') {
-    // Given up on: back at once, so that the receive limit moves it to the dead-letter queue.
-    await setVisibility(m.receiptHandle, 0);
-    return 'keep';
-  }
+  addInvocationContext({ key_id: keyId, store_id: delivery?.store_id ?? key?.store_id ?? null });
+  if (!delivery || delivery.round !== round || delivery.state !== 'pending') return 'done';
 
   const nowMs = Date.now();
   const dueInMs = delivery.next_attempt_at === null ? 0 : Date.parse(delivery.next_attempt_at) - nowMs;
-  if (dueInMs > DUE_TOLERANCE_MS) {
-    // Back early from a chained wait (or a duplicate copy): sleep again, no attempt.
-    await setVisibility(m.receiptHandle, visibilityFor(dueInMs / 1000));
-    return 'keep';
+  if (dueInMs > DUE_TOLERANCE_MS && delivery.next_attempt_at !== null) {
+    // Back early (a duplicate copy): sleep again, no attempt.
+    return waitOnQueue(m, message, dueInMs / 1000, delivery.next_attempt_at);
   }
 
   const refusal = whyNotDeliverable(key);
   if (refusal !== null || !key?.webhook_url) {
     await updateDelivery(keyId, eventId, round, { state: 'failed', attempted: false, last_error: refusal, next_attempt_at: null, now: new Date().toISOString() });
-    log('warn', 'webhook not deliverable', { event_id: eventId, key_id: keyId, reason: refusal });
+    log('warn', 'webhook not deliverable', { event_id: eventId, reason: refusal });
+    recordDelivery('not_deliverable');
     return 'done';
   }
   return attempt(m, key as KeyRecord & { webhook_url: string }, delivery, nowMs);
@@ -81,7 +78,9 @@ async function attempt(m: ReceivedMessage, key: KeyRecord & { webhook_url: strin
   const { event_id: eventId, key_id: keyId, round } = delivery;
   // A fresh timestamp on every attempt: receivers reject old ones (replay protection).
   const timestamp = Math.floor(nowMs / 1000);
-  const headers = signedHeaders(signingSecrets(key, new Date(nowMs)), eventId, timestamp, delivery.body);
+  // The only place a secret is opened (sealed at rest, shared/secrets); a failure here is a platform error.
+  const secrets = await Promise.all(signingSecrets(key, new Date(nowMs)).map(decryptWebhookSecret));
+  const headers = signedHeaders(secrets, eventId, timestamp, delivery.body);
   const result = await postWebhook(key.webhook_url, { ...headers }, delivery.body, { allowLoopback: cfg.allowPrivateWebhooks });
   const now = new Date().toISOString();
   const attemptNo = delivery.round_attempts + 1;
@@ -90,6 +89,7 @@ async function attempt(m: ReceivedMessage, key: KeyRecord & { webhook_url: strin
   if (result.status !== null && result.status >= 200 && result.status < 300) {
     await updateDelivery(keyId, eventId, round, { state: 'delivered', attempted: true, last_status_code: result.status, last_error: null, next_attempt_at: null, now });
     log('info', 'webhook delivered', logFields);
+    recordDelivery('delivered', result.ms);
     return 'done';
   }
 
@@ -97,7 +97,7 @@ async function attempt(m: ReceivedMessage, key: KeyRecord & { webhook_url: strin
     schedule: cfg.webhookRetrySchedule,
     attemptsInRound: attemptNo,
     receiveCount: m.receiveCount,
-    maxReceiveCount: maxReceiveCount(cfg.webhookRetrySchedule),
+    maxReceiveCount: maxReceiveCount(cfg.webhookRetrySchedule, cfg.webhookQueueWaitLimitSeconds),
     retryAfterSeconds: result.retryAfterSeconds,
   });
   if (!decision.retry) {
@@ -109,10 +109,9 @@ async function attempt(m: ReceivedMessage, key: KeyRecord & { webhook_url: strin
       next_attempt_at: null,
       now,
     });
-    log('warn', 'webhook failed for good', { ...logFields, error: result.error });
-    if (!updated) return 'done';
-    await setVisibility(m.receiptHandle, 0);
-    return 'keep';
+    log('warn', 'webhook failed for good', { ...logFields, error: result.error, recorded: updated !== undefined });
+    recordDelivery('failed', result.ms);
+    return 'done';
   }
   const nextAt = new Date(Date.now() + decision.delaySeconds * 1000).toISOString();
   const updated = await updateDelivery(keyId, eventId, round, {
@@ -124,7 +123,7 @@ async function attempt(m: ReceivedMessage, key: KeyRecord & { webhook_url: strin
     now,
   });
   log('info', 'webhook attempt failed; retrying', { ...logFields, error: result.error, retry_in_s: decision.delaySeconds });
+  recordDelivery('retrying', result.ms);
   if (!updated) return 'done';
-  await setVisibility(m.receiptHandle, visibilityFor(decision.delaySeconds));
-  return 'keep';
+  return waitOnQueue(m, delivery, decision.delaySeconds, nextAt);
 }

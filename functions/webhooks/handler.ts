@@ -1,31 +1,46 @@
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { config } from '../../shared/config.ts';
+import { platformErrorBackoffSeconds } from '../../shared/domain/webhook/retry.ts';
+import { setVisibility } from '../../shared/queue/sqs.ts';
 import { errorFields, log } from '../../shared/log.ts';
 import { processMessage } from './attempt.ts';
+import { coldStartTracker, invocation, withInvocationContext } from '../../shared/log-context.ts';
+
+/**
+ * An unexpected error (throttling, a bad deploy, an unreadable message) is not the receiver's
+ * fault: no attempt is counted, and the message comes back after an exponential backoff instead
+ * of the queue's visibility timeout, so an outage spends the receive budget slowly (retry.ts).
+ * If even the visibility change fails, the queue's own timeout applies.
+ */
+async function backOff(record: SQSRecord, receiveCount: number, err: unknown): Promise<void> {
+  const seconds = platformErrorBackoffSeconds(receiveCount, config().webhookQueueWaitLimitSeconds);
+  log('error', 'webhook message failed; backing off', { message_id: record.messageId, receive_count: receiveCount, retry_in_s: seconds, ...errorFields(err) });
+  await setVisibility(record.receiptHandle, seconds).catch((e: unknown) => log('error', 'could not back off a webhook message', errorFields(e)));
+}
 
 /**
  * Webhook signer (webhook queue → receivers). Messages of a batch are independent deliveries,
  * so they run in parallel (each POST may take its full 10 s). Every message that is not finished
  * is reported as a batch item failure and stays in the queue with the visibility its retry plan
- * set; an unexpected error leaves the queue's own visibility timeout in force.
+ * (or its backoff) set.
  *
  * No middy chain: there is no HTTP to normalize and the partial-batch response is the only output.
  */
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+const isColdStart = coldStartTracker();
+
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+  const cold = isColdStart();
   const kept = await Promise.all(
-    event.Records.map(async (record) => {
+    event.Records.map((record) => withInvocationContext(invocation(record, context, cold), async () => {
+      const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
       try {
-        const outcome = await processMessage({
-          messageId: record.messageId,
-          receiptHandle: record.receiptHandle,
-          body: record.body,
-          receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
-        });
+        const outcome = await processMessage({ messageId: record.messageId, receiptHandle: record.receiptHandle, body: record.body, receiveCount });
         return outcome === 'keep' ? record.messageId : null;
       } catch (err) {
-        log('error', 'webhook message failed', { message_id: record.messageId, ...errorFields(err) });
+        await backOff(record, receiveCount, err);
         return record.messageId;
       }
-    }),
+    })),
   );
   return { batchItemFailures: kept.filter((id): id is string => id !== null).map((itemIdentifier) => ({ itemIdentifier })) };
 }

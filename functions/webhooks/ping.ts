@@ -4,6 +4,7 @@ import { DomainError } from '../../shared/domain/errors.ts';
 import { newEventId } from '../../shared/domain/order/events.ts';
 import { eventBody, signingSecrets } from '../../shared/domain/webhook/delivery.ts';
 import { signedHeaders } from '../../shared/domain/webhook/signature.ts';
+import { decryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
 import { postWebhook } from './post.ts';
 
 export const WEBHOOK_PING = 'webhook.ping';
@@ -14,6 +15,8 @@ export const WEBHOOK_PING = 'webhook.ping';
  * deliveries (the same URL check, pinned DNS lookup and 10 s timeout), and never retried or logged:
  * an integrator checks the endpoint and their verification code before a real event arrives.
  * A receiver's non-2xx is an answer, not an error of the command: it is shown with `delivered: false`.
+ * Signing needs the plaintext secrets, so the admin function may decrypt them for a ping: the one
+ * place besides the signer (it issues the secrets in the first place).
  */
 export async function pingWebhook(key: KeyRecord, now = new Date()) {
   if (key.status !== 'active') throw new DomainError('invalid_transition', `key ${key.id} is revoked`, 'id');
@@ -21,7 +24,8 @@ export async function pingWebhook(key: KeyRecord, now = new Date()) {
   const eventId = newEventId();
   const timestamp = now.toISOString();
   const body = eventBody({ type: WEBHOOK_PING, timestamp, data: { key_id: key.id, store_id: key.store_id, events: key.events } });
-  const headers = signedHeaders(signingSecrets(key, now), eventId, Math.floor(now.getTime() / 1000), body);
+  const secrets = await Promise.all(signingSecrets(key, now).map(decryptWebhookSecret));
+  const headers = signedHeaders(secrets, eventId, Math.floor(now.getTime() / 1000), body);
   const result = await postWebhook(key.webhook_url, { ...headers }, body, { allowLoopback: config().allowPrivateWebhooks });
   return {
     event_id: eventId,

@@ -5,8 +5,9 @@ import { canonicalPath, type Group, type OperationOf } from './api-routes.ts';
 import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from './middlewares.ts';
 import { json, type RouteResult } from './response.ts';
 import type { RequestPrincipal } from './authorizer-context.ts';
-import { currentDbStats, withDbStats } from '../db/client.ts';
-import { log, requestLoggingEnabled } from '../log.ts';
+import { instrument } from './instrument.ts';
+
+export { instrument };
 
 export interface RouteInput {
   principal: RequestPrincipal;
@@ -69,33 +70,4 @@ export function createHttpHandler<G extends Group>(_group: G, operations: GroupO
       return json(result.status ?? 200, result.body, result.headers);
     });
   return instrument(chain);
-}
-
-/** Counts DynamoDB round trips and units of the invocation and logs one line for it. */
-export function instrument<E extends { requestContext?: { requestId?: string } | null }, R>(
-  fn: (event: E, context: Context) => Promise<R>,
-  describe: (event: E, result: R) => Record<string, unknown> = defaultDescription as never,
-) {
-  return async (event: E, context: Context): Promise<R> => {
-    // Under the local gateway the whole request (authorizer + handler) is measured as one.
-    if (currentDbStats()) return fn(event, context);
-    const started = performance.now();
-    const { result, stats } = await withDbStats(() => fn(event, context));
-    if (requestLoggingEnabled()) {
-      log('info', 'request', {
-        request_id: event.requestContext?.requestId,
-        ...describe(event, result),
-        ms: Math.round(performance.now() - started),
-        ddb_calls: stats.calls,
-        ddb_ops: stats.ops.join(','),
-        rcu: stats.rcu,
-        wcu: stats.wcu,
-      });
-    }
-    return result;
-  };
-}
-
-function defaultDescription(event: APIGatewayProxyEvent, result: APIGatewayProxyResult) {
-  return { method: event.httpMethod, path: event.path, status: result?.statusCode };
 }

@@ -14,6 +14,7 @@ import {
   type StoredResponse,
 } from '../db/idempotency.repo.ts';
 import { errorFields, log } from '../log.ts';
+import { addInvocationContext } from '../log-context.ts';
 
 /**
  * An endpoint that takes an Idempotency-Key (CONTRACT §8), as one wrapper:
@@ -46,6 +47,7 @@ const storable = (err: unknown): err is DomainError => err instanceof DomainErro
 function refusal(outcome: Exclude<ClaimResult, { outcome: 'acquired' }>): RouteResult {
   switch (outcome.outcome) {
     case 'replay':
+      addInvocationContext({ idempotency_replay: true });
       return thaw(outcome.response);
     case 'reused':
       throw new DomainError('idempotency_key_reused', `This ${IDEMPOTENCY_HEADER} was already used for a different request.`, IDEMPOTENCY_HEADER);

@@ -6,6 +6,7 @@ import { errorResponse } from './error-status.ts';
 import { findRoute, type ApiRoute } from './api-routes.ts';
 import { principalFromContext, type RequestPrincipal } from './authorizer-context.ts';
 import { errorFields, log } from '../log.ts';
+import { addInvocationContext } from '../log-context.ts';
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
@@ -78,6 +79,7 @@ export function authorizedKey(): Middleware {
       if (!principal) throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
       const state = internal(request);
       state.principal = principal;
+      addInvocationContext({ key_id: principal.keyId, store_id: principal.storeId });
       state.rateHeaders = {
         'RateLimit-Limit': String(principal.rate.limit),
         'RateLimit-Remaining': String(principal.rate.remaining),

@@ -1,12 +1,13 @@
 /**
  * The local stand-in for an SQS event-source mapping (see webhook-pipeline.ts): ReceiveMessage
  * (batch ≤ 10) → SQSEvent → handler; what succeeded is deleted, the batch item failures are left
- * to their visibility timeouts (and so to the queue's redrive policy).
+ * to their visibility timeouts (and so to the queue's redrive policy). One poller serves one
+ * queue: the webhook queue (signer) or its dead-letter queue (dead-letter consumer).
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { config } from '../config.ts';
-import { sqs, webhookQueueUrl } from '../queue/sqs.ts';
+import { sqs } from '../queue/sqs.ts';
 import { errorFields, log as logJson } from '../log.ts';
 import { sleep } from './sleep.ts';
 
@@ -33,7 +34,7 @@ function toSqsRecord(m: Message, queueArn: string, region: string): SQSRecord {
 
 /** One poller: receive a batch, hand it to the handler, delete what it did not report as failed. */
 export async function pollQueue(
-  queueArn: string,
+  queue: { url: string; arn: string },
   handle: (event: SQSEvent) => Promise<SQSBatchResponse>,
   signal: AbortSignal,
 ): Promise<void> {
@@ -43,7 +44,7 @@ export async function pollQueue(
     try {
       const out = await sqs().send(
         new ReceiveMessageCommand({
-          QueueUrl: webhookQueueUrl(),
+          QueueUrl: queue.url,
           MaxNumberOfMessages: 10,
           WaitTimeSeconds: 1,
           MessageSystemAttributeNames: ['All'],
@@ -59,12 +60,12 @@ export async function pollQueue(
       continue;
     }
     if (messages.length === 0) continue;
-    const event: SQSEvent = { Records: messages.map((m) => toSqsRecord(m, queueArn, region)) };
+    const event: SQSEvent = { Records: messages.map((m) => toSqsRecord(m, queue.arn, region)) };
     let failed: Set<string>;
     try {
       failed = new Set((await handle(event)).batchItemFailures.map((f) => f.itemIdentifier));
     } catch (err) {
-      logJson('error', 'signer threw; the whole batch stays queued', errorFields(err));
+      logJson('error', 'queue handler threw; the whole batch stays queued', errorFields(err));
       continue;
     }
     const finished = messages.filter((m) => m.MessageId && !failed.has(m.MessageId));
@@ -72,13 +73,13 @@ export async function pollQueue(
     try {
       await sqs().send(
         new DeleteMessageBatchCommand({
-          QueueUrl: webhookQueueUrl(),
+          QueueUrl: queue.url,
           Entries: finished.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
         }),
       );
     } catch (err) {
       // Not deleted means received again later; the delivery log makes that a no-op.
-      logJson('error', 'could not delete finished webhook messages', errorFields(err));
+      logJson('error', 'could not delete finished queue messages', errorFields(err));
     }
   }
 }

@@ -7,6 +7,7 @@ import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 import { createGateway, type GatewayOptions } from './gateway.ts';
 import { API_BASE_PATH } from '../http/api-routes.ts';
 import { setRequestLogging } from '../log.ts';
+import { setMetricsEnabled } from '../metrics.ts';
 import { startWebhookPipeline } from './webhook-pipeline.ts';
 
 export interface LocalStackOptions {
@@ -50,6 +51,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   resetConfig();
   resetDbClients();
   setRequestLogging(false);
+  // EMF lines are for CloudWatch; the local console shows the gateway's request lines instead.
+  setMetricsEnabled(false);
   try {
     await waitForStore();
     const table = await ensureTable();

@@ -4,7 +4,7 @@
  *
  *   DynamoDB Local stream ──(outbox INSERT filter)──▶ functions/events ──▶ fauxqs queue
  *   fauxqs queue ──(ReceiveMessage, batch ≤ 10)──▶ functions/webhooks ──▶ receivers
- *                 └──(maxReceiveCount)──▶ dead-letter queue
+ *                 └──(maxReceiveCount)──▶ dead-letter queue ──▶ functions/webhooks/dead-letter ──▶ delivery log
  *
  * The stream side is stream-poller.ts, the queue side queue-poller.ts; this module wires them:
  * fauxqs (a real SQS-protocol server, in this process) with the redrive policy the CDK queue
@@ -19,6 +19,7 @@ import { resetSqsClient, sendDeliveryMessage } from '../queue/sqs.ts';
 import { errorFields, log as logJson } from '../log.ts';
 import { handler as fanOutHandler } from '../../functions/events/handler.ts';
 import { handler as signerHandler } from '../../functions/webhooks/handler.ts';
+import { handler as deadLetterHandler } from '../../functions/webhooks/dead-letter.ts';
 import { StreamPoller } from './stream-poller.ts';
 import { pollQueue } from './queue-poller.ts';
 
@@ -30,6 +31,8 @@ export interface WebhookPipelineOptions {
   log?: (line: string) => void;
   /** Queue again the deliveries left pending by a previous run (default true). */
   requeuePending?: boolean;
+  /** The redrive limit; by default the one the CDK queue has (retry.ts). Tests lower it. */
+  maxReceiveCount?: number;
 }
 
 export interface WebhookPipeline {
@@ -64,7 +67,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
       MessageRetentionPeriod: '1209600',
       RedrivePolicy: JSON.stringify({
         deadLetterTargetArn: dlq.queueArn,
-        maxReceiveCount: String(maxReceiveCount(config().webhookRetrySchedule)),
+        maxReceiveCount: String(options.maxReceiveCount ?? maxReceiveCount(config().webhookRetrySchedule, config().webhookQueueWaitLimitSeconds)),
       }),
     },
   });
@@ -84,14 +87,15 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
   }
   const loops = [
     ...(options.streamArn ? [new StreamPoller(options.streamArn, options.endpoint, fanOutHandler, aborter.signal).run()] : []),
-    ...Array.from({ length: SQS_POLLERS }, () => pollQueue(queue.queueArn, signerHandler, aborter.signal)),
+    ...Array.from({ length: SQS_POLLERS }, () => pollQueue({ url: queue.queueUrl, arn: queue.queueArn }, signerHandler, aborter.signal)),
+    pollQueue({ url: dlq.queueUrl, arn: dlq.queueArn }, deadLetterHandler, aborter.signal),
   ].map((p) =>
     p.catch((err: unknown) => {
       logJson('error', 'webhook pipeline loop stopped', errorFields(err));
     }),
   );
   options.log?.(
-    `webhooks: table stream → fan-out → queue (fauxqs on 127.0.0.1:${server.port}) → signer${requeued ? `; ${requeued} pending deliveries queued again` : ''}`,
+    `webhooks: table stream → fan-out → queue (fauxqs on 127.0.0.1:${server.port}) → signer, dead letters → delivery log${requeued ? `; ${requeued} pending deliveries queued again` : ''}`,
   );
 
   return {

@@ -47,8 +47,15 @@ export function resetSqsClient(): void {
   clientFor = undefined;
 }
 
-export async function sendDeliveryMessage(message: DeliveryMessage): Promise<void> {
-  await sqs().send(new SendMessageCommand({ QueueUrl: webhookQueueUrl(), MessageBody: JSON.stringify(message) }));
+/** Queues a delivery; `delaySeconds` (≤ 900) keeps it invisible, and out of the in-flight count, that long. */
+export async function sendDeliveryMessage(message: DeliveryMessage, delaySeconds = 0): Promise<void> {
+  await sqs().send(
+    new SendMessageCommand({
+      QueueUrl: webhookQueueUrl(),
+      MessageBody: JSON.stringify(message),
+      ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
+    }),
+  );
 }
 
 /** Sleeps one received message: it comes back after `seconds` (0: at once). */

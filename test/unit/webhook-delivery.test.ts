@@ -35,6 +35,10 @@ describe('webhook delivery rules', () => {
     expect(parseDeliveryMessage('{"event_id":"evt_1","key_id":3,"round":0}')).toEqual({ event_id: 'evt_1', key_id: 3, round: 0 });
     expect(() => parseDeliveryMessage('{"event_id":"evt_1","key_id":"3","round":0}')).toThrow();
     expect(() => parseDeliveryMessage('not json')).toThrow();
+    expect(parseDeliveryMessage('{"event_id":"evt_1","key_id":3,"round":1,"due_at":"2026-11-22T00:00:00.000Z"}')).toEqual({
+      event_id: 'evt_1', key_id: 3, round: 1, due_at: '2026-11-22T00:00:00.000Z',
+    });
+    expect(() => parseDeliveryMessage('{"event_id":"evt_1","key_id":3,"round":1,"due_at":"soon"}')).toThrow();
   });
 });
 

@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../../shared/config.ts';
 import {
   afterFailure,
-  MAX_WAIT_PER_RECEIVE_SECONDS,
+  hopDelaySeconds,
+  MAX_RETRY_AFTER_SECONDS,
   maxReceiveCount,
   parseRetryAfter,
-  RECEIVE_SLACK,
+  PLATFORM_ERROR_RECEIVES,
+  platformErrorBackoffSeconds,
+  queueWait,
   receivesForSchedule,
-  visibilityFor,
 } from '../../shared/domain/webhook/retry.ts';
 
 const schedule = DEFAULT_WEBHOOK_RETRY_SCHEDULE; // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h
@@ -35,28 +37,41 @@ describe('webhook retry plan', () => {
     });
   });
 
-  it('lengthens a wait for Retry-After, never shortens it, and caps it at one receive', () => {
+  it('lengthens a wait for Retry-After, never shortens it, and caps it at 12 h', () => {
     const base = { schedule, attemptsInRound: 1, receiveCount: 1, maxReceiveCount: 13 };
     expect(afterFailure({ ...base, retryAfterSeconds: 120 })).toEqual({ retry: true, delaySeconds: 120 });
     expect(afterFailure({ ...base, retryAfterSeconds: 1 })).toEqual({ retry: true, delaySeconds: 5 });
-    expect(afterFailure({ ...base, retryAfterSeconds: 10 ** 9 })).toEqual({ retry: true, delaySeconds: MAX_WAIT_PER_RECEIVE_SECONDS });
+    expect(afterFailure({ ...base, retryAfterSeconds: 10 ** 9 })).toEqual({ retry: true, delaySeconds: MAX_RETRY_AFTER_SECONDS });
   });
 
-  it('chains visibility changes for waits beyond the 12 h SQS limit', () => {
-    expect(visibilityFor(5)).toBe(5);
-    expect(visibilityFor(0.2)).toBe(1);
-    expect(visibilityFor(-3)).toBe(0);
-    expect(visibilityFor(36_000)).toBe(36_000);
-    expect(visibilityFor(86_400)).toBe(MAX_WAIT_PER_RECEIVE_SECONDS);
-    expect(MAX_WAIT_PER_RECEIVE_SECONDS).toBeLessThan(43_200);
+  it('spends waits up to 15 min in flight and longer ones on delayed copies of at most 900 s', () => {
+    expect(queueWait(5)).toEqual({ via: 'visibility', seconds: 5 });
+    expect(queueWait(0.2)).toEqual({ via: 'visibility', seconds: 1 });
+    expect(queueWait(-3)).toEqual({ via: 'visibility', seconds: 0 });
+    expect(queueWait(900)).toEqual({ via: 'visibility', seconds: 900 });
+    expect(queueWait(901)).toEqual({ via: 'delayed-copy', seconds: 900 });
+    expect(queueWait(50_400)).toEqual({ via: 'delayed-copy', seconds: 900 });
+    expect(queueWait(6, 2)).toEqual({ via: 'delayed-copy', seconds: 2 });
+    expect(hopDelaySeconds(50_400)).toBe(900);
+    expect(hopDelaySeconds(12.2)).toBe(13);
+    expect(hopDelaySeconds(-1)).toBe(0);
   });
 
-  it('derives the queue receive limit from the schedule', () => {
-    // 1 first receive + one per wait up to 5 h + two for the 14 h wait (SQS caps one at 12 h), plus the slack.
-    expect(receivesForSchedule(schedule)).toBe(1 + 6 + 2);
-    expect(maxReceiveCount(schedule)).toBe(9 + RECEIVE_SLACK);
+  it('derives the queue receive limit from the schedule, far above it', () => {
+    // 1 first receive + one per wait spent in flight (5 s, 295 s); the longer ones continue on new messages.
+    expect(receivesForSchedule(schedule)).toBe(3);
+    expect(maxReceiveCount(schedule)).toBe(3 + PLATFORM_ERROR_RECEIVES);
     expect(receivesForSchedule([1, 1, 2])).toBe(4);
+    expect(receivesForSchedule([1, 6], 2)).toBe(2);
     expect(receivesForSchedule([0])).toBe(2);
+  });
+
+  it('backs off exponentially on platform errors, up to the in-flight wait limit', () => {
+    expect([1, 2, 3, 4, 9, 10, 11, 40].map((n) => platformErrorBackoffSeconds(n))).toEqual([2, 4, 8, 16, 512, 900, 900, 900]);
+    expect([1, 2, 3].map((n) => platformErrorBackoffSeconds(n, 3))).toEqual([2, 3, 3]);
+    // The budget of platform-error receives covers hours, not minutes.
+    const covered = Array.from({ length: PLATFORM_ERROR_RECEIVES }, (_, i) => platformErrorBackoffSeconds(i + 1)).reduce((a, b) => a + b, 0);
+    expect(covered).toBeGreaterThan(5 * 3600);
   });
 
   it('reads Retry-After as seconds or as an HTTP date', () => {

@@ -55,11 +55,16 @@ export function deliveryView(d: Delivery) {
 }
 export type DeliveryView = ReturnType<typeof deliveryView>;
 
-/** The SQS message body: which delivery to attempt. Everything else is read from the log. */
+/**
+ * The SQS message body: which delivery to attempt. Everything else is read from the log.
+ * `due_at` is set on the delayed copies that carry a wait longer than one queue delay: until
+ * then, each copy only sends the next one (retry.ts).
+ */
 export interface DeliveryMessage {
   event_id: string;
   key_id: number;
   round: number;
+  due_at?: string;
 }
 
 export function parseDeliveryMessage(body: string): DeliveryMessage {
@@ -67,7 +72,12 @@ export function parseDeliveryMessage(body: string): DeliveryMessage {
   if (typeof m.event_id !== 'string' || !Number.isInteger(m.key_id) || !Number.isInteger(m.round)) {
     throw new Error('not a delivery message');
   }
-  return { event_id: m.event_id, key_id: m.key_id as number, round: m.round as number };
+  if (m.due_at !== undefined && (typeof m.due_at !== 'string' || Number.isNaN(Date.parse(m.due_at)))) {
+    throw new Error('not a delivery message: due_at is not a time');
+  }
+  const message: DeliveryMessage = { event_id: m.event_id, key_id: m.key_id as number, round: m.round as number };
+  if (m.due_at !== undefined) message.due_at = m.due_at;
+  return message;
 }
 
 /** Secrets to sign with, newest first: the previous one only while its grace period runs. */

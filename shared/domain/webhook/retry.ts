@@ -1,34 +1,51 @@
 /**
  * The webhook retry plan (CONTRACT §10): attempt at once, then wait `schedule[i]` seconds before
- * attempt i + 2; after the last wait's attempt fails, the delivery is `failed` and the message
- * goes to the dead-letter queue.
+ * attempt i + 2; after the last wait's attempt fails, the delivery is `failed`.
  *
- * Waits are per-message SQS visibility changes. SQS keeps a received message invisible for at
- * most 12 h counted from its receive, so a longer wait (the default 24 h) is chained: the message
- * comes back after the cap, the signer sees from the delivery log's `next_attempt_at` that it is
- * not due, and puts it back to sleep without an attempt. Every receive counts towards the queue's
- * maxReceiveCount, so that figure is derived from the schedule here, for CDK and the local queue
- * alike, with some slack for receives that never reach the code (throttled poller, timeouts).
+ * Where a wait is spent (see `queueWait`): up to 15 min as the received message's visibility
+ * (it stays in flight), anything longer as a new message sent with `DelaySeconds` (≤ 900 s per
+ * hop, the due time in its body) while the received one is deleted: a delayed message does not
+ * count towards a standard queue's ~120,000 in-flight limit, so hours-long retries cannot stall
+ * the queue (docs/webhooks.md, "Capacity").
+ *
+ * Receives: a message is received once per attempt it carries plus once per platform error
+ * (throttling, a bug), which backs off exponentially by visibility. A hop starts a new message,
+ * so `ApproximateReceiveCount` counts only the receives since the last one. maxReceiveCount is
+ * derived here, for CDK and the local queue alike.
  */
-export const SQS_MAX_VISIBILITY_SECONDS = 43_200;
 
-/** One receive's longest wait: the 12 h cap less the invocation's own time since the receive. */
-export const MAX_WAIT_PER_RECEIVE_SECONDS = SQS_MAX_VISIBILITY_SECONDS - 300;
+/** SQS's own limit on DelaySeconds; also our limit on waits spent in flight. */
+export const QUEUE_WAIT_LIMIT_SECONDS = 900;
 
-/** Receives that may pass without an attempt before the message is dead-lettered early. */
-export const RECEIVE_SLACK = 3;
+/** Retry-After may lengthen a wait up to this (12 h), no further. */
+export const MAX_RETRY_AFTER_SECONDS = 43_200;
 
-/** A message is treated as due this much before its `next_attempt_at` (clock and timer skew). */
+/**
+ * Receives kept for platform errors on top of the schedule's own: with the backoff below
+ * (2, 4, … 512 s, then 900 s) they cover about 5.5 h of a failing signer before the queue
+ * dead-letters the message (and the dead-letter consumer marks the delivery `failed`).
+ */
+export const PLATFORM_ERROR_RECEIVES = 30;
+
+/** A message is treated as due this much before its due time (clock and timer skew). */
 export const DUE_TOLERANCE_MS = 1000;
 
-/** The receives the whole schedule takes when nothing goes wrong. */
-export function receivesForSchedule(schedule: readonly number[]): number {
-  return 1 + schedule.reduce((n, wait) => n + Math.max(1, Math.ceil(wait / MAX_WAIT_PER_RECEIVE_SECONDS)), 0);
+/**
+ * The most receives one message takes when nothing goes wrong: the first, plus one per wait that
+ * is spent in flight (the waits of 15 min or less); a longer wait continues on a new message.
+ */
+export function receivesForSchedule(schedule: readonly number[], waitLimit = QUEUE_WAIT_LIMIT_SECONDS): number {
+  return 1 + schedule.filter((wait) => wait <= waitLimit).length;
 }
 
-/** The queue's redrive `maxReceiveCount`. */
-export function maxReceiveCount(schedule: readonly number[]): number {
-  return receivesForSchedule(schedule) + RECEIVE_SLACK;
+/** The queue's redrive `maxReceiveCount`: well above the schedule, so platform errors cannot exhaust it. */
+export function maxReceiveCount(schedule: readonly number[], waitLimit = QUEUE_WAIT_LIMIT_SECONDS): number {
+  return receivesForSchedule(schedule, waitLimit) + PLATFORM_ERROR_RECEIVES;
+}
+
+/** Visibility after an unexpected error on the `receiveCount`th receive: 2, 4, 8 … seconds, capped. */
+export function platformErrorBackoffSeconds(receiveCount: number, waitLimit = QUEUE_WAIT_LIMIT_SECONDS): number {
+  return Math.min(waitLimit, 2 ** Math.min(Math.max(receiveCount, 1), 20));
 }
 
 export type RetryDecision = { retry: true; delaySeconds: number } | { retry: false; reason: string };
@@ -36,7 +53,7 @@ export type RetryDecision = { retry: true; delaySeconds: number } | { retry: fal
 /**
  * What follows a failed attempt. `attemptsInRound` counts the attempt that just failed;
  * `retryAfterSeconds` is the receiver's Retry-After (429/503 only), which may lengthen a wait
- * but never shorten it, and never beyond one receive's cap.
+ * but never shorten it, and never beyond 12 h.
  */
 export function afterFailure(input: {
   schedule: readonly number[];
@@ -50,13 +67,21 @@ export function afterFailure(input: {
   if (input.receiveCount >= input.maxReceiveCount) {
     return { retry: false, reason: `gave up after ${input.receiveCount} receives (the queue's limit)` };
   }
-  const asked = input.retryAfterSeconds === undefined ? 0 : Math.min(input.retryAfterSeconds, MAX_WAIT_PER_RECEIVE_SECONDS);
+  const asked = input.retryAfterSeconds === undefined ? 0 : Math.min(input.retryAfterSeconds, MAX_RETRY_AFTER_SECONDS);
   return { retry: true, delaySeconds: Math.max(planned, asked) };
 }
 
-/** The visibility timeout that sleeps a message for `waitSeconds`, or for one receive's cap. */
-export function visibilityFor(waitSeconds: number): number {
-  return Math.min(Math.max(0, Math.ceil(waitSeconds)), MAX_WAIT_PER_RECEIVE_SECONDS);
+/** How a wait of `waitSeconds` is spent: on the received message, or on a delayed copy of it. */
+export type QueueWait = { via: 'visibility'; seconds: number } | { via: 'delayed-copy'; seconds: number };
+
+export function queueWait(waitSeconds: number, waitLimit = QUEUE_WAIT_LIMIT_SECONDS): QueueWait {
+  const seconds = Math.max(0, Math.ceil(waitSeconds));
+  return seconds <= waitLimit ? { via: 'visibility', seconds } : { via: 'delayed-copy', seconds: waitLimit };
+}
+
+/** The next hop of a delayed copy that is not yet due: at most one limit's worth. */
+export function hopDelaySeconds(remainingSeconds: number, waitLimit = QUEUE_WAIT_LIMIT_SECONDS): number {
+  return Math.min(Math.max(0, Math.ceil(remainingSeconds)), waitLimit);
 }
 
 /** Retry-After as whole seconds: delta-seconds or an HTTP date; anything else is ignored. */

@@ -1,0 +1,33 @@
+import type { KMSClient } from '@aws-sdk/client-kms';
+import { config } from '../config.ts';
+import type { SecretCipher } from './webhook-secret-cipher.ts';
+
+// Loaded on first use: the local stack and the admin CLI (key file, no KMS) never load the client.
+const sdk = () => import('@aws-sdk/client-kms');
+let client: KMSClient | undefined;
+const kms = async () => (client ??= new (await sdk()).KMSClient({ region: config().region, maxAttempts: 4 }));
+
+/**
+ * AWS KMS (symmetric key). The encryption context names the purpose, so a ciphertext made for
+ * something else under the same key does not decrypt here (and CloudTrail shows what it was for).
+ * Decrypt needs no key id (the ciphertext carries it); when one is configured it is passed, so a
+ * ciphertext of another key is refused.
+ */
+export function kmsCipher(keyId: string | undefined): SecretCipher {
+  const context = { purpose: 'webhook-secret' };
+  return {
+    prefix: 'kms:',
+    async encrypt(plaintext) {
+      const { EncryptCommand } = await sdk();
+      const out = await (await kms()).send(new EncryptCommand({ KeyId: keyId, Plaintext: Buffer.from(plaintext, 'utf8'), EncryptionContext: context }));
+      if (!out.CiphertextBlob) throw new Error('KMS returned no ciphertext');
+      return Buffer.from(out.CiphertextBlob).toString('base64');
+    },
+    async decrypt(sealed) {
+      const { DecryptCommand } = await sdk();
+      const out = await (await kms()).send(new DecryptCommand({ CiphertextBlob: Buffer.from(sealed, 'base64'), EncryptionContext: context, ...(keyId ? { KeyId: keyId } : {}) }));
+      if (!out.Plaintext) throw new Error('KMS returned no plaintext');
+      return Buffer.from(out.Plaintext).toString('utf8');
+    },
+  };
+}

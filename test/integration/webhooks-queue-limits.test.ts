@@ -1,0 +1,103 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { handler as fanOut } from '../../functions/events/handler.ts';
+import { startWebhookPipeline, type WebhookPipeline } from '../../shared/local/webhook-pipeline.ts';
+import { resetConfig } from '../../shared/config.ts';
+import { createKey, createStore } from '../fixtures/api.ts';
+import { deliveryOf, startReceiver, verify, waitFor } from '../fixtures/webhooks.ts';
+import { outboxItem, streamRecord } from '../fixtures/stream-records.ts';
+import { queueCounts } from '../fixtures/queue.ts';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../../shared/db/client.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { setLogSink } from '../../shared/log.ts';
+import { DEAD_LETTER_ERROR } from '../../functions/webhooks/dead-letter.ts';
+
+/**
+ * The queue's limits, on a pipeline of this file's own with a shortened plan: retry after 1 s,
+ * then after 6 s, and at most 2 s spent in flight or in one delayed hop (production: 900 s).
+ * So the second wait is spent as delayed copies (2 s, 2 s, 2 s), as a 24 h wait is in AWS. The
+ * redrive limit is 3 receives (production: the schedule's + 30), so that a message the signer
+ * cannot handle reaches the dead-letter queue, and its consumer, within seconds.
+ */
+let pipeline: WebhookPipeline;
+
+describe('webhooks: the queue\'s in-flight and receive limits', () => {
+  const receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
+  beforeAll(async () => {
+    process.env.WEBHOOK_RETRY_SCHEDULE = '1,6';
+    process.env.WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS = '2';
+    resetConfig();
+    pipeline = await startWebhookPipeline({ streamArn: undefined, endpoint: inject('dynamodbEndpoint'), requeuePending: false, maxReceiveCount: 3 });
+  });
+  afterAll(async () => {
+    await pipeline?.stop();
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+  const receiver = async (...args: Parameters<typeof startReceiver>) => {
+    const r = await startReceiver(...args);
+    receivers.push(r);
+    return r;
+  };
+
+  it('waits as a delayed message, not an in-flight one, and still delivers when due', async () => {
+    const r = await receiver((_req, n) => ({ status: n <= 2 ? 503 : 204 }));
+    const store = await createStore();
+    const key = await createKey(store, ['orders:read'], { webhook_url: r.url });
+    const item = outboxItem(store);
+    await fanOut({ Records: [streamRecord(item)] });
+    await waitFor('the second attempt', async () => (await deliveryOf(key.id, item.event_id))?.attempts === 2);
+    // Waiting 6 s for the third attempt: between hops the delivery is one delayed message and
+    // nothing is in flight (during a hop, for milliseconds, the received copy is in flight until
+    // deleted). With the wait spent as visibility, this state never comes and the probe times out.
+    const [visible] = await waitFor('one delayed copy and nothing in flight', async () => {
+      const counts = await queueCounts(pipeline.queueUrl);
+      return counts[1] === 0 && counts[2] === 1 ? counts : null;
+    });
+    expect(visible).toBe(0);
+    const waiting = await deliveryOf(key.id, item.event_id);
+    expect(waiting).toMatchObject({ state: 'pending', attempts: 2 });
+    expect(Date.parse(waiting?.next_attempt_at ?? '')).toBeGreaterThan(Date.now());
+
+    const done = await waitFor('the third attempt', async () => {
+      const d = await deliveryOf(key.id, item.event_id);
+      return d?.state === 'delivered' ? d : null;
+    });
+    expect(done.attempts).toBe(3);
+    expect(r.received).toHaveLength(3);
+    // Not before its due time: the hops carried it, they did not attempt early.
+    expect(r.received[2]!.at).toBeGreaterThanOrEqual(Date.parse(waiting?.next_attempt_at ?? '') - 1000);
+    expect(() => verify(key.webhook_secret, r.received[2]!)).not.toThrow();
+    await waitFor('an empty queue', async () => (await queueCounts(pipeline.queueUrl)).every((n) => n === 0));
+  });
+
+  it('backs off on a platform error without counting attempts, and the dead-letter consumer marks it failed', async () => {
+    const r = await receiver();
+    const store = await createStore();
+    const key = await createKey(store, ['orders:read'], { webhook_url: r.url });
+    // A broken key record (a bug, a bad migration): signing throws, which is no fault of the receiver.
+    await db().send(new UpdateCommand({ TableName: tableName(), Key: keys.key(key.id), UpdateExpression: 'SET webhook_secret = :s', ExpressionAttributeValues: { ':s': 'whsec_' } }));
+    const logged: Record<string, unknown>[] = [];
+    setLogSink((line) => logged.push(JSON.parse(line)));
+    try {
+      const item = outboxItem(store);
+      await fanOut({ Records: [streamRecord(item)] });
+      const failed = await waitFor('failed in the log', async () => {
+        const d = await deliveryOf(key.id, item.event_id);
+        return d?.state === 'failed' ? d : null;
+      }, 20_000);
+      expect(failed).toMatchObject({ attempts: 0, last_status_code: null, last_error: DEAD_LETTER_ERROR });
+      expect(r.received).toHaveLength(0);
+      const backoffs = logged.filter((l) => l.msg === 'webhook message failed; backing off');
+      // Every receive the queue allowed ended in a backoff (visibility 2 s here, the test's cap), none in an attempt.
+      expect(backoffs.map((l) => [l.receive_count, l.retry_in_s])).toEqual([[1, 2], [2, 2], [3, 2]]);
+      expect(backoffs.every((l) => l.error_message === 'webhook secret is empty')).toBe(true);
+      expect(logged).toContainEqual(expect.objectContaining({ msg: 'webhook dead-lettered; marked failed', event_id: item.event_id, key_id: key.id, recorded: true }));
+      await waitFor('an empty dead-letter queue', async () => (await queueCounts(pipeline.deadLetterQueueUrl)).every((n) => n === 0));
+    } finally {
+      setLogSink((line) => process.stdout.write(line + '\n'));
+    }
+  });
+});
