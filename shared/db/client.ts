@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.ts';
+import { addLocalCommitBarrier } from './local-commit-barrier.ts';
 
 /**
  * Round trips and capacity units of the current request. Every DynamoDB call made inside
@@ -73,6 +74,7 @@ function createClients() {
     },
     { step: 'initialize', name: 'countRoundTrips' },
   );
+  if (local) addLocalCommitBarrier(base, (fn) => statsStore.exit(fn));
   const doc = DynamoDBDocumentClient.from(base, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
   });

@@ -25,6 +25,7 @@
  *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)
  *  event replay (stream → fan-out) ..... STORE#{s}            / EVENT#{event id}#REPLAY#{time}   (type = outbox, TTL 1 d)
  *  local stream poller position ......... LOCAL#STREAM         / POSITION#{stream arn}   (local stack only)
+ *  local commit barrier ................. LOCAL#COMMIT         / BARRIER   (local endpoints only, see local-commit-barrier.ts)
  */
 
 export type Key = { pk: string; sk: string };
@@ -91,6 +92,7 @@ export const keys = {
   outboxReplay: (storeId: string, eventId: string, stamp: string): Key => ({ pk: `STORE#${storeId}`, sk: `EVENT#${eventId}#REPLAY#${stamp}` }),
   /** Local stack only: how far the local stream poller has read (DynamoDB Local's stream). */
   streamPosition: (streamArn: string): Key => ({ pk: 'LOCAL#STREAM', sk: `POSITION#${streamArn}` }),
+  localCommitBarrier: (): Key => ({ pk: 'LOCAL#COMMIT', sk: 'BARRIER' }),
   /** Sort key of a padded-id record back to its id (`PRODUCT#000000000042` → 42). */
   idOf: (sk: string): number => Number(sk.slice(sk.indexOf('#') + 1)),
   /** Sort key at which an ascending cursor query starts (exclusive of `id`). */
