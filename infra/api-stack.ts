@@ -10,6 +10,7 @@ import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
 import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
 import { addOpenApiMethod } from './openapi-method.ts';
+import { acknowledgeRestApi } from './nag-acknowledgements.ts';
 import { authorizerCacheRefusal, DEFAULT_SETTINGS, type DeploySettings } from './settings.ts';
 import type { StatefulResources } from './stateful-stack.ts';
 
@@ -95,6 +96,7 @@ export class ApiStack extends Stack {
     }
     addOpenApiMethod(this.api);
     addGatewayResponses(this.api);
+    acknowledgeRestApi(this.api, s.waf);
 
     this.adminFunction = new ServiceFunction(this, 'AdminFunction', {
       entryPath: 'functions/admin/handler.ts',

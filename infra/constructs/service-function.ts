@@ -7,6 +7,7 @@ import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-
 import type { Construct } from 'constructs';
 import { grantTableAccess, TABLE_ACCESS, type TableUser } from '../table-access.ts';
 import { METRICS_NAMESPACE } from '../metric-names.ts';
+import { acknowledgeFunction } from '../nag-acknowledgements.ts';
 
 /** Path of a handler module from the repository root, for NodejsFunction's `entry`. */
 export const entry = (relative: string) => fileURLToPath(new URL(`../../${relative}`, import.meta.url));
@@ -58,6 +59,7 @@ export class ServiceFunction extends NodejsFunction {
     });
     this.entryPath = entryPath;
     this.service = service;
+    acknowledgeFunction(this);
   }
 
   /** TABLE_NAME and the table actions `user` is listed with in TABLE_ACCESS. */

@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { acknowledgeStreamFailureQueue } from '../nag-acknowledgements.ts';
 import { QUEUE_VISIBILITY, queueMaxReceiveCount } from '../webhook-settings.ts';
 
 export interface WebhookQueuesProps {
@@ -38,5 +39,6 @@ export class WebhookQueues extends Construct {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: queueMaxReceiveCount(props.retrySchedule) },
     });
     this.streamFailureQueue = new sqs.Queue(this, 'StreamFailureQueue', common);
+    acknowledgeStreamFailureQueue(this.streamFailureQueue);
   }
 }
