@@ -63,7 +63,7 @@ describe('CDK stacks', () => {
     for (const fn of others) expect(kmsOf(fn)).toEqual([]);
     for (const fn of [api.adminFunction, api.webhooks.webhooksFunction]) {
       template.hasResourceProperties('AWS::Lambda::Function', {
-        Description: (fn.node.defaultChild as { description: string }).description,
+        Description: (fn.node.defaultChild as unknown as { description: string }).description,
         Environment: { Variables: Match.objectLike({ WEBHOOK_SECRET_KMS_KEY_ID: keyArn }) },
       });
     }
