@@ -31,7 +31,7 @@ export const TABLE_ACCESS = {
   admin: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
   events: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },
   webhooks: { actions: ['GetItem', 'UpdateItem'] },
-  deadLetter: { actions: ['UpdateItem'] },
+  deadLetter: { actions: ['GetItem', 'UpdateItem'] },
 } satisfies Record<string, TableAccess>;
 
 export type TableUser = keyof typeof TABLE_ACCESS;

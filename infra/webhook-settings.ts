@@ -1,5 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
-import { maxReceiveCount } from '../shared/domain/webhook/retry.ts';
+import { maxReceiveCount, receivesForSchedule } from '../shared/domain/webhook/retry.ts';
 
 /** The signer's timeout: one POST may take 10 s, a batch of 10 runs in parallel. */
 export const SIGNER_TIMEOUT = Duration.seconds(30);
@@ -8,13 +8,17 @@ export const SIGNER_TIMEOUT = Duration.seconds(30);
 export const QUEUE_VISIBILITY = Duration.seconds(SIGNER_TIMEOUT.toSeconds() * 6);
 
 /**
- * Receives a message may spend on platform errors (throttling, a bad deploy) on top of what the
- * retry schedule needs. The signer backs off exponentially on such errors (capped at 15 min a
- * receive), so 50 receives is about 10 h of an unbroken outage before a delivery is dead-lettered.
+ * Receives a message may spend on platform errors (throttling, a bad deploy) beyond what the
+ * schedule needs. The signer backs off exponentially from them (2 s doubling, capped at 15 min),
+ * so 30 receives are roughly 5 h of an unbroken platform outage before a delivery is dead-lettered.
  */
-export const PLATFORM_ERROR_RECEIVES = 50;
+export const PLATFORM_ERROR_RECEIVES = 30;
 
-/** The webhook queue's redrive maxReceiveCount: the schedule's receives plus the platform-error budget. */
+/**
+ * The webhook queue's redrive maxReceiveCount: the signer's own limit
+ * (shared/domain/webhook/retry.ts), and never less than the schedule's receives plus the
+ * platform-error budget, so the queue does not give up before the code does.
+ */
 export function queueMaxReceiveCount(schedule: readonly number[]): number {
-  return maxReceiveCount(schedule) + PLATFORM_ERROR_RECEIVES;
+  return Math.max(maxReceiveCount(schedule), receivesForSchedule(schedule) + PLATFORM_ERROR_RECEIVES);
 }

@@ -1,35 +1,50 @@
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { updateDelivery } from '../../shared/db/delivery.repo.ts';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { getDelivery, updateDelivery } from '../../shared/db/delivery.repo.ts';
 import { parseDeliveryMessage } from '../../shared/domain/webhook/delivery.ts';
 import { errorFields, log } from '../../shared/log.ts';
 
+export const DEAD_LETTER_ERROR = 'dead-lettered: the signer could not process this delivery (a platform error, see its logs); redeliver it once fixed';
+
 /**
- * Placeholder from the infra branch so the CDK app can wire the dead-letter consumer; the
- * runtime branch owns this file. A dead-lettered message ends its delivery's round as `failed`
- * (a redelivery that started a newer round is left alone); a body that is not a delivery
- * message is logged and dropped.
+ * One dead-lettered message: the queue gave up on it after maxReceiveCount receives that never
+ * finished it (platform errors). A pending delivery of its round becomes `failed` with that
+ * reason, so nothing stays `pending` forever; a delivered, failed or superseded one is left as it
+ * is. `webhooks redeliver` starts it again.
+ */
+async function recordDeadLetter(record: SQSRecord): Promise<void> {
+  let message;
+  try {
+    message = parseDeliveryMessage(record.body);
+  } catch {
+    log('error', 'dead letter is not a delivery message; dropped', { message_id: record.messageId, bytes: record.body.length });
+    return;
+  }
+  const { event_id: eventId, key_id: keyId, round } = message;
+  const delivery = await getDelivery(keyId, eventId);
+  if (!delivery || delivery.round !== round || delivery.state !== 'pending') {
+    log('info', 'dead letter of a finished delivery', { event_id: eventId, key_id: keyId, round, state: delivery?.state ?? null });
+    return;
+  }
+  const now = new Date().toISOString();
+  const updated = await updateDelivery(keyId, eventId, round, { state: 'failed', attempted: false, last_error: DEAD_LETTER_ERROR, next_attempt_at: null, now });
+  log('error', 'webhook dead-lettered; marked failed', { event_id: eventId, key_id: keyId, store_id: delivery.store_id, round, recorded: updated !== undefined });
+}
+
+/**
+ * Dead-letter consumer (webhook DLQ → delivery log). A record that cannot be written (the table
+ * throttles) is a batch item failure and comes back; the DLQ keeps it 14 days.
  */
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
-  const failures: { itemIdentifier: string }[] = [];
-  for (const record of event.Records) {
-    try {
-      const m = parseDeliveryMessage(record.body);
-      const now = new Date().toISOString();
-      await updateDelivery(m.key_id, m.event_id, m.round, {
-        state: 'failed',
-        attempted: false,
-        last_error: 'dead-lettered: the queue gave up on the message',
-        next_attempt_at: null,
-        now,
-      });
-    } catch (err) {
-      if (err instanceof SyntaxError || (err instanceof Error && err.message === 'not a delivery message')) {
-        log('warn', 'dead letter dropped', { message_id: record.messageId });
-        continue;
+  const failed = await Promise.all(
+    event.Records.map(async (record) => {
+      try {
+        await recordDeadLetter(record);
+        return null;
+      } catch (err) {
+        log('error', 'could not record a dead letter', { message_id: record.messageId, ...errorFields(err) });
+        return record.messageId;
       }
-      log('error', 'dead letter failed', { message_id: record.messageId, ...errorFields(err) });
-      failures.push({ itemIdentifier: record.messageId });
-    }
-  }
-  return { batchItemFailures: failures };
+    }),
+  );
+  return { batchItemFailures: failed.filter((id): id is string => id !== null).map((itemIdentifier) => ({ itemIdentifier })) };
 }

@@ -6,7 +6,7 @@ import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambd
 import { Construct } from 'constructs';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../../shared/config.ts';
 import { OUTBOX_STREAM_FILTER } from '../../shared/db/outbox-stream-filter.ts';
-import { queueMaxReceiveCount, SIGNER_TIMEOUT } from '../webhook-settings.ts';
+import { SIGNER_TIMEOUT } from '../webhook-settings.ts';
 import { WEBHOOK_METRICS } from '../metric-names.ts';
 import { ServiceFunction } from './service-function.ts';
 import type { WebhookQueues } from './webhook-queues.ts';
@@ -55,8 +55,6 @@ export class WebhookPipeline extends Construct {
       ...props.environment,
       WEBHOOK_QUEUE_URL: queues.queue.queueUrl,
       WEBHOOK_RETRY_SCHEDULE: schedule.join(','),
-      // The queue's redrive limit, so the signer knows how many receives it has left.
-      WEBHOOK_MAX_RECEIVE_COUNT: String(queueMaxReceiveCount(schedule)),
     };
 
     this.eventsFunction = new ServiceFunction(this, 'EventsFunction', {
