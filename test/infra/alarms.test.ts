@@ -30,7 +30,7 @@ describe('Alarms', () => {
 
   it('subscribes no e-mail when none is given', () => {
     synthStacks().template.resourceCountIs('AWS::SNS::Subscription', 0);
-  });
+  }, 120_000); // a second synthesis; slow on a loaded machine
 
   it('watches the API 5xx rate (not a count) and p99 latency', () => {
     const rate = alarm('Api5xxRate');
