@@ -2,7 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { API_ROUTES, groups, resourceOf, type Group } from '../shared/http/api-routes.ts';
+import { API_BASE_PATH, API_ROUTES, groups, resourceOf, type Group } from '../shared/http/api-routes.ts';
 import { AlarmTopic } from './constructs/alarm-topic.ts';
 import { ACCESS_LOG_FIELDS, addGatewayResponses } from './constructs/gateway-responses.ts';
 import { OperationsAlarms } from './constructs/operations-alarms.ts';
@@ -10,7 +10,7 @@ import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
 import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
 import { addOpenApiMethod } from './openapi-method.ts';
-import { acknowledgeRestApi } from './nag-acknowledgements.ts';
+import { acknowledgeOpenApiMethod, acknowledgeRestApi } from './nag-acknowledgements.ts';
 import { authorizerCacheRefusal, DEFAULT_SETTINGS, type DeploySettings } from './settings.ts';
 import type { StatefulResources } from './stateful-stack.ts';
 
@@ -95,6 +95,7 @@ export class ApiStack extends Stack {
       });
     }
     addOpenApiMethod(this.api);
+    acknowledgeOpenApiMethod(this.api.root.resourceForPath(`${API_BASE_PATH}/openapi.json`).node.findChild('GET'));
     addGatewayResponses(this.api);
     acknowledgeRestApi(this.api, s.waf);
 

@@ -41,6 +41,11 @@ export function acknowledgeRestApi(api: IConstruct, wafEnabled: boolean): void {
   if (!wafEnabled) ack(api, 'AwsSolutions-APIG3', 'The rate-limiting web ACL is optional (context waf=true, about $7 a month); README, Deploy.');
 }
 
+/** GET {base}/openapi.json: the API's public description, answered by API Gateway itself. */
+export function acknowledgeOpenApiMethod(method: IConstruct): void {
+  ack(method, 'AwsSolutions-APIG4', 'The OpenAPI document is public by design (no data, no Lambda); every other method has the key authorizer.');
+}
+
 export function acknowledgeStreamFailureQueue(queue: IConstruct): void {
   ack(queue, 'AwsSolutions-SQS3', 'It is a dead-letter queue itself: the on-failure destination of the table stream event source.');
 }

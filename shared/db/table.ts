@@ -17,12 +17,12 @@ export const TABLE = {
      */
     projectedAttributes: [
       // keys of a store
-      'id', 'store_id', 'name', 'abilities', 'status', 'webhook_url', 'created_at', 'revoked_at', 'token_hash',
+      'id', 'store_id', 'name', 'abilities', 'status', 'webhook_url', 'events', 'created_at', 'revoked_at', 'token_hash',
       // orders updated since
       'reference', 'currency_code', 'customer', 'items', 'subtotal', 'shipping_total', 'discount_total', 'total',
       'paid_total', 'updated_at',
       // pages of one type
-      'external_id', 'owner_key_id', 'page_type', 'title', 'slug', 'body', 'published_at',
+      'external_id', 'owner_key_id', 'page_type', 'title', 'slug', 'body', 'published_at', 'draft',
     ],
   },
   typeAttribute: 'type',
