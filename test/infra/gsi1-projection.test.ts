@@ -6,7 +6,6 @@ import { toPage } from '../../shared/db/page.repo.ts';
 /** The top-level attributes a mapper reads, recorded through a proxy item that answers anything. */
 function attributesRead(mapper: (item: Record<string, unknown>) => unknown): string[] {
   const read = new Set<string>();
-  const deep: unknown = new Proxy(() => deep, { get: (_t, p) => (p === Symbol.iterator ? [][Symbol.iterator] : p === Symbol.toPrimitive ? () => '' : deep) });
   const item = new Proxy({} as Record<string, unknown>, {
     get: (_t, p) => {
       if (typeof p === 'string') read.add(p);
