@@ -1,14 +1,11 @@
 import { App } from 'aws-cdk-lib';
 import { StatefulStack } from '../infra/stateful-stack.ts';
 import { ApiStack } from '../infra/api-stack.ts';
+import { settingsFromContext } from '../infra/settings.ts';
 
-/** CDK app: the stateful stack (table) and the API stack; nothing else lives here. */
+/** CDK app: the stateful stack (table, queues, key) and the API stack; settings come from context. */
 const app = new App();
+const settings = settingsFromContext(app.node);
 const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
-const stateful = new StatefulStack(app, 'IntegrationsData', { env });
-new ApiStack(app, 'IntegrationsApi', {
-  env,
-  table: stateful.table,
-  authorizerCacheSeconds: Number(app.node.tryGetContext('authorizerCacheSeconds') ?? 0),
-  rateLimitPerMinute: Number(app.node.tryGetContext('rateLimitPerMinute') ?? 60),
-});
+const data = new StatefulStack(app, 'IntegrationsData', { env });
+new ApiStack(app, 'IntegrationsApi', { env, data, ...settings });

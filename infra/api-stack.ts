@@ -1,78 +1,90 @@
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
-import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { API_ROUTES, groups, resourceOf, type Group } from '../shared/http/api-routes.ts';
-import { GATEWAY_RESPONSES } from '../shared/http/gateway-responses.ts';
+import { API_BASE_PATH, API_ROUTES, groups, resourceOf, type Group } from '../shared/http/api-routes.ts';
+import { AlarmTopic } from './constructs/alarm-topic.ts';
+import { ACCESS_LOG_FIELDS, addGatewayResponses } from './constructs/gateway-responses.ts';
+import { OperationsAlarms } from './constructs/operations-alarms.ts';
+import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
-import { addOpenApiMethod } from './openapi-method.ts';
 import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
+import { addOpenApiMethod } from './openapi-method.ts';
+import { acknowledgeOpenApiMethod, acknowledgeRestApi } from './nag-acknowledgements.ts';
+import { authorizerCacheRefusal, DEFAULT_SETTINGS, type DeploySettings } from './settings.ts';
+import type { StatefulResources } from './stateful-stack.ts';
 
-export interface ApiStackProps extends StackProps {
-  table: dynamodb.ITable;
-  /** Seconds API Gateway caches an authorizer answer; 0 makes revocation immediate (CONTRACT §3). */
-  authorizerCacheSeconds: number;
-  rateLimitPerMinute?: number;
+export interface ApiStackProps extends StackProps, Partial<DeploySettings> {
+  data: StatefulResources;
+  retrySchedule?: readonly number[];
 }
-
-/** Table access of each endpoint group: reads stay read-only. */
-const ACCESS: Record<Group, 'read' | 'readWrite'> = {
-  products: 'read',
-  catalog: 'readWrite',
-  orders: 'readWrite',
-  content: 'readWrite',
-  // Its tools run the other groups' route functions, writes included.
-  mcp: 'readWrite',
-};
-
-const template = (body: object) => ({ 'application/json': JSON.stringify(body) });
 
 /**
  * The stateless part: REST API with the Lambda authorizer on every method, one Lambda per
- * endpoint group (built from the same route table the local gateway uses), the admin Lambda,
- * and gateway responses that keep API Gateway's own errors in the contract's shape.
+ * endpoint group (built from the same route table the local gateway uses), the admin Lambda, the
+ * webhook pipeline's functions, gateway responses in the contract's shape, JSON access logs,
+ * X-Ray tracing, the alarms and their topic, and (optionally) the rate-limiting web ACL.
  */
 export class ApiStack extends Stack {
   readonly api: apigw.RestApi;
+  readonly authorizerFunction: ServiceFunction;
   readonly functions: Partial<Record<Group, ServiceFunction>> = {};
   readonly adminFunction: ServiceFunction;
   readonly webhooks: WebhookPipeline;
+  readonly alarmTopic: AlarmTopic;
+  readonly webAcl?: RateLimitWebAcl;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
-    const env = { RATE_LIMIT_PER_MINUTE: String(props.rateLimitPerMinute ?? 60) };
+    const s = { ...DEFAULT_SETTINGS, ...props };
+    const refusal = authorizerCacheRefusal(s.authorizerCacheSeconds);
+    if (refusal) throw new Error(refusal);
+    const { table, queues, webhookSecretsKey } = props.data;
+    const env = { RATE_LIMIT_PER_MINUTE: String(s.rateLimitPerMinute) };
 
-    const authorizerFn = new ServiceFunction(this, 'AuthorizerFunction', {
+    this.authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
       entryPath: 'functions/authorizer/handler.ts',
+      service: 'authorizer',
       description: 'Resolves API keys to store and abilities; takes the rate-limit slot',
+      reservedConcurrentExecutions: s.authorizerConcurrency > 0 ? s.authorizerConcurrency : undefined,
       environment: env,
-    }).bindTable(props.table, 'readWrite');
+    }).bindTable(table, 'authorizer');
 
     const authorizer = new apigw.RequestAuthorizer(this, 'KeyAuthorizer', {
-      handler: authorizerFn,
+      handler: this.authorizerFunction,
       identitySources: [apigw.IdentitySource.header('Authorization')],
-      resultsCacheTtl: Duration.seconds(props.authorizerCacheSeconds),
+      resultsCacheTtl: Duration.seconds(0),
     });
 
+    const accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.ONE_MONTH });
     this.api = new apigw.RestApi(this, 'IntegrationApi', {
       description: 'Store integration API v1',
       deployOptions: {
         stageName: 'prod',
         metricsEnabled: true,
+        tracingEnabled: true,
+        loggingLevel: apigw.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
+        accessLogFormat: apigw.AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
         // A coarse account-protection ceiling; the per-key limit is enforced by the authorizer.
         throttlingBurstLimit: 200,
         throttlingRateLimit: 100,
       },
       defaultMethodOptions: { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM },
-      cloudWatchRole: false,
+      // The account-wide role API Gateway logs with (one per account and region). Retained on
+      // delete: other APIs of the account may log through it.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
     });
 
     for (const group of groups()) {
       this.functions[group] = new ServiceFunction(this, `${group[0]!.toUpperCase()}${group.slice(1)}Function`, {
         entryPath: `functions/${group}/handler.ts`,
+        service: group,
         description: `Endpoint group ${group}`,
         environment: env,
-      }).bindTable(props.table, ACCESS[group]);
+      }).bindTable(table, group);
     }
     for (const route of API_ROUTES) {
       const resource = this.api.root.resourceForPath(resourceOf(route));
@@ -82,37 +94,59 @@ export class ApiStack extends Stack {
         operationName: route.operation,
       });
     }
-
     addOpenApiMethod(this.api);
-
-    const json = { 'Content-Type': "'application/json'" };
-    const responses: [string, apigw.ResponseType, string, object, Record<string, string>?][] = [
-      ['Unauthorized', apigw.ResponseType.UNAUTHORIZED, '401', GATEWAY_RESPONSES.unauthorized],
-      ['AccessDenied', apigw.ResponseType.ACCESS_DENIED, '403', GATEWAY_RESPONSES.forbidden('$context.authorizer.missingAbility')],
-      // API Gateway answers an unknown route with "Missing Authentication Token" (403): it is a 404.
-      ['MissingRoute', apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', GATEWAY_RESPONSES.notFound],
-      ['ResourceNotFound', apigw.ResponseType.RESOURCE_NOT_FOUND, '404', GATEWAY_RESPONSES.notFound],
-      ['TooLarge', apigw.ResponseType.REQUEST_TOO_LARGE, '413', GATEWAY_RESPONSES.tooLarge],
-      ['Throttled', apigw.ResponseType.THROTTLED, '429', GATEWAY_RESPONSES.throttled, { 'Retry-After': "'1'" }],
-      ['AuthorizerFailure', apigw.ResponseType.AUTHORIZER_FAILURE, '500', GATEWAY_RESPONSES.internal],
-      ['Default4xx', apigw.ResponseType.DEFAULT_4XX, '400', GATEWAY_RESPONSES.badRequest],
-      ['Default5xx', apigw.ResponseType.DEFAULT_5XX, '500', GATEWAY_RESPONSES.internal],
-    ];
-    for (const [id, type, statusCode, body, headers] of responses) {
-      this.api.addGatewayResponse(id, { type, statusCode, templates: template(body), responseHeaders: { ...json, ...headers } });
-    }
+    acknowledgeOpenApiMethod(this.api.root.resourceForPath(`${API_BASE_PATH}/openapi.json`).node.findChild('GET'));
+    addGatewayResponses(this.api);
+    acknowledgeRestApi(this.api, s.waf);
 
     this.adminFunction = new ServiceFunction(this, 'AdminFunction', {
       entryPath: 'functions/admin/handler.ts',
+      service: 'admin',
       description: 'Admin commands (stores, keys, orders, webhooks); invoked by the admin CLI, never by API Gateway',
       timeout: Duration.seconds(30),
-    }).bindTable(props.table, 'readWrite');
+      environment: { WEBHOOK_SECRET_KMS_KEY_ID: webhookSecretsKey.keyArn },
+    }).bindTable(table, 'admin');
+    // New and rotated webhook secrets are encrypted here. Besides the signer, only `webhooks ping`
+    // (an admin command that signs a test event) decrypts them; API functions never can.
+    webhookSecretsKey.grant(this.adminFunction, 'kms:Encrypt', 'kms:Decrypt');
 
     // Order events: table stream → fan-out → queue → signer → receivers (CONTRACT §10).
-    this.webhooks = new WebhookPipeline(this, 'Webhooks', { table: props.table });
+    this.webhooks = new WebhookPipeline(this, 'Webhooks', {
+      table,
+      queues,
+      secretsKey: webhookSecretsKey,
+      retrySchedule: props.retrySchedule,
+      signerConcurrency: s.signerConcurrency,
+    });
+
+    if (s.waf) {
+      this.webAcl = new RateLimitWebAcl(this, 'RateLimits', {
+        stage: this.api.deploymentStage,
+        perIpPerMinute: s.wafPerIpPerMinute,
+        perAuthorizationPerMinute: s.wafPerKeyPerMinute,
+      });
+    }
+
+    this.alarmTopic = new AlarmTopic(this, 'Alarms', { email: s.alarmEmail });
+    new OperationsAlarms(this, 'Operations', {
+      api: this.api,
+      table,
+      queues,
+      eventsFunction: this.webhooks.eventsFunction,
+      functions: [
+        { name: 'Authorizer', fn: this.authorizerFunction },
+        ...groups().map((g) => ({ name: `${g[0]!.toUpperCase()}${g.slice(1)}`, fn: this.functions[g]! })),
+        { name: 'Admin', fn: this.adminFunction },
+        { name: 'Events', fn: this.webhooks.eventsFunction },
+        { name: 'Signer', fn: this.webhooks.webhooksFunction },
+        { name: 'DeadLetter', fn: this.webhooks.deadLetterFunction },
+      ],
+    });
+    this.alarmTopic.connectAlarms();
 
     new CfnOutput(this, 'ApiBaseUrl', { value: `${this.api.url.replace(/\/$/, '')}/api/v1/integrations` });
     new CfnOutput(this, 'AdminFunctionName', { value: this.adminFunction.functionName });
-    new CfnOutput(this, 'WebhookDeadLetterQueueUrl', { value: this.webhooks.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'WebhookDeadLetterQueueUrl', { value: queues.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topic.topicArn });
   }
 }

@@ -1,17 +1,35 @@
 import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { TABLE } from '../shared/db/table.ts';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../shared/config.ts';
+import { WebhookQueues } from './constructs/webhook-queues.ts';
+
+export interface StatefulStackProps extends StackProps {
+  /** Seconds between webhook attempts; the queue's receive limit follows from it. */
+  retrySchedule?: readonly number[];
+}
+
+/** What the API stack needs from this one. */
+export interface StatefulResources {
+  table: dynamodb.ITable;
+  queues: WebhookQueues;
+  webhookSecretsKey: kms.IKey;
+}
 
 /**
- * What holds data: the single table, with its stream (the outbox feeds webhooks), TTL
- * (idempotency records, outbox events, delivery logs) and point-in-time recovery. Kept in its
- * own stack, retained on delete, so the stateless stack can be replaced freely.
+ * What holds data, kept apart so the stateless stack can be replaced freely: the single table
+ * (stream for the outbox, TTL, point-in-time recovery, deletion protection), the webhook queues
+ * (pending retries live there) and the KMS key that webhook secrets are encrypted under. All
+ * are retained when the stack is deleted: a deleted key would make every stored secret unreadable.
  */
-export class StatefulStack extends Stack {
+export class StatefulStack extends Stack implements StatefulResources {
   readonly table: dynamodb.Table;
+  readonly queues: WebhookQueues;
+  readonly webhookSecretsKey: kms.Key;
 
-  constructor(scope: Construct, id: string, props?: StackProps) {
+  constructor(scope: Construct, id: string, props: StatefulStackProps = {}) {
     super(scope, id, props);
     this.table = new dynamodb.Table(this, 'Table', {
       partitionKey: { name: TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
@@ -20,13 +38,24 @@ export class StatefulStack extends Stack {
       timeToLiveAttribute: TABLE.ttlAttribute,
       stream: dynamodb.StreamViewType.NEW_IMAGE,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // Limited to what the gsi1 queries read (shared/db/table.ts). Changing it replaces the index.
     this.table.addGlobalSecondaryIndex({
       indexName: TABLE.gsi1.indexName,
       partitionKey: { name: TABLE.gsi1.partitionKey, type: dynamodb.AttributeType.STRING },
       sortKey: { name: TABLE.gsi1.sortKey, type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.ALL,
+      projectionType: dynamodb.ProjectionType.INCLUDE,
+      nonKeyAttributes: [...TABLE.gsi1.projectedAttributes],
+    });
+
+    this.queues = new WebhookQueues(this, 'Webhooks', { retrySchedule: props.retrySchedule ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE });
+
+    this.webhookSecretsKey = new kms.Key(this, 'WebhookSecretsKey', {
+      description: 'Encrypts webhook signing secrets at rest (admin encrypts, signer decrypts)',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
     });
   }
 }

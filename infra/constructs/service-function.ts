@@ -4,19 +4,32 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
+import { grantTableAccess, TABLE_ACCESS, type TableUser } from '../table-access.ts';
+import { METRICS_NAMESPACE } from '../metric-names.ts';
+import { acknowledgeFunction } from '../nag-acknowledgements.ts';
 
 /** Path of a handler module from the repository root, for NodejsFunction's `entry`. */
 export const entry = (relative: string) => fileURLToPath(new URL(`../../${relative}`, import.meta.url));
 
+export interface ServiceFunctionProps extends NodejsFunctionProps {
+  entryPath: string;
+  /** Powertools service name (`service` on every log line and metric). */
+  service: string;
+}
+
 /**
  * The defaults every Lambda of the service shares: Node 22 on arm64, ESM bundles minified by
  * esbuild with the AWS SDK left to the runtime (smaller bundles, faster cold starts), JSON logs
- * kept for a month, and `bindTable()` to grant exactly the table access a function needs.
+ * kept for a month, active X-Ray tracing, the Powertools service and metrics namespace, and
+ * `bindTable()` to grant exactly the table actions a function's code sends (infra/table-access.ts).
  */
 export class ServiceFunction extends NodejsFunction {
-  constructor(scope: Construct, id: string, props: NodejsFunctionProps & { entryPath: string }) {
-    const { entryPath, environment, ...rest } = props;
+  readonly entryPath: string;
+  readonly service: string;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    const { entryPath, service, environment, ...rest } = props;
     super(scope, id, {
       entry: entry(entryPath),
       handler: 'handler',
@@ -24,9 +37,15 @@ export class ServiceFunction extends NodejsFunction {
       architecture: lambda.Architecture.ARM_64,
       memorySize: 512,
       timeout: Duration.seconds(10),
+      tracing: lambda.Tracing.ACTIVE,
       logGroup: new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH }),
       loggingFormat: lambda.LoggingFormat.JSON,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...environment },
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: service,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        ...environment,
+      },
       bundling: {
         format: OutputFormat.ESM,
         target: 'node20',
@@ -38,12 +57,15 @@ export class ServiceFunction extends NodejsFunction {
       },
       ...rest,
     });
+    this.entryPath = entryPath;
+    this.service = service;
+    acknowledgeFunction(this);
   }
 
-  bindTable(table: dynamodb.ITable, access: 'read' | 'readWrite'): this {
+  /** TABLE_NAME and the table actions `user` is listed with in TABLE_ACCESS. */
+  bindTable(table: dynamodb.ITable, user: TableUser): this {
     this.addEnvironment('TABLE_NAME', table.tableName);
-    if (access === 'read') table.grantReadData(this);
-    else table.grantReadWriteData(this);
+    grantTableAccess(this, table, TABLE_ACCESS[user]);
     return this;
   }
 }

@@ -1,23 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match } from 'aws-cdk-lib/assertions';
 import { StatefulStack } from '../../infra/stateful-stack.ts';
 import { ApiStack } from '../../infra/api-stack.ts';
+import { settingsFromContext } from '../../infra/settings.ts';
 import { API_ROUTES, groups } from '../../shared/http/api-routes.ts';
+import { principalToContext } from '../../shared/http/authorizer-context.ts';
 import { TABLE } from '../../shared/db/table.ts';
-
-function synth() {
-  // Skip esbuild bundling: these tests look at the templates, not the bundles.
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stateful = new StatefulStack(app, 'Data');
-  const api = new ApiStack(app, 'Api', { table: stateful.table, authorizerCacheSeconds: 0 });
-  return { data: Template.fromStack(stateful), api: Template.fromStack(api) };
-}
+import { actionsOf, logicalId, statementsOf, synthStacks } from './synth.ts';
 
 describe('CDK stacks', () => {
-  const { data, api } = synth();
+  const { stateful, api, data, template } = synthStacks();
 
-  it('defines the table from the shared table module, with stream, TTL and point-in-time recovery', () => {
+  it('keeps the table, with stream, TTL, point-in-time recovery and deletion protection, retained', () => {
     data.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [
         { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
@@ -27,13 +22,55 @@ describe('CDK stacks', () => {
       StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
       TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: TABLE.gsi1.indexName })],
+      DeletionProtectionEnabled: true,
     });
-    data.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain' });
+    data.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  });
+
+  it('projects into gsi1 only what its queries read, and no webhook secret', () => {
+    data.hasResourceProperties('AWS::DynamoDB::Table', {
+      GlobalSecondaryIndexes: [
+        Match.objectLike({
+          IndexName: TABLE.gsi1.indexName,
+          Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...TABLE.gsi1.projectedAttributes] },
+        }),
+      ],
+    });
+    expect(TABLE.gsi1.projectedAttributes).not.toContain('webhook_secret');
+    expect(TABLE.gsi1.projectedAttributes).not.toContain('previous_webhook_secret');
+  });
+
+  it('puts the queues in the stateful stack, all retained, and none in the API stack', () => {
+    expect(Object.keys(data.findResources('AWS::SQS::Queue'))).toHaveLength(3);
+    for (const q of Object.values(data.findResources('AWS::SQS::Queue'))) {
+      expect(q.DeletionPolicy).toBe('Retain');
+      expect(q.Properties.SqsManagedSseEnabled).toBe(true);
+    }
+    template.resourceCountIs('AWS::SQS::Queue', 0);
+  });
+
+  it('keeps the webhook secrets key in the stateful stack, rotated and retained', () => {
+    data.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain', Properties: Match.objectLike({ EnableKeyRotation: true }) });
+    template.resourceCountIs('AWS::KMS::Key', 0);
+  });
+
+  it('lets only the admin function encrypt, and only the signer and the admin (webhooks ping) decrypt, both told the key', () => {
+    const keyArn = { 'Fn::ImportValue': Match.stringLikeRegexp('WebhookSecretsKey') };
+    const kmsOf = (fn: Parameters<typeof statementsOf>[1]) => actionsOf(statementsOf(template, fn), 'kms');
+    expect(kmsOf(api.adminFunction)).toEqual(['kms:Decrypt', 'kms:Encrypt']);
+    expect(kmsOf(api.webhooks.webhooksFunction)).toEqual(['kms:Decrypt']);
+    const others = [api.authorizerFunction, ...Object.values(api.functions), api.webhooks.eventsFunction, api.webhooks.deadLetterFunction];
+    for (const fn of others) expect(kmsOf(fn)).toEqual([]);
+    for (const fn of [api.adminFunction, api.webhooks.webhooksFunction]) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: (fn.node.defaultChild as unknown as { description: string }).description,
+        Environment: { Variables: Match.objectLike({ WEBHOOK_SECRET_KMS_KEY_ID: keyArn }) },
+      });
+    }
   });
 
   it('puts the Lambda authorizer on every method of the route table, with caching off', () => {
-    const methods = api.findResources('AWS::ApiGateway::Method');
+    const methods = template.findResources('AWS::ApiGateway::Method');
     const keyed = Object.values(methods).filter((m) => m.Properties.HttpMethod !== 'OPTIONS');
     // The one public method: the OpenAPI document, answered by API Gateway itself.
     const open = keyed.filter((m) => m.Properties.AuthorizationType === 'NONE');
@@ -44,43 +81,123 @@ describe('CDK stacks', () => {
       expect(m.Properties.AuthorizationType).toBe('CUSTOM');
       expect(m.Properties.AuthorizerId).toBeDefined();
     }
-    api.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
       Type: 'REQUEST',
       IdentitySource: 'method.request.header.Authorization',
       AuthorizerResultTtlInSeconds: 0,
     });
   });
 
-  it('creates one Lambda per endpoint group plus the authorizer, admin, fan-out and signer functions', () => {
-    const fns = Object.values(api.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Runtime?.startsWith('nodejs'));
-    expect(fns).toHaveLength(groups().length + 4);
+  it('refuses a non-zero authorizer cache at synth, naming why', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const data = new StatefulStack(app, 'Data');
+    expect(() => new ApiStack(app, 'Api', { data, authorizerCacheSeconds: 300 })).toThrow(/authorizerCacheSeconds must be 0, got 300: .*covers one method/);
+    const ctx = new App({ context: { authorizerCacheSeconds: '60' } });
+    expect(() => settingsFromContext(ctx.node)).toThrow(/authorizerCacheSeconds must be 0/);
+  });
+
+  it('creates one Lambda per endpoint group plus the authorizer, admin, fan-out, signer and dead-letter consumer, all traced', () => {
+    const fns = Object.values(template.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Runtime?.startsWith('nodejs'));
+    expect(fns).toHaveLength(groups().length + 5);
     for (const f of fns) {
       expect(f.Properties.Architectures).toEqual(['arm64']);
+      expect(f.Properties.TracingConfig).toEqual({ Mode: 'Active' });
       expect(f.Properties.Environment.Variables.TABLE_NAME).toBeDefined();
+      expect(f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME).toBeDefined();
     }
   });
 
-  it('grants the read-only catalog group no write actions', () => {
-    const policies = api.findResources('AWS::IAM::Policy');
-    const products = Object.entries(policies).find(([id]) => id.startsWith('ProductsFunction'));
-    expect(products).toBeDefined();
-    const actions = JSON.stringify(products![1].Properties.PolicyDocument.Statement);
-    expect(actions).toContain('dynamodb:GetItem');
-    expect(actions).not.toMatch(/PutItem|UpdateItem|DeleteItem|BatchWriteItem/);
+  it('reserves concurrency for the authorizer and the signer within a default account, and caps the signer poller to it', () => {
+    const reserved = (fn: object) => (fn as { node: { defaultChild: { reservedConcurrentExecutions?: number } } }).node.defaultChild.reservedConcurrentExecutions;
+    expect(reserved(api.authorizerFunction)).toBe(100);
+    expect(reserved(api.webhooks.webhooksFunction)).toBe(10);
+    expect(100 + 10).toBeLessThanOrEqual(1000 - 100);
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(api.webhooks.webhooksFunction) },
+      ScalingConfig: { MaximumConcurrency: 10 },
+    });
+    const ctx = (c: Record<string, string>) => settingsFromContext(new App({ context: c }).node);
+    expect(ctx({ authorizerConcurrency: '300', signerConcurrency: '20' })).toMatchObject({ authorizerConcurrency: 300, signerConcurrency: 20 });
+    expect(() => ctx({ authorizerConcurrency: '850', signerConcurrency: '60' })).toThrow(/leaves less than 100 .* unreserved/);
+    expect(() => ctx({ signerConcurrency: '1' })).toThrow(/signerConcurrency must be 0/);
+  });
+
+  it('traces the stage and writes JSON access logs with the key and store the authorizer resolved', () => {
+    const stage = Object.values(template.findResources('AWS::ApiGateway::Stage'))[0]!.Properties;
+    expect(stage.TracingEnabled).toBe(true);
+    const format = JSON.parse(stage.AccessLogSetting.Format as string) as Record<string, string>;
+    // The context keys the variables read are the ones the authorizer hands over.
+    const context = principalToContext({ keyId: 7, storeId: 'acme', abilities: [], currency: null }, { allowed: true, slot: 0, limit: 60, remaining: 59, resetSeconds: 60 }, null);
+    expect(format.key_id).toBe('$context.authorizer.keyId');
+    expect(format.store_id).toBe('$context.authorizer.storeId');
+    expect(Object.keys(context)).toEqual(expect.arrayContaining(['keyId', 'storeId']));
+    expect(format).toMatchObject({ request_id: '$context.requestId', status: '$context.status', latency_ms: '$context.responseLatency' });
+    expect(JSON.stringify(format)).not.toMatch(/Authorization|header/i);
+    expect(stage.MethodSettings).toEqual([expect.objectContaining({ LoggingLevel: 'ERROR', DataTraceEnabled: false, MetricsEnabled: true })]);
+  });
+
+  it('owns the account-level API Gateway CloudWatch role and keeps it on delete', () => {
+    template.resourceCountIs('AWS::ApiGateway::Account', 1);
+    template.hasResource('AWS::IAM::Role', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ AssumeRolePolicyDocument: Match.objectLike({ Statement: [Match.objectLike({ Principal: { Service: 'apigateway.amazonaws.com' } })] }) }),
+    });
   });
 
   it('keeps API Gateway errors in the contract shape', () => {
-    api.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'UNAUTHORIZED',
       StatusCode: '401',
       ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"code":"unauthenticated"') },
     });
-    api.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'ACCESS_DENIED',
       StatusCode: '403',
       ResponseTemplates: { 'application/json': Match.stringLikeRegexp('\\$context.authorizer.missingAbility') },
     });
-    api.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'MISSING_AUTHENTICATION_TOKEN', StatusCode: '404' });
-    api.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'DEFAULT_5XX', StatusCode: '500' });
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'MISSING_AUTHENTICATION_TOKEN', StatusCode: '404' });
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'DEFAULT_5XX', StatusCode: '500' });
+  });
+
+  it('has no WAF unless asked for', () => {
+    template.resourceCountIs('AWS::WAFv2::WebACL', 0);
+    expect(stateful.table).toBeDefined();
+  });
+});
+
+describe('CDK stacks with waf=true', () => {
+  const { api, template } = synthStacks({ waf: true, wafPerIpPerMinute: 3000, wafPerKeyPerMinute: 600 });
+
+  it('associates a web ACL with per-IP and per-Authorization-header rate rules with the stage', () => {
+    template.hasResourceProperties('AWS::WAFv2::WebACL', {
+      Scope: 'REGIONAL',
+      DefaultAction: { Allow: {} },
+      Rules: [
+        Match.objectLike({ Name: 'PerIp', Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 3000, EvaluationWindowSec: 60 } } }),
+        Match.objectLike({
+          Name: 'PerAuthorizationHeader',
+          Action: { Block: { CustomResponse: Match.objectLike({ ResponseCode: 429 }) } },
+          Statement: {
+            RateBasedStatement: Match.objectLike({
+              AggregateKeyType: 'CUSTOM_KEYS',
+              Limit: 600,
+              CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+            }),
+          },
+        }),
+      ],
+    });
+    const stageId = logicalId(api.api.deploymentStage);
+    template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
+      ResourceArn: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([{ Ref: stageId }])] }),
+      WebACLArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('RateLimitsWebAcl'), 'Arn'] },
+    });
+  });
+
+  it('reads the WAF flag and limits from context', () => {
+    const s = settingsFromContext(new App({ context: { waf: 'true', wafPerIpPerMinute: '1200', alarmEmail: 'ops@example.com' } }).node);
+    expect(s).toMatchObject({ waf: true, wafPerIpPerMinute: 1200, alarmEmail: 'ops@example.com' });
+    expect(settingsFromContext(new App().node).waf).toBe(false);
+    expect(() => settingsFromContext(new App({ context: { alarmEmail: 'not-an-address' } }).node)).toThrow(/alarmEmail/);
   });
 });

@@ -1,0 +1,44 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { acknowledgeStreamFailureQueue } from '../nag-acknowledgements.ts';
+import { QUEUE_VISIBILITY, queueMaxReceiveCount } from '../webhook-settings.ts';
+
+export interface WebhookQueuesProps {
+  /** Seconds between attempts (WEBHOOK_RETRY_SCHEDULE); the receive limit is derived from it. */
+  retrySchedule: readonly number[];
+}
+
+/**
+ * The webhook pipeline's queues, kept with the table in the stateful stack: replacing the API
+ * stack must not drop deliveries waiting for their next attempt. All three are retained on
+ * delete and encrypted with SQS-managed keys; 14-day retention outlasts the 24 h schedule.
+ *
+ * - queue: fan-out → signer. maxReceiveCount leaves the platform-error budget above the schedule.
+ * - deadLetterQueue: deliveries the signer could not finish; a consumer marks them `failed`.
+ * - streamFailureQueue: the stream mapping's on-failure destination (records the fan-out could
+ *   not handle; their outbox items stay 7 days in the table for `webhooks replay`).
+ */
+export class WebhookQueues extends Construct {
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly streamFailureQueue: sqs.Queue;
+
+  constructor(scope: Construct, id: string, props: WebhookQueuesProps) {
+    super(scope, id);
+    const common = {
+      retentionPeriod: Duration.days(14),
+      enforceSSL: true,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      removalPolicy: RemovalPolicy.RETAIN,
+    };
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', common);
+    this.queue = new sqs.Queue(this, 'Queue', {
+      ...common,
+      visibilityTimeout: QUEUE_VISIBILITY,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: queueMaxReceiveCount(props.retrySchedule) },
+    });
+    this.streamFailureQueue = new sqs.Queue(this, 'StreamFailureQueue', common);
+    acknowledgeStreamFailureQueue(this.streamFailureQueue);
+  }
+}

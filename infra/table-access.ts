@@ -1,0 +1,50 @@
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import { TABLE } from '../shared/db/table.ts';
+import { keys } from '../shared/db/keys.ts';
+
+export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem';
+
+export interface TableAccess {
+  /** Item actions on the table; TransactWriteItems is authorized per item (Put/Update/Delete). */
+  actions: TableAction[];
+  /** Queries gsi1 (keys of a store, orders updated since, pages of a type). */
+  queriesIndex?: boolean;
+  /** Partition-key patterns the function may touch (dynamodb:LeadingKeys). */
+  leadingKeys?: string[];
+}
+
+const writes: TableAction[] = ['PutItem', 'UpdateItem', 'DeleteItem'];
+
+/**
+ * The table actions of each function, read off what its bundle sends (test/infra/table-access.test.ts
+ * bundles every handler and fails when this table and the code disagree). No function scans.
+ */
+export const TABLE_ACCESS = {
+  // One GetItem / conditional UpdateItem on the token item, and nothing else.
+  authorizer: { actions: ['GetItem', 'UpdateItem'], leadingKeys: [keys.token('*').pk] },
+  products: { actions: ['GetItem', 'BatchGetItem', 'Query'] },
+  catalog: { actions: ['GetItem', 'BatchGetItem', ...writes] },
+  orders: { actions: ['GetItem', 'Query', ...writes], queriesIndex: true },
+  content: { actions: ['GetItem', 'Query', ...writes], queriesIndex: true },
+  mcp: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
+  admin: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
+  events: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },
+  webhooks: { actions: ['GetItem', 'UpdateItem'] },
+  deadLetter: { actions: ['GetItem', 'UpdateItem'] },
+} satisfies Record<string, TableAccess>;
+
+export type TableUser = keyof typeof TABLE_ACCESS;
+
+/** Grants exactly `access` on the table (and Query on gsi1 alone, never `index/*`). */
+export function grantTableAccess(grantee: iam.IGrantable, table: dynamodb.ITable, access: TableAccess): void {
+  const conditions = access.leadingKeys ? { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': access.leadingKeys } } : undefined;
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: access.actions.map((a) => `dynamodb:${a}`), resources: [table.tableArn], conditions }),
+  );
+  if (access.queriesIndex) {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${table.tableArn}/index/${TABLE.gsi1.indexName}`] }),
+    );
+  }
+}

@@ -1,0 +1,24 @@
+import { Duration } from 'aws-cdk-lib';
+import { maxReceiveCount, receivesForSchedule } from '../shared/domain/webhook/retry.ts';
+
+/** The signer's timeout: one POST may take 10 s, a batch of 10 runs in parallel. */
+export const SIGNER_TIMEOUT = Duration.seconds(30);
+
+/** Visibility timeout of the webhook queue: 6 × the signer's timeout, as AWS advises for SQS event sources. */
+export const QUEUE_VISIBILITY = Duration.seconds(SIGNER_TIMEOUT.toSeconds() * 6);
+
+/**
+ * Receives a message may spend on platform errors (throttling, a bad deploy) beyond what the
+ * schedule needs. The signer backs off exponentially from them (2 s doubling, capped at 15 min),
+ * so 30 receives are roughly 5 h of an unbroken platform outage before a delivery is dead-lettered.
+ */
+export const PLATFORM_ERROR_RECEIVES = 30;
+
+/**
+ * The webhook queue's redrive maxReceiveCount: the signer's own limit
+ * (shared/domain/webhook/retry.ts), and never less than the schedule's receives plus the
+ * platform-error budget, so the queue does not give up before the code does.
+ */
+export function queueMaxReceiveCount(schedule: readonly number[]): number {
+  return Math.max(maxReceiveCount(schedule), receivesForSchedule(schedule) + PLATFORM_ERROR_RECEIVES);
+}

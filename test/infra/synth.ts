@@ -1,0 +1,29 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { StatefulStack } from '../../infra/stateful-stack.ts';
+import { ApiStack, type ApiStackProps } from '../../infra/api-stack.ts';
+
+/** Both stacks, templates only (bundling skipped: the assertions are about wiring, not bundles). */
+export function synthStacks(props: Partial<Omit<ApiStackProps, 'data'>> = {}) {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stateful = new StatefulStack(app, 'Data');
+  const api = new ApiStack(app, 'Api', { data: stateful, ...props });
+  return { app, stateful, api, data: Template.fromStack(stateful), template: Template.fromStack(api) };
+}
+
+/** The logical id CloudFormation knows a construct by. */
+export const logicalId = (c: { node: { defaultChild?: unknown } }) => Stack.of(c as never).getLogicalId(c.node.defaultChild as never);
+
+type Statement = { Action: string | string[]; Resource: unknown; Condition?: Record<string, unknown> };
+
+/** The statements of the policy attached to a function's role. */
+export function statementsOf(template: Template, fn: { role?: { node: { defaultChild?: unknown } } }): Statement[] {
+  const roleId = logicalId(fn.role!);
+  const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+    (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId),
+  );
+  return policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+export const actionsOf = (statements: Statement[], service: string) =>
+  [...new Set(statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action])).filter((a) => a.startsWith(`${service}:`)))].sort();
