@@ -65,6 +65,9 @@ export class ApiStack extends Stack {
       },
       defaultMethodOptions: { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM },
       cloudWatchRole: false,
+      // Every body reaches the Lambda as its bytes (base64): API Gateway would otherwise decode
+      // text itself and turn invalid UTF-8 into U+FFFD, which the handler could not tell apart.
+      binaryMediaTypes: ['*/*'],
     });
 
     for (const group of groups()) {

@@ -2,7 +2,8 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { authorizedKey, internal, MAX_BODY_BYTES, resolveRoute, responseShaper } from '../../shared/http/middlewares.ts';
+import { authorizedKey, bodyText, internal, resolveRoute, responseShaper } from '../../shared/http/middlewares.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../shared/domain/json-text.ts';
 import { absoluteUrl, instrument } from '../../shared/http/http-handler.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
 import { json } from '../../shared/http/response.ts';
@@ -62,13 +63,13 @@ function headersOf(event: APIGatewayProxyEvent): Headers {
   return headers;
 }
 
-/** The raw JSON-RPC text: parse errors are the transport's to answer (JSON-RPC -32700), size is ours (413). */
+/**
+ * The raw JSON-RPC text: parse errors are the transport's to answer (JSON-RPC -32700); size (413),
+ * encoding and depth are ours, checked before the SDK parses and validates the message.
+ */
 function bodyOf(event: APIGatewayProxyEvent): string {
-  const raw = event.body ?? '';
-  const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-  if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) {
-    throw new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
-  }
+  const text = bodyText(event);
+  if (nestsDeeperThan(text)) throw new DomainError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   return text;
 }
 

@@ -1,6 +1,7 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { DomainError } from '../domain/errors.ts';
+import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/json-text.ts';
 import { json } from './response.ts';
 import { errorResponse } from './error-status.ts';
 import { findRoute, type ApiRoute } from './api-routes.ts';
@@ -96,17 +97,33 @@ export function authorizedKey(): Middleware {
   };
 }
 
-/** JSON bodies: 1 MiB at most (413), valid JSON (400), and an object at the top (400). */
+/**
+ * The body's text: API Gateway hands bytes over base64-encoded (the API declares every media type
+ * binary, so nothing is decoded on the way), a test or an older stage may hand text. Bytes that
+ * are not UTF-8 are refused rather than stored as U+FFFD.
+ */
+export function bodyText(event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'>): string {
+  const raw = event.body ?? '';
+  if (!event.isBase64Encoded) {
+    if (Buffer.byteLength(raw, 'utf8') > MAX_BODY_BYTES) throw tooLarge();
+    return raw;
+  }
+  const bytes = Buffer.from(raw, 'base64');
+  if (bytes.length > MAX_BODY_BYTES) throw tooLarge();
+  const text = decodeUtf8(bytes);
+  if (text === undefined) throw new DomainError('invalid_json', 'The request body is not valid UTF-8.');
+  return text;
+}
+
+const tooLarge = () => new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+
+/** JSON bodies: 1 MiB at most (413), UTF-8, no deeper than MAX_JSON_DEPTH, valid JSON (400), and an object at the top (400). */
 export function jsonBody(): Middleware {
   return {
     before: (request) => {
       const { event } = request;
-      if (event.httpMethod === 'GET') return;
-      const raw = event.body ?? '';
-      const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-      if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) {
-        throw new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
-      }
+      if (event.httpMethod === 'GET' || event.httpMethod === 'HEAD') return;
+      const text = bodyText(event);
       if (text.trim() === '') {
         // PUT and PATCH exist to carry a JSON object; a POST action (publish) may come without one.
         if (event.httpMethod === 'PUT' || event.httpMethod === 'PATCH') {
@@ -114,6 +131,9 @@ export function jsonBody(): Middleware {
         }
         internal(request).body = undefined;
         return;
+      }
+      if (nestsDeeperThan(text)) {
+        throw new DomainError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
       }
       let body: unknown;
       try {

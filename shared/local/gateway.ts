@@ -173,8 +173,10 @@ export function createGateway(options: GatewayOptions = {}): Server {
           pathParameters: matched.pathParameters,
           stageVariables: null,
           requestContext,
-          body: body.length ? body.toString('utf8') : null,
-          isBase64Encoded: false,
+          // The REST API declares every media type binary (infra/api-stack.ts): bytes arrive
+          // base64-encoded and untouched, and the handler decides whether they are UTF-8.
+          body: body.length ? body.toString('base64') : null,
+          isBase64Encoded: body.length > 0,
         } as unknown as APIGatewayProxyEvent;
         let result: APIGatewayProxyResult;
         try {

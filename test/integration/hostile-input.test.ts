@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { baseUrl, storeWithKey } from '../fixtures/api.ts';
+import { idemKey, placeOrder, statusPath } from '../fixtures/orders.ts';
+import { idem, insertTestPage, publishPath } from '../fixtures/content.ts';
+
+/**
+ * Issue 12: hostile request bodies, text and HTTP conventions, each fault through real HTTP.
+ * (The generated sweep across every write endpoint and tool is fuzz.test.ts.)
+ */
+const deep = (levels: number, inner = '"processing"') => '['.repeat(levels) + inner + ']'.repeat(levels);
+
+/** A raw request: bytes as given, no client-side JSON. */
+async function raw(method: string, path: string, token: string | null, body?: string | Uint8Array, headers: Record<string, string> = {}) {
+  const res = await fetch(baseUrl() + path, {
+    method,
+    headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers },
+    body,
+  });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, body: json };
+}
+
+const mcpCall = (id: number, name: string, args: string) =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`;
+
+describe('deeply nested bodies', () => {
+  it('answers 400 invalid_json to a 20,000-deep status on POST /orders/{ref}/status and leaves the order as it was', async () => {
+    const { storeId, key, client: api } = await storeWithKey(['orders:read', 'orders:write-status']);
+    const order = await placeOrder(storeId);
+    const res = await raw('POST', statusPath(order.reference), key.token, `{"status":${deep(20_000)}}`, { 'Idempotency-Key': idemKey() });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 'invalid_json', message: expect.stringContaining('deeper'), field: null });
+    const list = await api.get('/orders');
+    expect(list.body.data.find((o: any) => o.reference === order.reference).status).toBe('pending');
+  });
+
+  it('answers 400 invalid_json to a deep body on POST /content/pages/{xid}/publish and leaves the page a draft', async () => {
+    const { storeId, key, client: api } = await storeWithKey(['content:read', 'content:write']);
+    const page = await insertTestPage(storeId, key.id);
+    const res = await raw('POST', publishPath(page.external_id), key.token, `{"x":${deep(20_000, '1')}}`, { 'Idempotency-Key': idem() });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_json');
+    const list = await api.get('/content/pages');
+    expect(list.body.data.find((p: any) => p.external_id === page.external_id).status).toBe('draft');
+  });
+
+  it('answers 400 invalid_json to a deep PUT product body and stores nothing', async () => {
+    const { key, client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const res = await raw('PUT', '/catalog/products/deep-1', key.token, `{"name":"x","price":1,"description":${deep(40, '"x"')}}`);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_json');
+    expect((await api.get('/products')).body.total).toBe(0);
+  });
+
+  it('accepts a body nested up to the limit and judges it on its fields (422, not 400)', async () => {
+    const { key } = await storeWithKey(['catalog:write']);
+    const res = await raw('PUT', '/catalog/products/deep-2', key.token, `{"name":"x","price":1,"description":${deep(31, '"x"')}}`);
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ code: 'validation_failed', field: 'description' });
+  });
+
+  it('answers 400 to a deep set_order_status call over MCP and leaves the order as it was', async () => {
+    const { storeId, key, client: api } = await storeWithKey(['orders:read', 'orders:write-status']);
+    const order = await placeOrder(storeId);
+    const args = `{"reference":"${order.reference}","idempotency_key":"${idemKey()}","status":${deep(20_000)}}`;
+    const res = await raw('POST', '/mcp', key.token, mcpCall(1, 'set_order_status', args), { Accept: 'application/json, text/event-stream' });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_json');
+    expect((await api.get('/orders')).body.data.find((o: any) => o.reference === order.reference).status).toBe('pending');
+  });
+});
+
+describe('bodies that are not UTF-8', () => {
+  // "Oak" + a lone continuation byte + "bench": not UTF-8 anywhere.
+  const invalid = Buffer.concat([Buffer.from('{"name":"Oak'), Buffer.from([0x80]), Buffer.from(' bench","price":1}')]);
+
+  it('answers 400 invalid_json to invalid UTF-8 in a PUT body and stores nothing', async () => {
+    const { key, client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const res = await raw('PUT', '/catalog/products/bytes-1', key.token, invalid);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 'invalid_json', message: expect.stringContaining('UTF-8'), field: null });
+    expect((await api.get('/products')).body.total).toBe(0);
+  });
+
+  it('answers 400 invalid_json to an overlong encoding (0xC0 0xAF for "/")', async () => {
+    const { key } = await storeWithKey(['catalog:write']);
+    const body = Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xc0, 0xaf]), Buffer.from('","price":1}')]);
+    expect((await raw('PUT', '/catalog/products/bytes-2', key.token, body)).status).toBe(400);
+  });
+
+  it('stores valid multi-byte UTF-8 as sent', async () => {
+    const { key } = await storeWithKey(['catalog:write']);
+    const res = await raw('PUT', '/catalog/products/bytes-3', key.token, Buffer.from('{"name":"Eiche – Bank 😀","price":1}'));
+    expect(res.status).toBe(200);
+    expect(res.body.data.name).toBe('Eiche – Bank 😀');
+  });
+
+  it('answers 400 to invalid UTF-8 in an MCP message', async () => {
+    const { key } = await storeWithKey(['catalog:write']);
+    const body = Buffer.concat([Buffer.from(mcpCall(1, 'upsert_product', '{"external_id":"b-1","name":"Oak')), Buffer.from([0xff]), Buffer.from('","price":1}}')]);
+    const res = await raw('POST', '/mcp', key.token, body, { Accept: 'application/json, text/event-stream' });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_json');
+  });
+});
