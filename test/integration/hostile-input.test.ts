@@ -109,3 +109,57 @@ describe('bodies that are not UTF-8', () => {
     expect(res.body.code).toBe('invalid_json');
   });
 });
+
+describe('text hygiene: one rule set for every plain text field', () => {
+  const cases: [string, string, Record<string, unknown>, string][] = [
+    ['a NUL in a product name', '/catalog/products/t-1', { name: 'Oak\u0000bench', price: 1 }, 'name'],
+    ['a lone surrogate in a product name', '/catalog/products/t-2', { name: 'Oak \uD800', price: 1 }, 'name'],
+    ['a bidi override in a description', '/catalog/products/t-3', { name: 'Oak', price: 1, description: 'cheap \u202Eevil' }, 'description'],
+    ['a NUL in a description', '/catalog/products/t-4', { name: 'Oak', price: 1, description: 'a\u0000b' }, 'description'],
+    ['a control character in a sku', '/catalog/products/t-5', { name: 'Oak', price: 1, sku: 'A\u0007B' }, 'sku'],
+    ['a zero-width-only sku', '/catalog/products/t-6', { name: 'Oak', price: 1, sku: '\u200B\u200B' }, 'sku'],
+    ['a zero-width-only product name', '/catalog/products/t-7', { name: '\u200B\u2060\uFEFF', price: 1 }, 'name'],
+    ['a zero-width-only category name', '/catalog/categories/c-1', { name: '\u200B\u200C' }, 'name'],
+    ['a bidi isolate in a category name', '/catalog/categories/c-2', { name: 'Chairs\u2067' }, 'name'],
+    ['a lone surrogate in a tag value', '/catalog/tags/g-1', { value: 'sale\uDC00' }, 'value'],
+    ['a tab in a tag value', '/catalog/tags/g-2', { value: 'sale\tnow' }, 'value'],
+  ];
+  it.each(cases)('answers 422 validation_failed to %s and stores nothing', async (_what, path, body, field) => {
+    const { client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const res = await api.put(path, body);
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ code: 'validation_failed', message: expect.any(String), field });
+    expect((await api.get('/products')).body.total).toBe(0);
+  });
+
+  it('stores text NFC-normalized and keeps line breaks in a description', async () => {
+    const { client: api } = await storeWithKey(['catalog:write']);
+    const res = await api.put('/catalog/products/nfc-1', { name: 'Cafe\u0301 chair', price: 1, description: 'Line 1\nLine 2\tend' });
+    expect(res.status).toBe(200);
+    expect(res.body.data.name).toBe('Caf\u00e9 chair');
+    expect(res.body.data.description).toBe('Line 1\nLine 2\tend');
+  });
+
+  it('applies the same rules to a page title', async () => {
+    const { client: api } = await storeWithKey(['content:write']);
+    const res = await api.put('/content/pages/p-1', { type: 'page', title: 'About \u202Eus', slug: 'about-us', body: '' });
+    expect(res.status).toBe(422);
+    expect(res.body.field).toBe('title');
+  });
+
+  it.each(['\u0440\u0430id', 'PA\u0130D', 'pai\u0301d', 'p\u0430\u0456d', '\u0455hipped', 'dr\u0430ft', 'SHIPPED\u0336'])(
+    'refuses the look-alike status label %j with 422 reserved_tag_value',
+    async (value) => {
+      const { client: api } = await storeWithKey(['catalog:write']);
+      const res = await api.put('/catalog/tags/look', { value });
+      expect(res.status).toBe(422);
+      expect(res.body).toMatchObject({ code: 'reserved_tag_value', field: 'value' });
+    },
+  );
+
+  it('still accepts a tag in another script that is no status label', async () => {
+    const { client: api } = await storeWithKey(['catalog:write']);
+    const res = await api.put('/catalog/tags/ru', { value: '\u0440\u0430\u0441\u043f\u0440\u043e\u0434\u0430\u0436\u0430' });
+    expect(res.status).toBe(200);
+  });
+});
