@@ -3,7 +3,7 @@ import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { API_ROUTES, groups, resourceOf, type Group } from '../shared/http/api-routes.ts';
-import { GATEWAY_RESPONSES } from '../shared/http/gateway-responses.ts';
+import { BEARER_CHALLENGE, GATEWAY_RESPONSES } from '../shared/http/gateway-responses.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
 import { addOpenApiMethod } from './openapi-method.ts';
 import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
@@ -90,7 +90,8 @@ export class ApiStack extends Stack {
 
     const json = { 'Content-Type': "'application/json'" };
     const responses: [string, apigw.ResponseType, string, object, Record<string, string>?][] = [
-      ['Unauthorized', apigw.ResponseType.UNAUTHORIZED, '401', GATEWAY_RESPONSES.unauthorized],
+      // No token at all (a wrong one reaches the handler, which answers with error="invalid_token").
+      ['Unauthorized', apigw.ResponseType.UNAUTHORIZED, '401', GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': `'${BEARER_CHALLENGE}'` }],
       ['AccessDenied', apigw.ResponseType.ACCESS_DENIED, '403', GATEWAY_RESPONSES.forbidden('$context.authorizer.missingAbility')],
       // API Gateway answers an unknown route with "Missing Authentication Token" (403): it is a 404.
       ['MissingRoute', apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', GATEWAY_RESPONSES.notFound],

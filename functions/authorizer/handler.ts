@@ -11,8 +11,17 @@ const unauthorized = () => new Error('Unauthorized');
 
 export function bearerToken(headers: Record<string, string | undefined> | null): string | undefined {
   const entry = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization');
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(entry?.[1] ?? '');
+  // The scheme name is case-insensitive (RFC 9110 §11.1): `bearer`, `BEARER`.
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(entry?.[1] ?? '');
   return match?.[1];
+}
+
+function invalidToken(methodArn: string): APIGatewayAuthorizerResult {
+  return {
+    principalId: 'invalid-token',
+    policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: methodArn }] },
+    context: { authError: 'invalid_token' },
+  };
 }
 
 /**
@@ -26,9 +35,10 @@ export function bearerToken(headers: Record<string, string | undefined> | null):
 export const handler = instrument(
   async (event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
     const token = bearerToken(event.headers);
-    if (!token || !looksLikeToken(token)) throw unauthorized();
-    const auth = await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute);
-    if (!auth.ok) throw unauthorized();
+    if (!token) throw unauthorized();
+    const auth = looksLikeToken(token) ? await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute) : { ok: false as const };
+    // A token that is no key: the handler answers 401 with `error="invalid_token"` (see BEARER_CHALLENGE).
+    if (!auth.ok) return invalidToken(event.methodArn);
     const route = findRoute(event.httpMethod, event.resource);
     // A route without an ability (MCP) admits any valid key; its tools check their own abilities.
     const missing = route?.ability && !auth.principal.abilities.includes(route.ability) ? route.ability : null;

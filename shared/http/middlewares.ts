@@ -7,6 +7,7 @@ import { errorResponse } from './error-status.ts';
 import { findRoute, type ApiRoute } from './api-routes.ts';
 import { principalFromContext, type RequestPrincipal } from './authorizer-context.ts';
 import { errorFields, log } from '../log.ts';
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from './gateway-responses.ts';
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
@@ -15,6 +16,7 @@ export interface RequestInternal extends Record<string, unknown> {
   route?: ApiRoute;
   principal?: RequestPrincipal;
   body?: unknown;
+  /** RateLimit-* on every answer to a key; the Bearer challenge on a 401. */
   rateHeaders?: Record<string, string>;
 }
 
@@ -75,9 +77,13 @@ export function resolveRoute(): Middleware {
 export function authorizedKey(): Middleware {
   return {
     before: (request) => {
-      const principal = principalFromContext(request.event.requestContext?.authorizer);
-      if (!principal) throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
+      const authorizer = request.event.requestContext?.authorizer;
+      const principal = principalFromContext(authorizer);
       const state = internal(request);
+      if (!principal) {
+        state.rateHeaders = { 'WWW-Authenticate': authorizer?.authError === 'invalid_token' ? INVALID_TOKEN_CHALLENGE : BEARER_CHALLENGE };
+        throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
+      }
       state.principal = principal;
       state.rateHeaders = {
         'RateLimit-Limit': String(principal.rate.limit),

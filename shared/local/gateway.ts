@@ -5,7 +5,7 @@ import { API_BASE_PATH, matchPath, resourceOf, type Group } from '../http/api-ro
 import { withDbStats } from '../db/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
-import { GATEWAY_RESPONSES } from '../http/gateway-responses.ts';
+import { BEARER_CHALLENGE, GATEWAY_RESPONSES } from '../http/gateway-responses.ts';
 import { publicRoute } from './docs-routes.ts';
 
 /**
@@ -153,7 +153,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
         try {
           policy = await authorizer(authEvent, lambdaContext('authorizer', requestId));
         } catch (err) {
-          if ((err as Error).message === 'Unauthorized') return reply(401, GATEWAY_RESPONSES.unauthorized);
+          if ((err as Error).message === 'Unauthorized') return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': BEARER_CHALLENGE });
           process.stderr.write(`authorizer failed: ${(err as Error).stack}\n`);
           return reply(500, GATEWAY_RESPONSES.internal);
         }

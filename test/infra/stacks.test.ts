@@ -83,4 +83,15 @@ describe('CDK stacks', () => {
     api.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'MISSING_AUTHENTICATION_TOKEN', StatusCode: '404' });
     api.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'DEFAULT_5XX', StatusCode: '500' });
   });
+
+  it('challenges every gateway 401 with WWW-Authenticate: Bearer', () => {
+    api.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'UNAUTHORIZED',
+      ResponseParameters: Match.objectLike({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" }),
+    });
+  });
+
+  it('hands every request body to the Lambdas as its bytes (invalid UTF-8 stays detectable)', () => {
+    api.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['*/*'] });
+  });
 });

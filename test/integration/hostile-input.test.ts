@@ -163,3 +163,43 @@ describe('text hygiene: one rule set for every plain text field', () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe('401 challenges and the Bearer scheme', () => {
+  it('answers a request without a key with WWW-Authenticate: Bearer and no error code', async () => {
+    const res = await raw('GET', '/products', null);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(res.body.code).toBe('unauthenticated');
+  });
+
+  it.each([
+    ['an unknown key', 'Bearer sia_' + 'A'.repeat(43)],
+    ['a malformed key', 'Bearer not-a-token'],
+  ])('answers %s with error="invalid_token", on the API and on /mcp', async (_, header) => {
+    for (const [method, path] of [['GET', '/products'], ['POST', '/mcp']] as const) {
+      const res = await raw(method, path, null, method === 'POST' ? '{}' : undefined, { Authorization: header });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
+      expect(res.body).toEqual({ code: 'unauthenticated', message: expect.any(String), field: null });
+    }
+  });
+
+  it('answers a revoked key with error="invalid_token"', async () => {
+    const { key } = await storeWithKey(['catalog:read']);
+    await (await import('../fixtures/api.ts')).adminCommand('keys revoke', { id: key.id });
+    const res = await raw('GET', '/products', null, undefined, { Authorization: `Bearer ${key.token}` });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+  });
+
+  it('accepts BEARER and bearer on the API and on /mcp', async () => {
+    const { key } = await storeWithKey(['catalog:read']);
+    expect((await raw('GET', '/products', null, undefined, { Authorization: `BEARER ${key.token}` })).status).toBe(200);
+    const list = await raw('POST', '/mcp', null, '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}', {
+      Authorization: `bearer ${key.token}`,
+      Accept: 'application/json, text/event-stream',
+    });
+    expect(list.status).toBe(200);
+    expect(list.body.result.tools.length).toBeGreaterThan(0);
+  });
+});
