@@ -2,7 +2,7 @@ import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
-import { API_ROUTES, groups, resourceOf, type Group } from '../shared/http/api-routes.ts';
+import { API_ROUTES, groups, resourceOf, resources, type Group } from '../shared/http/api-routes.ts';
 import { BEARER_CHALLENGE, GATEWAY_RESPONSES } from '../shared/http/gateway-responses.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
 import { addOpenApiMethod } from './openapi-method.ts';
@@ -79,10 +79,18 @@ export class ApiStack extends Stack {
     }
     for (const route of API_ROUTES) {
       const resource = this.api.root.resourceForPath(resourceOf(route));
-      resource.addMethod(route.method, new apigw.LambdaIntegration(this.functions[route.group]!), {
-        authorizer,
-        authorizationType: apigw.AuthorizationType.CUSTOM,
-        operationName: route.operation,
+      const integration = new apigw.LambdaIntegration(this.functions[route.group]!);
+      const options = { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM, operationName: route.operation };
+      resource.addMethod(route.method, integration, options);
+      // HEAD wherever GET works: the same Lambda, which answers without the body.
+      if (route.method === 'GET') resource.addMethod('HEAD', integration, { ...options, operationName: `${route.operation}Head` });
+    }
+    // Any other method of a known path reaches the group's Lambda without the authorizer (nothing
+    // to authorize, no allowance used) and is answered 405 with Allow; explicit methods win over ANY.
+    for (const { resource, group } of resources()) {
+      this.api.root.resourceForPath(resource).addMethod('ANY', new apigw.LambdaIntegration(this.functions[group]!), {
+        authorizationType: apigw.AuthorizationType.NONE,
+        operationName: 'methodNotAllowed',
       });
     }
 

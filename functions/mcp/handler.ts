@@ -24,10 +24,6 @@ export const handler = instrument(
     .use(authorizedKey())
     .handler(async (event, context) => {
       const state = internal({ context });
-      if (state.route!.operation !== 'mcp') {
-        // GET would open a server-to-client SSE stream; a stateless server has none (405 per the transport spec).
-        return json(405, { code: 'method_not_allowed', message: 'This MCP endpoint is stateless and offers no SSE stream; send JSON-RPC messages with POST.', field: null }, { Allow: 'POST' });
-      }
       const body = bodyOf(event);
       // One JSON-RPC message per POST: each POST takes one slot of the key's rate limit, so a
       // batch of 100 calls would cost one. (Batching is gone from MCP since 2025-06-18 anyway.)

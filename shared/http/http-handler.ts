@@ -66,7 +66,9 @@ export function createHttpHandler<G extends Group>(_group: G, operations: GroupO
         method: event.httpMethod,
         path: canonicalPath(route, event.pathParameters ?? {}),
       });
-      return json(result.status ?? 200, result.body, result.headers);
+      const response = json(result.status ?? 200, result.body, result.headers);
+      // HEAD: the GET answer's status and headers, no body.
+      return event.httpMethod === 'HEAD' ? { ...response, body: '' } : response;
     });
   return instrument(chain);
 }

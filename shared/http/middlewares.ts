@@ -4,7 +4,7 @@ import { DomainError } from '../domain/errors.ts';
 import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/json-text.ts';
 import { json } from './response.ts';
 import { errorResponse } from './error-status.ts';
-import { findRoute, type ApiRoute } from './api-routes.ts';
+import { allowedMethods, findRoute, type ApiRoute } from './api-routes.ts';
 import { principalFromContext, type RequestPrincipal } from './authorizer-context.ts';
 import { errorFields, log } from '../log.ts';
 import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from './gateway-responses.ts';
@@ -17,7 +17,7 @@ export interface RequestInternal extends Record<string, unknown> {
   principal?: RequestPrincipal;
   body?: unknown;
   /** RateLimit-* on every answer to a key; the Bearer challenge on a 401. */
-  rateHeaders?: Record<string, string>;
+  responseHeaders?: Record<string, string>;
 }
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -36,7 +36,7 @@ export function internal(request: { context: unknown }): RequestInternal {
  */
 export function responseShaper(): Middleware {
   const addHeaders = (request: Request) => {
-    const headers = internal(request).rateHeaders;
+    const headers = internal(request).responseHeaders;
     if (headers && request.response) request.response.headers = { ...request.response.headers, ...headers };
   };
   return {
@@ -59,13 +59,21 @@ export function responseShaper(): Middleware {
   };
 }
 
-/** The route this event belongs to, from API Gateway's `resource` (the same table built the API). */
+/** The route this event belongs to, from API Gateway's `resource` (the same table built the API); 405 with `Allow` for a method the resource lacks. */
 export function resolveRoute(): Middleware {
   return {
     before: (request) => {
-      const route = findRoute(request.event.httpMethod, request.event.resource);
-      if (!route) throw new DomainError('not_found', 'No such endpoint.');
-      internal(request).route = route;
+      const { httpMethod, resource } = request.event;
+      const route = findRoute(httpMethod, resource);
+      if (route) {
+        internal(request).route = route;
+        return;
+      }
+      // API Gateway's ANY method of a known resource brings every method it does not have here.
+      const allow = allowedMethods(resource);
+      if (allow.length === 0) throw new DomainError('not_found', 'No such endpoint.');
+      internal(request).responseHeaders = { Allow: allow.join(', ') };
+      throw new DomainError('method_not_allowed', `${httpMethod} is not allowed here; allowed: ${allow.join(', ')}.`);
     },
   };
 }
@@ -81,11 +89,11 @@ export function authorizedKey(): Middleware {
       const principal = principalFromContext(authorizer);
       const state = internal(request);
       if (!principal) {
-        state.rateHeaders = { 'WWW-Authenticate': authorizer?.authError === 'invalid_token' ? INVALID_TOKEN_CHALLENGE : BEARER_CHALLENGE };
+        state.responseHeaders = { 'WWW-Authenticate': authorizer?.authError === 'invalid_token' ? INVALID_TOKEN_CHALLENGE : BEARER_CHALLENGE };
         throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
       }
       state.principal = principal;
-      state.rateHeaders = {
+      state.responseHeaders = {
         'RateLimit-Limit': String(principal.rate.limit),
         'RateLimit-Remaining': String(principal.rate.remaining),
         'RateLimit-Reset': String(principal.rate.resetSeconds),

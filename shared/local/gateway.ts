@@ -96,9 +96,13 @@ export function createGateway(options: GatewayOptions = {}): Server {
       }
       const open = await publicRoute(req.method ?? 'GET', url.pathname, `${req.headers['x-forwarded-proto'] ?? 'http'}://${req.headers.host ?? '127.0.0.1'}${API_BASE_PATH}`);
       if (open) return reply(open.status, open.body, { 'Content-Type': open.contentType });
-      const matched = matchPath(req.method ?? 'GET', url.pathname);
-      if (!matched.route) return reply(404, GATEWAY_RESPONSES.notFound);
-      const route = matched.route;
+      const method = req.method ?? 'GET';
+      const matched = matchPath(method, url.pathname);
+      if (!matched.route && !matched.pathOf) return reply(404, GATEWAY_RESPONSES.notFound);
+      // A known path without this method goes, unauthorized, to its group's Lambda, which answers
+      // 405 with Allow: the CDK stack's ANY method on every resource does the same.
+      const unknownMethod = !matched.route;
+      const { route, pathParameters } = matched.route ? matched : matched.pathOf!;
       const lambda = await lambdaFor(route.group);
 
       const headers: Record<string, string> = {};
@@ -125,7 +129,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
         requestId,
         resourceId: 'local',
         resourcePath: resource,
-        httpMethod: route.method,
+        httpMethod: method,
         path: url.pathname,
         domainName: host,
         protocol: 'HTTP/1.1',
@@ -137,40 +141,43 @@ export function createGateway(options: GatewayOptions = {}): Server {
       const { stats } = await withDbStats(async () => {
         const authEvent = {
           type: 'REQUEST',
-          methodArn: `arn:aws:execute-api:local:000000000000:local/local/${route.method}${resource}`,
+          methodArn: `arn:aws:execute-api:local:000000000000:local/local/${method}${resource}`,
           resource,
           path: url.pathname,
-          httpMethod: route.method,
+          httpMethod: method,
           headers,
           multiValueHeaders,
           queryStringParameters: query,
           multiValueQueryStringParameters: multiQuery,
-          pathParameters: matched.pathParameters,
+          pathParameters,
           stageVariables: null,
           requestContext,
         } as unknown as APIGatewayRequestAuthorizerEvent;
-        let policy;
-        try {
-          policy = await authorizer(authEvent, lambdaContext('authorizer', requestId));
-        } catch (err) {
-          if ((err as Error).message === 'Unauthorized') return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': BEARER_CHALLENGE });
-          process.stderr.write(`authorizer failed: ${(err as Error).stack}\n`);
-          return reply(500, GATEWAY_RESPONSES.internal);
+        // The CDK stack's ANY method (unknown methods, 405) has no authorizer.
+        if (!unknownMethod) {
+          let policy;
+          try {
+            policy = await authorizer(authEvent, lambdaContext('authorizer', requestId));
+          } catch (err) {
+            if ((err as Error).message === 'Unauthorized') return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': BEARER_CHALLENGE });
+            process.stderr.write(`authorizer failed: ${(err as Error).stack}\n`);
+            return reply(500, GATEWAY_RESPONSES.internal);
+          }
+          const context = (policy.context ?? {}) as Record<string, unknown>;
+          if (policy.policyDocument.Statement.some((s) => s.Effect === 'Deny')) {
+            return reply(403, GATEWAY_RESPONSES.forbidden(String(context.missingAbility)));
+          }
+          requestContext.authorizer = { ...context, principalId: policy.principalId };
         }
-        const context = (policy.context ?? {}) as Record<string, unknown>;
-        if (policy.policyDocument.Statement.some((s) => s.Effect === 'Deny')) {
-          return reply(403, GATEWAY_RESPONSES.forbidden(String(context.missingAbility)));
-        }
-        requestContext.authorizer = { ...context, principalId: policy.principalId };
         const event = {
           resource,
           path: url.pathname,
-          httpMethod: route.method,
+          httpMethod: method,
           headers,
           multiValueHeaders,
           queryStringParameters: url.searchParams.size ? query : null,
           multiValueQueryStringParameters: url.searchParams.size ? multiQuery : null,
-          pathParameters: matched.pathParameters,
+          pathParameters,
           stageVariables: null,
           requestContext,
           // The REST API declares every media type binary (infra/api-stack.ts): bytes arrive

@@ -203,3 +203,44 @@ describe('401 challenges and the Bearer scheme', () => {
     expect(list.body.result.tools.length).toBeGreaterThan(0);
   });
 });
+
+describe('HTTP methods: HEAD wherever GET works, 405 with Allow for a known path', () => {
+  it.each([
+    ['DELETE', '/products/1', 'GET, HEAD'],
+    ['PUT', '/orders', 'GET, HEAD'],
+    ['GET', '/catalog/products/x', 'PATCH, PUT'],
+    ['PUT', '/catalog/products/batch', 'POST'],
+    ['GET', '/orders/R-1/status', 'POST'],
+    ['DELETE', '/content/pages/p-1', 'PUT'],
+    ['DELETE', '/mcp', 'POST'],
+    ['GET', '/mcp', 'POST'],
+  ])('answers %s %s with 405 and Allow: %s, key or not', async (method, path, allow) => {
+    const { key } = await storeWithKey(['catalog:read']);
+    for (const token of [key.token, null]) {
+      const res = await raw(method, path, token);
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe(allow);
+      expect(res.body).toEqual({ code: 'method_not_allowed', message: expect.stringContaining(allow), field: null });
+    }
+  });
+
+  it('does not spend allowance on a 405', async () => {
+    const { key, client: api } = await storeWithKey(['catalog:read']);
+    const before = Number((await api.get('/products')).headers.get('ratelimit-remaining'));
+    await raw('DELETE', '/products/1', key.token);
+    expect(Number((await api.get('/products')).headers.get('ratelimit-remaining'))).toBe(before - 1);
+  });
+
+  it('answers HEAD like GET without a body: status, RateLimit headers, the same checks', async () => {
+    const { storeId, key } = await storeWithKey(['catalog:read']);
+    const list = await raw('HEAD', '/products', key.token);
+    expect(list.status).toBe(200);
+    expect(list.text).toBe('');
+    expect(list.headers.get('content-type')).toContain('application/json');
+    expect(list.headers.get('ratelimit-limit')).toBe('60');
+    expect((await raw('HEAD', '/products/999999', key.token)).status).toBe(404);
+    expect((await raw('HEAD', '/products', null)).status).toBe(401);
+    expect((await raw('HEAD', '/orders', key.token)).status).toBe(403);
+    expect(storeId).toBeTruthy();
+  });
+});
