@@ -120,8 +120,11 @@ export function createGateway(options: GatewayOptions = {}): Server {
         (multiQuery[k] ??= []).push(v);
       }
       const resource = resourceOf(route);
-      const host = headers.host ?? '127.0.0.1';
-      headers['x-forwarded-proto'] ??= 'http';
+      // The API's own address, never the client's Host or X-Forwarded-* (API Gateway sets both itself).
+      const local = req.socket.localAddress ?? '127.0.0.1';
+      const host = `${local.includes(':') ? `[${local}]` : local}:${req.socket.localPort}`;
+      headers['x-forwarded-proto'] = 'http';
+      headers['x-forwarded-host'] = host;
       const requestContext = {
         accountId: '000000000000',
         apiId: 'local',
