@@ -5,6 +5,8 @@ import { findRoute } from '../../shared/http/api-routes.ts';
 import { principalToContext } from '../../shared/http/authorizer-context.ts';
 import { config } from '../../shared/config.ts';
 import { instrument } from '../../shared/http/http-handler.ts';
+import { isForeignOrigin } from '../../shared/http/origin.ts';
+import type { Principal } from '../../shared/domain/principal.ts';
 
 /** API Gateway's contract for "401": throw exactly this message. */
 const unauthorized = () => new Error('Unauthorized');
@@ -36,10 +38,14 @@ export const handler = instrument(
   async (event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
     const token = bearerToken(event.headers);
     if (!token) throw unauthorized();
-    const auth = looksLikeToken(token) ? await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute) : { ok: false as const };
+    const route = findRoute(event.httpMethod, event.resource);
+    // Requests the handler will refuse (403) take no rate-limit slot: a key lacking the ability, a
+    // foreign Origin on the MCP endpoint. The handler checks both again and answers them.
+    const foreign = route?.group === 'mcp' && isForeignOrigin(event);
+    const admits = (p: Principal) => !foreign && (!route?.ability || p.abilities.includes(route.ability));
+    const auth = looksLikeToken(token) ? await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute, admits) : { ok: false as const };
     // A token that is no key: the handler answers 401 with `error="invalid_token"` (see BEARER_CHALLENGE).
     if (!auth.ok) return invalidToken(event.methodArn);
-    const route = findRoute(event.httpMethod, event.resource);
     // A route without an ability (MCP) admits any valid key; its tools check their own abilities.
     const missing = route?.ability && !auth.principal.abilities.includes(route.ability) ? route.ability : null;
     return {

@@ -8,6 +8,8 @@ import { absoluteUrl, instrument } from '../../shared/http/http-handler.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
 import { json } from '../../shared/http/response.ts';
 import { createMcpServer } from './server.ts';
+import { invalidParamsAnswer } from './message-check.ts';
+import { isForeignOrigin } from '../../shared/http/origin.ts';
 
 /**
  * POST /mcp: the MCP tool server over Streamable HTTP, stateless, JSON responses (no SSE). The
@@ -34,6 +36,13 @@ export const handler = instrument(
           error: { code: -32600, message: 'JSON-RPC batches are not supported: send one message per request.' },
         });
       }
+      // The DNS-rebinding rule of the MCP transport: a browser page of another origin must not reach
+      // a server it found by name; clients outside browsers send no Origin.
+      if (isForeignOrigin(event)) {
+        throw new DomainError('forbidden', 'Requests from another web origin are refused (Origin header).');
+      }
+      const invalid = invalidParamsAnswer(body);
+      if (invalid) return json(200, invalid);
       const url = absoluteUrl(event);
       const server = createMcpServer({ principal: state.principal!, requestId: event.requestContext?.requestId ?? '', apiUrl: url.replace(/\/mcp$/, '') });
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

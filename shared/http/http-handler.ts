@@ -34,7 +34,13 @@ export type GroupOperations<G extends Group> = Record<OperationOf<G>, RouteFn>;
  * Gateway itself puts in X-Forwarded-Proto (it overwrites what a client sends; the local gateway
  * does the same). Never the client's Host header: page links and the MCP Origin check rely on it.
  */
-export function apiOrigin(event: Pick<APIGatewayProxyEvent, 'headers' | 'requestContext'>): string {
+/** What apiOrigin reads: the same fields in a proxy event and an authorizer's REQUEST event. */
+export interface OriginSource {
+  headers?: Record<string, string | undefined> | null;
+  requestContext?: { domainName?: string } | null;
+}
+
+export function apiOrigin(event: OriginSource): string {
   const headers = event.headers ?? {};
   const forwarded = Object.entries(headers).find(([name]) => name.toLowerCase() === 'x-forwarded-proto')?.[1];
   const proto = forwarded === 'http' ? 'http' : 'https';

@@ -244,3 +244,82 @@ describe('HTTP methods: HEAD wherever GET works, 405 with Allow for a known path
     expect(storeId).toBeTruthy();
   });
 });
+
+describe('MCP transport rules', () => {
+  const accept = { Accept: 'application/json, text/event-stream' };
+  const list = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}';
+
+  it('refuses a foreign Origin with 403 and takes no allowance; no Origin and the own origin are fine', async () => {
+    const { key, client: api } = await storeWithKey(['catalog:read']);
+    const foreign = await raw('POST', '/mcp', key.token, list, { ...accept, Origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).toEqual({ code: 'forbidden', message: expect.stringContaining('Origin'), field: null });
+    expect((await raw('POST', '/mcp', key.token, list, { ...accept, Origin: 'null' })).status).toBe(403);
+    expect((await raw('POST', '/mcp', key.token, list, accept)).status).toBe(200);
+    const own = new URL(baseUrl()).origin;
+    expect((await raw('POST', '/mcp', key.token, list, { ...accept, Origin: own })).status).toBe(200);
+    // Two accepted requests above plus this one: the refused ones took nothing.
+    expect(Number((await api.get('/products')).headers.get('ratelimit-remaining'))).toBe(57);
+  });
+
+  it('names an unknown tool once, without a doubled "MCP error -32602:" prefix', async () => {
+    const { key } = await storeWithKey(['catalog:read']);
+    const res = await raw('POST', '/mcp', key.token, mcpCall(1, 'no_such_tool', '{}'), accept);
+    expect(res.body.error.code).toBe(-32602);
+    expect(res.body.error.message).toBe('Unknown tool: no_such_tool');
+  });
+
+  it.each([
+    ['arguments as a string', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_products","arguments":"x"}}'],
+    ['arguments as an array', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_products","arguments":[1]}}'],
+    ['a numeric tool name', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5,"arguments":{}}}'],
+    ['a numeric list cursor', '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":5}}'],
+  ])('answers %s with -32602 invalid params, not -32603', async (_, body) => {
+    const { key } = await storeWithKey(['catalog:read']);
+    const res = await raw('POST', '/mcp', key.token, body, accept);
+    expect(res.status).toBeLessThan(500);
+    expect(res.body.error.code).toBe(-32602);
+    expect(res.body.error.message).not.toMatch(/"code":|invalid_type|\[\s*\{/);
+  });
+});
+
+describe('page links come from the API, not the client', () => {
+  it('ignores a client Host, X-Forwarded-Proto and X-Forwarded-Host in path and page links', async () => {
+    const { request } = await import('node:http');
+    const { key } = await storeWithKey(['catalog:read']);
+    const url = new URL(baseUrl() + '/products?limit=1');
+    const body = await new Promise<any>((resolve, reject) => {
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname + url.search,
+          headers: { Host: 'evil.example', 'X-Forwarded-Proto': 'javascript', 'X-Forwarded-Host': 'evil.example', Authorization: `Bearer ${key.token}` },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve(JSON.parse(text)));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(body.path).toBe(`${baseUrl()}/products`);
+    expect(JSON.stringify(body)).not.toContain('evil.example');
+    expect(JSON.stringify(body)).not.toContain('javascript');
+  });
+});
+
+describe('a 403 uses no allowance', () => {
+  it('refuses a key lacking the ability without taking a rate-limit slot', async () => {
+    const { client: api, key } = await storeWithKey(['catalog:read']);
+    const first = Number((await api.get('/products')).headers.get('ratelimit-remaining'));
+    for (let i = 0; i < 5; i++) {
+      expect((await api.get('/orders')).status).toBe(403);
+      expect((await api.put('/catalog/products/x', { name: 'x', price: 1 })).status).toBe(403);
+    }
+    expect(Number((await api.get('/products')).headers.get('ratelimit-remaining'))).toBe(first - 1);
+    expect(key.id).toBeGreaterThan(0);
+  });
+});
