@@ -113,8 +113,10 @@ export function createGateway(options: GatewayOptions = {}): Server {
         headers[name] = values.join(',');
         multiValueHeaders[name] = values;
       }
-      const query: Record<string, string> = {};
-      const multiQuery: Record<string, string[]> = {};
+      // Own properties whatever the name, as in the JSON event API Gateway sends: `?__proto__=1`
+      // must be a parameter like any other, not a write to the prototype.
+      const query: Record<string, string> = Object.create(null);
+      const multiQuery: Record<string, string[]> = Object.create(null);
       for (const [k, v] of url.searchParams) {
         query[k] = v;
         (multiQuery[k] ??= []).push(v);

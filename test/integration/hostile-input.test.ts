@@ -323,3 +323,12 @@ describe('a 403 uses no allowance', () => {
     expect(key.id).toBeGreaterThan(0);
   });
 });
+
+describe('prototype names in the query string', () => {
+  it.each(['__proto__', 'constructor'])('answers ?%s=1 as an unknown parameter (422), not a 500', async (name) => {
+    const { client: api } = await storeWithKey(['catalog:read']);
+    const res = await api.get(`/products?${name}=1`);
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ code: 'validation_failed', field: name });
+  });
+});
