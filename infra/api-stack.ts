@@ -2,7 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { API_BASE_PATH, API_ROUTES, groups, resourceOf, type Group } from '../shared/http/api-routes.ts';
+import { API_BASE_PATH, API_ROUTES, groups, resourceOf, resources, type Group } from '../shared/http/api-routes.ts';
 import { AlarmTopic } from './constructs/alarm-topic.ts';
 import { ACCESS_LOG_FIELDS, addGatewayResponses } from './constructs/gateway-responses.ts';
 import { OperationsAlarms } from './constructs/operations-alarms.ts';
@@ -76,6 +76,9 @@ export class ApiStack extends Stack {
       // delete: other APIs of the account may log through it.
       cloudWatchRole: true,
       cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // Every body reaches the Lambda as its bytes (base64): API Gateway would otherwise decode
+      // text itself and turn invalid UTF-8 into U+FFFD, which the handler could not tell apart.
+      binaryMediaTypes: ['*/*'],
     });
 
     for (const group of groups()) {
@@ -88,10 +91,18 @@ export class ApiStack extends Stack {
     }
     for (const route of API_ROUTES) {
       const resource = this.api.root.resourceForPath(resourceOf(route));
-      resource.addMethod(route.method, new apigw.LambdaIntegration(this.functions[route.group]!), {
-        authorizer,
-        authorizationType: apigw.AuthorizationType.CUSTOM,
-        operationName: route.operation,
+      const integration = new apigw.LambdaIntegration(this.functions[route.group]!);
+      const options = { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM, operationName: route.operation };
+      resource.addMethod(route.method, integration, options);
+      // HEAD wherever GET works: the same Lambda, which answers without the body.
+      if (route.method === 'GET') resource.addMethod('HEAD', integration, { ...options, operationName: `${route.operation}Head` });
+    }
+    // Any other method of a known path reaches the group's Lambda without the authorizer (nothing
+    // to authorize, no allowance used) and is answered 405 with Allow; explicit methods win over ANY.
+    for (const { resource, group } of resources()) {
+      this.api.root.resourceForPath(resource).addMethod('ANY', new apigw.LambdaIntegration(this.functions[group]!), {
+        authorizationType: apigw.AuthorizationType.NONE,
+        operationName: 'methodNotAllowed',
       });
     }
     addOpenApiMethod(this.api);

@@ -6,14 +6,25 @@ import { principalToContext } from '../../shared/http/authorizer-context.ts';
 import { config } from '../../shared/config.ts';
 import { instrument } from '../../shared/http/http-handler.ts';
 import { addInvocationContext } from '../../shared/log-context.ts';
+import { isForeignOrigin } from '../../shared/http/origin.ts';
+import type { Principal } from '../../shared/domain/principal.ts';
 
 /** API Gateway's contract for "401": throw exactly this message. */
 const unauthorized = () => new Error('Unauthorized');
 
 export function bearerToken(headers: Record<string, string | undefined> | null): string | undefined {
   const entry = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization');
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(entry?.[1] ?? '');
+  // The scheme name is case-insensitive (RFC 9110 §11.1): `bearer`, `BEARER`.
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(entry?.[1] ?? '');
   return match?.[1];
+}
+
+function invalidToken(methodArn: string): APIGatewayAuthorizerResult {
+  return {
+    principalId: 'invalid-token',
+    policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: methodArn }] },
+    context: { authError: 'invalid_token' },
+  };
 }
 
 /**
@@ -27,11 +38,16 @@ export function bearerToken(headers: Record<string, string | undefined> | null):
 export const handler = instrument(
   async (event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
     const token = bearerToken(event.headers);
-    if (!token || !looksLikeToken(token)) throw unauthorized();
-    const auth = await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute);
-    if (!auth.ok) throw unauthorized();
-    addInvocationContext({ key_id: auth.principal.keyId, store_id: auth.principal.storeId });
+    if (!token) throw unauthorized();
     const route = findRoute(event.httpMethod, event.resource);
+    // Requests the handler will refuse (403) take no rate-limit slot: a key lacking the ability, a
+    // foreign Origin on the MCP endpoint. The handler checks both again and answers them.
+    const foreign = route?.group === 'mcp' && isForeignOrigin(event);
+    const admits = (p: Principal) => !foreign && (!route?.ability || p.abilities.includes(route.ability));
+    const auth = looksLikeToken(token) ? await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute, admits) : { ok: false as const };
+    // A token that is no key: the handler answers 401 with `error="invalid_token"` (see BEARER_CHALLENGE).
+    if (!auth.ok) return invalidToken(event.methodArn);
+    addInvocationContext({ key_id: auth.principal.keyId, store_id: auth.principal.storeId });
     // A route without an ability (MCP) admits any valid key; its tools check their own abilities.
     const missing = route?.ability && !auth.principal.abilities.includes(route.ability) ? route.ability : null;
     return {

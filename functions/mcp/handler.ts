@@ -2,11 +2,14 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { authorizedKey, internal, MAX_BODY_BYTES, resolveRoute, responseShaper } from '../../shared/http/middlewares.ts';
+import { authorizedKey, bodyText, internal, resolveRoute, responseShaper } from '../../shared/http/middlewares.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../shared/domain/json-text.ts';
 import { absoluteUrl, instrument } from '../../shared/http/http-handler.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
 import { json } from '../../shared/http/response.ts';
 import { createMcpServer } from './server.ts';
+import { invalidParamsAnswer } from './message-check.ts';
+import { isForeignOrigin } from '../../shared/http/origin.ts';
 
 /**
  * POST /mcp: the MCP tool server over Streamable HTTP, stateless, JSON responses (no SSE). The
@@ -23,10 +26,6 @@ export const handler = instrument(
     .use(authorizedKey())
     .handler(async (event, context) => {
       const state = internal({ context });
-      if (state.route!.operation !== 'mcp') {
-        // GET would open a server-to-client SSE stream; a stateless server has none (405 per the transport spec).
-        return json(405, { code: 'method_not_allowed', message: 'This MCP endpoint is stateless and offers no SSE stream; send JSON-RPC messages with POST.', field: null }, { Allow: 'POST' });
-      }
       const body = bodyOf(event);
       // One JSON-RPC message per POST: each POST takes one slot of the key's rate limit, so a
       // batch of 100 calls would cost one. (Batching is gone from MCP since 2025-06-18 anyway.)
@@ -37,6 +36,13 @@ export const handler = instrument(
           error: { code: -32600, message: 'JSON-RPC batches are not supported: send one message per request.' },
         });
       }
+      // The DNS-rebinding rule of the MCP transport: a browser page of another origin must not reach
+      // a server it found by name; clients outside browsers send no Origin.
+      if (isForeignOrigin(event)) {
+        throw new DomainError('forbidden', 'Requests from another web origin are refused (Origin header).');
+      }
+      const invalid = invalidParamsAnswer(body);
+      if (invalid) return json(200, invalid);
       const url = absoluteUrl(event);
       const server = createMcpServer({ principal: state.principal!, requestId: event.requestContext?.requestId ?? '', apiUrl: url.replace(/\/mcp$/, '') });
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -62,13 +68,13 @@ function headersOf(event: APIGatewayProxyEvent): Headers {
   return headers;
 }
 
-/** The raw JSON-RPC text: parse errors are the transport's to answer (JSON-RPC -32700), size is ours (413). */
+/**
+ * The raw JSON-RPC text: parse errors are the transport's to answer (JSON-RPC -32700); size (413),
+ * encoding and depth are ours, checked before the SDK parses and validates the message.
+ */
 function bodyOf(event: APIGatewayProxyEvent): string {
-  const raw = event.body ?? '';
-  const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-  if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) {
-    throw new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
-  }
+  const text = bodyText(event);
+  if (nestsDeeperThan(text)) throw new DomainError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   return text;
 }
 

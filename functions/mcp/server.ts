@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { API_ROUTES, canonicalPath, type ApiRoute } from '../../shared/http/api-routes.ts';
 import type { RouteFn } from '../../shared/http/http-handler.ts';
 import type { RequestPrincipal } from '../../shared/http/authorizer-context.ts';
@@ -80,7 +80,9 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
   const bound = BOUND.get(name);
   // An unknown tool is a protocol error (MCP: tools/call, "Unknown tools"); a known one the key
   // may not use is a tool error in the contract's shape, like the endpoint's 403.
-  if (!bound) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  // A plain error with a code: McpError would prefix its message with "MCP error -32602: ", and the
+  // client's McpError adds that again.
+  if (!bound) throw Object.assign(new Error(`Unknown tool: ${name}`), { code: ErrorCode.InvalidParams });
   const { tool, route, run } = bound;
   if (!ctx.principal.abilities.includes(route.ability)) {
     return toolResult(403, errorBody(new DomainError('forbidden', `This key lacks the ability ${route.ability}.`)));

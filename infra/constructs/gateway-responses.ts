@@ -1,5 +1,5 @@
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
-import { GATEWAY_RESPONSES } from '../../shared/http/gateway-responses.ts';
+import { BEARER_CHALLENGE, GATEWAY_RESPONSES } from '../../shared/http/gateway-responses.ts';
 
 const template = (body: object) => ({ 'application/json': JSON.stringify(body) });
 
@@ -7,7 +7,8 @@ const template = (body: object) => ({ 'application/json': JSON.stringify(body) }
 export function addGatewayResponses(api: apigw.RestApi): void {
   const json = { 'Content-Type': "'application/json'" };
   const responses: [string, apigw.ResponseType, string, object, Record<string, string>?][] = [
-    ['Unauthorized', apigw.ResponseType.UNAUTHORIZED, '401', GATEWAY_RESPONSES.unauthorized],
+    // No token at all (a wrong one reaches the handler, which answers with error="invalid_token").
+    ['Unauthorized', apigw.ResponseType.UNAUTHORIZED, '401', GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': `'${BEARER_CHALLENGE}'` }],
     ['AccessDenied', apigw.ResponseType.ACCESS_DENIED, '403', GATEWAY_RESPONSES.forbidden('$context.authorizer.missingAbility')],
     // API Gateway answers an unknown route with "Missing Authentication Token" (403): it is a 404.
     ['MissingRoute', apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', GATEWAY_RESPONSES.notFound],

@@ -38,7 +38,12 @@ function principalOf(item: Item): Principal {
   return { keyId: item.key_id, storeId: item.store_id, abilities: item.abilities, currency: item.currency_code ?? null };
 }
 
-export async function authenticate(tokenHash: string, nowMs: number, limit: number): Promise<AuthResult> {
+/**
+ * `admits`: whether the request will be served at all once the key is known. A refused one (a
+ * missing ability: 403) is answered without taking a rate-limit slot (CONTRACT §5), from a state
+ * confirmed against the table so that a revoked key is still 401.
+ */
+export async function authenticate(tokenHash: string, nowMs: number, limit: number, admits: (p: Principal) => boolean = () => true): Promise<AuthResult> {
   let state = tokenCache.get(tokenHash)?.item;
   let fresh = false;
   // A stale cache costs one failed condition, which hands back the current item; a slot taken by
@@ -57,8 +62,8 @@ export async function authenticate(tokenHash: string, nowMs: number, limit: numb
       continue;
     }
     const rate = decide(slotsOf(state, limit), nowMs, limit);
-    if (!rate.allowed || rate.slot === undefined) {
-      // A refusal from a stale cache is confirmed against the table (the key may be revoked: 401 wins).
+    if (!admits(principalOf(state)) || !rate.allowed || rate.slot === undefined) {
+      // A refusal (403 or 429) from a stale cache is confirmed against the table (the key may be revoked: 401 wins).
       if (!fresh) {
         state = undefined;
         continue;

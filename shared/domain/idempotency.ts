@@ -69,15 +69,47 @@ function unquoteSfString(value: string): string | undefined {
   return undefined; // no closing quote
 }
 
-/** JSON with object keys sorted at every level: the same request always has the same text. */
+/**
+ * JSON with object keys sorted at every level: the same request always has the same text.
+ * Iterative (an explicit stack of pending tokens), so no body depth can overflow the call stack.
+ */
 export function canonicalJson(value: unknown): string {
-  if (value === undefined) return 'null';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  const out: string[] = [];
+  // Each entry is either a value still to write or a literal piece of punctuation.
+  const stack: ({ value: unknown } | string)[] = [{ value }];
+  while (stack.length > 0) {
+    const next = stack.pop()!;
+    if (typeof next === 'string') {
+      out.push(next);
+      continue;
+    }
+    const v = next.value;
+    if (v === undefined) out.push('null');
+    else if (v === null || typeof v !== 'object') out.push(JSON.stringify(v));
+    else if (Array.isArray(v)) {
+      const parts: ({ value: unknown } | string)[] = ['['];
+      v.forEach((item, i) => {
+        if (i) parts.push(',');
+        parts.push({ value: item });
+      });
+      parts.push(']');
+      pushReversed(stack, parts);
+    } else {
+      const entries = Object.entries(v as Record<string, unknown>)
+        .filter(([, x]) => x !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const parts: ({ value: unknown } | string)[] = ['{'];
+      entries.forEach(([k, x], i) => parts.push(`${i ? ',' : ''}${JSON.stringify(k)}:`, { value: x }));
+      parts.push('}');
+      pushReversed(stack, parts);
+    }
+  }
+  return out.join('');
+}
+
+/** A loop, not `push(...items)`: a 1 MiB array has more elements than a call may take arguments. */
+function pushReversed<T>(stack: T[], items: T[]): void {
+  for (let i = items.length - 1; i >= 0; i--) stack.push(items[i] as T);
 }
 
 /**

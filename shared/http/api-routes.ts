@@ -33,10 +33,10 @@ export const API_ROUTES = [
   { group: 'content', operation: 'savePage', method: 'PUT', path: '/content/pages/{external_id}', ability: 'content:write' },
   { group: 'content', operation: 'publishPage', method: 'POST', path: '/content/pages/{external_id}/publish', ability: 'content:write' },
   { group: 'content', operation: 'unpublishPage', method: 'POST', path: '/content/pages/{external_id}/unpublish', ability: 'content:write' },
-  // MCP (Streamable HTTP, stateless): POST carries JSON-RPC; GET would open an SSE stream, which a
-  // stateless server does not offer, so it answers 405 as the transport spec asks.
+  // MCP (Streamable HTTP, stateless): POST carries JSON-RPC. GET would open an SSE stream and
+  // DELETE end a session, neither of which a stateless server has: both are 405 (Allow: POST), as
+  // the transport spec asks, like any other method a known path does not have.
   { group: 'mcp', operation: 'mcp', method: 'POST', path: '/mcp', ability: null },
-  { group: 'mcp', operation: 'mcpStream', method: 'GET', path: '/mcp', ability: null },
 ] as const satisfies readonly ApiRoute[];
 
 type RouteEntry = (typeof API_ROUTES)[number];
@@ -56,8 +56,25 @@ export function groups(): Group[] {
 /** API Gateway's `resource` for a route: the full template including the base path. */
 export const resourceOf = (route: Pick<ApiRoute, 'path'>) => API_BASE_PATH + route.path;
 
+/** HEAD is served wherever GET is, by the GET route (the answer without its body). */
+const routeMethod = (method: string) => (method === 'HEAD' ? 'GET' : method);
+
 export function findRoute(method: string, resource: string): ApiRoute | undefined {
-  return (API_ROUTES as readonly ApiRoute[]).find((r) => r.method === method && resourceOf(r) === resource);
+  return (API_ROUTES as readonly ApiRoute[]).find((r) => r.method === routeMethod(method) && resourceOf(r) === resource);
+}
+
+/** The methods a resource has (`Allow` of a 405), HEAD beside GET; empty for an unknown resource. */
+export function allowedMethods(resource: string): string[] {
+  const methods = (API_ROUTES as readonly ApiRoute[]).filter((r) => resourceOf(r) === resource).map((r) => r.method as string);
+  if (methods.includes('GET')) methods.push('HEAD');
+  return [...new Set(methods)].sort();
+}
+
+/** Every resource of the API once, with the group whose Lambda answers its unknown methods (405). */
+export function resources(): { resource: string; group: Group }[] {
+  const seen = new Map<string, Group>();
+  for (const r of API_ROUTES as readonly ApiRoute[]) if (!seen.has(resourceOf(r))) seen.set(resourceOf(r), r.group);
+  return [...seen].map(([resource, group]) => ({ resource, group }));
 }
 
 /**
@@ -67,10 +84,9 @@ export function findRoute(method: string, resource: string): ApiRoute | undefine
 export function matchPath(
   method: string,
   path: string,
-): { route: ApiRoute; pathParameters: Record<string, string> } | { route: undefined; methodExists: boolean } {
-  if (!path.startsWith(API_BASE_PATH + '/')) return { route: undefined, methodExists: false };
+): { route: ApiRoute; pathParameters: Record<string, string> } | { route: undefined; pathOf?: { route: ApiRoute; pathParameters: Record<string, string> } } {
+  if (!path.startsWith(API_BASE_PATH + '/')) return { route: undefined };
   const segments = path.slice(API_BASE_PATH.length).split('/').slice(1);
-  let pathExists = false;
   const candidates: { route: ApiRoute; params: Record<string, string>; literal: number }[] = [];
   for (const route of API_ROUTES as readonly ApiRoute[]) {
     const template = route.path.split('/').slice(1);
@@ -94,12 +110,17 @@ export function matchPath(
       else ok = false;
     }
     if (!ok) continue;
-    pathExists = true;
-    if (route.method === method) candidates.push({ route, params, literal });
+    candidates.push({ route, params, literal });
   }
-  candidates.sort((a, b) => b.literal - a.literal);
-  const best = candidates[0];
-  return best ? { route: best.route, pathParameters: best.params } : { route: undefined, methodExists: pathExists };
+  // The most literal resource wins first and only then the method, as in API Gateway: PUT on
+  // `/catalog/products/batch` is that resource's 405, not a product named "batch".
+  const literal = Math.max(...candidates.map((c) => c.literal));
+  const resource = candidates.filter((c) => c.literal === literal);
+  const best = resource.find((c) => c.route.method === routeMethod(method));
+  if (best) return { route: best.route, pathParameters: best.params };
+  // The path is known without this method: its group's Lambda answers 405 (API Gateway's ANY method).
+  const known = resource[0];
+  return { route: undefined, ...(known ? { pathOf: { route: known.route, pathParameters: known.params } } : {}) };
 }
 
 /**

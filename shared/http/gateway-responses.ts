@@ -11,3 +11,13 @@ export const GATEWAY_RESPONSES = {
   forbidden: (ability: string) => ({ code: 'forbidden', message: `This key lacks the ability ${ability}.`, field: null }),
   internal: { code: 'internal_error', message: 'Something went wrong on our side.', field: null },
 };
+
+/**
+ * The challenge on every 401 (RFC 6750). Without a token the bare scheme; for a token that is not
+ * (or no longer) a key, `error="invalid_token"`, so that a client that speaks OAuth reports a bad
+ * key instead of starting an authorization flow. The authorizer lets such a token through with
+ * `authError` in its context so that the handler can answer with the second form: a gateway
+ * response cannot tell the two 401s apart.
+ */
+export const BEARER_CHALLENGE = 'Bearer';
+export const INVALID_TOKEN_CHALLENGE = 'Bearer error="invalid_token", error_description="The API key is unknown, revoked or rotated away."';

@@ -30,12 +30,27 @@ export type RouteFn = (input: RouteInput) => Promise<RouteResult>;
 /** One route function for every operation of a group: a missing one is a compile error. */
 export type GroupOperations<G extends Group> = Record<OperationOf<G>, RouteFn>;
 
-export function absoluteUrl(event: APIGatewayProxyEvent): string {
+/**
+ * The API's own origin as this request reached it: API Gateway's domain name, and the scheme API
+ * Gateway itself puts in X-Forwarded-Proto (it overwrites what a client sends; the local gateway
+ * does the same). Never the client's Host header: page links and the MCP Origin check rely on it.
+ */
+/** What apiOrigin reads: the same fields in a proxy event and an authorizer's REQUEST event. */
+export interface OriginSource {
+  headers?: Record<string, string | undefined> | null;
+  requestContext?: { domainName?: string } | null;
+}
+
+export function apiOrigin(event: OriginSource): string {
   const headers = event.headers ?? {};
-  const proto = headers['x-forwarded-proto'] ?? 'https';
-  const host = event.requestContext?.domainName ?? headers.host ?? 'localhost';
+  const forwarded = Object.entries(headers).find(([name]) => name.toLowerCase() === 'x-forwarded-proto')?.[1];
+  const proto = forwarded === 'http' ? 'http' : 'https';
+  return `${proto}://${event.requestContext?.domainName ?? 'localhost'}`;
+}
+
+export function absoluteUrl(event: APIGatewayProxyEvent): string {
   // requestContext.path carries the stage prefix on execute-api hosts, event.path does not.
-  return `${proto}://${host}${event.requestContext?.path ?? event.path}`;
+  return `${apiOrigin(event)}${event.requestContext?.path ?? event.path}`;
 }
 
 /**
@@ -67,7 +82,9 @@ export function createHttpHandler<G extends Group>(_group: G, operations: GroupO
         method: event.httpMethod,
         path: canonicalPath(route, event.pathParameters ?? {}),
       });
-      return json(result.status ?? 200, result.body, result.headers);
+      const response = json(result.status ?? 200, result.body, result.headers);
+      // HEAD: the GET answer's status and headers, no body.
+      return event.httpMethod === 'HEAD' ? { ...response, body: '' } : response;
     });
   return instrument(chain);
 }

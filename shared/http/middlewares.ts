@@ -1,12 +1,14 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { DomainError } from '../domain/errors.ts';
+import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/json-text.ts';
 import { json } from './response.ts';
 import { errorResponse } from './error-status.ts';
-import { findRoute, type ApiRoute } from './api-routes.ts';
+import { allowedMethods, findRoute, type ApiRoute } from './api-routes.ts';
 import { principalFromContext, type RequestPrincipal } from './authorizer-context.ts';
 import { errorFields, log } from '../log.ts';
 import { addInvocationContext } from '../log-context.ts';
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from './gateway-responses.ts';
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
@@ -15,7 +17,8 @@ export interface RequestInternal extends Record<string, unknown> {
   route?: ApiRoute;
   principal?: RequestPrincipal;
   body?: unknown;
-  rateHeaders?: Record<string, string>;
+  /** RateLimit-* on every answer to a key; the Bearer challenge on a 401. */
+  responseHeaders?: Record<string, string>;
 }
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -34,7 +37,7 @@ export function internal(request: { context: unknown }): RequestInternal {
  */
 export function responseShaper(): Middleware {
   const addHeaders = (request: Request) => {
-    const headers = internal(request).rateHeaders;
+    const headers = internal(request).responseHeaders;
     if (headers && request.response) request.response.headers = { ...request.response.headers, ...headers };
   };
   return {
@@ -57,13 +60,21 @@ export function responseShaper(): Middleware {
   };
 }
 
-/** The route this event belongs to, from API Gateway's `resource` (the same table built the API). */
+/** The route this event belongs to, from API Gateway's `resource` (the same table built the API); 405 with `Allow` for a method the resource lacks. */
 export function resolveRoute(): Middleware {
   return {
     before: (request) => {
-      const route = findRoute(request.event.httpMethod, request.event.resource);
-      if (!route) throw new DomainError('not_found', 'No such endpoint.');
-      internal(request).route = route;
+      const { httpMethod, resource } = request.event;
+      const route = findRoute(httpMethod, resource);
+      if (route) {
+        internal(request).route = route;
+        return;
+      }
+      // API Gateway's ANY method of a known resource brings every method it does not have here.
+      const allow = allowedMethods(resource);
+      if (allow.length === 0) throw new DomainError('not_found', 'No such endpoint.');
+      internal(request).responseHeaders = { Allow: allow.join(', ') };
+      throw new DomainError('method_not_allowed', `${httpMethod} is not allowed here; allowed: ${allow.join(', ')}.`);
     },
   };
 }
@@ -75,12 +86,16 @@ export function resolveRoute(): Middleware {
 export function authorizedKey(): Middleware {
   return {
     before: (request) => {
-      const principal = principalFromContext(request.event.requestContext?.authorizer);
-      if (!principal) throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
+      const authorizer = request.event.requestContext?.authorizer;
+      const principal = principalFromContext(authorizer);
       const state = internal(request);
+      if (!principal) {
+        state.responseHeaders = { 'WWW-Authenticate': authorizer?.authError === 'invalid_token' ? INVALID_TOKEN_CHALLENGE : BEARER_CHALLENGE };
+        throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
+      }
       state.principal = principal;
       addInvocationContext({ key_id: principal.keyId, store_id: principal.storeId });
-      state.rateHeaders = {
+      state.responseHeaders = {
         'RateLimit-Limit': String(principal.rate.limit),
         'RateLimit-Remaining': String(principal.rate.remaining),
         'RateLimit-Reset': String(principal.rate.resetSeconds),
@@ -98,17 +113,33 @@ export function authorizedKey(): Middleware {
   };
 }
 
-/** JSON bodies: 1 MiB at most (413), valid JSON (400), and an object at the top (400). */
+/**
+ * The body's text: API Gateway hands bytes over base64-encoded (the API declares every media type
+ * binary, so nothing is decoded on the way), a test or an older stage may hand text. Bytes that
+ * are not UTF-8 are refused rather than stored as U+FFFD.
+ */
+export function bodyText(event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'>): string {
+  const raw = event.body ?? '';
+  if (!event.isBase64Encoded) {
+    if (Buffer.byteLength(raw, 'utf8') > MAX_BODY_BYTES) throw tooLarge();
+    return raw;
+  }
+  const bytes = Buffer.from(raw, 'base64');
+  if (bytes.length > MAX_BODY_BYTES) throw tooLarge();
+  const text = decodeUtf8(bytes);
+  if (text === undefined) throw new DomainError('invalid_json', 'The request body is not valid UTF-8.');
+  return text;
+}
+
+const tooLarge = () => new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+
+/** JSON bodies: 1 MiB at most (413), UTF-8, no deeper than MAX_JSON_DEPTH, valid JSON (400), and an object at the top (400). */
 export function jsonBody(): Middleware {
   return {
     before: (request) => {
       const { event } = request;
-      if (event.httpMethod === 'GET') return;
-      const raw = event.body ?? '';
-      const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-      if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) {
-        throw new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
-      }
+      if (event.httpMethod === 'GET' || event.httpMethod === 'HEAD') return;
+      const text = bodyText(event);
       if (text.trim() === '') {
         // PUT and PATCH exist to carry a JSON object; a POST action (publish) may come without one.
         if (event.httpMethod === 'PUT' || event.httpMethod === 'PATCH') {
@@ -116,6 +147,9 @@ export function jsonBody(): Middleware {
         }
         internal(request).body = undefined;
         return;
+      }
+      if (nestsDeeperThan(text)) {
+        throw new DomainError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
       }
       let body: unknown;
       try {

@@ -5,7 +5,7 @@ import { API_BASE_PATH, matchPath, resourceOf, type Group } from '../http/api-ro
 import { withDbStats } from '../db/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
-import { GATEWAY_RESPONSES } from '../http/gateway-responses.ts';
+import { BEARER_CHALLENGE, GATEWAY_RESPONSES } from '../http/gateway-responses.ts';
 import { publicRoute } from './docs-routes.ts';
 
 /**
@@ -96,9 +96,13 @@ export function createGateway(options: GatewayOptions = {}): Server {
       }
       const open = await publicRoute(req.method ?? 'GET', url.pathname, `${req.headers['x-forwarded-proto'] ?? 'http'}://${req.headers.host ?? '127.0.0.1'}${API_BASE_PATH}`);
       if (open) return reply(open.status, open.body, { 'Content-Type': open.contentType });
-      const matched = matchPath(req.method ?? 'GET', url.pathname);
-      if (!matched.route) return reply(404, GATEWAY_RESPONSES.notFound);
-      const route = matched.route;
+      const method = req.method ?? 'GET';
+      const matched = matchPath(method, url.pathname);
+      if (!matched.route && !matched.pathOf) return reply(404, GATEWAY_RESPONSES.notFound);
+      // A known path without this method goes, unauthorized, to its group's Lambda, which answers
+      // 405 with Allow: the CDK stack's ANY method on every resource does the same.
+      const unknownMethod = !matched.route;
+      const { route, pathParameters } = matched.route ? matched : matched.pathOf!;
       const lambda = await lambdaFor(route.group);
 
       const headers: Record<string, string> = {};
@@ -109,15 +113,20 @@ export function createGateway(options: GatewayOptions = {}): Server {
         headers[name] = values.join(',');
         multiValueHeaders[name] = values;
       }
-      const query: Record<string, string> = {};
-      const multiQuery: Record<string, string[]> = {};
+      // Own properties whatever the name, as in the JSON event API Gateway sends: `?__proto__=1`
+      // must be a parameter like any other, not a write to the prototype.
+      const query: Record<string, string> = Object.create(null);
+      const multiQuery: Record<string, string[]> = Object.create(null);
       for (const [k, v] of url.searchParams) {
         query[k] = v;
         (multiQuery[k] ??= []).push(v);
       }
       const resource = resourceOf(route);
-      const host = headers.host ?? '127.0.0.1';
-      headers['x-forwarded-proto'] ??= 'http';
+      // The API's own address, never the client's Host or X-Forwarded-* (API Gateway sets both itself).
+      const local = req.socket.localAddress ?? '127.0.0.1';
+      const host = `${local.includes(':') ? `[${local}]` : local}:${req.socket.localPort}`;
+      headers['x-forwarded-proto'] = 'http';
+      headers['x-forwarded-host'] = host;
       const requestContext = {
         accountId: '000000000000',
         apiId: 'local',
@@ -125,7 +134,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
         requestId,
         resourceId: 'local',
         resourcePath: resource,
-        httpMethod: route.method,
+        httpMethod: method,
         path: url.pathname,
         domainName: host,
         protocol: 'HTTP/1.1',
@@ -137,44 +146,49 @@ export function createGateway(options: GatewayOptions = {}): Server {
       const { stats } = await withDbStats(async () => {
         const authEvent = {
           type: 'REQUEST',
-          methodArn: `arn:aws:execute-api:local:000000000000:local/local/${route.method}${resource}`,
+          methodArn: `arn:aws:execute-api:local:000000000000:local/local/${method}${resource}`,
           resource,
           path: url.pathname,
-          httpMethod: route.method,
+          httpMethod: method,
           headers,
           multiValueHeaders,
           queryStringParameters: query,
           multiValueQueryStringParameters: multiQuery,
-          pathParameters: matched.pathParameters,
+          pathParameters,
           stageVariables: null,
           requestContext,
         } as unknown as APIGatewayRequestAuthorizerEvent;
-        let policy;
-        try {
-          policy = await authorizer(authEvent, lambdaContext('authorizer', requestId));
-        } catch (err) {
-          if ((err as Error).message === 'Unauthorized') return reply(401, GATEWAY_RESPONSES.unauthorized);
-          process.stderr.write(`authorizer failed: ${(err as Error).stack}\n`);
-          return reply(500, GATEWAY_RESPONSES.internal);
+        // The CDK stack's ANY method (unknown methods, 405) has no authorizer.
+        if (!unknownMethod) {
+          let policy;
+          try {
+            policy = await authorizer(authEvent, lambdaContext('authorizer', requestId));
+          } catch (err) {
+            if ((err as Error).message === 'Unauthorized') return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': BEARER_CHALLENGE });
+            process.stderr.write(`authorizer failed: ${(err as Error).stack}\n`);
+            return reply(500, GATEWAY_RESPONSES.internal);
+          }
+          const context = (policy.context ?? {}) as Record<string, unknown>;
+          if (policy.policyDocument.Statement.some((s) => s.Effect === 'Deny')) {
+            return reply(403, GATEWAY_RESPONSES.forbidden(String(context.missingAbility)));
+          }
+          requestContext.authorizer = { ...context, principalId: policy.principalId };
         }
-        const context = (policy.context ?? {}) as Record<string, unknown>;
-        if (policy.policyDocument.Statement.some((s) => s.Effect === 'Deny')) {
-          return reply(403, GATEWAY_RESPONSES.forbidden(String(context.missingAbility)));
-        }
-        requestContext.authorizer = { ...context, principalId: policy.principalId };
         const event = {
           resource,
           path: url.pathname,
-          httpMethod: route.method,
+          httpMethod: method,
           headers,
           multiValueHeaders,
           queryStringParameters: url.searchParams.size ? query : null,
           multiValueQueryStringParameters: url.searchParams.size ? multiQuery : null,
-          pathParameters: matched.pathParameters,
+          pathParameters,
           stageVariables: null,
           requestContext,
-          body: body.length ? body.toString('utf8') : null,
-          isBase64Encoded: false,
+          // The REST API declares every media type binary (infra/api-stack.ts): bytes arrive
+          // base64-encoded and untouched, and the handler decides whether they are UTF-8.
+          body: body.length ? body.toString('base64') : null,
+          isBase64Encoded: body.length > 0,
         } as unknown as APIGatewayProxyEvent;
         let result: APIGatewayProxyResult;
         try {

@@ -11,7 +11,7 @@
  * has, and a few concurrent queue pollers. fauxqs keeps messages in memory only, so a start
  * queues every pending delivery again (the signer's due check keeps their schedule).
  */
-import { startFauxqs } from 'fauxqs';
+import { startLocalQueueServer } from './local-queue.ts';
 import { config, resetConfig } from '../config.ts';
 import { scanPendingDeliveries, markQueued } from '../db/delivery.repo.ts';
 import { maxReceiveCount } from '../domain/webhook/retry.ts';
@@ -59,17 +59,15 @@ async function requeuePending(): Promise<number> {
 }
 
 export async function startWebhookPipeline(options: WebhookPipelineOptions): Promise<WebhookPipeline> {
-  const server = await startFauxqs({ port: 0, host: '127.0.0.1', logger: false });
-  const dlq = server.createQueue('webhooks-dlq', { attributes: { MessageRetentionPeriod: '1209600' } });
-  const queue = server.createQueue('webhooks', {
-    attributes: {
-      VisibilityTimeout: String(QUEUE_VISIBILITY_SECONDS),
-      MessageRetentionPeriod: '1209600',
-      RedrivePolicy: JSON.stringify({
-        deadLetterTargetArn: dlq.queueArn,
-        maxReceiveCount: String(options.maxReceiveCount ?? maxReceiveCount(config().webhookRetrySchedule, config().webhookQueueWaitLimitSeconds)),
-      }),
-    },
+  const server = await startLocalQueueServer();
+  const dlq = await server.createQueue('webhooks-dlq', { MessageRetentionPeriod: '1209600' });
+  const queue = await server.createQueue('webhooks', {
+    VisibilityTimeout: String(QUEUE_VISIBILITY_SECONDS),
+    MessageRetentionPeriod: '1209600',
+    RedrivePolicy: JSON.stringify({
+      deadLetterTargetArn: dlq.queueArn,
+      maxReceiveCount: String(options.maxReceiveCount ?? maxReceiveCount(config().webhookRetrySchedule, config().webhookQueueWaitLimitSeconds)),
+    }),
   });
   // The fan-out Lambda finds its queue through the environment, as in AWS.
   process.env.WEBHOOK_QUEUE_URL = queue.queueUrl;
@@ -95,7 +93,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
     }),
   );
   options.log?.(
-    `webhooks: table stream → fan-out → queue (fauxqs on 127.0.0.1:${server.port}) → signer, dead letters → delivery log${requeued ? `; ${requeued} pending deliveries queued again` : ''}`,
+    `webhooks: table stream → fan-out → queue (fauxqs, listening on 127.0.0.1:${server.port} only) → signer, dead letters → delivery log${requeued ? `; ${requeued} pending deliveries queued again` : ''}`,
   );
 
   return {

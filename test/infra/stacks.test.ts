@@ -71,12 +71,13 @@ describe('CDK stacks', () => {
 
   it('puts the Lambda authorizer on every method of the route table, with caching off', () => {
     const methods = template.findResources('AWS::ApiGateway::Method');
-    const keyed = Object.values(methods).filter((m) => m.Properties.HttpMethod !== 'OPTIONS');
+    const keyed = Object.values(methods).filter((m) => !['OPTIONS', 'ANY'].includes(m.Properties.HttpMethod));
     // The one public method: the OpenAPI document, answered by API Gateway itself.
     const open = keyed.filter((m) => m.Properties.AuthorizationType === 'NONE');
     expect(open.map((m) => [m.Properties.HttpMethod, m.Properties.OperationName, m.Properties.Integration.Type])).toEqual([['GET', 'getOpenApiDocument', 'MOCK']]);
     const routed = keyed.filter((m) => m.Properties.AuthorizationType !== 'NONE');
-    expect(routed).toHaveLength(API_ROUTES.length);
+    const gets = API_ROUTES.filter((r) => r.method === 'GET').length;
+    expect(routed).toHaveLength(API_ROUTES.length + gets); // HEAD beside every GET
     for (const m of routed) {
       expect(m.Properties.AuthorizationType).toBe('CUSTOM');
       expect(m.Properties.AuthorizerId).toBeDefined();
@@ -159,6 +160,23 @@ describe('CDK stacks', () => {
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'DEFAULT_5XX', StatusCode: '500' });
   });
 
+  it('challenges every gateway 401 with WWW-Authenticate: Bearer', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'UNAUTHORIZED',
+      ResponseParameters: Match.objectLike({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" }),
+    });
+  });
+
+  it('hands every request body to the Lambdas as its bytes (invalid UTF-8 stays detectable)', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['*/*'] });
+  });
+
+  it('answers unknown methods of every known path through an ANY method without the authorizer (405 in the handler)', () => {
+    const any = Object.values(template.findResources('AWS::ApiGateway::Method')).filter((m) => m.Properties.HttpMethod === 'ANY');
+    expect(any).toHaveLength(new Set(API_ROUTES.map((r) => r.path)).size);
+    for (const m of any) expect(m.Properties.AuthorizationType).toBe('NONE');
+  });
+
   it('has no WAF unless asked for', () => {
     template.resourceCountIs('AWS::WAFv2::WebACL', 0);
     expect(stateful.table).toBeDefined();
@@ -200,4 +218,5 @@ describe('CDK stacks with waf=true', () => {
     expect(settingsFromContext(new App().node).waf).toBe(false);
     expect(() => settingsFromContext(new App({ context: { alarmEmail: 'not-an-address' } }).node)).toThrow(/alarmEmail/);
   });
+
 });

@@ -85,7 +85,7 @@ describe('abilities', () => {
 describe('unknown routes', () => {
   it.each([
     ['GET', '/nothing-here'],
-    ['DELETE', '/products/1'],
+    ['DELETE', '/nothing-here/1'],
     ['GET', '/products/1/extra'],
   ])('answers 404 in the contract shape for %s %s', async (method, path) => {
     const { client: api } = await storeWithKey();

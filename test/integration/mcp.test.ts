@@ -10,8 +10,8 @@ import { bindTools } from '../../functions/mcp/server.ts';
 
 /**
  * The MCP endpoint through the official SDK client against the real local gateway.
- * Budget: connecting costs three requests of the key's allowance (initialize, the initialized
- * notification, the client's GET for an SSE stream, answered 405), each tool call one more.
+ * Budget: connecting costs two requests of the key's allowance (initialize, the initialized
+ * notification; the client's GET for an SSE stream is a 405 that uses none), each tool call one more.
  */
 const mcpUrl = () => `${baseUrl()}/mcp`;
 const open: Client[] = [];

@@ -93,3 +93,20 @@ describe('idempotency records', () => {
     expect(long.sk).toMatch(/^IDEMPOTENCY#POST sha256:/);
   });
 });
+
+describe('canonicalJson on hostile shapes', () => {
+  it('writes a 100,000-deep array without overflowing the stack', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const text = canonicalJson({ status: deep });
+    expect(text.length).toBe('{"status":'.length + 200_001 + 1);
+  });
+
+  it('writes a 100,000-element array', () => {
+    expect(canonicalJson(new Array(100_000).fill(0)).length).toBe(199_999 + 2);
+  });
+
+  it('spells a key named __proto__ like any other key', () => {
+    expect(canonicalJson(JSON.parse('{"b":1,"__proto__":{"x":1}}'))).toBe('{"__proto__":{"x":1},"b":1}');
+  });
+});

@@ -4,7 +4,8 @@
  */
 import * as v from 'valibot';
 import { PAGE_TYPES } from './page.ts';
-import { MAX_NESTING, NestingTooDeepError, sanitizePageBody, wellFormedText } from './sanitize.ts';
+import { MAX_NESTING, NestingTooDeepError, sanitizePageBody } from './sanitize.ts';
+import { plainText } from '../text.ts';
 
 export const TITLE_MAX = 255;
 export const SLUG_MAX = 200;
@@ -18,19 +19,8 @@ export const BODY_MAX_BYTES = 100 * 1024;
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const SLUG_RULE = `1-${SLUG_MAX} characters of lowercase letters a-z, digits and single hyphens, not at the start or end`;
 
-const codePoints = (s: string) => [...s].length;
-
-const CONTROL = /[\x00-\x1F\x7F]/;
-
-/** One line of plain text, stored as sent (never interpreted as HTML: consumers escape it). */
-const Title = v.pipe(
-  v.string('must be a string'),
-  v.transform(wellFormedText),
-  v.check((s) => codePoints(s) >= 1, 'must not be empty'),
-  v.check((s) => codePoints(s) <= TITLE_MAX, `must be at most ${TITLE_MAX} characters`),
-  v.check((s) => s.trim() !== '', 'must not be blank'),
-  v.check((s) => !CONTROL.test(s), 'must not contain control characters (line breaks, tabs)'),
-);
+/** One line of plain text, stored as sent (never interpreted as HTML: consumers escape it); the rules of every text field. */
+const Title = plainText({ min: 1, max: TITLE_MAX });
 
 const Slug = v.pipe(
   v.string('must be a string'),

@@ -7,24 +7,12 @@ import * as v from 'valibot';
 import { checkImageUrl } from './image-url.ts';
 import { PRODUCT_STATUSES, type Offer, type Product, type ProductStatus } from './product.ts';
 import { ExternalIdSchema } from '../external-id.ts';
+import { plainText } from '../text.ts';
 
 export const MAX_PRICE = 1_000_000_000_000;
 export const MAX_LINKS = 50;
 
-/** Length in Unicode code points, so that an emoji counts as one character, not two. */
-const codePoints = (s: string) => [...s].length;
-
-const text = (min: number, max: number) =>
-  v.pipe(
-    v.string(),
-    v.check((s) => codePoints(s) >= min, min === 1 ? 'must not be empty' : `must be at least ${min} characters`),
-    v.check((s) => codePoints(s) <= max, `must be at most ${max} characters`),
-  );
-
-const Name = v.pipe(
-  text(1, 255),
-  v.check((s) => s.trim() !== '', 'must not be blank'),
-);
+const Name = plainText({ min: 1, max: 255 });
 
 const Price = v.pipe(
   v.number('must be an integer (minor units)'),
@@ -43,12 +31,12 @@ const Quantity = v.pipe(
 // An empty SKU means "no SKU" to most CRMs; stored as null so that it never becomes a SKU link.
 const Sku = v.nullable(
   v.pipe(
-    text(0, 64),
+    plainText({ min: 0, max: 64 }),
     v.transform((s): string | null => (s === '' ? null : s)),
   ),
 );
 
-const Description = text(0, 65_535);
+const Description = plainText({ min: 0, max: 65_535, multiLine: true });
 
 const Status = v.picklist(PRODUCT_STATUSES, `must be one of ${PRODUCT_STATUSES.join(', ')}`);
 

@@ -150,10 +150,4 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     response: { schema: JsonRpcResponse, name: 'JsonRpcResponse' },
     otherSuccess: { '202': 'A notification or response was accepted (no body).' },
   },
-  mcpStream: {
-    summary: 'MCP server-to-client stream (not offered)',
-    description: 'A stateless server offers no SSE stream: always 405 with `Allow: POST`.',
-    response: null,
-    errors: ['method_not_allowed'],
-  },
 };
