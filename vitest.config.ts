@@ -1,13 +1,36 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Three projects in one run: `npm test` runs them all, `npm run test:<name>` one of them.
+ * - unit: pure code, no local stack, so neither DynamoDB Local nor Java. The files share one
+ *   worker's module cache (isolate: false): they hold no state between tests, and starting a
+ *   fresh worker per file costs more than the tests themselves.
+ * - integration: the whole local stack (DynamoDB Local, gateway, queue), started once by globalSetup.
+ * - infra: CDK templates synthesised in memory, without bundling; needs no stack either.
+ */
+const shared = {
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+};
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/fixtures/global-setup.ts'],
-    setupFiles: ['test/fixtures/env.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    projects: [
+      {
+        test: { ...shared, name: 'unit', include: ['test/unit/**/*.test.ts'], pool: 'threads', isolate: false },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/fixtures/global-setup.ts'],
+          setupFiles: ['test/fixtures/env.ts'],
+          pool: 'forks',
+        },
+      },
+      { test: { ...shared, name: 'infra', include: ['test/infra/**/*.test.ts'], pool: 'forks' } },
+    ],
   },
 });

@@ -44,12 +44,6 @@ export async function batchGet(keysToRead: Key[], consistent = true): Promise<Ma
 
 export const itemKey = (k: Key) => `${k.pk}|${k.sk}`;
 
-/** Strips the table's own attributes so that repositories never leak raw items. */
-export function withoutTableAttributes<T extends Item>(item: T): Omit<T, 'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'type' | 'ttl'> {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _t, ttl: _ttl, ...rest } = item;
-  return rest;
-}
-
 /**
  * The item a failed condition handed back (ReturnValuesOnConditionCheckFailure). The document
  * client does not unmarshall error payloads, so this does.

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
-import { isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
+import { isConditionalCheckFailed, itemFromError, type Item, type TransactItem } from './helpers.ts';
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_SECONDS } from '../domain/idempotency.ts';
 
 /**
@@ -42,8 +42,6 @@ export type ClaimResult =
   | { outcome: 'replay'; response: StoredResponse }
   | { outcome: 'in_progress' }
   | { outcome: 'reused' };
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 const STATE = { inProgress: 'in_progress', completed: 'completed' } as const;
 

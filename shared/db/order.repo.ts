@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys } from './keys.ts';
-import { cancellationReasons, itemFromError, type Item } from './helpers.ts';
+import { cancellationReasons, itemFromError, type Item, type TransactItem } from './helpers.ts';
 import type { Order } from '../domain/order/order.ts';
 import type { OrderEvent } from '../domain/order/events.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -189,8 +189,6 @@ async function walkOrders(storeId: string, cursor: number, limit: number, filter
 }
 
 // ---- status changes ------------------------------------------------------------------------
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 export function outboxItem(event: OrderEvent): Item {
   return { ...keys.outboxEvent(event.store_id, event.event_id), type: ENTITY.outbox, ...event };

@@ -1,10 +1,10 @@
 import { backoff } from '../domain/retry.ts';
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys } from './keys.ts';
-import { cancellationReasons, isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
+import { cancellationReasons, isConditionalCheckFailed, itemFromError, type Item, type TransactItem } from './helpers.ts';
 import type { Page, PageContent, PageType } from '../domain/page/page.ts';
 import { nextInSequence } from './sequence.ts';
 
@@ -55,8 +55,6 @@ const toContent = (d: Item): PageContent => ({ type: d.type, title: d.title, slu
 
 /** Ids ascend and are never reused; a create that loses its race leaves a gap (lists are cursor-based). */
 export const nextPageId = (storeId: string) => nextInSequence(keys.sequence(storeId, 'page'));
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 const slugClaim = (page: Pick<Page, 'store_id' | 'slug' | 'id'>): Item => ({ ...keys.slug(page.store_id, page.slug), type: ENTITY.slug, page_id: page.id });
 

@@ -1,11 +1,10 @@
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
-import { ENTITY } from './table.ts';
-import { keys } from './keys.ts';
 import { cancellationReasons, type TransactItem } from './helpers.ts';
 import { productItem } from './product.repo.ts';
 import { externalIdMapWrite } from './product-refs.repo.ts';
 import { groupIndexWrites } from './product-index.repo.ts';
+import { productCountMove, reserveProductIds } from './product-sequence.ts';
 import type { Offer, Product } from '../domain/product/product.ts';
 import { backoff } from '../domain/retry.ts';
 
@@ -24,34 +23,14 @@ export type GroupInsert = { kind: 'inserted'; products: Product[] } | { kind: 'e
  * write got there first); nothing was written, and the caller writes these products one by one.
  */
 export async function insertProductGroup(storeId: string, drafts: readonly NewProduct[]): Promise<GroupInsert> {
-  const seqKey = keys.sequence(storeId, 'product');
   const offerCount = drafts.reduce((n, d) => n + d.offers.length, 0);
   for (let attempt = 1; attempt <= 50; attempt++) {
-    const reserved = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: seqKey,
-        UpdateExpression: 'ADD offer_seq :n SET #t = :type',
-        ExpressionAttributeNames: { '#t': 'type' },
-        ExpressionAttributeValues: { ':n': offerCount, ':type': ENTITY.sequence },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    const count = Number(reserved.Attributes?.value ?? 0);
-    let nextOffer = Number(reserved.Attributes?.offer_seq ?? 0) - offerCount + 1;
+    const { count, firstOffer } = await reserveProductIds(storeId, offerCount);
+    let nextOffer = firstOffer;
     const products: Product[] = drafts.map((d, i) => ({ ...d, id: count + 1 + i, offers: d.offers.map((o) => ({ ...o, id: nextOffer++ })) }));
     const maps = products.map((p) => externalIdMapWrite(p.owner_key_id as number, p.external_id as string, p.id));
     const items: TransactItem[] = [
-      {
-        Update: {
-          TableName: tableName(),
-          Key: seqKey,
-          UpdateExpression: 'SET #v = :next',
-          ConditionExpression: count === 0 ? 'attribute_not_exists(#v)' : '#v = :count',
-          ExpressionAttributeNames: { '#v': 'value' },
-          ExpressionAttributeValues: count === 0 ? { ':next': products.length } : { ':next': count + products.length, ':count': count },
-        },
-      },
+      productCountMove(storeId, count, products.length),
       ...maps,
       ...products.map((p) => ({ Put: { TableName: tableName(), Item: productItem(p), ConditionExpression: 'attribute_not_exists(pk)' } })),
       ...groupIndexWrites(storeId, products),

@@ -8,6 +8,7 @@ import type { Offer, Product } from '../domain/product/product.ts';
 import { denseIdsOfPage } from '../domain/pagination.ts';
 import { indexWrites } from './product-index.repo.ts';
 import { externalIdMapWrite } from './product-refs.repo.ts';
+import { productCountMove, reserveProductIds } from './product-sequence.ts';
 
 /**
  * Products have dense ids 1..n per store (the id sequence moves in the same transaction that
@@ -94,33 +95,11 @@ export class ExternalIdTakenError extends Error {
 export async function insertProduct(
   draft: Omit<Product, 'id' | 'offers'> & { offers: Omit<Offer, 'id'>[] },
 ): Promise<Product> {
-  const seqKey = keys.sequence(draft.store_id, 'product');
   for (let attempt = 0; attempt < 50; attempt++) {
-    const reserved = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: seqKey,
-        UpdateExpression: 'ADD offer_seq :n SET #t = :type',
-        ExpressionAttributeNames: { '#t': 'type' },
-        ExpressionAttributeValues: { ':n': draft.offers.length, ':type': ENTITY.sequence },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    const count = Number(reserved.Attributes?.value ?? 0);
-    const lastOffer = Number(reserved.Attributes?.offer_seq ?? 0);
-    const firstOffer = lastOffer - draft.offers.length + 1;
+    const { count, firstOffer } = await reserveProductIds(draft.store_id, draft.offers.length);
     const product: Product = { ...draft, id: count + 1, offers: draft.offers.map((o, i) => ({ ...o, id: firstOffer + i })) };
     const items: TransactItem[] = [
-      {
-        Update: {
-          TableName: tableName(),
-          Key: seqKey,
-          UpdateExpression: 'SET #v = :next',
-          ConditionExpression: count === 0 ? 'attribute_not_exists(#v)' : '#v = :count',
-          ExpressionAttributeNames: { '#v': 'value' },
-          ExpressionAttributeValues: count === 0 ? { ':next': count + 1 } : { ':next': count + 1, ':count': count },
-        },
-      },
+      productCountMove(draft.store_id, count, 1),
       { Put: { TableName: tableName(), Item: productItem(product), ConditionExpression: 'attribute_not_exists(pk)' } },
       ...indexWrites(product),
     ];

@@ -133,7 +133,16 @@ export function bodyText(event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Enc
 
 const tooLarge = () => new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
 
-/** JSON bodies: 1 MiB at most (413), UTF-8, no deeper than MAX_JSON_DEPTH, valid JSON (400), and an object at the top (400). */
+/**
+ * JSON bodies: 1 MiB at most (413), UTF-8, no deeper than MAX_JSON_DEPTH, valid JSON (400), and an
+ * object at the top (400).
+ *
+ * In place of `@middy/http-json-body-parser` (v6), which does not fit the contract: it answers a
+ * body without an `application/json` Content-Type, and malformed JSON, with 415 (the contract
+ * says 400 `invalid_json`), throws http-errors rather than our `{code, message, field}`, has no
+ * size limit, lets arrays and scalars through, and overwrites `event.body`. Each of those would
+ * need a wrapper around it; these lines are the whole rule.
+ */
 export function jsonBody(): Middleware {
   return {
     before: (request) => {

@@ -6,12 +6,19 @@ import { client } from '../fixtures/api.ts';
 
 const run = promisify(execFile);
 
+/**
+ * A shell's environment: without the npm_config_* variables that `npm test` / `npx` pass down
+ * (npm_config_loglevel among them), so that npm reads its settings from the repository's .npmrc
+ * as it does for someone typing the command.
+ */
+const shellEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_config_')));
+
 /** The real CLI exactly as documented (`npm run admin -- ...`), in its own process, against the test store. */
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run('npm', ['run', 'admin', '--', ...args], {
       env: {
-        ...process.env,
+        ...shellEnv,
         DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
         TABLE_NAME: inject('tableName'),
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',

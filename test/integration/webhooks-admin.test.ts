@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { handler as admin } from '../../functions/admin/handler.ts';
 import { adminCommand, createKey, createStore, type TestKey } from '../fixtures/api.ts';
-import { deliveries, deliveryOf, newEventId, putOutboxEvent, startReceiver, verify, waitFor, type DeliveryView } from '../fixtures/webhooks.ts';
+import { afterLaterEvent, deliveries, deliveryOf, newEventId, putOutboxEvent, startReceiver, verify, waitFor, type DeliveryView } from '../fixtures/webhooks.ts';
 
 async function adminError(command: string, args: Record<string, unknown>) {
   const out = await admin({ command, args });
@@ -155,7 +155,8 @@ describe('webhooks: admin commands (delivery log, redeliver, secret rotation)', 
       expect(replayed.event_id).toBe(eventId);
       await delivered(late.id, eventId);
       const requests = await waitFor('both deliveries', () => (requestsFor(eventId).length >= 2 ? requestsFor(eventId) : undefined));
-      await new Promise((r) => setTimeout(r, 1500));
+      const marker = await afterLaterEvent(store, receiver);
+      await waitFor('the marker at both keys', () => requestsFor(marker).length === 2);
       expect(requestsFor(eventId)).toHaveLength(2);
       expect(requests.some((q) => { try { verify(late.webhook_secret, q); return true; } catch { return false; } })).toBe(true);
       expect((await deliveryOf(first.id, eventId))!.attempts).toBe(1);

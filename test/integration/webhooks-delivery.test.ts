@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCommand, createKey, createStore, type TestKey } from '../fixtures/api.ts';
 import {
+  afterLaterEvent,
   deleteOutboxEvent,
   deliveries,
   deliveryOf,
   putOutboxEvent,
   sampleOrder,
-  sleep,
   startReceiver,
   verify,
   waitFor,
@@ -76,7 +76,7 @@ describe('webhooks: outbox event → signed delivery', () => {
     expect(() => verify(second.webhook_secret, b!)).not.toThrow();
     expect(() => verify(key.webhook_secret, b!)).toThrow();
     expect(a?.body).toBe(b?.body);
-    await sleep(500);
+    await afterLaterEvent(storeId, other);
     expect(requestsFor(other, eventId)).toHaveLength(1);
     expect(await deliveries(elsewhere.id)).toEqual([]);
   });
@@ -93,7 +93,7 @@ describe('webhooks: outbox event → signed delivery', () => {
 
       const { eventId } = await putOutboxEvent(quietStore);
       await waitFor('the receiving key', () => requestsFor(receiver, eventId).length === 1);
-      await sleep(1500); // long enough for any stray delivery (the schedule's first retry is 1 s)
+      await afterLaterEvent(quietStore, receiver);
       expect(silent.received).toHaveLength(0);
       for (const k of [noAbility, noUrl, revoked]) expect(await deliveries(k.id)).toEqual([]);
       expect((await deliveryOf(listening.id, eventId))?.state).toBe('delivered');
@@ -111,7 +111,7 @@ describe('webhooks: outbox event → signed delivery', () => {
       await deleteOutboxEvent(storeId, eventId);
       await putOutboxEvent(storeId, { eventId });
     }
-    await sleep(2000);
+    await afterLaterEvent(storeId, receiver);
     expect(requestsFor(receiver, eventId)).toHaveLength(1);
     expect(await deliveryOf(key.id, eventId)).toMatchObject({ state: 'delivered', attempts: 1 });
   });
@@ -121,7 +121,7 @@ describe('webhooks: outbox event → signed delivery', () => {
     await waitFor('the delivery', () => requestsFor(receiver, eventId).length === 1);
     await putOutboxEvent(storeId, { eventId, order: sampleOrder({ status: 'delivered' }) }); // a MODIFY
     await deleteOutboxEvent(storeId, eventId); // a REMOVE (what a TTL expiry looks like)
-    await sleep(1500);
+    await afterLaterEvent(storeId, receiver);
     expect(requestsFor(receiver, eventId)).toHaveLength(1);
   });
 });

@@ -6,7 +6,7 @@ import { sqs } from '../../shared/queue/sqs.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { setLogSink } from '../../shared/log.ts';
 import { createKey, createStore } from '../fixtures/api.ts';
-import { deliveries, deliveryOf, sleep, startReceiver, verify, waitFor } from '../fixtures/webhooks.ts';
+import { deliveries, deliveryOf, startReceiver, verify, waitFor, type Received } from '../fixtures/webhooks.ts';
 import { outboxItem, streamRecord } from '../fixtures/stream-records.ts';
 import { queueCounts } from '../fixtures/queue.ts';
 
@@ -35,6 +35,18 @@ describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
     return r;
   };
 
+  /**
+   * "Nothing more arrives", without a sleep: fans out a later event and waits until `r` has it.
+   * The fan-out queued whatever the earlier records produced before it returned, so all of it was
+   * queued ahead of the marker. Returns the marker's event id.
+   */
+  async function afterLaterFanOut(store: string, r: { received: Received[] }): Promise<string> {
+    const marker = outboxItem(store);
+    await fanOut({ Records: [streamRecord(marker)] });
+    await waitFor('the later marker event', () => r.received.some((q) => q.headers['webhook-id'] === marker.event_id));
+    return marker.event_id;
+  }
+
   it('turns duplicate stream records into one delivery per key', async () => {
     const r = await receiver();
     const store = await createStore();
@@ -44,10 +56,11 @@ describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
     expect(await fanOut({ Records: [streamRecord(item), streamRecord(item)] })).toEqual({ batchItemFailures: [] });
     await waitFor('the delivery', () => r.received.length === 1);
     expect(await fanOut({ Records: [streamRecord(item)] })).toEqual({ batchItemFailures: [] });
-    await sleep(1500);
-    expect(r.received).toHaveLength(1);
-    expect(() => verify(key.webhook_secret, r.received[0]!)).not.toThrow();
-    expect(await deliveries(key.id)).toHaveLength(1);
+    await afterLaterFanOut(store, r);
+    const ofItem = r.received.filter((q) => q.headers['webhook-id'] === item.event_id);
+    expect(ofItem).toHaveLength(1);
+    expect(() => verify(key.webhook_secret, ofItem[0]!)).not.toThrow();
+    expect((await deliveries(key.id)).filter((d) => d.event_id === item.event_id)).toHaveLength(1);
   });
 
   it('applies the stream filter itself: updates, deletes and other entities are not events', async () => {
@@ -57,9 +70,9 @@ describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
     const item = outboxItem(store);
     const other = { ...outboxItem(store), type: 'order' };
     await fanOut({ Records: [streamRecord(item, 'MODIFY'), streamRecord(item, 'REMOVE'), streamRecord(other)] });
-    await sleep(1000);
-    expect(r.received).toHaveLength(0);
-    expect(await deliveries(key.id)).toEqual([]);
+    const marker = await afterLaterFanOut(store, r);
+    expect(r.received.map((q) => q.headers['webhook-id'])).toEqual([marker]);
+    expect((await deliveries(key.id)).map((d) => d.event_id)).toEqual([marker]);
   });
 
   it('reports a poison record by its sequence number and stops there, so the shard resumes from it', async () => {

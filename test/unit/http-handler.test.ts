@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { createHttpHandler, type RouteFn } from '../../shared/http/http-handler.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
-import { setLogSink } from '../../shared/log.ts';
+import { log, setLogSink } from '../../shared/log.ts';
 
 /** The middy chain on its own, with a synthetic API Gateway event: pure request → response logic. */
 function event(over: Partial<APIGatewayProxyEvent> & { limited?: boolean; abilities?: string } = {}): APIGatewayProxyEvent {
@@ -43,6 +43,23 @@ const ctx = {} as Context;
 const productsHandler = (route: RouteFn) => createHttpHandler('products', { listProducts: route, getProduct: route });
 
 describe('the shared HTTP chain', () => {
+  afterEach(() => setLogSink((l) => process.stdout.write(l + '\n')));
+
+  it('puts the request id on every line logged while handling the request, and on no line after it', async () => {
+    const lines: string[] = [];
+    setLogSink((l) => lines.push(l));
+    const handler = productsHandler(async () => {
+      await new Promise((r) => setTimeout(r, 1)); // across an await, as a route's DynamoDB calls are
+      log('warn', 'deep inside a route');
+      return { body: {} };
+    });
+    expect((await handler(event(), ctx)).statusCode).toBe(200);
+    log('warn', 'between requests');
+    const parsed = lines.map((l) => JSON.parse(l) as { msg: string; request_id: string | null });
+    expect(parsed.map((l) => l.msg)).toEqual(['deep inside a route', 'request', 'between requests']);
+    expect(parsed.map((l) => l.request_id)).toEqual(['req-1', 'req-1', null]);
+  });
+
   it('turns an unexpected error into 500 internal_error with the request id and no stack, and logs the cause', async () => {
     const lines: string[] = [];
     setLogSink((l) => lines.push(l));
