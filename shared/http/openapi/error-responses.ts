@@ -34,7 +34,6 @@ function headersOf(status: number, codes: ErrorCode[]): Record<string, object> {
   const retrying = codes.filter((c) => RETRY_CODES.includes(c));
   if (retrying.length === codes.length) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
   else if (retrying.length > 0) headers['Retry-After'] = { description: `Seconds to wait before retrying; sent with ${retrying.map((c) => `\`${c}\``).join(', ')}.`, schema: { type: 'integer', minimum: 1 } };
-  if (codes.includes('method_not_allowed')) headers.Allow = { $ref: '#/components/headers/Allow' };
   return headers;
 }
 

@@ -9,6 +9,7 @@ export const INFO = {
     'Every request carries `Authorization: Bearer <key>`; the key belongs to one store and holds abilities (`x-required-ability` on each operation).',
     'Errors are `{code, message, field}`; docs/errors.md lists every code with its status. Every answer past the key check carries the `RateLimit-*` headers; a 429 says when to retry in `Retry-After`.',
     'Order status changes (and the other events under `webhooks`) are POSTed to the key\'s webhook URL, signed with Standard Webhooks.',
+    'HEAD works wherever GET does (the same headers, no body). A method a path does not have is answered 405 `method_not_allowed` with an `Allow` header listing the ones it has.',
   ].join('\n\n'),
   license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
 };
@@ -41,5 +42,4 @@ export const COMPONENT_HEADERS = {
   'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: seconds },
   'RateLimit-Reset': { description: 'Seconds until the window has room again.', schema: seconds },
   'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 1 } },
-  Allow: { description: 'The methods this path has.', required: true, schema: { type: 'string' } },
 };
