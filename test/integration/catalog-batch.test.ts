@@ -15,13 +15,11 @@ describe('POST /catalog/products/batch', () => {
     const api = client(key.token);
     const batches = Array.from({ length: 60 }, (_, b) => Array.from({ length: 100 }, (_, i) => product(`sync-${b * 100 + i}`, { price: b * 100 + i })));
     const answers: ApiResponse[] = [];
-    const started = Date.now();
     for (let i = 0; i < batches.length; i += CONCURRENCY) answers.push(...(await Promise.all(batches.slice(i, i + CONCURRENCY).map((items) => api.post(BATCH, { items })))));
     expect(answers.map((a) => a.status)).toEqual(Array(60).fill(200));
     expect(answers.every((a) => a.body.data.every((r: { status: number }) => r.status === 200))).toBe(true);
-    const seconds = (Date.now() - started) / 1000;
-    expect(seconds, `6,000 products took ${seconds.toFixed(1)} s: more than the minute of one allowance`).toBeLessThan(60);
-    // The 61st request within the minute is refused: each batch was one request of the allowance.
+    // All 60 batches fit one rolling minute of the allowance: the 61st request is refused (had the
+    // load taken longer than the minute, the first batches' slots would have been freed for it).
     expect((await api.post(BATCH, { items: [product('one-more')] })).status).toBe(429);
 
     const stored = await productsOf(storeId);
