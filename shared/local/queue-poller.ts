@@ -3,7 +3,7 @@
  * (batch ≤ 10) → SQSEvent → handler; what succeeded is deleted, the batch item failures are left
  * to their visibility timeouts (and so to the queue's redrive policy).
  */
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { config } from '../config.ts';
 import { sqs, webhookQueueUrl } from '../queue/sqs.ts';
@@ -36,15 +36,19 @@ export async function pollQueue(
   queueArn: string,
   handle: (event: SQSEvent) => Promise<SQSBatchResponse>,
   signal: AbortSignal,
+  /** The queue and client to poll (default: the webhook queue) and the mapping's batch size. */
+  mapping: { queueUrl?: string; client?: SQSClient; batchSize?: number } = {},
 ): Promise<void> {
   const region = config().region;
+  const client = () => mapping.client ?? sqs();
+  const queueUrl = () => mapping.queueUrl ?? webhookQueueUrl();
   while (!signal.aborted) {
     let messages: Message[];
     try {
-      const out = await sqs().send(
+      const out = await client().send(
         new ReceiveMessageCommand({
-          QueueUrl: webhookQueueUrl(),
-          MaxNumberOfMessages: 10,
+          QueueUrl: queueUrl(),
+          MaxNumberOfMessages: Math.min(mapping.batchSize ?? 10, 10),
           WaitTimeSeconds: 1,
           MessageSystemAttributeNames: ['All'],
           MessageAttributeNames: ['All'],
@@ -70,9 +74,9 @@ export async function pollQueue(
     const finished = messages.filter((m) => m.MessageId && !failed.has(m.MessageId));
     if (finished.length === 0) continue;
     try {
-      await sqs().send(
+      await client().send(
         new DeleteMessageBatchCommand({
-          QueueUrl: webhookQueueUrl(),
+          QueueUrl: queueUrl(),
           Entries: finished.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
         }),
       );
