@@ -4,7 +4,7 @@
  * answer of the gateway's own rendered from the template's gateway responses. The event shape
  * is the one the route-table gateway (shared/local/gateway.ts) builds.
  */
-import { createServer, type Server } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { readBody, send } from '../local/gateway.ts';
@@ -36,10 +36,10 @@ function policyAllows(result: APIGatewayAuthorizerResult, methodArn: string): bo
   return statements.some((s) => s.Effect === 'Allow' && applies(s));
 }
 
-export function createTemplateGateway(model: ApiModel, invoke: Invoke, log?: (line: string) => void): Server {
+export function createTemplateGateway(model: ApiModel, invoke: Invoke, log?: (line: string) => void): (req: IncomingMessage, res: ServerResponse) => void {
   const cache = new Map<string, { result: APIGatewayAuthorizerResult; until: number }>();
 
-  return createServer((req, res) => {
+  return (req, res) => {
     const started = performance.now();
     const requestId = randomUUID();
     const url = new URL(req.url ?? '/', 'http://local');
@@ -131,7 +131,7 @@ export function createTemplateGateway(model: ApiModel, invoke: Invoke, log?: (li
       process.stderr.write(`rehearsal gateway error: ${(err as Error).stack}\n`);
       if (!res.headersSent) gatewayResponse('DEFAULT_5XX', 500);
     });
-  });
+  };
 
   async function authorize(authorizer: ApiAuthorizer, event: { headers: Record<string, string>; methodArn: string } & Record<string, unknown>): Promise<APIGatewayAuthorizerResult | 'unauthorized' | 'failed'> {
     const identity = authorizer.identityHeaders.map((h) => event.headers[h]);

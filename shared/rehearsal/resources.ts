@@ -31,7 +31,11 @@ export interface RehearsalQueue {
 }
 
 type Fauxqs = Awaited<ReturnType<typeof startFauxqs>>;
-const physicalName = (stack: string, id: string, max = 64) => `${stack}-${id}`.slice(0, max);
+/** `Stack-LogicalId`, shortened from the middle past `max` (CDK logical ids end in a unique hash). */
+function physicalName(stack: string, id: string, max = 64): string {
+  const name = `${stack}-${id}`;
+  return name.length > max ? `${name.slice(0, max - 9)}-${name.slice(-8)}` : name;
+}
 
 function hashKey(schema: Json): string {
   return String((schema as { AttributeName: string; KeyType: string }[]).find((k) => k.KeyType === 'HASH')?.AttributeName);
@@ -117,7 +121,7 @@ export function nameTheRest(assembly: Assembly, resolver: Resolver): void {
   for (const { stackName: stack, template } of assembly.stacks) {
     for (const [id, resource] of Object.entries(template.Resources)) {
       if (resolver.lookup(stack, id)) continue;
-      const name = physicalName(stack, id);
+      const name = physicalName(stack, id, resource.Type.startsWith('AWS::ApiGateway') ? 1024 : 64);
       const arns: Record<string, Record<string, string>> = {
         'AWS::IAM::Role': { Arn: `arn:aws:iam::${account}:role/${name}`, RoleId: name },
         'AWS::Lambda::Function': { Arn: `arn:aws:lambda:${region}:${account}:function:${name}` },
