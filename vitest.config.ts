@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The rehearsal files run in their own project (vitest.rehearsal.config.ts), against the synthesized app.
+    exclude: [...configDefaults.exclude, 'test/rehearsal/**'],
     globalSetup: ['test/fixtures/global-setup.ts'],
     setupFiles: ['test/fixtures/env.ts'],
     testTimeout: 30_000,
