@@ -80,6 +80,11 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     nameTheRest(assembly, resolver);
     resolver.collectExports();
     const functions = readFunctions(assembly, resolver);
+    for (const fn of functions) {
+      // CloudFormation would refuse these; here they would only show up as odd denials.
+      const dangling = JSON.stringify([fn.environment, fn.policies]).match(/<unresolved:[^>]*>/g);
+      if (dangling) log(`WARNING ${fn.logicalId}: references the templates cannot resolve: ${[...new Set(dangling)].join(', ')}`);
+    }
 
     const iam = new IamEvaluator(ACCOUNT, assembly.region);
     const denials: Denial[] = [];
