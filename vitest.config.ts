@@ -7,6 +7,8 @@ import { defineConfig } from 'vitest/config';
  *   fresh worker per file costs more than the tests themselves.
  * - integration: the whole local stack (DynamoDB Local, gateway, queue), started once by globalSetup.
  * - infra: CDK templates synthesised in memory, without bundling; needs no stack either.
+ * The rehearsal (test/rehearsal) has its own config, vitest.rehearsal.config.ts: the end-to-end
+ * files against the stack built from cdk.out.
  */
 const shared = {
   testTimeout: 30_000,

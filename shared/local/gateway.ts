@@ -33,7 +33,7 @@ function lambdaContext(name: string, requestId: string): Context {
   };
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
+export async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -44,7 +44,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
   return Buffer.concat(chunks);
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   // Header names are case-insensitive: the Lambda's own spelling wins over the defaults, once.
   res.setHeader('Content-Type', 'application/json');

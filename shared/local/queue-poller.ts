@@ -4,7 +4,7 @@
  * to their visibility timeouts (and so to the queue's redrive policy). One poller serves one
  * queue: the webhook queue (signer) or its dead-letter queue (dead-letter consumer).
  */
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { config } from '../config.ts';
 import { sqs } from '../queue/sqs.ts';
@@ -37,15 +37,18 @@ export async function pollQueue(
   queue: { url: string; arn: string },
   handle: (event: SQSEvent) => Promise<SQSBatchResponse>,
   signal: AbortSignal,
+  /** The client to poll with (default: the stack's) and the mapping's batch size. */
+  mapping: { client?: SQSClient; batchSize?: number } = {},
 ): Promise<void> {
   const region = config().region;
+  const client = () => mapping.client ?? sqs();
   while (!signal.aborted) {
     let messages: Message[];
     try {
-      const out = await sqs().send(
+      const out = await client().send(
         new ReceiveMessageCommand({
           QueueUrl: queue.url,
-          MaxNumberOfMessages: 10,
+          MaxNumberOfMessages: Math.min(mapping.batchSize ?? 10, 10),
           WaitTimeSeconds: 1,
           MessageSystemAttributeNames: ['All'],
           MessageAttributeNames: ['All'],
@@ -71,7 +74,7 @@ export async function pollQueue(
     const finished = messages.filter((m) => m.MessageId && !failed.has(m.MessageId));
     if (finished.length === 0) continue;
     try {
-      await sqs().send(
+      await client().send(
         new DeleteMessageBatchCommand({
           QueueUrl: queue.url,
           Entries: finished.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),

@@ -47,6 +47,15 @@ interface ShardState {
   failures: number;
 }
 
+/** What an event-source mapping configures; the defaults are the local stack's (the outbox filter). */
+export interface StreamMappingOptions {
+  filter?: (record: DynamoDBRecord) => boolean;
+  batchSize?: number;
+  retryAttempts?: number;
+  /** Called with the record given up on (the mapping's on-failure destination). */
+  onFailure?: (record: DynamoDBRecord) => Promise<void>;
+}
+
 export class StreamPoller {
   private readonly client: DynamoDBStreamsClient;
   private readonly shards = new Map<string, ShardState>();
@@ -58,6 +67,7 @@ export class StreamPoller {
     endpoint: string,
     private readonly handle: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>,
     private readonly signal: AbortSignal,
+    private readonly mapping: StreamMappingOptions = {},
   ) {
     const local = !new URL(endpoint).hostname.endsWith('.amazonaws.com');
     this.client = new DynamoDBStreamsClient({
@@ -138,7 +148,7 @@ export class StreamPoller {
     if (!shard.iterator) return false;
     let out;
     try {
-      out = await this.client.send(new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: 100 }));
+      out = await this.client.send(new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: this.mapping.batchSize ?? 100 }));
     } catch (err) {
       if ((err as Error).name === 'ExpiredIteratorException' || (err as Error).name === 'TrimmedDataAccessException') {
         shard.iterator = undefined;
@@ -147,7 +157,7 @@ export class StreamPoller {
       throw err;
     }
     const records = out.Records ?? [];
-    const batch = records.map((r) => toLambdaRecord(r, this.streamArn)).filter(isOutboxInsert);
+    const batch = records.map((r) => toLambdaRecord(r, this.streamArn)).filter(this.mapping.filter ?? isOutboxInsert);
     if (batch.length > 0) {
       let failed: string | undefined;
       try {
@@ -158,13 +168,15 @@ export class StreamPoller {
       }
       if (failed !== undefined) {
         shard.failures += 1;
-        if (shard.failures <= STREAM_RETRY_ATTEMPTS) {
+        if (shard.failures <= (this.mapping.retryAttempts ?? STREAM_RETRY_ATTEMPTS)) {
           await sleep(250 * 2 ** shard.failures, this.signal);
           shard.iterator = await this.iterator(shardId, 'AT_SEQUENCE_NUMBER', failed);
           return true;
         }
         // A poison record: park it in the log (the on-failure destination of the AWS mapping) and move on.
         logJson('error', 'stream record failed every retry; skipping it', { shard_id: shardId, sequence_number: failed });
+        const record = batch.find((r) => r.dynamodb?.SequenceNumber === failed);
+        if (record) await this.mapping.onFailure?.(record);
         shard.failures = 0;
         shard.position.sequenceNumber = failed;
         await this.save();

@@ -1,0 +1,141 @@
+/**
+ * The REST API as the templates declare it: the `AWS::ApiGateway::Resource` tree, each
+ * `AWS::ApiGateway::Method` with its authorizer and Lambda proxy integration, the
+ * `AWS::ApiGateway::Authorizer`s and the `AWS::ApiGateway::GatewayResponse`s.
+ */
+import type { Resolver } from './resolve.ts';
+import { resourcesOfType, type Assembly, type Json } from './template.ts';
+
+export interface ApiMethod {
+  resourcePath: string;
+  httpMethod: string;
+  authorizationType: string;
+  authorizer: ApiAuthorizer | undefined;
+  /** ARN of the function a Lambda proxy integration calls; undefined for other integrations. */
+  functionArn: string | undefined;
+}
+export interface ApiAuthorizer {
+  id: string;
+  type: string;
+  functionArn: string;
+  /** Header names from `method.request.header.X` sources. */
+  identityHeaders: string[];
+  ttlSeconds: number;
+}
+export interface GatewayResponse {
+  statusCode: number | undefined;
+  headers: Record<string, string>;
+  template: string | undefined;
+}
+export interface ApiModel {
+  restApiId: string;
+  stage: string;
+  methods: ApiMethod[];
+  responses: Map<string, GatewayResponse>;
+}
+
+const functionArnOf = (uri: string) => /\/functions\/(.+)\/invocations$/.exec(uri)?.[1];
+
+/** The first REST API of the templates (this service deploys one). */
+export function readApi(assembly: Assembly, resolver: Resolver): ApiModel | undefined {
+  const api = resourcesOfType(assembly, 'AWS::ApiGateway::RestApi')[0];
+  if (!api) return undefined;
+  const restApiId = resolver.lookup(api.stack, api.id)!.ref;
+  const props = (l: { stack: string; resource: { Properties?: Record<string, Json> } }) =>
+    resolver.resolve(l.stack, (l.resource.Properties ?? {}) as Json) as Record<string, Json>;
+  const ofApi = (type: string) => resourcesOfType(assembly, type).filter((r) => props(r).RestApiId === restApiId);
+
+  const root = resolver.lookup(api.stack, api.id)!.attributes.RootResourceId!;
+  const parents = new Map<string, { parent: string; part: string }>();
+  for (const r of ofApi('AWS::ApiGateway::Resource')) {
+    const p = props(r);
+    parents.set(resolver.lookup(r.stack, r.id)!.ref, { parent: String(p.ParentId), part: String(p.PathPart) });
+  }
+  const pathOf = (id: string): string => {
+    if (id === root) return '';
+    const node = parents.get(id);
+    if (!node) throw new Error(`API resource ${id} has no parent in the templates`);
+    return `${pathOf(node.parent)}/${node.part}`;
+  };
+
+  const authorizers = new Map<string, ApiAuthorizer>();
+  for (const a of ofApi('AWS::ApiGateway::Authorizer')) {
+    const p = props(a);
+    const id = resolver.lookup(a.stack, a.id)!.ref;
+    authorizers.set(id, {
+      id,
+      type: String(p.Type),
+      functionArn: functionArnOf(String(p.AuthorizerUri)) ?? String(p.AuthorizerUri),
+      identityHeaders: String(p.IdentitySource ?? '')
+        .split(',')
+        .map((s) => /^method\.request\.header\.(.+)$/.exec(s.trim())?.[1]?.toLowerCase())
+        .filter((h): h is string => Boolean(h)),
+      ttlSeconds: Number(p.AuthorizerResultTtlInSeconds ?? 300),
+    });
+  }
+
+  const methods = ofApi('AWS::ApiGateway::Method').map((m) => {
+    const p = props(m);
+    const integration = (p.Integration ?? {}) as Record<string, Json>;
+    return {
+      resourcePath: pathOf(String(p.ResourceId)) || '/',
+      httpMethod: String(p.HttpMethod),
+      authorizationType: String(p.AuthorizationType ?? 'NONE'),
+      authorizer: p.AuthorizerId ? authorizers.get(String(p.AuthorizerId)) : undefined,
+      functionArn: integration.Type === 'AWS_PROXY' ? functionArnOf(String(integration.Uri)) : undefined,
+    };
+  });
+
+  const responses = new Map<string, GatewayResponse>();
+  for (const r of ofApi('AWS::ApiGateway::GatewayResponse')) {
+    const p = props(r);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries((p.ResponseParameters ?? {}) as Record<string, string>)) {
+      const name = /^gatewayresponse\.header\.(.+)$/.exec(k)?.[1];
+      if (name) headers[name] = v.replace(/^'(.*)'$/s, '$1');
+    }
+    const templates = (p.ResponseTemplates ?? {}) as Record<string, string>;
+    responses.set(String(p.ResponseType), {
+      statusCode: p.StatusCode ? Number(p.StatusCode) : undefined,
+      headers,
+      template: templates['application/json'] ?? Object.values(templates)[0],
+    });
+  }
+  const stage = resourcesOfType(assembly, 'AWS::ApiGateway::Stage').map(props).find((s) => s.RestApiId === restApiId)?.StageName;
+  return { restApiId, stage: String(stage ?? 'prod'), methods, responses };
+}
+
+/** API Gateway's choice among resources: literal parts before `{param}`, `{proxy+}` last. */
+export function matchMethod(model: ApiModel, httpMethod: string, path: string): { method: ApiMethod | undefined; resourceFound: boolean; pathParameters: Record<string, string> | null } {
+  const segments = path.split('/').filter(Boolean);
+  let best: { resource: string; params: Record<string, string>; score: number } | undefined;
+  for (const resource of new Set(model.methods.map((m) => m.resourcePath))) {
+    const parts = resource.split('/').filter(Boolean);
+    const params: Record<string, string> = {};
+    let score = 0;
+    let ok = true;
+    for (let i = 0; i < parts.length && ok; i++) {
+      const part = parts[i]!;
+      const greedy = /^\{(.+)\+\}$/.exec(part);
+      if (greedy) {
+        if (i >= segments.length) ok = false;
+        else params[greedy[1]!] = segments.slice(i).map(decodeURIComponent).join('/');
+        score += 1;
+        break;
+      }
+      const seg = segments[i];
+      if (seg === undefined) ok = false;
+      else if (/^\{.+\}$/.test(part)) {
+        params[part.slice(1, -1)] = decodeURIComponent(seg);
+        score += 2;
+      } else if (part === seg) score += 3;
+      else ok = false;
+      if (ok && i === parts.length - 1 && segments.length !== parts.length) ok = false;
+    }
+    if (parts.length === 0 && segments.length > 0) ok = false;
+    if (ok && (!best || score > best.score)) best = { resource, params, score };
+  }
+  if (!best) return { method: undefined, resourceFound: false, pathParameters: null };
+  const method = model.methods.find((m) => m.resourcePath === best.resource && (m.httpMethod === httpMethod || m.httpMethod === 'ANY'));
+  return { method, resourceFound: true, pathParameters: Object.keys(best.params).length ? best.params : null };
+}

@@ -1,0 +1,174 @@
+/**
+ * The rehearsal stack: what `cdk deploy` would create, run on this machine from the cloud
+ * assembly alone. Tables and queues from the templates, each function from its bundle in its own
+ * execution environments with the template's environment, timeout and memory, every AWS call it
+ * makes checked against its role, the REST API from the API Gateway resources, the event-source
+ * mappings, and the Lambda Invoke API for the admin CLI's `--function` mode.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { startFauxqs } from 'fauxqs';
+import { resetConfig } from '../config.ts';
+import { resetDbClients } from '../db/client.ts';
+import { waitForStore } from '../db/bootstrap.ts';
+import { startDynamoDbLocal, type DynamoDbLocal } from '../local/dynamodb-local.ts';
+import { readApi } from './api-model.ts';
+import { readFunctions, type FunctionSpec } from './functions.ts';
+import { createTemplateGateway } from './gateway.ts';
+import { IamEvaluator, type Denial } from './iam.ts';
+import { createInvokeApi, INVOKE_PATH } from './lambda-api.ts';
+import { startMappings } from './mappings.ts';
+import { startFunctionProxy } from './proxy.ts';
+import { Resolver } from './resolve.ts';
+import { createQueues, createTables, nameTheRest, QUEUE_PROXY_HOST, type RehearsalTable } from './resources.ts';
+import { FunctionSandbox } from './sandbox.ts';
+import { readAssembly } from './template.ts';
+
+export interface RehearsalOptions {
+  /** The cloud assembly (`cdk.out`). */
+  assemblyDir: string;
+  port: number;
+  host?: string;
+  dynamodbPort: number;
+  /** DynamoDB Local data directory; null keeps it in memory. */
+  dataDir: string | null;
+  /** Physical name of a table the template leaves unnamed (default `Stack-LogicalId`). */
+  tableName?: (logicalId: string) => string;
+  /** Added to every function's environment (default: loopback webhook receivers allowed). */
+  envOverrides?: Record<string, string>;
+  log?: (line: string) => void;
+}
+
+export interface RehearsalStack {
+  /** The API's base (no stage prefix), also the Lambda endpoint for AWS_ENDPOINT_URL_LAMBDA. */
+  url: string;
+  port: number;
+  dynamodbEndpoint: string;
+  tables: RehearsalTable[];
+  functions: FunctionSpec[];
+  /** Every AWS call a function was refused, in order. */
+  denials: Denial[];
+  stop(): Promise<void>;
+}
+
+const ACCOUNT = '000000000000';
+
+export async function startRehearsal(options: RehearsalOptions): Promise<RehearsalStack> {
+  const log = options.log ?? (() => undefined);
+  const assembly = readAssembly(options.assemblyDir, { region: process.env.AWS_REGION || 'us-east-1', account: ACCOUNT });
+  const cleanups: (() => Promise<unknown> | void)[] = [];
+  const stop = async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  };
+  try {
+    const store: DynamoDbLocal = startDynamoDbLocal({ port: options.dynamodbPort, dataDir: options.dataDir });
+    cleanups.push(() => store.stop());
+    Object.assign(process.env, { DYNAMODB_ENDPOINT: store.endpoint, AWS_REGION: assembly.region });
+    resetConfig();
+    resetDbClients();
+    await waitForStore();
+    const fauxqs = await startFauxqs({ port: 0, host: '127.0.0.1', logger: false });
+    cleanups.push(() => fauxqs.stop());
+    const fauxqsEndpoint = `http://127.0.0.1:${fauxqs.port}`;
+
+    const resolver = new Resolver(assembly);
+    const ddb = new DynamoDBClient({ endpoint: store.endpoint, region: assembly.region, credentials: { accessKeyId: 'cloudformation', secretAccessKey: 'local' } });
+    const tables = await createTables(assembly, resolver, ddb, options.tableName);
+    ddb.destroy();
+    const queues = createQueues(assembly, resolver, fauxqs);
+    nameTheRest(assembly, resolver);
+    resolver.collectExports();
+    const functions = readFunctions(assembly, resolver);
+    for (const fn of functions) {
+      // CloudFormation would refuse these; here they would only show up as odd denials.
+      const dangling = JSON.stringify([fn.environment, fn.policies]).match(/<unresolved:[^>]*>/g);
+      if (dangling) log(`WARNING ${fn.logicalId}: references the templates cannot resolve: ${[...new Set(dangling)].join(', ')}`);
+    }
+
+    const iam = new IamEvaluator(ACCOUNT, assembly.region);
+    const denials: Denial[] = [];
+    const target = { tables, queues, region: assembly.region, account: ACCOUNT };
+    const sandboxes = new Map<string, FunctionSandbox>();
+    for (const fn of functions) {
+      const proxy = await startFunctionProxy({
+        fn,
+        target,
+        iam,
+        dynamodbEndpoint: store.endpoint,
+        onDenied: (d) => {
+          denials.push(d);
+          log(`IAM DENIED ${d.function}: ${d.action} on ${d.resource} (${d.result}${Object.keys(d.context).length ? `; ${JSON.stringify(d.context)}` : ''})`);
+        },
+      });
+      cleanups.push(() => new Promise((resolve) => proxy.server.close(resolve)));
+      const host = new URL(proxy.endpoint).host;
+      const environment = Object.fromEntries(Object.entries(fn.environment).map(([k, v]) => [k, v.replaceAll(QUEUE_PROXY_HOST, host)]));
+      const env = {
+        ...environment,
+        AWS_REGION: assembly.region,
+        AWS_DEFAULT_REGION: assembly.region,
+        AWS_ACCESS_KEY_ID: fn.logicalId,
+        AWS_SECRET_ACCESS_KEY: 'rehearsal',
+        AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
+        AWS_ENDPOINT_URL_SQS: proxy.endpoint,
+        AWS_LAMBDA_FUNCTION_NAME: fn.name,
+        AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
+        AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+        LAMBDA_TASK_ROOT: fn.codeDir,
+        TZ: 'UTC',
+        PATH: process.env.PATH ?? '',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        ...(options.envOverrides ?? { ALLOW_PRIVATE_WEBHOOKS: '1' }),
+      };
+      const sandbox = new FunctionSandbox(fn, env);
+      sandboxes.set(fn.arn, sandbox);
+      cleanups.push(() => sandbox.stop());
+    }
+    const invoke = (arn: string, event: unknown) => {
+      const sandbox = sandboxes.get(arn);
+      if (!sandbox) throw new Error(`no function ${arn} in the templates`);
+      return sandbox.invoke(event);
+    };
+
+    const model = readApi(assembly, resolver);
+    const gateway = model ? createTemplateGateway(model, invoke, log) : undefined;
+    const invokeApi = createInvokeApi(functions, invoke);
+    const server: Server = createServer((req, res) => {
+      if (INVOKE_PATH.test(new URL(req.url ?? '/', 'http://local').pathname)) void invokeApi(req, res);
+      else if (gateway) gateway(req, res);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+    });
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    );
+    const port = (server.address() as AddressInfo).port;
+
+    // The pollers keep their stream positions in the (first streamed) table, as the local stack does.
+    const streamed = tables.find((t) => t.streamArn);
+    if (streamed) process.env.TABLE_NAME = streamed.name;
+    resetConfig();
+    resetDbClients();
+    const aborter = new AbortController();
+    log('event-source mappings:');
+    const loops = await startMappings({ assembly, resolver, tables, queues, functions, iam, dynamodbEndpoint: store.endpoint, fauxqsEndpoint, invoke, signal: aborter.signal, log });
+    cleanups.push(async () => {
+      aborter.abort();
+      await Promise.all(loops.map((l) => l.catch(() => undefined)));
+    });
+    log(`functions: ${functions.map((f) => `${f.logicalId} (${f.memoryMb} MB, ${f.timeoutSeconds} s, ${f.policies.length} policies)`).join(', ')}`);
+    return { url: `http://127.0.0.1:${port}`, port, dynamodbEndpoint: store.endpoint, tables, functions, denials, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,44 @@
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
+import { checkJava } from '../../shared/local/dynamodb-local.ts';
+import { startRehearsal, type RehearsalStack } from '../../shared/rehearsal/stack.ts';
+import { synthesize } from '../../shared/rehearsal/synth.ts';
+import { freePort } from './free-port.ts';
+
+/**
+ * The rehearsal project's one stack: the CDK app synthesized into .rehearsal/app.out (or the
+ * assembly in REHEARSAL_CDK_OUT, already synthesized) and run from its bundles with IAM enforced.
+ * The end-to-end files then run against it unchanged; their set-up goes straight to the store.
+ */
+let stack: RehearsalStack | undefined;
+
+export async function setup(project: TestProject) {
+  const java = checkJava();
+  if (!java.ok) {
+    process.stderr.write(java.message + '\n');
+    process.exit(1);
+  }
+  const assemblyDir = process.env.REHEARSAL_CDK_OUT ? path.resolve(process.env.REHEARSAL_CDK_OUT) : path.resolve('.rehearsal/app.out');
+  if (!process.env.REHEARSAL_CDK_OUT) await synthesize({ outDir: assemblyDir });
+  const tableName = `rehearsal-${Date.now()}`;
+  stack = await startRehearsal({
+    assemblyDir,
+    port: 0,
+    dynamodbPort: await freePort(),
+    dataDir: null,
+    tableName: () => tableName,
+    envOverrides: { ALLOW_PRIVATE_WEBHOOKS: '1', LOG_LEVEL: 'warn' },
+    log: (line) => (line.startsWith('IAM DENIED') ? process.stderr.write(line + '\n') : undefined),
+  });
+  project.provide('baseUrl', `${stack.url}${API_BASE_PATH}`);
+  project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);
+  project.provide('tableName', tableName);
+}
+
+export async function teardown() {
+  const denials = stack?.denials ?? [];
+  await stack?.stop();
+  // A refused AWS call fails the run even when no assertion noticed it (a swallowed error).
+  if (denials.length) throw new Error(`IAM denied ${denials.length} call(s): ${denials.map((d) => `${d.function} ${d.action} on ${d.resource}`).join('; ')}`);
+}

@@ -1,0 +1,25 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * `npm run test:rehearsal`: the end-to-end flows (keys, catalog, orders with webhooks, content,
+ * MCP) against the rehearsal stack (the synthesized CDK app, IAM enforced), plus the proof that a
+ * missing grant is caught.
+ */
+export default defineConfig({
+  test: {
+    include: [
+      'test/integration/auth.test.ts',
+      'test/integration/catalog-products.test.ts',
+      'test/integration/webhooks-orders.test.ts',
+      'test/integration/content-publish.test.ts',
+      'test/integration/mcp.test.ts',
+      'test/rehearsal/*.test.ts',
+    ],
+    globalSetup: ['test/rehearsal/global-setup.ts'],
+    setupFiles: ['test/fixtures/env.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 300_000,
+    pool: 'forks',
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+  },
+});
