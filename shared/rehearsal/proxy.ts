@@ -1,7 +1,7 @@
 /**
  * The AWS endpoint each function talks to: one loopback port per function (its
- * AWS_ENDPOINT_URL_DYNAMODB and the host of its queue URLs), so every request is known to come
- * from that function. Each DynamoDB or SQS request is turned into IAM checks (aws-requests.ts),
+ * AWS_ENDPOINT_URL_DYNAMODB, _KMS and the host of its queue URLs), so every request is known to
+ * come from that function. Each DynamoDB, SQS or KMS request is turned into IAM checks (aws-requests.ts, kms.ts),
  * evaluated against the function's role (iam.ts); an allowed request goes on to DynamoDB Local or
  * fauxqs unchanged, a denied one is answered as AWS answers it (400 AccessDeniedException) and
  * reported with the function, action and resource.
@@ -9,6 +9,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dynamoDbChecks, sqsChecks, type AuthorizationCheck, type RequestTarget } from './aws-requests.ts';
+import { answerKms, kmsChecks } from './kms.ts';
 import type { FunctionSpec, PolicyDocument } from './functions.ts';
 import type { Denial, IamEvaluator } from './iam.ts';
 
@@ -60,9 +61,12 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
       const [service, operation = ''] = amzTarget.split('.');
       let checks: AuthorizationCheck[];
       let resourcePolicies: PolicyDocument[] = [];
-      let upstream: URL;
+      let upstream: URL | undefined;
       const json = amzTarget !== '';
-      if (service?.startsWith('DynamoDB')) {
+      const kmsRequest = service === 'TrentService' ? (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>) : undefined;
+      if (kmsRequest) {
+        checks = kmsChecks(operation, kmsRequest);
+      } else if (service?.startsWith('DynamoDB')) {
         checks = dynamoDbChecks(target, operation, JSON.parse(body.toString('utf8') || '{}'));
         upstream = new URL(req.url ?? '/', options.dynamodbEndpoint);
       } else {
@@ -96,7 +100,12 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
           return deny(res, fn, check, json);
         }
       }
-      forward(req, res, upstream, body);
+      if (kmsRequest) {
+        const [status, answer] = answerKms(operation, kmsRequest);
+        res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
+        return res.end(JSON.stringify(answer));
+      }
+      forward(req, res, upstream as URL, body);
     })().catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(`rehearsal proxy: ${(err as Error).message}`);

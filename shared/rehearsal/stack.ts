@@ -112,6 +112,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
         AWS_SECRET_ACCESS_KEY: 'rehearsal',
         AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
         AWS_ENDPOINT_URL_SQS: proxy.endpoint,
+        AWS_ENDPOINT_URL_KMS: proxy.endpoint,
         AWS_LAMBDA_FUNCTION_NAME: fn.name,
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
         AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',

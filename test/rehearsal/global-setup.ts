@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { tmpdir } from 'node:os';
 import type { TestProject } from 'vitest/node';
 import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
 import { checkJava } from '../../shared/local/dynamodb-local.ts';
@@ -22,18 +23,23 @@ export async function setup(project: TestProject) {
   const assemblyDir = process.env.REHEARSAL_CDK_OUT ? path.resolve(process.env.REHEARSAL_CDK_OUT) : path.resolve('.rehearsal/app.out');
   if (!process.env.REHEARSAL_CDK_OUT) await synthesize({ outDir: assemblyDir });
   const tableName = `rehearsal-${Date.now()}`;
+  // The files' set-up creates keys straight in the store, sealing their webhook secrets with this
+  // local key; the functions get the file too, so the signer opens those as well as the secrets
+  // the admin function seals with the (stand-in) KMS key of the template.
+  const webhookSecretKeyFile = path.join(tmpdir(), `rehearsal-${tableName}-${process.pid}.key`);
   stack = await startRehearsal({
     assemblyDir,
     port: 0,
     dynamodbPort: await freePort(),
     dataDir: null,
     tableName: () => tableName,
-    envOverrides: { ALLOW_PRIVATE_WEBHOOKS: '1', LOG_LEVEL: 'warn' },
+    envOverrides: { ALLOW_PRIVATE_WEBHOOKS: '1', LOG_LEVEL: 'warn', WEBHOOK_SECRET_KEY_FILE: webhookSecretKeyFile },
     log: (line) => (line.startsWith('IAM DENIED') ? process.stderr.write(line + '\n') : undefined),
   });
   project.provide('baseUrl', `${stack.url}${API_BASE_PATH}`);
   project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);
   project.provide('tableName', tableName);
+  project.provide('webhookSecretKeyFile', webhookSecretKeyFile);
 }
 
 export async function teardown() {

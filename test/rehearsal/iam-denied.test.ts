@@ -39,7 +39,9 @@ describe('rehearsal: a grant missing from the CDK code', () => {
   it('refuses the call that needs it, names function, action and resource, and the request fails as in AWS', async () => {
     const storeId = `s-${Date.now()}`;
     expect((await admin('stores create', { id: storeId, name: 'Rehearsal', currency: 'EUR' })).ok).toBe(true);
-    const key = (await admin('keys create', { store: storeId, name: 'k', abilities: 'catalog:read,catalog:write' })).data as { token: string };
+    const created = await admin('keys create', { store: storeId, name: 'k', abilities: 'catalog:read,catalog:write' });
+    expect(created, JSON.stringify(created)).toMatchObject({ ok: true });
+    const key = created.data as { token: string };
     const api = `${stack.url}${API_BASE_PATH}`;
     const headers = { authorization: `Bearer ${key.token}`, 'content-type': 'application/json' };
 
