@@ -21,6 +21,8 @@ const scalar = (v: AttributeValue | undefined) => v?.S ?? v?.N ?? v?.B;
 export interface RequestTarget {
   tables: readonly RehearsalTable[];
   queues: readonly RehearsalQueue[];
+  /** KMS keys by ARN, with the key policy KMS evaluates beside the caller's role. */
+  kmsKeys: readonly { arn: string; policy: Record<string, unknown> }[];
   region: string;
   account: string;
 }

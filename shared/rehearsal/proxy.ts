@@ -66,6 +66,8 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
       const kmsRequest = service === 'TrentService' ? (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>) : undefined;
       if (kmsRequest) {
         checks = kmsChecks(operation, kmsRequest);
+        const key = target.kmsKeys.find((k) => k.arn === checks[0]?.resource);
+        if (key) resourcePolicies = [key.policy as unknown as PolicyDocument];
       } else if (service?.startsWith('DynamoDB')) {
         checks = dynamoDbChecks(target, operation, JSON.parse(body.toString('utf8') || '{}'));
         upstream = new URL(req.url ?? '/', options.dynamodbEndpoint);

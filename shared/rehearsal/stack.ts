@@ -23,7 +23,7 @@ import { startFunctionProxy } from './proxy.ts';
 import { Resolver } from './resolve.ts';
 import { createQueues, createTables, nameTheRest, QUEUE_PROXY_HOST, type RehearsalTable } from './resources.ts';
 import { FunctionSandbox } from './sandbox.ts';
-import { readAssembly } from './template.ts';
+import { readAssembly, resourcesOfType, type Json } from './template.ts';
 
 export interface RehearsalOptions {
   /** The cloud assembly (`cdk.out`). */
@@ -88,7 +88,11 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
 
     const iam = new IamEvaluator(ACCOUNT, assembly.region);
     const denials: Denial[] = [];
-    const target = { tables, queues, region: assembly.region, account: ACCOUNT };
+    const kmsKeys = resourcesOfType(assembly, 'AWS::KMS::Key').map(({ stack, id, resource }) => ({
+      arn: resolver.lookup(stack, id)?.attributes.Arn ?? '',
+      policy: resolver.resolve(stack, (resource.Properties?.KeyPolicy ?? {}) as Json) as Record<string, unknown>,
+    }));
+    const target = { tables, queues, kmsKeys, region: assembly.region, account: ACCOUNT };
     const sandboxes = new Map<string, FunctionSandbox>();
     for (const fn of functions) {
       const proxy = await startFunctionProxy({
