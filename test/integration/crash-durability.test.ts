@@ -1,11 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { orderFile } from '../fixtures/orders.ts';
+import { freePort } from '../fixtures/free-port.ts';
 
 /**
  * Issue 15: `npm start` on a data directory, concurrent writes through every write endpoint and the
@@ -19,16 +19,6 @@ const PRODUCTS_PER_ROUND = 12;
 /** This worker's environment points at the shared in-memory test store; the child stack must start its own. */
 const OWN_STORE = { DYNAMODB_ENDPOINT: '', TABLE_NAME: 'integrations' };
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Ports {
   api: number;

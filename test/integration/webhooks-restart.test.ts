@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,17 +6,8 @@ import { startLocalStack, type LocalStack } from '../../shared/local/stack.ts';
 import { setLogSink } from '../../shared/log.ts';
 import { adminCommand, createStore, createKey } from '../fixtures/api.ts';
 import { deliveryOf, putOutboxEvent, startReceiver, waitFor } from '../fixtures/webhooks.ts';
+import { freePort } from '../fixtures/free-port.ts';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * `npm start` stopped and started again on the same data: this file runs a stack of its own with

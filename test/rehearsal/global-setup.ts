@@ -5,7 +5,7 @@ import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
 import { checkJava } from '../../shared/local/dynamodb-local.ts';
 import { startRehearsal, type RehearsalStack } from '../../shared/rehearsal/stack.ts';
 import { synthesize } from '../../shared/rehearsal/synth.ts';
-import { freePort } from './free-port.ts';
+import { freePort } from '../fixtures/free-port.ts';
 
 /**
  * The rehearsal project's one stack: the CDK app synthesized into .rehearsal/app.out (or the

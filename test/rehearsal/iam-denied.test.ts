@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
 import { startRehearsal, type RehearsalStack } from '../../shared/rehearsal/stack.ts';
 import { synthesize } from '../../shared/rehearsal/synth.ts';
-import { freePort } from './free-port.ts';
+import { freePort } from '../fixtures/free-port.ts';
 
 /**
  * The IAM check bites: the app synthesized with one grant removed (test/rehearsal/app-without-grant.ts)
