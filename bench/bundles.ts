@@ -9,6 +9,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { BenchSection } from './section.ts';
 
 export type BundleRow = { fn: string; bytes: number; importMs: number };
 
@@ -58,13 +59,19 @@ export function measureBundles(options: { synth: boolean }): { floorMs: number; 
   return { floorMs, rows };
 }
 
-export function bundleTable({ floorMs, rows }: ReturnType<typeof measureBundles>): string {
+function bundleTable({ floorMs, rows }: ReturnType<typeof measureBundles>): string {
   const lines = rows.map((r) => `| ${r.fn} | ${(r.bytes / 1024).toFixed(0)} | ${r.importMs.toFixed(0)} | ${(r.importMs - floorMs).toFixed(0)} |`);
   return (
-    `\nLambda bundles (cdk.out, minified ESM, SDK external); import = median of ${RUNS} fresh node processes; ` +
+    `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external); import = median of ${RUNS} fresh node processes; ` +
     `SDK floor (client-dynamodb + lib-dynamodb): ${floorMs.toFixed(0)} ms\n\n` +
     '| function | KB | import ms | over the SDK floor ms |\n|---|---|---|---|\n' +
     lines.join('\n') +
     '\n'
   );
 }
+
+/** Synthesizes the app (BENCH_SYNTH=false reuses cdk.out) and measures what it would upload. */
+export const bundlesSection: BenchSection = {
+  name: 'bundles',
+  run: async () => bundleTable(measureBundles({ synth: process.env.BENCH_SYNTH !== 'false' })),
+};

@@ -1,0 +1,69 @@
+/**
+ * A local stack for one bench section: DynamoDB Local in memory on a free port, the gateway, one
+ * store, and keys with every ability. Every request's DynamoDB calls, units and latency reach
+ * `samples` through the gateway's onRequest hook (authorizer and handler counted together by the
+ * SDK middleware in shared/db/client.ts).
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+process.env.LOG_LEVEL ??= 'warn';
+import { startLocalStack, type LocalStack } from '../shared/local/stack.ts';
+import { freePort } from '../test/fixtures/free-port.ts';
+
+export type Sample = { ms: number; calls: number; rcu: number; wcu: number; status: number; ops: string };
+
+export interface BenchStack {
+  readonly stack: LocalStack;
+  readonly storeId: string;
+  /** Samples since the last `resetSamples()`. */
+  readonly samples: () => Sample[];
+  resetSamples(): void;
+  /** Key tokens of the store, each with every ability. */
+  readonly tokens: string[];
+  /** An admin command run in-process, as the admin Lambda runs it. */
+  admin<T>(command: string, args: Record<string, unknown>): Promise<T>;
+  stop(): Promise<void>;
+}
+
+const ALL_ABILITIES = 'catalog:read,catalog:write,orders:read,orders:write-status,content:read,content:write';
+
+export async function startBenchStack(options: { storeId: string; keys: number }): Promise<BenchStack> {
+  let samples: Sample[] = [];
+  const stack = await startLocalStack({
+    port: 0,
+    dynamodbPort: await freePort(),
+    dataDir: null,
+    tableName: 'bench',
+    env: { LOG_LEVEL: 'warn' },
+    gateway: { onRequest: (r) => samples.push({ ms: r.ms, calls: r.calls, rcu: r.rcu, wcu: r.wcu, status: r.status, ops: r.ops.join(',') }) },
+  });
+  const { handler } = await import('../functions/admin/handler.ts');
+  const admin = async <T>(command: string, args: Record<string, unknown>): Promise<T> => {
+    const out = await handler({ command, args });
+    if (!out.ok) throw new Error(`${command}: ${out.error.message}`);
+    return out.data as T;
+  };
+  try {
+    await admin('stores create', { id: options.storeId, name: 'Bench', currency: 'EUR' });
+    const tokens: string[] = [];
+    for (let i = 0; i < options.keys; i++) {
+      tokens.push((await admin<{ token: string }>('keys create', { store: options.storeId, name: `k${i}`, abilities: ALL_ABILITIES })).token);
+    }
+    // A cold container reads the token item before its first conditional write: warm every key once.
+    for (const token of tokens) await (await fetch(`${stack.baseUrl}/products?limit=1`, { headers: { Authorization: `Bearer ${token}` } })).arrayBuffer();
+    samples = [];
+    return {
+      stack,
+      storeId: options.storeId,
+      samples: () => samples,
+      resetSamples: () => void (samples = []),
+      tokens,
+      admin,
+      stop: () => stack.stop(),
+    };
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
+}
+
+export const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? 0;
