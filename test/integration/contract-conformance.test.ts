@@ -146,8 +146,8 @@ describe('contract: npm start', () => {
       const before = await fetch(`${svc.baseUrl}/products/1`, { headers: { Authorization: `Bearer ${svc.token}` } });
       expect(before.status).toBe(200);
       process.kill(svc.pgid, 'SIGTERM'); // the npm process only, as a supervisor or `kill <npm pid>` does
-      await sleep(10_000);
-      // Today npm exits and leaves tsx, the server and java running: the API still answers.
+      // Once npm is gone, tsx, the server and java must follow within 10 s (npm forwards no signal to them by itself).
+      await waitUntil('the process group to exit', () => !groupAlive(svc.pgid), 10_000).catch(() => undefined);
       const stillAnswering = await fetch(`${svc.baseUrl}/products`).then(() => true, () => false);
       expect({ stillAnswering, processesLeft: groupAlive(svc.pgid) }).toEqual({ stillAnswering: false, processesLeft: false });
     } finally {
