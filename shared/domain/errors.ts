@@ -6,6 +6,7 @@
 export const ERROR_CODES = [
   'invalid_json',
   'idempotency_key_required',
+  'bad_request',
   'unauthenticated',
   'forbidden',
   'not_found',

@@ -9,6 +9,7 @@ import { json } from './response.ts';
 export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; when: string }>> = {
   invalid_json: { status: 400, when: 'The body is not valid JSON, or not a JSON object.' },
   idempotency_key_required: { status: 400, when: 'The Idempotency-Key header is missing or empty (field `Idempotency-Key`).' },
+  bad_request: { status: 400, when: 'API Gateway refused the request before it reached the API, for a reason it has no more specific answer for (in AWS only).' },
   unauthenticated: { status: 401, when: 'The API key is missing, malformed, unknown, revoked or rotated away.' },
   forbidden: { status: 403, when: 'The key lacks the ability the operation needs; the message names it.' },
   not_found: { status: 404, when: 'The record or the route does not exist.' },

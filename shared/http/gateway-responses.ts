@@ -1,3 +1,7 @@
+import type { ErrorCode } from '../domain/errors.ts';
+
+type GatewayBody = { code: ErrorCode; message: string; field: null };
+
 /**
  * Bodies of the answers API Gateway gives itself (before or instead of a Lambda). The CDK stack
  * renders them as gateway responses and the local gateway sends them, so both say the same.
@@ -10,7 +14,7 @@ export const GATEWAY_RESPONSES = {
   badRequest: { code: 'bad_request', message: 'The request could not be processed.', field: null },
   forbidden: (ability: string) => ({ code: 'forbidden', message: `This key lacks the ability ${ability}.`, field: null }),
   internal: { code: 'internal_error', message: 'Something went wrong on our side.', field: null },
-};
+} satisfies Record<string, GatewayBody | ((ability: string) => GatewayBody)>;
 
 /**
  * The challenge on every 401 (RFC 6750). Without a token the bare scheme; for a token that is not
