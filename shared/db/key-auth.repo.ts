@@ -2,7 +2,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { keys } from './keys.ts';
 import { isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
-import { decide, slotAttribute, slotsOf, WINDOW_MS, type RateDecision } from '../domain/key/rate-limit.ts';
+import { afterClaim, decide, slotAttribute, slotsOf, WINDOW_MS, type RateDecision } from '../domain/key/rate-limit.ts';
 import type { Principal } from '../domain/principal.ts';
 
 /**
@@ -91,7 +91,7 @@ export async function authenticate(tokenHash: string, nowMs: number, limit: numb
         }),
       );
       remember(tokenHash, out.Attributes);
-      return { ok: true, principal: principalOf(state), rate };
+      return { ok: true, principal: principalOf(state), rate: { ...rate, ...afterClaim(slotsOf(out.Attributes ?? {}, limit), nowMs, limit) } };
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
       state = itemFromError(err.Item);

@@ -25,9 +25,13 @@ describe('rate limit (60 requests per key per rolling minute)', () => {
 
   it('admits exactly 60 of 75 concurrent requests of one key (the window is a conditional write)', async () => {
     const { client: api } = await storeWithKey(['catalog:read']);
-    const statuses = await Promise.all(Array.from({ length: 75 }, () => api.get('/products?limit=1').then((r) => r.status)));
+    const answers = await Promise.all(Array.from({ length: 75 }, () => api.get('/products?limit=1')));
+    const statuses = answers.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(60);
     expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+    // Each admitted request counts the ones committed before it: 59 down to 0, each once.
+    const remaining = answers.filter((r) => r.status === 200).map((r) => Number(r.headers.get('ratelimit-remaining')));
+    expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
   });
 
   it('keeps keys apart: one key at its limit does not slow another key of the same store', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decide, slotsOf, WINDOW_MS } from '../../shared/domain/key/rate-limit.ts';
+import { afterClaim, decide, slotsOf, WINDOW_MS } from '../../shared/domain/key/rate-limit.ts';
 
 const now = 1_800_000_000_000;
 
@@ -51,5 +51,13 @@ describe('sliding-window slots', () => {
       expect(inWindow).toBeLessThanOrEqual(60);
     }
     expect(admitted).toBe(120);
+  });
+
+  it('after a claim, reports what the written item leaves: the requests committed before count too', () => {
+    // Our slot (now) and a parallel request's (now - 5) are taken; one of three remains.
+    expect(afterClaim([now, now - 5, undefined], now, 3)).toEqual({ remaining: 1, resetSeconds: 60 });
+    expect(afterClaim([now, now - 30_000, now - 59_000], now, 3)).toEqual({ remaining: 0, resetSeconds: 1 });
+    // A slot older than the window is free again.
+    expect(afterClaim([now, now - WINDOW_MS, undefined], now, 3)).toEqual({ remaining: 2, resetSeconds: 60 });
   });
 });

@@ -52,3 +52,13 @@ export function decide(
     resetSeconds,
   };
 }
+
+/**
+ * The headers' view once this request's slot is written: from the item as the write left it, so
+ * parallel requests of one key each see the requests committed before them (59, 58, 57, ...), not
+ * the state they all read before claiming.
+ */
+export function afterClaim(slotsNow: readonly (number | undefined)[], now: number, limit: number): Pick<RateDecision, 'remaining' | 'resetSeconds'> {
+  const standing = decide(slotsNow, now, limit, () => 0);
+  return { remaining: standing.allowed ? standing.remaining + 1 : 0, resetSeconds: standing.resetSeconds };
+}
