@@ -1,10 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handler as fanOut } from '../../functions/events/handler.ts';
-import { startWebhookPipeline, type WebhookPipeline } from '../../shared/local/webhook-pipeline.ts';
+import { useOwnPipeline } from '../fixtures/own-pipeline.ts';
 import { resetConfig } from '../../shared/config.ts';
 import { createKey, createStore } from '../fixtures/api.ts';
-import { deliveryOf, startReceiver, verify, waitFor } from '../fixtures/webhooks.ts';
+import { deliveryOf, verify, waitFor } from '../fixtures/webhooks.ts';
 import { outboxItem, streamRecord } from '../fixtures/stream-records.ts';
 import { queueCounts } from '../fixtures/queue.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -20,27 +19,15 @@ import { DEAD_LETTER_ERROR } from '../../functions/webhooks/dead-letter.ts';
  * redrive limit is 3 receives (production: the schedule's + 30), so that a message the signer
  * cannot handle reaches the dead-letter queue, and its consumer, within seconds.
  */
-let pipeline: WebhookPipeline;
-
 describe('webhooks: the queue\'s in-flight and receive limits', () => {
-  const receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
-  beforeAll(async () => {
-    process.env.WEBHOOK_RETRY_SCHEDULE = '1,6';
-    process.env.WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS = '2';
-    resetConfig();
-    pipeline = await startWebhookPipeline({ streamArn: undefined, endpoint: inject('dynamodbEndpoint'), requeuePending: false, maxReceiveCount: 3 });
+  const { queues, receiver } = useOwnPipeline({
+    maxReceiveCount: 3,
+    before: () => {
+      process.env.WEBHOOK_RETRY_SCHEDULE = '1,6';
+      process.env.WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS = '2';
+      resetConfig();
+    },
   });
-  afterAll(async () => {
-    await pipeline?.stop();
-  });
-  afterEach(async () => {
-    await Promise.all(receivers.splice(0).map((r) => r.close()));
-  });
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
 
   it('waits as a delayed message, not an in-flight one, and still delivers when due', async () => {
     const r = await receiver((_req, n) => ({ status: n <= 2 ? 503 : 204 }));
@@ -53,7 +40,7 @@ describe('webhooks: the queue\'s in-flight and receive limits', () => {
     // nothing is in flight (during a hop, for milliseconds, the received copy is in flight until
     // deleted). With the wait spent as visibility, this state never comes and the probe times out.
     const [visible] = await waitFor('one delayed copy and nothing in flight', async () => {
-      const counts = await queueCounts(pipeline.queueUrl);
+      const counts = await queueCounts(queues().queueUrl);
       return counts[1] === 0 && counts[2] === 1 ? counts : null;
     });
     expect(visible).toBe(0);
@@ -70,7 +57,7 @@ describe('webhooks: the queue\'s in-flight and receive limits', () => {
     // Not before its due time: the hops carried it, they did not attempt early.
     expect(r.received[2]!.at).toBeGreaterThanOrEqual(Date.parse(waiting?.next_attempt_at ?? '') - 1000);
     expect(() => verify(key.webhook_secret, r.received[2]!)).not.toThrow();
-    await waitFor('an empty queue', async () => (await queueCounts(pipeline.queueUrl)).every((n) => n === 0));
+    await waitFor('an empty queue', async () => (await queueCounts(queues().queueUrl)).every((n) => n === 0));
   });
 
   it('backs off on a platform error without counting attempts, and the dead-letter consumer marks it failed', async () => {
@@ -95,7 +82,7 @@ describe('webhooks: the queue\'s in-flight and receive limits', () => {
       expect(backoffs.map((l) => [l.receive_count, l.retry_in_s])).toEqual([[1, 2], [2, 2], [3, 2]]);
       expect(backoffs.every((l) => l.error_message === 'webhook secret is empty')).toBe(true);
       expect(logged).toContainEqual(expect.objectContaining({ msg: 'webhook dead-lettered; marked failed', event_id: item.event_id, key_id: key.id, recorded: true }));
-      await waitFor('an empty dead-letter queue', async () => (await queueCounts(pipeline.deadLetterQueueUrl)).every((n) => n === 0));
+      await waitFor('an empty dead-letter queue', async () => (await queueCounts(queues().deadLetterQueueUrl)).every((n) => n === 0));
     } finally {
       setLogSink((line) => process.stdout.write(line + '\n'));
     }

@@ -1,12 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handler as fanOut } from '../../functions/events/handler.ts';
-import { startWebhookPipeline, type WebhookPipeline } from '../../shared/local/webhook-pipeline.ts';
+import { useOwnPipeline } from '../fixtures/own-pipeline.ts';
 import { sqs } from '../../shared/queue/sqs.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { setLogSink } from '../../shared/log.ts';
 import { createKey, createStore } from '../fixtures/api.ts';
-import { deliveries, deliveryOf, startReceiver, verify, waitFor, type Received } from '../fixtures/webhooks.ts';
+import { deliveries, deliveryOf, verify, waitFor, type Received } from '../fixtures/webhooks.ts';
 import { outboxItem, streamRecord } from '../fixtures/stream-records.ts';
 import { queueCounts } from '../fixtures/queue.ts';
 
@@ -16,24 +15,8 @@ import { queueCounts } from '../fixtures/queue.ts';
  * Lambda DynamoDBStreamEvents itself, so it can send exact duplicates and poison records. Nothing
  * here is written to the outbox, so the test stack's own pipeline never sees these events.
  */
-let pipeline: WebhookPipeline;
-
 describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
-  const receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
-  beforeAll(async () => {
-    pipeline = await startWebhookPipeline({ streamArn: undefined, endpoint: inject('dynamodbEndpoint'), requeuePending: false });
-  });
-  afterAll(async () => {
-    await pipeline?.stop();
-  });
-  afterEach(async () => {
-    await Promise.all(receivers.splice(0).map((r) => r.close()));
-  });
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
+  const { queues, receiver } = useOwnPipeline();
 
   /**
    * "Nothing more arrives", without a sleep: fans out a later event and waits until `r` has it.
@@ -106,8 +89,8 @@ describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
     await waitFor('failed in the log', async () => (await deliveryOf(key.id, item.event_id))?.state === 'failed', 20_000);
     expect(r.received).toHaveLength(4);
     // The log holds the outcome; the dead-letter queue is for what the signer could not handle.
-    await waitFor('an empty queue', async () => (await queueCounts(pipeline.queueUrl)).every((n) => n === 0));
-    expect(await queueCounts(pipeline.deadLetterQueueUrl)).toEqual([0, 0, 0]);
+    await waitFor('an empty queue', async () => (await queueCounts(queues().queueUrl)).every((n) => n === 0));
+    expect(await queueCounts(queues().deadLetterQueueUrl)).toEqual([0, 0, 0]);
     expect(r.received).toHaveLength(4);
   });
 });
