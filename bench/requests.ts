@@ -73,6 +73,13 @@ function scenarios(since: { store: string; poll: string }): Scenario[] {
       path: (i) => `/content/pages/page-${i}`,
       body: (i) => ({ type: 'blog', title: `Post ${i}`, slug: `post-${i}`, body: '<p>Hello <strong>world</strong></p>' }),
     },
+    {
+      name: 'PUT /content/pages/{xid} (update)',
+      method: 'PUT',
+      route: '/content/pages/{external_id}',
+      path: (i) => `/content/pages/page-${i}`,
+      body: (i) => ({ type: 'blog', title: `Post ${i} v2`, slug: `post-${i}`, body: '<p>Hello <strong>world</strong></p>' }),
+    },
     { name: 'POST /content/pages/{xid}/publish', method: 'POST', route: '/content/pages/{external_id}/publish', path: (i) => `/content/pages/page-${i}/publish`, headers: (i) => ({ 'Idempotency-Key': `pub-${i}` }) },
     { name: 'GET /content/pages?type=blog&limit=50', method: 'GET', route: '/content/pages', path: () => '/content/pages?type=blog&limit=50' },
   ];

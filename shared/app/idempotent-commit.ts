@@ -1,10 +1,15 @@
-import type { completionWrite, StoredResponse } from '../db/idempotency.repo.ts';
+import type { Key } from '../db/keys.ts';
+import type { Item, TransactItem } from '../db/helpers.ts';
+import type { StoredResponse } from '../db/idempotency.repo.ts';
 
 /**
  * How a use case commits the stored answer of an idempotent request (CONTRACT §8) in the same
- * transaction as its state change. The HTTP front (shared/http/idempotency.ts) opens the
- * session; the use case calls `prepare` with the document it is about to answer, puts
- * `prepared.write` into its own TransactWriteItems and calls `committed` once that went through.
+ * transaction as its state change, without a claim of its own. The HTTP front
+ * (shared/http/idempotency.ts) opens the session; the use case reads `recordKey` in the same
+ * BatchGetItem as its aggregate and hands what it found to `check` (which throws when the key
+ * already answers this request), then calls `prepare` with the document it is about to answer,
+ * puts `prepared.write` into its own TransactWriteItems and calls `committed` once that went
+ * through. A commit that fails on that write throws `IdempotencyKeyTaken`.
  */
 export interface Answer {
   status?: number;
@@ -13,19 +18,24 @@ export interface Answer {
 
 export interface PreparedCompletion {
   readonly response: StoredResponse;
-  /** One TransactWriteItems action: completes the record, guarded on this request's lock. */
-  readonly write: ReturnType<typeof completionWrite>;
+  /** One TransactWriteItems action: the finished record, put only where the key is free. */
+  readonly write: TransactItem;
 }
 
 export interface IdempotentSession {
+  readonly recordKey: Key;
+  check(record: Item | undefined): void;
   prepare(answer: Answer): PreparedCompletion;
   committed(prepared: PreparedCompletion): void;
 }
 
-/** Thrown by a use case when its commit failed on the idempotency record's condition. */
-export class IdempotencyLockLost extends Error {
-  constructor() {
-    super('the idempotency record is no longer held by this request');
-    this.name = 'IdempotencyLockLost';
+/**
+ * Thrown by a use case when its commit failed on the idempotency record: a twin with the same key
+ * stored its answer first (`busy: false`), or its transaction holds the record right now (`busy`).
+ */
+export class IdempotencyKeyTaken extends Error {
+  constructor(readonly busy: boolean) {
+    super('another request with this idempotency key committed first');
+    this.name = 'IdempotencyKeyTaken';
   }
 }

@@ -1,4 +1,5 @@
-import { commitPayment, commitStatusChange, getOrderByReference, insertOrder, listOrdersAfter, listOrdersUpdatedSince } from '../db/order.repo.ts';
+import { insertOrder, listOrdersAfter, listOrdersUpdatedSince, readOrderByReference } from '../db/order.repo.ts';
+import { commitOrderChange } from '../db/order-change.repo.ts';
 import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderStatus } from '../domain/order/order.ts';
 import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '../domain/order/rules.ts';
 import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '../domain/order/events.ts';
@@ -7,21 +8,26 @@ import { nextUpdatedAt } from '../domain/clock.ts';
 import { done, retryOnStale, stale } from '../domain/retry.ts';
 import type { Caller } from '../domain/principal.ts';
 import { requireStore } from './stores.ts';
-import { IdempotencyLockLost, type IdempotentSession } from './idempotent-commit.ts';
+import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit.ts';
 
 export type OrderDocument = { data: ReturnType<typeof toOrderResource> };
 
 /**
- * An order's status moved by an integration (CONTRACT §7): the state machine decides, and the
- * change, its outbox event and the stored idempotent answer commit in one transaction guarded on
- * the status it was decided from. Racing requests each decide again from what the winner wrote,
- * so ten racing requests give one change and one event.
+ * An order's status moved by an integration (CONTRACT §7): one BatchGetItem reads the order (by
+ * its reference) and the request's idempotency record, the state machine decides, and the change,
+ * its outbox event and the stored idempotent answer commit in one transaction guarded on the
+ * order as it was read. Racing requests each decide again from what the winner wrote, so ten
+ * racing requests give one change and one event.
  */
 export function changeOrderStatus(caller: Caller, reference: string, status: OrderStatus, session: IdempotentSession): Promise<OrderDocument> {
   return retryOnStale<Order | undefined, OrderDocument>({
     what: `order ${reference} of store ${caller.storeId}`,
     maxAttempts: 5,
-    read: () => getOrderByReference(caller.storeId, reference),
+    read: async () => {
+      const read = await readOrderByReference(caller.storeId, reference, session.recordKey);
+      session.check(read.alongside);
+      return read.order;
+    },
     round: async (order) => {
       if (!order) throw notFound('order');
       const decision = decideStatusChange(order.status, status);
@@ -33,12 +39,12 @@ export function changeOrderStatus(caller: Caller, reference: string, status: Ord
       const next = withStatus(order, status, now);
       const document = { data: toOrderResource(next) };
       const prepared = session.prepare({ body: document });
-      const commit = await commitStatusChange(order, next, buildStatusChangedEvent(next, order.status, now), [prepared.write]);
+      const commit = await commitOrderChange(order, next, buildStatusChangedEvent(next, order.status, now), [prepared.write]);
       if (commit.kind === 'committed') {
         session.committed(prepared);
         return done(document);
       }
-      if (commit.kind === 'guard_failed') throw new IdempotencyLockLost();
+      if (commit.kind === 'guard_failed') throw new IdempotencyKeyTaken(commit.busy);
       return stale(commit.kind === 'stale' ? commit.current : undefined);
     },
   });
@@ -54,7 +60,7 @@ export async function markOrderPaid(storeId: string, reference: string): Promise
   return retryOnStale<Order | undefined, OrderDocument['data']>({
     what: `payment of order ${reference} of store ${storeId}`,
     maxAttempts: 5,
-    read: () => getOrderByReference(storeId, reference),
+    read: async () => (await readOrderByReference(storeId, reference)).order,
     round: async (order) => {
       if (!order) throw new DomainError('not_found', `order "${reference}" does not exist in store "${storeId}"`, 'reference');
       const decision = decideMarkPaid(order.status);
@@ -63,9 +69,10 @@ export async function markOrderPaid(storeId: string, reference: string): Promise
         throw new DomainError('invalid_transition', `order "${reference}" is ${order.status}; only a pending order can be marked paid`, 'reference');
       }
       const next = withPayment(order, nextUpdatedAt(order.updated_at));
-      const paid = await commitPayment(order, next, buildPaidEvent(next, order.status));
-      // undefined: the status moved between our read and our write; decide again from what it is now.
-      return paid ? done(toOrderResource(paid)) : stale();
+      const commit = await commitOrderChange(order, next, buildPaidEvent(next, order.status));
+      if (commit.kind === 'committed') return done(toOrderResource(next));
+      // The order moved between our read and our write: decide again from what it is now.
+      return stale(commit.kind === 'stale' ? commit.current : undefined);
     },
   });
 }

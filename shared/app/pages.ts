@@ -1,10 +1,11 @@
-import { commitPageChange, createPage, getPage, getPageByExternalId, listPagesAfter, pageIdForExternalId } from '../db/page.repo.ts';
+import { createPage, getPage, listPagesAfter, readPageByExternalId } from '../db/page.repo.ts';
+import { commitPageChange } from '../db/page-change.repo.ts';
 import { toPageResource, type Page, type PageResource, type PageType, type PageVersion } from '../domain/page/page.ts';
 import { decide, newPage, savedPage, withStatus, type PageAction, type PageContent } from '../domain/page/rules.ts';
 import { DomainError, notFound } from '../domain/errors.ts';
 import { done, retryOnStale, stale } from '../domain/retry.ts';
 import type { Caller } from '../domain/principal.ts';
-import { IdempotencyLockLost, type IdempotentSession } from './idempotent-commit.ts';
+import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit.ts';
 
 export type PageDocument = { data: PageResource };
 
@@ -19,25 +20,27 @@ const slugTaken = (slug: string) => new DomainError('slug_taken', `Another page 
  * Creates or replaces the page this key's external id addresses. A new, draft or unpublished page
  * is a draft afterwards; a published one stays live and holds the save as its unpublished
  * revision (CONTRACT §9). The answer shows what was saved (the draft version).
- * The first save of an external id inserts the page, its external-id map and its slug claim in
- * one transaction guarded by `attribute_not_exists`, so of racing first saves exactly one creates
- * the page and the others update it. A save that would change nothing writes nothing.
+ * The external-id item carries the page, so an update reads one item. The first save of an
+ * external id inserts the page, its external-id item and its slug claim in one transaction
+ * guarded by `attribute_not_exists`, so of racing first saves exactly one creates the page and
+ * the others update the page it hands back. A save that would change nothing writes nothing.
  */
 export async function savePage(caller: Caller, xid: string, content: PageContent): Promise<PageDocument> {
-  let id = await pageIdForExternalId(caller.keyId, xid);
-  if (id === undefined) {
+  let found = (await readPageByExternalId(caller, xid)).page;
+  if (!found) {
     const created = await createPage(newPage(content, { storeId: caller.storeId, keyId: caller.keyId, externalId: xid }));
     if (created.kind === 'created') return { data: toPageResource(created.page, caller.keyId, 'draft') };
     if (created.kind === 'slug_taken') throw slugTaken(content.slug);
-    id = created.pageId ?? (await pageIdForExternalId(caller.keyId, xid));
-    if (id === undefined) throw new Error(`page external id ${xid} of key ${caller.keyId} was taken but maps to nothing`);
+    found = created.page ?? (created.pageId === undefined ? undefined : await getPage(caller.storeId, created.pageId));
+    if (!found) throw new Error(`page external id ${xid} of key ${caller.keyId} was taken but maps to nothing`);
   }
-  const pageId = id;
+  const pageId = found.id;
   return retryOnStale<Page | undefined, PageDocument>({
     what: `page ${pageId} of store ${caller.storeId}`,
+    initial: found,
     read: () => getPage(caller.storeId, pageId),
     round: async (current) => {
-      // The map and its page are written in one transaction and never deleted.
+      // The external-id item and its page are written in one transaction and never deleted.
       if (!current) throw new Error(`page external id ${xid} maps to missing page ${pageId}`);
       const next = savedPage(current, content);
       if (!next) return done({ data: toPageResource(current, caller.keyId, 'draft') });
@@ -53,11 +56,14 @@ export async function savePage(caller: Caller, xid: string, content: PageContent
  * publish / unpublish of the page this key's external id addresses: the state machine decides,
  * and the change is written guarded on the `updated_at` it was decided from, so that of racing
  * requests each one decides again from what the winner wrote (publish twice → one change, one
- * no-op). With a `session` (publish under an Idempotency-Key) the stored answer commits in the
- * same transaction as the change.
+ * no-op). With a `session` (publish under an Idempotency-Key) the page and the idempotency record
+ * are read together and the stored answer commits in the same transaction as the change.
  */
 export async function changePageStatus(caller: Caller, xid: string, action: PageAction, session?: IdempotentSession): Promise<PageDocument> {
-  const first = await getPageByExternalId(caller, xid);
+  // With a session, the request's idempotency record comes in the same BatchGetItem.
+  const read = await readPageByExternalId(caller, xid, session?.recordKey);
+  session?.check(read.alongside);
+  const first = read.page;
   if (!first) throw notFound('page');
   return retryOnStale<Page | undefined, PageDocument>({
     what: `page ${first.id}: ${action}`,
@@ -77,7 +83,7 @@ export async function changePageStatus(caller: Caller, xid: string, action: Page
         if (prepared) session?.committed(prepared);
         return done(document);
       }
-      if (result.kind === 'guard_failed') throw new IdempotencyLockLost();
+      if (result.kind === 'guard_failed') throw new IdempotencyKeyTaken(result.busy);
       return stale(result.kind === 'stale' ? result.current : undefined);
     },
   });

@@ -1,23 +1,29 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
 import { isConditionalCheckFailed, itemFromError, type Item, type TransactItem } from './helpers.ts';
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_SECONDS } from '../domain/idempotency.ts';
+import { IDEMPOTENCY_RETENTION_SECONDS } from '../domain/idempotency.ts';
 
 /**
- * Idempotency records (CONTRACT §8), one per key id + method + path + Idempotency-Key:
+ * Idempotency records (CONTRACT §8), one per key id + method + path + Idempotency-Key, written
+ * once and finished: `{ state: completed, fingerprint, response_status, response_body }`, the
+ * bytes that were sent. There is no separate claim: a request reads the record in the same
+ * BatchGetItem as the record it changes, decides, and puts the finished record into its own
+ * TransactWriteItems (`answerWrite`), so the change, its event and the stored response commit
+ * together in one round trip. An answer that changes nothing (an error, a no-op) is stored with
+ * one conditional PutItem (`storeAnswer`).
  *
- *   in_progress  { owner, fingerprint, lease_expires_at }   claimed by one request
- *   completed    { fingerprint, response_status, response_body }   the bytes that were sent
+ * Both writes are conditional on the key being free: absent, expired (DynamoDB's TTL deletes
+ * records some time after `ttl`; until then an expired record is treated as absent), or an
+ * abandoned `in_progress` lease with the same body. Of twins racing with one key, exactly one
+ * write lands; the others fail that condition and answer from the record it left (replay, or 422
+ * for another body), or, while the winner's transaction still holds the record, 409.
  *
- * Every write is conditional. A claim is one PutItem that also hands back the record it lost to
- * (ReturnValuesOnConditionCheckFailure), so replay / reuse / in-progress cost one round trip.
- * The completion is an Update guarded on `state = in_progress AND owner = me`; a caller that
- * changes state puts it into its own TransactWriteItems (`completionWrite`), so the change, its
- * event and the stored response commit together. DynamoDB's TTL deletes records some time after
- * `ttl`; until then an expired record is treated as absent.
+ * `in_progress` records ({ owner, lease_expires_at }) are only written by the version before this
+ * one, which claimed the key first; they are read as "still running" until their lease ends and
+ * disappear with their 24 h TTL.
  */
 export interface IdempotencyScope {
   keyId: number;
@@ -32,16 +38,8 @@ export interface StoredResponse {
   body: string;
 }
 
-export interface IdempotencyLock {
-  readonly recordKey: Key;
-  readonly owner: string;
-}
-
-export type ClaimResult =
-  | { outcome: 'acquired'; lock: IdempotencyLock }
-  | { outcome: 'replay'; response: StoredResponse }
-  | { outcome: 'in_progress' }
-  | { outcome: 'reused' };
+/** What a request meets when the key is already taken. */
+export type Refusal = { outcome: 'replay'; response: StoredResponse } | { outcome: 'in_progress' } | { outcome: 'reused' };
 
 const STATE = { inProgress: 'in_progress', completed: 'completed' } as const;
 
@@ -53,8 +51,8 @@ export function idempotencyRecordKey(scope: IdempotencyScope): Key {
   return keys.idempotency(scope.keyId, scope.method, path, scope.key);
 }
 
-/** What a request meets when the key is taken: pure, so the claim and the re-read agree. */
-export function classifyExisting(item: Item | undefined, fingerprint: string, nowMs: number): Exclude<ClaimResult, { outcome: 'acquired' }> | undefined {
+/** What the record as read says about this request: pure, so the read, the failed write and the re-read agree. */
+export function classifyExisting(item: Item | undefined, fingerprint: string, nowMs: number): Refusal | undefined {
   if (!item || Number(item[TABLE.ttlAttribute]) * 1000 <= nowMs) return undefined;
   if (item.fingerprint !== fingerprint) return { outcome: 'reused' };
   if (item.state === STATE.completed) return { outcome: 'replay', response: { status: Number(item.response_status), body: String(item.response_body) } };
@@ -62,112 +60,50 @@ export function classifyExisting(item: Item | undefined, fingerprint: string, no
   return { outcome: 'in_progress' };
 }
 
-/**
- * Takes the key for this request, or says why not. With `completedWith` the record is written
- * finished at once (an answer known before any other I/O, e.g. a validation error).
- */
-export async function claimIdempotencyKey(
-  scope: IdempotencyScope,
-  fingerprint: string,
-  options: { completedWith?: StoredResponse; nowMs?: number } = {},
-): Promise<ClaimResult> {
-  const recordKey = idempotencyRecordKey(scope);
-  for (let attempt = 0; ; attempt++) {
-    const nowMs = options.nowMs ?? Date.now();
-    const owner = randomUUID();
-    const done = options.completedWith;
-    try {
-      await db().send(
-        new PutCommand({
-          TableName: tableName(),
-          Item: {
-            ...recordKey,
-            type: ENTITY.idempotency,
-            fingerprint,
-            owner,
-            created_at: new Date(nowMs).toISOString(),
-            [TABLE.ttlAttribute]: Math.floor(nowMs / 1000) + IDEMPOTENCY_RETENTION_SECONDS,
-            ...(done
-              ? { state: STATE.completed, response_status: done.status, response_body: done.body }
-              : { state: STATE.inProgress, lease_expires_at: nowMs + IDEMPOTENCY_LEASE_MS }),
-          },
-          // Free, expired (TTL not yet swept), or abandoned by a crashed request with the same body.
-          ConditionExpression:
-            'attribute_not_exists(pk) OR #ttl <= :nowSec OR (#state = :inProgress AND lease_expires_at <= :nowMs AND fingerprint = :fp)',
-          ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute, '#state': 'state' },
-          ExpressionAttributeValues: { ':nowSec': Math.floor(nowMs / 1000), ':nowMs': nowMs, ':inProgress': STATE.inProgress, ':fp': fingerprint },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return { outcome: 'acquired', lock: { recordKey, owner } };
-    } catch (err) {
-      // The record is inside another request's commit right now: that request is still running.
-      if (err instanceof Error && err.name === 'TransactionConflictException') return { outcome: 'in_progress' };
-      if (!isConditionalCheckFailed(err)) throw err;
-      const existing = classifyExisting(itemFromError(err.Item), fingerprint, nowMs);
-      if (existing) return existing;
-      // The record vanished or expired between our clock and the condition: try once more.
-      if (attempt >= 1) return { outcome: 'in_progress' };
-    }
-  }
-}
-
-/** The completion as one action of the caller's own TransactWriteItems. */
-export function completionWrite(lock: IdempotencyLock, response: StoredResponse): TransactItem {
-  return { Update: { TableName: tableName(), ...completionUpdate(lock, response) } };
-}
-
-function completionUpdate(lock: IdempotencyLock, response: StoredResponse) {
+/** The finished record, put only where the key is free (see the module comment). */
+function answerPut(recordKey: Key, fingerprint: string, response: StoredResponse, nowMs: number) {
   return {
-    Key: lock.recordKey,
-    UpdateExpression: 'SET #state = :completed, response_status = :status, response_body = :body, completed_at = :at REMOVE lease_expires_at',
-    ConditionExpression: '#state = :inProgress AND #owner = :owner',
-    ExpressionAttributeNames: { '#state': 'state', '#owner': 'owner' },
-    ExpressionAttributeValues: {
-      ':completed': STATE.completed,
-      ':inProgress': STATE.inProgress,
-      ':owner': lock.owner,
-      ':status': response.status,
-      ':body': response.body,
-      ':at': new Date().toISOString(),
+    TableName: tableName(),
+    Item: {
+      ...recordKey,
+      type: ENTITY.idempotency,
+      state: STATE.completed,
+      fingerprint,
+      response_status: response.status,
+      response_body: response.body,
+      created_at: new Date(nowMs).toISOString(),
+      [TABLE.ttlAttribute]: Math.floor(nowMs / 1000) + IDEMPOTENCY_RETENTION_SECONDS,
     },
+    ConditionExpression: 'attribute_not_exists(pk) OR #ttl <= :nowSec OR (#state = :inProgress AND lease_expires_at <= :nowMs AND fingerprint = :fp)',
+    ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute, '#state': 'state' },
+    ExpressionAttributeValues: { ':nowSec': Math.floor(nowMs / 1000), ':nowMs': nowMs, ':inProgress': STATE.inProgress, ':fp': fingerprint },
   };
 }
 
+/** The stored answer as one action of the caller's own TransactWriteItems. */
+export function answerWrite(recordKey: Key, fingerprint: string, response: StoredResponse): TransactItem {
+  return { Put: answerPut(recordKey, fingerprint, response, Date.now()) };
+}
+
 /**
- * Stores the response of a request that changed nothing (an error, a no-op). Returns false when
- * the lock was lost: the request outlived its lease and another one took the key over.
+ * Stores the answer of a request that changed nothing. Undefined when stored; otherwise why the
+ * key was taken meanwhile (the failed condition hands the record back, so no second read).
  */
-export async function completeIdempotencyKey(lock: IdempotencyLock, response: StoredResponse): Promise<boolean> {
+export async function storeAnswer(recordKey: Key, fingerprint: string, response: StoredResponse): Promise<Refusal | undefined> {
+  const nowMs = Date.now();
   try {
-    await db().send(new UpdateCommand({ TableName: tableName(), ...completionUpdate(lock, response) }));
-    return true;
+    await db().send(new PutCommand({ ...answerPut(recordKey, fingerprint, response, nowMs), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
+    return undefined;
   } catch (err) {
-    if (isConditionalCheckFailed(err)) return false;
-    throw err;
-  }
-}
-
-/** Gives the key back after an unexpected failure, so that the client's retry runs at once. */
-export async function releaseIdempotencyKey(lock: IdempotencyLock): Promise<void> {
-  try {
-    await db().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: lock.recordKey,
-        // Never a completed record: the failure may have come after the commit.
-        ConditionExpression: '#state = :inProgress AND #owner = :owner',
-        ExpressionAttributeNames: { '#state': 'state', '#owner': 'owner' },
-        ExpressionAttributeValues: { ':inProgress': STATE.inProgress, ':owner': lock.owner },
-      }),
-    );
-  } catch (err) {
+    // The record is inside another request's commit right now: that request is still running.
+    if (err instanceof Error && err.name === 'TransactionConflictException') return { outcome: 'in_progress' };
     if (!isConditionalCheckFailed(err)) throw err;
+    return classifyExisting(itemFromError(err.Item), fingerprint, nowMs) ?? { outcome: 'in_progress' };
   }
 }
 
-/** After a commit lost on the idempotency condition: what the record says now. */
-export async function readIdempotencyOutcome(lock: IdempotencyLock, fingerprint: string): Promise<Exclude<ClaimResult, { outcome: 'acquired' }>> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: lock.recordKey, ConsistentRead: true }));
+/** After a commit lost on the record's condition: what the record says now. */
+export async function readIdempotencyOutcome(recordKey: Key, fingerprint: string): Promise<Refusal> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: recordKey, ConsistentRead: true }));
   return classifyExisting(out.Item, fingerprint, Date.now()) ?? { outcome: 'in_progress' };
 }

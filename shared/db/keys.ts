@@ -11,15 +11,15 @@
  *  product by id ........................ STORE#{s}            / PRODUCT#{id:012}   (list page = BatchGet of ids (p-1)*l+1..p*l)
  *  product names for filter[name] ....... STORE#{s}            / PRODUCTNAMES#{chunk:06}  (attribute n{id} = lower-cased name; 50 ids a chunk)
  *  products by exact SKU ................ STORE#{s}#SKU#{sku}  / PRODUCT#{id:012}
- *  external id → record id, per key ..... KEY#{k}              / XID#{kind}#{external_id}   (kind: product, page)
+ *  external id → record id, per key ..... KEY#{k}              / XID#{kind}#{external_id}   (kind: product, page; a page's also holds a copy of the page)
  *  category / tag by external id ........ KEY#{k}              / CATEGORY#{external_id}, TAG#{external_id}
  *  order by id, ascending cursor ........ STORE#{s}            / ORDER#{id:012}
- *  order by reference ................... STORE#{s}            / ORDERREF#{reference}   (→ id)
+ *  order by reference ................... STORE#{s}            / ORDERREF#{reference}   (→ id, and a copy of the order)
  *  orders updated since ................. gsi1: STORE#{s}#ORDERS_BY_UPDATE / {updated_at ISO}#{id:012}
  *  page by id, ascending cursor ......... STORE#{s}            / PAGE#{id:012}
  *  pages of one type, ascending cursor .. gsi1: STORE#{s}#PAGES#{page|blog} / PAGE#{id:012}
  *  page slug uniqueness ................. STORE#{s}            / SLUG#{slug}   (→ id)
- *  idempotency record (24 h TTL) ........ KEY#{k}              / IDEMPOTENCY#{method} {path}#{idempotency-key}
+ *  idempotency record (24 h TTL) ........ KEY#{k}              / IDEMPOTENCY#{method} {path}#{idempotency-key}   (written once, finished, in the change's transaction)
  *  outbox event (stream → webhooks) ..... STORE#{s}            / EVENT#{event id}   (type = outbox, TTL 7 d)
  *  webhook delivery log (30 d TTL) ...... KEY#{k}              / DELIVERY#{event id}
  *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
-import { keys } from './keys.ts';
-import { cancellationReasons, itemFromError, type Item, type TransactItem } from './helpers.ts';
+import { keys, type Key } from './keys.ts';
+import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from './helpers.ts';
 import type { Order } from '../domain/order/order.ts';
 import type { OrderEvent } from '../domain/order/events.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -41,6 +41,26 @@ export function orderItem(o: Order): Item {
   return { ...keys.order(o.store_id, o.id), ...keys.orderUpdateIndex(o.store_id, o.updated_at, o.id), type: ENTITY.order, ...o };
 }
 
+/** An order event for the outbox (the table stream carries it to the webhooks), as one transaction action. */
+export function outboxPut(event: OrderEvent): TransactItem {
+  return { Put: { TableName: tableName(), Item: { ...keys.outboxEvent(event.store_id, event.event_id), type: ENTITY.outbox, ...event }, ConditionExpression: 'attribute_not_exists(pk)' } };
+}
+
+/**
+ * The reference item: the whole order (without the index keys, so it is not listed twice), so a
+ * write addressed by reference reads one item. The order item stays canonical (lists, the
+ * updated-since index); every order write puts this copy in the same transaction and is guarded
+ * on the order item's `updated_at`, which every write moves, so a copy that ever fell behind
+ * fails that guard and the next round decides from the order item itself. `order_id` is kept for
+ * readers of the reference-only form written before the copy existed.
+ */
+export function orderRefItem(o: Order): Item {
+  return { ...keys.orderRef(o.store_id, o.reference), type: ENTITY.orderRef, order_id: o.id, ...o };
+}
+
+/** A reference item written before it carried the order holds only `order_id`. */
+const carriesOrder = (item: Item) => item.status !== undefined;
+
 const nextOrderId = (storeId: string) => nextInSequence(keys.sequence(storeId, 'order'));
 
 /**
@@ -59,11 +79,11 @@ export async function insertOrder(draft: Omit<Order, 'id'>, eventOf?: (order: Or
           {
             Put: {
               TableName: tableName(),
-              Item: { ...keys.orderRef(order.store_id, order.reference), type: ENTITY.orderRef, order_id: order.id },
+              Item: orderRefItem(order),
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
-          ...(event ? [{ Put: { TableName: tableName(), Item: outboxItem(event), ConditionExpression: 'attribute_not_exists(pk)' } }] : []),
+          ...(event ? [outboxPut(event)] : []),
         ],
         ClientRequestToken: randomUUID(),
       }),
@@ -84,11 +104,24 @@ export async function getOrder(storeId: string, id: number): Promise<Order | und
   return out.Item ? toOrder(out.Item) : undefined;
 }
 
-/** Two consistent reads: the reference map names the id, the id names the order. */
-export async function getOrderByReference(storeId: string, reference: string): Promise<Order | undefined> {
-  const ref = await db().send(new GetCommand({ TableName: tableName(), Key: keys.orderRef(storeId, reference), ConsistentRead: true }));
-  if (!ref.Item) return undefined;
-  return getOrder(storeId, Number(ref.Item.order_id));
+/**
+ * The order a reference names, from the reference item's copy: one consistent read, which also
+ * reads `alongside` (the request's idempotency record) in the same BatchGetItem. A reference item
+ * from before the copy costs a second read of the order item (the next write adds the copy).
+ */
+export async function readOrderByReference(storeId: string, reference: string, alongside?: Key): Promise<{ order: Order | undefined; alongside: Item | undefined }> {
+  const refKey = keys.orderRef(storeId, reference);
+  let ref: Item | undefined;
+  let other: Item | undefined;
+  if (alongside) {
+    const found = await batchGet([refKey, alongside]);
+    ref = found.get(itemKey(refKey));
+    other = found.get(itemKey(alongside));
+  } else {
+    ref = (await db().send(new GetCommand({ TableName: tableName(), Key: refKey, ConsistentRead: true }))).Item;
+  }
+  if (!ref) return { order: undefined, alongside: other };
+  return { order: carriesOrder(ref) ? toOrder(ref) : await getOrder(storeId, Number(ref.order_id)), alongside: other };
 }
 
 /** Ids are 12-digit padded in the sort key. */
@@ -186,105 +219,4 @@ async function walkOrders(storeId: string, cursor: number, limit: number, filter
     batch = Math.min(batch * 2, 1000);
   } while (start && found.length <= limit);
   return { orders: found.slice(0, limit), more: found.length > limit };
-}
-
-// ---- status changes ------------------------------------------------------------------------
-
-export function outboxItem(event: OrderEvent): Item {
-  return { ...keys.outboxEvent(event.store_id, event.event_id), type: ENTITY.outbox, ...event };
-}
-
-export type StatusCommit =
-  | { kind: 'committed' }
-  /** The order's status was no longer `previous.status`; `current` is what it is now (if known). */
-  | { kind: 'stale'; current: Order | undefined }
-  /** One of the caller's guarded writes (`with`) failed its condition. */
-  | { kind: 'guard_failed' }
-  /** Another transaction held one of the items; nothing was written, try again. */
-  | { kind: 'conflict' };
-
-/**
- * The status change, its outbox event and the caller's own writes (the idempotency record) in
- * one TransactWriteItems, guarded on the status the change was decided from: of any number of
- * racing requests, only one can move the order away from that status.
- */
-export async function commitStatusChange(previous: Order, next: Order, event: OrderEvent, withWrites: TransactItem[] = []): Promise<StatusCommit> {
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.order(next.store_id, next.id),
-              UpdateExpression: 'SET #status = :to, updated_at = :now, #gsk = :gsk',
-              ConditionExpression: '#status = :from',
-              ExpressionAttributeNames: { '#status': 'status', '#gsk': TABLE.gsi1.sortKey },
-              ExpressionAttributeValues: {
-                ':from': previous.status,
-                ':to': next.status,
-                ':now': next.updated_at,
-                ':gsk': keys.orderUpdateIndex(next.store_id, next.updated_at, next.id).gsi1sk,
-              },
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
-          { Put: { TableName: tableName(), Item: outboxItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
-          ...withWrites,
-        ],
-        // The SDK retries a call whose answer was lost; the token makes that retry a no-op, not a failure.
-        ClientRequestToken: randomUUID(),
-      }),
-    );
-    return { kind: 'committed' };
-  } catch (err) {
-    const reasons = cancellationReasons(err);
-    if (!reasons) throw err;
-    if (reasons.slice(2).some((r) => r.Code === 'ConditionalCheckFailed')) return { kind: 'guard_failed' };
-    const orderReason = reasons[0];
-    if (orderReason?.Code === 'ConditionalCheckFailed') {
-      const old = itemFromError(orderReason.Item);
-      return { kind: 'stale', current: old ? toOrder(old) : undefined };
-    }
-    return { kind: 'conflict' };
-  }
-}
-
-/**
- * The payment side: the order becomes paid and its paid total the whole total, with its
- * `order.paid` outbox event in the same transaction, guarded on the status the decision was made
- * from. Returns undefined when that status had changed meanwhile (or another transaction held
- * the order): decide again.
- */
-export async function commitPayment(previous: Order, next: Order, event: OrderEvent): Promise<Order | undefined> {
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.order(next.store_id, next.id),
-              UpdateExpression: 'SET #status = :to, paid_total = :paid, updated_at = :now, #gsk = :gsk',
-              ConditionExpression: '#status = :from',
-              ExpressionAttributeNames: { '#status': 'status', '#gsk': TABLE.gsi1.sortKey },
-              ExpressionAttributeValues: {
-                ':from': previous.status,
-                ':to': next.status,
-                ':paid': next.paid_total,
-                ':now': next.updated_at,
-                ':gsk': keys.orderUpdateIndex(next.store_id, next.updated_at, next.id).gsi1sk,
-              },
-            },
-          },
-          { Put: { TableName: tableName(), Item: outboxItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
-        ],
-        ClientRequestToken: randomUUID(),
-      }),
-    );
-    return next;
-  } catch (err) {
-    if (cancellationReasons(err)) return undefined;
-    throw err;
-  }
 }

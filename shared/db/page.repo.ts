@@ -1,10 +1,10 @@
 import { backoff } from '../domain/retry.ts';
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
-import { keys } from './keys.ts';
-import { cancellationReasons, isConditionalCheckFailed, itemFromError, type Item, type TransactItem } from './helpers.ts';
+import { keys, type Key } from './keys.ts';
+import { batchGet, cancellationReasons, itemFromError, itemKey, type Item, type TransactItem } from './helpers.ts';
 import type { Page, PageContent, PageType } from '../domain/page/page.ts';
 import { nextInSequence } from './sequence.ts';
 
@@ -12,7 +12,7 @@ import { nextInSequence } from './sequence.ts';
  * Pages (CONTRACT §9). Three kinds of item, always written together:
  *
  *   page           STORE#{s} / PAGE#{id:012}           the record; gsi1 = STORE#{s}#PAGES#{type} / PAGE#{id:012}
- *   external id    KEY#{k}   / XID#page#{external_id}  → record_id  (one page per external id of a key)
+ *   external id    KEY#{k}   / XID#page#{external_id}  → record_id, and a copy of the page  (one page per external id of a key)
  *   slug claim     STORE#{s} / SLUG#{slug}             → page_id    (one page per slug in a store)
  *
  * A published page with an unpublished revision (`draft`, a map on the page item) holds the
@@ -24,6 +24,13 @@ import { nextInSequence } from './sequence.ts';
  * claiming the new one (`attribute_not_exists`) and releasing the old (`page_id = me`) in the
  * same transaction as the page. Racing writers therefore cannot create two pages for one external
  * id, give one slug to two pages, or lose an update.
+ *
+ * The external-id item carries the whole page (without the index keys), so a write addressed by
+ * external id reads one item; the page item stays canonical (lists, the type index). Every page
+ * write puts the copy in its transaction and is guarded on the page item's `updated_at`, which
+ * every write moves, so a copy that ever fell behind fails that guard and the next round decides
+ * from the page item itself. An external-id item written before the copy existed holds only
+ * `record_id` and costs one more read (the next write adds the copy).
  */
 
 /** The page's own `type` (page | blog) is stored as `page_type`: `type` is the table's entity tag. */
@@ -56,12 +63,21 @@ const toContent = (d: Item): PageContent => ({ type: d.type, title: d.title, slu
 /** Ids ascend and are never reused; a create that loses its race leaves a gap (lists are cursor-based). */
 export const nextPageId = (storeId: string) => nextInSequence(keys.sequence(storeId, 'page'));
 
-const slugClaim = (page: Pick<Page, 'store_id' | 'slug' | 'id'>): Item => ({ ...keys.slug(page.store_id, page.slug), type: ENTITY.slug, page_id: page.id });
+/** The external-id item: the map to the page's id and a copy of the page. */
+export function pageLinkItem(p: Page): Item {
+  const { gsi1pk: _pk, gsi1sk: _sk, ...copy } = pageItem(p);
+  return { ...copy, ...keys.externalId(p.owner_key_id, 'page', p.external_id), type: ENTITY.externalId, record_id: p.id };
+}
+
+/** An external-id item written before it carried the page holds only `record_id`. */
+const carriesPage = (item: Item) => item.updated_at !== undefined;
+
+export const slugClaim = (page: Pick<Page, 'store_id' | 'slug' | 'id'>): Item => ({ ...keys.slug(page.store_id, page.slug), type: ENTITY.slug, page_id: page.id });
 
 export type CreateResult =
   | { kind: 'created'; page: Page }
-  /** The key's external id already names a page (a racing first save won). */
-  | { kind: 'external_id_taken'; pageId: number | undefined }
+  /** The key's external id already names a page (a racing first save won): that page as its copy says. */
+  | { kind: 'external_id_taken'; page: Page | undefined; pageId: number | undefined }
   | { kind: 'slug_taken' };
 
 /** A new page with its external-id map and its slug claim, all or nothing. */
@@ -72,7 +88,7 @@ export async function createPage(draft: Omit<Page, 'id'>): Promise<CreateResult>
     {
       Put: {
         TableName: tableName(),
-        Item: { ...keys.externalId(page.owner_key_id, 'page', page.external_id), type: ENTITY.externalId, record_id: page.id },
+        Item: pageLinkItem(page),
         ConditionExpression: 'attribute_not_exists(pk)',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
@@ -90,7 +106,8 @@ export async function createPage(draft: Omit<Page, 'id'>): Promise<CreateResult>
       // The external id first: a racing save of the same page with the same slug is an update, not a 409.
       const xid = reasons[1];
       if (xid?.Code === 'ConditionalCheckFailed') {
-        return { kind: 'external_id_taken', pageId: itemFromError(xid.Item)?.record_id as number | undefined };
+        const link = itemFromError(xid.Item);
+        return { kind: 'external_id_taken', page: link && carriesPage(link) ? toPage(link) : undefined, pageId: link?.record_id as number | undefined };
       }
       if (reasons[2]?.Code === 'ConditionalCheckFailed') return { kind: 'slug_taken' };
       if (reasons[0]?.Code === 'ConditionalCheckFailed') throw new Error(`page id ${page.id} of store ${page.store_id} is already taken`);
@@ -114,17 +131,29 @@ export async function getPage(storeId: string, id: number): Promise<Page | undef
   return out.Item ? toPage(out.Item) : undefined;
 }
 
-export async function pageIdForExternalId(keyId: number, externalId: string): Promise<number | undefined> {
-  const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.externalId(keyId, 'page', externalId), ConsistentRead: true }),
-  );
-  return out.Item ? Number(out.Item.record_id) : undefined;
+export interface PageByExternalId {
+  page: Page | undefined;
+  /** The item read alongside (the request's idempotency record), if one was asked for. */
+  alongside: Item | undefined;
 }
 
-/** Two consistent reads: the key's external-id map names the id, the id names the page. */
-export async function getPageByExternalId(principal: { keyId: number; storeId: string }, externalId: string): Promise<Page | undefined> {
-  const id = await pageIdForExternalId(principal.keyId, externalId);
-  return id === undefined ? undefined : getPage(principal.storeId, id);
+/**
+ * The page a key's external id names, from the external-id item's copy: one consistent read,
+ * which also reads `alongside` in the same BatchGetItem.
+ */
+export async function readPageByExternalId(principal: { keyId: number; storeId: string }, externalId: string, alongside?: Key): Promise<PageByExternalId> {
+  const linkKey = keys.externalId(principal.keyId, 'page', externalId);
+  let link: Item | undefined;
+  let other: Item | undefined;
+  if (alongside) {
+    const found = await batchGet([linkKey, alongside]);
+    link = found.get(itemKey(linkKey));
+    other = found.get(itemKey(alongside));
+  } else {
+    link = (await db().send(new GetCommand({ TableName: tableName(), Key: linkKey, ConsistentRead: true }))).Item;
+  }
+  if (!link) return { page: undefined, alongside: other };
+  return { page: carriesPage(link) ? toPage(link) : await getPage(principal.storeId, Number(link.record_id)), alongside: other };
 }
 
 /** Ids are 12-digit padded in the sort key. */
@@ -172,108 +201,3 @@ export async function listPagesAfter(storeId: string, cursor: number, limit: num
   } while (start && found.length <= limit);
   return { pages: found.slice(0, limit), more: found.length > limit };
 }
-
-// ---- changes -----------------------------------------------------------------------------
-
-export type ChangeResult =
-  | { kind: 'committed' }
-  /** The page changed since `previous` was read; `current` is what it is now (if known). */
-  | { kind: 'stale'; current: Page | undefined }
-  /** Another page of the store holds the new slug. */
-  | { kind: 'slug_taken' }
-  /** One of the caller's guarded writes (`withWrites`) failed its condition. */
-  | { kind: 'guard_failed' }
-  /** Another transaction held one of the items; nothing was written, try again. */
-  | { kind: 'conflict' };
-
-const FIELDS = ['page_type', 'title', 'slug', 'body', 'status', 'published_at', 'draft', 'updated_at', TABLE.gsi1.partitionKey] as const;
-
-/** The slugs a page holds claims on: its live one and its revision's. */
-const slugsHeld = (p: Page) => new Set([p.slug, ...(p.draft ? [p.draft.slug] : [])]);
-
-/**
- * Writes `next` over `previous`, guarded on `previous.updated_at`. Only the attributes that
- * differ are SET. A change that moves no slug and carries no other write is one conditional
- * UpdateItem (half the units of a transaction); otherwise one TransactWriteItems holds the page,
- * the slug claim move and the caller's writes (the idempotency record of a publish).
- */
-export async function commitPageChange(previous: Page, next: Page, withWrites: TransactItem[] = []): Promise<ChangeResult> {
-  const before = pageItem(previous);
-  const after = pageItem(next);
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = { ':previous': previous.updated_at };
-  const sets: string[] = [];
-  for (const [i, field] of FIELDS.entries()) {
-    if (JSON.stringify(before[field]) === JSON.stringify(after[field]) && field !== 'updated_at') continue;
-    names[`#f${i}`] = field;
-    values[`:f${i}`] = after[field] ?? null;
-    sets.push(`#f${i} = :f${i}`);
-  }
-  names['#updated'] = 'updated_at';
-  const pageUpdate = {
-    TableName: tableName(),
-    Key: keys.page(next.store_id, next.id),
-    UpdateExpression: `SET ${sets.join(', ')}`,
-    ConditionExpression: '#updated = :previous',
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: values,
-    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-  };
-  const held = slugsHeld(previous);
-  const holds = slugsHeld(next);
-  const claims: TransactItem[] = [...holds]
-    .filter((slug) => !held.has(slug))
-    .map((slug) => ({
-      Put: {
-        TableName: tableName(),
-        Item: slugClaim({ ...next, slug }),
-        ConditionExpression: 'attribute_not_exists(pk) OR page_id = :id',
-        ExpressionAttributeValues: { ':id': next.id },
-      },
-    }));
-  const releases: TransactItem[] = [...held]
-    .filter((slug) => !holds.has(slug))
-    .map((slug) => ({
-      Delete: {
-        TableName: tableName(),
-        Key: keys.slug(previous.store_id, slug),
-        ConditionExpression: 'page_id = :id',
-        ExpressionAttributeValues: { ':id': previous.id },
-      },
-    }));
-  const slugMoves = [...claims, ...releases];
-
-  if (slugMoves.length === 0 && withWrites.length === 0) {
-    try {
-      await db().send(new UpdateCommand(pageUpdate));
-      return { kind: 'committed' };
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-      const old = itemFromError(err.Item);
-      return { kind: 'stale', current: old ? toPage(old) : undefined };
-    }
-  }
-
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [{ Update: pageUpdate }, ...slugMoves, ...withWrites],
-        ClientRequestToken: randomUUID(),
-      }),
-    );
-    return { kind: 'committed' };
-  } catch (err) {
-    const reasons = cancellationReasons(err);
-    if (!reasons) throw err;
-    const failed = (r: { Code?: string } | undefined) => r?.Code === 'ConditionalCheckFailed';
-    if (reasons.slice(1 + slugMoves.length).some(failed)) return { kind: 'guard_failed' };
-    if (failed(reasons[0])) {
-      const old = itemFromError(reasons[0]?.Item);
-      return { kind: 'stale', current: old ? toPage(old) : undefined };
-    }
-    // The page was as read, so a new claim is held by another page.
-    if (reasons.slice(1, 1 + claims.length).some(failed)) return { kind: 'slug_taken' };
-    return { kind: 'conflict' };
-  }
-}
-

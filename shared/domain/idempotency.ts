@@ -10,8 +10,10 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 /** How long a finished request's response is replayed. */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 /**
- * How long an unfinished request holds its key. Longer than any Lambda of ours may run, so a
- * live request is never overtaken; a crashed one blocks its key for at most this long.
+ * How long an `in_progress` record holds its key. Only the version before the folded commit wrote
+ * such records (a claim before the work); one of them still blocks its key (409) until its lease
+ * ends, then a retry with the same body takes the key over. Once every such record is past its
+ * 24 h TTL, this and the `in_progress` branch of classifyExisting can go.
  */
 export const IDEMPOTENCY_LEASE_MS = 30_000;
 

@@ -2,18 +2,17 @@ import { DomainError } from '../domain/errors.ts';
 import type { RouteResult } from './response.ts';
 import { errorBody, statusOf } from './error-status.ts';
 import type { RouteInput } from './http-handler.ts';
-import { IdempotencyLockLost, type IdempotentSession } from '../app/idempotent-commit.ts';
+import { IdempotencyKeyTaken, type IdempotentSession } from '../app/idempotent-commit.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey, requestFingerprint } from '../domain/idempotency.ts';
 import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  completionWrite,
+  answerWrite,
+  classifyExisting,
+  idempotencyRecordKey,
   readIdempotencyOutcome,
-  releaseIdempotencyKey,
-  type ClaimResult,
+  storeAnswer,
+  type Refusal,
   type StoredResponse,
 } from '../db/idempotency.repo.ts';
-import { errorFields, log } from '../log.ts';
 import { addInvocationContext } from '../log-context.ts';
 
 /**
@@ -21,10 +20,13 @@ import { addInvocationContext } from '../log-context.ts';
  *
  *   const result = await idempotent(input, { precheck: () => parse(Body, input.body), run: async (session, body) => ... });
  *
- * `precheck` (optional) is pure validation; its error is stored with the claim in one write. `run` does
- * the work; a DomainError it throws is the stored answer too. A `run` that changes state calls
- * `session.prepare(result)` and puts `prepared.write` into its own TransactWriteItems, then
- * `session.committed(prepared)`; any other result is stored with one conditional Update.
+ * `precheck` (optional) is pure validation; its error is stored at once with one conditional PutItem.
+ * `run` does the work: it reads `session.recordKey` with its aggregate and passes the record to
+ * `session.check` (a replay, a reuse or a twin in flight ends the request there); a `run` that
+ * changes state calls `session.prepare(result)`, puts `prepared.write` into its own
+ * TransactWriteItems, then `session.committed(prepared)`. Any other result, and a DomainError it
+ * throws, is stored with one conditional PutItem. Nothing is stored for a failure of ours (5xx),
+ * so the client's retry runs again at once.
  *
  * Replays are byte for byte: what is sent is always the stored string parsed back, and
  * JSON.stringify(JSON.parse(s)) === s for every s that JSON.stringify produced (key order,
@@ -44,7 +46,14 @@ const errorResult = (err: DomainError): RouteResult => ({ status: statusOf(err.c
 /** Answers about the request itself are stored; failures of ours (5xx) are not, so a retry runs again. */
 const storable = (err: unknown): err is DomainError => err instanceof DomainError && statusOf(err.code) < 500;
 
-function refusal(outcome: Exclude<ClaimResult, { outcome: 'acquired' }>): RouteResult {
+/** Thrown through `run` by `session.check` when the record already answers the request. */
+class Refused extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(refusal.outcome);
+  }
+}
+
+function refusal(outcome: Refusal): RouteResult {
   switch (outcome.outcome) {
     case 'replay':
       addInvocationContext({ idempotency_replay: true });
@@ -60,29 +69,32 @@ export async function idempotent<T>(
   input: RouteInput,
   steps: { precheck?: () => T; run: (session: IdempotentSession, checked: T) => Promise<RouteResult> },
 ): Promise<RouteResult> {
-  const scope = { keyId: input.principal.keyId, method: input.method, path: input.path, key: idempotencyKeyOf(input.headers) };
+  const recordKey = idempotencyRecordKey({ keyId: input.principal.keyId, method: input.method, path: input.path, key: idempotencyKeyOf(input.headers) });
   // No body and `{}` are the same request (a POST action may come without one).
   const fingerprint = requestFingerprint(input.body ?? {});
+  const store = async (response: StoredResponse): Promise<RouteResult> => {
+    const taken = await storeAnswer(recordKey, fingerprint, response);
+    return taken ? refusal(taken) : thaw(response);
+  };
 
-  let checked: T | undefined;
-  let early: StoredResponse | undefined;
+  let checked: T;
   try {
-    checked = steps.precheck?.();
+    checked = steps.precheck ? steps.precheck() : (undefined as T);
   } catch (err) {
     if (!storable(err)) throw err;
-    early = freeze(errorResult(err));
+    return store(freeze(errorResult(err)));
   }
 
-  const claim = await claimIdempotencyKey(scope, fingerprint, { completedWith: early });
-  if (claim.outcome !== 'acquired') return refusal(claim);
-  if (early) return thaw(early);
-
-  const lock = claim.lock;
   let stored: StoredResponse | undefined;
   const session: IdempotentSession = {
+    recordKey,
+    check: (record) => {
+      const existing = classifyExisting(record, fingerprint, Date.now());
+      if (existing) throw new Refused(existing);
+    },
     prepare: (result) => {
       const response = freeze(result);
-      return { response, write: completionWrite(lock, response) };
+      return { response, write: answerWrite(recordKey, fingerprint, response) };
     },
     committed: (prepared) => {
       stored = prepared.response;
@@ -91,20 +103,12 @@ export async function idempotent<T>(
 
   let result: RouteResult;
   try {
-    result = await steps.run(session, checked as T);
+    result = await steps.run(session, checked);
   } catch (err) {
-    if (err instanceof IdempotencyLockLost) return refusal(await readIdempotencyOutcome(lock, fingerprint));
-    if (!storable(err)) {
-      await releaseIdempotencyKey(lock).catch((e: unknown) => log('warn', 'could not release idempotency key', errorFields(e)));
-      throw err;
-    }
+    if (err instanceof Refused) return refusal(err.refusal);
+    if (err instanceof IdempotencyKeyTaken) return refusal(err.busy ? { outcome: 'in_progress' } : await readIdempotencyOutcome(recordKey, fingerprint));
+    if (!storable(err)) throw err;
     result = errorResult(err);
   }
-  if (stored) return thaw(stored);
-  const response = freeze(result);
-  if (!(await completeIdempotencyKey(lock, response))) {
-    // Only after outliving the lease: another request holds the key now and will store its own.
-    log('warn', 'idempotency lease expired before completion', { request_id: input.requestId });
-  }
-  return thaw(response);
+  return stored ? thaw(stored) : store(freeze(result));
 }

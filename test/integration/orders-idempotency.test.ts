@@ -3,7 +3,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { baseUrl, client, createKey, createStore, expectErrorShape, storeWithKey, type TestKey } from '../fixtures/api.ts';
 import { eventsOfOrder, idemKey, insertTestOrder, placeOrder, statusPath } from '../fixtures/orders.ts';
 import { db, tableName } from '../../shared/db/client.ts';
-import { claimIdempotencyKey, idempotencyRecordKey } from '../../shared/db/idempotency.repo.ts';
+import { idempotencyRecordKey } from '../../shared/db/idempotency.repo.ts';
+import { putIdempotencyRecord } from '../fixtures/idempotency.ts';
 import { requestFingerprint } from '../../shared/domain/idempotency.ts';
 import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
 
@@ -153,11 +154,10 @@ describe('POST /orders/{reference}/status: records in odd states', () => {
   });
   const body = { status: 'processing' };
 
-  it('answers 409 idempotency_in_progress with Retry-After while the first request holds the key', async () => {
+  it('answers 409 idempotency_in_progress with Retry-After while a request of the previous version holds the key', async () => {
     const placed = await placeOrder(storeId);
     const k = idemKey();
-    const claim = await claimIdempotencyKey(scopeOf(key, placed.reference, k), requestFingerprint(body));
-    expect(claim.outcome).toBe('acquired');
+    await putIdempotencyRecord(scopeOf(key, placed.reference, k), requestFingerprint(body));
     const res = await api.post(statusPath(placed.reference), body, { 'Idempotency-Key': k });
     expect(res.status).toBe(409);
     expectErrorShape(res.body);
@@ -169,10 +169,10 @@ describe('POST /orders/{reference}/status: records in odd states', () => {
     expect(await eventsOfOrder(storeId, placed.id)).toHaveLength(0);
   });
 
-  it('takes over a key whose holder crashed once the 30 s lease has run out', async () => {
+  it('takes over a key whose holder (previous version) crashed once the 30 s lease has run out', async () => {
     const placed = await placeOrder(storeId);
     const k = idemKey();
-    await claimIdempotencyKey(scopeOf(key, placed.reference, k), requestFingerprint(body), { nowMs: Date.now() - 31_000 });
+    await putIdempotencyRecord(scopeOf(key, placed.reference, k), requestFingerprint(body), { nowMs: Date.now() - 31_000 });
     const res = await api.post(statusPath(placed.reference), body, { 'Idempotency-Key': k });
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe('processing');
@@ -184,7 +184,7 @@ describe('POST /orders/{reference}/status: records in odd states', () => {
   it('does not let another body take over an abandoned key', async () => {
     const placed = await placeOrder(storeId);
     const k = idemKey();
-    await claimIdempotencyKey(scopeOf(key, placed.reference, k), requestFingerprint(body), { nowMs: Date.now() - 31_000 });
+    await putIdempotencyRecord(scopeOf(key, placed.reference, k), requestFingerprint(body), { nowMs: Date.now() - 31_000 });
     const res = await api.post(statusPath(placed.reference), { status: 'cancelled' }, { 'Idempotency-Key': k });
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('idempotency_key_reused');
@@ -194,7 +194,7 @@ describe('POST /orders/{reference}/status: records in odd states', () => {
     const placed = await placeOrder(storeId);
     const k = idemKey();
     // A finished request of 25 hours ago, with another body and another answer.
-    await claimIdempotencyKey(scopeOf(key, placed.reference, k), requestFingerprint({ status: 'cancelled' }), {
+    await putIdempotencyRecord(scopeOf(key, placed.reference, k), requestFingerprint({ status: 'cancelled' }), {
       nowMs: Date.now() - 25 * 3600 * 1000,
       completedWith: { status: 409, body: '{"code":"old"}' },
     });

@@ -3,7 +3,10 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { adminCommand, client, createKey, createStore, storeWithKey } from '../fixtures/api.ts';
 import { db } from '../../shared/db/client.ts';
 import { baseUrl } from '../fixtures/api.ts';
-import { eventsOfOrder, idemKey, placeOrder } from '../fixtures/orders.ts';
+import { eventsOfOrder, idemKey, insertTestOrder, placeOrder } from '../fixtures/orders.ts';
+import { lambdaEvent } from '../fixtures/lambda-cost.ts';
+import { handler as ordersHandler } from '../../functions/orders/handler.ts';
+import type { Context } from 'aws-lambda';
 
 /** One MCP tool call, one JSON-RPC message per POST (batches are refused). */
 async function mcpCall(token: string, id: number, name: string, args: Record<string, unknown>) {
@@ -133,5 +136,46 @@ describe('races and bypasses found in review', () => {
     const retry = await api.post(`/orders/${reference}/status`, { status: 'processing' }, { 'Idempotency-Key': k });
     expect(retry.status).toBe(200);
     expect(retry.text).toBe(first.text);
+  });
+});
+
+describe('§8: twins with one Idempotency-Key, the record written only in the commit', () => {
+  const context = { awsRequestId: 'twin', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
+  const holdsRecord = (cmd: unknown) =>
+    cmd instanceof TransactWriteCommand && (cmd.input.TransactItems ?? []).some((i) => String(i.Put?.Item?.sk ?? '').startsWith('IDEMPOTENCY#'));
+  const statusEvent = (storeId: string, reference: string, status: string, key: string) =>
+    lambdaEvent(storeId, 777_001, 'setOrderStatus', { path: `/orders/${reference}/status`, params: { reference }, body: { status }, headers: { 'idempotency-key': key } });
+
+  it('the first, whose commit is held while its twin commits, loses on the record and answers the twin’s bytes; one change, one event', async () => {
+    const storeId = await createStore();
+    const order = await insertTestOrder(storeId, { status: 'paid' });
+    const k = idemKey();
+    const hold = holdCall(holdsRecord);
+    const first = ordersHandler(statusEvent(storeId, order.reference, 'processing', k), context);
+    await hold.arrived;
+    const twin = await ordersHandler(statusEvent(storeId, order.reference, 'processing', k), context);
+    expect(twin.statusCode).toBe(200);
+    hold.release();
+    const held = await first;
+    expect(held.statusCode).toBe(200);
+    expect(held.body).toBe(twin.body);
+    expect(await eventsOfOrder(storeId, order.id)).toHaveLength(1);
+  });
+
+  it('with another body, the held first answers 422 idempotency_key_reused and its change is not written', async () => {
+    const storeId = await createStore();
+    const order = await insertTestOrder(storeId, { status: 'paid' });
+    const k = idemKey();
+    const hold = holdCall(holdsRecord);
+    const first = ordersHandler(statusEvent(storeId, order.reference, 'cancelled', k), context);
+    await hold.arrived;
+    const twin = await ordersHandler(statusEvent(storeId, order.reference, 'processing', k), context);
+    expect(twin.statusCode).toBe(200);
+    hold.release();
+    const held = await first;
+    expect(held.statusCode).toBe(422);
+    expect(JSON.parse(held.body).code).toBe('idempotency_key_reused');
+    const events = await eventsOfOrder(storeId, order.id);
+    expect(events.map((e) => e.payload.data.status)).toEqual(['processing']);
   });
 });
