@@ -25,7 +25,7 @@ export interface WriteTargets {
   productId: number | undefined;
   /** Its state as the link's copy holds it (undefined for a link written before copies existed). */
   product: Product | undefined;
-  /** The store's product sequence, when asked for (a PUT may insert). */
+  /** The store's product sequence, when asked for (a PUT may insert) and it fitted in the read. */
   sequence: ProductSequence | undefined;
   /** Ids of the named categories, in order (only when all exist). */
   categoryIds: number[];
@@ -62,8 +62,12 @@ export async function resolveManyWriteTargets(keyId: number, requests: readonly 
     categories: (r.categoryExternalIds ?? []).map((x) => keys.category(keyId, x)),
     tags: (r.tagExternalIds ?? []).map((x) => keys.tag(keyId, x)),
   }));
-  const seqKey = options.sequenceOf === undefined ? undefined : productSequenceKey(options.sequenceOf);
-  const found = await batchGet([...(seqKey ? [seqKey] : []), ...plan.flatMap((p) => [p.xid, ...p.categories, ...p.tags])]);
+  const wanted = plan.flatMap((p) => [p.xid, ...p.categories, ...p.tags]);
+  // The sequence rides along only where it costs no call of its own (100 keys a BatchGetItem);
+  // otherwise an insert reads it when it needs it (a batch of 100 replaces never does).
+  const fits = new Set(wanted.map(itemKey)).size % 100 !== 0;
+  const seqKey = options.sequenceOf === undefined || !fits ? undefined : productSequenceKey(options.sequenceOf);
+  const found = await batchGet([...(seqKey ? [seqKey] : []), ...wanted]);
   const sequence = seqKey ? sequenceOf(found.get(itemKey(seqKey))) : undefined;
   return plan.map(({ xid, categories, tags }) => {
     const categoryIds: number[] = [];
