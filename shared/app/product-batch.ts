@@ -23,7 +23,9 @@ const PatchItem = v.strictObject({ external_id: v.unknown(), ...ProductPatchBody
  * Each item is exactly the single PUT (replace) or PATCH (patch) of its external id — the same
  * validation, the same guards — and an item's DomainError is its own answer, never failing the
  * others (`field` names the field inside the item). What a batch saves is round trips: the
- * targets of every item are read in one BatchGetItem, and new products are inserted a group at a
+ * targets of every item (links with the products' copies, references, the id sequence) are read
+ * in one BatchGetItem, existing products are written in one guarded transaction each, and new
+ * products are inserted a group at a
  * time in one transaction each; a group that meets an external id a racing write created falls
  * back to the single write per item, which turns into a replace as the single PUT does.
  */
@@ -39,6 +41,7 @@ export async function upsertProductBatch(caller: Caller, items: readonly unknown
   const targets = await resolveManyWriteTargets(
     caller.keyId,
     checked.map((c) => ({ externalId: c.externalId, categoryExternalIds: c.write.category_external_ids, tagExternalIds: c.write.tag_external_ids })),
+    mode === 'replace' ? { sequenceOf: caller.storeId } : {},
   );
   const fresh: { item: CheckedItem & { mode: 'replace' }; targets: WriteTargets }[] = [];
   for (const [i, item] of checked.entries()) {
@@ -47,9 +50,12 @@ export async function upsertProductBatch(caller: Caller, items: readonly unknown
     else outcomes[item.index] = await settle(item.externalId, () => (item.mode === 'patch' ? patchResolved(caller, item.write, target) : putResolved(caller, item.externalId, item.write, target)));
   }
 
+  // The sequence read with the targets; each group hands the next one the state it left.
+  let sequence = fresh[0]?.targets.sequence;
   for (let start = 0; start < fresh.length; start += INSERT_GROUP_SIZE) {
     const group = fresh.slice(start, start + INSERT_GROUP_SIZE);
-    const inserted = await insertProductGroup(caller.storeId, group.map(({ item, targets: t }) => newDraft(caller, item.externalId, item.write, t)));
+    const inserted = await insertProductGroup(caller.storeId, group.map(({ item, targets: t }) => newDraft(caller, item.externalId, item.write, t)), sequence);
+    sequence = inserted.kind === 'inserted' ? inserted.sequence : undefined;
     for (const [i, { item, targets: t }] of group.entries()) {
       outcomes[item.index] =
         inserted.kind === 'inserted'

@@ -38,13 +38,14 @@ export async function getProduct(storeId: string, id: number | undefined): Promi
 }
 
 /**
- * Idempotent upsert: the external id of this key always addresses the same product. The first
- * PUT inserts (the insert transaction's guard on the external-id map makes racing first PUTs
+ * Idempotent upsert: the external id of this key always addresses the same product. One
+ * BatchGetItem reads its link (with the product's copy), the references and the id sequence;
+ * then one transaction writes. The first PUT inserts (the insert transaction's guard on the external-id map makes racing first PUTs
  * create exactly one product; the losers replace it instead), any later one replaces every
  * write field; a PUT that changes nothing writes nothing.
  */
 export async function putProduct(caller: Caller, externalId: string, write: ProductWrite): Promise<Product> {
-  const targets = await resolveWriteTargets(caller.keyId, externalId, write.category_external_ids, write.tag_external_ids);
+  const targets = await resolveWriteTargets(caller.keyId, externalId, write.category_external_ids, write.tag_external_ids, { sequenceOf: caller.storeId });
   return putResolved(caller, externalId, write, targets);
 }
 
@@ -54,16 +55,18 @@ export async function putResolved(caller: Caller, externalId: string, write: Pro
   const change = { ...write, category_ids: targets.categoryIds };
 
   let id = targets.productId;
+  let known = targets.product;
   if (id === undefined) {
     try {
-      return await insertProduct(newDraft(caller, externalId, write, targets));
+      return await insertProduct(newDraft(caller, externalId, write, targets), targets.sequence);
     } catch (err) {
       if (!(err instanceof ExternalIdTakenError)) throw err;
       id = err.productId ?? (await productIdForExternalId(caller.keyId, externalId));
+      known = err.product;
       if (id === undefined) throw err;
     }
   }
-  const product = await applyToExisting(caller.storeId, id, change);
+  const product = await applyToExisting(caller.storeId, id, change, known);
   // The external-id map and its product are written in one transaction and never deleted.
   if (!product) throw new Error(`external id maps to missing product ${id}`);
   return product;
@@ -90,15 +93,21 @@ export async function patchResolved(caller: Caller, patch: ProductPatch, targets
   assertReferencesExist(targets, patch.category_external_ids, patch.tag_external_ids);
   const change: ProductChange = { ...patch };
   if (patch.category_external_ids !== undefined) change.category_ids = targets.categoryIds;
-  const product = await applyToExisting(caller.storeId, targets.productId, change);
+  const product = await applyToExisting(caller.storeId, targets.productId, change, targets.product);
   if (!product) throw notFound('product');
   return product;
 }
 
-/** Applies a write to the latest state of product `id` (PUT and PATCH alike); undefined if it is gone. */
-function applyToExisting(storeId: string, id: number, change: ProductChange): Promise<Product | undefined> {
-  return modifyProduct(storeId, id, async (current) =>
-    applyProductChange(current, change, nowIso(), needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined),
+/**
+ * Applies a write to the latest state of product `id` (PUT and PATCH alike), starting from
+ * `known` (the link's copy) when there is one; undefined if the product is gone.
+ */
+function applyToExisting(storeId: string, id: number, change: ProductChange, known: Product | undefined): Promise<Product | undefined> {
+  return modifyProduct(
+    storeId,
+    id,
+    async (current) => applyProductChange(current, change, nowIso(), needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined),
+    known,
   );
 }
 

@@ -11,7 +11,7 @@
  *  product by id ........................ STORE#{s}            / PRODUCT#{id:012}   (list page = BatchGet of ids (p-1)*l+1..p*l)
  *  product names for filter[name] ....... STORE#{s}            / PRODUCTNAMES#{chunk:06}  (attribute n{id} = lower-cased name; 50 ids a chunk)
  *  products by exact SKU ................ STORE#{s}#SKU#{sku}  / PRODUCT#{id:012}
- *  external id → record id, per key ..... KEY#{k}              / XID#{kind}#{external_id}   (kind: product, page; a page's also holds a copy of the page)
+ *  external id → record id, per key ..... KEY#{k}              / XID#{kind}#{external_id}   (kind: product, page; each also holds a copy of its record, see product-item.ts, page.repo.ts)
  *  category / tag by external id ........ KEY#{k}              / CATEGORY#{external_id}, TAG#{external_id}
  *  order by id, ascending cursor ........ STORE#{s}            / ORDER#{id:012}
  *  order by reference ................... STORE#{s}            / ORDERREF#{reference}   (→ id, and a copy of the order)

@@ -1,49 +1,54 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import type { TransactItem } from './helpers.ts';
+import type { Item, TransactItem } from './helpers.ts';
 
 /**
- * The guarded product sequence that keeps product ids dense (the page-number list needs them).
- * An insert first reserves its offer ids and reads the product count in one UpdateItem, then
- * moves the count in its own transaction, guarded on the value read: a concurrent insert makes
- * the guard fail and the insert takes the next ids.
+ * The guarded product sequence that keeps product ids dense (the page-number list needs them)
+ * and numbers the variants ("offers"). An insert reads it (inside the write's BatchGetItem, or
+ * on its own after a lost race) and moves both counters in its own transaction, guarded on the
+ * values read: a concurrent insert or offer reservation makes the guard fail, and the insert
+ * reads again and takes the next ids.
  */
-export interface ProductIds {
+export interface ProductSequence {
   /** Products the store had when read: the new ones are count + 1, count + 2, ... */
   count: number;
-  /** The first of the offer ids reserved (they are consecutive). */
-  firstOffer: number;
+  /** Offer ids handed out so far: the new ones are offers + 1, offers + 2, ... */
+  offers: number;
 }
 
-export async function reserveProductIds(storeId: string, offerCount: number): Promise<ProductIds> {
-  const reserved = await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.sequence(storeId, 'product'),
-      UpdateExpression: 'ADD offer_seq :n SET #t = :type',
-      ExpressionAttributeNames: { '#t': 'type' },
-      ExpressionAttributeValues: { ':n': offerCount, ':type': ENTITY.sequence },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  return {
-    count: Number(reserved.Attributes?.value ?? 0),
-    firstOffer: Number(reserved.Attributes?.offer_seq ?? 0) - offerCount + 1,
-  };
+export const productSequenceKey = (storeId: string) => keys.sequence(storeId, 'product');
+
+export function sequenceOf(item: Item | undefined): ProductSequence {
+  return { count: Number(item?.value ?? 0), offers: Number(item?.offer_seq ?? 0) };
 }
 
-/** The transaction item that moves the product count from `count` by `added`, only if no one else did. */
-export function productCountMove(storeId: string, count: number, added: number): TransactItem {
+export async function readProductSequence(storeId: string): Promise<ProductSequence> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: productSequenceKey(storeId), ConsistentRead: true }));
+  return sequenceOf(out.Item);
+}
+
+/** A guard that the counter still holds `value` (0 also when it was never written). */
+const unchanged = (attr: string, placeholder: string, value: number) =>
+  value === 0 ? `(attribute_not_exists(${attr}) OR ${attr} = ${placeholder})` : `${attr} = ${placeholder}`;
+
+/** The transaction item that moves both counters from `read` by the products and offers added, only if no one else moved them. */
+export function productSequenceMove(storeId: string, read: ProductSequence, products: number, offers: number): TransactItem {
   return {
     Update: {
       TableName: tableName(),
-      Key: keys.sequence(storeId, 'product'),
-      UpdateExpression: 'SET #v = :next',
-      ConditionExpression: count === 0 ? 'attribute_not_exists(#v)' : '#v = :count',
-      ExpressionAttributeNames: { '#v': 'value' },
-      ExpressionAttributeValues: count === 0 ? { ':next': added } : { ':next': count + added, ':count': count },
+      Key: productSequenceKey(storeId),
+      UpdateExpression: 'SET #v = :nextCount, offer_seq = :nextOffers, #t = :type',
+      ConditionExpression: `${unchanged('#v', ':count', read.count)} AND ${unchanged('offer_seq', ':offers', read.offers)}`,
+      ExpressionAttributeNames: { '#v': 'value', '#t': 'type' },
+      ExpressionAttributeValues: {
+        ':nextCount': read.count + products,
+        ':nextOffers': read.offers + offers,
+        ':count': read.count,
+        ':offers': read.offers,
+        ':type': ENTITY.sequence,
+      },
     },
   };
 }

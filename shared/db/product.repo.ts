@@ -3,54 +3,18 @@ import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, itemKey, type Item, type TransactItem } from './helpers.ts';
+import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, itemKey, type TransactItem } from './helpers.ts';
 import type { Offer, Product } from '../domain/product/product.ts';
 import { denseIdsOfPage } from '../domain/pagination.ts';
 import { indexWrites } from './product-index.repo.ts';
-import { externalIdMapWrite } from './product-refs.repo.ts';
-import { productCountMove, reserveProductIds } from './product-sequence.ts';
+import { linkCopyWrite, newLinkWrite, productItem, readLink, toProduct } from './product-item.ts';
+import { productSequenceMove, readProductSequence, type ProductSequence } from './product-sequence.ts';
 
 /**
  * Products have dense ids 1..n per store (the id sequence moves in the same transaction that
  * inserts the product), so page p of the list is exactly the ids (p-1)*l+1..p*l and the total
  * is the sequence value: a list page is one BatchGetItem, whatever the size of the store.
  */
-
-function toProduct(item: Item): Product {
-  return {
-    id: item.id,
-    store_id: item.store_id,
-    external_id: item.external_id ?? null,
-    owner_key_id: item.owner_key_id ?? null,
-    name: item.name,
-    description: item.description ?? '',
-    status: item.status,
-    image_url: item.image_url ?? null,
-    category_ids: item.category_ids ?? [],
-    category_external_ids: item.category_external_ids ?? [],
-    tag_external_ids: item.tag_external_ids ?? [],
-    offers: (item.offers ?? []).map(
-      (o: Item): Offer => ({
-        id: o.id,
-        sku: o.sku ?? null,
-        price: o.price,
-        quantity: o.quantity,
-        // DynamoDB keeps no key order inside a map: name and value first, as they were written.
-        properties: ((o.properties ?? []) as Item[]).map((p) => ({ name: p.name, value: p.value, ...p })),
-        weight: o.weight ?? null,
-        length: o.length ?? null,
-        height: o.height ?? null,
-        width: o.width ?? null,
-      }),
-    ),
-    created_at: item.created_at,
-    updated_at: item.updated_at,
-  };
-}
-
-export function productItem(p: Product): Item {
-  return { ...keys.product(p.store_id, p.id), type: ENTITY.product, ...p };
-}
 
 export async function getProduct(storeId: string, id: number): Promise<Product | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.product(storeId, id), ConsistentRead: true }));
@@ -82,41 +46,49 @@ export async function getDensePage(storeId: string, page: number, limit: number)
 // ---- writes --------------------------------------------------------------------------------
 
 export class ExternalIdTakenError extends Error {
-  constructor(readonly productId: number | undefined) {
+  /** The product that won, as its link's copy holds it (absent on a link written before copies). */
+  constructor(
+    readonly productId: number | undefined,
+    readonly product?: Product,
+  ) {
     super('external id already maps to a product');
   }
 }
 
 /**
- * Inserts a new product with the next dense id. One UpdateItem reserves offer ids and reads the
- * sequence; one transaction moves the sequence (guarded), writes the product, its external-id map
- * (guarded: exactly one product per external id, however many PUTs race) and its indexes.
+ * Inserts a new product with the next dense id: one transaction moves the sequence (guarded on
+ * `sequence`, the state read; read here when the caller has none), writes the product, its
+ * external-id link with the product's copy (guarded: exactly one product per external id,
+ * however many PUTs race) and its indexes. A lost race for the sequence re-reads it and retries.
  */
 export async function insertProduct(
   draft: Omit<Product, 'id' | 'offers'> & { offers: Omit<Offer, 'id'>[] },
+  sequence?: ProductSequence,
 ): Promise<Product> {
+  let read = sequence;
   for (let attempt = 0; attempt < 50; attempt++) {
-    const { count, firstOffer } = await reserveProductIds(draft.store_id, draft.offers.length);
-    const product: Product = { ...draft, id: count + 1, offers: draft.offers.map((o, i) => ({ ...o, id: firstOffer + i })) };
+    read ??= await readProductSequence(draft.store_id);
+    const product: Product = { ...draft, id: read.count + 1, offers: draft.offers.map((o, i) => ({ ...o, id: read!.offers + 1 + i })) };
+    const link = newLinkWrite(product);
     const items: TransactItem[] = [
-      productCountMove(draft.store_id, count, 1),
+      productSequenceMove(draft.store_id, read, 1, product.offers.length),
       { Put: { TableName: tableName(), Item: productItem(product), ConditionExpression: 'attribute_not_exists(pk)' } },
       ...indexWrites(product),
+      ...(link ? [link] : []),
     ];
-    if (product.external_id !== null && product.owner_key_id !== null) {
-      items.push(externalIdMapWrite(product.owner_key_id, product.external_id, product.id));
-    }
     try {
       await db().send(new TransactWriteCommand({ TransactItems: items }));
       return product;
     } catch (err) {
       const reasons = cancellationReasons(err);
       if (!reasons) throw err;
-      const xid = product.external_id !== null ? reasons[items.length - 1] : undefined;
-      if (xid?.Code === 'ConditionalCheckFailed') {
-        throw new ExternalIdTakenError(itemFromError(xid.Item)?.record_id as number | undefined);
+      const lost = link ? reasons[items.length - 1] : undefined;
+      if (lost?.Code === 'ConditionalCheckFailed') {
+        const winner = readLink(itemFromError(lost.Item));
+        throw new ExternalIdTakenError(winner.productId, winner.product);
       }
-      // The sequence moved (a concurrent insert) or the transaction conflicted: take the next id.
+      // The sequence moved (a concurrent insert) or the transaction conflicted: read it again, take the next id.
+      read = undefined;
       if (attempt > 2) await backoff(attempt);
     }
   }
@@ -145,8 +117,8 @@ const RETRYABLE_REASONS = new Set(['None', 'ConditionalCheckFailed', 'Transactio
  * the next one, or null for "nothing to change". The write is guarded on the `updated_at` that
  * was read (which strictly increases on every change, see nextUpdatedAt), so a concurrent
  * writer is never overwritten silently: the loser re-reads and `change` is applied again to the
- * newer state. Product, name index and SKU links change in one transaction. Returns undefined
- * when the product does not exist.
+ * newer state. Product, its link's copy, name index and SKU links change in one transaction.
+ * Returns undefined when the product does not exist.
  *
  * Only the fields a write may touch are SET, so attributes this module does not know survive.
  */
@@ -154,10 +126,14 @@ export async function modifyProduct(
   storeId: string,
   id: number,
   change: (current: Product) => Product | null | Promise<Product | null>,
+  known?: Product,
 ): Promise<Product | undefined> {
   // Every round commits at least one contender, so N racing writers need at most ~N rounds each.
   return retryOnStale<Product | undefined, Product | undefined>({
     what: `product ${id} of store ${storeId}`,
+    // `known`: the state the link's copy held. If that copy is behind the product (written by an
+    // older version), the guard fails and the next round reads the product item itself.
+    ...(known ? { initial: known } : {}),
     read: () => getProduct(storeId, id),
     round: async (current) => {
       if (!current) return done(undefined);
@@ -190,9 +166,11 @@ export async function modifyProduct(
         },
         ...indexWrites(next, current),
       ];
+      const copy = linkCopyWrite(next);
+      if (copy) items.push(copy);
       try {
-        // A change that touches no index is a single conditional UpdateItem: half the write units
-        // of a one-item transaction, same guarantee.
+        // A store-admin product (no link copy) whose change touches no index is a single
+        // conditional UpdateItem: half the write units of a one-item transaction, same guarantee.
         const only = items.length === 1 ? items[0]?.Update : undefined;
         if (only) await db().send(new UpdateCommand(only));
         else await db().send(new TransactWriteCommand({ TransactItems: items }));

@@ -137,4 +137,33 @@ describe('round trips of the writes, authorizer included', () => {
     expect(legacySave.body.data).toMatchObject({ id: other.id, title: 'Saved over a map-only item' });
     expect(legacySave.ops).toEqual([AUTH, 'GetItem', 'GetItem', 'TransactWriteItems']);
   });
+
+  it('PUT and PATCH /catalog/products/{external_id}: create 3, replace 3, patch 3, no change 2 (the link holds a copy, the sequence rides in the read)', async () => {
+    const id = `rt-${Math.random().toString(36).slice(2, 10)}`;
+    const body = { name: 'Round Trip', price: 100, sku: `${id}-1` };
+    const created = await call('PUT', `/catalog/products/${id}`, body);
+    expect(created.status).toBe(200);
+    expect(created.ops).toEqual([AUTH, 'BatchGetItem', 'TransactWriteItems']);
+    const replaced = await call('PUT', `/catalog/products/${id}`, { ...body, price: 200 });
+    expect(replaced.body.data).toMatchObject({ id: created.body.data.id, min_price: 200 });
+    expect(replaced.ops).toEqual([AUTH, 'BatchGetItem', 'TransactWriteItems']);
+    const renamed = await call('PUT', `/catalog/products/${id}`, { ...body, price: 200, name: 'Round Trip 2', sku: `${id}-2` });
+    expect(renamed.ops).toEqual([AUTH, 'BatchGetItem', 'TransactWriteItems']);
+    const patched = await call('PATCH', `/catalog/products/${id}`, { quantity: 5 });
+    expect(patched.body.data).toMatchObject({ name: 'Round Trip 2', sku: `${id}-2`, min_price: 200, quantity: 5 });
+    expect(patched.ops).toEqual([AUTH, 'BatchGetItem', 'TransactWriteItems']);
+    const same = await call('PUT', `/catalog/products/${id}`, { ...body, price: 200, name: 'Round Trip 2', sku: `${id}-2`, quantity: 5 });
+    expect(same.body.data.updated_at).toBe(patched.body.data.updated_at);
+    expect(same.ops).toEqual([AUTH, 'BatchGetItem']);
+    const samePatch = await call('PATCH', `/catalog/products/${id}`, { quantity: 5 });
+    expect(samePatch.ops).toEqual([AUTH, 'BatchGetItem']);
+    const missing = await call('PATCH', `/catalog/products/${id}-none`, { quantity: 1 });
+    expect(missing.status).toBe(404);
+    expect(missing.ops).toEqual([AUTH, 'BatchGetItem']);
+    const invalid = await call('PUT', `/catalog/products/${id}`, { price: -1 });
+    expect(invalid.status).toBe(422);
+    expect(invalid.ops).toEqual([AUTH]);
+    // Reads stay at the authorizer plus one read.
+    expect((await call('GET', `/products/${created.body.data.id}`)).ops).toEqual([AUTH, 'GetItem']);
+  });
 });
