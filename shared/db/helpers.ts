@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, QueryCommand, type NativeAttributeValue, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, type NativeAttributeValue, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import type { Key } from './keys.ts';
 
@@ -43,6 +43,19 @@ export async function batchGet(keysToRead: Key[], consistent = true): Promise<Ma
 }
 
 export const itemKey = (k: Key) => `${k.pk}|${k.sk}`;
+
+/**
+ * One item read consistently, and with `alongside` another one in the same round trip (a
+ * BatchGetItem; e.g. a request's idempotency record next to the record it changes).
+ */
+export async function getWithAlongside(key: Key, alongside?: Key): Promise<{ item: Item | undefined; alongside: Item | undefined }> {
+  if (!alongside) {
+    const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+    return { item: out.Item, alongside: undefined };
+  }
+  const found = await batchGet([key, alongside]);
+  return { item: found.get(itemKey(key)), alongside: found.get(itemKey(alongside)) };
+}
 
 /**
  * The item a failed condition handed back (ReturnValuesOnConditionCheckFailure). The document

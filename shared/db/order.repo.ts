@@ -3,7 +3,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dyn
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
-import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from './helpers.ts';
+import { cancellationReasons, getWithAlongside, type Item, type TransactItem } from './helpers.ts';
 import type { Order } from '../domain/order/order.ts';
 import type { OrderEvent } from '../domain/order/events.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -110,16 +110,7 @@ export async function getOrder(storeId: string, id: number): Promise<Order | und
  * from before the copy costs a second read of the order item (the next write adds the copy).
  */
 export async function readOrderByReference(storeId: string, reference: string, alongside?: Key): Promise<{ order: Order | undefined; alongside: Item | undefined }> {
-  const refKey = keys.orderRef(storeId, reference);
-  let ref: Item | undefined;
-  let other: Item | undefined;
-  if (alongside) {
-    const found = await batchGet([refKey, alongside]);
-    ref = found.get(itemKey(refKey));
-    other = found.get(itemKey(alongside));
-  } else {
-    ref = (await db().send(new GetCommand({ TableName: tableName(), Key: refKey, ConsistentRead: true }))).Item;
-  }
+  const { item: ref, alongside: other } = await getWithAlongside(keys.orderRef(storeId, reference), alongside);
   if (!ref) return { order: undefined, alongside: other };
   return { order: carriesOrder(ref) ? toOrder(ref) : await getOrder(storeId, Number(ref.order_id)), alongside: other };
 }

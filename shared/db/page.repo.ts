@@ -4,7 +4,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dyn
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
-import { batchGet, cancellationReasons, itemFromError, itemKey, type Item, type TransactItem } from './helpers.ts';
+import { cancellationReasons, getWithAlongside, itemFromError, type Item, type TransactItem } from './helpers.ts';
 import type { Page, PageContent, PageType } from '../domain/page/page.ts';
 import { nextInSequence } from './sequence.ts';
 
@@ -142,16 +142,7 @@ export interface PageByExternalId {
  * which also reads `alongside` in the same BatchGetItem.
  */
 export async function readPageByExternalId(principal: { keyId: number; storeId: string }, externalId: string, alongside?: Key): Promise<PageByExternalId> {
-  const linkKey = keys.externalId(principal.keyId, 'page', externalId);
-  let link: Item | undefined;
-  let other: Item | undefined;
-  if (alongside) {
-    const found = await batchGet([linkKey, alongside]);
-    link = found.get(itemKey(linkKey));
-    other = found.get(itemKey(alongside));
-  } else {
-    link = (await db().send(new GetCommand({ TableName: tableName(), Key: linkKey, ConsistentRead: true }))).Item;
-  }
+  const { item: link, alongside: other } = await getWithAlongside(keys.externalId(principal.keyId, 'page', externalId), alongside);
   if (!link) return { page: undefined, alongside: other };
   return { page: carriesPage(link) ? toPage(link) : await getPage(principal.storeId, Number(link.record_id)), alongside: other };
 }
