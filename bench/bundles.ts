@@ -4,12 +4,12 @@
  * `measureBundles` do it). Size is the bundle the handler loads; its source map is a separate
  * file, uploaded but read only when an error's stack is printed (`--enable-source-maps`).
  *
- * Import time is measured in fresh `node` processes against the floor of importing the DynamoDB
- * SDK alone (the Lambda runtime provides the SDK, so bundles leave it external and import it from
- * there). Floor and bundle runs alternate, and "over the floor" is the median of the paired
- * differences, so load that comes and goes on a shared machine hits both sides alike. Wall time
- * is what a cold start waits; CPU time (user + system) is what the import itself costs and moves
- * less when other processes share the cores.
+ * Import time is measured in fresh `node` processes, each importing the DynamoDB SDK (the floor:
+ * the Lambda runtime provides the SDK, so bundles leave it external and import it from there) and
+ * then the bundle: "over the floor" is what the bundle adds once the SDK is loaded, measured in the
+ * same process, so node's start-up and load that comes and goes on a shared machine do not land
+ * on one side only. Wall time is what a cold start waits; CPU time (user + system) is what the
+ * import itself costs and moves less when other processes share the cores.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -26,38 +26,42 @@ const OUT = resolve(process.env.BENCH_CDK_OUT ?? 'cdk.out');
 const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 7);
 const FLOOR = ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb'];
 
-/** Wall and CPU time of importing `specifiers` in a fresh node process. */
-function importOnce(specifiers: string[]): Timing {
+type Run = { floor: Timing; overFloor: Timing };
+
+/** One fresh node process with the function's NODE_OPTIONS: the floor's import, then what importing `bundle` adds to it. */
+function importRun(bundle: string, nodeOptions: string): Run {
+  const mark = `[performance.now(), process.cpuUsage()]`;
+  const since = (m: string) => `{ wallMs: performance.now() - ${m}[0], cpuMs: (process.cpuUsage(${m}[1]).user + process.cpuUsage(${m}[1]).system) / 1000 }`;
   const code =
-    `const t = performance.now(), c = process.cpuUsage();` +
-    specifiers.map((s) => `await import(${JSON.stringify(s)});`).join('') +
-    `const u = process.cpuUsage(c);` +
-    `process.stdout.write(JSON.stringify({ wallMs: performance.now() - t, cpuMs: (u.user + u.system) / 1000 }));`;
+    `const a = ${mark};` +
+    FLOOR.map((s) => `await import(${JSON.stringify(s)});`).join('') +
+    `const floor = ${since('a')}; const b = ${mark};` +
+    `await import(${JSON.stringify(pathToFileURL(bundle).href)});` +
+    `const overFloor = ${since('b')};` +
+    `process.stdout.write(JSON.stringify({ floor, overFloor }));`;
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
     encoding: 'utf8',
-    env: { ...process.env, TABLE_NAME: 'bench', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'silent' },
+    env: { ...process.env, NODE_OPTIONS: nodeOptions, TABLE_NAME: 'bench', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'silent' },
   });
-  if (run.status !== 0) throw new Error(`importing ${specifiers.join(', ')} failed: ${run.stderr}`);
-  return JSON.parse(run.stdout) as Timing;
+  if (run.status !== 0) throw new Error(`importing ${bundle} failed: ${run.stderr}`);
+  return JSON.parse(run.stdout) as Run;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const medianTiming = (ts: Timing[]): Timing => ({ wallMs: median(ts.map((t) => t.wallMs)), cpuMs: median(ts.map((t) => t.cpuMs)) });
+const plus = (a: Timing, b: Timing): Timing => ({ wallMs: a.wallMs + b.wallMs, cpuMs: a.cpuMs + b.cpuMs });
 
 export function measureBundles(options: { synth: boolean }): { floor: Timing; rows: BundleRow[] } {
   if (options.synth || !existsSync(OUT)) execFileSync('npx', ['cdk', 'synth', '--quiet', '-o', OUT], { stdio: ['ignore', 'ignore', 'inherit'] });
   const floors: Timing[] = [];
-  const rows = lambdaBundles(OUT).map(({ fn, file }) => {
-    const pairs = Array.from({ length: RUNS }, () => {
-      const floor = importOnce(FLOOR);
-      floors.push(floor);
-      return { floor, bundle: importOnce([pathToFileURL(file).href]) };
-    });
+  const rows = lambdaBundles(OUT).map(({ fn, file, nodeOptions }) => {
+    const runs = Array.from({ length: RUNS }, () => importRun(file, nodeOptions));
+    floors.push(...runs.map((r) => r.floor));
     return {
       fn,
       bytes: statSync(file).size,
-      import: medianTiming(pairs.map((p) => p.bundle)),
-      overFloor: medianTiming(pairs.map((p) => ({ wallMs: p.bundle.wallMs - p.floor.wallMs, cpuMs: p.bundle.cpuMs - p.floor.cpuMs }))),
+      import: medianTiming(runs.map((r) => plus(r.floor, r.overFloor))),
+      overFloor: medianTiming(runs.map((r) => r.overFloor)),
     };
   });
   return { floor: medianTiming(floors), rows };
@@ -69,9 +73,9 @@ function bundleTable({ floor, rows }: ReturnType<typeof measureBundles>): string
     (r) => `| ${r.fn} | ${(r.bytes / 1024).toFixed(0)} | ${ms(r.import.wallMs)} | ${ms(r.overFloor.wallMs)} | ${ms(r.import.cpuMs)} | ${ms(r.overFloor.cpuMs)} |`,
   );
   return (
-    `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external; KB = the handler's .mjs, its source map is a separate file). ` +
-    `Import times: medians of ${RUNS} fresh node processes per function, each run paired with a run of the SDK floor ` +
-    `(client-dynamodb + lib-dynamodb: ${ms(floor.wallMs)} ms wall, ${ms(floor.cpuMs)} ms CPU); "over" is the median paired difference.\n\n` +
+    `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external; KB = the handler's .mjs, its source map is a separate file, parsed at load under the function's \`--enable-source-maps\`). ` +
+    `Import times: medians of ${RUNS} fresh node processes per function, each importing the SDK floor ` +
+    `(client-dynamodb + lib-dynamodb: ${ms(floor.wallMs)} ms wall, ${ms(floor.cpuMs)} ms CPU) and then the bundle; "over" is what the bundle adds in that process.\n\n` +
     '| function | KB | import ms | over the SDK floor ms | import CPU ms | over the floor CPU ms |\n|---|---|---|---|---|---|\n' +
     lines.join('\n') +
     '\n'

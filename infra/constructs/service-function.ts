@@ -52,6 +52,9 @@ export class ServiceFunction extends NodejsFunction {
         target: 'node20',
         minify: true,
         sourceMap: true,
+        // A separate map without the sources' text: --enable-source-maps parses the whole map when
+        // the bundle loads, and stack traces need only the mappings (MCP: 1.9 MB → 0.5 MB to parse).
+        sourcesContent: false,
         externalModules: ['@aws-sdk/*'],
         banner: REQUIRE_BANNER,
         // Packages replaced by the one module used or by a stub for code never run (infra/bundling.ts).
