@@ -1,70 +1,82 @@
 /**
  * Bundle size and import time of every Lambda, read from what `cdk deploy` would upload: the
  * synthesized templates in cdk.out and their asset folders (run `npx cdk synth` first, or let
- * `measureBundles` do it). Import time is the median of fresh `node` processes importing the
- * bundle, against the floor of importing the DynamoDB SDK alone (the Lambda runtime provides the
- * SDK, so bundles leave it external and import it from there).
+ * `measureBundles` do it). Size is the bundle the handler loads; its source map is a separate
+ * file, uploaded but read only when an error's stack is printed (`--enable-source-maps`).
+ *
+ * Import time is measured in fresh `node` processes, each importing the DynamoDB SDK (the floor:
+ * the Lambda runtime provides the SDK, so bundles leave it external and import it from there) and
+ * then the bundle: "over the floor" is what the bundle adds once the SDK is loaded, measured in the
+ * same process, so node's start-up and load that comes and goes on a shared machine do not land
+ * on one side only. Wall time is what a cold start waits; CPU time (user + system) is what the
+ * import itself costs and moves less when other processes share the cores.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { lambdaBundles } from './lambda-bundles.ts';
 import type { BenchSection } from './section.ts';
 
-export type BundleRow = { fn: string; bytes: number; importMs: number };
+type Timing = { wallMs: number; cpuMs: number };
+export type BundleRow = { fn: string; bytes: number; import: Timing; overFloor: Timing };
 
-type Template = { Resources: Record<string, { Type: string; Properties?: { Handler?: string }; Metadata?: Record<string, string> }> };
+/** BENCH_CDK_OUT measures another assembly (e.g. `npx cdk synth -o cdk.out.before` on an older commit) with BENCH_SYNTH=false. */
+const OUT = resolve(process.env.BENCH_CDK_OUT ?? 'cdk.out');
+const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 7);
+const FLOOR = ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb'];
 
-const OUT = resolve('cdk.out');
-const RUNS = 5;
+type Run = { floor: Timing; overFloor: Timing };
 
-/** The functions of every synthesized stack: logical id (without its hash) and bundle file. */
-function lambdaBundles(): Array<{ fn: string; file: string }> {
-  const found: Array<{ fn: string; file: string }> = [];
-  for (const name of readdirSync(OUT).filter((f) => f.endsWith('.template.json'))) {
-    const template = JSON.parse(readFileSync(join(OUT, name), 'utf8')) as Template;
-    for (const [id, resource] of Object.entries(template.Resources)) {
-      const asset = resource.Metadata?.['aws:asset:path'];
-      if (resource.Type !== 'AWS::Lambda::Function' || !asset) continue;
-      const module = (resource.Properties?.Handler ?? 'index.handler').split('.')[0];
-      const file = ['.mjs', '.js'].map((ext) => join(OUT, asset, `${module}${ext}`)).find(existsSync);
-      if (file) found.push({ fn: id.replace(/[0-9A-F]{8}$/, ''), file });
-    }
-  }
-  return found;
-}
-
-/** Median wall time of importing `specifiers` in a fresh node process, in ms. */
-function importMs(specifiers: string[]): number {
+/** One fresh node process with the function's NODE_OPTIONS: the floor's import, then what importing `bundle` adds to it. */
+function importRun(bundle: string, nodeOptions: string): Run {
+  const mark = `[performance.now(), process.cpuUsage()]`;
+  const since = (m: string) => `{ wallMs: performance.now() - ${m}[0], cpuMs: (process.cpuUsage(${m}[1]).user + process.cpuUsage(${m}[1]).system) / 1000 }`;
   const code =
-    `const t = performance.now();` +
-    specifiers.map((s) => `await import(${JSON.stringify(s)});`).join('') +
-    `process.stdout.write(String(performance.now() - t));`;
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
-      encoding: 'utf8',
-      env: { ...process.env, TABLE_NAME: 'bench', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'silent' },
-    });
-    if (run.status !== 0) throw new Error(`importing ${specifiers.join(', ')} failed: ${run.stderr}`);
-    times.push(Number(run.stdout));
-  }
-  return times.sort((a, b) => a - b)[Math.floor(RUNS / 2)] as number;
+    `const a = ${mark};` +
+    FLOOR.map((s) => `await import(${JSON.stringify(s)});`).join('') +
+    `const floor = ${since('a')}; const b = ${mark};` +
+    `await import(${JSON.stringify(pathToFileURL(bundle).href)});` +
+    `const overFloor = ${since('b')};` +
+    `process.stdout.write(JSON.stringify({ floor, overFloor }));`;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: nodeOptions, TABLE_NAME: 'bench', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'silent' },
+  });
+  if (run.status !== 0) throw new Error(`importing ${bundle} failed: ${run.stderr}`);
+  return JSON.parse(run.stdout) as Run;
 }
 
-export function measureBundles(options: { synth: boolean }): { floorMs: number; rows: BundleRow[] } {
-  if (options.synth || !existsSync(OUT)) execFileSync('npx', ['cdk', 'synth', '--quiet'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const floorMs = importMs(['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb']);
-  const rows = lambdaBundles().map(({ fn, file }) => ({ fn, bytes: statSync(file).size, importMs: importMs([pathToFileURL(file).href]) }));
-  return { floorMs, rows };
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const medianTiming = (ts: Timing[]): Timing => ({ wallMs: median(ts.map((t) => t.wallMs)), cpuMs: median(ts.map((t) => t.cpuMs)) });
+const plus = (a: Timing, b: Timing): Timing => ({ wallMs: a.wallMs + b.wallMs, cpuMs: a.cpuMs + b.cpuMs });
+
+export function measureBundles(options: { synth: boolean }): { floor: Timing; rows: BundleRow[] } {
+  if (options.synth || !existsSync(OUT)) execFileSync('npx', ['cdk', 'synth', '--quiet', '-o', OUT], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const floors: Timing[] = [];
+  const rows = lambdaBundles(OUT).map(({ fn, file, nodeOptions }) => {
+    const runs = Array.from({ length: RUNS }, () => importRun(file, nodeOptions));
+    floors.push(...runs.map((r) => r.floor));
+    return {
+      fn,
+      bytes: statSync(file).size,
+      import: medianTiming(runs.map((r) => plus(r.floor, r.overFloor))),
+      overFloor: medianTiming(runs.map((r) => r.overFloor)),
+    };
+  });
+  return { floor: medianTiming(floors), rows };
 }
 
-function bundleTable({ floorMs, rows }: ReturnType<typeof measureBundles>): string {
-  const lines = rows.map((r) => `| ${r.fn} | ${(r.bytes / 1024).toFixed(0)} | ${r.importMs.toFixed(0)} | ${(r.importMs - floorMs).toFixed(0)} |`);
+function bundleTable({ floor, rows }: ReturnType<typeof measureBundles>): string {
+  const ms = (x: number) => x.toFixed(0);
+  const lines = rows.map(
+    (r) => `| ${r.fn} | ${(r.bytes / 1024).toFixed(0)} | ${ms(r.import.wallMs)} | ${ms(r.overFloor.wallMs)} | ${ms(r.import.cpuMs)} | ${ms(r.overFloor.cpuMs)} |`,
+  );
   return (
-    `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external); import = median of ${RUNS} fresh node processes; ` +
-    `SDK floor (client-dynamodb + lib-dynamodb): ${floorMs.toFixed(0)} ms\n\n` +
-    '| function | KB | import ms | over the SDK floor ms |\n|---|---|---|---|\n' +
+    `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external; KB = the handler's .mjs, its source map is a separate file, parsed at load under the function's \`--enable-source-maps\`). ` +
+    `Import times: medians of ${RUNS} fresh node processes per function, each importing the SDK floor ` +
+    `(client-dynamodb + lib-dynamodb: ${ms(floor.wallMs)} ms wall, ${ms(floor.cpuMs)} ms CPU) and then the bundle; "over" is what the bundle adds in that process.\n\n` +
+    '| function | KB | import ms | over the SDK floor ms | import CPU ms | over the floor CPU ms |\n|---|---|---|---|---|---|\n' +
     lines.join('\n') +
     '\n'
   );

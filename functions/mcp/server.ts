@@ -11,6 +11,7 @@ import { IDEMPOTENCY_HEADER } from '../../shared/domain/idempotency.ts';
 import { IDEMPOTENCY_ARG, type Args } from './args.ts';
 import { OPERATIONS } from './operations.ts';
 import { TOOLS, type ToolDefinition } from './tools.ts';
+import { NO_ELICITATION } from './no-elicitation.ts';
 
 export interface McpRequestContext {
   principal: RequestPrincipal;
@@ -52,7 +53,11 @@ export function createMcpServer(ctx: McpRequestContext): Server {
   // Server rather than McpServer: the tool set depends on the caller, the input schemas are plain
   // JSON Schema and arguments are validated by the route functions into the contract's errors;
   // McpServer would validate with zod first and answer in its own error shape.
-  const server = new Server({ name: 'store-integration-api', version: '1.0.0' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server({ name: 'store-integration-api', version: '1.0.0' }, {
+    capabilities: { tools: {} },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: NO_ELICITATION,
+  });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [...BOUND.values()].filter((b) => ctx.principal.abilities.includes(b.route.ability)).map(describe),
   }));

@@ -1,0 +1,40 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const stub = (name: string) => fileURLToPath(new URL(`./bundle-stubs/${name}.ts`, import.meta.url));
+
+/**
+ * htmlparser2's ESM Parser module. sanitize-html `require()`s htmlparser2, which resolves to its
+ * CommonJS build, while our own `import` resolves to the ESM one: two copies, each with its own
+ * `entities`, and the package index drags in domutils and dom-serializer (with a third, older
+ * `entities`) that sanitize-html never uses. Both only construct `Parser`, so both get this file.
+ */
+function htmlparser2Parser(): string {
+  const commonjsIndex = createRequire(import.meta.url).resolve('htmlparser2');
+  const parser = join(dirname(commonjsIndex), '..', 'esm', 'Parser.js');
+  if (!existsSync(parser)) throw new Error(`htmlparser2 moved its ESM Parser (expected ${parser}); update infra/bundling.ts`);
+  return parser;
+}
+
+/**
+ * What esbuild bundles in place of a package, for every Lambda. Each replacement is code the
+ * functions never execute, or the one module of a package they use; test/infra/bundles.test.ts
+ * checks the bundled sanitizer and MCP server behave as the unbundled ones and that no bundle
+ * exceeds its size budget.
+ */
+export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
+  htmlparser2: htmlparser2Parser(),
+  postcss: stub('postcss'),
+  ajv: stub('ajv'),
+  'ajv-formats': stub('ajv-formats'),
+  dayjs: stub('dayjs'),
+};
+
+/** ESM bundles need a require shim for the few CommonJS dependencies. */
+export const REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+
+/** BUNDLE_ALIASES as NodejsFunction `esbuildArgs`. */
+export const aliasArgs = (): Record<string, string> =>
+  Object.fromEntries(Object.entries(BUNDLE_ALIASES).map(([from, to]) => [`--alias:${from}`, to]));

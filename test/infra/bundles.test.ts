@@ -1,0 +1,111 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUNDLE_ALIASES, REQUIRE_BANNER } from '../../infra/bundling.ts';
+import { synthesize } from '../../shared/rehearsal/synth.ts';
+import { lambdaBundles } from '../../bench/lambda-bundles.ts';
+import * as source from '../../shared/domain/page/sanitize.ts';
+import { XSS_PAYLOADS } from '../fixtures/xss-payloads.ts';
+
+/**
+ * What `cdk deploy` would upload for each Lambda (issue 13, cold start): the app synthesized with
+ * bundling, as the deploy does. Sizes are deterministic, so they are asserted; import times are
+ * not, and belong to `npm run bench` (BENCH_ONLY=bundles).
+ */
+const BUDGET_BYTES = 400 * 1024;
+const FUNCTIONS = ['AuthorizerFunction', 'ProductsFunction', 'CatalogFunction', 'OrdersFunction', 'ContentFunction', 'McpFunction', 'AdminFunction'];
+
+// Inside the repository, so a bundle's external `@aws-sdk/*` imports resolve from node_modules as
+// the runtime's copy would.
+const scratch = () => {
+  mkdirSync(resolve('node_modules/.cache'), { recursive: true });
+  return mkdtempSync(resolve('node_modules/.cache/bundles-test-'));
+};
+
+describe('Lambda bundles', () => {
+  let out: string;
+  let bundles: Array<{ fn: string; file: string }>;
+  beforeAll(async () => {
+    out = scratch();
+    await synthesize({ outDir: out });
+    bundles = lambdaBundles(out);
+  }, 600_000);
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  it('finds a bundle for every function', () => {
+    expect(bundles.map((b) => b.fn)).toEqual(expect.arrayContaining(FUNCTIONS));
+  });
+
+  it('keeps every bundle under 400 KB, its source map a separate file without the sources', () => {
+    const sizes = bundles.map(({ fn, file }) => ({ fn, kb: Math.round(statSync(file).size / 1024) }));
+    expect(sizes.filter((s) => s.kb * 1024 > BUDGET_BYTES), JSON.stringify(sizes)).toEqual([]);
+    for (const { file } of bundles) {
+      // --enable-source-maps parses the map as the bundle loads: mappings only, not the sources' text.
+      expect((JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sourcesContent?: unknown }).sourcesContent).toBeUndefined();
+      expect(readFileSync(file, 'utf8')).not.toContain('sourceMappingURL=data:');
+    }
+  });
+
+  it('loads every bundle in a fresh node process: no stub of infra/bundling.ts runs at import', () => {
+    const failures = bundles.flatMap(({ fn, file }) => {
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(file).href)});`], {
+        encoding: 'utf8',
+        env: { ...process.env, TABLE_NAME: 'bundles-test', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'silent' },
+      });
+      return run.status === 0 ? [] : [`${fn}: ${run.stderr.slice(0, 500)}`];
+    });
+    expect(failures).toEqual([]);
+  });
+});
+
+describe('the page sanitizer as bundled (aliases of infra/bundling.ts)', () => {
+  let dir: string;
+  let bundled: typeof source;
+  let inputs: string[];
+  beforeAll(async () => {
+    dir = scratch();
+    const outfile = join(dir, 'sanitize.mjs');
+    const result = await build({
+      entryPoints: ['shared/domain/page/sanitize.ts'],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      minify: true,
+      banner: { js: REQUIRE_BANNER },
+      alias: { ...BUNDLE_ALIASES },
+      metafile: true,
+      outfile,
+    });
+    inputs = Object.keys(result.metafile.inputs);
+    bundled = (await import(pathToFileURL(outfile).href)) as typeof source;
+  }, 60_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('holds one htmlparser2 (ESM) and neither postcss, dom-serializer nor a second entities', () => {
+    expect(inputs.filter((p) => /node_modules\/(postcss|source-map-js|dom-serializer|domutils|domhandler|dayjs)\//.test(p))).toEqual([]);
+    expect(inputs.filter((p) => /htmlparser2\/dist\/commonjs|entities\/dist\/commonjs|node_modules\/entities\/lib\//.test(p))).toEqual([]);
+  });
+
+  it('still drops style attributes and style elements (the path that would call postcss)', () => {
+    const html = '<p style="color:red;background:url(javascript:alert(1))" onclick="x()">a<span style="x">b</span></p><style>p{}</style>';
+    expect(bundled.sanitizePageBody(html)).toBe('<p>ab</p>');
+    expect(bundled.sanitizePageBody(html)).toBe(source.sanitizePageBody(html));
+  });
+
+  it('answers every XSS payload and allowed document exactly as the unbundled sanitizer', () => {
+    const allowed = [
+      '<h2>T</h2><p>a &amp; b &eacute; &#x1F600; &nbsp;</p><ol start="3"><li><a href="mailto:x@example.com" title="t">m</a></li></ol>',
+      '<table><caption>c</caption><tr><th scope="col" colspan="2">h</th></tr><tr><td rowspan="1">d</td></tr></table>',
+      '<blockquote><pre><code>x &lt; y</code></pre></blockquote><img src="https://ok.example/a.png" alt="a" width="2">',
+    ];
+    for (const html of [...XSS_PAYLOADS, ...allowed]) expect(bundled.sanitizePageBody(html), html).toBe(source.sanitizePageBody(html));
+  });
+
+  it('still refuses markup nested past the bound', () => {
+    expect(() => bundled.sanitizePageBody('<b>'.repeat(source.MAX_NESTING + 1))).toThrow(/nest more than/);
+  });
+});
