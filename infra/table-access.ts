@@ -25,8 +25,9 @@ export const TABLE_ACCESS = {
   authorizer: { actions: ['GetItem', 'UpdateItem'], leadingKeys: [keys.token('*').pk] },
   products: { actions: ['GetItem', 'BatchGetItem', 'Query'] },
   catalog: { actions: ['GetItem', 'BatchGetItem', ...writes] },
-  orders: { actions: ['GetItem', 'Query', ...writes], queriesIndex: true },
-  content: { actions: ['GetItem', 'Query', ...writes], queriesIndex: true },
+  // No DeleteItem: an idempotency record is written finished inside the commit, never claimed and released.
+  orders: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },
+  content: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
   mcp: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
   admin: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
   events: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },
