@@ -7,6 +7,7 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.LOG_LEVEL ??= 'warn';
 import { startLocalStack, type LocalStack } from '../shared/local/stack.ts';
+import { pendingNameCount } from '../shared/db/name-index.repo.ts';
 import { freePort } from '../test/fixtures/free-port.ts';
 
 export type Sample = { ms: number; calls: number; rcu: number; wcu: number; status: number; ops: string };
@@ -19,6 +20,8 @@ export interface BenchStack {
   resetSamples(): void;
   /** Key tokens of the store, each with every ability. */
   readonly tokens: string[];
+  /** Resolves once the stack's name indexer has taken in every name of the store (filter[name] reads postings, not pending entries). */
+  namesIndexed(): Promise<void>;
   /** An admin command run in-process, as the admin Lambda runs it. */
   admin<T>(command: string, args: Record<string, unknown>): Promise<T>;
   stop(): Promise<void>;
@@ -58,6 +61,9 @@ export async function startBenchStack(options: { storeId: string; keys: number }
       resetSamples: () => void (samples = []),
       tokens,
       admin,
+      namesIndexed: async () => {
+        while ((await pendingNameCount(options.storeId)) > 0) await new Promise((r) => setTimeout(r, 200));
+      },
       stop: () => stack.stop(),
     };
   } catch (err) {

@@ -120,6 +120,7 @@ export const requestsSection: BenchSection = {
       const since = { store: new Date().toISOString(), poll: '' };
       await seedProducts(bench.storeId, PRODUCTS);
       await seedOrders(bench.storeId, ORDERS);
+      await bench.namesIndexed();
       // Request i uses key i mod 60: a replay or a publish comes from the key that made the first
       // request (idempotency and external ids are per key), and no key nears 60/min.
       const tokenFor = (i: number) => bench.tokens[i % bench.tokens.length] as string;

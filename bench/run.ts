@@ -3,6 +3,7 @@
  * needs and reports Markdown):
  *
  *   requests  DynamoDB round trips, units and latency per request, by endpoint group
+ *   search    filter[name] round trips, RCU and latency at 10,000 and 100,000 products
  *   bundles   each Lambda's bundle size and import time against the SDK floor (synthesizes the app)
  *
  * `BENCH_ONLY=requests,bundles` runs only those and prints them. A full run (no BENCH_ONLY) also
@@ -12,10 +13,11 @@
 import { writeFileSync } from 'node:fs';
 import { bundlesSection } from './bundles.ts';
 import { requestsSection } from './requests.ts';
+import { searchSection } from './search.ts';
 import type { BenchSection } from './section.ts';
 
 // In this order: the import timings run after the stacks are down, not sharing the CPU with DynamoDB Local.
-const SECTIONS: BenchSection[] = [requestsSection, bundlesSection];
+const SECTIONS: BenchSection[] = [requestsSection, searchSection, bundlesSection];
 const DOC = 'docs/performance.md';
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);

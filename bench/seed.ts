@@ -1,38 +1,51 @@
 /** Products and orders written straight through the repository layer: seeding is not what is measured. */
-import { insertProduct } from '../shared/db/product.repo.ts';
+import { insertProductGroup, type NewProduct } from '../shared/db/product-batch.repo.ts';
+import type { ProductSequence } from '../shared/db/product-sequence.ts';
 import { insertOrder } from '../shared/db/order.repo.ts';
 import { computeTotals } from '../shared/domain/order/order.ts';
 
 const WORDS = ['Oak', 'Walnut', 'Linen', 'Brass', 'Nordic', 'Rattan', 'Velvet', 'Maple'];
+/** Products per insert transaction: 16 × (product + pending name + up to 3 SKU links) + the sequence ≤ 100 actions. */
+const GROUP = 16;
 
-/** Products 1..count named `<word> item <i>`; every fifth has three variants (SKU `B-<i>-<v>`). */
-export async function seedProducts(storeId: string, count: number): Promise<void> {
+/**
+ * Products `from`..`from + count - 1` (the store's next ids) named `<word> item <i>`, or `name(i)`
+ * where given; every fifth has three variants (SKU `B-<i>-<v>`). Inserted 16 to a transaction, as
+ * the batch endpoint inserts them.
+ */
+export async function seedProducts(storeId: string, count: number, options: { from?: number; name?: (i: number) => string | undefined } = {}): Promise<void> {
   const now = new Date().toISOString();
-  for (let i = 1; i <= count; i++) {
-    await insertProduct({
-      store_id: storeId,
-      external_id: null,
-      owner_key_id: null,
-      name: `${WORDS[i % WORDS.length]} item ${i}`,
-      description: 'bench',
-      status: 'active',
-      image_url: null,
-      category_ids: [],
-      category_external_ids: [],
-      tag_external_ids: [],
-      offers: Array.from({ length: i % 5 === 0 ? 3 : 1 }, (_, v) => ({
-        sku: `B-${i}-${v}`,
-        price: 1000 + i,
-        quantity: 5,
-        properties: [],
-        weight: 1,
-        length: 1,
-        height: 1,
-        width: 1,
-      })),
-      created_at: now,
-      updated_at: now,
-    });
+  const from = options.from ?? 1;
+  const draft = (i: number): NewProduct => ({
+    store_id: storeId,
+    external_id: null,
+    owner_key_id: null,
+    name: options.name?.(i) ?? `${WORDS[i % WORDS.length]} item ${i}`,
+    description: 'bench',
+    status: 'active',
+    image_url: null,
+    category_ids: [],
+    category_external_ids: [],
+    tag_external_ids: [],
+    offers: Array.from({ length: i % 5 === 0 ? 3 : 1 }, (_, v) => ({
+      sku: `B-${i}-${v}`,
+      price: 1000 + i,
+      quantity: 5,
+      properties: [],
+      weight: 1,
+      length: 1,
+      height: 1,
+      width: 1,
+    })),
+    created_at: now,
+    updated_at: now,
+  });
+  let sequence: ProductSequence | undefined;
+  for (let start = from; start < from + count; start += GROUP) {
+    const ids = Array.from({ length: Math.min(GROUP, from + count - start) }, (_, k) => start + k);
+    const inserted = await insertProductGroup(storeId, ids.map(draft), sequence);
+    if (inserted.kind !== 'inserted') throw new Error('bench products have no external ids');
+    sequence = inserted.sequence;
   }
 }
 

@@ -20,6 +20,7 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
                  events: order.created, order.paid, order.status_changed (default all)
   orders place --store ID --file ORDER.json
   orders mark-paid --store ID --reference REF
+  products reindex-names --store ID                (once after deploying over products older than filter[name]'s index)
   webhooks deliveries --id KEY_ID
   webhooks redeliver --id KEY_ID --event EVENT_ID
   webhooks ping --id KEY_ID                        (a signed webhook.ping to the key's URL: status, ms)

@@ -9,6 +9,7 @@ import { OperationsAlarms } from './constructs/operations-alarms.ts';
 import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
 import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
+import { NameIndexer } from './constructs/name-indexer.ts';
 import { addOpenApiMethod } from './openapi-method.ts';
 import { acknowledgeOpenApiMethod, acknowledgeRestApi } from './nag-acknowledgements.ts';
 import { authorizerCacheRefusal, DEFAULT_SETTINGS, type DeploySettings } from './settings.ts';
@@ -31,6 +32,7 @@ export class ApiStack extends Stack {
   readonly functions: Partial<Record<Group, ServiceFunction>> = {};
   readonly adminFunction: ServiceFunction;
   readonly webhooks: WebhookPipeline;
+  readonly nameIndexer: NameIndexer;
   readonly alarmTopic: AlarmTopic;
   readonly webAcl?: RateLimitWebAcl;
 
@@ -130,6 +132,9 @@ export class ApiStack extends Stack {
       signerConcurrency: s.signerConcurrency,
     });
 
+    // filter[name]'s trigram postings: table stream → name indexer.
+    this.nameIndexer = new NameIndexer(this, 'NameIndex', { table });
+
     if (s.waf) {
       this.webAcl = new RateLimitWebAcl(this, 'RateLimits', {
         stage: this.api.deploymentStage,
@@ -151,6 +156,7 @@ export class ApiStack extends Stack {
         { name: 'Events', fn: this.webhooks.eventsFunction },
         { name: 'Signer', fn: this.webhooks.webhooksFunction },
         { name: 'DeadLetter', fn: this.webhooks.deadLetterFunction },
+        { name: 'NameIndex', fn: this.nameIndexer.function },
       ],
     });
     this.alarmTopic.connectAlarms();

@@ -3,7 +3,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { TABLE } from '../shared/db/table.ts';
 import { keys } from '../shared/db/keys.ts';
 
-export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem';
+export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchWriteItem' | 'ConditionCheckItem';
 
 export interface TableAccess {
   /** Item actions on the table; TransactWriteItems is authorized per item (Put/Update/Delete). */
@@ -29,10 +29,13 @@ export const TABLE_ACCESS = {
   orders: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },
   content: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
   mcp: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
-  admin: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
+  // ConditionCheckItem: `products reindex-names` marks a name pending only if its product is unchanged.
+  admin: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes, 'ConditionCheckItem'], queriesIndex: true },
   events: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },
   webhooks: { actions: ['GetItem', 'UpdateItem'] },
   deadLetter: { actions: ['GetItem', 'UpdateItem'] },
+  // Reads pending names with their indexed records, writes postings 25 at a time, removes the pending entry (conditional).
+  nameIndex: { actions: ['BatchGetItem', 'BatchWriteItem', 'DeleteItem'] },
 } satisfies Record<string, TableAccess>;
 
 export type TableUser = keyof typeof TABLE_ACCESS;

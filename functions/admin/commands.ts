@@ -20,6 +20,7 @@ import type { OrderEventType } from '../../shared/domain/order/events.ts';
 import { config } from '../../shared/config.ts';
 import { webhookCommands } from './webhook-commands.ts';
 import { orderCommands } from './order-commands.ts';
+import { productCommands } from './product-commands.ts';
 import { encryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
 import { KeyIdArg, StoreIdArg } from './args.ts';
 
@@ -49,6 +50,7 @@ function eventsArg(raw: string): OrderEventType[] {
 
 export const commands: Record<string, AdminCommand> = {
   ...orderCommands,
+  ...productCommands,
   'stores create': async (args) => {
     const a = parse(
       v.strictObject({ id: StoreIdArg, name: Name, currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR')) }),

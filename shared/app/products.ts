@@ -7,9 +7,11 @@ import {
   modifyProduct,
   reserveOfferId,
 } from '../db/product.repo.ts';
-import { productIdsByName, productIdsBySku } from '../db/product-index.repo.ts';
+import { markNamesPending, productIdsBySku } from '../db/product-index.repo.ts';
+import { readProductSequence } from '../db/product-sequence.ts';
+import { productIdsByName } from '../db/name-search.repo.ts';
 import { productIdForExternalId, resolveWriteTargets, type WriteTargets } from '../db/product-refs.repo.ts';
-import type { Product } from '../domain/product/product.ts';
+import { normalizeName, type Product } from '../domain/product/product.ts';
 import { applyProductChange, needsNewOffer, newProductDraft, type ProductChange, type ProductPatch, type ProductWrite } from '../domain/product/product-write.ts';
 import { DomainError, notFound } from '../domain/errors.ts';
 import { nowIso } from '../domain/clock.ts';
@@ -20,15 +22,20 @@ export async function listProducts(
   storeId: string,
   params: { page: number; limit: number; name?: string | undefined; sku?: string | undefined },
 ): Promise<{ products: Product[]; total: number }> {
-  const { page, limit, name, sku } = params;
-  if (name === undefined && sku === undefined) return getDensePage(storeId, page, limit);
-  // Filters narrow to an id list first (SKU links, name index), then read only one page of products.
-  let ids = sku !== undefined ? await productIdsBySku(storeId, sku) : await productIdsByName(storeId, name ?? '');
-  if (sku !== undefined && name !== undefined && name !== '') {
-    const byName = new Set(await productIdsByName(storeId, name));
-    ids = ids.filter((id) => byName.has(id));
+  const { page, limit, sku } = params;
+  // Every name contains the empty string: an empty filter[name] narrows nothing.
+  const name = params.name === '' ? undefined : params.name;
+  const slice = <T>(all: T[]) => all.slice((page - 1) * limit, page * limit);
+  if (sku !== undefined) {
+    // A SKU names one product, or a handful: read them all and check the name on them.
+    const bySku = await getProductsByIds(storeId, await productIdsBySku(storeId, sku));
+    const wanted = name === undefined ? undefined : normalizeName(name);
+    const matches = wanted === undefined ? bySku : bySku.filter((p) => normalizeName(p.name).includes(wanted));
+    return { products: slice(matches), total: matches.length };
   }
-  return { products: await getProductsByIds(storeId, ids.slice((page - 1) * limit, page * limit)), total: ids.length };
+  if (name === undefined) return getDensePage(storeId, page, limit);
+  const ids = await productIdsByName(storeId, name);
+  return { products: await getProductsByIds(storeId, slice(ids)), total: ids.length };
 }
 
 export async function getProduct(storeId: string, id: number | undefined): Promise<Product> {
@@ -123,4 +130,23 @@ export function assertReferencesExist(targets: WriteTargets, categoryIds: string
     `No ${missing.list} with external id ${value} exists for this key (create it with PUT /catalog/${resource}/${value} first).`,
     `${list}[${missing.index}]`,
   );
+}
+
+/** Products whose names one transaction marks pending (two actions each, at most 100). */
+const REINDEX_CHUNK = 50;
+
+/**
+ * Puts every product of the store in the name indexer's queue again (README, Deploy): for stores
+ * whose products predate the trigram postings. Searches stay exact meanwhile (pending names are
+ * read first); a chunk a concurrent write changed is read again and retried.
+ */
+export async function reindexProductNames(storeId: string): Promise<{ store_id: string; products: number }> {
+  const { count } = await readProductSequence(storeId);
+  for (let from = 1; from <= count; from += REINDEX_CHUNK) {
+    const ids = Array.from({ length: Math.min(REINDEX_CHUNK, count - from + 1) }, (_, i) => from + i);
+    for (let attempt = 1; !(await markNamesPending(await getProductsByIds(storeId, ids))); attempt++) {
+      if (attempt >= 50) throw new Error(`store ${storeId}: products ${from}..${from + ids.length - 1} kept changing`);
+    }
+  }
+  return { store_id: storeId, products: count };
 }

@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, GetCommand, QueryCommand, type NativeAttributeValue, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, type BatchWriteCommandInput, type NativeAttributeValue, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import type { Key } from './keys.ts';
 
@@ -43,6 +43,29 @@ export async function batchGet(keysToRead: Key[], consistent = true): Promise<Ma
 }
 
 export const itemKey = (k: Key) => `${k.pk}|${k.sk}`;
+
+export type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
+
+/**
+ * Unconditional puts and deletes in BatchWriteItem calls of 25, `parallel` at a time, retrying
+ * what DynamoDB leaves unprocessed (throttling) until all are written. Not atomic: for writes
+ * whose order and partial failure do not matter (a derived index written again on retry).
+ */
+export async function batchWrite(requests: readonly WriteRequest[], parallel = 4): Promise<void> {
+  const chunks = Array.from({ length: Math.ceil(requests.length / 25) }, (_, i) => requests.slice(i * 25, i * 25 + 25));
+  let next = 0;
+  const worker = async () => {
+    for (let chunk = chunks[next++]; chunk; chunk = chunks[next++]) {
+      let pending: WriteRequest[] = chunk;
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+        const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
+        pending = out.UnprocessedItems?.[tableName()] ?? [];
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, chunks.length) }, worker));
+}
 
 /**
  * One item read consistently, and with `alongside` another one in the same round trip (a

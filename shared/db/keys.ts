@@ -9,7 +9,9 @@
  *  keys of a store (admin, fan-out) ..... gsi1: STORE#{s}#KEYS / KEY#{k:012}
  *  auth + rate limit (hot path) ......... TOKEN#{sha256}       / TOKEN        (one conditional UpdateItem)
  *  product by id ........................ STORE#{s}            / PRODUCT#{id:012}   (list page = BatchGet of ids (p-1)*l+1..p*l)
- *  product names for filter[name] ....... STORE#{s}            / PRODUCTNAMES#{chunk:06}  (attribute n{id} = lower-cased name; 50 ids a chunk)
+ *  filter[name] trigram postings ........ STORE#{s}#NAMEGRAM#{first code point of the trigram} / {trigram}#{id:012}   (`n`: the normalized name; no `type`: a search pays for every byte)
+ *  names not yet in the postings ........ STORE#{s}#NAMEPENDING / PRODUCT#{id:012}   (written with the product; the name indexer removes it)
+ *  the name the postings hold ........... STORE#{s}            / NAMEINDEXED#{id:012}   (the indexer's record, to remove trigrams a rename drops)
  *  products by exact SKU ................ STORE#{s}#SKU#{sku}  / PRODUCT#{id:012}
  *  external id → record id, per key ..... KEY#{k}              / XID#{kind}#{external_id}   (kind: product, page; each also holds a copy of its record, see product-item.ts, page.repo.ts)
  *  category / tag by external id ........ KEY#{k}              / CATEGORY#{external_id}, TAG#{external_id}
@@ -24,17 +26,13 @@
  *  webhook delivery log (30 d TTL) ...... KEY#{k}              / DELIVERY#{event id}
  *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)
  *  event replay (stream → fan-out) ..... STORE#{s}            / EVENT#{event id}#REPLAY#{time}   (type = outbox, TTL 1 d)
- *  local stream poller position ......... LOCAL#STREAM         / POSITION#{stream arn}   (local stack only)
+ *  local stream poller position ......... LOCAL#STREAM         / POSITION#{stream arn}[#{consumer}]   (local stack only)
  *  local commit barrier ................. LOCAL#COMMIT         / BARRIER   (local endpoints only, see local-commit-barrier.ts)
  */
 
 export type Key = { pk: string; sk: string };
 
 const pad = (n: number, width = 12) => n.toString().padStart(width, '0');
-
-/** Names a chunk item holds: small enough that rewriting one on a write stays ~2 WCU (UpdateItem is
- * charged by the whole item), and a Query reading them all costs the same at any chunk size. */
-export const PRODUCT_NAME_CHUNK = 50;
 
 export const keys = {
   store: (storeId: string): Key => ({ pk: `STORE#${storeId}`, sk: 'STORE' }),
@@ -48,10 +46,17 @@ export const keys = {
   keyIndexEntry: (storeId: string, keyId: number) => ({ gsi1pk: `STORE#${storeId}#KEYS`, gsi1sk: `KEY#${pad(keyId)}` }),
   token: (tokenHash: string): Key => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
   product: (storeId: string, id: number): Key => ({ pk: `STORE#${storeId}`, sk: `PRODUCT#${pad(id)}` }),
-  productNamesChunkOf: (id: number) => Math.floor((id - 1) / PRODUCT_NAME_CHUNK),
-  productNames: (storeId: string, chunk: number): Key => ({ pk: `STORE#${storeId}`, sk: `PRODUCTNAMES#${pad(chunk, 6)}` }),
-  productNamesPrefix: 'PRODUCTNAMES#',
-  productNameAttribute: (id: number) => `n${id}`,
+  /** Postings of trigrams starting with `firstCodePoint` share a partition, so a one- or two-letter needle is one sort-key prefix. */
+  nameGramPartition: (storeId: string, firstCodePoint: string) => `STORE#${storeId}#NAMEGRAM#${firstCodePoint}`,
+  nameGram: (storeId: string, gram: string, productId: number): Key => ({
+    pk: `STORE#${storeId}#NAMEGRAM#${[...gram][0] ?? ''}`,
+    sk: `${gram}#${pad(productId)}`,
+  }),
+  /** The product a posting's sort key names (`oak#000000000042` → 42; a trigram may contain `#`). */
+  nameGramProductId: (sk: string): number => Number(sk.slice(sk.lastIndexOf('#') + 1)),
+  namePendingPartition: (storeId: string) => `STORE#${storeId}#NAMEPENDING`,
+  namePending: (storeId: string, productId: number): Key => ({ pk: `STORE#${storeId}#NAMEPENDING`, sk: `PRODUCT#${pad(productId)}` }),
+  nameIndexed: (storeId: string, productId: number): Key => ({ pk: `STORE#${storeId}`, sk: `NAMEINDEXED#${pad(productId)}` }),
   skuLink: (storeId: string, sku: string, productId: number): Key => ({
     pk: `STORE#${storeId}#SKU#${sku}`,
     sk: `PRODUCT#${pad(productId)}`,
@@ -90,8 +95,8 @@ export const keys = {
   redeliveryRequest: (keyId: number, eventId: string, round: number): Key => ({ pk: `KEY#${keyId}`, sk: `REDELIVERY#${eventId}#${round}` }),
   /** An admin's replay of an event: a copy of the outbox item, so the stream carries it to the fan-out again. */
   outboxReplay: (storeId: string, eventId: string, stamp: string): Key => ({ pk: `STORE#${storeId}`, sk: `EVENT#${eventId}#REPLAY#${stamp}` }),
-  /** Local stack only: how far the local stream poller has read (DynamoDB Local's stream). */
-  streamPosition: (streamArn: string): Key => ({ pk: 'LOCAL#STREAM', sk: `POSITION#${streamArn}` }),
+  /** Local stack only: how far a local stream poller has read (DynamoDB Local's stream); the fan-out's has no consumer suffix. */
+  streamPosition: (streamArn: string, consumer?: string): Key => ({ pk: 'LOCAL#STREAM', sk: `POSITION#${streamArn}${consumer ? `#${consumer}` : ''}` }),
   localCommitBarrier: (): Key => ({ pk: 'LOCAL#COMMIT', sk: 'BARRIER' }),
   /** Sort key of a padded-id record back to its id (`PRODUCT#000000000042` → 42). */
   idOf: (sk: string): number => Number(sk.slice(sk.indexOf('#') + 1)),

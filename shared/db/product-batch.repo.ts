@@ -9,7 +9,7 @@ import { backoff } from '../domain/retry.ts';
 
 export type NewProduct = Omit<Product, 'id' | 'offers'> & { offers: Omit<Offer, 'id'>[] };
 
-/** Products per insert transaction: at most 100 actions (sequence, products, maps, SKU links, name chunks). */
+/** Products per insert transaction: at most 100 actions (the sequence, then per product: itself, its map, SKU link, pending name). */
 export const INSERT_GROUP_SIZE = 24;
 
 /** `sequence`: the sequence as this insert left it, so the next group needs no read of its own. */
@@ -19,8 +19,8 @@ export type GroupInsert = { kind: 'inserted'; products: Product[]; sequence: Pro
  * Inserts new products (each with its external id) with consecutive dense ids in ONE
  * transaction: the sequence moves by their count (guarded on `sequence`, the state read; read
  * here when the caller has none or a racing insert moved it), and every product comes with its
- * external-id link and copy (guarded, as in the single insert), its SKU links and its names
- * in the name index. All or nothing. `external_id_taken`: a map entry already existed (a racing
+ * external-id link and copy (guarded, as in the single insert), its SKU links and its pending
+ * name (for the name index). All or nothing. `external_id_taken`: a map entry already existed (a racing
  * write got there first); nothing was written, and the caller writes these products one by one.
  */
 export async function insertProductGroup(storeId: string, drafts: readonly NewProduct[], sequence?: ProductSequence): Promise<GroupInsert> {
@@ -35,7 +35,7 @@ export async function insertProductGroup(storeId: string, drafts: readonly NewPr
       productSequenceMove(storeId, read, products.length, offerCount),
       ...links,
       ...products.map((p) => ({ Put: { TableName: tableName(), Item: productItem(p), ConditionExpression: 'attribute_not_exists(pk)' } })),
-      ...groupIndexWrites(storeId, products),
+      ...groupIndexWrites(products),
     ];
     try {
       await db().send(new TransactWriteCommand({ TransactItems: items }));

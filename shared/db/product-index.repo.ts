@@ -1,13 +1,16 @@
-import { tableName } from './client.ts';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { queryAll, type TransactItem } from './helpers.ts';
+import { cancellationReasons, queryAll, type TransactItem } from './helpers.ts';
 import { normalizeName, type Product } from '../domain/product/product.ts';
 
 /**
- * The product list's filters read these instead of the products: name chunks (1000 normalized
- * names an item, attribute `n<id>`) and one SKU link per variant SKU. The product repository
- * writes them in the same transaction as the product (indexWrites), so they never drift.
+ * The product list's filters read these instead of the products: one SKU link per variant SKU,
+ * and for filter[name] the trigram postings (name-search.repo.ts). The product repository writes
+ * the SKU links and a pending-name entry in the same transaction as the product (indexWrites), so
+ * neither drifts; the name indexer turns pending names into postings later (name-index.repo.ts),
+ * and until it has, the search reads the pending entry instead.
  */
 
 /** Ids of products with a variant whose SKU is exactly `sku`, ascending. */
@@ -22,41 +25,40 @@ export async function productIdsBySku(storeId: string, sku: string): Promise<num
   return items.map((i) => Number(i.product_id)).sort((a, b) => a - b);
 }
 
+/** The pending-name entry of a product whose normalized name is new: what the search reads until the indexer has run. */
+export function pendingNameWrite(product: Product): TransactItem {
+  return {
+    Put: {
+      TableName: tableName(),
+      Item: { ...keys.namePending(product.store_id, product.id), type: ENTITY.namePending, store_id: product.store_id, product_id: product.id, n: normalizeName(product.name) },
+    },
+  };
+}
+
 /**
- * Ids of products whose name contains `needle` (case-insensitive), ascending. Reads the compact
- * name index (1000 names an item), not the products: ~1 read unit per 4 KB of names.
+ * Marks the names of these products pending, each only if the product is still as read (a
+ * rename in between wrote its own, newer entry, which this must not overwrite). How a store
+ * whose products predate the name index gets its postings: the indexer takes them in. At most
+ * 50 products (two actions each); false if one changed meanwhile and nothing was written.
  */
-export async function productIdsByName(storeId: string, needle: string): Promise<number[]> {
-  const wanted = normalizeName(needle);
-  const chunks = await queryAll({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': `STORE#${storeId}`, ':prefix': keys.productNamesPrefix },
-    ConsistentRead: true,
-  });
-  const ids: number[] = [];
-  for (const chunk of chunks) {
-    for (const [attr, value] of Object.entries(chunk)) {
-      if (/^n\d+$/.test(attr) && typeof value === 'string' && value.includes(wanted)) ids.push(Number(attr.slice(1)));
-    }
+export async function markNamesPending(products: readonly Product[]): Promise<boolean> {
+  const items: TransactItem[] = products.flatMap((p) => [
+    { ConditionCheck: { TableName: tableName(), Key: keys.product(p.store_id, p.id), ConditionExpression: 'updated_at = :read', ExpressionAttributeValues: { ':read': p.updated_at } } },
+    pendingNameWrite(p),
+  ]);
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    return true;
+  } catch (err) {
+    if (cancellationReasons(err)?.some((r) => r.Code === 'ConditionalCheckFailed')) return false;
+    throw err;
   }
-  return ids.sort((a, b) => a - b);
 }
 
 /** The writes that keep the name index and SKU links in step with a product (insert or change). */
 export function indexWrites(next: Product, previous?: Product): TransactItem[] {
   const writes: TransactItem[] = [];
-  if (!previous || normalizeName(previous.name) !== normalizeName(next.name)) {
-    writes.push({
-      Update: {
-        TableName: tableName(),
-        Key: keys.productNames(next.store_id, keys.productNamesChunkOf(next.id)),
-        UpdateExpression: 'SET #n = :name, #t = :type',
-        ExpressionAttributeNames: { '#n': keys.productNameAttribute(next.id), '#t': 'type' },
-        ExpressionAttributeValues: { ':name': normalizeName(next.name), ':type': ENTITY.productNames },
-      },
-    });
-  }
+  if (!previous || normalizeName(previous.name) !== normalizeName(next.name)) writes.push(pendingNameWrite(next));
   const skus = (p?: Product) => new Set((p?.offers ?? []).map((o) => o.sku).filter((s): s is string => !!s));
   const before = skus(previous);
   const after = skus(next);
@@ -76,23 +78,7 @@ export function indexWrites(next: Product, previous?: Product): TransactItem[] {
   return writes;
 }
 
-/**
- * The index writes of products inserted together (a batch group): one update per name-index
- * chunk, setting every name of the group that falls in it (a transaction may touch an item only
- * once), and each product's SKU links.
- */
-export function groupIndexWrites(storeId: string, products: readonly Product[]): TransactItem[] {
-  const byChunk = new Map<number, Product[]>();
-  for (const p of products) byChunk.set(keys.productNamesChunkOf(p.id), [...(byChunk.get(keys.productNamesChunkOf(p.id)) ?? []), p]);
-  const names: TransactItem[] = [...byChunk].map(([chunk, members]) => ({
-    Update: {
-      TableName: tableName(),
-      Key: keys.productNames(storeId, chunk),
-      UpdateExpression: `SET #t = :type, ${members.map((_, i) => `#n${i} = :n${i}`).join(', ')}`,
-      ExpressionAttributeNames: { '#t': 'type', ...Object.fromEntries(members.map((p, i) => [`#n${i}`, keys.productNameAttribute(p.id)])) },
-      ExpressionAttributeValues: { ':type': ENTITY.productNames, ...Object.fromEntries(members.map((p, i) => [`:n${i}`, normalizeName(p.name)])) },
-    },
-  }));
-  const skuLinks = products.flatMap((p) => indexWrites(p).filter((w) => w.Put !== undefined));
-  return [...names, ...skuLinks];
+/** The index writes of products inserted together (a batch group): each one's pending name and SKU links. */
+export function groupIndexWrites(products: readonly Product[]): TransactItem[] {
+  return products.flatMap((p) => indexWrites(p));
 }

@@ -19,11 +19,11 @@ export type StreamPosition = Record<string, ShardPosition>;
 /** Not `outbox`: the stream filter never passes these writes back to the poller. */
 const TYPE = 'stream_position';
 
-export async function loadStreamPosition(streamArn: string): Promise<StreamPosition> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.streamPosition(streamArn), ConsistentRead: true }));
+export async function loadStreamPosition(streamArn: string, consumer?: string): Promise<StreamPosition> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.streamPosition(streamArn, consumer), ConsistentRead: true }));
   return (out.Item?.shards as StreamPosition | undefined) ?? {};
 }
 
-export async function saveStreamPosition(streamArn: string, shards: StreamPosition): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.streamPosition(streamArn), type: TYPE, shards } }));
+export async function saveStreamPosition(streamArn: string, shards: StreamPosition, consumer?: string): Promise<void> {
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.streamPosition(streamArn, consumer), type: TYPE, shards } }));
 }

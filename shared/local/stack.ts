@@ -9,6 +9,7 @@ import { API_BASE_PATH } from '../http/api-routes.ts';
 import { setRequestLogging } from '../log.ts';
 import { setMetricsEnabled } from '../metrics.ts';
 import { startWebhookPipeline } from './webhook-pipeline.ts';
+import { startNameIndexer } from './name-indexer.ts';
 
 export interface LocalStackOptions {
   port: number;
@@ -63,8 +64,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     const port = (server.address() as AddressInfo).port;
     let webhooks: Awaited<ReturnType<typeof startWebhookPipeline>> | undefined;
+    let nameIndexer: ReturnType<typeof startNameIndexer> | undefined;
     try {
       webhooks = table.streamArn ? await startWebhookPipeline({ streamArn: table.streamArn, endpoint, log: options.log }) : undefined;
+      nameIndexer = table.streamArn ? startNameIndexer({ streamArn: table.streamArn, endpoint }) : undefined;
     } catch (err) {
       server.close();
       server.closeAllConnections();
@@ -77,6 +80,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       tableCreated: table.created,
       streamArn: table.streamArn,
       stop: async () => {
+        await nameIndexer?.stop();
         await webhooks?.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

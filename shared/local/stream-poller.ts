@@ -1,10 +1,11 @@
 /**
- * The local stand-in for a DynamoDB stream event-source mapping (see webhook-pipeline.ts).
+ * The local stand-in for a DynamoDB stream event-source mapping (see webhook-pipeline.ts and
+ * name-indexer.ts; each mapping is a poller of its own, with its own saved position).
  *
  * DescribeStream (again every few seconds, to follow new shards, children after their parents),
  * GetShardIterator (AFTER_SEQUENCE_NUMBER from the saved position, else TRIM_HORIZON: LATEST
  * would lose what was written while the stack was down) and GetRecords with iterator chaining.
- * Only records that pass OUTBOX_STREAM_FILTER reach the handler, as a DynamoDBStreamEvent; a
+ * Only records that pass the mapping's filter (by default OUTBOX_STREAM_FILTER) reach the handler, as a DynamoDBStreamEvent; a
  * reported failure is retried from its sequence number, and a record that still fails after
  * STREAM_RETRY_ATTEMPTS is logged and skipped (what bisect + on-failure destination do in AWS).
  * The position is saved in the table after each batch that reached the handler, so a restart
@@ -52,6 +53,8 @@ export interface StreamMappingOptions {
   filter?: (record: DynamoDBRecord) => boolean;
   batchSize?: number;
   retryAttempts?: number;
+  /** Whose position this is, when more than one poller reads the stream (the fan-out's has none). */
+  consumer?: string;
   /** Called with the record given up on (the mapping's on-failure destination). */
   onFailure?: (record: DynamoDBRecord) => Promise<void>;
 }
@@ -77,7 +80,7 @@ export class StreamPoller {
   }
 
   async run(): Promise<void> {
-    this.saved = await loadStreamPosition(this.streamArn);
+    this.saved = await loadStreamPosition(this.streamArn, this.mapping.consumer);
     while (!this.signal.aborted) {
       let busy = false;
       try {
@@ -139,7 +142,7 @@ export class StreamPoller {
   private async save(): Promise<void> {
     const shards: StreamPosition = {};
     for (const [id, s] of this.shards) shards[id] = s.position;
-    await saveStreamPosition(this.streamArn, shards);
+    await saveStreamPosition(this.streamArn, shards, this.mapping.consumer);
   }
 
   /** One GetRecords on one shard; true when it returned records. */

@@ -68,6 +68,7 @@ export async function startMappings(ctx: MappingContext): Promise<Promise<void>[
         {
           filter: (record: DynamoDBRecord) => patterns.length === 0 || patterns.some((pattern) => matchesFilter(pattern, record)),
           batchSize: Number(p.BatchSize ?? 100),
+          consumer: id,
           retryAttempts: retries < 0 ? Number.MAX_SAFE_INTEGER : retries,
           onFailure: async (record) => {
             if (!failureQueue) return;

@@ -18,8 +18,8 @@ describe('Alarms', () => {
   const topicRef = { Ref: logicalId(api.alarmTopic.topic) };
 
   it('notifies the SNS topic from every alarm, on alarm and on recovery', () => {
-    // 10 functions × 2, API 2, table 1, pipeline 5, tenant 1: the README's idle cost counts these.
-    expect(alarms.length).toBe(29);
+    // 11 functions × 2, API 2, table 1, pipeline 5, tenant 1: the README's idle cost counts these.
+    expect(alarms.length).toBe(31);
     for (const [, a] of alarms) {
       expect(a.Properties.AlarmActions).toEqual([topicRef]);
       expect(a.Properties.OKActions).toEqual([topicRef]);
@@ -41,7 +41,7 @@ describe('Alarms', () => {
   });
 
   it('watches errors and throttles of every function, the authorizer first', () => {
-    const fns = [api.authorizerFunction, ...Object.values(api.functions), api.adminFunction, api.webhooks.eventsFunction, api.webhooks.webhooksFunction, api.webhooks.deadLetterFunction];
+    const fns = [api.authorizerFunction, ...Object.values(api.functions), api.adminFunction, api.webhooks.eventsFunction, api.webhooks.webhooksFunction, api.webhooks.deadLetterFunction, api.nameIndexer.function];
     for (const fn of fns) {
       for (const metric of ['Errors', 'Throttles']) {
         template.hasResourceProperties('AWS::CloudWatch::Alarm', {

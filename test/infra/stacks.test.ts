@@ -59,7 +59,7 @@ describe('CDK stacks', () => {
     const kmsOf = (fn: Parameters<typeof statementsOf>[1]) => actionsOf(statementsOf(template, fn), 'kms');
     expect(kmsOf(api.adminFunction)).toEqual(['kms:Decrypt', 'kms:Encrypt']);
     expect(kmsOf(api.webhooks.webhooksFunction)).toEqual(['kms:Decrypt']);
-    const others = [api.authorizerFunction, ...Object.values(api.functions), api.webhooks.eventsFunction, api.webhooks.deadLetterFunction];
+    const others = [api.authorizerFunction, ...Object.values(api.functions), api.webhooks.eventsFunction, api.webhooks.deadLetterFunction, api.nameIndexer.function];
     for (const fn of others) expect(kmsOf(fn)).toEqual([]);
     for (const fn of [api.adminFunction, api.webhooks.webhooksFunction]) {
       template.hasResourceProperties('AWS::Lambda::Function', {
@@ -97,9 +97,9 @@ describe('CDK stacks', () => {
     expect(() => settingsFromContext(ctx.node)).toThrow(/authorizerCacheSeconds must be 0/);
   });
 
-  it('creates one Lambda per endpoint group plus the authorizer, admin, fan-out, signer and dead-letter consumer, all traced', () => {
+  it('creates one Lambda per endpoint group plus the authorizer, admin, fan-out, signer, dead-letter consumer and name indexer, all traced', () => {
     const fns = Object.values(template.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Runtime?.startsWith('nodejs'));
-    expect(fns).toHaveLength(groups().length + 5);
+    expect(fns).toHaveLength(groups().length + 6);
     for (const f of fns) {
       expect(f.Properties.Architectures).toEqual(['arm64']);
       expect(f.Properties.TracingConfig).toEqual({ Mode: 'Active' });

@@ -45,6 +45,7 @@ describe('Table access per function', () => {
     api.webhooks.eventsFunction,
     api.webhooks.webhooksFunction,
     api.webhooks.deadLetterFunction,
+    api.nameIndexer.function,
   ];
   // The stream event source's own grant (fan-out only) reads the stream, not the table's items.
   const STREAM_ACTIONS = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];

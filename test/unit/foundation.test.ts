@@ -23,11 +23,10 @@ describe('key builders', () => {
     expect(keys.idempotency(5, 'POST', '/p', 'k')).toEqual({ pk: 'KEY#5', sk: 'IDEMPOTENCY#POST /p#k' });
   });
 
-  it('puts 50 product names in one name-index chunk', () => {
-    expect(keys.productNamesChunkOf(1)).toBe(0);
-    expect(keys.productNamesChunkOf(50)).toBe(0);
-    expect(keys.productNamesChunkOf(51)).toBe(1);
-    expect(keys.productNames('s', 1).sk).toBe('PRODUCTNAMES#000001');
+  it('files a trigram posting under the partition of its first code point, so a short needle is one sort-key prefix', () => {
+    expect(keys.nameGram('s', 'oak', 42)).toEqual({ pk: 'STORE#s#NAMEGRAM#o', sk: 'oak#000000000042' });
+    expect(keys.nameGram('s', '😀ab', 7).pk).toBe(keys.nameGramPartition('s', '😀'));
+    expect(keys.namePending('s', 3)).toEqual({ pk: keys.namePendingPartition('s'), sk: 'PRODUCT#000000000003' });
   });
 
   it('keeps the order update index sortable by time, then id', () => {

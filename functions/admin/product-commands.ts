@@ -1,0 +1,15 @@
+import * as v from 'valibot';
+import { parse } from '../../shared/domain/validation.ts';
+import { reindexProductNames } from '../../shared/app/products.ts';
+import { requireStore } from '../../shared/app/stores.ts';
+import type { AdminCommand } from './commands.ts';
+import { StoreIdArg } from './args.ts';
+
+/** Catalog upkeep an operator runs, never an integrator. */
+export const productCommands: Record<string, AdminCommand> = {
+  'products reindex-names': async (args) => {
+    const { store } = parse(v.strictObject({ store: StoreIdArg }), args);
+    await requireStore(store);
+    return reindexProductNames(store);
+  },
+};

@@ -1,0 +1,204 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { adminCommand, client, storeWithKey } from '../fixtures/api.ts';
+import { seedProduct } from '../fixtures/catalog.ts';
+import { createGateway } from '../../shared/local/gateway.ts';
+import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
+import { db, tableName } from '../../shared/db/client.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { batchWrite } from '../../shared/db/helpers.ts';
+import { markNamesPending } from '../../shared/db/product-index.repo.ts';
+import { indexPendingNames, pendingNameCount } from '../../shared/db/name-index.repo.ts';
+import { modifyProduct } from '../../shared/db/product.repo.ts';
+import { nameGrams } from '../../shared/domain/product/name-grams.ts';
+import { normalizeName } from '../../shared/domain/product/product.ts';
+
+/**
+ * filter[name] through the trigram postings the stack's name indexer (the stream consumer the CDK
+ * stack deploys) writes, checked against the plain definition: every product whose normalized
+ * name contains the normalized needle, before the indexer has run and after.
+ */
+
+const query = (pk: string, prefix?: string) =>
+  db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: prefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': pk, ...(prefix === undefined ? {} : { ':prefix': prefix }) },
+      ConsistentRead: true,
+    }),
+  );
+
+/** Waits until the indexer has taken every pending name of the store into the postings. */
+async function indexed(storeId: string): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    if ((await pendingNameCount(storeId)) === 0) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`names of ${storeId} still pending after 60 s`);
+}
+
+async function postingsOf(storeId: string, productId: number, name: string) {
+  const found: string[] = [];
+  for (const gram of nameGrams(normalizeName(name))) {
+    const out = await query(keys.nameGram(storeId, gram, productId).pk, keys.nameGram(storeId, gram, productId).sk);
+    if (out.Count) found.push(gram);
+  }
+  return found;
+}
+
+const NAMES = ['Walnut Desk', 'Oak Desk Lamp', 'Linen Shirt', 'ÜBER Brass 😀 Bowl', 'a', 'ﬁne Ｆｕｌｌwidth', 'Desk#Tidy 100%'];
+const NEEDLES = ['desk', 'DESK', 'k l', 'a', 'sk', '😀', ' bowl', 'über', 'fine', 'full', 'k#t', '100%', 'oak desk lamp', 'oak desk lamp!', 'zzz', 'W', 'lnu'];
+
+describe('filter[name] on trigram postings', () => {
+  let storeId: string;
+  let api: ReturnType<typeof client>;
+  const ids = new Map<string, number>();
+
+  const expected = (needle: string) =>
+    [...ids].filter(([name]) => normalizeName(name).includes(normalizeName(needle))).map(([, id]) => id).sort((a, b) => a - b);
+  const found = async (needle: string) => {
+    const res = await api.get(`/products?limit=50&filter%5Bname%5D=${encodeURIComponent(needle)}`);
+    expect(res.status).toBe(200);
+    expect(res.body.total).toBe(res.body.data.length);
+    return res.body.data.map((p: { id: number }) => p.id);
+  };
+
+  beforeAll(async () => {
+    const s = await storeWithKey(['catalog:read', 'catalog:write']);
+    storeId = s.storeId;
+    api = s.client;
+    for (const [i, name] of NAMES.entries()) {
+      const res = await api.put(`/catalog/products/n-${i}`, { name, price: 100 });
+      expect(res.status).toBe(200);
+      ids.set(name, res.body.data.id);
+    }
+  });
+
+  it('finds exactly the names that contain the needle while they are still pending', async () => {
+    // The indexer may have run for some already: either way, every answer is the definition's.
+    for (const needle of NEEDLES) expect(await found(needle), needle).toEqual(expected(needle));
+  });
+
+  it('finds exactly the same from the postings once the indexer has run, each name under all its trigrams', async () => {
+    await indexed(storeId);
+    for (const [name, id] of ids) expect(await postingsOf(storeId, id, name)).toEqual(nameGrams(normalizeName(name)));
+    for (const needle of NEEDLES) expect(await found(needle), needle).toEqual(expected(needle));
+  });
+
+  it('lists everything for an empty filter, and checks the name on the products a SKU names', async () => {
+    expect((await api.get('/products?filter%5Bname%5D=')).body.total).toBe(NAMES.length);
+    await api.put('/catalog/products/sku-1', { name: 'Copper Kettle', price: 100, sku: 'KET-1' });
+    expect((await api.get('/products?filter%5Bsku%5D=KET-1&filter%5Bname%5D=kettle')).body.total).toBe(1);
+    expect((await api.get('/products?filter%5Bsku%5D=KET-1&filter%5Bname%5D=walnut')).body.total).toBe(0);
+    await api.put('/catalog/products/sku-1', { name: 'Brass Kettle', price: 100, sku: 'KET-1' });
+    expect((await api.get('/products?filter%5Bsku%5D=KET-1&filter%5Bname%5D=copper')).body.total).toBe(0);
+  });
+
+  it('finds a renamed product under its new name at once, never under the old, and drops the trigrams the old name alone had', async () => {
+    const { body } = await api.patch('/catalog/products/n-2', { name: 'Velvet Cushion' });
+    const id = body.data.id as number;
+    expect(await found('linen')).not.toContain(id);
+    expect(await found('cushion')).toContain(id);
+    await indexed(storeId);
+    expect(await found('linen')).not.toContain(id);
+    expect(await found('velvet')).toEqual([id]);
+    const kept = nameGrams('velvet cushion');
+    expect(await postingsOf(storeId, id, 'Linen Shirt')).toEqual(nameGrams('linen shirt').filter((g) => kept.includes(g)));
+    expect(await postingsOf(storeId, id, 'Velvet Cushion')).toEqual(nameGrams('velvet cushion'));
+  });
+
+  it('indexes a name renamed back and forth to the last name, however often the indexer runs', async () => {
+    const product = await seedProduct(storeId, { name: 'Amber Vase' });
+    await indexed(storeId);
+    for (const name of ['Cobalt Vase', 'Amber Vase', 'Cobalt Vase']) {
+      await modifyProduct(storeId, product.id, (current) => ({ ...current, name, updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString() }));
+    }
+    await indexPendingNames([{ storeId, productId: product.id }, { storeId, productId: product.id }]);
+    await indexPendingNames([{ storeId, productId: product.id }]);
+    await indexed(storeId);
+    expect(await found('cobalt')).toEqual([product.id]);
+    expect(await found('amber')).toEqual([]);
+    expect(await postingsOf(storeId, product.id, 'Amber Vase')).toEqual(nameGrams('amber vase').filter((g) => nameGrams('cobalt vase').includes(g)));
+  });
+});
+
+describe('products reindex-names', () => {
+  it('gives products that predate the index their postings, and never overwrites a newer name', async () => {
+    const { storeId, client: api } = await storeWithKey(['catalog:read']);
+    const old = [await seedProduct(storeId, { name: 'Heron Print' }), await seedProduct(storeId, { name: 'Egret Print' })];
+    await indexed(storeId);
+    // As a version before the index left them: no postings, no indexed record, nothing pending.
+    for (const p of old) {
+      const grams = nameGrams(normalizeName(p.name));
+      await batchWrite([...grams.map((g) => ({ DeleteRequest: { Key: keys.nameGram(storeId, g, p.id) } })), { DeleteRequest: { Key: keys.nameIndexed(storeId, p.id) } }]);
+    }
+    expect((await api.get('/products?filter%5Bname%5D=print')).body.total).toBe(0);
+
+    expect(await adminCommand('products reindex-names', { store: storeId })).toEqual({ store_id: storeId, products: 2 });
+    await indexed(storeId);
+    expect((await api.get('/products?filter%5Bname%5D=print')).body.data.map((p: { id: number }) => p.id)).toEqual(old.map((p) => p.id));
+
+    const [heron] = old;
+    await modifyProduct(storeId, heron!.id, (current) => ({ ...current, name: 'Crane Print', updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString() }));
+    expect(await markNamesPending([heron!])).toBe(false);
+    await indexed(storeId);
+    expect((await api.get('/products?filter%5Bname%5D=heron')).body.total).toBe(0);
+    expect((await api.get('/products?filter%5Bname%5D=crane')).body.total).toBe(1);
+  });
+
+  it('refuses an unknown store with one error', async () => {
+    await expect(adminCommand('products reindex-names', { store: 'no-such-store' })).rejects.toThrow(/not_found|No store/i);
+  });
+});
+
+describe('filter[name] read cost', () => {
+  let server: Server;
+  let base: string;
+  // The gateway reports a request's cost once it has answered: a measurement awaits both.
+  let reported: (cost: { rcu: number; ops: string }) => void = () => {};
+
+  beforeAll(async () => {
+    server = createGateway({ onRequest: (r) => reported({ rcu: r.rcu, ops: r.ops.join(',') }) });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}${API_BASE_PATH}`;
+  });
+  afterAll(() => new Promise((r) => server.close(r)));
+
+  it('follows the matches, not the catalog: a rare name costs the same among 101 products and among 1,001', async () => {
+    const { storeId, key, client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const search = async (needle: string) => {
+      const cost = new Promise<{ rcu: number; ops: string }>((resolve) => (reported = resolve));
+      const res = await fetch(`${base}/products?filter%5Bname%5D=${needle}`, { headers: { Authorization: `Bearer ${key.token}` } });
+      const body = (await res.json()) as { total: number };
+      return { total: body.total, ...(await cost) };
+    };
+    const addBulk = async (from: number, count: number) => {
+      for (let start = from; start < from + count; start += 100) {
+        const items = Array.from({ length: 100 }, (_, i) => ({ external_id: `b-${start + i}`, name: `Walnut item ${start + i}`, price: 100 }));
+        expect((await api.post('/catalog/products/batch', { items })).status).toBe(200);
+      }
+    };
+    await api.put('/catalog/products/zebra', { name: 'Zebra lamp', price: 100 });
+    await addBulk(0, 100);
+    await indexed(storeId);
+    await search('zebra'); // the first request of a key on this gateway also reads its token
+    const small = await search('zebra');
+    const commonSmall = await search('walnut');
+    await addBulk(100, 900);
+    await indexed(storeId);
+    await search('zebra'); // as the token's cached read may have expired meanwhile
+    const large = await search('zebra');
+    const commonLarge = await search('walnut');
+    expect([small.total, large.total]).toEqual([1, 1]);
+    expect([commonSmall.total, commonLarge.total]).toEqual([100, 1000]);
+    expect(large.rcu).toBe(small.rcu);
+    expect(large.ops).toBe(small.ops);
+    expect(large.rcu).toBeLessThanOrEqual(8);
+    // The common name's cost grows with its matches (10 times as many; the page read stays the same).
+    expect(commonLarge.rcu).toBeGreaterThan(commonSmall.rcu * 3);
+    console.log(`filter[name] RCU: rare ${small.rcu} → ${large.rcu}, common ${commonSmall.rcu} → ${commonLarge.rcu} (101 → 1001 products)`);
+  }, 120_000);
+});
