@@ -22,6 +22,9 @@ import { nameGrams } from '../domain/product/name-grams.ts';
 
 export type PendingName = { storeId: string; productId: number };
 
+/** BatchWriteItem calls in flight while a batch's postings are written (a bulk import brings thousands). */
+const POSTING_WRITERS = 16;
+
 /** Indexes the pending names of these products (those still pending); returns how many it indexed. */
 export async function indexPendingNames(products: readonly PendingName[]): Promise<number> {
   const unique = [...new Map(products.map((p) => [`${p.storeId}#${p.productId}`, p])).values()];
@@ -34,7 +37,7 @@ export async function indexPendingNames(products: readonly PendingName[]): Promi
   });
   // In three steps, each after the last: a run cut short leaves the entry pending, and the record
   // says a name is indexed only once all its postings are.
-  await batchWrite(work.flatMap((w) => postingWrites(w.storeId, w.productId, w.name, w.previous)));
+  await batchWrite(work.flatMap((w) => postingWrites(w.storeId, w.productId, w.name, w.previous)), POSTING_WRITERS);
   await batchWrite(work.map((w) => ({ PutRequest: { Item: { ...keys.nameIndexed(w.storeId, w.productId), type: ENTITY.nameIndexed, n: w.name } } })));
   await Promise.all(work.map((w) => removePending(w.storeId, w.productId, w.name)));
   return work.length;
