@@ -4,6 +4,7 @@
  *
  *   requests  DynamoDB round trips, units and latency per request, by endpoint group
  *   search    filter[name] round trips, RCU and latency at 10,000 and 100,000 products
+ *   throughput  GET /products/{id} per second against raw GetItem on the same DynamoDB Local, CPU per request
  *   bundles   each Lambda's bundle size and import time against the SDK floor (synthesizes the app)
  *
  * `BENCH_ONLY=requests,bundles` runs only those and prints them. A full run (no BENCH_ONLY) also
@@ -14,10 +15,11 @@ import { writeFileSync } from 'node:fs';
 import { bundlesSection } from './bundles.ts';
 import { requestsSection } from './requests.ts';
 import { searchSection } from './search.ts';
+import { throughputSection } from './throughput.ts';
 import type { BenchSection } from './section.ts';
 
 // In this order: the import timings run after the stacks are down, not sharing the CPU with DynamoDB Local.
-const SECTIONS: BenchSection[] = [requestsSection, searchSection, bundlesSection];
+const SECTIONS: BenchSection[] = [requestsSection, searchSection, throughputSection, bundlesSection];
 const DOC = 'docs/performance.md';
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);

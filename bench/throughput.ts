@@ -1,0 +1,118 @@
+/**
+ * Product-read throughput against the store's own: how many `GET /products/{id}` the local stack
+ * serves per second, next to how many GetItem calls the same DynamoDB Local answers per second
+ * through the same SDK client, both with BENCH_CONCURRENCY (16) in flight for BENCH_SECONDS (5).
+ * A product read is two round trips (the authorizer's UpdateItem, then the GetItem), so 0.5 is
+ * the ratio's ceiling when DynamoDB Local is the bottleneck; what falls short of it is CPU spent
+ * by the gateway emulation, the authorizer, the handler chain and the SDK in this process.
+ * The raw GetItem calls are made in this process, by the stack's own client; the HTTP requests
+ * come from bench/load-client.mjs in a process of its own, as a client of the API would.
+ * BENCH_CPU_PROFILE=file writes a V8 CPU profile of the stack during the HTTP run.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../shared/db/client.ts';
+import { keys as dbKeys } from '../shared/db/keys.ts';
+import { startBenchStack } from './bench-stack.ts';
+import { seedProducts } from './seed.ts';
+import type { BenchSection } from './section.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const PRODUCTS = 200;
+/** Keys enough that none nears 60 requests a minute at a few thousand requests per second. */
+const KEYS = 300;
+
+type Run = { perSecond: number; failed: number; cpuMsPerRequest: number };
+
+const cpuMs = (since: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+};
+
+/** Runs `one` with CONCURRENCY in flight for `seconds`: completions per second, failures, and this process's CPU per completion. */
+async function saturate(one: (i: number) => Promise<boolean>, seconds = SECONDS): Promise<Run> {
+  let next = 0;
+  let done = 0;
+  let failed = 0;
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < until) {
+        const ok = await one(next++);
+        done++;
+        if (!ok) failed++;
+      }
+    }),
+  );
+  return { perSecond: done / ((performance.now() - started) / 1000), failed, cpuMsPerRequest: cpuMs(cpu) / done };
+}
+
+/** Runs bench/load-client.mjs against `urls` and resolves with what it counted. */
+function loadClient(args: { urls: string[]; tokens: string[]; seconds: number }): Promise<{ done: number; failed: number; seconds: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./load-client.mjs', import.meta.url)), JSON.stringify({ ...args, concurrency: CONCURRENCY })], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load client exited with ${code}`))));
+  });
+}
+
+/** With `file` set, `fn` runs under the V8 profiler (open the .cpuprofile in Chrome DevTools). */
+async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!file) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+export const throughputSection: BenchSection = {
+  name: 'throughput',
+  async run() {
+    const bench = await startBenchStack({ storeId: 'throughput', keys: KEYS });
+    try {
+      await seedProducts(bench.storeId, PRODUCTS);
+      const ids = Array.from({ length: PRODUCTS }, (_, i) => i + 1);
+      const getItem = async (i: number) => {
+        const out = await db().send(new GetCommand({ TableName: tableName(), Key: dbKeys.product(bench.storeId, ids[i % ids.length] as number), ConsistentRead: true }));
+        return out.Item !== undefined;
+      };
+      // DynamoDB Local's JVM and this process's JIT warm up first.
+      await saturate(getItem, 1);
+      const raw = await saturate(getItem);
+      const urls = ids.map((id) => `${bench.stack.baseUrl}/products/${id}`);
+      await loadClient({ urls, tokens: bench.tokens, seconds: 1 });
+      const gateway = await profiled(process.env.BENCH_CPU_PROFILE, async (): Promise<Run> => {
+        const cpu = process.cpuUsage();
+        const run = await loadClient({ urls, tokens: bench.tokens, seconds: SECONDS });
+        return { perSecond: run.done / run.seconds, failed: run.failed, cpuMsPerRequest: cpuMs(cpu) / run.done };
+      });
+      const row = (name: string, r: Run) => `| ${name} | ${r.perSecond.toFixed(0)}${r.failed ? ` (${r.failed} failed)` : ''} | ${r.cpuMsPerRequest.toFixed(2)} |\n`;
+      return (
+        '## Product-read throughput\n\n' +
+        `${CONCURRENCY} requests in flight for ${SECONDS} s each against the stack's DynamoDB Local; CPU is the stack process's (gateway, ` +
+        `authorizer, handlers, SDK) per request. A product read is two round trips, so 0.5 is the ratio's ceiling.\n\n` +
+        '| measurement | requests/s | CPU ms/request |\n|---|---|---|\n' +
+        row("raw GetItem of a product (consistent, the stack's SDK client)", raw) +
+        row('GET /products/{id} through the local gateway (client in its own process)', gateway) +
+        `| **ratio** GET /products/{id} : raw GetItem | ${(gateway.perSecond / raw.perSecond).toFixed(2)} | |\n`
+      );
+    } finally {
+      await bench.stop();
+    }
+  },
+};
