@@ -33,6 +33,8 @@
 export type Key = { pk: string; sk: string };
 
 const pad = (n: number, width = 12) => n.toString().padStart(width, '0');
+const nameGramPartition = (storeId: string, text: string) => `STORE#${storeId}#NAMEGRAM#${[...text][0] ?? ''}`;
+const namePendingPartition = (storeId: string) => `STORE#${storeId}#NAMEPENDING`;
 
 export const keys = {
   store: (storeId: string): Key => ({ pk: `STORE#${storeId}`, sk: 'STORE' }),
@@ -46,16 +48,13 @@ export const keys = {
   keyIndexEntry: (storeId: string, keyId: number) => ({ gsi1pk: `STORE#${storeId}#KEYS`, gsi1sk: `KEY#${pad(keyId)}` }),
   token: (tokenHash: string): Key => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
   product: (storeId: string, id: number): Key => ({ pk: `STORE#${storeId}`, sk: `PRODUCT#${pad(id)}` }),
-  /** Postings of trigrams starting with `firstCodePoint` share a partition, so a one- or two-letter needle is one sort-key prefix. */
-  nameGramPartition: (storeId: string, firstCodePoint: string) => `STORE#${storeId}#NAMEGRAM#${firstCodePoint}`,
-  nameGram: (storeId: string, gram: string, productId: number): Key => ({
-    pk: `STORE#${storeId}#NAMEGRAM#${[...gram][0] ?? ''}`,
-    sk: `${gram}#${pad(productId)}`,
-  }),
+  /** Postings of trigrams that start with the first code point of `text` (a trigram or a needle's prefix): one partition, so a one- or two-letter needle is one sort-key prefix. */
+  nameGramPartition,
+  nameGram: (storeId: string, gram: string, productId: number): Key => ({ pk: nameGramPartition(storeId, gram), sk: `${gram}#${pad(productId)}` }),
   /** The product a posting's sort key names (`oak#000000000042` → 42; a trigram may contain `#`). */
   nameGramProductId: (sk: string): number => Number(sk.slice(sk.lastIndexOf('#') + 1)),
-  namePendingPartition: (storeId: string) => `STORE#${storeId}#NAMEPENDING`,
-  namePending: (storeId: string, productId: number): Key => ({ pk: `STORE#${storeId}#NAMEPENDING`, sk: `PRODUCT#${pad(productId)}` }),
+  namePendingPartition,
+  namePending: (storeId: string, productId: number): Key => ({ pk: namePendingPartition(storeId), sk: `PRODUCT#${pad(productId)}` }),
   nameIndexed: (storeId: string, productId: number): Key => ({ pk: `STORE#${storeId}`, sk: `NAMEINDEXED#${pad(productId)}` }),
   skuLink: (storeId: string, sku: string, productId: number): Key => ({
     pk: `STORE#${storeId}#SKU#${sku}`,

@@ -1,7 +1,7 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { ENTITY, TABLE } from './table.ts';
-import { matchesFilter } from './outbox-stream-filter.ts';
+import { matchesFilter } from './stream-filter.ts';
 import type { PendingName } from './name-index.repo.ts';
 
 /**

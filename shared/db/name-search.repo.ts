@@ -49,7 +49,7 @@ async function candidatePostings(storeId: string, wanted: string): Promise<Posti
     const items = await queryAll({
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': keys.nameGramPartition(storeId, [...lookup.prefix][0] ?? ''), ':prefix': lookup.prefix },
+      ExpressionAttributeValues: { ':pk': keys.nameGramPartition(storeId, lookup.prefix), ':prefix': lookup.prefix },
       ConsistentRead: true,
     });
     return items.map(toPosting);
@@ -72,7 +72,7 @@ async function shortestList(storeId: string, grams: string[]): Promise<Posting[]
           new QueryCommand({
             TableName: tableName(),
             KeyConditionExpression: 'pk = :pk AND begins_with(sk, :gram)',
-            ExpressionAttributeValues: { ':pk': keys.nameGram(storeId, list.gram, 0).pk, ':gram': `${list.gram}#` },
+            ExpressionAttributeValues: { ':pk': keys.nameGramPartition(storeId, list.gram), ':gram': `${list.gram}#` },
             ConsistentRead: true,
             ExclusiveStartKey: list.start,
             ...(limit ? { Limit: limit } : {}),

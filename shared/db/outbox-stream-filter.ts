@@ -1,4 +1,5 @@
 import { ENTITY, TABLE } from './table.ts';
+import { matchesFilter } from './stream-filter.ts';
 
 /**
  * Which table-stream records reach the fan-out Lambda: INSERTs of outbox items. Kept as the data
@@ -13,26 +14,5 @@ export const OUTBOX_STREAM_FILTER = {
   eventName: ['INSERT'],
   dynamodb: { NewImage: { [TABLE.typeAttribute]: { S: [ENTITY.outbox] } } },
 } as const;
-
-/** An event-filter pattern made only of exact-match rules (arrays of allowed values), as above. */
-export type FilterPattern = { readonly [field: string]: readonly (string | number | boolean | null)[] | FilterPattern };
-
-/**
- * Evaluates an exact-match Lambda filter pattern against a record the way the event-source
- * mapping does: every field named in the pattern must exist and equal one of the listed values;
- * fields the pattern does not name are ignored. Other rule kinds (prefix, numeric, exists) are
- * not used by this service and are refused rather than guessed at.
- */
-export function matchesFilter(pattern: FilterPattern, record: unknown): boolean {
-  if (record === null || typeof record !== 'object') return false;
-  for (const [field, rule] of Object.entries(pattern)) {
-    const value = (record as Record<string, unknown>)[field];
-    if (Array.isArray(rule)) {
-      if (rule.some((r) => r !== null && typeof r === 'object')) throw new Error(`filter rule for "${field}" is not an exact match`);
-      if (!rule.includes(value as never)) return false;
-    } else if (!matchesFilter(rule as FilterPattern, value)) return false;
-  }
-  return true;
-}
 
 export const isOutboxInsert = (record: unknown) => matchesFilter(OUTBOX_STREAM_FILTER, record);

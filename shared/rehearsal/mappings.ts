@@ -8,7 +8,7 @@
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { matchesFilter, type FilterPattern } from '../db/outbox-stream-filter.ts';
+import { matchesFilter, type FilterPattern } from '../db/stream-filter.ts';
 import { StreamPoller } from '../local/stream-poller.ts';
 import { pollQueue } from '../local/queue-poller.ts';
 import type { FunctionSpec } from './functions.ts';

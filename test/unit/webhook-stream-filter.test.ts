@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isOutboxInsert, matchesFilter, OUTBOX_STREAM_FILTER } from '../../shared/db/outbox-stream-filter.ts';
+import { isOutboxInsert, OUTBOX_STREAM_FILTER } from '../../shared/db/outbox-stream-filter.ts';
+import { matchesFilter } from '../../shared/db/stream-filter.ts';
 
 const record = (eventName: string, type: unknown) => ({
   eventName,
