@@ -1,4 +1,4 @@
-import { createPage, getPage, listPagesAfter, readPageByExternalId } from '../db/page.repo.ts';
+import { createPage, getPage, listPagesAfter, readPageByExternalId, readPageToSave } from '../db/page.repo.ts';
 import { commitPageChange } from '../db/page-change.repo.ts';
 import { toPageResource, type Page, type PageResource, type PageType, type PageVersion } from '../domain/page/page.ts';
 import { decide, newPage, savedPage, withStatus, type PageAction, type PageContent } from '../domain/page/rules.ts';
@@ -20,15 +20,17 @@ const slugTaken = (slug: string) => new DomainError('slug_taken', `Another page 
  * Creates or replaces the page this key's external id addresses. A new, draft or unpublished page
  * is a draft afterwards; a published one stays live and holds the save as its unpublished
  * revision (CONTRACT §9). The answer shows what was saved (the draft version).
- * The external-id item carries the page, so an update reads one item. The first save of an
- * external id inserts the page, its external-id item and its slug claim in one transaction
- * guarded by `attribute_not_exists`, so of racing first saves exactly one creates the page and
- * the others update the page it hands back. A save that would change nothing writes nothing.
+ * The external-id item carries the page, so a save reads it and the page id sequence in one
+ * BatchGetItem. The first save of an external id inserts the page, its external-id item and its
+ * slug claim and moves the sequence in one transaction guarded by `attribute_not_exists` and the
+ * sequence read, so of racing first saves exactly one creates the page and the others update the
+ * page it hands back. A save that would change nothing writes nothing.
  */
 export async function savePage(caller: Caller, xid: string, content: PageContent): Promise<PageDocument> {
-  let found = (await readPageByExternalId(caller, xid)).page;
+  const read = await readPageToSave(caller, xid);
+  let found = read.page;
   if (!found) {
-    const created = await createPage(newPage(content, { storeId: caller.storeId, keyId: caller.keyId, externalId: xid }));
+    const created = await createPage(newPage(content, { storeId: caller.storeId, keyId: caller.keyId, externalId: xid }), read.sequence);
     if (created.kind === 'created') return { data: toPageResource(created.page, caller.keyId, 'draft') };
     if (created.kind === 'slug_taken') throw slugTaken(content.slug);
     found = created.page ?? (created.pageId === undefined ? undefined : await getPage(caller.storeId, created.pageId));

@@ -6,7 +6,7 @@ import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
 import { cancellationReasons, getWithAlongside, itemFromError, type Item, type TransactItem } from './helpers.ts';
 import type { Page, PageContent, PageType } from '../domain/page/page.ts';
-import { nextInSequence } from './sequence.ts';
+import { readSequence, sequenceMove, sequenceValue } from './sequence.ts';
 
 /**
  * Pages (CONTRACT §9). Three kinds of item, always written together:
@@ -60,8 +60,8 @@ export function toPage(item: Item): Page {
 // A map keeps no key order, so the revision is read field by field.
 const toContent = (d: Item): PageContent => ({ type: d.type, title: d.title, slug: d.slug, body: d.body });
 
-/** Ids ascend and are never reused; a create that loses its race leaves a gap (lists are cursor-based). */
-export const nextPageId = (storeId: string) => nextInSequence(keys.sequence(storeId, 'page'));
+/** Page ids are dense and ascend: a create moves the store's page sequence in its own transaction. */
+const pageSequenceKey = (storeId: string) => keys.sequence(storeId, 'page');
 
 /** The external-id item: the map to the page's id and a copy of the page. */
 export function pageLinkItem(p: Page): Item {
@@ -80,22 +80,31 @@ export type CreateResult =
   | { kind: 'external_id_taken'; page: Page | undefined; pageId: number | undefined }
   | { kind: 'slug_taken' };
 
-/** A new page with its external-id map and its slug claim, all or nothing. */
-export async function createPage(draft: Omit<Page, 'id'>): Promise<CreateResult> {
-  const page: Page = { ...draft, id: await nextPageId(draft.store_id) };
-  const items: TransactItem[] = [
-    { Put: { TableName: tableName(), Item: pageItem(page), ConditionExpression: 'attribute_not_exists(pk)' } },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: pageLinkItem(page),
-        ConditionExpression: 'attribute_not_exists(pk)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      },
-    },
-    { Put: { TableName: tableName(), Item: slugClaim(page), ConditionExpression: 'attribute_not_exists(pk)' } },
-  ];
+/**
+ * A new page with its external-id map and its slug claim, all or nothing, with the next page id:
+ * the transaction also moves the page sequence from `sequence` (the value read, e.g. beside the
+ * external-id item; read here when the caller has none), guarded on it. A concurrent create
+ * moves the sequence first and makes the guard fail; this one then reads it again and takes the
+ * next id.
+ */
+export async function createPage(draft: Omit<Page, 'id'>, sequence?: number): Promise<CreateResult> {
+  let read = sequence;
   for (let attempt = 1; ; attempt++) {
+    read ??= await readSequence(pageSequenceKey(draft.store_id));
+    const page: Page = { ...draft, id: read + 1 };
+    const items: TransactItem[] = [
+      { Put: { TableName: tableName(), Item: pageItem(page), ConditionExpression: 'attribute_not_exists(pk)' } },
+      {
+        Put: {
+          TableName: tableName(),
+          Item: pageLinkItem(page),
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+      { Put: { TableName: tableName(), Item: slugClaim(page), ConditionExpression: 'attribute_not_exists(pk)' } },
+      sequenceMove(pageSequenceKey(page.store_id), read, page.id),
+    ];
     try {
       // The token turns an SDK retry of a commit whose answer was lost into a success, not a conflict.
       await db().send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() }));
@@ -110,9 +119,13 @@ export async function createPage(draft: Omit<Page, 'id'>): Promise<CreateResult>
         return { kind: 'external_id_taken', page: link && carriesPage(link) ? toPage(link) : undefined, pageId: link?.record_id as number | undefined };
       }
       if (reasons[2]?.Code === 'ConditionalCheckFailed') return { kind: 'slug_taken' };
-      if (reasons[0]?.Code === 'ConditionalCheckFailed') throw new Error(`page id ${page.id} of store ${page.store_id} is already taken`);
-      if (attempt >= 5) throw err;
-      await backoff(attempt);
+      if (reasons[0]?.Code === 'ConditionalCheckFailed' && reasons[3]?.Code !== 'ConditionalCheckFailed') {
+        throw new Error(`page id ${page.id} of store ${page.store_id} is taken but the page sequence says ${read}`);
+      }
+      // The sequence moved (a concurrent create) or the transaction conflicted: read it again, take the next id.
+      read = undefined;
+      if (attempt >= 50) throw err;
+      if (attempt > 2) await backoff(attempt);
     }
   }
 }
@@ -145,6 +158,15 @@ export async function readPageByExternalId(principal: { keyId: number; storeId: 
   const { item: link, alongside: other } = await getWithAlongside(keys.externalId(principal.keyId, 'page', externalId), alongside);
   if (!link) return { page: undefined, alongside: other };
   return { page: carriesPage(link) ? toPage(link) : await getPage(principal.storeId, Number(link.record_id)), alongside: other };
+}
+
+/**
+ * A save's read, one BatchGetItem: the page the key's external id names and, for when there is
+ * none yet, the page sequence that `createPage` takes the new page's id from.
+ */
+export async function readPageToSave(principal: { keyId: number; storeId: string }, externalId: string): Promise<{ page: Page | undefined; sequence: number }> {
+  const read = await readPageByExternalId(principal, externalId, pageSequenceKey(principal.storeId));
+  return { page: read.page, sequence: sequenceValue(read.alongside) };
 }
 
 /** Ids are 12-digit padded in the sort key. */

@@ -3,6 +3,7 @@ import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import type { Item, TransactItem } from './helpers.ts';
+import { unchangedCounter } from './sequence.ts';
 
 /**
  * The guarded product sequence that keeps product ids dense (the page-number list needs them)
@@ -29,10 +30,6 @@ export async function readProductSequence(storeId: string): Promise<ProductSeque
   return sequenceOf(out.Item);
 }
 
-/** A guard that the counter still holds `value` (0 also when it was never written). */
-const unchanged = (attr: string, placeholder: string, value: number) =>
-  value === 0 ? `(attribute_not_exists(${attr}) OR ${attr} = ${placeholder})` : `${attr} = ${placeholder}`;
-
 /** The transaction item that moves both counters from `read` by the products and offers added, only if no one else moved them. */
 export function productSequenceMove(storeId: string, read: ProductSequence, products: number, offers: number): TransactItem {
   return {
@@ -40,7 +37,7 @@ export function productSequenceMove(storeId: string, read: ProductSequence, prod
       TableName: tableName(),
       Key: productSequenceKey(storeId),
       UpdateExpression: 'SET #v = :nextCount, offer_seq = :nextOffers, #t = :type',
-      ConditionExpression: `${unchanged('#v', ':count', read.count)} AND ${unchanged('offer_seq', ':offers', read.offers)}`,
+      ConditionExpression: `${unchangedCounter('#v', ':count', read.count)} AND ${unchangedCounter('offer_seq', ':offers', read.offers)}`,
       ExpressionAttributeNames: { '#v': 'value', '#t': 'type' },
       ExpressionAttributeValues: {
         ':nextCount': read.count + products,

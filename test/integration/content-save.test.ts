@@ -179,6 +179,16 @@ describe('PUT /content/pages/{external_id}: races', () => {
     expect(claims[0]).toMatchObject({ sk: `SLUG#${pages[0]!.slug}`, page_id: pages[0]!.id });
   });
 
+  it('racing first PUTs of different external ids each create their page, with the next ids and no gap', async () => {
+    const storeId = await createStore();
+    const api = await writer(storeId);
+    const results = await Promise.all(Array.from({ length: 12 }, () => api.put(pagePath(xid()), pageBody())));
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+    const ids = results.map((r) => r.body.data.id as number).sort((a, b) => a - b);
+    expect(ids).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect((await storeItems(storeId, 'PAGE#')).map((p) => p.id).sort((a, b) => a - b)).toEqual(ids);
+  });
+
   it('racing PUTs of different external ids with one slug: exactly one wins, the others get 409 slug_taken', async () => {
     const storeId = await createStore();
     const keysOf = await Promise.all([writer(storeId), writer(storeId)]);
