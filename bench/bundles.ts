@@ -10,8 +10,14 @@
  * same process, so node's start-up and load that comes and goes on a shared machine do not land
  * on one side only. Wall time is what a cold start waits; CPU time (user + system) is what the
  * import itself costs and moves less when other processes share the cores.
+ *
+ * Two reference rows, bundled the same way (infra/bundling.ts) but not deployed, say what part of
+ * a time is ours: an empty module (what loading any bundle costs) and the official MCP SDK alone
+ * (the least the MCP function can import in).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { build } from 'esbuild';
+import { lambdaEsbuildOptions } from '../infra/bundling.ts';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -51,10 +57,28 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const medianTiming = (ts: Timing[]): Timing => ({ wallMs: median(ts.map((t) => t.wallMs)), cpuMs: median(ts.map((t) => t.cpuMs)) });
 const plus = (a: Timing, b: Timing): Timing => ({ wallMs: a.wallMs + b.wallMs, cpuMs: a.cpuMs + b.cpuMs });
 
-export function measureBundles(options: { synth: boolean }): { floor: Timing; rows: BundleRow[] } {
+const REFERENCES = [
+  { fn: '(reference) empty module', entry: 'bench/reference/empty.ts' },
+  { fn: '(reference) MCP SDK alone', entry: 'bench/reference/mcp-sdk.ts' },
+];
+
+/** The reference modules, bundled as the Lambdas are, into OUT (inside the repository, so `@aws-sdk/*` resolves from node_modules as from the runtime). */
+async function referenceBundles(nodeOptions: string): Promise<Array<{ fn: string; file: string; nodeOptions: string }>> {
+  return Promise.all(
+    REFERENCES.map(async ({ fn, entry }) => {
+      const file = resolve(OUT, 'bench-reference', entry.replace(/^.*\/|\.ts$/g, ''), 'index.mjs');
+      await build({ ...lambdaEsbuildOptions(), entryPoints: [entry], outfile: file, logLevel: 'error' });
+      return { fn, file, nodeOptions };
+    }),
+  );
+}
+
+export async function measureBundles(options: { synth: boolean }): Promise<{ floor: Timing; rows: BundleRow[] }> {
   if (options.synth || !existsSync(OUT)) execFileSync('npx', ['cdk', 'synth', '--quiet', '-o', OUT], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const functions = lambdaBundles(OUT);
+  const bundles = [...functions, ...(await referenceBundles(functions[0]?.nodeOptions ?? ''))];
   const floors: Timing[] = [];
-  const rows = lambdaBundles(OUT).map(({ fn, file, nodeOptions }) => {
+  const rows = bundles.map(({ fn, file, nodeOptions }) => {
     const runs = Array.from({ length: RUNS }, () => importRun(file, nodeOptions));
     floors.push(...runs.map((r) => r.floor));
     return {
@@ -67,7 +91,7 @@ export function measureBundles(options: { synth: boolean }): { floor: Timing; ro
   return { floor: medianTiming(floors), rows };
 }
 
-function bundleTable({ floor, rows }: ReturnType<typeof measureBundles>): string {
+function bundleTable({ floor, rows }: Awaited<ReturnType<typeof measureBundles>>): string {
   const ms = (x: number) => x.toFixed(0);
   const lines = rows.map(
     (r) => `| ${r.fn} | ${(r.bytes / 1024).toFixed(0)} | ${ms(r.import.wallMs)} | ${ms(r.overFloor.wallMs)} | ${ms(r.import.cpuMs)} | ${ms(r.overFloor.cpuMs)} |`,
@@ -75,7 +99,8 @@ function bundleTable({ floor, rows }: ReturnType<typeof measureBundles>): string
   return (
     `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external; KB = the handler's .mjs, its source map is a separate file, parsed at load under the function's \`--enable-source-maps\`). ` +
     `Import times: medians of ${RUNS} fresh node processes per function, each importing the SDK floor ` +
-    `(client-dynamodb + lib-dynamodb: ${ms(floor.wallMs)} ms wall, ${ms(floor.cpuMs)} ms CPU) and then the bundle; "over" is what the bundle adds in that process.\n\n` +
+    `(client-dynamodb + lib-dynamodb: ${ms(floor.wallMs)} ms wall, ${ms(floor.cpuMs)} ms CPU) and then the bundle; "over" is what the bundle adds in that process. ` +
+    'The two reference rows are bundled the same way and not deployed: an empty module (what loading any bundle costs) and the official MCP SDK alone (the least the MCP function can import in).\n\n' +
     '| function | KB | import ms | over the SDK floor ms | import CPU ms | over the floor CPU ms |\n|---|---|---|---|---|---|\n' +
     lines.join('\n') +
     '\n'
@@ -85,5 +110,5 @@ function bundleTable({ floor, rows }: ReturnType<typeof measureBundles>): string
 /** Synthesizes the app (BENCH_SYNTH=false reuses cdk.out) and measures what it would upload. */
 export const bundlesSection: BenchSection = {
   name: 'bundles',
-  run: async () => bundleTable(measureBundles({ synth: process.env.BENCH_SYNTH !== 'false' })),
+  run: async () => bundleTable(await measureBundles({ synth: process.env.BENCH_SYNTH !== 'false' })),
 };

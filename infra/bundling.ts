@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BuildOptions } from 'esbuild';
 
 const stub = (name: string) => fileURLToPath(new URL(`./bundle-stubs/${name}.ts`, import.meta.url));
 
@@ -34,6 +35,35 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
 
 /** ESM bundles need a require shim for the few CommonJS dependencies. */
 export const REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+
+/**
+ * How every Lambda is bundled: minified ESM for Node 20+, the AWS SDK left to the runtime (smaller
+ * bundles, faster cold starts), a separate source map without the sources' text
+ * (--enable-source-maps parses the whole map when the bundle loads, and stack traces need only
+ * the mappings: MCP 1.9 MB → 0.5 MB to parse). ServiceFunction hands these to NodejsFunction;
+ * the bundle test and `npm run bench` build with `lambdaEsbuildOptions()`, so they measure what
+ * the deploy ships.
+ */
+export const LAMBDA_BUNDLING = {
+  target: 'node20',
+  minify: true,
+  sourcesContent: false,
+  external: ['@aws-sdk/*'],
+} as const;
+
+/** LAMBDA_BUNDLING and the aliases as esbuild build options (with `sourcemap` written beside the bundle). */
+export const lambdaEsbuildOptions = (): BuildOptions => ({
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: LAMBDA_BUNDLING.target,
+  minify: LAMBDA_BUNDLING.minify,
+  sourcemap: true,
+  sourcesContent: LAMBDA_BUNDLING.sourcesContent,
+  external: [...LAMBDA_BUNDLING.external],
+  banner: { js: REQUIRE_BANNER },
+  alias: { ...BUNDLE_ALIASES },
+});
 
 /** BUNDLE_ALIASES as NodejsFunction `esbuildArgs`. */
 export const aliasArgs = (): Record<string, string> =>

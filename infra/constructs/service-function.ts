@@ -8,7 +8,7 @@ import type { Construct } from 'constructs';
 import { grantTableAccess, TABLE_ACCESS, type TableUser } from '../table-access.ts';
 import { METRICS_NAMESPACE } from '../metric-names.ts';
 import { acknowledgeFunction } from '../nag-acknowledgements.ts';
-import { aliasArgs, REQUIRE_BANNER } from '../bundling.ts';
+import { aliasArgs, LAMBDA_BUNDLING, REQUIRE_BANNER } from '../bundling.ts';
 
 /** Path of a handler module from the repository root, for NodejsFunction's `entry`. */
 export const entry = (relative: string) => fileURLToPath(new URL(`../../${relative}`, import.meta.url));
@@ -47,15 +47,14 @@ export class ServiceFunction extends NodejsFunction {
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         ...environment,
       },
+      // infra/bundling.ts says why each of these.
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node20',
-        minify: true,
+        target: LAMBDA_BUNDLING.target,
+        minify: LAMBDA_BUNDLING.minify,
         sourceMap: true,
-        // A separate map without the sources' text: --enable-source-maps parses the whole map when
-        // the bundle loads, and stack traces need only the mappings (MCP: 1.9 MB → 0.5 MB to parse).
-        sourcesContent: false,
-        externalModules: ['@aws-sdk/*'],
+        sourcesContent: LAMBDA_BUNDLING.sourcesContent,
+        externalModules: [...LAMBDA_BUNDLING.external],
         banner: REQUIRE_BANNER,
         // Packages replaced by the one module used or by a stub for code never run (infra/bundling.ts).
         esbuildArgs: aliasArgs(),

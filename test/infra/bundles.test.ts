@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLE_ALIASES, REQUIRE_BANNER } from '../../infra/bundling.ts';
+import { lambdaEsbuildOptions } from '../../infra/bundling.ts';
 import { synthesize } from '../../shared/rehearsal/synth.ts';
 import { lambdaBundles } from '../../bench/lambda-bundles.ts';
 import * as source from '../../shared/domain/page/sanitize.ts';
@@ -68,18 +68,7 @@ describe('the page sanitizer as bundled (aliases of infra/bundling.ts)', () => {
   beforeAll(async () => {
     dir = scratch();
     const outfile = join(dir, 'sanitize.mjs');
-    const result = await build({
-      entryPoints: ['shared/domain/page/sanitize.ts'],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      minify: true,
-      banner: { js: REQUIRE_BANNER },
-      alias: { ...BUNDLE_ALIASES },
-      metafile: true,
-      outfile,
-    });
+    const result = await build({ ...lambdaEsbuildOptions(), entryPoints: ['shared/domain/page/sanitize.ts'], metafile: true, outfile });
     inputs = Object.keys(result.metafile.inputs);
     bundled = (await import(pathToFileURL(outfile).href)) as typeof source;
   }, 60_000);
