@@ -50,7 +50,8 @@ interface ShardState {
 
 /** What an event-source mapping configures; the defaults are the local stack's (the outbox filter). */
 export interface StreamMappingOptions {
-  filter?: (record: DynamoDBRecord) => boolean;
+  /** An event-filter pattern's test (stream-filter.ts), given the record as the SDK reads it. */
+  filter?: (record: StreamRecord) => boolean;
   batchSize?: number;
   retryAttempts?: number;
   /** Whose position this is, when more than one poller reads the stream (the fan-out's has none). */
@@ -160,7 +161,10 @@ export class StreamPoller {
       throw err;
     }
     const records = out.Records ?? [];
-    const batch = records.map((r) => toLambdaRecord(r, this.streamArn)).filter(this.mapping.filter ?? isOutboxInsert);
+    // Filtered before the conversion: the stream carries every write of the table (each request's
+    // key update among them) and few are this mapping's. A pattern names eventName and string
+    // attributes, which read the same in the SDK's record as in Lambda's.
+    const batch = records.filter(this.mapping.filter ?? isOutboxInsert).map((r) => toLambdaRecord(r, this.streamArn));
     if (batch.length > 0) {
       let failed: string | undefined;
       try {

@@ -7,7 +7,6 @@
  * source and write the destination, or the stack does not start.
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBRecord } from 'aws-lambda';
 import { matchesFilter, type FilterPattern } from '../db/stream-filter.ts';
 import { StreamPoller } from '../local/stream-poller.ts';
 import { pollQueue } from '../local/queue-poller.ts';
@@ -66,7 +65,7 @@ export async function startMappings(ctx: MappingContext): Promise<Promise<void>[
         },
         ctx.signal,
         {
-          filter: (record: DynamoDBRecord) => patterns.length === 0 || patterns.some((pattern) => matchesFilter(pattern, record)),
+          filter: (record: unknown) => patterns.length === 0 || patterns.some((pattern) => matchesFilter(pattern, record)),
           batchSize: Number(p.BatchSize ?? 100),
           consumer: id,
           retryAttempts: retries < 0 ? Number.MAX_SAFE_INTEGER : retries,
