@@ -59,6 +59,11 @@ function createClients() {
       : {}),
     maxAttempts: 4,
   });
+  // The SDK's logger middleware passes every command's input and output through its sensitive-data
+  // filter (a walk of every attribute read) to hand them to the client's logger, even to the
+  // default no-op one. Nothing here logs SDK calls: without it a 15-product BatchGetItem takes
+  // ~12% less CPU.
+  base.middlewareStack.remove('loggerMiddleware');
   base.middlewareStack.add(
     (next, context) => async (args) => {
       const stats = statsStore.getStore();
