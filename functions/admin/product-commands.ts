@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { parse } from '../../shared/domain/validation.ts';
-import { reindexProductNames } from '../../shared/app/products.ts';
+import { reindexProductNames } from '../../shared/app/product-writes.ts';
 import { requireStore } from '../../shared/app/stores.ts';
 import type { AdminCommand } from './commands.ts';
 import { StoreIdArg } from './args.ts';

@@ -8,7 +8,7 @@ import { parse } from '../domain/validation.ts';
 import type { Caller } from '../domain/principal.ts';
 import { INSERT_GROUP_SIZE, insertProductGroup } from '../db/product-batch.repo.ts';
 import { resolveManyWriteTargets, type WriteTargets } from '../db/product-refs.repo.ts';
-import { newDraft, patchResolved, putResolved } from './products.ts';
+import { newDraft, patchResolved, putResolved } from './product-writes.ts';
 
 export type BatchItemOutcome =
   | { external_id: string | null; ok: true; product: Product }

@@ -1,7 +1,7 @@
 import { parse } from '../../../shared/domain/validation.ts';
 import { IncludeQuery } from '../../../shared/domain/product/include.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { putProduct } from '../../../shared/app/products.ts';
+import { putProduct } from '../../../shared/app/product-writes.ts';
 import { toMappedProduct } from '../../../shared/domain/product/product.ts';
 import { ProductPutBody } from '../../../shared/domain/product/product-write.ts';
 import { externalIdParam } from '../write-input.ts';

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { fromQuery, parse } from '../../../shared/domain/validation.ts';
 import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { listProducts as listProductsOfStore } from '../../../shared/app/products.ts';
+import { listProducts as listProductsOfStore } from '../../../shared/app/product-reads.ts';
 import { toProductResource } from '../../../shared/domain/product/product.ts';
 import { pageEnvelope, PAGE_LIMIT, DEFAULT_LIMIT, PAGE_NUMBER } from '../../../shared/domain/pagination.ts';
 
