@@ -16,11 +16,11 @@
  * (the least the MCP function can import in).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { build } from 'esbuild';
-import { lambdaEsbuildOptions } from '../infra/bundling.ts';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { lambdaEsbuildOptions } from '../infra/bundling.ts';
 import { lambdaBundles } from './lambda-bundles.ts';
 import type { BenchSection } from './section.ts';
 

@@ -1,9 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from './client.ts';
+import { tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import type { Item, TransactItem } from './helpers.ts';
-import { unchangedCounter } from './sequence.ts';
+import { readSequenceItem, sequenceValue, unchangedCounter } from './sequence.ts';
 
 /**
  * The guarded product sequence that keeps product ids dense (the page-number list needs them)
@@ -22,12 +21,11 @@ export interface ProductSequence {
 export const productSequenceKey = (storeId: string) => keys.sequence(storeId, 'product');
 
 export function sequenceOf(item: Item | undefined): ProductSequence {
-  return { count: Number(item?.value ?? 0), offers: Number(item?.offer_seq ?? 0) };
+  return { count: sequenceValue(item), offers: Number(item?.offer_seq ?? 0) };
 }
 
 export async function readProductSequence(storeId: string): Promise<ProductSequence> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: productSequenceKey(storeId), ConsistentRead: true }));
-  return sequenceOf(out.Item);
+  return sequenceOf(await readSequenceItem(productSequenceKey(storeId)));
 }
 
 /** The transaction item that moves both counters from `read` by the products and offers added, only if no one else moved them. */

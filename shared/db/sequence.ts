@@ -29,10 +29,12 @@ export async function nextInSequence(key: Key): Promise<number> {
 /** The value a counter item holds; 0 when it was never written. */
 export const sequenceValue = (item: Item | undefined): number => Number(item?.value ?? 0);
 
-export async function readSequence(key: Key): Promise<number> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
-  return sequenceValue(out.Item);
+/** A counter item as stored (strongly consistent), for sequences that keep more than one counter. */
+export async function readSequenceItem(key: Key): Promise<Item | undefined> {
+  return (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
 }
+
+export const readSequence = async (key: Key): Promise<number> => sequenceValue(await readSequenceItem(key));
 
 /** A condition that the counter attribute `attr` still holds `value` (0 also when it was never written). */
 export const unchangedCounter = (attr: string, placeholder: string, value: number) =>
