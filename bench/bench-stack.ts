@@ -6,7 +6,7 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.LOG_LEVEL ??= 'warn';
-import { startLocalStack, type LocalStack } from '../shared/local/stack.ts';
+import { startLocalStack, type LocalStack } from '../emulation/local/stack.ts';
 import { pendingNameCount } from '../shared/db/name-index.repo.ts';
 import { freePort } from '../test/fixtures/free-port.ts';
 

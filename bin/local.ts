@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { checkJava } from '../shared/local/dynamodb-local.ts';
+import { checkJava } from '../emulation/local/dynamodb-local.ts';
 
 const env = process.env;
 // Node 20 is supported today; the SDK's notice about its 2027 releases is not news at every start.
@@ -26,8 +26,8 @@ if (!external) {
 // Webhook secrets are sealed at rest locally too (AES-GCM, docs/webhooks.md); `npm run admin` finds the same file.
 env.WEBHOOK_SECRET_KEY_FILE ||= path.join(dataDir, 'webhook-secret.key');
 
-const { startLocalStack } = await import('../shared/local/stack.ts');
-const { seedDemoStore } = await import('../shared/local/seed.ts');
+const { startLocalStack } = await import('../emulation/local/stack.ts');
+const { seedDemoStore } = await import('../emulation/local/seed.ts');
 
 let stack;
 try {

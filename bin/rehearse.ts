@@ -1,11 +1,11 @@
 /**
  * `npm run rehearse`: synthesizes the CDK app (bin/app.ts) into cdk.out, then runs what it would
- * deploy on this machine (shared/rehearsal/stack.ts): the API on http://127.0.0.1:$PORT, every
+ * deploy on this machine (emulation/rehearsal/stack.ts): the API on http://127.0.0.1:$PORT, every
  * function from its bundle with its role's permissions enforced. `--no-synth` reuses cdk.out.
  * Data lives in memory; each start is a fresh deploy.
  */
 import path from 'node:path';
-import { checkJava } from '../shared/local/dynamodb-local.ts';
+import { checkJava } from '../emulation/local/dynamodb-local.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const port = Number(process.env.PORT || 3000);
@@ -18,8 +18,8 @@ if (!java.ok) {
   process.stderr.write(java.message + '\n');
   process.exit(1);
 }
-const { synthesize } = await import('../shared/rehearsal/synth.ts');
-const { startRehearsal } = await import('../shared/rehearsal/stack.ts');
+const { synthesize } = await import('../emulation/rehearsal/synth.ts');
+const { startRehearsal } = await import('../emulation/rehearsal/stack.ts');
 
 if (!process.argv.includes('--no-synth')) {
   out(`synthesizing the CDK app into ${path.relative(process.cwd(), assemblyDir) || assemblyDir} ...`);

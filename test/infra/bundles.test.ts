@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaEsbuildOptions } from '../../infra/bundling.ts';
-import { synthesize } from '../../shared/rehearsal/synth.ts';
+import { synthesize } from '../../emulation/rehearsal/synth.ts';
 import { lambdaBundles } from '../../bench/lambda-bundles.ts';
 import * as source from '../../shared/domain/page/sanitize.ts';
 import { XSS_PAYLOADS } from '../fixtures/xss-payloads.ts';

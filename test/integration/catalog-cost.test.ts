@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createStore } from '../fixtures/api.ts';
-import { createGateway } from '../../shared/local/gateway.ts';
+import { createGateway } from '../../emulation/local/gateway.ts';
 import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../../shared/db/client.ts';

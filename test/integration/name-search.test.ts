@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { adminCommand, client, storeWithKey } from '../fixtures/api.ts';
 import { seedProduct } from '../fixtures/catalog.ts';
-import { createGateway } from '../../shared/local/gateway.ts';
+import { createGateway } from '../../emulation/local/gateway.ts';
 import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startLocalStack, type LocalStack } from '../../shared/local/stack.ts';
+import { startLocalStack, type LocalStack } from '../../emulation/local/stack.ts';
 import { setLogSink } from '../../shared/log.ts';
 import { adminCommand, createStore, createKey } from '../fixtures/api.ts';
 import { deliveryOf, putOutboxEvent, startReceiver, waitFor } from '../fixtures/webhooks.ts';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createStore, type TestKey } from '../fixtures/api.ts';
 import { idemKey, insertTestOrder } from '../fixtures/orders.ts';
 import { idem, insertTestPage, pageBody, xid } from '../fixtures/content.ts';
-import { createGateway } from '../../shared/local/gateway.ts';
+import { createGateway } from '../../emulation/local/gateway.ts';
 import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';

@@ -2,9 +2,9 @@ import path from 'node:path';
 import { tmpdir } from 'node:os';
 import type { TestProject } from 'vitest/node';
 import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
-import { checkJava } from '../../shared/local/dynamodb-local.ts';
-import { startRehearsal, type RehearsalStack } from '../../shared/rehearsal/stack.ts';
-import { synthesize } from '../../shared/rehearsal/synth.ts';
+import { checkJava } from '../../emulation/local/dynamodb-local.ts';
+import { startRehearsal, type RehearsalStack } from '../../emulation/rehearsal/stack.ts';
+import { synthesize } from '../../emulation/rehearsal/synth.ts';
 import { freePort } from '../fixtures/free-port.ts';
 
 /**

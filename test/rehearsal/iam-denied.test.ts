@@ -2,8 +2,8 @@ import path from 'node:path';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
-import { startRehearsal, type RehearsalStack } from '../../shared/rehearsal/stack.ts';
-import { synthesize } from '../../shared/rehearsal/synth.ts';
+import { startRehearsal, type RehearsalStack } from '../../emulation/rehearsal/stack.ts';
+import { synthesize } from '../../emulation/rehearsal/synth.ts';
 import { freePort } from '../fixtures/free-port.ts';
 
 /**

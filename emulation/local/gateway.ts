@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { API_BASE_PATH, matchPath, resourceOf, type Group } from '../http/api-routes.ts';
-import { withDbStats } from '../db/client.ts';
+import { API_BASE_PATH, matchPath, resourceOf, type Group } from '../../shared/http/api-routes.ts';
+import { withDbStats } from '../../shared/db/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
-import { BEARER_CHALLENGE, GATEWAY_RESPONSES } from '../http/gateway-responses.ts';
+import { BEARER_CHALLENGE, GATEWAY_RESPONSES } from '../../shared/http/gateway-responses.ts';
 import { publicRoute } from './docs-routes.ts';
 
 /**

@@ -6,9 +6,9 @@
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { config } from '../config.ts';
-import { sqs } from '../queue/sqs.ts';
-import { errorFields, log as logJson } from '../log.ts';
+import { config } from '../../shared/config.ts';
+import { sqs } from '../../shared/queue/sqs.ts';
+import { errorFields, log as logJson } from '../../shared/log.ts';
 import { sleep } from './sleep.ts';
 
 /** The message as Lambda hands it over, with the attributes the signer reads. */

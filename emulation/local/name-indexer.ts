@@ -3,8 +3,8 @@
  * a stream poller with the mapping's filter, as the event-source mapping feeds it in AWS.
  */
 import { handler } from '../../functions/name-index/handler.ts';
-import { isPendingNameWrite } from '../db/name-index-stream.ts';
-import { errorFields, log as logJson } from '../log.ts';
+import { isPendingNameWrite } from '../../shared/db/name-index-stream.ts';
+import { errorFields, log as logJson } from '../../shared/log.ts';
 import { StreamPoller } from './stream-poller.ts';
 
 export function startNameIndexer(options: { streamArn: string; endpoint: string }): { stop(): Promise<void> } {

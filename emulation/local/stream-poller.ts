@@ -20,10 +20,10 @@ import {
   type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { config } from '../config.ts';
-import { loadStreamPosition, saveStreamPosition, type ShardPosition, type StreamPosition } from '../db/stream-position.repo.ts';
-import { isOutboxInsert } from '../db/outbox-stream-filter.ts';
-import { errorFields, log as logJson } from '../log.ts';
+import { config } from '../../shared/config.ts';
+import { loadStreamPosition, saveStreamPosition, type ShardPosition, type StreamPosition } from '../../shared/db/stream-position.repo.ts';
+import { isOutboxInsert } from '../../shared/db/outbox-stream-filter.ts';
+import { errorFields, log as logJson } from '../../shared/log.ts';
 import { sleep } from './sleep.ts';
 
 /** Idle pause between GetRecords rounds (Lambda polls a shard about four times a second). */

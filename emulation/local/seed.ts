@@ -1,10 +1,10 @@
 import { handler as admin } from '../../functions/admin/handler.ts';
-import { getStore } from '../db/store.repo.ts';
-import { insertProduct } from '../db/product.repo.ts';
-import { resolveTaxonomy, upsertCategory, upsertTag } from '../db/taxonomy.repo.ts';
-import { insertOrder } from '../db/order.repo.ts';
-import { insertPage } from '../db/page.repo.ts';
-import { ABILITIES } from '../domain/key/abilities.ts';
+import { getStore } from '../../shared/db/store.repo.ts';
+import { insertProduct } from '../../shared/db/product.repo.ts';
+import { resolveTaxonomy, upsertCategory, upsertTag } from '../../shared/db/taxonomy.repo.ts';
+import { insertOrder } from '../../shared/db/order.repo.ts';
+import { insertPage } from '../../shared/db/page.repo.ts';
+import { ABILITIES } from '../../shared/domain/key/abilities.ts';
 import { DEMO_CATEGORIES, DEMO_CURRENCY, DEMO_STORE, DEMO_TAGS, demoOrders, demoPages, demoProducts, type DemoSku } from './demo-data.ts';
 
 /**

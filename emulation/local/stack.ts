@@ -1,13 +1,13 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resetConfig } from '../config.ts';
-import { resetDbClients } from '../db/client.ts';
-import { ensureTable, waitForStore } from '../db/bootstrap.ts';
+import { resetConfig } from '../../shared/config.ts';
+import { resetDbClients } from '../../shared/db/client.ts';
+import { ensureTable, waitForStore } from '../../shared/db/bootstrap.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 import { createGateway, type GatewayOptions } from './gateway.ts';
-import { API_BASE_PATH } from '../http/api-routes.ts';
-import { setRequestLogging } from '../log.ts';
-import { setMetricsEnabled } from '../metrics.ts';
+import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
+import { setRequestLogging } from '../../shared/log.ts';
+import { setMetricsEnabled } from '../../shared/metrics.ts';
 import { startWebhookPipeline } from './webhook-pipeline.ts';
 import { startNameIndexer } from './name-indexer.ts';
 

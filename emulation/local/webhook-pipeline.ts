@@ -12,11 +12,11 @@
  * queues every pending delivery again (the signer's due check keeps their schedule).
  */
 import { startLocalQueueServer } from './local-queue.ts';
-import { config, resetConfig } from '../config.ts';
-import { scanPendingDeliveries, markQueued } from '../db/delivery.repo.ts';
-import { maxReceiveCount } from '../domain/webhook/retry.ts';
-import { resetSqsClient, sendDeliveryMessage } from '../queue/sqs.ts';
-import { errorFields, log as logJson } from '../log.ts';
+import { config, resetConfig } from '../../shared/config.ts';
+import { scanPendingDeliveries, markQueued } from '../../shared/db/delivery.repo.ts';
+import { maxReceiveCount } from '../../shared/domain/webhook/retry.ts';
+import { resetSqsClient, sendDeliveryMessage } from '../../shared/queue/sqs.ts';
+import { errorFields, log as logJson } from '../../shared/log.ts';
 import { handler as fanOutHandler } from '../../functions/events/handler.ts';
 import { handler as signerHandler } from '../../functions/webhooks/handler.ts';
 import { handler as deadLetterHandler } from '../../functions/webhooks/dead-letter.ts';

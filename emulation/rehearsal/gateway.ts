@@ -2,7 +2,7 @@
  * API Gateway (REST, Lambda proxy) driven by the templates: routes from the resource tree, the
  * REQUEST authorizer with its identity sources and result cache, the proxy event, and every
  * answer of the gateway's own rendered from the template's gateway responses. The event shape
- * is the one the route-table gateway (shared/local/gateway.ts) builds.
+ * is the one the route-table gateway (emulation/local/gateway.ts) builds.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
