@@ -24,6 +24,9 @@ export const ERROR_CODES = [
   'idempotency_key_reused',
   'rate_limited',
   'internal_error',
+  'service_unavailable',
+  'filter_too_broad',
+  'cursor_expired',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

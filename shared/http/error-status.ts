@@ -27,6 +27,18 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; when:
   idempotency_key_reused: { status: 422, when: 'The Idempotency-Key was already used for a different request.' },
   rate_limited: { status: 429, when: 'The key is over its allowance; `Retry-After` says when the next request is admitted.' },
   internal_error: { status: 500, when: 'Anything unexpected; the message carries a request id that the logs know.' },
+  service_unavailable: {
+    status: 503,
+    when: 'The store is unreachable, throttling, or slower than the request\'s time budget; nothing was written, and `Retry-After` says when to retry.',
+  },
+  filter_too_broad: {
+    status: 422,
+    when: 'A `filter[name]` needle that cannot be answered within the search\'s read budget (field `filter[name]`); a longer needle can.',
+  },
+  cursor_expired: {
+    status: 410,
+    when: 'A `GET /events` cursor older than the 30-day retention (field `cursor`); re-sync from the lists, then follow the events from the newest.',
+  },
 };
 
 export const statusOf = (code: ErrorCode): number => ERROR_CATALOGUE[code].status;

@@ -13,7 +13,7 @@ const IDEMPOTENCY_CODES: ErrorCode[] = ['idempotency_key_required', 'idempotency
 
 /** Every code an operation can answer, the shared ones derived from what the operation takes. */
 export function errorCodesOf(route: ApiRoute, doc: OperationDoc): ErrorCode[] {
-  const codes = new Set<ErrorCode>(['unauthenticated', 'rate_limited', 'internal_error']);
+  const codes = new Set<ErrorCode>(['unauthenticated', 'rate_limited', 'internal_error', 'service_unavailable']);
   if (route.ability !== null) codes.add('forbidden');
   const hasPathParameters = route.path.includes('{');
   if (hasPathParameters) codes.add('not_found');
@@ -26,7 +26,7 @@ export function errorCodesOf(route: ApiRoute, doc: OperationDoc): ErrorCode[] {
 }
 
 /** Headers each error status carries besides the rate-limit ones. */
-const RETRY_CODES: ErrorCode[] = ['rate_limited', 'idempotency_in_progress'];
+const RETRY_CODES: ErrorCode[] = ['rate_limited', 'idempotency_in_progress', 'service_unavailable'];
 
 function headersOf(status: number, codes: ErrorCode[]): Record<string, object> {
   const headers: Record<string, object> = {};
