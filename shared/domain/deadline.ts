@@ -1,0 +1,61 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/**
+ * The time budget of the work in progress (one HTTP request, one tool call, one queue message).
+ *
+ * A front starts the budget with `withDeadline` from what it knows (API Gateway answers a request
+ * after 29 s whatever the Lambda does; the function has its own timeout), keeping a margin to
+ * answer in. Anything below it that waits or retries asks how much is left (`remainingMs`) and
+ * stops in time with a retryable answer instead of running past the moment nobody listens; SDK
+ * calls take `deadlineSignal()` so a call in flight is abandoned when the budget ends.
+ *
+ * Outside any budget (a script, a test calling a repository directly) nothing is bounded:
+ * `remainingMs()` is Infinity and the signal is undefined.
+ */
+interface Budget {
+  /** Epoch ms at which the work must have answered. */
+  readonly deadline: number;
+  readonly signal: AbortSignal;
+}
+
+const budgets = new AsyncLocalStorage<Budget>();
+
+/** Raised (as the signal's reason) when a budget runs out. */
+export class DeadlineExceeded extends Error {
+  constructor(readonly budgetMs: number) {
+    super(`the ${budgetMs} ms budget of this request ran out`);
+    this.name = 'DeadlineExceeded';
+  }
+}
+
+/**
+ * Runs `fn` with a budget of `ms` from now. A nested budget can only shorten the outer one: the
+ * inner work never outlives what its caller can still wait for.
+ */
+export async function withDeadline<T>(ms: number, fn: () => Promise<T>): Promise<T> {
+  const outer = budgets.getStore();
+  const deadline = Math.min(Date.now() + ms, outer?.deadline ?? Number.POSITIVE_INFINITY);
+  const controller = new AbortController();
+  const budgetMs = Math.max(0, deadline - Date.now());
+  const timer = setTimeout(() => controller.abort(new DeadlineExceeded(budgetMs)), budgetMs);
+  timer.unref?.();
+  const onOuterAbort = () => controller.abort(outer?.signal.reason);
+  outer?.signal.addEventListener('abort', onOuterAbort, { once: true });
+  try {
+    return await budgets.run({ deadline, signal: controller.signal }, fn);
+  } finally {
+    clearTimeout(timer);
+    outer?.signal.removeEventListener('abort', onOuterAbort);
+  }
+}
+
+/** Milliseconds left in the current budget (never negative); Infinity outside any budget. */
+export function remainingMs(now: number = Date.now()): number {
+  const budget = budgets.getStore();
+  return budget === undefined ? Number.POSITIVE_INFINITY : Math.max(0, budget.deadline - now);
+}
+
+/** Aborts when the current budget runs out; undefined outside any budget. */
+export function deadlineSignal(): AbortSignal | undefined {
+  return budgets.getStore()?.signal;
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { DeadlineExceeded, deadlineSignal, remainingMs, withDeadline } from '../../shared/domain/deadline.ts';
+
+describe('request deadline', () => {
+  it('is unbounded outside any budget', () => {
+    expect(remainingMs()).toBe(Number.POSITIVE_INFINITY);
+    expect(deadlineSignal()).toBeUndefined();
+  });
+
+  it('tells the work how much of its budget is left, measured from a given instant', async () => {
+    await withDeadline(10_000, async () => {
+      const now = Date.now();
+      const left = remainingMs(now);
+      expect(left).toBeGreaterThan(0);
+      expect(left).toBeLessThanOrEqual(10_000);
+      expect(remainingMs(now + left + 5)).toBe(0);
+    });
+  });
+
+  it('lets a nested budget shorten the outer one, never lengthen it', async () => {
+    await withDeadline(1_000, async () => {
+      const outer = remainingMs();
+      await withDeadline(60_000, async () => expect(remainingMs()).toBeLessThanOrEqual(outer));
+      await withDeadline(10, async () => expect(remainingMs()).toBeLessThanOrEqual(10));
+    });
+  });
+
+  it('aborts the signal with DeadlineExceeded when the budget runs out', async () => {
+    const reason = await withDeadline(5, () => {
+      const signal = deadlineSignal()!;
+      return new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+    });
+    expect(reason).toBeInstanceOf(DeadlineExceeded);
+  });
+
+  it('aborts an inner budget when the outer one runs out first', async () => {
+    const aborted = await withDeadline(5, () =>
+      withDeadline(60_000, () => {
+        const signal = deadlineSignal()!;
+        return new Promise((resolve) => signal.addEventListener('abort', () => resolve(true), { once: true }));
+      }),
+    );
+    expect(aborted).toBe(true);
+  });
+});
