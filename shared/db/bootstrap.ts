@@ -8,8 +8,12 @@ import {
 import { rawDb, tableName } from './client.ts';
 import { createTableInput, TABLE } from './table.ts';
 
-/** Waits until the store answers (DynamoDB Local takes a second or two to start). */
-export async function waitForStore(timeoutMs = 30_000): Promise<void> {
+/**
+ * Waits until the store answers. DynamoDB Local takes a second or two to start on an idle
+ * machine and over a minute on a saturated one (a JVM start competing for two cores): the bound
+ * is there to report a store that never comes up, not to judge its speed.
+ */
+export async function waitForStore(timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
