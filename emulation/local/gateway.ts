@@ -72,6 +72,8 @@ export function createGateway(options: GatewayOptions = {}): Server {
   return createServer((req, res) => {
     const started = performance.now();
     const requestId = randomUUID();
+    // Every answer names its request, the gateway's own included (API Gateway maps context.requestId).
+    res.setHeader('X-Request-Id', requestId);
     const url = new URL(req.url ?? '/', 'http://local');
     let status = 0;
     const finish = (stats?: { calls: number; rcu: number; wcu: number; ops: string[] }) => {

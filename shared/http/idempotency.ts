@@ -40,6 +40,9 @@ export function idempotencyKeyOf(headers: Record<string, string>): string {
   throw new DomainError('validation_failed', parsed.message, IDEMPOTENCY_HEADER);
 }
 
+/** On every answer that is a replay of an earlier one (Stripe's name for it). */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
 const freeze = (result: RouteResult): StoredResponse => ({ status: result.status ?? 200, body: JSON.stringify(result.body) });
 const thaw = (stored: StoredResponse): RouteResult => ({ status: stored.status, body: JSON.parse(stored.body) as unknown });
 const errorResult = (err: DomainError): RouteResult => ({ status: statusOf(err.code), body: errorBody(err) });
@@ -57,7 +60,8 @@ function refusal(outcome: Refusal): RouteResult {
   switch (outcome.outcome) {
     case 'replay':
       addInvocationContext({ idempotency_replay: true });
-      return thaw(outcome.response);
+      // The same bytes as the first answer; the header tells a client this one changed nothing.
+      return { ...thaw(outcome.response), headers: { [REPLAYED_HEADER]: 'true' } };
     case 'reused':
       throw new DomainError('idempotency_key_reused', `This ${IDEMPOTENCY_HEADER} was already used for a different request.`, IDEMPOTENCY_HEADER);
     case 'in_progress':

@@ -32,13 +32,16 @@ export function internal(request: { context: unknown }): RequestInternal {
 
 /**
  * Turns every failure into the contract's `{code, message, field}` body and puts the
- * RateLimit-* headers on every response, success or not. Unknown errors become 500
+ * RateLimit-* headers and `X-Request-Id` on every response, success or not. Unknown errors become 500
  * `internal_error` with the request id; their cause goes to the log, never to the client.
  */
 export function responseShaper(): Middleware {
   const addHeaders = (request: Request) => {
-    const headers = internal(request).responseHeaders;
-    if (headers && request.response) request.response.headers = { ...request.response.headers, ...headers };
+    if (!request.response) return;
+    // The id the logs and a 500's message know, on every answer, so a client can quote it.
+    const requestId = request.event.requestContext?.requestId;
+    const headers = { ...internal(request).responseHeaders, ...(requestId ? { 'X-Request-Id': requestId } : {}) };
+    request.response.headers = { ...request.response.headers, ...headers };
   };
   return {
     after: addHeaders,

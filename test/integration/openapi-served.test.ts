@@ -60,7 +60,8 @@ describe('the contract check of the test client', () => {
 
   it('fails an answer whose body or status the document does not describe', () => {
     const url = `${baseUrl()}/products/1`;
-    const headers = new Headers();
+    const headers = new Headers({ 'X-Request-Id': 'req-1' });
+    expect(() => checkContract({ method: 'GET', url }, { status: 404, headers: new Headers(), text: JSON.stringify({ code: 'not_found', message: 'x', field: null }) })).toThrow(/required header X-Request-Id/);
     expect(() => checkContract({ method: 'GET', url }, { status: 200, headers, text: JSON.stringify({ data: { id: 1 } }) })).toThrow(/does not match/);
     expect(() => checkContract({ method: 'GET', url }, { status: 404, headers, text: JSON.stringify({ code: 'slug_taken', message: 'x', field: null }) })).toThrow(/does not match/);
     expect(() => checkContract({ method: 'GET', url }, { status: 418, headers, text: '{}' })).toThrow(/status not in/);

@@ -40,6 +40,11 @@ describe('POST /orders/{reference}/status: replays', () => {
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
     expect(again.headers.get('content-type')).toBe(first.headers.get('content-type'));
+    // The replay says it is one; each answer has its own request id.
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get('x-request-id')).toMatch(/\S/);
+    expect(again.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
     expect(await eventsOfOrder(storeId, placed.id)).toHaveLength(1);
   });
 
@@ -89,6 +94,7 @@ describe('POST /orders/{reference}/status: replays', () => {
       const again = await api.post(statusPath(placed.reference), body, { 'Idempotency-Key': k });
       expect(again.status).toBe(422);
       expect(again.text).toBe(first.text);
+      expect([first.headers.get('idempotent-replayed'), again.headers.get('idempotent-replayed')]).toEqual([null, 'true']);
     }
   });
 

@@ -29,17 +29,23 @@ export function errorCodesOf(route: ApiRoute, doc: OperationDoc): ErrorCode[] {
 const RETRY_CODES: ErrorCode[] = ['rate_limited', 'idempotency_in_progress', 'service_unavailable'];
 
 function headersOf(status: number, codes: ErrorCode[]): Record<string, object> {
-  const headers: Record<string, object> = {};
-  if (status !== 401) Object.assign(headers, rateLimitHeaderRefs());
+  const headers: Record<string, object> = status === 401 ? requestIdHeaderRef() : responseHeaderRefs();
   const retrying = codes.filter((c) => RETRY_CODES.includes(c));
   if (retrying.length === codes.length) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
   else if (retrying.length > 0) headers['Retry-After'] = { description: `Seconds to wait before retrying; sent with ${retrying.map((c) => `\`${c}\``).join(', ')}.`, schema: { type: 'integer', minimum: 1 } };
   return headers;
 }
 
-export function rateLimitHeaderRefs() {
-  return Object.fromEntries(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((h) => [h, { $ref: `#/components/headers/${h}` }]));
-}
+const headerRefs = (names: string[]) => Object.fromEntries(names.map((h) => [h, { $ref: `#/components/headers/${h}` }]));
+
+/** On every answer, a 401 included (it has no key to count, so no RateLimit-*). */
+export const requestIdHeaderRef = () => headerRefs(['X-Request-Id']);
+
+/** The headers every answer past the key check carries. */
+export const responseHeaderRefs = () => headerRefs(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+
+/** A success of an operation that takes an Idempotency-Key may be a replay. */
+export const replayableHeaderRefs = () => ({ ...responseHeaderRefs(), ...headerRefs(['Idempotent-Replayed']) });
 
 export function errorSchemaFor(codes: readonly ErrorCode[]): JsonSchema {
   return { allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { code: { enum: [...codes] } } }] };
