@@ -92,6 +92,14 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     request: (a) => ({ pathParameters: { id: String(a.id) }, query: query({ include: a.include_offers ? 'offers' : undefined }) }),
     fieldNames: { include: 'include_offers' },
   },
+  getCatalogProduct: {
+    name: 'get_product_by_external_id',
+    title: 'Get a product by your external id',
+    description: 'The product your external id addresses (the id you wrote it with), as upsert_product answers it. Returns {data: mapped product}; not found for an external id this key has not written.',
+    args: v.strictObject({ external_id: externalId('product'), include_offers: includeOffers }),
+    request: (a) => ({ pathParameters: { external_id: pathSegment(String(a.external_id)) }, query: query({ include: a.include_offers ? 'offers' : undefined }) }),
+    fieldNames: { include: 'include_offers' },
+  },
   upsertProduct: {
     name: 'upsert_product',
     title: 'Create or replace a product',

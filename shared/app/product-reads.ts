@@ -1,6 +1,7 @@
 import { getDensePage, getProduct as readProduct, getProductsByIds } from '../db/product.repo.ts';
 import { productIdsBySku } from '../db/product-index.repo.ts';
 import { productIdsByName } from '../db/name-search.repo.ts';
+import { productByExternalId } from '../db/product-refs.repo.ts';
 import { normalizeName, type Product } from '../domain/product/product.ts';
 import { notFound } from '../domain/errors.ts';
 
@@ -28,5 +29,12 @@ export async function listProducts(
 export async function getProduct(storeId: string, id: number | undefined): Promise<Product> {
   const product = id === undefined ? undefined : await readProduct(storeId, id);
   if (!product) throw notFound('product');
+  return product;
+}
+
+/** The product a key's own external id maps to (the key's write address, read back). */
+export async function getProductByExternalId(caller: { storeId: string; keyId: number }, externalId: string): Promise<Product> {
+  const product = await productByExternalId(caller.storeId, caller.keyId, externalId);
+  if (!product) throw notFound('product', 'external_id');
   return product;
 }

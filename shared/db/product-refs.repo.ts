@@ -5,6 +5,7 @@ import { batchGet, itemKey } from './helpers.ts';
 import { readLink } from './product-item.ts';
 import { productSequenceKey, sequenceOf, type ProductSequence } from './product-sequence.ts';
 import type { Product } from '../domain/product/product.ts';
+import { getProduct } from './product.repo.ts';
 
 /**
  * What a catalog write refers to by the caller's external ids: the key's external-id link (with
@@ -18,6 +19,20 @@ export async function productIdForExternalId(keyId: number, externalId: string):
     new GetCommand({ TableName: tableName(), Key: keys.externalId(keyId, 'product', externalId), ConsistentRead: true }),
   );
   return readLink(out.Item).productId;
+}
+
+/**
+ * What a key's external id addresses: the link's copy of the product in one GetItem, strongly
+ * consistent so that a client reads back what it just wrote. A link written before copies existed
+ * names only the id: the product item is read as well.
+ */
+export async function productByExternalId(storeId: string, keyId: number, externalId: string): Promise<Product | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.externalId(keyId, 'product', externalId), ConsistentRead: true }),
+  );
+  const link = readLink(out.Item);
+  if (link.product || link.productId === undefined) return link.product;
+  return getProduct(storeId, link.productId);
 }
 
 export interface WriteTargets {

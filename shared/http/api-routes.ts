@@ -24,6 +24,7 @@ export const API_ROUTES = [
   { group: 'products', operation: 'getProduct', method: 'GET', path: '/products/{id}', ability: 'catalog:read' },
   { group: 'orders', operation: 'listOrders', method: 'GET', path: '/orders', ability: 'orders:read' },
   { group: 'orders', operation: 'setOrderStatus', method: 'POST', path: '/orders/{reference}/status', ability: 'orders:write-status' },
+  { group: 'catalog', operation: 'getCatalogProduct', method: 'GET', path: '/catalog/products/{external_id}', ability: 'catalog:read' },
   { group: 'catalog', operation: 'upsertProduct', method: 'PUT', path: '/catalog/products/{external_id}', ability: 'catalog:write' },
   { group: 'catalog', operation: 'updateProduct', method: 'PATCH', path: '/catalog/products/{external_id}', ability: 'catalog:write' },
   { group: 'catalog', operation: 'upsertProducts', method: 'POST', path: '/catalog/products/batch', ability: 'catalog:write' },

@@ -126,7 +126,7 @@ describe('fuzz: generated hostile requests', () => {
     };
 
     const TOOLS: [string, readonly string[]][] = [
-      ['list_products', ['limit', 'page', 'filter_name', 'filter_sku', 'include_offers']], ['get_product', ['id']],
+      ['list_products', ['limit', 'page', 'filter_name', 'filter_sku', 'include_offers']], ['get_product', ['id']], ['get_product_by_external_id', ['external_id', 'include_offers']],
       ['upsert_product', ['external_id', ...PRODUCT]], ['update_product', ['external_id', ...PRODUCT]], ['upsert_products', ['items', 'mode']],
       ['upsert_category', ['external_id', 'name']], ['upsert_tag', ['external_id', 'value']], ['list_orders', ['limit', 'cursor', 'updated_since']],
       ['set_order_status', ['reference', 'status', 'idempotency_key']], ['list_pages', ['type', 'limit', 'cursor', 'version']],

@@ -83,11 +83,11 @@ describe('MCP: connecting and listing tools', () => {
     expect((open.at(-1) as unknown as { transport: StreamableHTTPClientTransport }).transport.sessionId).toBeUndefined();
   });
 
-  it('shows a catalog:read key exactly list_products and get_product', async () => {
+  it('shows a catalog:read key exactly list_products, get_product and get_product_by_external_id', async () => {
     const { key } = await storeWithKey(['catalog:read']);
     const mcp = await connect(key.token);
     const { tools } = await mcp.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['get_product', 'list_products']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['get_product', 'get_product_by_external_id', 'list_products']);
     const list = tools.find((t) => t.name === 'list_products')!;
     expect(list.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
     expect(Object.keys(list.inputSchema.properties ?? {}).sort()).toEqual(['filter_name', 'filter_sku', 'include_offers', 'limit', 'page']);
@@ -172,6 +172,9 @@ describe('MCP: catalog tools', () => {
     expect(listed.body.data[0]).toMatchObject({ id: 1, name: 'Tool chair', sku: 'TC-1', quantity: 3 });
     const again = documentOf(await call(mcp, 'upsert_product', { external_id: 'p-1', name: 'Tool chair v2', price: 5000 }));
     expect(again.data).toMatchObject({ id: 1, name: 'Tool chair v2', quantity: 0, category_external_ids: [] });
+    // Read back by the same external id: the document the write answered.
+    expect(documentOf(await call(mcp, 'get_product_by_external_id', { external_id: 'p-1' }))).toEqual(again);
+    expectToolError(await call(mcp, 'get_product_by_external_id', { external_id: 'never' }), 'not_found', 'external_id');
   });
 
   it('update_product changes only the supplied fields and is not_found for an unknown external id', async () => {

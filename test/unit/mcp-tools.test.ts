@@ -17,11 +17,12 @@ function thrown(fn: () => unknown): DomainError {
 }
 
 describe('MCP tool table', () => {
-  it('has exactly the tools of CONTRACT §11, each bound to its endpoint with the endpoint\'s ability', () => {
+  it('has exactly one tool per keyed endpoint (docs/mcp.md), each bound to its endpoint with the endpoint\'s ability', () => {
     const abilities = Object.fromEntries([...bindTools().values()].map((b) => [b.tool.name, b.route.ability]));
     expect(abilities).toEqual({
       list_products: 'catalog:read',
       get_product: 'catalog:read',
+      get_product_by_external_id: 'catalog:read',
       upsert_product: 'catalog:write',
       update_product: 'catalog:write',
       upsert_products: 'catalog:write',

@@ -10,7 +10,7 @@ import { IDEMPOTENCY_HEADER } from '../../domain/idempotency.ts';
 import { OPERATION_DOCS, PATH_PARAMETERS, type OperationDoc } from './operations.ts';
 import { RESPONSE_BODIES } from './resources.ts';
 import { componentSchemas, inputSchema, outputSchema, querySchema, type JsonSchema } from './json-schema.ts';
-import { errorCodesOf, errorResponses, rateLimitHeaderRefs } from './error-responses.ts';
+import { errorCodesOf, errorResponses, replayableHeaderRefs, responseHeaderRefs } from './error-responses.ts';
 import { COMPONENT_HEADERS, SECURITY_SCHEMES, INFO, TAGS } from './meta.ts';
 import { webhooksSection } from './webhooks.ts';
 import { requestExample, responseExample } from './examples.ts';
@@ -114,11 +114,11 @@ function successResponses(route: ApiRoute, doc: OperationDoc): Record<string, ob
     const example = responseExample(route.operation);
     out['200'] = {
       description: doc.summary.replace(/^./, (c) => c.toUpperCase()) + ': done.',
-      headers: rateLimitHeaderRefs(),
+      headers: doc.idempotent ? replayableHeaderRefs() : responseHeaderRefs(),
       content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` }, ...(example ? { example } : {}) } },
     };
   }
-  for (const [status, description] of Object.entries(doc.otherSuccess ?? {})) out[status] = { description, headers: rateLimitHeaderRefs() };
+  for (const [status, description] of Object.entries(doc.otherSuccess ?? {})) out[status] = { description, headers: responseHeaderRefs() };
   return out;
 }
 
@@ -128,7 +128,7 @@ function rawBodyResponses(doc: OperationDoc): Record<string, object> {
   return {
     '400': {
       description: 'A JSON-RPC error: a parse error, an invalid request or a batch (one message per request).',
-      headers: rateLimitHeaderRefs(),
+      headers: responseHeaderRefs(),
       content: { 'application/json': { schema: { $ref: '#/components/schemas/JsonRpcResponse' } } },
     },
   };

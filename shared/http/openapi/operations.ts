@@ -87,6 +87,13 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     response: 'MappedProductDocument',
     errors: productWrite,
   },
+  getCatalogProduct: {
+    summary: 'Get a product by your external id',
+    description:
+      'The product this key\'s external id addresses, in the same mapped shape a PUT or PATCH answers (with `external_id`, `category_external_ids`, `tag_external_ids`); 404 for an external id this key has not written. Reads what the key just wrote.',
+    query: IncludeQuery,
+    response: 'MappedProductDocument',
+  },
   updateProduct: {
     summary: 'Update a product',
     description: 'Changes only the supplied fields of an existing product of this key; 404 for an unknown external id (after the body is valid).',

@@ -1,0 +1,18 @@
+import { parse } from '../../../shared/domain/validation.ts';
+import { IncludeQuery } from '../../../shared/domain/product/include.ts';
+import type { RouteFn } from '../../../shared/http/http-handler.ts';
+import { getProductByExternalId } from '../../../shared/app/product-reads.ts';
+import { toMappedProduct } from '../../../shared/domain/product/product.ts';
+import { externalIdParam } from '../write-input.ts';
+
+/**
+ * GET /catalog/products/{external_id}: the mapped product this key's external id addresses, as a
+ * PUT or PATCH answers it, so a syncing client can read back by its own id; 404 for an external id
+ * this key never wrote (another key's ids are not this key's).
+ */
+export const getCatalogProduct: RouteFn = async ({ principal, pathParameters, query }) => {
+  const externalId = externalIdParam(pathParameters);
+  const { include } = parse(IncludeQuery, query);
+  const product = await getProductByExternalId(principal, externalId);
+  return { body: { data: toMappedProduct(product, principal.currency, include === 'offers') } };
+};
