@@ -5,8 +5,40 @@ import {
   ResourceNotFoundException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { rawDb, tableName } from './client.ts';
-import { createTableInput, TABLE } from './table.ts';
+import { rawDb, tableName } from '../../shared/db/client.ts';
+import { TABLE } from '../../shared/db/table.ts';
+
+/**
+ * The table the stateful stack (infra/) declares, as a CreateTable input: the same names from
+ * shared/db/table.ts, so the two cannot drift. In AWS, CloudFormation creates the table.
+ */
+export function createTableInput(tableName: string) {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: [
+      { AttributeName: TABLE.partitionKey, AttributeType: 'S' as const },
+      { AttributeName: TABLE.sortKey, AttributeType: 'S' as const },
+      { AttributeName: TABLE.gsi1.partitionKey, AttributeType: 'S' as const },
+      { AttributeName: TABLE.gsi1.sortKey, AttributeType: 'S' as const },
+    ],
+    KeySchema: [
+      { AttributeName: TABLE.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: TABLE.sortKey, KeyType: 'RANGE' as const },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: TABLE.gsi1.indexName,
+        KeySchema: [
+          { AttributeName: TABLE.gsi1.partitionKey, KeyType: 'HASH' as const },
+          { AttributeName: TABLE.gsi1.sortKey, KeyType: 'RANGE' as const },
+        ],
+        Projection: { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...TABLE.gsi1.projectedAttributes] },
+      },
+    ],
+    StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' as const },
+  };
+}
 
 /** Waits until the store answers (DynamoDB Local takes a second or two to start). */
 export async function waitForStore(timeoutMs = 30_000): Promise<void> {
