@@ -40,8 +40,8 @@ export function createTableInput(tableName: string) {
   };
 }
 
-/** Waits until the store answers (DynamoDB Local takes a second or two to start). */
-export async function waitForStore(timeoutMs = 30_000): Promise<void> {
+/** Waits until the store answers: DynamoDB Local takes a second or two to start on an idle machine, 40 s on a loaded 2-core one. */
+export async function waitForStore(timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
