@@ -66,6 +66,8 @@ async function invokeLocally(event: AdminEvent): Promise<AdminResult> {
   }
   const { setLogSink } = await import('../shared/log.ts');
   setLogSink((line) => process.stderr.write(line + '\n'));
+  const { installLocalCommitBarrier } = await import('../emulation/local/commit-barrier.ts');
+  installLocalCommitBarrier();
   const { handler } = await import('../functions/admin/handler.ts');
   return handler(event);
 }

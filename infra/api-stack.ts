@@ -123,7 +123,7 @@ export class ApiStack extends Stack {
     // (an admin command that signs a test event) decrypts them; API functions never can.
     webhookSecretsKey.grant(this.adminFunction, 'kms:Encrypt', 'kms:Decrypt');
 
-    // Order events: table stream → fan-out → queue → signer → receivers (CONTRACT §10).
+    // Order events: table stream → fan-out → queue → signer → receivers (docs/contract.md#webhooks).
     this.webhooks = new WebhookPipeline(this, 'Webhooks', {
       table,
       queues,

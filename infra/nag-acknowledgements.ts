@@ -27,7 +27,7 @@ export function acknowledgeFunction(fn: IConstruct): void {
 }
 
 export function acknowledgeRestApi(api: IConstruct, wafEnabled: boolean): void {
-  ack(api, 'AwsSolutions-COG4', 'Clients are store integrations holding API keys; the Lambda authorizer resolves the key on every method (CONTRACT §3).');
+  ack(api, 'AwsSolutions-COG4', 'Clients are store integrations holding API keys; the Lambda authorizer resolves the key on every method (docs/contract.md#keys-and-abilities).');
   ack(
     api,
     'AwsSolutions-APIG2',

@@ -32,7 +32,7 @@ function intFrom(name: string, raw: string | undefined, fallback: number, min: n
 
 /**
  * Waits between webhook attempts: retries at about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 24 h
- * after the first attempt, so a delivery is given up after 24 h (CONTRACT §10).
+ * after the first attempt, so a delivery is given up after 24 h (docs/contract.md#webhooks).
  */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 295, 1500, 5400, 10800, 18000, 50400];
 

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { API_BASE_PATH, matchPath, resourceOf, type Group } from '../../shared/http/api-routes.ts';
+import { API_BASE_PATH, resourceOf, type Group } from '../../shared/http/api-routes.ts';
+import { matchPath } from './match-path.ts';
 import { withDbStats } from '../../shared/db/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';

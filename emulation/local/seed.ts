@@ -5,12 +5,12 @@ import { resolveTaxonomy, upsertCategory, upsertTag } from '../../shared/db/taxo
 import { insertOrder } from '../../shared/db/order.repo.ts';
 import { insertPage } from '../../shared/db/page.repo.ts';
 import { ABILITIES } from '../../shared/domain/key/abilities.ts';
-import { DEMO_CATEGORIES, DEMO_CURRENCY, DEMO_STORE, DEMO_TAGS, demoOrders, demoPages, demoProducts, type DemoSku } from './demo-data.ts';
+import { DEMO_CATEGORIES, DEMO_CURRENCY, DEMO_STORE, DEMO_TAGS, demoOrders, demoPages, demoProducts, type DemoSku } from '../../shared/http/openapi/example-data.ts';
 
 /**
  * The demo store of the local stack: products (several with variants, properties and dimensions),
  * categories, tags, orders in every status, and a few pages, all owned by the demo key.
- * Deterministic (demo-data.ts), so that the README's and the API reference's examples show what
+ * Deterministic (shared/http/openapi/example-data.ts), so that the README's and the API reference's examples show what
  * a newcomer sees.
  */
 export { DEMO_STORE };

@@ -2,7 +2,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resetConfig } from '../../shared/config.ts';
 import { resetDbClients } from '../../shared/db/client.ts';
-import { ensureTable, waitForStore } from '../../shared/db/bootstrap.ts';
+import { ensureTable, waitForStore } from './bootstrap.ts';
+import { installLocalCommitBarrier } from './commit-barrier.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 import { createGateway, type GatewayOptions } from './gateway.ts';
 import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
@@ -51,6 +52,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   });
   resetConfig();
   resetDbClients();
+  installLocalCommitBarrier();
   setRequestLogging(false);
   // EMF lines are for CloudWatch; the local console shows the gateway's request lines instead.
   setMetricsEnabled(false);

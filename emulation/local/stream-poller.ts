@@ -21,7 +21,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { config } from '../../shared/config.ts';
-import { loadStreamPosition, saveStreamPosition, type ShardPosition, type StreamPosition } from '../../shared/db/stream-position.repo.ts';
+import { loadStreamPosition, saveStreamPosition, type ShardPosition, type StreamPosition } from './stream-position.ts';
 import { isOutboxInsert } from '../../shared/db/outbox-stream-filter.ts';
 import { errorFields, log as logJson } from '../../shared/log.ts';
 import { sleep } from './sleep.ts';

@@ -13,7 +13,8 @@
  */
 import { startLocalQueueServer } from './local-queue.ts';
 import { config, resetConfig } from '../../shared/config.ts';
-import { scanPendingDeliveries, markQueued } from '../../shared/db/delivery.repo.ts';
+import { markQueued } from '../../shared/db/delivery.repo.ts';
+import { scanPendingDeliveries } from './pending-deliveries.ts';
 import { maxReceiveCount } from '../../shared/domain/webhook/retry.ts';
 import { resetSqsClient, sendDeliveryMessage } from '../../shared/queue/sqs.ts';
 import { errorFields, log as logJson } from '../../shared/log.ts';
@@ -69,8 +70,12 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
       maxReceiveCount: String(options.maxReceiveCount ?? maxReceiveCount(config().webhookRetrySchedule, config().webhookQueueWaitLimitSeconds)),
     }),
   });
-  // The fan-out Lambda finds its queue through the environment, as in AWS.
+  // The fan-out Lambda finds its queue through the environment, as in AWS; the SDK finds the
+  // emulator through its own endpoint variable, with the dummy credentials fauxqs accepts.
   process.env.WEBHOOK_QUEUE_URL = queue.queueUrl;
+  process.env.AWS_ENDPOINT_URL_SQS = `http://127.0.0.1:${server.port}`;
+  process.env.AWS_ACCESS_KEY_ID ??= 'local';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
   resetConfig();
   resetSqsClient();
 
@@ -105,6 +110,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
       resetSqsClient();
       await stopServer();
       delete process.env.WEBHOOK_QUEUE_URL;
+      delete process.env.AWS_ENDPOINT_URL_SQS;
       resetConfig();
     },
   };

@@ -11,7 +11,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startFauxqs } from 'fauxqs';
 import { resetConfig } from '../../shared/config.ts';
 import { resetDbClients } from '../../shared/db/client.ts';
-import { waitForStore } from '../../shared/db/bootstrap.ts';
+import { waitForStore } from '../local/bootstrap.ts';
+import { installLocalCommitBarrier } from '../local/commit-barrier.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../local/dynamodb-local.ts';
 import { readApi } from './api-model.ts';
 import { readFunctions, type FunctionSpec } from './functions.ts';
@@ -67,6 +68,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     Object.assign(process.env, { DYNAMODB_ENDPOINT: store.endpoint, AWS_REGION: assembly.region });
     resetConfig();
     resetDbClients();
+    installLocalCommitBarrier();
     await waitForStore();
     const fauxqs = await startFauxqs({ port: 0, host: '127.0.0.1', logger: false });
     cleanups.push(() => fauxqs.stop());

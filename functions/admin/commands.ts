@@ -25,7 +25,7 @@ import { encryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher
 import { KeyIdArg, StoreIdArg } from './args.ts';
 
 /**
- * The admin surface (CONTRACT §2): one entry per CLI command, each validating its own arguments.
+ * The admin surface (docs/contract.md#admin-cli): one entry per CLI command, each validating its own arguments.
  * Later features add their commands to this table.
  */
 export type AdminCommand = (args: Record<string, unknown>) => Promise<unknown>;

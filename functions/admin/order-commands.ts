@@ -6,7 +6,7 @@ import type { AdminCommand } from './commands.ts';
 import { StoreIdArg } from './args.ts';
 
 /**
- * The storefront's and the payment provider's side of orders (CONTRACT §2): orders never enter
+ * The storefront's and the payment provider's side of orders (docs/contract.md#admin-cli): orders never enter
  * through the integration API, and `paid` is never set there.
  */
 const Reference = v.pipe(v.string(), v.regex(ORDER_REFERENCE_PATTERN, `must be ${ORDER_REFERENCE_RULE}`));

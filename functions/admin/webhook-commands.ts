@@ -17,7 +17,7 @@ const Limit = v.optional(
   v.pipe(v.union([v.number(), v.string()]), v.transform(Number), v.number(), v.integer('must be an integer'), v.minValue(1), v.maxValue(10_000)),
 );
 
-/** CONTRACT §2, §10 and §12: the delivery log, redelivery, test delivery and webhook secret rotation. */
+/** docs/contract.md#admin-cli, docs/contract.md#webhooks: the delivery log, redelivery, test delivery and webhook secret rotation. */
 export const webhookCommands: Record<string, AdminCommand> = {
   'webhooks deliveries': async (args) => {
     const a = parse(v.strictObject({ id: KeyId, limit: Limit }), args);

@@ -1,7 +1,7 @@
 import { validationFailed } from '../../shared/domain/errors.ts';
 import { EXTERNAL_ID_RULE, externalIdFromPath } from '../../shared/domain/external-id.ts';
 
-/** The `{external_id}` of a catalog path, or 422 naming `external_id` (CONTRACT §5). */
+/** The `{external_id}` of a catalog path, or 422 naming `external_id` (docs/contract.md#limits). */
 export function externalIdParam(pathParameters: Record<string, string>): string {
   const id = externalIdFromPath(pathParameters.external_id);
   if (id === undefined) throw validationFailed('external_id', `external_id must be ${EXTERNAL_ID_RULE}`);

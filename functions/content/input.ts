@@ -4,7 +4,7 @@ import { EXTERNAL_ID_RULE, externalIdFromPath, isExternalId } from '../../shared
 import { ActionBody } from '../../shared/domain/page/page-write.ts';
 
 /**
- * The `{external_id}` path segment of a page, or 422 naming `external_id` (CONTRACT §5). API
+ * The `{external_id}` path segment of a page, or 422 naming `external_id` (docs/contract.md#limits). API
  * Gateway REST passes it still encoded, the local gateway decoded; `externalIdFromPath` accepts both.
  */
 export function pageExternalId(pathParameters: Record<string, string>): string {

@@ -5,7 +5,7 @@ import { eventBody, type Delivery } from '../../shared/domain/webhook/delivery.t
 import { sendDeliveryMessage } from '../../shared/queue/sqs.ts';
 import { log } from '../../shared/log.ts';
 
-/** Keys that receive webhooks (SPEC §6): active, holding `orders:read`, with a URL. */
+/** Keys that receive webhooks (docs/contract.md#webhooks): active, holding `orders:read`, with a URL. */
 export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.abilities.includes('orders:read') && k.webhook_url !== null;
 
 /** ...and of those, the ones that chose this event (`--events`, default all). */

@@ -22,7 +22,7 @@ export const IDEMPOTENCY_ARG = 'idempotency_key';
 
 /**
  * The `idempotency_key` argument, checked by the same rule as the Idempotency-Key header
- * (CONTRACT §8) but named as the argument a tool caller sent.
+ * (docs/contract.md#idempotency) but named as the argument a tool caller sent.
  */
 export function idempotencyKeyArg(args: Args): string {
   const value = args[IDEMPOTENCY_ARG];

@@ -59,7 +59,7 @@ export const handler = instrument(
 function headersOf(event: APIGatewayProxyEvent): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(event.headers ?? {})) if (value !== undefined) headers.set(name, value);
-  // The API's clients send `Accept: application/json` (SPEC §5). The transport insists on also
+  // The API's clients send `Accept: application/json` (docs/contract.md#keys-and-abilities). The transport insists on also
   // seeing text/event-stream, which only matters for streamed answers; this server always answers
   // JSON, so a client that accepts JSON is accepted.
   const accept = headers.get('accept') ?? '';

@@ -15,7 +15,7 @@ import { IDEMPOTENCY_ARG, idempotencyKeyArg, pathSegment, rest, type Args } from
 import { inputSchemaOf, type JsonSchemaObject } from './input-schema.ts';
 
 /**
- * The MCP tools (CONTRACT §11), one per keyed operation of the route table — exhaustive, so an
+ * The MCP tools (docs/contract.md#mcp), one per keyed operation of the route table — exhaustive, so an
  * endpoint without its tool does not compile. The ability, the route function and the
  * idempotency scope come from the operation's endpoint, so a tool is exactly the HTTP call it
  * stands for. Arguments are validated with schemas composed from the endpoint's own valibot

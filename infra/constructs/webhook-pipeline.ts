@@ -29,7 +29,7 @@ export interface WebhookPipelineProps {
 const DEFAULT_SIGNER_POLLERS = 10;
 
 /**
- * The webhook path (CONTRACT §10): table stream → fan-out Lambda → queue → signer Lambda →
+ * The webhook path (docs/contract.md#webhooks): table stream → fan-out Lambda → queue → signer Lambda →
  * receivers, and dead-letter queue → consumer that marks the delivery `failed`.
  *
  * - Stream mapping: only outbox INSERTs reach the fan-out (the filter shared with the local

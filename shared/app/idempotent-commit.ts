@@ -3,7 +3,7 @@ import type { Item, TransactItem } from '../db/helpers.ts';
 import type { StoredResponse } from '../db/idempotency.repo.ts';
 
 /**
- * How a use case commits the stored answer of an idempotent request (CONTRACT §8) in the same
+ * How a use case commits the stored answer of an idempotent request (docs/contract.md#idempotency) in the same
  * transaction as its state change, without a claim of its own. The HTTP front
  * (shared/http/idempotency.ts) opens the session; the use case reads `recordKey` in the same
  * BatchGetItem as its aggregate and hands what it found to `check` (which throws when the key

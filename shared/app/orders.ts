@@ -13,7 +13,7 @@ import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit
 export type OrderDocument = { data: ReturnType<typeof toOrderResource> };
 
 /**
- * An order's status moved by an integration (CONTRACT §7): one BatchGetItem reads the order (by
+ * An order's status moved by an integration (docs/contract.md#orders): one BatchGetItem reads the order (by
  * its reference) and the request's idempotency record, the state machine decides, and the change,
  * its outbox event and the stored idempotent answer commit in one transaction guarded on the
  * order as it was read. Racing requests each decide again from what the winner wrote, so ten

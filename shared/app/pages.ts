@@ -19,7 +19,7 @@ const slugTaken = (slug: string) => new DomainError('slug_taken', `Another page 
 /**
  * Creates or replaces the page this key's external id addresses. A new, draft or unpublished page
  * is a draft afterwards; a published one stays live and holds the save as its unpublished
- * revision (CONTRACT §9). The answer shows what was saved (the draft version).
+ * revision (docs/contract.md#pages). The answer shows what was saved (the draft version).
  * The external-id item carries the page, so a save reads it and the page id sequence in one
  * BatchGetItem. The first save of an external id inserts the page, its external-id item and its
  * slug claim and moves the sequence in one transaction guarded by `attribute_not_exists` and the

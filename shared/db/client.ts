@@ -2,7 +2,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.ts';
-import { addLocalCommitBarrier } from './local-commit-barrier.ts';
 
 /**
  * Round trips and capacity units of the current request. Every DynamoDB call made inside
@@ -25,6 +24,24 @@ export function withDbStats<T>(fn: () => Promise<T>): Promise<{ result: T; stats
 
 export function currentDbStats(): DbStats | undefined {
   return statsStore.getStore();
+}
+
+/** Runs `fn` outside the current request's counts: for calls that are not the request's cost. */
+export function outsideDbStats<T>(fn: () => Promise<T>): Promise<T> {
+  return statsStore.exit(fn);
+}
+
+/**
+ * Middleware a host adds to every client this module builds, now and after a reset. The product
+ * adds none; an emulator that needs one (the local stack's commit barrier) registers it at
+ * start-up, so that this module keeps no branch for it.
+ */
+export type DbClientDecorator = (client: DynamoDBClient) => void;
+const decorators: DbClientDecorator[] = [];
+
+export function decorateDbClients(decorate: DbClientDecorator): void {
+  decorators.push(decorate);
+  if (clients) decorate(clients.base);
 }
 
 type Capacity = { ReadCapacityUnits?: number; WriteCapacityUnits?: number; CapacityUnits?: number };
@@ -79,7 +96,7 @@ function createClients() {
     },
     { step: 'initialize', name: 'countRoundTrips' },
   );
-  if (local) addLocalCommitBarrier(base, (fn) => statsStore.exit(fn));
+  for (const decorate of decorators) decorate(base);
   const doc = DynamoDBDocumentClient.from(base, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
   });

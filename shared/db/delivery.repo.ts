@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
@@ -15,7 +15,7 @@ import { DomainError } from '../domain/errors.ts';
 
 const epochSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
-function toDelivery(item: Item): Delivery {
+export function toDelivery(item: Item): Delivery {
   return {
     key_id: item.key_id,
     event_id: item.event_id,
@@ -133,7 +133,7 @@ export async function updateDelivery(keyId: number, eventId: string, round: numb
   }
 }
 
-const LOG_FIELDS = [
+export const LOG_FIELDS = [
   'key_id', 'event_id', 'event_type', 'store_id', '#state', 'attempts', '#round', 'round_attempts', 'queued_round',
   'last_status_code', 'last_error', 'created_at', 'updated_at', 'next_attempt_at', 'last_attempt_at', 'delivered_at',
 ];
@@ -202,29 +202,4 @@ export async function startRedelivery(keyId: number, eventId: string, now: strin
     throw err;
   }
   return { ...current, round, round_attempts: 0, state: 'pending', next_attempt_at: now, updated_at: now };
-}
-
-/**
- * Local stack only (its queue lives in memory): every delivery still waiting for an attempt,
- * so that a restart can queue them again. A full scan; never used in AWS, where the queue is
- * durable.
- */
-export async function scanPendingDeliveries(): Promise<Delivery[]> {
-  const found: Delivery[] = [];
-  let start: Item | undefined;
-  do {
-    const out = await db().send(
-      new ScanCommand({
-        TableName: tableName(),
-        FilterExpression: '#type = :delivery AND #state = :pending',
-        ExpressionAttributeNames: { '#type': 'type', '#state': 'state', '#round': 'round' },
-        ExpressionAttributeValues: { ':delivery': ENTITY.delivery, ':pending': 'pending' },
-        ProjectionExpression: LOG_FIELDS.join(', '),
-        ExclusiveStartKey: start,
-      }),
-    );
-    found.push(...(out.Items ?? []).map(toDelivery));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return found;
 }

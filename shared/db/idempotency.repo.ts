@@ -7,7 +7,7 @@ import { isConditionalCheckFailed, itemFromError, type Item, type TransactItem }
 import { IDEMPOTENCY_RETENTION_SECONDS } from '../domain/idempotency.ts';
 
 /**
- * Idempotency records (CONTRACT §8), one per key id + method + path + Idempotency-Key, written
+ * Idempotency records (docs/contract.md#idempotency), one per key id + method + path + Idempotency-Key, written
  * once and finished: `{ state: completed, fingerprint, response_status, response_body }`, the
  * bytes that were sent. There is no separate claim: a request reads the record in the same
  * BatchGetItem as the record it changes, decides, and puts the finished record into its own

@@ -40,7 +40,7 @@ function principalOf(item: Item): Principal {
 
 /**
  * `admits`: whether the request will be served at all once the key is known. A refused one (a
- * missing ability: 403) is answered without taking a rate-limit slot (CONTRACT §5), from a state
+ * missing ability: 403) is answered without taking a rate-limit slot (docs/contract.md#limits), from a state
  * confirmed against the table so that a revoked key is still 401.
  */
 export async function authenticate(tokenHash: string, nowMs: number, limit: number, admits: (p: Principal) => boolean = () => true): Promise<AuthResult> {

@@ -26,8 +26,7 @@
  *  webhook delivery log (30 d TTL) ...... KEY#{k}              / DELIVERY#{event id}
  *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)
  *  event replay (stream → fan-out) ..... STORE#{s}            / EVENT#{event id}#REPLAY#{time}   (type = outbox, TTL 1 d)
- *  local stream poller position ......... LOCAL#STREAM         / POSITION#{stream arn}[#{consumer}]   (local stack only)
- *  local commit barrier ................. LOCAL#COMMIT         / BARRIER   (local endpoints only, see local-commit-barrier.ts)
+ *  (the local stack keeps two items of its own under LOCAL#…: emulation/local/stream-position.ts, commit-barrier.ts)
  */
 
 export type Key = { pk: string; sk: string };
@@ -94,9 +93,6 @@ export const keys = {
   redeliveryRequest: (keyId: number, eventId: string, round: number): Key => ({ pk: `KEY#${keyId}`, sk: `REDELIVERY#${eventId}#${round}` }),
   /** An admin's replay of an event: a copy of the outbox item, so the stream carries it to the fan-out again. */
   outboxReplay: (storeId: string, eventId: string, stamp: string): Key => ({ pk: `STORE#${storeId}`, sk: `EVENT#${eventId}#REPLAY#${stamp}` }),
-  /** Local stack only: how far a local stream poller has read (DynamoDB Local's stream); the fan-out's has no consumer suffix. */
-  streamPosition: (streamArn: string, consumer?: string): Key => ({ pk: 'LOCAL#STREAM', sk: `POSITION#${streamArn}${consumer ? `#${consumer}` : ''}` }),
-  localCommitBarrier: (): Key => ({ pk: 'LOCAL#COMMIT', sk: 'BARRIER' }),
   /** Sort key of a padded-id record back to its id (`PRODUCT#000000000042` → 42). */
   idOf: (sk: string): number => Number(sk.slice(sk.indexOf('#') + 1)),
   /** Sort key at which an ascending cursor query starts (exclusive of `id`). */

@@ -9,7 +9,7 @@ import type { Page, PageContent, PageType } from '../domain/page/page.ts';
 import { readSequence, sequenceMove, sequenceValue } from './sequence.ts';
 
 /**
- * Pages (CONTRACT §9). Three kinds of item, always written together:
+ * Pages (docs/contract.md#pages). Three kinds of item, always written together:
  *
  *   page           STORE#{s} / PAGE#{id:012}           the record; gsi1 = STORE#{s}#PAGES#{type} / PAGE#{id:012}
  *   external id    KEY#{k}   / XID#page#{external_id}  → record_id, and a copy of the page  (one page per external id of a key)

@@ -50,32 +50,3 @@ export const ENTITY = {
   outbox: 'outbox',
   delivery: 'delivery',
 } as const;
-
-/** CreateTable input shared by the local bootstrap and (in CDK terms) the stateful stack. */
-export function createTableInput(tableName: string) {
-  return {
-    TableName: tableName,
-    BillingMode: 'PAY_PER_REQUEST' as const,
-    AttributeDefinitions: [
-      { AttributeName: TABLE.partitionKey, AttributeType: 'S' as const },
-      { AttributeName: TABLE.sortKey, AttributeType: 'S' as const },
-      { AttributeName: TABLE.gsi1.partitionKey, AttributeType: 'S' as const },
-      { AttributeName: TABLE.gsi1.sortKey, AttributeType: 'S' as const },
-    ],
-    KeySchema: [
-      { AttributeName: TABLE.partitionKey, KeyType: 'HASH' as const },
-      { AttributeName: TABLE.sortKey, KeyType: 'RANGE' as const },
-    ],
-    GlobalSecondaryIndexes: [
-      {
-        IndexName: TABLE.gsi1.indexName,
-        KeySchema: [
-          { AttributeName: TABLE.gsi1.partitionKey, KeyType: 'HASH' as const },
-          { AttributeName: TABLE.gsi1.sortKey, KeyType: 'RANGE' as const },
-        ],
-        Projection: { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...TABLE.gsi1.projectedAttributes] },
-      },
-    ],
-    StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' as const },
-  };
-}

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 
 /**
- * The caller's id for a product, category, tag or page (CONTRACT §5). The alphabet is what
+ * The caller's id for a product, category, tag or page (docs/contract.md#limits). The alphabet is what
  * every CRM's ids fit in and what needs no escaping in a URL path or a sort key.
  */
 export const EXTERNAL_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;

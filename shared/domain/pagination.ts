@@ -1,6 +1,6 @@
 import { integerIn } from './validation.ts';
 
-/** Laravel-style page envelope (SPEC §2) for an ordered list of `total` records. */
+/** Laravel-style page envelope (docs/contract.md#resources-and-fields) for an ordered list of `total` records. */
 export interface PageEnvelope<T> {
   current_page: number;
   data: T[];

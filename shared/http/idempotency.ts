@@ -16,7 +16,7 @@ import {
 import { addInvocationContext } from '../log-context.ts';
 
 /**
- * An endpoint that takes an Idempotency-Key (CONTRACT §8), as one wrapper:
+ * An endpoint that takes an Idempotency-Key (docs/contract.md#idempotency), as one wrapper:
  *
  *   const result = await idempotent(input, { precheck: () => parse(Body, input.body), run: async (session, body) => ... });
  *

@@ -3,20 +3,11 @@ import { config } from '../config.ts';
 import type { DeliveryMessage } from '../domain/webhook/delivery.ts';
 
 /**
- * The webhook queue (WEBHOOK_QUEUE_URL). In AWS the client is the default one. A queue URL that
- * is not on amazonaws.com belongs to the local stack's emulator (fauxqs, whose URLs look like
- * `http://sqs.us-east-1.127.0.0.1:PORT/000000000000/webhooks`): the client then talks to the host
- * the URL names, without the `sqs.<region>.` label, with the dummy credentials it accepts.
+ * The webhook queue (WEBHOOK_QUEUE_URL), in this client's region. The endpoint comes from the
+ * region, or from AWS_ENDPOINT_URL_SQS where an emulator sets one (the local stack, the
+ * rehearsal), never from the queue URL's host: an emulator's URLs (fauxqs:
+ * `http://sqs.us-east-1.127.0.0.1:PORT/…`) are not valid URLs to the SDK's parser.
  */
-function emulatorEndpoint(queueUrl: string): string | undefined {
-  // Not `new URL()`: a host like `sqs.us-east-1.127.0.0.1` ends in a number, which the WHATWG
-  // parser takes for a malformed IPv4 address.
-  const m = /^(https?):\/\/(?:sqs\.[a-z0-9-]+\.)?([^/:]+)(:\d+)?\//i.exec(queueUrl);
-  if (!m) throw new Error(`WEBHOOK_QUEUE_URL is not a queue URL: ${queueUrl}`);
-  if (/(^|\.)amazonaws\.com$/i.test(m[2] ?? '')) return undefined;
-  return `${m[1]}://${m[2]}${m[3] ?? ''}`;
-}
-
 let client: SQSClient | undefined;
 let clientFor: string | undefined;
 
@@ -31,12 +22,7 @@ export function sqs(): SQSClient {
   const url = webhookQueueUrl();
   if (client && clientFor === url) return client;
   client?.destroy();
-  const endpoint = emulatorEndpoint(url);
-  client = new SQSClient({
-    region: config().region,
-    ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-    maxAttempts: 4,
-  });
+  client = new SQSClient({ region: config().region, useQueueUrlAsEndpoint: false, maxAttempts: 4 });
   clientFor = url;
   return client;
 }

@@ -3,7 +3,7 @@ import { kmsCipher } from './kms-cipher.ts';
 import { localCipher } from './local-cipher.ts';
 
 /**
- * Webhook secrets at rest (CONTRACT §10): the admin path encrypts a new secret before it is
+ * Webhook secrets at rest (docs/contract.md#webhooks): the admin path encrypts a new secret before it is
  * written, only the signer decrypts. Stored values say how they were sealed:
  *
  *   kms:<base64 KMS ciphertext>      WEBHOOK_SECRET_KMS_KEY_ID set (AWS)

@@ -6,7 +6,7 @@ const RW = ['catalog:read', 'catalog:write'] as const;
 const valid = { name: 'Valid', price: 100 };
 const ids = (n: number, prefix = 'x') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
-/** [what, body, field] — every rule of CONTRACT §5–§6 with the field it must name. */
+/** [what, body, field] — every rule of docs/contract.md#limits, docs/contract.md#products with the field it must name. */
 const putCases: Array<[string, Record<string, unknown>, string]> = [
   ['name missing', { price: 1 }, 'name'],
   ['price missing', { name: 'X' }, 'price'],

@@ -4,7 +4,7 @@ import { idem, pageBody, pagePath, publishPath, slug, storeItems, unpublishPath,
 
 type Api = ReturnType<typeof client>;
 
-/** Published pages stay live while edited (CONTRACT §9): PUT stores a revision, publish puts it live. */
+/** Published pages stay live while edited (docs/contract.md#pages): PUT stores a revision, publish puts it live. */
 describe('published pages stay live while edited', () => {
   let storeId: string;
   let api: Api;

@@ -125,7 +125,7 @@ describe('publish and unpublish: every transition', () => {
   });
 });
 
-describe('publish: Idempotency-Key (CONTRACT §8)', () => {
+describe('publish: Idempotency-Key (docs/contract.md#idempotency)', () => {
   let storeId: string;
   let key: TestKey;
   let api: Api;

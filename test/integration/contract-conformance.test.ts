@@ -1,5 +1,5 @@
 /**
- * Contract audit (SPEC.md + CONTRACT.md): one `it` per finding, named by what the contract
+ * Contract audit (docs/contract.md): one `it` per finding, named by what the contract
  * requires. The tests that fail today pin confirmed deviations; the passing ones guard contract
  * points that had no test yet.
  */
@@ -43,7 +43,7 @@ const READ_SHAPE = [
 ];
 
 describe('contract: HTTP', () => {
-  it('puts RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset on a 403 too (CONTRACT §5: every response)', async () => {
+  it('puts RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset on a 403 too (docs/contract.md#limits: every response)', async () => {
     const { client: api } = await storeWithKey(['catalog:read']);
     expect((await api.get('/products')).headers.get('ratelimit-remaining')).toBe('59');
     const res = await api.get('/orders');
@@ -55,7 +55,7 @@ describe('contract: HTTP', () => {
     expect(Number(res.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
   });
 
-  it('answers PUT and PATCH with the mapped product: the read shape plus external_id and the two id lists, no offers (CONTRACT §6, SPEC §2)', async () => {
+  it('answers PUT and PATCH with the mapped product: the read shape plus external_id and the two id lists, no offers (docs/contract.md#products, docs/contract.md#resources-and-fields)', async () => {
     const { client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
     const expected = [...READ_SHAPE, 'external_id', 'category_external_ids', 'tag_external_ids'].sort();
     const put = await api.put('/catalog/products/audit-1', { name: 'Oak bench', price: 24900 });
@@ -68,7 +68,7 @@ describe('contract: HTTP', () => {
 });
 
 describe('contract: admin CLI', () => {
-  it('prints exactly one JSON document on stdout for `npm run admin -- <command> --json` (CONTRACT §2)', async () => {
+  it('prints exactly one JSON document on stdout for `npm run admin -- <command> --json` (docs/contract.md#admin-cli)', async () => {
     const id = `audit-${Date.now().toString(36)}`;
     const out = await cli(['stores', 'create', '--id', id, '--name', 'Audit store', '--currency', 'EUR', '--json'], 'npm');
     expect(out.code).toBe(0);
@@ -77,7 +77,7 @@ describe('contract: admin CLI', () => {
     expect(JSON.parse(out.stdout)).toMatchObject({ id, name: 'Audit store', currency_code: 'EUR' });
   });
 
-  it('exits non-zero with a one-line error for an unknown flag instead of ignoring it (CONTRACT §2: malformed arguments)', async () => {
+  it('exits non-zero with a one-line error for an unknown flag instead of ignoring it (docs/contract.md#admin-cli: malformed arguments)', async () => {
     const store = await createStore();
     // A typo of --webhook-url: today the key is created without a webhook and the CLI says nothing.
     const out = await cli(['keys', 'create', '--store', store, '--name', 'crm', '--abilities', 'orders:read', '--webhookurl', 'https://crm.example.com/hooks', '--json']);
@@ -87,7 +87,7 @@ describe('contract: admin CLI', () => {
     expect((await adminCommand<{ data: unknown[] }>('keys list', { store })).data).toHaveLength(0);
   });
 
-  it('prints the key as it is, last_used_at included, from keys set-webhook, rotate and revoke (CONTRACT §2: "the key")', async () => {
+  it('prints the key as it is, last_used_at included, from keys set-webhook, rotate and revoke (docs/contract.md#admin-cli: "the key")', async () => {
     const { storeId, key, client: api } = await storeWithKey(['catalog:read']);
     expect((await api.get('/products')).status).toBe(200);
     const listed = (await adminCommand<{ data: { id: number; last_used_at: string | null }[] }>('keys list', { store: storeId })).data.find((k) => k.id === key.id)!;
@@ -138,7 +138,7 @@ async function npmStart(dataDir: string, port: number, dynamodbPort: number) {
 }
 
 describe('contract: npm start', () => {
-  it('stops the whole service (API, DynamoDB Local) when the npm process gets SIGTERM (CONTRACT §1: stops cleanly)', { timeout: 150_000 }, async () => {
+  it('stops the whole service (API, DynamoDB Local) when the npm process gets SIGTERM (docs/contract.md#running-it: stops cleanly)', { timeout: 150_000 }, async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'audit-sigterm-'));
     const port = await freePort();
     const svc = await npmStart(dataDir, port, await freePort());
@@ -156,7 +156,7 @@ describe('contract: npm start', () => {
     }
   });
 
-  it('stops cleanly on Ctrl-C (SIGINT to the process group), leaves no java behind, and keeps data and demo key across a restart (CONTRACT §1)', { timeout: 240_000 }, async () => {
+  it('stops cleanly on Ctrl-C (SIGINT to the process group), leaves no java behind, and keeps data and demo key across a restart (docs/contract.md#running-it)', { timeout: 240_000 }, async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'audit-sigint-'));
     const port = await freePort();
     const dynamodbPort = await freePort();

@@ -124,7 +124,7 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
     // Two webhook keys: one whose secret rotates, one whose URL moves (one admin write each per burst).
     const signing = await admin(ports, 'keys', 'create', '--store', store, '--name', 'signing', '--abilities', 'catalog:read', '--webhook-url', hooks.url, '--events', 'order.paid');
     const moving = await admin(ports, 'keys', 'create', '--store', store, '--name', 'moving', '--abilities', 'catalog:read', '--webhook-url', hooks.url, '--events', 'order.paid');
-    // A published page whose edits are draft revisions (CONTRACT §9).
+    // A published page whose edits are draft revisions (docs/contract.md#pages).
     expect((await call(main.token, 'PUT', '/content/pages/live', { type: 'page', title: 'Live', slug: 'live', body: '<p>live</p>' })).status).toBe(200);
     expect((await call(main.token, 'POST', '/content/pages/live/publish', undefined, { 'Idempotency-Key': randomUUID() })).status).toBe(200);
 

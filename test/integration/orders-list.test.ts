@@ -47,7 +47,7 @@ describe('GET /orders: cursor pages in ascending id', () => {
     expect(res.body.next_cursor).toBe(15);
   });
 
-  it('returns the order record of CONTRACT §7 with computed totals', async () => {
+  it('returns the order record of docs/contract.md#orders with computed totals', async () => {
     const res = await api.get('/orders?limit=1');
     expect(res.body.data[0]).toEqual({
       id: 1,

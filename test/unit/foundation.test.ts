@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../shared/db/keys.ts';
 import { denseIdsOfPage, pageEnvelope } from '../../shared/domain/pagination.ts';
-import { matchPath } from '../../shared/http/api-routes.ts';
+import { matchPath } from '../../emulation/local/match-path.ts';
 import { generateToken, hashToken, looksLikeToken } from '../../shared/domain/key/token.ts';
 import { parseAbilities } from '../../shared/domain/key/abilities.ts';
 import { toProductResource, type Product } from '../../shared/domain/product/product.ts';

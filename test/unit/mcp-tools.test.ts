@@ -17,7 +17,7 @@ function thrown(fn: () => unknown): DomainError {
 }
 
 describe('MCP tool table', () => {
-  it('has exactly one tool per keyed endpoint (docs/mcp.md), each bound to its endpoint with the endpoint\'s ability', () => {
+  it('has exactly the tools of docs/contract.md#mcp, each bound to its endpoint with the endpoint\'s ability', () => {
     const abilities = Object.fromEntries([...bindTools().values()].map((b) => [b.tool.name, b.route.ability]));
     expect(abilities).toEqual({
       list_products: 'catalog:read',

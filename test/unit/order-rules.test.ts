@@ -3,7 +3,7 @@ import { ORDER_STATUSES, ORDER_TRANSITIONS, type Order, type OrderStatus } from 
 import { decideMarkPaid, decideStatusChange, referenceFromPath, withPayment, withStatus } from '../../shared/domain/order/rules.ts';
 import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '../../shared/domain/order/events.ts';
 
-/** CONTRACT §7, written out once more by hand so that a change to the table is a visible decision. */
+/** docs/contract.md#orders, written out once more by hand so that a change to the table is a visible decision. */
 const ALLOWED: Record<OrderStatus, OrderStatus[]> = {
   pending: ['processing', 'cancelled'],
   paid: ['processing', 'cancelled'],
@@ -32,7 +32,7 @@ const order: Order = {
 };
 
 describe('order state machine', () => {
-  it('matches CONTRACT §7', () => {
+  it('matches docs/contract.md#orders', () => {
     expect(ORDER_TRANSITIONS).toEqual(ALLOWED);
   });
 

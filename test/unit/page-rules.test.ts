@@ -27,7 +27,7 @@ function page(overrides: Partial<Page> = {}): Page {
   };
 }
 
-describe('page state machine (CONTRACT §9)', () => {
+describe('page state machine (docs/contract.md#pages)', () => {
   const expected: Record<'publish' | 'unpublish', Record<PageStatus, string>> = {
     publish: { draft: 'change', unpublished: 'change', published: 'noop' },
     unpublish: { published: 'change', unpublished: 'noop', draft: 'forbidden' },
@@ -100,7 +100,7 @@ describe('saving', () => {
 });
 
 describe('toPageResource', () => {
-  it('is the record of CONTRACT §9 in its field order', () => {
+  it('is the record of docs/contract.md#pages in its field order', () => {
     expect(Object.keys(toPageResource(page()))).toEqual([
       'id', 'external_id', 'type', 'title', 'slug', 'body', 'status', 'has_unpublished_changes', 'published_at', 'created_at', 'updated_at',
     ]);

@@ -4,7 +4,7 @@ import { changePageStatus } from '../../../shared/app/pages.ts';
 import { checkAction } from '../input.ts';
 
 /**
- * POST /content/pages/{external_id}/publish under an Idempotency-Key (CONTRACT §8): draft or
+ * POST /content/pages/{external_id}/publish under an Idempotency-Key (docs/contract.md#idempotency): draft or
  * unpublished → published (stamps published_at), published → 200 no-op, unknown → 404.
  */
 export const publishPage: RouteFn = (input) =>

@@ -23,7 +23,7 @@ export type OrderResource = ReturnType<typeof toOrderResource>;
 /** What `data` holds: the order right after the change, and for a status move where it came from. */
 export type OrderEventData = { order: OrderResource } | { order: OrderResource; previous_status: OrderStatus; status: OrderStatus };
 
-/** The webhook body (CONTRACT §10, §12). */
+/** The webhook body (docs/contract.md#webhooks). */
 export interface OrderEventPayload {
   type: OrderEventType;
   timestamp: string;

@@ -2,7 +2,7 @@
 export const ORDER_STATUSES = ['pending', 'paid', 'processing', 'shipped', 'delivered', 'cancelled', 'returned'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
-/** CONTRACT §7: the moves POST /orders/{reference}/status may make. `paid` is never a target here. */
+/** docs/contract.md#orders: the moves POST /orders/{reference}/status may make. `paid` is never a target here. */
 export const ORDER_TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
   pending: ['processing', 'cancelled'],
   paid: ['processing', 'cancelled'],
@@ -40,7 +40,7 @@ export interface Order {
   updated_at: string;
 }
 
-/** The record of CONTRACT §7 (the store id is ours, not the client's). */
+/** The record of docs/contract.md#orders (the store id is ours, not the client's). */
 export function toOrderResource(o: Order) {
   const { store_id: _s, ...rest } = o;
   return rest;

@@ -3,7 +3,7 @@ import { EXTERNAL_ID_PATTERN, EXTERNAL_ID_RULE, externalIdFromPath } from '../ex
 
 /**
  * A reference travels in a URL path and a sort key, so it uses the alphabet of external ids
- * (CONTRACT §5): nothing to escape, nothing that a gateway could decode differently.
+ * (docs/contract.md#limits): nothing to escape, nothing that a gateway could decode differently.
  */
 export const ORDER_REFERENCE_PATTERN = EXTERNAL_ID_PATTERN;
 export const ORDER_REFERENCE_RULE = EXTERNAL_ID_RULE;
@@ -17,7 +17,7 @@ export type StatusDecision =
   | { kind: 'forbidden'; from: OrderStatus; to: OrderStatus };
 
 /**
- * CONTRACT §7 for POST /orders/{reference}/status. Asking for the current status is a no-op
+ * docs/contract.md#orders for POST /orders/{reference}/status. Asking for the current status is a no-op
  * before it is a transition question, so `cancelled → cancelled` is a 200, not a 409.
  * (`paid` as a target is refused earlier, by validation, whatever the current status.)
  */

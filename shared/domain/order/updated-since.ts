@@ -1,5 +1,5 @@
 /**
- * `updated_since` (CONTRACT §7): an ISO 8601 date-time WITH its offset (`Z`, `+02:00`, `-0530`),
+ * `updated_since` (docs/contract.md#orders): an ISO 8601 date-time WITH its offset (`Z`, `+02:00`, `-0530`),
  * seconds and fraction optional. A timestamp without an offset is refused: it names a different
  * instant in every time zone, and a sync that guesses wrong skips hours of orders.
  *

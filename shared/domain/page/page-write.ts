@@ -1,5 +1,5 @@
 /**
- * The page write shape (SPEC §2, CONTRACT §9) and the list query, as valibot schemas. Pure: the
+ * The page write shape (docs/contract.md#resources-and-fields, docs/contract.md#pages) and the list query, as valibot schemas. Pure: the
  * routes do the I/O. Bounds the contract leaves open are decided here (docs/content.md).
  */
 import * as v from 'valibot';

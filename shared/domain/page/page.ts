@@ -1,4 +1,4 @@
-/** Content pages and blog posts (CONTRACT §9). */
+/** Content pages and blog posts (docs/contract.md#pages). */
 export const PAGE_TYPES = ['page', 'blog'] as const;
 export const PAGE_STATUSES = ['draft', 'published', 'unpublished'] as const;
 
@@ -20,7 +20,7 @@ export type PageVersion = (typeof PAGE_VERSIONS)[number];
 /**
  * A page. `type`, `title`, `slug` and `body` are the live version (for a draft or unpublished
  * page simply its content); `draft` is a revision saved over a published page and not yet
- * published, null otherwise (CONTRACT §9).
+ * published, null otherwise (docs/contract.md#pages).
  */
 export interface Page {
   id: number;
@@ -39,14 +39,14 @@ export interface Page {
   updated_at: string;
 }
 
-/** The record of CONTRACT §9 (its field order is set by the mapper below). */
+/** The record of docs/contract.md#pages (its field order is set by the mapper below). */
 export type PageResource = Omit<Page, 'store_id' | 'owner_key_id' | 'external_id' | 'draft'> & {
   external_id: string | null;
   has_unpublished_changes: boolean;
 };
 
 /**
- * External ids belong to the key that set them (CONTRACT §3): a list shows every page of the
+ * External ids belong to the key that set them (docs/contract.md#keys-and-abilities): a list shows every page of the
  * store, but another key's external id as null — it addresses nothing for the viewer, and it is
  * that integration's own business.
  *

@@ -4,7 +4,7 @@ import type { Page, PageContent, PageStatus } from './page.ts';
 export type { PageContent } from './page.ts';
 
 /**
- * The publication state machine of CONTRACT §9, pure:
+ * The publication state machine of docs/contract.md#pages, pure:
  *
  *   save (PUT)   new, draft, unpublished → draft (saving never publishes)
  *                published → published, with the save as its unpublished revision (`draft`);

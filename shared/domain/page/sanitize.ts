@@ -2,7 +2,7 @@ import sanitizeHtml from 'sanitize-html';
 import { Parser } from 'htmlparser2';
 
 /**
- * The HTML policy of page bodies (CONTRACT §9): an allow-list, never a block-list. What is not
+ * The HTML policy of page bodies (docs/contract.md#pages): an allow-list, never a block-list. What is not
  * named here does not survive: no scripts, event handlers, `style` (elements or attributes),
  * iframes/objects/embeds, forms, SVG/MathML, comments, classes or ids. Text is re-serialized with
  * `& < >` escaped and attributes with `& < > "` escaped, so nothing in the output can re-parse into

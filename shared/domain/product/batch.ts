@@ -9,7 +9,7 @@ export const BATCH_MODES = ['replace', 'patch'] as const;
 export type BatchMode = (typeof BATCH_MODES)[number];
 
 /**
- * The batch envelope (CONTRACT §12). Items are checked one by one later, each with the single
+ * The batch envelope (docs/contract.md#products). Items are checked one by one later, each with the single
  * write's schema, so that one bad item fails only itself; what is checked here fails the whole
  * request: the shape of the envelope, the item count and the mode.
  */

@@ -1,5 +1,5 @@
 /**
- * The product write shape (SPEC §2, CONTRACT §6): its validation and how a write lands on a
+ * The product write shape (docs/contract.md#resources-and-fields, docs/contract.md#products): its validation and how a write lands on a
  * stored product. Pure: the route resolves references and the repository does the I/O.
  */
 import { nextUpdatedAt } from '../clock.ts';
@@ -88,7 +88,7 @@ const fields = {
   tag_external_ids: described(ExternalIdList, 'External ids of existing tags of this key (create them first); at most 50, distinct. Replaces the current list.'),
 };
 
-/** PUT: every write field, omitted ones take their defaults (CONTRACT §6). */
+/** PUT: every write field, omitted ones take their defaults (docs/contract.md#products). */
 export const ProductPutBody = v.strictObject({
   name: fields.name,
   price: fields.price,

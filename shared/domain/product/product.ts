@@ -37,7 +37,7 @@ export interface Product {
   updated_at: string;
 }
 
-/** The read shape of SPEC §2. */
+/** The read shape of docs/contract.md#resources-and-fields. */
 export interface ProductResource {
   id: number;
   name: string;
@@ -90,7 +90,7 @@ export function toProductResource(p: Product, currency: string | null, includeOf
 }
 
 /**
- * The write endpoints' answer: the read shape plus the caller's own ids (CONTRACT §6). As in the
+ * The write endpoints' answer: the read shape plus the caller's own ids (docs/contract.md#products). As in the
  * read shape, `offers` appears only when `include=offers` was asked for.
  */
 export function toMappedProduct(p: Product, currency: string | null, includeOffers = false) {

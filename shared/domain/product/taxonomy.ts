@@ -1,4 +1,4 @@
-/** Category and tag write shapes (CONTRACT §6). Pure. */
+/** Category and tag write shapes (docs/contract.md#products). Pure. */
 import * as v from 'valibot';
 import { ORDER_STATUSES } from '../order/order.ts';
 import { PRODUCT_STATUSES } from './product.ts';

@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { isPublicIp } from '../net/public-address.ts';
 
 /**
- * Where a webhook may connect (SSRF at delivery, CONTRACT §10): only public unicast addresses,
+ * Where a webhook may connect (SSRF at delivery, docs/contract.md#webhooks): only public unicast addresses,
  * judged on what the resolver actually returned, because a public name can resolve to a private
  * address at any time (DNS rebinding). The local stack (ALLOW_PRIVATE_WEBHOOKS=1) also admits
  * loopback receivers, and nothing else: a developer's receiver runs on this machine, the rest of

@@ -92,7 +92,7 @@ export function signingSecrets(
   return previousValid ? [key.webhook_secret, key.previous_webhook_secret as string] : [key.webhook_secret];
 }
 
-// Field order of the body a receiver sees (CONTRACT §10 and §7). A DynamoDB map does not keep
+// Field order of the body a receiver sees (docs/contract.md#webhooks, docs/contract.md#orders). A DynamoDB map does not keep
 // its keys' order, so the body is laid out here once, when the delivery is created.
 const FIELD_ORDER: Record<string, readonly string[]> = {
   '': ['type', 'timestamp', 'data'],

@@ -1,7 +1,7 @@
 import { ORDER_EVENT_TYPES, type OrderEventType } from '../order/events.ts';
 
 /**
- * Which events a key receives (`keys create|set-webhook --events a,b`, CONTRACT §12). A key
+ * Which events a key receives (`keys create|set-webhook --events a,b`, docs/contract.md#webhooks). A key
  * that never chose (older keys, or no `--events`) receives every order event.
  */
 export const DEFAULT_EVENTS: readonly OrderEventType[] = ORDER_EVENT_TYPES;

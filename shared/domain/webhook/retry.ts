@@ -1,5 +1,5 @@
 /**
- * The webhook retry plan (CONTRACT §10): attempt at once, then wait `schedule[i]` seconds before
+ * The webhook retry plan (docs/contract.md#webhooks): attempt at once, then wait `schedule[i]` seconds before
  * attempt i + 2; after the last wait's attempt fails, the delivery is `failed`.
  *
  * Where a wait is spent (see `queueWait`): up to 15 min as the received message's visibility

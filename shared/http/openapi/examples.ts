@@ -1,5 +1,5 @@
 /**
- * Examples from the demo store (emulation/local/demo-data.ts), mapped by the same functions the
+ * Examples from the demo store (example-data.ts), mapped by the same functions the
  * handlers answer with, so the reference shows what `npm start` serves. Ids are numbered in seed
  * order; times are fixed so the document is stable.
  */
@@ -7,7 +7,7 @@ import { toMappedProduct, toProductResource, type Product } from '../../domain/p
 import { toOrderResource, type Order } from '../../domain/order/order.ts';
 import { toPageResource } from '../../domain/page/page.ts';
 import { pageEnvelope } from '../../domain/pagination.ts';
-import { DEMO_CATEGORIES, DEMO_CURRENCY, DEMO_STORE, DEMO_TAGS, demoOrders, demoPages, demoProducts, type DemoSku } from '../../../emulation/local/demo-data.ts';
+import { DEMO_CATEGORIES, DEMO_CURRENCY, DEMO_STORE, DEMO_TAGS, demoOrders, demoPages, demoProducts, type DemoSku } from './example-data.ts';
 import type { Operation } from '../api-routes.ts';
 import { DEFAULT_SERVER_URL } from './defaults.ts';
 

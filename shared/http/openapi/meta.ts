@@ -15,10 +15,10 @@ export const INFO = {
 };
 
 const GROUP_DESCRIPTIONS: Record<Group, string> = {
-  products: 'Read the catalog (SPEC §2).',
-  catalog: 'Write products, categories and tags under your own external ids (CONTRACT §6).',
-  orders: 'Sync orders and move them through their statuses (CONTRACT §7).',
-  content: 'Pages and blog posts: save drafts, publish, unpublish (CONTRACT §9).',
+  products: 'Read the catalog: products with their variants, by page or one by id.',
+  catalog: 'Write products, categories and tags under your own external ids.',
+  orders: 'Sync orders and move them through their statuses.',
+  content: 'Pages and blog posts: save drafts, publish, unpublish.',
   mcp: 'The same operations as MCP tools for AI agents (docs/mcp.md).',
 };
 

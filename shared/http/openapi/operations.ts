@@ -33,7 +33,7 @@ export interface OperationDoc {
   response: ResponseBody | { schema: v.GenericSchema; name: string } | null;
   /** The body is not the API's JSON (JSON-RPC): its own parser answers malformed input. */
   rawBody?: boolean;
-  /** Requires an Idempotency-Key header (CONTRACT §8). */
+  /** Requires an Idempotency-Key header (docs/contract.md#idempotency). */
   idempotent?: boolean;
   /** Codes beyond the shared ones (auth, rate limit, body, validation, not found on a path). */
   errors?: ErrorCode[];

@@ -1,5 +1,5 @@
 /**
- * The webhook bodies (CONTRACT §10) as valibot schemas, one per event type: the `webhooks`
+ * The webhook bodies (docs/contract.md#webhooks) as valibot schemas, one per event type: the `webhooks`
  * section of the OpenAPI document is generated from this table. Every body is
  * `{type, timestamp, data}`, signed with the Standard Webhooks headers.
  */

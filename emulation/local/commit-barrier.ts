@@ -1,7 +1,7 @@
 import { PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { keys } from './keys.ts';
-import { config } from '../config.ts';
+import { decorateDbClients, outsideDbStats } from '../../shared/db/client.ts';
+import { config } from '../../shared/config.ts';
 
 /**
  * DynamoDB Local (the SQLite-backed jar) answers a successful TransactWriteItems before its SQLite
@@ -11,18 +11,32 @@ import { config } from '../config.ts';
  *
  * So against a local endpoint every successful TransactWriteItems is followed, before its caller
  * sees the result, by one PutItem of a barrier item: its arrival commits the open transaction,
- * and a PutItem itself commits before it is answered. Never installed against AWS.
+ * and a PutItem itself commits before it is answered. The product's client knows nothing of it:
+ * every process that writes to DynamoDB Local (the local stack, the admin CLI in local mode, the
+ * integration test workers) installs it here, and AWS never sees it.
  */
-export function addLocalCommitBarrier(client: DynamoDBClient, outsideStats: <T>(fn: () => Promise<T>) => Promise<T>): void {
+const BARRIER_KEY = { pk: 'LOCAL#COMMIT', sk: 'BARRIER' };
+
+function addCommitBarrier(client: DynamoDBClient): void {
+  if (config().dynamodbEndpoint === undefined) return;
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const out = await next(args);
       if (/^TransactWrite(Items)?Command$/.test(context.commandName ?? '')) {
         // Not part of the request's cost: the barrier does not exist in AWS.
-        await outsideStats(() => client.send(new PutItemCommand({ TableName: config().tableName, Item: marshall(keys.localCommitBarrier()) })));
+        await outsideDbStats(() => client.send(new PutItemCommand({ TableName: config().tableName, Item: marshall(BARRIER_KEY) })));
       }
       return out;
     },
     { step: 'initialize', name: 'localCommitBarrier' },
   );
+}
+
+let installed = false;
+
+/** Adds the barrier to every DynamoDB client of this process that points at a local endpoint; once. */
+export function installLocalCommitBarrier(): void {
+  if (installed) return;
+  installed = true;
+  decorateDbClients(addCommitBarrier);
 }

@@ -1,10 +1,11 @@
 /**
- * The demo store's records as pure data: the seed writes them to the local stack, and the OpenAPI
- * document takes its examples from them, so the reference shows what `npm start` serves.
+ * The example store of the API reference, as pure data: the OpenAPI document takes its examples
+ * from it, and the local stack's seed (emulation/local/seed.ts) writes the same records, so what
+ * `npm start` serves is what the reference shows.
  */
-import { computeTotals, type OrderItem, type OrderStatus } from '../../shared/domain/order/order.ts';
-import type { Offer, ProductStatus } from '../../shared/domain/product/product.ts';
-import type { PageStatus, PageType } from '../../shared/domain/page/page.ts';
+import { computeTotals, type OrderItem, type OrderStatus } from '../../domain/order/order.ts';
+import type { Offer, ProductStatus } from '../../domain/product/product.ts';
+import type { PageStatus, PageType } from '../../domain/page/page.ts';
 
 export const DEMO_STORE = 'demo';
 export const DEMO_CURRENCY = 'EUR';

@@ -1,0 +1,73 @@
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ListTablesCommand,
+  ResourceNotFoundException,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { rawDb, tableName } from '../../shared/db/client.ts';
+import { TABLE } from '../../shared/db/table.ts';
+
+/**
+ * The table the stateful stack (infra/) declares, as a CreateTable input: the same names from
+ * shared/db/table.ts, so the two cannot drift. In AWS, CloudFormation creates the table.
+ */
+export function createTableInput(tableName: string) {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: [
+      { AttributeName: TABLE.partitionKey, AttributeType: 'S' as const },
+      { AttributeName: TABLE.sortKey, AttributeType: 'S' as const },
+      { AttributeName: TABLE.gsi1.partitionKey, AttributeType: 'S' as const },
+      { AttributeName: TABLE.gsi1.sortKey, AttributeType: 'S' as const },
+    ],
+    KeySchema: [
+      { AttributeName: TABLE.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: TABLE.sortKey, KeyType: 'RANGE' as const },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: TABLE.gsi1.indexName,
+        KeySchema: [
+          { AttributeName: TABLE.gsi1.partitionKey, KeyType: 'HASH' as const },
+          { AttributeName: TABLE.gsi1.sortKey, KeyType: 'RANGE' as const },
+        ],
+        Projection: { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...TABLE.gsi1.projectedAttributes] },
+      },
+    ],
+    StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' as const },
+  };
+}
+
+/** Waits until the store answers: DynamoDB Local takes a second or two to start on an idle machine, 40 s on a loaded 2-core one. */
+export async function waitForStore(timeoutMs = 180_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      await rawDb().send(new ListTablesCommand({ Limit: 1 }));
+      return;
+    } catch (err) {
+      last = err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`the DynamoDB endpoint did not answer within ${timeoutMs} ms: ${(last as Error)?.message}`);
+}
+
+/** Creates the table (same definition as the CDK stack) with its stream and TTL, if missing. */
+export async function ensureTable(): Promise<{ created: boolean; streamArn: string | undefined }> {
+  const name = tableName();
+  try {
+    const out = await rawDb().send(new DescribeTableCommand({ TableName: name }));
+    return { created: false, streamArn: out.Table?.LatestStreamArn };
+  } catch (err) {
+    if (!(err instanceof ResourceNotFoundException)) throw err;
+  }
+  const created = await rawDb().send(new CreateTableCommand(createTableInput(name)));
+  await rawDb().send(
+    new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: TABLE.ttlAttribute } }),
+  );
+  return { created: true, streamArn: created.TableDescription?.LatestStreamArn };
+}

@@ -1,0 +1,31 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../../shared/db/client.ts';
+import { ENTITY } from '../../shared/db/table.ts';
+import { LOG_FIELDS, toDelivery } from '../../shared/db/delivery.repo.ts';
+import type { Item } from '../../shared/db/helpers.ts';
+import type { Delivery } from '../../shared/domain/webhook/delivery.ts';
+
+/**
+ * Local stack only (its queue lives in memory): every delivery still waiting for an attempt,
+ * so that a restart can queue them again. A full scan; never used in AWS, where the queue is
+ * durable.
+ */
+export async function scanPendingDeliveries(): Promise<Delivery[]> {
+  const found: Delivery[] = [];
+  let start: Item | undefined;
+  do {
+    const out = await db().send(
+      new ScanCommand({
+        TableName: tableName(),
+        FilterExpression: '#type = :delivery AND #state = :pending',
+        ExpressionAttributeNames: { '#type': 'type', '#state': 'state', '#round': 'round' },
+        ExpressionAttributeValues: { ':delivery': ENTITY.delivery, ':pending': 'pending' },
+        ProjectionExpression: LOG_FIELDS.join(', '),
+        ExclusiveStartKey: start,
+      }),
+    );
+    found.push(...(out.Items ?? []).map(toDelivery));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return found;
+}
