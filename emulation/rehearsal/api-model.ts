@@ -5,6 +5,7 @@
  */
 import type { Resolver } from './resolve.ts';
 import { resourcesOfType, type Assembly, type Json } from './template.ts';
+import type { WebAcl } from './waf.ts';
 
 export interface ApiMethod {
   resourcePath: string;
@@ -53,6 +54,8 @@ export interface ApiModel {
   responses: Map<string, GatewayResponse>;
   /** The API's `BinaryMediaTypes` (`image/png`, `*\/*`): payloads of these types travel as bytes. */
   binaryMediaTypes: string[];
+  /** The web ACL associated with the stage, if any. */
+  webAcl: WebAcl | undefined;
 }
 
 const functionArnOf = (uri: string) => /\/functions\/(.+)\/invocations$/.exec(uri)?.[1];
@@ -139,7 +142,30 @@ export function readApi(assembly: Assembly, resolver: Resolver): ApiModel | unde
   const stage = resourcesOfType(assembly, 'AWS::ApiGateway::Stage').map(props).find((s) => s.RestApiId === restApiId)?.StageName;
   // The API's own escaping of `/` (`~1`, as in its patch operations) may appear in templates too.
   const binaryMediaTypes = ((props(api).BinaryMediaTypes ?? []) as string[]).map((t) => String(t).replaceAll('~1', '/'));
-  return { restApiId, stage: String(stage ?? 'prod'), methods, responses, binaryMediaTypes };
+  const stageName = String(stage ?? 'prod');
+  return { restApiId, stage: stageName, methods, responses, binaryMediaTypes, webAcl: readWebAcl(assembly, resolver, `/restapis/${restApiId}/stages/`) };
+}
+
+/** The stage's Ref is the rehearsal's own name for it, so any stage of this API counts. */
+function readWebAcl(assembly: Assembly, resolver: Resolver, stagesOfApi: string): WebAcl | undefined {
+  const props = (l: { stack: string; resource: { Properties?: Record<string, Json> } }) => resolver.resolve(l.stack, (l.resource.Properties ?? {}) as Json) as Record<string, Json>;
+  const association = resourcesOfType(assembly, 'AWS::WAFv2::WebACLAssociation').map(props).find((a) => String(a.ResourceArn).includes(stagesOfApi));
+  if (!association) return undefined;
+  const acl = resourcesOfType(assembly, 'AWS::WAFv2::WebACL').find((w) => resolver.lookup(w.stack, w.id)?.attributes.Arn === association.WebACLArn);
+  if (!acl) return undefined;
+  const p = props(acl);
+  return {
+    name: acl.id,
+    rules: ((p.Rules ?? []) as Record<string, Json>[]).map((r) => ({
+      name: String(r.Name),
+      priority: Number(r.Priority ?? 0),
+      // A rule-group reference has OverrideAction instead; `None` lets the group's own actions stand.
+      action: (r.Action ?? { Count: {} }) as Record<string, Json>,
+      statement: (r.Statement ?? {}) as Record<string, Json>,
+    })),
+    defaultAction: (p.DefaultAction ?? { Allow: {} }) as Record<string, Json>,
+    bodies: (p.CustomResponseBodies ?? {}) as WebAcl['bodies'],
+  };
 }
 
 /** API Gateway's choice among resources: literal parts before `{param}`, `{proxy+}` last. */

@@ -12,6 +12,7 @@ import { matchMethod, type ApiAuthorizer, type ApiModel } from './api-model.ts';
 import { renderGatewayResponse } from './gateway-response.ts';
 import { isBinary, runMock } from './mock-integration.ts';
 import { LambdaError } from './sandbox.ts';
+import { evaluateWebAcl } from './waf.ts';
 
 export type Invoke = (functionArn: string, event: unknown) => Promise<unknown>;
 
@@ -50,6 +51,11 @@ export function createTemplateGateway(model: ApiModel, invoke: Invoke, log?: (li
     void (async () => {
       const body = await readBody(req);
       if (body === 'too_large') return gatewayResponse('REQUEST_TOO_LARGE');
+      if (model.webAcl) {
+        const lowerHeaders = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), [v ?? ''].flat().join(',')]));
+        const verdict = evaluateWebAcl(model.webAcl, { method: req.method ?? 'GET', path: url.pathname, query: url.search.slice(1), headers: lowerHeaders, body });
+        if (verdict.action === 'block') return verdict.response ? reply(verdict.response.status, verdict.response.body, verdict.response.headers) : gatewayResponse('WAF_FILTERED');
+      }
       const { method, pathParameters } = matchMethod(model, req.method ?? 'GET', url.pathname);
       if (!method) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
 
