@@ -5,6 +5,7 @@
  */
 import type { Resolver } from './resolve.ts';
 import { resourcesOfType, type Assembly, type Json } from './template.ts';
+import type { WebAcl } from './waf.ts';
 
 export interface ApiMethod {
   resourcePath: string;
@@ -13,6 +14,25 @@ export interface ApiMethod {
   authorizer: ApiAuthorizer | undefined;
   /** ARN of the function a Lambda proxy integration calls; undefined for other integrations. */
   functionArn: string | undefined;
+  integration: ApiIntegration;
+}
+/** What the rehearsal reads of an `Integration` (AWS_PROXY and MOCK are served). */
+export interface ApiIntegration {
+  type: string;
+  /** API Gateway's integration timeout: 29 s unless the template sets less (or more, by quota). */
+  timeoutMs: number;
+  /** CONVERT_TO_TEXT, CONVERT_TO_BINARY or undefined (binary payloads pass through untouched). */
+  contentHandling: string | undefined;
+  requestTemplates: Record<string, string>;
+  responses: IntegrationResponse[];
+}
+export interface IntegrationResponse {
+  statusCode: string;
+  selectionPattern: string | undefined;
+  contentHandling: string | undefined;
+  templates: Record<string, string>;
+  /** `method.response.header.X` → its source (`'literal'` or `integration.response.header.Y`). */
+  parameters: Record<string, string>;
 }
 export interface ApiAuthorizer {
   id: string;
@@ -32,6 +52,10 @@ export interface ApiModel {
   stage: string;
   methods: ApiMethod[];
   responses: Map<string, GatewayResponse>;
+  /** The API's `BinaryMediaTypes` (`image/png`, `*\/*`): payloads of these types travel as bytes. */
+  binaryMediaTypes: string[];
+  /** The web ACL associated with the stage, if any. */
+  webAcl: WebAcl | undefined;
 }
 
 const functionArnOf = (uri: string) => /\/functions\/(.+)\/invocations$/.exec(uri)?.[1];
@@ -77,12 +101,26 @@ export function readApi(assembly: Assembly, resolver: Resolver): ApiModel | unde
   const methods = ofApi('AWS::ApiGateway::Method').map((m) => {
     const p = props(m);
     const integration = (p.Integration ?? {}) as Record<string, Json>;
+    const integrationResponses = (integration.IntegrationResponses ?? []) as Record<string, Json>[];
     return {
       resourcePath: pathOf(String(p.ResourceId)) || '/',
       httpMethod: String(p.HttpMethod),
       authorizationType: String(p.AuthorizationType ?? 'NONE'),
       authorizer: p.AuthorizerId ? authorizers.get(String(p.AuthorizerId)) : undefined,
       functionArn: integration.Type === 'AWS_PROXY' ? functionArnOf(String(integration.Uri)) : undefined,
+      integration: {
+        type: String(integration.Type ?? 'AWS_PROXY'),
+        timeoutMs: Number(integration.TimeoutInMillis ?? 29_000),
+        contentHandling: integration.ContentHandling ? String(integration.ContentHandling) : undefined,
+        requestTemplates: (integration.RequestTemplates ?? {}) as Record<string, string>,
+        responses: integrationResponses.map((r) => ({
+          statusCode: String(r.StatusCode),
+          selectionPattern: r.SelectionPattern ? String(r.SelectionPattern) : undefined,
+          contentHandling: r.ContentHandling ? String(r.ContentHandling) : undefined,
+          templates: (r.ResponseTemplates ?? {}) as Record<string, string>,
+          parameters: (r.ResponseParameters ?? {}) as Record<string, string>,
+        })),
+      },
     };
   });
 
@@ -102,7 +140,32 @@ export function readApi(assembly: Assembly, resolver: Resolver): ApiModel | unde
     });
   }
   const stage = resourcesOfType(assembly, 'AWS::ApiGateway::Stage').map(props).find((s) => s.RestApiId === restApiId)?.StageName;
-  return { restApiId, stage: String(stage ?? 'prod'), methods, responses };
+  // The API's own escaping of `/` (`~1`, as in its patch operations) may appear in templates too.
+  const binaryMediaTypes = ((props(api).BinaryMediaTypes ?? []) as string[]).map((t) => String(t).replaceAll('~1', '/'));
+  const stageName = String(stage ?? 'prod');
+  return { restApiId, stage: stageName, methods, responses, binaryMediaTypes, webAcl: readWebAcl(assembly, resolver, `/restapis/${restApiId}/stages/`) };
+}
+
+/** The stage's Ref is the rehearsal's own name for it, so any stage of this API counts. */
+function readWebAcl(assembly: Assembly, resolver: Resolver, stagesOfApi: string): WebAcl | undefined {
+  const props = (l: { stack: string; resource: { Properties?: Record<string, Json> } }) => resolver.resolve(l.stack, (l.resource.Properties ?? {}) as Json) as Record<string, Json>;
+  const association = resourcesOfType(assembly, 'AWS::WAFv2::WebACLAssociation').map(props).find((a) => String(a.ResourceArn).includes(stagesOfApi));
+  if (!association) return undefined;
+  const acl = resourcesOfType(assembly, 'AWS::WAFv2::WebACL').find((w) => resolver.lookup(w.stack, w.id)?.attributes.Arn === association.WebACLArn);
+  if (!acl) return undefined;
+  const p = props(acl);
+  return {
+    name: acl.id,
+    rules: ((p.Rules ?? []) as Record<string, Json>[]).map((r) => ({
+      name: String(r.Name),
+      priority: Number(r.Priority ?? 0),
+      // A rule-group reference has OverrideAction instead; `None` lets the group's own actions stand.
+      action: (r.Action ?? { Count: {} }) as Record<string, Json>,
+      statement: (r.Statement ?? {}) as Record<string, Json>,
+    })),
+    defaultAction: (p.DefaultAction ?? { Allow: {} }) as Record<string, Json>,
+    bodies: (p.CustomResponseBodies ?? {}) as WebAcl['bodies'],
+  };
 }
 
 /** API Gateway's choice among resources: literal parts before `{param}`, `{proxy+}` last. */
@@ -136,6 +199,8 @@ export function matchMethod(model: ApiModel, httpMethod: string, path: string): 
     if (ok && (!best || score > best.score)) best = { resource, params, score };
   }
   if (!best) return { method: undefined, resourceFound: false, pathParameters: null };
-  const method = model.methods.find((m) => m.resourcePath === best.resource && (m.httpMethod === httpMethod || m.httpMethod === 'ANY'));
+  // A method of the request's own verb wins over the resource's ANY, whatever the template's order.
+  const ofResource = model.methods.filter((m) => m.resourcePath === best.resource);
+  const method = ofResource.find((m) => m.httpMethod === httpMethod) ?? ofResource.find((m) => m.httpMethod === 'ANY');
   return { method, resourceFound: true, pathParameters: Object.keys(best.params).length ? best.params : null };
 }

@@ -9,26 +9,17 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { readBody, send } from '../local/gateway.ts';
 import { matchMethod, type ApiAuthorizer, type ApiModel } from './api-model.ts';
+import { renderGatewayResponse } from './gateway-response.ts';
+import { isBinary, runMock } from './mock-integration.ts';
+import { LambdaError } from './sandbox.ts';
+import { evaluateWebAcl } from './waf.ts';
 
 export type Invoke = (functionArn: string, event: unknown) => Promise<unknown>;
 
-/** Status of each gateway response type when the template does not set one. */
-const DEFAULT_STATUS: Record<string, number> = {
-  UNAUTHORIZED: 401,
-  ACCESS_DENIED: 403,
-  MISSING_AUTHENTICATION_TOKEN: 403,
-  RESOURCE_NOT_FOUND: 404,
-  REQUEST_TOO_LARGE: 413,
-  THROTTLED: 429,
-  AUTHORIZER_FAILURE: 500,
-  AUTHORIZER_CONFIGURATION_ERROR: 500,
-  INTEGRATION_FAILURE: 504,
-  INTEGRATION_TIMEOUT: 504,
-  DEFAULT_5XX: 502,
-};
-const BODY_LIMIT = 10 * 1024 * 1024;
+/** Lambda's synchronous payload limit, for the event sent and the result returned. */
+const LAMBDA_PAYLOAD_LIMIT = 6 * 1024 * 1024;
 
-function policyAllows(result: APIGatewayAuthorizerResult, methodArn: string): boolean {
+function policyAllows(result: Partial<APIGatewayAuthorizerResult>, methodArn: string): boolean {
   const matches = (pattern: string) => new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(methodArn);
   const applies = (s: { Resource?: string | string[] }) => [s.Resource ?? []].flat().some(matches);
   const statements = (result.policyDocument?.Statement ?? []) as { Effect: string; Resource?: string | string[] }[];
@@ -48,20 +39,23 @@ export function createTemplateGateway(model: ApiModel, invoke: Invoke, log?: (li
       send(res, status, body, headers);
       log?.(`${req.method} ${url.pathname}${url.search} ${status} ${Math.round(performance.now() - started)}ms rid=${requestId}`);
     };
-    const gatewayResponse = (type: string, status = DEFAULT_STATUS[type] ?? 500) => {
-      const fallback = status >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX';
-      const own = model.responses.get(type);
-      const r = own ?? model.responses.get(fallback);
-      const template = (r?.template ?? '{"message":"$context.error.messageString"}').replace(
-        /\$context\.authorizer\.(\w+)/g,
-        (_m, key: string) => String(authorizerContext[key] ?? ''),
-      );
-      reply(own?.statusCode ?? status, template, r?.headers ?? {});
+    const gatewayResponse = (type: string, status?: number) => {
+      const r = renderGatewayResponse(model, type, { authorizer: authorizerContext, requestId }, status);
+      reply(r.status, r.body, r.headers);
+    };
+    const fail = (why: string, type: string, status?: number) => {
+      process.stderr.write(`rehearsal: ${req.method} ${url.pathname}: ${why}\n`);
+      gatewayResponse(type, status);
     };
 
     void (async () => {
       const body = await readBody(req);
       if (body === 'too_large') return gatewayResponse('REQUEST_TOO_LARGE');
+      if (model.webAcl) {
+        const lowerHeaders = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), [v ?? ''].flat().join(',')]));
+        const verdict = evaluateWebAcl(model.webAcl, { method: req.method ?? 'GET', path: url.pathname, query: url.search.slice(1), headers: lowerHeaders, body });
+        if (verdict.action === 'block') return verdict.response ? reply(verdict.response.status, verdict.response.body, verdict.response.headers) : gatewayResponse('WAF_FILTERED');
+      }
       const { method, pathParameters } = matchMethod(model, req.method ?? 'GET', url.pathname);
       if (!method) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
 
@@ -80,7 +74,9 @@ export function createTemplateGateway(model: ApiModel, invoke: Invoke, log?: (li
         query[k] = v;
         (multiQuery[k] ??= []).push(v);
       }
-      const methodArn = `arn:aws:execute-api:local:000000000000:${model.restApiId}/${model.stage}/${method.httpMethod}${method.resourcePath}`;
+      // On an ANY method too, the event and the method ARN carry the request's own verb.
+      const httpMethod = req.method ?? 'GET';
+      const methodArn = `arn:aws:execute-api:local:000000000000:${model.restApiId}/${model.stage}/${httpMethod}${method.resourcePath}`;
       const requestContext = {
         accountId: '000000000000',
         apiId: model.restApiId,
@@ -88,7 +84,7 @@ export function createTemplateGateway(model: ApiModel, invoke: Invoke, log?: (li
         requestId,
         resourceId: method.resourcePath,
         resourcePath: method.resourcePath,
-        httpMethod: method.httpMethod,
+        httpMethod,
         path: url.pathname,
         domainName: headers.host ?? '127.0.0.1',
         protocol: 'HTTP/1.1',
@@ -96,44 +92,64 @@ export function createTemplateGateway(model: ApiModel, invoke: Invoke, log?: (li
         identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? null },
         authorizer: null as Record<string, unknown> | null,
       };
-      const common = { resource: method.resourcePath, path: url.pathname, httpMethod: method.httpMethod, headers, multiValueHeaders, pathParameters, stageVariables: null, requestContext };
+      const common = { resource: method.resourcePath, path: url.pathname, httpMethod, headers, multiValueHeaders, pathParameters, stageVariables: null, requestContext };
 
       if (method.authorizationType === 'CUSTOM' && method.authorizer) {
         const auth = await authorize(method.authorizer, { ...common, type: 'REQUEST', methodArn, queryStringParameters: query, multiValueQueryStringParameters: multiQuery });
         if (auth === 'unauthorized') return gatewayResponse('UNAUTHORIZED');
-        if (auth === 'failed') return gatewayResponse('AUTHORIZER_FAILURE');
+        if (auth === 'failed') return gatewayResponse('AUTHORIZER_CONFIGURATION_ERROR');
+        if (!auth.policyDocument) return fail('the authorizer returned no policy document', 'AUTHORIZER_FAILURE');
         authorizerContext = (auth.context ?? {}) as Record<string, unknown>;
         if (!policyAllows(auth, methodArn)) return gatewayResponse('ACCESS_DENIED');
         requestContext.authorizer = { ...authorizerContext, principalId: auth.principalId };
       }
-      if (!method.functionArn) return gatewayResponse('INTEGRATION_FAILURE');
+      if (method.integration.type === 'MOCK') {
+        const vars = { context: { ...requestContext, domainName: requestContext.domainName, authorizer: authorizerContext }, stageVariables: {} };
+        const mock = runMock(method.integration, { contentType: headers['content-type'], binaryMediaTypes: model.binaryMediaTypes }, vars);
+        if (!mock.ok) return fail(`MOCK ${method.httpMethod} ${method.resourcePath}: ${mock.reason}`, 'API_CONFIGURATION_ERROR');
+        return reply(mock.status, mock.body, mock.headers);
+      }
+      if (!method.functionArn) return fail(`${method.integration.type} integrations are not rehearsed`, 'INTEGRATION_FAILURE');
+      // A body of a binary media type reaches a proxy integration as its bytes, base64-encoded.
+      const binary = isBinary(model.binaryMediaTypes, headers['content-type'] ?? 'application/json');
       const event = {
         ...common,
         queryStringParameters: url.searchParams.size ? query : null,
         multiValueQueryStringParameters: url.searchParams.size ? multiQuery : null,
-        body: body.length ? body.toString('utf8') : null,
-        isBase64Encoded: false,
+        body: body.length ? body.toString(binary ? 'base64' : 'utf8') : null,
+        isBase64Encoded: binary,
       };
+      // Lambda refuses an event over its payload limit; API Gateway answers an invocation Lambda
+      // refuses with 500 (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html).
+      const eventBytes = Buffer.byteLength(JSON.stringify(event));
+      if (eventBytes > LAMBDA_PAYLOAD_LIMIT) return fail(`Lambda refused the invocation: the event is ${eventBytes} bytes, over its ${LAMBDA_PAYLOAD_LIMIT}-byte payload limit`, 'DEFAULT_5XX', 500);
       let result: { statusCode?: number; body?: string; headers?: Record<string, string>; isBase64Encoded?: boolean };
+      let timer: NodeJS.Timeout | undefined;
       try {
-        result = (await invoke(method.functionArn, event)) as typeof result;
+        const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), method.integration.timeoutMs)));
+        const outcome = await Promise.race([invoke(method.functionArn, event), timeout]);
+        if (outcome === 'timeout') return fail(`no answer within the integration timeout (${method.integration.timeoutMs} ms)`, 'INTEGRATION_TIMEOUT');
+        result = outcome as typeof result;
       } catch (err) {
-        process.stderr.write(`rehearsal: ${method.httpMethod} ${method.resourcePath} Lambda failed: ${(err as Error).name}: ${(err as Error).message}\n`);
-        return gatewayResponse('DEFAULT_5XX', 502);
+        // The function failed (an error, its own timeout, a crash): 502, "Internal server error".
+        return fail(`${method.httpMethod} ${method.resourcePath} Lambda failed: ${(err as Error).name}: ${(err as Error).message}`, 'DEFAULT_5XX', err instanceof LambdaError ? 502 : 500);
+      } finally {
+        clearTimeout(timer);
       }
-      if (!result || typeof result.statusCode !== 'number') {
-        process.stderr.write(`rehearsal: ${method.httpMethod} ${method.resourcePath}: malformed Lambda proxy response\n`);
-        return gatewayResponse('DEFAULT_5XX', 502);
-      }
-      const payload = result.isBase64Encoded && result.body ? Buffer.from(result.body, 'base64').toString('utf8') : (result.body ?? '');
+      if (Buffer.byteLength(JSON.stringify(result ?? null)) > LAMBDA_PAYLOAD_LIMIT) return fail('the Lambda result is over the 6 MB payload limit', 'DEFAULT_5XX', 502);
+      if (!result || typeof result.statusCode !== 'number') return fail(`${method.httpMethod} ${method.resourcePath}: malformed Lambda proxy response`, 'DEFAULT_5XX', 502);
+      // A base64 result is decoded when the client accepts (first Accept type) a binary media type.
+      const accepted = headers.accept?.split(',')[0] ?? Object.entries(result.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? 'application/json';
+      const decode = result.isBase64Encoded && result.body && isBinary(model.binaryMediaTypes, accepted);
+      const payload = decode ? Buffer.from(result.body!, 'base64') : (result.body ?? '');
       reply(result.statusCode, payload, result.headers ?? {});
     })().catch((err: unknown) => {
       process.stderr.write(`rehearsal gateway error: ${(err as Error).stack}\n`);
-      if (!res.headersSent) gatewayResponse('DEFAULT_5XX', 500);
+      if (!res.headersSent) gatewayResponse('DEFAULT_5XX');
     });
   };
 
-  async function authorize(authorizer: ApiAuthorizer, event: { headers: Record<string, string>; methodArn: string } & Record<string, unknown>): Promise<APIGatewayAuthorizerResult | 'unauthorized' | 'failed'> {
+  async function authorize(authorizer: ApiAuthorizer, event: { headers: Record<string, string>; methodArn: string } & Record<string, unknown>): Promise<Partial<APIGatewayAuthorizerResult> | 'unauthorized' | 'failed'> {
     const identity = authorizer.identityHeaders.map((h) => event.headers[h]);
     // A REQUEST authorizer is not called when an identity source is missing.
     if (identity.some((v) => v === undefined || v === '')) return 'unauthorized';

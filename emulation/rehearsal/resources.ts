@@ -129,6 +129,7 @@ export function nameTheRest(assembly: Assembly, resolver: Resolver): void {
         'AWS::KMS::Key': { Arn: `arn:aws:kms:${region}:${account}:key/${name}`, KeyId: name },
         'AWS::ApiGateway::RestApi': { RootResourceId: `${name}-root` },
         'AWS::SNS::Topic': { TopicArn: `arn:aws:sns:${region}:${account}:${name}` },
+        'AWS::WAFv2::WebACL': { Arn: `arn:aws:wafv2:${region}:${account}:regional/webacl/${name}/rehearsal`, Id: name },
       };
       const ref = resource.Type === 'AWS::SNS::Topic' ? arns[resource.Type]!.TopicArn! : name;
       resolver.define(stack, id, { ref, attributes: arns[resource.Type] ?? {} });
