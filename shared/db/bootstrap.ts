@@ -8,8 +8,12 @@ import {
 import { rawDb, tableName } from './client.ts';
 import { createTableInput, TABLE } from './table.ts';
 
-/** Waits until the store answers (DynamoDB Local takes a second or two to start). */
-export async function waitForStore(timeoutMs = 30_000): Promise<void> {
+/**
+ * Waits until the store answers. DynamoDB Local takes a second or two to start on an idle
+ * machine and well over 30 s on a loaded one (a JVM starting on two busy cores), so the deadline
+ * is generous: it is there to report a store that never comes, not to time a slow one.
+ */
+export async function waitForStore(timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
