@@ -28,6 +28,7 @@
  *  event replay (stream → fan-out) ..... STORE#{s}            / EVENT#{event id}#REPLAY#{time}   (type = outbox, TTL 1 d)
  *  local stream poller position ......... LOCAL#STREAM         / POSITION#{stream arn}[#{consumer}]   (local stack only)
  *  local commit barrier ................. LOCAL#COMMIT         / BARRIER   (local endpoints only, see local-commit-barrier.ts)
+ *  local stack's secret key file ........ LOCAL#SECRETKEY      / FILE      (local stack only: `file`, `fingerprint`; emulation/local/key-marker.ts)
  */
 
 export type Key = { pk: string; sk: string };
