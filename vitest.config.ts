@@ -15,6 +15,12 @@ const shared = {
   hookTimeout: 60_000,
   env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
 };
+/**
+ * Integration tests spawn processes and wait for streams, queues and retries on a machine that
+ * may be saturated (CI: two shared cores). A timeout there is no assertion, only a guard against
+ * a test that hangs, so it is generous: what a test means is waited for as an event.
+ */
+const integration = { ...shared, testTimeout: 120_000, hookTimeout: 180_000 };
 
 export default defineConfig({
   test: {
@@ -24,7 +30,7 @@ export default defineConfig({
       },
       {
         test: {
-          ...shared,
+          ...integration,
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/fixtures/global-setup.ts'],

@@ -17,7 +17,7 @@ export default defineConfig({
     ],
     globalSetup: ['test/rehearsal/global-setup.ts'],
     setupFiles: ['test/fixtures/env.ts'],
-    testTimeout: 60_000,
+    testTimeout: 120_000,
     hookTimeout: 300_000,
     pool: 'forks',
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },

@@ -55,6 +55,9 @@ async function invokeLambda(fn: string, event: AdminEvent): Promise<AdminResult>
   return JSON.parse(text) as AdminResult;
 }
 
+/** A problem the CLI states in one line of its own (no stack trace, no hint appended). */
+class OneLine extends Error {}
+
 async function invokeLocally(event: AdminEvent): Promise<AdminResult> {
   process.env.DYNAMODB_ENDPOINT ||= `http://127.0.0.1:${process.env.DYNAMODB_PORT || 8000}`;
   // The local stack admits loopback webhook receivers; AWS never does (the Lambda has no such flag).
@@ -68,6 +71,20 @@ async function invokeLocally(event: AdminEvent): Promise<AdminResult> {
   setLogSink((line) => process.stderr.write(line + '\n'));
   const { installLocalCommitBarrier } = await import('../emulation/local/commit-barrier.ts');
   installLocalCommitBarrier();
+  const { config } = await import('../shared/config.ts');
+  const { checkKeyFile, LocalStackMismatch } = await import('../emulation/local/key-marker.ts');
+  try {
+    // Before the handler, which would seal a new secret with whatever key this process finds.
+    if (!config().webhookSecretKmsKeyId && config().webhookSecretKeyFile) await checkKeyFile(config().webhookSecretKeyFile!);
+  } catch (err) {
+    if (err instanceof LocalStackMismatch) throw new OneLine(err.message);
+    const dataDir = process.env.DATA_DIR || '.data';
+    const e = err as Error & { code?: string };
+    const reason = e.name === 'ResourceNotFoundException' ? `no table ${config().tableName} there` : (e.code ?? e.name);
+    throw new OneLine(
+      `cannot reach the local stack's store at ${process.env.DYNAMODB_ENDPOINT} (table ${config().tableName}, DATA_DIR ${dataDir}; ${reason}): start it with "npm start", or run this command with the stack's DYNAMODB_PORT (or DYNAMODB_ENDPOINT) and DATA_DIR`,
+    );
+  }
   const { handler } = await import('../functions/admin/handler.ts');
   return handler(event);
 }
@@ -90,6 +107,10 @@ async function main() {
     result = fn ? await invokeLambda(fn, event) : await invokeLocally(event);
   } catch (err) {
     const e = err as Error;
+    if (e instanceof OneLine) {
+      process.stderr.write(`error: ${e.message}\n`);
+      process.exit(1);
+    }
     const hint = /ECONNREFUSED|connect/i.test(`${e.message} ${(e as { code?: string }).code ?? ''}`)
       ? ` (is the local stack running? start it with "npm start", or set DYNAMODB_ENDPOINT)`
       : '';

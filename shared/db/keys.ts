@@ -26,7 +26,7 @@
  *  webhook delivery log (30 d TTL) ...... KEY#{k}              / DELIVERY#{event id}
  *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)
  *  event replay (stream → fan-out) ..... STORE#{s}            / EVENT#{event id}#REPLAY#{time}   (type = outbox, TTL 1 d)
- *  (the local stack keeps two items of its own under LOCAL#…: emulation/local/stream-position.ts, commit-barrier.ts)
+ *  (the local stack keeps items of its own under LOCAL#…: emulation/local/stream-position.ts, commit-barrier.ts, key-marker.ts)
  */
 
 export type Key = { pk: string; sk: string };

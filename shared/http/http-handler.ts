@@ -83,8 +83,10 @@ export function createHttpHandler<G extends Group>(_group: G, operations: GroupO
         path: canonicalPath(route, event.pathParameters ?? {}),
       });
       const response = json(result.status ?? 200, result.body, result.headers);
-      // HEAD: the GET answer's status and headers, no body.
-      return event.httpMethod === 'HEAD' ? { ...response, body: '' } : response;
+      // HEAD: the GET answer's status and headers, Content-Length included (RFC 9110 9.3.2), no body.
+      if (event.httpMethod !== 'HEAD') return response;
+      const length = Buffer.byteLength(response.body, response.isBase64Encoded ? 'base64' : 'utf8');
+      return { ...response, headers: { ...response.headers, 'Content-Length': String(length) }, body: '' };
     });
   return instrument(chain);
 }

@@ -6,7 +6,7 @@ import type { SecretCipher } from './webhook-secret-cipher.ts';
 const AAD = Buffer.from('webhook-secret');
 
 /** The 256-bit key in `file` (base64), made on first use with mode 0600; every process of a stack shares it. */
-function loadKey(file: string): Buffer {
+export function loadKey(file: string): Buffer {
   mkdirSync(dirname(file), { recursive: true });
   try {
     writeFileSync(file, randomBytes(32).toString('base64') + '\n', { flag: 'wx', mode: 0o600 });

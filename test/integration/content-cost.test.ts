@@ -34,7 +34,7 @@ describe('content: round trips and capacity per request', () => {
       pages.push(...(await Promise.all(Array.from({ length: 50 }, (_, j) => insertTestPage(storeId, KEY_ID, { type: (i + j) % 10 === 0 ? 'blog' : 'page' })))));
     }
     pages = pages.sort((a, b) => a.id - b.id);
-  }, 120_000);
+  }, 300_000);
 
   const put = (externalId: string, body: unknown) =>
     measure(eventFor(storeId, 'savePage', { path: `/content/pages/${externalId}`, params: { external_id: externalId }, body }));

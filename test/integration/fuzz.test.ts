@@ -93,7 +93,7 @@ function expectClean(status: number, text: string, what: string) {
 }
 
 describe('fuzz: generated hostile requests', () => {
-  it(`answers ${HTTP_REQUESTS + MCP_REQUESTS} hostile requests without a 5xx, a stack trace or a partial write`, { timeout: 240_000 }, async () => {
+  it(`answers ${HTTP_REQUESTS + MCP_REQUESTS} hostile requests without a 5xx, a stack trace or a partial write`, { timeout: 600_000 }, async () => {
     const storeId = await createStore();
     const keys: { id: number; token: string }[] = [];
     const total = HTTP_REQUESTS + MCP_REQUESTS;

@@ -20,7 +20,7 @@ describe('a client generated from the OpenAPI document', () => {
     const types = await renderClientTypes(doc);
     for (const op of ['listProducts', 'listOrders', 'setOrderStatus']) expect(types).toContain(`${op}: {`);
     expect(readFileSync(CLIENT_TYPES_FILE, 'utf8'), `${CLIENT_TYPES_FILE} is stale: run npm run openapi`).toBe(types);
-  }, 60_000);
+  }, 180_000);
 
   it('walks the product list, an order sync (updated_since + cursor) and a status change through openapi-fetch', async () => {
     const { storeId, key } = await storeWithKey();

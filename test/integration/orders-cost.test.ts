@@ -32,7 +32,7 @@ describe('orders: round trips and capacity per request', () => {
       orders.push(...(await Promise.all(Array.from({ length: 50 }, () => insertTestOrder(storeId, { status: 'paid', updatedAt: old })))));
     }
     orders = orders.sort((a, b) => a.id - b.id);
-  }, 120_000);
+  }, 300_000);
 
   it('GET /orders, a plain cursor page: one Query of limit + 1 orders', async () => {
     const r = await measure(eventFor(storeId, 'listOrders', { path: '/orders', query: { cursor: '500', limit: '15' } }));
@@ -72,7 +72,7 @@ describe('orders: round trips and capacity per request', () => {
     const r = await measure(eventFor(storeId, 'listOrders', { path: '/orders', query: { updated_since: since } }));
     expect(r.body.data.map((o: { id: number }) => o.id)).toEqual(changed.slice(0, 15).map((o) => o.id));
     record('GET /orders?updated_since=<recent> (150 changed of 1,000, sparse)', r.stats);
-  }, 60_000);
+  }, 180_000);
 
   it('POST /orders/{reference}/status: first call, replay, no-op, errors', async () => {
     const o = orders[700]!;

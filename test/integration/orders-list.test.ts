@@ -251,7 +251,7 @@ describe('GET /orders?updated_since', () => {
 });
 
 describe('GET /orders?updated_since over a large changed set (main partition walk)', () => {
-  it('walks 270 matching orders of 300 without skips or repeats', { timeout: 120_000 }, async () => {
+  it('walks 270 matching orders of 300 without skips or repeats', { timeout: 300_000 }, async () => {
     const storeId = await createStore();
     const keys = await Promise.all([0, 1].map(() => createKey(storeId, ['orders:read'])));
     const expected: number[] = [];

@@ -99,7 +99,7 @@ describe('races and bypasses found in review', () => {
     let after = 0;
     while ((await api.get('/orders?limit=1')).status === 200) after++;
     expect(answered + after).toBe(60);
-  }, 120_000);
+  }, 300_000);
 
   it('§4/§11: ten concurrent MCP status changes of one order write one change and one event', async () => {
     const storeId = await createStore();

@@ -24,7 +24,7 @@ describe('webhooks: admin commands (delivery log, redeliver, secret rotation)', 
     waitFor(`${eventId} delivered`, async () => {
       const d = await deliveryOf(keyId, eventId);
       return d?.state === 'delivered' ? d : undefined;
-    }, 20_000);
+    });
 
   describe('webhooks deliveries', () => {
     let key: TestKey;
@@ -90,7 +90,7 @@ describe('webhooks: admin commands (delivery log, redeliver, secret rotation)', 
       const key = await createKey(store, ['orders:read'], { webhook_url: receiver.url });
       failNext = 4; // every attempt of the 1,1,2 schedule fails
       const { eventId } = await putOutboxEvent(store);
-      await waitFor('failed', async () => (await deliveryOf(key.id, eventId))?.state === 'failed', 20_000);
+      await waitFor('failed', async () => (await deliveryOf(key.id, eventId))?.state === 'failed');
       failNext = 0;
       await adminCommand('webhooks redeliver', { id: key.id, event: eventId });
       expect(await delivered(key.id, eventId)).toMatchObject({ attempts: 5, redeliveries: 1, last_error: null });

@@ -12,7 +12,7 @@ async function cli(args: string[], env: Record<string, string> = {}) {
   try {
     const { stdout, stderr } = await run('npm', ['run', 'admin', '--', ...args], {
       env: { ...process.env, DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), TABLE_NAME: inject('tableName'), AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
-      timeout: 60_000,
+      timeout: 120_000,
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -98,7 +98,7 @@ describe('webhooks ping: a signed test delivery straight to the key\'s URL', () 
     expect(refused.code).not.toBe(0);
     expect(refused.stdout).toBe('');
     expect(errorLines(refused.stderr)).toEqual([expect.stringMatching(/has no webhook URL/)]);
-  }, 150_000);
+  }, 600_000);
 
   it('keeps the public-address policy: without ALLOW_PRIVATE_WEBHOOKS a loopback URL is refused, nothing is sent', async () => {
     const target = await createKey(storeId, ['orders:read'], { webhook_url: ok.url });
@@ -107,5 +107,5 @@ describe('webhooks ping: a signed test delivery straight to the key\'s URL', () 
     expect(out.code).toBe(0);
     expect(JSON.parse(out.stdout)).toMatchObject({ status: null, delivered: false, error: expect.stringMatching(/^refused/) });
     expect(ok.received).toHaveLength(before);
-  }, 90_000);
+  }, 300_000);
 });

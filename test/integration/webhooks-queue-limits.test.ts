@@ -39,14 +39,17 @@ describe('webhooks: the queue\'s in-flight and receive limits', () => {
     // Waiting 6 s for the third attempt: between hops the delivery is one delayed message and
     // nothing is in flight (during a hop, for milliseconds, the received copy is in flight until
     // deleted). With the wait spent as visibility, this state never comes and the probe times out.
-    const [visible] = await waitFor('one delayed copy and nothing in flight', async () => {
+    // The delivery is read in the same probe, so that a slow poll cannot see the queue of one
+    // moment and the record of a later one (after the third attempt).
+    const { counts, waiting } = await waitFor('one delayed copy and nothing in flight', async () => {
       const counts = await queueCounts(queues().queueUrl);
-      return counts[1] === 0 && counts[2] === 1 ? counts : null;
+      const waiting = await deliveryOf(key.id, item.event_id);
+      return counts[1] === 0 && counts[2] === 1 && waiting?.attempts === 2 ? { counts, waiting } : null;
     });
-    expect(visible).toBe(0);
-    const waiting = await deliveryOf(key.id, item.event_id);
+    expect(counts[0]).toBe(0);
     expect(waiting).toMatchObject({ state: 'pending', attempts: 2 });
-    expect(Date.parse(waiting?.next_attempt_at ?? '')).toBeGreaterThan(Date.now());
+    // Due about 6 s after the second attempt, whenever this probe happened to run.
+    expect(Date.parse(waiting.next_attempt_at ?? '')).toBeGreaterThanOrEqual(r.received[1]!.at + 5000);
 
     const done = await waitFor('the third attempt', async () => {
       const d = await deliveryOf(key.id, item.event_id);
@@ -55,7 +58,7 @@ describe('webhooks: the queue\'s in-flight and receive limits', () => {
     expect(done.attempts).toBe(3);
     expect(r.received).toHaveLength(3);
     // Not before its due time: the hops carried it, they did not attempt early.
-    expect(r.received[2]!.at).toBeGreaterThanOrEqual(Date.parse(waiting?.next_attempt_at ?? '') - 1000);
+    expect(r.received[2]!.at).toBeGreaterThanOrEqual(Date.parse(waiting.next_attempt_at ?? '') - 1000);
     expect(() => verify(key.webhook_secret, r.received[2]!)).not.toThrow();
     await waitFor('an empty queue', async () => (await queueCounts(queues().queueUrl)).every((n) => n === 0));
   });
@@ -71,10 +74,12 @@ describe('webhooks: the queue\'s in-flight and receive limits', () => {
     try {
       const item = outboxItem(store);
       await fanOut({ Records: [streamRecord(item)] });
-      const failed = await waitFor('failed in the log', async () => {
+      const failed = await waitFor('the delivery marked failed', async () => {
         const d = await deliveryOf(key.id, item.event_id);
         return d?.state === 'failed' ? d : null;
-      }, 20_000);
+      });
+      // The consumer logs after it has written the record: wait for the line, do not assume it.
+      await waitFor('the dead-letter log line', () => logged.some((l) => l.msg === 'webhook dead-lettered; marked failed'));
       expect(failed).toMatchObject({ attempts: 0, last_status_code: null, last_error: DEAD_LETTER_ERROR });
       expect(r.received).toHaveLength(0);
       const backoffs = logged.filter((l) => l.msg === 'webhook message failed; backing off');

