@@ -10,6 +10,7 @@ import { setRequestLogging } from '../../shared/log.ts';
 import { setMetricsEnabled } from '../../shared/metrics.ts';
 import { startWebhookPipeline } from './webhook-pipeline.ts';
 import { startNameIndexer } from './name-indexer.ts';
+import { requestLogWriter } from './request-log.ts';
 
 export interface LocalStackOptions {
   port: number;
@@ -57,7 +58,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   try {
     await waitForStore();
     const table = await ensureTable();
-    const server: Server = createGateway({ ...options.gateway, log: options.log });
+    // REQUEST_LOG_FILE (bin/local.ts: $DATA_DIR/requests.jsonl) is what `keys requests` reads.
+    const requestLog = process.env.REQUEST_LOG_FILE ? requestLogWriter(process.env.REQUEST_LOG_FILE).write : undefined;
+    const server: Server = createGateway({ requestLog, ...options.gateway, log: options.log });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
