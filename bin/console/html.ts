@@ -30,7 +30,7 @@ export function layout(title: string, crumbs: Crumb[], body: Html): string {
   return `<!doctype html>${html`<html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · store admin console</title>
-<link rel="stylesheet" href="/assets/console.css"><script src="/assets/console.js" defer></script>
+<link rel="icon" href="/assets/icon.svg"><link rel="stylesheet" href="/assets/console.css"><script src="/assets/console.js" defer></script>
 </head><body>
 <a class="skip" href="#main">Skip to content</a>
 <header><p class="brand"><a href="/">Store admin console</a></p>

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AdminEvent, AdminResult } from '../../functions/admin/handler.ts';
 import type { AdminInvoker } from '../admin-invoke.ts';
-import { CSS, JS } from './assets.ts';
+import { CSS, ICON, JS } from './assets.ts';
 import { forbiddenPage } from './pages.ts';
 import { route } from './routes.ts';
 
@@ -31,7 +31,8 @@ const FORM_LIMIT = 64 * 1024;
 const HEADERS = {
   'Content-Security-Policy': "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
+  // Not no-referrer: under it Chromium sends `Origin: null` with the console's own forms.
+  'Referrer-Policy': 'same-origin',
   'Cache-Control': 'no-store',
   'Cross-Origin-Opener-Policy': 'same-origin',
   'Cross-Origin-Resource-Policy': 'same-origin',
@@ -99,6 +100,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       if (!same(cookieOf(req, COOKIE) ?? '', session)) return forbid(res);
       if (url.pathname === '/assets/console.css') return send(res, 200, CSS, 'text/css; charset=utf-8');
       if (url.pathname === '/assets/console.js') return send(res, 200, JS, 'text/javascript; charset=utf-8');
+      if (url.pathname === '/assets/icon.svg') return send(res, 200, ICON, 'image/svg+xml');
       let form: URLSearchParams | undefined;
       if (req.method === 'POST') {
         form = await readForm(req);
