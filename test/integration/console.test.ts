@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { handler as admin } from '../../functions/admin/handler.ts';
 import { startConsole, type RunningConsole } from '../../bin/console/server.ts';
@@ -42,6 +43,34 @@ describe('admin commands behind the console', () => {
     expect(rows.map((r) => [r.path.replace(/^.*integrations/, ''), r.status, r.error_code])).toEqual([['/orders', 403, 'forbidden'], ['/products', 200, null]]);
     expect(rows[0]!.request_id).toMatch(/^[0-9a-f-]{36}$/);
     expect((await adminCommand<{ data: { id: string }[] }>('stores list')).data.map((s) => s.id)).toContain(store);
+  });
+});
+
+describe('npm run admin -- console', () => {
+  it('prints a login address with this run\'s secret; the address logs in, a guess does not', { timeout: 120_000 }, async () => {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_config_')));
+    const child = spawn('npm', ['run', 'admin', '--', 'console'], {
+      env: { ...env, DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), TABLE_NAME: inject('tableName') },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    try {
+      const loginUrl = await waitFor('the login address', () => /http:\/\/127\.0\.0\.1:\d+\/login\?secret=\S+/.exec(out)?.[0], 90_000);
+      const login = await fetch(loginUrl, { redirect: 'manual' });
+      expect(login.status).toBe(303);
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const home = await fetch(new URL('/', loginUrl), { headers: { cookie } });
+      expect(home.status).toBe(200);
+      expect(await home.text()).toContain('<h1>Stores</h1>');
+      const guess = new URL(loginUrl);
+      guess.searchParams.set('secret', 'x'.repeat(32));
+      expect((await fetch(guess, { redirect: 'manual' })).status).toBe(403);
+    } finally {
+      // The npm wrapper and the console in it: their own process group, started here.
+      process.kill(-child.pid!, 'SIGTERM');
+    }
   });
 });
 

@@ -55,6 +55,12 @@ describe('layering (issue 8)', () => {
     expect(crossings('infra', ['emulation/local'])).toEqual([]);
   });
 
+  it('the admin console is a tool: nothing imports it but the admin CLI, and it imports no emulator', () => {
+    const users = files.filter((f) => !under('bin/console')(f) && f !== path.join('bin', 'admin.ts')).flatMap((f) => importsOf(f).filter(under('bin/console')));
+    expect(users).toEqual([]);
+    expect(crossings('bin/console', ['emulation', 'infra'])).toEqual([]);
+  });
+
   it('no source file outside test/ is over 300 lines', () => {
     const long = files
       .map((f) => ({ f, lines: readFileSync(path.join(root, f), 'utf8').replace(/\n$/, '').split('\n').length }))
