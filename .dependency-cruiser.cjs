@@ -39,6 +39,22 @@ module.exports = {
       to: { path: '^(bin|bench|scripts|test)/' },
     },
     {
+      name: 'console-is-a-tool',
+      severity: 'error',
+      comment:
+        'The admin console (bin/console) is a front of the admin handler, like the CLI that starts it: only bin/admin.ts ' +
+        'imports it, and it reaches no emulator or infra (it talks to the handler through bin/admin-invoke.ts).',
+      from: { path: '^bin/console/' },
+      to: { path: '^(emulation|infra)/' },
+    },
+    {
+      name: 'console-only-from-admin-cli',
+      severity: 'error',
+      comment: 'Nothing but the admin CLI starts the console.',
+      from: { path: '^(?!bin/admin\\.ts$|bin/console/)' },
+      to: { path: '^bin/console/' },
+    },
+    {
       name: 'domain-is-pure',
       severity: 'error',
       comment: 'shared/domain holds the rules and types: it imports no other part of ours and no AWS SDK.',

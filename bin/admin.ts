@@ -8,8 +8,11 @@
 import { readFileSync } from 'node:fs';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import type { AdminEvent, AdminResult } from '../functions/admin/handler.ts';
+import { lambdaInvoker, localInvoker, unreachableHint } from './admin-invoke.ts';
 
 const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
+  console [--port N]                               (a web console on 127.0.0.1: docs/console.md)
+  stores list
   stores create --id ID --name NAME --currency CODE
   keys create --store ID --name NAME --abilities a,b,... [--webhook-url URL] [--events e,f,...]
   keys list --store ID
@@ -22,6 +25,7 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   orders mark-paid --store ID --reference REF
   products reindex-names --store ID                (once after deploying over products older than filter[name]'s index)
   webhooks deliveries --id KEY_ID
+  keys requests --id KEY_ID [--limit N]            (the key's newest requests, from the local stack's request log)
   webhooks redeliver --id KEY_ID --event EVENT_ID
   webhooks ping --id KEY_ID                        (a signed webhook.ping to the key's URL: status, ms)
   webhooks replay --store ID --event EVENT_ID      (fan an event out again: keys without it get it)`;
@@ -47,46 +51,37 @@ export function parseArgs(argv: string[]): { event: AdminEvent; json: boolean; f
   return { event: { command: words.join(' '), args }, json, fn };
 }
 
-async function invokeLambda(fn: string, event: AdminEvent): Promise<AdminResult> {
-  const { LambdaClient, InvokeCommand } = await import('@aws-sdk/client-lambda');
-  const out = await new LambdaClient({}).send(new InvokeCommand({ FunctionName: fn, Payload: Buffer.from(JSON.stringify(event)) }));
-  const text = Buffer.from(out.Payload ?? new Uint8Array()).toString('utf8');
-  if (out.FunctionError) throw new Error(`admin Lambda failed: ${text}`);
-  return JSON.parse(text) as AdminResult;
-}
-
-/** A problem the CLI states in one line of its own (no stack trace, no hint appended). */
-class OneLine extends Error {}
-
-async function invokeLocally(event: AdminEvent): Promise<AdminResult> {
-  process.env.DYNAMODB_ENDPOINT ||= `http://127.0.0.1:${process.env.DYNAMODB_PORT || 8000}`;
-  // The local stack admits loopback webhook receivers; AWS never does (the Lambda has no such flag).
-  process.env.ALLOW_PRIVATE_WEBHOOKS ??= '1';
-  // The local stack's key for webhook secrets at rest (bin/local.ts), unless KMS is configured.
-  if (!process.env.WEBHOOK_SECRET_KMS_KEY_ID) {
-    const { resolve } = await import('node:path');
-    process.env.WEBHOOK_SECRET_KEY_FILE ||= resolve(process.env.DATA_DIR || '.data', 'webhook-secret.key');
+/** `console [--port N] [--function NAME]`: serves the web console until Ctrl+C (docs/console.md). */
+async function runConsole(argv: string[]) {
+  const flag = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const port = Number(flag('port') ?? 0);
+  const fn = flag('function');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write('error: --port must be a port number (0 or none picks a free one)\n');
+    process.exit(2);
   }
-  const { setLogSink } = await import('../shared/log.ts');
-  setLogSink((line) => process.stderr.write(line + '\n'));
-  const { installLocalCommitBarrier } = await import('../emulation/local/commit-barrier.ts');
-  installLocalCommitBarrier();
-  const { config } = await import('../shared/config.ts');
-  const { checkKeyFile, LocalStackMismatch } = await import('../emulation/local/key-marker.ts');
-  try {
-    // Before the handler, which would seal a new secret with whatever key this process finds.
-    if (!config().webhookSecretKmsKeyId && config().webhookSecretKeyFile) await checkKeyFile(config().webhookSecretKeyFile!);
-  } catch (err) {
-    if (err instanceof LocalStackMismatch) throw new OneLine(err.message);
-    const dataDir = process.env.DATA_DIR || '.data';
-    const e = err as Error & { code?: string };
-    const reason = e.name === 'ResourceNotFoundException' ? `no table ${config().tableName} there` : (e.code ?? e.name);
-    throw new OneLine(
-      `cannot reach the local stack's store at ${process.env.DYNAMODB_ENDPOINT} (table ${config().tableName}, DATA_DIR ${dataDir}; ${reason}): start it with "npm start", or run this command with the stack's DYNAMODB_PORT (or DYNAMODB_ENDPOINT) and DATA_DIR`,
-    );
+  const invoke = fn ? lambdaInvoker(fn) : localInvoker();
+  if (!fn) {
+    // Fail at start, in one line, rather than on the first page.
+    try {
+      await invoke({ command: 'stores list', args: {} });
+    } catch (err) {
+      process.stderr.write(`error: ${(err as Error).message || (err as Error).name}${unreachableHint(err)}\n`);
+      process.exit(1);
+    }
   }
-  const { handler } = await import('../functions/admin/handler.ts');
-  return handler(event);
+  const { startConsole } = await import('./console/server.ts');
+  const running = await startConsole({ invoke, port });
+  process.stdout.write(
+    `Admin console (${fn ? `admin Lambda ${fn}` : 'local stack'}) on ${running.origin}\n` +
+      `Open this address once (it carries this run's secret; 127.0.0.1 only):\n  ${running.loginUrl}\nCtrl+C stops it.\n`,
+  );
+  const stop = () => void running.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 async function main() {
@@ -94,6 +89,7 @@ async function main() {
     process.stdout.write(USAGE + '\n');
     process.exit(0);
   }
+  if (process.argv[2] === 'console') return runConsole(process.argv.slice(3));
   let parsed;
   try {
     parsed = parseArgs(process.argv.slice(2));
@@ -104,17 +100,10 @@ async function main() {
   const { event, json, fn } = parsed;
   let result: AdminResult;
   try {
-    result = fn ? await invokeLambda(fn, event) : await invokeLocally(event);
+    result = await (fn ? lambdaInvoker(fn) : localInvoker())(event);
   } catch (err) {
     const e = err as Error;
-    if (e instanceof OneLine) {
-      process.stderr.write(`error: ${e.message}\n`);
-      process.exit(1);
-    }
-    const hint = /ECONNREFUSED|connect/i.test(`${e.message} ${(e as { code?: string }).code ?? ''}`)
-      ? ` (is the local stack running? start it with "npm start", or set DYNAMODB_ENDPOINT)`
-      : '';
-    process.stderr.write(`error: ${e.message || e.name}${hint}\n`);
+    process.stderr.write(`error: ${e.message || e.name}${fn ? '' : unreachableHint(err)}\n`);
     process.exit(1);
   }
   if (!result.ok) {

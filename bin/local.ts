@@ -25,6 +25,9 @@ if (!external) {
 
 // Webhook secrets are sealed at rest locally too (AES-GCM, docs/webhooks.md); `npm run admin` finds the same file.
 env.WEBHOOK_SECRET_KEY_FILE ||= path.join(dataDir, 'webhook-secret.key');
+// One line per request, read by `npm run admin -- keys requests` and the console (docs/console.md).
+env.REQUEST_LOG_FILE ||= path.join(dataDir, 'requests.jsonl');
+mkdirSync(dataDir, { recursive: true });
 
 const { startLocalStack } = await import('../emulation/local/stack.ts');
 const { seedDemoStore } = await import('../emulation/local/seed.ts');

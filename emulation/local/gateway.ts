@@ -10,6 +10,7 @@ import { BEARER_CHALLENGE, GATEWAY_RESPONSES } from '../../shared/http/gateway-r
 import { publicRoute } from './docs-routes.ts';
 import { answerClientError } from './client-error.ts';
 import { redactQuery } from '../../shared/log.ts';
+import { errorCodeOf, type RequestLogEntry } from './request-log.ts';
 
 /**
  * The local API Gateway: turns each HTTP request into the REST API (v1) proxy event the
@@ -70,6 +71,8 @@ export interface GatewayOptions {
   log?: (line: string) => void;
   /** Called once per request with its cost (the benchmark reads this). */
   onRequest?: (info: { method: string; path: string; status: number; ms: number; calls: number; rcu: number; wcu: number; ops: string[] }) => void;
+  /** Called once per request with its access-log line (emulation/local/request-log.ts). */
+  requestLog?: (entry: RequestLogEntry) => void;
 }
 
 export function createGateway(options: GatewayOptions = {}): Server {
@@ -85,15 +88,30 @@ export function createGateway(options: GatewayOptions = {}): Server {
     // Every answer names its request, the gateway's own included (API Gateway maps context.requestId).
     res.setHeader('X-Request-Id', requestId);
     const url = new URL(req.url ?? '/', 'http://local');
+    const time = new Date().toISOString();
     let status = 0;
+    let answer: unknown;
+    let who: Record<string, unknown> = {};
     const finish = (stats?: { calls: number; rcu: number; wcu: number; ops: string[] }) => {
       const ms = performance.now() - started;
+      options.requestLog?.({
+        request_id: requestId,
+        time,
+        method: req.method ?? '',
+        path: url.pathname,
+        status,
+        latency_ms: Math.round(ms),
+        key_id: who.keyId === undefined ? null : String(who.keyId),
+        store_id: who.storeId === undefined ? null : String(who.storeId),
+        error_code: errorCodeOf(status, answer),
+      });
       options.onRequest?.({ method: req.method ?? '', path: url.pathname, status, ms, calls: stats?.calls ?? 0, rcu: stats?.rcu ?? 0, wcu: stats?.wcu ?? 0, ops: stats?.ops ?? [] });
       const ddb = stats ? ` ddb=${stats.calls}${stats.calls ? ` [${stats.ops.join(',')}] rcu=${stats.rcu} wcu=${stats.wcu}` : ''}` : '';
       options.log?.(`${req.method} ${url.pathname}${redactQuery(url.search)} ${status} ${Math.round(performance.now() - started)}ms${ddb} rid=${requestId}`);
     };
     const reply = (s: number, body: unknown, headers: Record<string, string> = {}) => {
       status = s;
+      answer = body;
       send(res, s, body, headers);
     };
 
@@ -183,6 +201,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
             return reply(500, GATEWAY_RESPONSES.internal);
           }
           const context = (policy.context ?? {}) as Record<string, unknown>;
+          who = context;
           if (policy.policyDocument.Statement.some((s) => s.Effect === 'Deny')) {
             return reply(403, GATEWAY_RESPONSES.forbidden(String(context.missingAbility)));
           }
@@ -212,6 +231,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
           return reply(502, GATEWAY_RESPONSES.internal);
         }
         status = result.statusCode;
+        answer = result.body;
         send(res, result.statusCode, result.body, (result.headers ?? {}) as Record<string, string>);
       });
       finish(stats);

@@ -11,7 +11,12 @@ import { setRequestLogging } from '../../shared/log.ts';
 import { setMetricsEnabled } from '../../shared/metrics.ts';
 import { startWebhookPipeline } from './webhook-pipeline.ts';
 import { startNameIndexer } from './name-indexer.ts';
-import { recordKeyFile } from './key-marker.ts';
+    // So that `npm run admin` from another DATA_DIR refuses instead of making a key of its own.
+    const { webhookSecretKeyFile, webhookSecretKmsKeyId } = config();
+    if (webhookSecretKeyFile && !webhookSecretKmsKeyId) await recordKeyFile(webhookSecretKeyFile);
+    // REQUEST_LOG_FILE (bin/local.ts: $DATA_DIR/requests.jsonl) is what `keys requests` reads.
+    const requestLog = process.env.REQUEST_LOG_FILE ? requestLogWriter(process.env.REQUEST_LOG_FILE).write : undefined;
+    const server: Server = createGateway({ requestLog, ...options.gateway, log: options.log });
 
 export interface LocalStackOptions {
   port: number;
@@ -63,7 +68,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // So that `npm run admin` from another DATA_DIR refuses instead of making a key of its own.
     const { webhookSecretKeyFile, webhookSecretKmsKeyId } = config();
     if (webhookSecretKeyFile && !webhookSecretKmsKeyId) await recordKeyFile(webhookSecretKeyFile);
-    const server: Server = createGateway({ ...options.gateway, log: options.log });
+    // REQUEST_LOG_FILE (bin/local.ts: $DATA_DIR/requests.jsonl) is what `keys requests` reads.
+    const requestLog = process.env.REQUEST_LOG_FILE ? requestLogWriter(process.env.REQUEST_LOG_FILE).write : undefined;
+    const server: Server = createGateway({ requestLog, ...options.gateway, log: options.log });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());

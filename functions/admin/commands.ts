@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { parse } from '../../shared/domain/validation.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
-import { createStore } from '../../shared/db/store.repo.ts';
+import { createStore, listStores } from '../../shared/db/store.repo.ts';
 import { requireStore } from '../../shared/app/stores.ts';
 import {
   createKey,
@@ -21,6 +21,7 @@ import { config } from '../../shared/config.ts';
 import { webhookCommands } from './webhook-commands.ts';
 import { orderCommands } from './order-commands.ts';
 import { productCommands } from './product-commands.ts';
+import { requestCommands } from './request-commands.ts';
 import { encryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
 import { KeyIdArg, StoreIdArg } from './args.ts';
 
@@ -57,6 +58,12 @@ export const commands: Record<string, AdminCommand> = {
       args,
     );
     return createStore({ id: a.id, name: a.name, currency_code: a.currency, created_at: new Date().toISOString() });
+  },
+
+  /** Stores made since stores were indexed (shared/db/keys.ts); older ones open by id. */
+  'stores list': async (args) => {
+    parse(v.strictObject({}), args);
+    return { data: await listStores() };
   },
 
   'keys create': async (args) => {
@@ -125,4 +132,5 @@ export const commands: Record<string, AdminCommand> = {
   },
 
   ...webhookCommands,
+  ...requestCommands,
 };

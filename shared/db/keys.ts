@@ -7,6 +7,7 @@
  *  global key id sequence ............... GLOBAL               / SEQ#key
  *  key record by id (admin) ............. KEY#{k}              / KEY
  *  keys of a store (admin, fan-out) ..... gsi1: STORE#{s}#KEYS / KEY#{k:012}
+ *  stores (admin `stores list`) ......... gsi1: STORES         / STORE#{s}   (on the store item; stores made before it have none)
  *  auth + rate limit (hot path) ......... TOKEN#{sha256}       / TOKEN        (one conditional UpdateItem)
  *  product by id ........................ STORE#{s}            / PRODUCT#{id:012}   (list page = BatchGet of ids (p-1)*l+1..p*l)
  *  filter[name] trigram postings ........ STORE#{s}#NAMEGRAM#{first code point of the trigram} / {trigram}#{id:012}   (`n`: the normalized name; no `type`: a search pays for every byte)
@@ -44,6 +45,8 @@ export const keys = {
   keySequence: (): Key => ({ pk: 'GLOBAL', sk: 'SEQ#key' }),
   key: (keyId: number): Key => ({ pk: `KEY#${keyId}`, sk: 'KEY' }),
   keysOfStoreIndex: (storeId: string) => ({ gsi1pk: `STORE#${storeId}#KEYS` }),
+  storeIndexEntry: (storeId: string) => ({ gsi1pk: 'STORES', gsi1sk: `STORE#${storeId}` }),
+  storesIndex: () => ({ gsi1pk: 'STORES' }),
   keyIndexEntry: (storeId: string, keyId: number) => ({ gsi1pk: `STORE#${storeId}#KEYS`, gsi1sk: `KEY#${pad(keyId)}` }),
   token: (tokenHash: string): Key => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
   product: (storeId: string, id: number): Key => ({ pk: `STORE#${storeId}`, sk: `PRODUCT#${pad(id)}` }),

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { isConditionalCheckFailed } from './helpers.ts';
+import { isConditionalCheckFailed, queryAll } from './helpers.ts';
 import { DomainError } from '../domain/errors.ts';
 
 export interface Store {
@@ -17,7 +17,7 @@ export async function createStore(store: Store): Promise<Store> {
     await db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...keys.store(store.id), type: ENTITY.store, ...store },
+        Item: { ...keys.store(store.id), ...keys.storeIndexEntry(store.id), type: ENTITY.store, ...store },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -32,4 +32,15 @@ export async function getStore(storeId: string): Promise<Store | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.store(storeId), ConsistentRead: true }));
   if (!out.Item) return undefined;
   return { id: out.Item.id, name: out.Item.name, currency_code: out.Item.currency_code, created_at: out.Item.created_at };
+}
+
+/** Every store, by id (the admin console's first page): one index partition, written with the store. */
+export async function listStores(): Promise<Store[]> {
+  const items = await queryAll({
+    TableName: tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.storesIndex().gsi1pk },
+  });
+  return items.map((i) => ({ id: i.id, name: i.name, currency_code: i.currency_code, created_at: i.created_at }));
 }

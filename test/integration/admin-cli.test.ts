@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { inject, describe, expect, it } from 'vitest';
 import { client } from '../fixtures/api.ts';
+import { closedPort } from '../fixtures/webhooks.ts';
 
 const run = promisify(execFile);
 
@@ -14,7 +15,7 @@ const run = promisify(execFile);
 const shellEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_config_')));
 
 /** The real CLI exactly as documented (`npm run admin -- ...`), in its own process, against the test store. */
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run('npm', ['run', 'admin', '--', ...args], {
       env: {
@@ -22,6 +23,7 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
         DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
         TABLE_NAME: inject('tableName'),
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        ...env,
       },
       // Each call starts npm, tsx and the SDK: seconds on an idle machine, far more on a loaded one.
       timeout: 120_000,
@@ -36,7 +38,8 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
 describe('admin CLI', () => {
   const store = `cli-${randomUUID().slice(0, 8)}`;
 
-  it('creates a store and a key, printing exactly one JSON document with --json', async () => {
+  // Seven CLI processes in a row: on a loaded machine each takes 10 s or more to start.
+  it('creates a store and a key, printing exactly one JSON document with --json', { timeout: 180_000 }, async () => {
     const created = await cli(['stores', 'create', '--id', store, '--name', 'CLI store', '--currency', 'USD', '--json']);
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({ id: store, name: 'CLI store', currency_code: 'USD' });
@@ -73,6 +76,14 @@ describe('admin CLI', () => {
     expect(revoked.status).toBe('revoked');
     expect((await client(rotated.token).get('/products')).status).toBe(401);
   }, 600_000);
+
+  it('says in one line which endpoint and DATA_DIR it tried when the stack is not running', async () => {
+    const out = await cli(['stores', 'list'], { DYNAMODB_ENDPOINT: `http://127.0.0.1:${await closedPort()}`, DATA_DIR: '/tmp/no-stack-here' });
+    expect(out.code).toBe(1);
+    const lines = out.stderr.trim().split('\n').filter((l) => !l.includes('Warning'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/cannot reach DynamoDB at http:\/\/127\.0\.0\.1:\d+ .*DATA_DIR \/tmp\/no-stack-here.*npm start.*DYNAMODB_PORT/);
+  });
 
   it.each([
     [['keys', 'create', '--store', 'nope-store', '--name', 'x', '--abilities', 'catalog:read'], /store "nope-store" does not exist/],

@@ -1,0 +1,73 @@
+import { readFile } from 'node:fs/promises';
+import * as v from 'valibot';
+import { parse } from '../../shared/domain/validation.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
+import { requireKey } from '../../shared/db/key.repo.ts';
+import type { AdminCommand } from './commands.ts';
+import { KeyIdArg } from './args.ts';
+
+/** One request of a key, as the console and `keys requests` show it. */
+export interface RequestRow {
+  time: string;
+  method: string;
+  path: string;
+  status: number;
+  error_code: string | null;
+  request_id: string;
+  latency_ms: number | null;
+}
+
+const Limit = v.optional(
+  v.pipe(v.union([v.number(), v.string()]), v.transform(Number), v.number(), v.integer('must be an integer'), v.minValue(1), v.maxValue(1000)),
+  100,
+);
+
+/**
+ * The local stack's request log (REQUEST_LOG_FILE, written by emulation/local/request-log.ts):
+ * the rotated file, then the current one, so the newest line is last. The log is bounded, so
+ * reading it whole is cheap; an absent file is an empty log.
+ */
+async function readLocalLog(file: string): Promise<Record<string, unknown>[]> {
+  const texts = await Promise.all([`${file}.1`, file].map((f) => readFile(f, 'utf8').catch(() => '')));
+  const rows: Record<string, unknown>[] = [];
+  for (const line of texts.join('').split('\n')) {
+    if (!line) continue;
+    try {
+      rows.push(JSON.parse(line));
+    } catch {
+      // A line cut short by a crash is skipped, not fatal.
+    }
+  }
+  return rows;
+}
+
+export const requestCommands: Record<string, AdminCommand> = {
+  /** The newest requests made with a key: local stack only (in AWS, see docs/console.md). */
+  'keys requests': async (args) => {
+    const a = parse(v.strictObject({ id: KeyIdArg, limit: Limit }), args);
+    await requireKey(a.id);
+    const file = process.env.REQUEST_LOG_FILE;
+    if (!file) {
+      throw new DomainError(
+        'service_unavailable',
+        'no request log here: the local stack writes one (REQUEST_LOG_FILE); in AWS read the API access log group (docs/console.md)',
+        null,
+      );
+    }
+    const id = String(a.id);
+    const rows = (await readLocalLog(file)).filter((r) => r.key_id === id);
+    const data: RequestRow[] = rows
+      .slice(-a.limit)
+      .reverse()
+      .map((r) => ({
+        time: String(r.time),
+        method: String(r.method),
+        path: String(r.path),
+        status: Number(r.status),
+        error_code: (r.error_code as string | null) ?? null,
+        request_id: String(r.request_id),
+        latency_ms: typeof r.latency_ms === 'number' ? r.latency_ms : null,
+      }));
+    return { data, source: 'local request log' };
+  },
+};
