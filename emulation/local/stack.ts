@@ -23,6 +23,8 @@ export interface LocalStackOptions {
   tableName?: string;
   env?: Record<string, string>;
   log?: (line: string) => void;
+  /** What the line about the embedded store's unexpected exit tells the reader to do. */
+  storeRecovery?: string;
   gateway?: GatewayOptions;
 }
 
@@ -42,7 +44,9 @@ export interface LocalStack {
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   let store: DynamoDbLocal | undefined;
-  const endpoint = options.endpoint ?? (store = startDynamoDbLocal({ port: options.dynamodbPort, dataDir: options.dataDir })).endpoint;
+  const endpoint =
+    options.endpoint ??
+    (store = startDynamoDbLocal({ port: options.dynamodbPort, dataDir: options.dataDir, log: options.log, recovery: options.storeRecovery })).endpoint;
   Object.assign(process.env, {
     DYNAMODB_ENDPOINT: endpoint,
     TABLE_NAME: options.tableName ?? process.env.TABLE_NAME ?? 'integrations',

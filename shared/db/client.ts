@@ -3,6 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.ts';
 import { addLocalCommitBarrier } from './local-commit-barrier.ts';
+import { CONNECT_TIMEOUT_MS, guardStoreCalls } from './store-availability.ts';
 
 /**
  * Round trips and capacity units of the current request. Every DynamoDB call made inside
@@ -58,7 +59,10 @@ function createClients() {
         }
       : {}),
     maxAttempts: 4,
+    // Without these a stopped store holds a request for as long as the OS keeps the socket open.
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: cfg.dynamodbCallTimeoutMs, throwOnRequestTimeout: true },
   });
+  guardStoreCalls(base, cfg.dynamodbCallTimeoutMs);
   // The SDK's logger middleware passes every command's input and output through its sensitive-data
   // filter (a walk of every attribute read) to hand them to the client's logger, even to the
   // default no-op one. Nothing here logs SDK calls: without it a 15-product BatchGetItem takes
