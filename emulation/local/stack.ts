@@ -59,7 +59,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // EMF lines are for CloudWatch; the local console shows the gateway's request lines instead.
   setMetricsEnabled(false);
   try {
-    await waitForStore();
+    // Java takes seconds to start, and over 30 s on a loaded machine (measured: 35 s at load 35 on 2 cores).
+    await waitForStore(120_000);
     const table = await ensureTable();
     const server: Server = createGateway({ ...options.gateway, log: options.log });
     await new Promise<void>((resolve, reject) => {

@@ -59,8 +59,9 @@ function createClients() {
         }
       : {}),
     maxAttempts: 4,
-    // Without these a stopped store holds a request for as long as the OS keeps the socket open.
-    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: cfg.dynamodbCallTimeoutMs, throwOnRequestTimeout: true },
+    // Without it (and the call budget below) a stopped store holds a request for as long as the
+    // OS keeps the socket open. No per-attempt request timeout: the call budget ends the attempt.
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
   });
   guardStoreCalls(base, cfg.dynamodbCallTimeoutMs);
   // The SDK's logger middleware passes every command's input and output through its sensitive-data

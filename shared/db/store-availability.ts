@@ -21,6 +21,10 @@ export const UNAVAILABLE_RETRY_AFTER_S = 2;
 /** ... and a throttling one: the SDK already backed off three times inside the call. */
 export const THROTTLED_RETRY_AFTER_S = 1;
 
+/** Creating or describing the table at start-up (a cold store) is not a request's read or write. */
+const TABLE_COMMANDS = /^(Create|Describe|Update|Delete)Table(Command)?$|^UpdateTimeToLive(Command)?$/;
+const TABLE_COMMAND_BUDGET_MS = 60_000;
+
 /** Where the SDK (smithy) keeps per-call settings in a middleware's context (@smithy/types SMITHY_CONTEXT_KEY). */
 const SMITHY_CONTEXT = '__smithy_context';
 
@@ -70,8 +74,7 @@ export function storeUnavailable(err: unknown): DomainError | undefined {
 }
 
 /**
- * Installs the call budget on a client built with `requestHandler: { connectionTimeout,
- * requestTimeout }`. Outermost middleware, so the SDK's retries (maxAttempts) run inside the
+ * Installs the call budget on a client (built with a connect timeout). Outermost middleware, so the SDK's retries (maxAttempts) run inside the
  * budget; the budget's signal also reaches the HTTP handler, which destroys the socket.
  */
 export function guardStoreCalls(client: DynamoDBClient, callBudgetMs: number): void {
@@ -84,7 +87,7 @@ export function guardStoreCalls(client: DynamoDBClient, callBudgetMs: number): v
     (next, context) => async (args) => {
       const left = remainingMs();
       if (left <= 0) throw unavailable('the request ran out of time');
-      const budget = Math.min(callBudgetMs, left);
+      const budget = Math.min(TABLE_COMMANDS.test(context.commandName ?? '') ? TABLE_COMMAND_BUDGET_MS : callBudgetMs, left);
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(new StoreCallTimeout(budget)), budget);
       const deadline = deadlineSignal();

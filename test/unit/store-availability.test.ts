@@ -60,7 +60,7 @@ describe('a DynamoDB call against a store that does not answer', () => {
       region: 'us-east-1',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       maxAttempts: 4,
-      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: budgetMs, throwOnRequestTimeout: true },
+      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
     });
     guardStoreCalls(client, budgetMs);
     return client;
