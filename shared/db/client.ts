@@ -3,7 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.ts';
 import { addLocalCommitBarrier } from './local-commit-barrier.ts';
-import { CONNECT_TIMEOUT_MS, guardStoreCalls } from './store-availability.ts';
+import { CONNECT_TIMEOUT_MS, guardStoreCalls, LOCAL_CONNECT_TIMEOUT_MS } from './store-availability.ts';
 
 /**
  * Round trips and capacity units of the current request. Every DynamoDB call made inside
@@ -61,7 +61,8 @@ function createClients() {
     maxAttempts: 4,
     // Without it (and the call budget below) a stopped store holds a request for as long as the
     // OS keeps the socket open. No per-attempt request timeout: the call budget ends the attempt.
-    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
+    // DynamoDB Local's accept thread on a loaded machine was seen taking over a second to connect.
+    requestHandler: { connectionTimeout: local ? LOCAL_CONNECT_TIMEOUT_MS : CONNECT_TIMEOUT_MS },
   });
   guardStoreCalls(base, cfg.dynamodbCallTimeoutMs);
   // The SDK's logger middleware passes every command's input and output through its sensitive-data

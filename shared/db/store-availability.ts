@@ -16,6 +16,8 @@ import { deadlineSignal, remainingMs } from '../domain/deadline.ts';
  *   (HTTP, MCP, authorizer, admin CLI) answers it the same way.
  */
 export const CONNECT_TIMEOUT_MS = 1000;
+/** Against DynamoDB Local: a refused connection still fails at once; a slow accept is not an outage. */
+export const LOCAL_CONNECT_TIMEOUT_MS = 10_000;
 /** Seconds a client is told to wait before retrying an unreachable or slow store. */
 export const UNAVAILABLE_RETRY_AFTER_S = 2;
 /** ... and a throttling one: the SDK already backed off three times inside the call. */
