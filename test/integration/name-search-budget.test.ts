@@ -41,7 +41,7 @@ describe('filter[name] read budget', () => {
       Array.from({ length: CROWD }, (_, i) => ({ PutRequest: { Item: { ...keys.nameGram(storeId, 'wal', 1_000_000 + i), n: name(i) } } })),
       8,
     );
-    expect((await api.put('/catalog/products/zebra', { name: 'Zebra lamp', price: 100 })).status).toBe(201);
+    expect([200, 201]).toContain((await api.put('/catalog/products/zebra', { name: 'Zebra lamp', price: 100 })).status);
     for (let i = 0; i < 1200 && (await pendingNameCount(storeId)) > 0; i++) await new Promise((r) => setTimeout(r, 50));
 
     await search('zebra'); // the key's first request on this gateway also reads its token
