@@ -40,6 +40,8 @@ try {
     dataDir: path.join(dataDir, 'dynamodb'),
     endpoint: external,
     log: (line) => process.stdout.write(line + '\n'),
+    // The gateway keeps running and recovers by itself once a store answers on the port again.
+    storeRecovery: 'stop this process (Ctrl-C) and run `npm start` again; the data is kept',
   });
 } catch (err) {
   const e = err as NodeJS.ErrnoException;

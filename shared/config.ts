@@ -19,6 +19,8 @@ export interface Config {
   /** The local stand-in's AES key file (the local stack); ignored when the KMS key is set. */
   webhookSecretKeyFile: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** The longest one DynamoDB call may take, SDK retries included, before it answers 503 (docs/availability.md). */
+  dynamodbCallTimeoutMs: number;
 }
 
 function intFrom(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
@@ -76,6 +78,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookSecretKmsKeyId: env.WEBHOOK_SECRET_KMS_KEY_ID || undefined,
     webhookSecretKeyFile: keyFileFrom('WEBHOOK_SECRET_KEY_FILE', env.WEBHOOK_SECRET_KEY_FILE),
     logLevel,
+    // DynamoDB answers in milliseconds; DynamoDB Local on a loaded CI machine was measured taking
+    // over 10 s for one call, which must not turn into 503s (docs/availability.md).
+    dynamodbCallTimeoutMs: intFrom('DYNAMODB_CALL_TIMEOUT_MS', env.DYNAMODB_CALL_TIMEOUT_MS, env.DYNAMODB_ENDPOINT ? 25_000 : 2_500, 100, 60_000),
   };
 }
 

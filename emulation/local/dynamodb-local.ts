@@ -57,8 +57,17 @@ export interface DynamoDbLocal {
   stop(): Promise<void>;
 }
 
+export interface DynamoDbLocalOptions {
+  port: number;
+  dataDir: string | null;
+  /** Where the line about an unexpected exit goes (stderr by default). */
+  log?: (line: string) => void;
+  /** How to recover, appended to that line. */
+  recovery?: string;
+}
+
 /** Starts DynamoDB Local on `port`, persisting under `dataDir` (or in memory when null). */
-export function startDynamoDbLocal(options: { port: number; dataDir: string | null }): DynamoDbLocal {
+export function startDynamoDbLocal(options: DynamoDbLocalOptions): DynamoDbLocal {
   const java = checkJava();
   if (!java.ok) throw new Error(java.message);
   const dir = jarDirectory();
@@ -81,7 +90,14 @@ export function startDynamoDbLocal(options: { port: number; dataDir: string | nu
   child.stdout?.resume();
   let stopping = false;
   child.on('exit', (code, signal) => {
-    if (!stopping && code && code !== 0 && !signal) process.stderr.write(`DynamoDB Local exited with code ${code}: ${stderr.trim().split('\n').pop()}\n`);
+    if (stopping) return;
+    // One line whatever ended it (an exit code, a kill by signal): from here every request
+    // answers 503 service_unavailable until a store listens on this port again.
+    const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    const last = stderr.trim().split('\n').pop();
+    (options.log ?? ((line: string) => process.stderr.write(line + '\n')))(
+      `DynamoDB Local on port ${options.port} ${how}${last ? ` (${last})` : ''}; requests answer 503 until it is back: ${options.recovery ?? 'restart it on the same port'}`,
+    );
   });
   return {
     endpoint: `http://127.0.0.1:${options.port}`,

@@ -11,6 +11,8 @@ import { publicRoute } from './docs-routes.ts';
 import { answerClientError } from './client-error.ts';
 import { redactQuery } from '../../shared/log.ts';
 import { errorCodeOf, type RequestLogEntry } from './request-log.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
+import { errorBody, errorHeaders } from '../../shared/http/error-status.ts';
 
 /**
  * The local API Gateway: turns each HTTP request into the REST API (v1) proxy event the
@@ -197,6 +199,9 @@ export function createGateway(options: GatewayOptions = {}): Server {
             policy = await authorizer(authEvent, lambdaContext('authorizer', requestId));
           } catch (err) {
             if ((err as Error).message === 'Unauthorized') return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': BEARER_CHALLENGE });
+            // The store could not say who the key is: not a 401 (the key may be fine) but a retryable
+            // 503, as the AWS stack's AUTHORIZER_FAILURE gateway response (docs/availability.md).
+            if (err instanceof DomainError && err.code === 'service_unavailable') return reply(503, errorBody(err), errorHeaders(err));
             process.stderr.write(`authorizer failed: ${(err as Error).stack}\n`);
             return reply(500, GATEWAY_RESPONSES.internal);
           }

@@ -30,6 +30,8 @@ export interface LocalStackOptions {
   tableName?: string;
   env?: Record<string, string>;
   log?: (line: string) => void;
+  /** What the line about the embedded store's unexpected exit tells the reader to do. */
+  storeRecovery?: string;
   gateway?: GatewayOptions;
 }
 
@@ -49,7 +51,9 @@ export interface LocalStack {
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   let store: DynamoDbLocal | undefined;
-  const endpoint = options.endpoint ?? (store = startDynamoDbLocal({ port: options.dynamodbPort, dataDir: options.dataDir })).endpoint;
+  const endpoint =
+    options.endpoint ??
+    (store = startDynamoDbLocal({ port: options.dynamodbPort, dataDir: options.dataDir, log: options.log, recovery: options.storeRecovery })).endpoint;
   Object.assign(process.env, {
     DYNAMODB_ENDPOINT: endpoint,
     TABLE_NAME: options.tableName ?? process.env.TABLE_NAME ?? 'integrations',
@@ -63,7 +67,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // EMF lines are for CloudWatch; the local console shows the gateway's request lines instead.
   setMetricsEnabled(false);
   try {
-    await waitForStore();
+    // Java takes seconds to start, and over 30 s on a loaded machine (measured: 35 s at load 35 on 2 cores).
+    await waitForStore(120_000);
     const table = await ensureTable();
     // So that `npm run admin` from another DATA_DIR refuses instead of making a key of its own.
     const { webhookSecretKeyFile, webhookSecretKmsKeyId } = config();

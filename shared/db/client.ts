@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.ts';
+import { CONNECT_TIMEOUT_MS, guardStoreCalls, LOCAL_CONNECT_TIMEOUT_MS } from './store-availability.ts';
 
 /**
  * Round trips and capacity units of the current request. Every DynamoDB call made inside
@@ -75,7 +76,12 @@ function createClients() {
         }
       : {}),
     maxAttempts: 4,
+    // Without it (and the call budget below) a stopped store holds a request for as long as the
+    // OS keeps the socket open. No per-attempt request timeout: the call budget ends the attempt.
+    // DynamoDB Local's accept thread on a loaded machine was seen taking over a second to connect.
+    requestHandler: { connectionTimeout: local ? LOCAL_CONNECT_TIMEOUT_MS : CONNECT_TIMEOUT_MS },
   });
+  guardStoreCalls(base, cfg.dynamodbCallTimeoutMs);
   // The SDK's logger middleware passes every command's input and output through its sensitive-data
   // filter (a walk of every attribute read) to hand them to the client's logger, even to the
   // default no-op one. Nothing here logs SDK calls: without it a 15-product BatchGetItem takes

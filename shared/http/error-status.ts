@@ -29,7 +29,9 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; when:
   internal_error: { status: 500, when: 'Anything unexpected; the message carries a request id that the logs know.' },
   service_unavailable: {
     status: 503,
-    when: 'The store is unreachable, throttling, or slower than the request\'s time budget; nothing was written, and `Retry-After` says when to retry.',
+    when:
+      'The store is unreachable, throttling, or slower than the request\'s time budget; `Retry-After` says when to retry. A write refused so was not applied, ' +
+      'unless the store received it and then stopped answering: retrying it (same PUT, same Idempotency-Key) is safe either way (docs/availability.md).',
   },
   filter_too_broad: {
     status: 422,

@@ -190,8 +190,9 @@ describe('filter[name] read cost', () => {
     expect(large.rcu).toBe(small.rcu);
     expect(large.ops).toBe(small.ops);
     expect(large.rcu).toBeLessThanOrEqual(8);
-    // The common name's cost grows with its matches (10 times as many; the page read stays the same).
-    expect(commonLarge.rcu).toBeGreaterThan(commonSmall.rcu * 3);
+    // The common name's cost grows with its matches (10 times as many; the page read stays the same),
+    // up to the search's read budget (name-search-budget.test.ts).
+    expect(commonLarge.rcu).toBeGreaterThan(commonSmall.rcu + 5);
     console.log(`filter[name] RCU: rare ${small.rcu} → ${large.rcu}, common ${commonSmall.rcu} → ${commonLarge.rcu} (101 → 1001 products)`);
   }, 300_000);
 });

@@ -53,9 +53,12 @@ const productWrite = ['invalid_image_url', 'unknown_reference'] satisfies ErrorC
 export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
   listProducts: {
     summary: 'List products',
-    description: 'The store\'s products in ascending id order, 15 per page by default, optionally filtered by name or SKU (a Laravel-style page envelope).',
+    description:
+      'The store\'s products in ascending id order, 15 per page by default, optionally filtered by name or SKU (a Laravel-style page envelope). ' +
+      'A `filter[name]` needle whose candidates cannot be read within the search\'s read budget is refused with 422 `filter_too_broad`: use a longer needle.',
     query: ListProductsQuery,
     response: 'ProductPage',
+    errors: ['filter_too_broad'],
   },
   getProduct: {
     summary: 'Get a product',
