@@ -11,7 +11,13 @@ import { ServiceFunction } from './constructs/service-function.ts';
 import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
 import { NameIndexer } from './constructs/name-indexer.ts';
 import { addOpenApiMethod } from './openapi-method.ts';
-import { acknowledgeOpenApiMethod, acknowledgeRestApi } from './nag-acknowledgements.ts';
+import {
+  acknowledgeMethodNotAllowed,
+  acknowledgeNameIndexEventSource,
+  acknowledgeOpenApiMethod,
+  acknowledgeQueueEventSource,
+  acknowledgeRestApi,
+} from './nag-acknowledgements.ts';
 import { authorizerCacheRefusal, DEFAULT_SETTINGS, type DeploySettings } from './settings.ts';
 import type { StatefulResources } from './stateful-stack.ts';
 
@@ -102,10 +108,11 @@ export class ApiStack extends Stack {
     // Any other method of a known path reaches the group's Lambda without the authorizer (nothing
     // to authorize, no allowance used) and is answered 405 with Allow; explicit methods win over ANY.
     for (const { resource, group } of resources()) {
-      this.api.root.resourceForPath(resource).addMethod('ANY', new apigw.LambdaIntegration(this.functions[group]!), {
+      const any = this.api.root.resourceForPath(resource).addMethod('ANY', new apigw.LambdaIntegration(this.functions[group]!), {
         authorizationType: apigw.AuthorizationType.NONE,
         operationName: 'methodNotAllowed',
       });
+      acknowledgeMethodNotAllowed(any);
     }
     addOpenApiMethod(this.api);
     acknowledgeOpenApiMethod(this.api.root.resourceForPath(`${API_BASE_PATH}/openapi.json`).node.findChild('GET'));
@@ -134,6 +141,9 @@ export class ApiStack extends Stack {
 
     // filter[name]'s trigram postings: table stream → name indexer.
     this.nameIndexer = new NameIndexer(this, 'NameIndex', { table });
+    acknowledgeQueueEventSource(this.webhooks.webhooksFunction, 'a message failed maxReceiveCount times moves to the dead-letter queue by the queue\'s redrive policy.');
+    acknowledgeQueueEventSource(this.webhooks.deadLetterFunction, 'a dead letter its consumer fails on stays in the dead-letter queue (14 days) and is received again.');
+    acknowledgeNameIndexEventSource(this.nameIndexer.function);
 
     if (s.waf) {
       this.webAcl = new RateLimitWebAcl(this, 'RateLimits', {
