@@ -116,7 +116,7 @@ export class ApiStack extends Stack {
     }
     addOpenApiMethod(this.api);
     acknowledgeOpenApiMethod(this.api.root.resourceForPath(`${API_BASE_PATH}/openapi.json`).node.findChild('GET'));
-    addGatewayResponses(this.api);
+    addGatewayResponses(this.api, s.rateLimitPerMinute);
     acknowledgeRestApi(this.api, s.waf);
 
     this.adminFunction = new ServiceFunction(this, 'AdminFunction', {
