@@ -4,6 +4,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { API_BASE_PATH, API_ROUTES, groups, resourceOf, resources, type Group } from '../shared/http/api-routes.ts';
 import { AlarmTopic } from './constructs/alarm-topic.ts';
+import { GatewayAlarms } from './constructs/gateway-alarms.ts';
+import { capacityModel, capacityRefusal } from './capacity.ts';
 import { ACCESS_LOG_FIELDS, addGatewayResponses } from './constructs/gateway-responses.ts';
 import { OperationsAlarms } from './constructs/operations-alarms.ts';
 import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.ts';
@@ -20,6 +22,8 @@ import {
 } from './nag-acknowledgements.ts';
 import { authorizerCacheRefusal, DEFAULT_SETTINGS, type DeploySettings } from './settings.ts';
 import type { StatefulResources } from './stateful-stack.ts';
+
+const STAGE_NAME = 'prod';
 
 export interface ApiStackProps extends StackProps, Partial<DeploySettings> {
   data: StatefulResources;
@@ -44,9 +48,12 @@ export class ApiStack extends Stack {
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
-    const s = { ...DEFAULT_SETTINGS, ...props };
+    const s = { ...DEFAULT_SETTINGS, ...props, wafPerKeyPerMinute: props.wafPerKeyPerMinute ?? 2 * (props.rateLimitPerMinute ?? DEFAULT_SETTINGS.rateLimitPerMinute) };
     const refusal = authorizerCacheRefusal(s.authorizerCacheSeconds);
     if (refusal) throw new Error(refusal);
+    const capacityRefused = capacityRefusal(s);
+    if (capacityRefused) throw new Error(capacityRefused);
+    const capacity = capacityModel(s);
     const { table, queues, webhookSecretsKey } = props.data;
     const env = { RATE_LIMIT_PER_MINUTE: String(s.rateLimitPerMinute) };
 
@@ -68,16 +75,17 @@ export class ApiStack extends Stack {
     this.api = new apigw.RestApi(this, 'IntegrationApi', {
       description: 'Store integration API v1',
       deployOptions: {
-        stageName: 'prod',
+        stageName: STAGE_NAME,
         metricsEnabled: true,
         tracingEnabled: true,
         loggingLevel: apigw.MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
         accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
         accessLogFormat: apigw.AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
-        // A coarse account-protection ceiling; the per-key limit is enforced by the authorizer.
-        throttlingBurstLimit: 200,
-        throttlingRateLimit: 100,
+        // The ceiling every tenant shares, sized to hold plannedKeys at their full allowance
+        // (infra/capacity.ts); WAF bounds what one key takes of it, the authorizer its allowance.
+        throttlingBurstLimit: capacity.stageBurst,
+        throttlingRateLimit: capacity.stageRatePerSecond,
       },
       defaultMethodOptions: { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM },
       // The account-wide role API Gateway logs with (one per account and region). Retained on
@@ -153,7 +161,16 @@ export class ApiStack extends Stack {
       });
     }
 
+    // API Gateway creates its execution log group on first use and keeps it forever; created here
+    // first, with a retention, before the stage can log.
+    const executionLogs = new logs.LogGroup(this, 'ExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/${STAGE_NAME}`,
+      retention: logs.RetentionDays.ONE_MONTH,
+    });
+    this.api.deploymentStage.node.addDependency(executionLogs);
+
     this.alarmTopic = new AlarmTopic(this, 'Alarms', { email: s.alarmEmail });
+    new GatewayAlarms(this, 'Gateway', { api: this.api, accessLogs });
     new OperationsAlarms(this, 'Operations', {
       api: this.api,
       table,

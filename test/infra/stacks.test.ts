@@ -177,8 +177,8 @@ describe('CDK stacks', () => {
     for (const m of any) expect(m.Properties.AuthorizationType).toBe('NONE');
   });
 
-  it('has no WAF unless asked for', () => {
-    template.resourceCountIs('AWS::WAFv2::WebACL', 0);
+  it('has the web ACL by default', () => {
+    template.resourceCountIs('AWS::WAFv2::WebACL', 1);
     expect(stateful.table).toBeDefined();
   });
 });
@@ -190,7 +190,7 @@ describe('CDK stacks with waf=true', () => {
     template.hasResourceProperties('AWS::WAFv2::WebACL', {
       Scope: 'REGIONAL',
       DefaultAction: { Allow: {} },
-      Rules: [
+      Rules: Match.arrayWith([
         Match.objectLike({ Name: 'PerIp', Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 3000, EvaluationWindowSec: 60 } } }),
         Match.objectLike({
           Name: 'PerAuthorizationHeader',
@@ -203,7 +203,7 @@ describe('CDK stacks with waf=true', () => {
             }),
           },
         }),
-      ],
+      ]),
     });
     const stageId = logicalId(api.api.deploymentStage);
     template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
@@ -215,7 +215,8 @@ describe('CDK stacks with waf=true', () => {
   it('reads the WAF flag and limits from context', () => {
     const s = settingsFromContext(new App({ context: { waf: 'true', wafPerIpPerMinute: '1200', alarmEmail: 'ops@example.com' } }).node);
     expect(s).toMatchObject({ waf: true, wafPerIpPerMinute: 1200, alarmEmail: 'ops@example.com' });
-    expect(settingsFromContext(new App().node).waf).toBe(false);
+    expect(settingsFromContext(new App().node).waf).toBe(true);
+    expect(settingsFromContext(new App({ context: { waf: 'false' } }).node).waf).toBe(false);
     expect(() => settingsFromContext(new App({ context: { alarmEmail: 'not-an-address' } }).node)).toThrow(/alarmEmail/);
   });
 
