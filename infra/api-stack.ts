@@ -16,7 +16,6 @@ import { addOpenApiMethod } from './openapi-method.ts';
 import {
   acknowledgeMethodNotAllowed,
   acknowledgeNameIndexEventSource,
-  acknowledgeOpenApiMethod,
   acknowledgeQueueEventSource,
   acknowledgeRestApi,
 } from './nag-acknowledgements.ts';
@@ -41,6 +40,7 @@ export class ApiStack extends Stack {
   readonly authorizerFunction: ServiceFunction;
   readonly functions: Partial<Record<Group, ServiceFunction>> = {};
   readonly adminFunction: ServiceFunction;
+  readonly openApiFunction: ServiceFunction;
   readonly webhooks: WebhookPipeline;
   readonly nameIndexer: NameIndexer;
   readonly alarmTopic: AlarmTopic;
@@ -54,7 +54,10 @@ export class ApiStack extends Stack {
     const capacityRefused = capacityRefusal(s);
     if (capacityRefused) throw new Error(capacityRefused);
     const capacity = capacityModel(s);
-    const { table, queues, webhookSecretsKey } = props.data;
+    const { table, queues, webhookSecretsKey, webhookSecretsKeyUsers } = props.data;
+    if (webhookSecretsKeyUsers !== this.stackName) {
+      throw new Error(`the webhook secrets key admits roles of stack ${webhookSecretsKeyUsers}, not of ${this.stackName}: pass apiStackName to the stateful stack`);
+    }
     const env = { RATE_LIMIT_PER_MINUTE: String(s.rateLimitPerMinute) };
 
     this.authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
@@ -122,8 +125,7 @@ export class ApiStack extends Stack {
       });
       acknowledgeMethodNotAllowed(any);
     }
-    addOpenApiMethod(this.api);
-    acknowledgeOpenApiMethod(this.api.root.resourceForPath(`${API_BASE_PATH}/openapi.json`).node.findChild('GET'));
+    this.openApiFunction = addOpenApiMethod(this, this.api);
     addGatewayResponses(this.api, s.rateLimitPerMinute);
     acknowledgeRestApi(this.api, s.waf);
 
@@ -184,6 +186,7 @@ export class ApiStack extends Stack {
         { name: 'Signer', fn: this.webhooks.webhooksFunction },
         { name: 'DeadLetter', fn: this.webhooks.deadLetterFunction },
         { name: 'NameIndex', fn: this.nameIndexer.function },
+        { name: 'OpenApi', fn: this.openApiFunction },
       ],
     });
     this.alarmTopic.connectAlarms();

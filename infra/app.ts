@@ -9,7 +9,7 @@ export function defineStacks(app: App): { data: StatefulStack; api: ApiStack } {
   addNagChecks(app);
   const settings = settingsFromContext(app.node);
   const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
-  const data = new StatefulStack(app, 'IntegrationsData', { env });
+  const data = new StatefulStack(app, 'IntegrationsData', { env, apiStackName: 'IntegrationsApi' });
   const api = new ApiStack(app, 'IntegrationsApi', { env, data, ...settings });
   return { data, api };
 }

@@ -50,9 +50,11 @@ export class RateLimitWebAcl extends Construct {
 
   constructor(scope: Construct, id: string, props: RateLimitWebAclProps) {
     super(scope, id);
-    const block = (responseCode: number, customResponseBodyKey: string, headers: Record<string, string>) => ({
-      block: { customResponse: { responseCode, customResponseBodyKey, responseHeaders: Object.entries(headers).map(([name, value]) => ({ name, value })) } },
-    });
+    // CloudFormation refuses an empty ResponseHeaders list: absent when there are none.
+    const block = (responseCode: number, customResponseBodyKey: string, headers: Record<string, string>) => {
+      const responseHeaders = Object.entries(headers).map(([name, value]) => ({ name, value }));
+      return { block: { customResponse: { responseCode, customResponseBodyKey, ...(responseHeaders.length ? { responseHeaders } : {}) } } };
+    };
     const throttled = block(429, 'throttled', { 'Retry-After': '60' });
     const rule = (name: string, priority: number, action: object, statement: wafv2.CfnWebACL.StatementProperty): wafv2.CfnWebACL.RuleProperty => ({
       name,

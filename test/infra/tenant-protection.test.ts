@@ -73,7 +73,7 @@ describe('per-tenant protection (default settings)', () => {
     const tooLarge = new RegExp(TOO_LARGE_CONTENT_LENGTH);
     expect(['4000000', '5242880', '10485760', '99999999999', '004000000'].every((v) => tooLarge.test(v))).toBe(true);
     expect(['0', '1048576', '3999999', '', 'abc'].some((v) => tooLarge.test(v))).toBe(false);
-    expect(rule('BodyTooLarge').Action.Block!.CustomResponse.ResponseCode).toBe(413);
+    expect(rule('BodyTooLarge').Action.Block!.CustomResponse).toEqual({ ResponseCode: 413, CustomResponseBodyKey: 'tooLarge' });
   });
 
   it('sizes the stage throttle from the capacity model, not a constant', () => {
