@@ -4,6 +4,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { API_BASE_PATH, API_ROUTES, groups, resourceOf, resources, type Group } from '../shared/http/api-routes.ts';
 import { AlarmTopic } from './constructs/alarm-topic.ts';
+import { GatewayAlarms } from './constructs/gateway-alarms.ts';
+import { capacityModel, capacityRefusal } from './capacity.ts';
 import { ACCESS_LOG_FIELDS, addGatewayResponses } from './constructs/gateway-responses.ts';
 import { OperationsAlarms } from './constructs/operations-alarms.ts';
 import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.ts';
@@ -11,9 +13,16 @@ import { ServiceFunction } from './constructs/service-function.ts';
 import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
 import { NameIndexer } from './constructs/name-indexer.ts';
 import { addOpenApiMethod } from './openapi-method.ts';
-import { acknowledgeOpenApiMethod, acknowledgeRestApi } from './nag-acknowledgements.ts';
+import {
+  acknowledgeMethodNotAllowed,
+  acknowledgeNameIndexEventSource,
+  acknowledgeQueueEventSource,
+  acknowledgeRestApi,
+} from './nag-acknowledgements.ts';
 import { authorizerCacheRefusal, DEFAULT_SETTINGS, type DeploySettings } from './settings.ts';
 import type { StatefulResources } from './stateful-stack.ts';
+
+const STAGE_NAME = 'prod';
 
 export interface ApiStackProps extends StackProps, Partial<DeploySettings> {
   data: StatefulResources;
@@ -31,6 +40,7 @@ export class ApiStack extends Stack {
   readonly authorizerFunction: ServiceFunction;
   readonly functions: Partial<Record<Group, ServiceFunction>> = {};
   readonly adminFunction: ServiceFunction;
+  readonly openApiFunction: ServiceFunction;
   readonly webhooks: WebhookPipeline;
   readonly nameIndexer: NameIndexer;
   readonly alarmTopic: AlarmTopic;
@@ -38,10 +48,16 @@ export class ApiStack extends Stack {
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
-    const s = { ...DEFAULT_SETTINGS, ...props };
+    const s = { ...DEFAULT_SETTINGS, ...props, wafPerKeyPerMinute: props.wafPerKeyPerMinute ?? 2 * (props.rateLimitPerMinute ?? DEFAULT_SETTINGS.rateLimitPerMinute) };
     const refusal = authorizerCacheRefusal(s.authorizerCacheSeconds);
     if (refusal) throw new Error(refusal);
-    const { table, queues, webhookSecretsKey } = props.data;
+    const capacityRefused = capacityRefusal(s);
+    if (capacityRefused) throw new Error(capacityRefused);
+    const capacity = capacityModel(s);
+    const { table, queues, webhookSecretsKey, webhookSecretsKeyUsers } = props.data;
+    if (webhookSecretsKeyUsers !== this.stackName) {
+      throw new Error(`the webhook secrets key admits roles of stack ${webhookSecretsKeyUsers}, not of ${this.stackName}: pass apiStackName to the stateful stack`);
+    }
     const env = { RATE_LIMIT_PER_MINUTE: String(s.rateLimitPerMinute) };
 
     this.authorizerFunction = new ServiceFunction(this, 'AuthorizerFunction', {
@@ -62,16 +78,17 @@ export class ApiStack extends Stack {
     this.api = new apigw.RestApi(this, 'IntegrationApi', {
       description: 'Store integration API v1',
       deployOptions: {
-        stageName: 'prod',
+        stageName: STAGE_NAME,
         metricsEnabled: true,
         tracingEnabled: true,
         loggingLevel: apigw.MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
         accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
         accessLogFormat: apigw.AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
-        // A coarse account-protection ceiling; the per-key limit is enforced by the authorizer.
-        throttlingBurstLimit: 200,
-        throttlingRateLimit: 100,
+        // The ceiling every tenant shares, sized to hold plannedKeys at their full allowance
+        // (infra/capacity.ts); WAF bounds what one key takes of it, the authorizer its allowance.
+        throttlingBurstLimit: capacity.stageBurst,
+        throttlingRateLimit: capacity.stageRatePerSecond,
       },
       defaultMethodOptions: { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM },
       // The account-wide role API Gateway logs with (one per account and region). Retained on
@@ -102,14 +119,14 @@ export class ApiStack extends Stack {
     // Any other method of a known path reaches the group's Lambda without the authorizer (nothing
     // to authorize, no allowance used) and is answered 405 with Allow; explicit methods win over ANY.
     for (const { resource, group } of resources()) {
-      this.api.root.resourceForPath(resource).addMethod('ANY', new apigw.LambdaIntegration(this.functions[group]!), {
+      const any = this.api.root.resourceForPath(resource).addMethod('ANY', new apigw.LambdaIntegration(this.functions[group]!), {
         authorizationType: apigw.AuthorizationType.NONE,
         operationName: 'methodNotAllowed',
       });
+      acknowledgeMethodNotAllowed(any);
     }
-    addOpenApiMethod(this.api);
-    acknowledgeOpenApiMethod(this.api.root.resourceForPath(`${API_BASE_PATH}/openapi.json`).node.findChild('GET'));
-    addGatewayResponses(this.api);
+    this.openApiFunction = addOpenApiMethod(this, this.api);
+    addGatewayResponses(this.api, s.rateLimitPerMinute);
     acknowledgeRestApi(this.api, s.waf);
 
     this.adminFunction = new ServiceFunction(this, 'AdminFunction', {
@@ -134,6 +151,9 @@ export class ApiStack extends Stack {
 
     // filter[name]'s trigram postings: table stream → name indexer.
     this.nameIndexer = new NameIndexer(this, 'NameIndex', { table });
+    acknowledgeQueueEventSource(this.webhooks.webhooksFunction, 'a message failed maxReceiveCount times moves to the dead-letter queue by the queue\'s redrive policy.');
+    acknowledgeQueueEventSource(this.webhooks.deadLetterFunction, 'a dead letter its consumer fails on stays in the dead-letter queue (14 days) and is received again.');
+    acknowledgeNameIndexEventSource(this.nameIndexer.function);
 
     if (s.waf) {
       this.webAcl = new RateLimitWebAcl(this, 'RateLimits', {
@@ -143,7 +163,16 @@ export class ApiStack extends Stack {
       });
     }
 
+    // API Gateway creates its execution log group on first use and keeps it forever; created here
+    // first, with a retention, before the stage can log.
+    const executionLogs = new logs.LogGroup(this, 'ExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/${STAGE_NAME}`,
+      retention: logs.RetentionDays.ONE_MONTH,
+    });
+    this.api.deploymentStage.node.addDependency(executionLogs);
+
     this.alarmTopic = new AlarmTopic(this, 'Alarms', { email: s.alarmEmail });
+    new GatewayAlarms(this, 'Gateway', { api: this.api, accessLogs });
     new OperationsAlarms(this, 'Operations', {
       api: this.api,
       table,
@@ -157,6 +186,7 @@ export class ApiStack extends Stack {
         { name: 'Signer', fn: this.webhooks.webhooksFunction },
         { name: 'DeadLetter', fn: this.webhooks.deadLetterFunction },
         { name: 'NameIndex', fn: this.nameIndexer.function },
+        { name: 'OpenApi', fn: this.openApiFunction },
       ],
     });
     this.alarmTopic.connectAlarms();

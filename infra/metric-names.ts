@@ -15,3 +15,8 @@ export const WEBHOOK_METRICS = {
    */
   failedOutcome: 'failed',
 } as const;
+
+export const GATEWAY_METRICS = {
+  /** Access-log lines whose gateway response type is THROTTLED (a metric filter; infra/constructs/gateway-alarms.ts). */
+  stageThrottled: 'StageThrottled',
+} as const;

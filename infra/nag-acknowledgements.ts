@@ -1,11 +1,21 @@
-import { Validations } from 'aws-cdk-lib';
+import { Validations, type App } from 'aws-cdk-lib';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 
 /**
- * cdk-nag AwsSolutions findings this design accepts, each with its reason. test/infra/nag.test.ts
- * runs the checks and fails on any finding not acknowledged here.
+ * cdk-nag 3 runs as a CDK validation plugin: `cdk synth` (and every `app.synth()`) fails with a
+ * report on any finding, error or warning, not acknowledged here. The Serverless pack adds the
+ * Lambda, SQS and event-source rules AwsSolutions lacks. test/infra/nag.test.ts synthesizes the
+ * app afresh with the checks and proves they fail on a resource added to break them.
  */
+export function addNagChecks(app: App): void {
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
+}
+
+/** The findings this design accepts, each with its reason; docs/deploy.md lists them. */
 const ack = (scope: IConstruct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
+
+const RUNTIME_REASON = 'Node 22 is the runtime the project builds for and tests on (package.json engines, esbuild target); it moves with the project.';
 
 export function acknowledgeFunction(fn: IConstruct): void {
   ack(
@@ -19,33 +29,66 @@ export function acknowledgeFunction(fn: IConstruct): void {
     'xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing) take no resource but *, and neither does ' +
       'dynamodb:ListStreams, which the fan-out\'s stream event source needs. Table actions are listed per function (table-access.ts).',
   );
+  ack(fn, 'AwsSolutions-L1', RUNTIME_REASON);
+  ack(fn, 'Serverless-LambdaLatestVersion', RUNTIME_REASON);
   ack(
     fn,
-    'AwsSolutions-L1',
-    'Node 22 is the runtime the project builds for and tests on (package.json engines, esbuild target); it moves with the project.',
+    'Serverless-LambdaDLQ',
+    'A function dead-letter queue catches failed asynchronous invocations only, and none is invoked asynchronously: API Gateway ' +
+      'and the admin CLI invoke synchronously and see the error; queue and stream sources keep their own failure paths (redrive, on-failure destination).',
+  );
+}
+
+/** The signer's and the dead-letter consumer's SQS sources: SQS mappings take no on-failure destination. */
+export function acknowledgeQueueEventSource(fn: IConstruct, whereFailuresGo: string): void {
+  ack(fn, 'Serverless-LambdaEventSourceMappingDestination', `An SQS event source mapping has no on-failure destination in Lambda; ${whereFailuresGo}`);
+}
+
+/** The name indexer's stream source: a record it gives up on leaves the name pending, which searches still read. */
+export function acknowledgeNameIndexEventSource(fn: IConstruct): void {
+  ack(
+    fn,
+    'Serverless-LambdaEventSourceMappingDestination',
+    'A stream record the indexer gives up on (after bisecting and 10 retries) leaves its product name pending; every search still ' +
+      'reads pending names, so answers stay correct (only dearer), and the function\'s error alarm fires.',
   );
 }
 
 export function acknowledgeRestApi(api: IConstruct, wafEnabled: boolean): void {
-  ack(api, 'AwsSolutions-COG4', 'Clients are store integrations holding API keys; the Lambda authorizer resolves the key on every method (docs/contract.md#keys-and-abilities).');
+  ack(api, 'AwsSolutions-COG4', 'Clients are store integrations holding API keys; the Lambda authorizer resolves the key on every keyed method (docs/contract.md#keys-and-abilities).');
   ack(
     api,
     'AwsSolutions-APIG2',
-    'The handlers validate every request and answer {code,message,field} (CONTRACT); a gateway validator would answer in another shape.',
+    'The handlers validate every request and answer {code,message,field} (docs/errors.md); a gateway validator would answer in another shape.',
   );
   ack(
     api,
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
     'The account-level role API Gateway writes execution and access logs with; AWS documents this managed policy for it.',
   );
-  if (!wafEnabled) ack(api, 'AwsSolutions-APIG3', 'The rate-limiting web ACL is optional (context waf=true, about $7 a month); README, Deploy.');
+  if (!wafEnabled) ack(api, 'AwsSolutions-APIG3', 'The web ACL was switched off for this deployment with context waf=false (docs/deploy.md).');
 }
 
-/** GET {base}/openapi.json: the API's public description, answered by API Gateway itself. */
+/** GET {base}/openapi.json and its other methods: the API's public description. */
 export function acknowledgeOpenApiMethod(method: IConstruct): void {
-  ack(method, 'AwsSolutions-APIG4', 'The OpenAPI document is public by design (no data, no Lambda); every other method has the key authorizer.');
+  ack(method, 'AwsSolutions-APIG4', 'The OpenAPI document is public by design: it holds no tenant data, and integrators read it before they have a key.');
+}
+
+/** The ANY method of a known path: unknown methods, answered 405 with Allow. */
+export function acknowledgeMethodNotAllowed(method: IConstruct): void {
+  ack(
+    method,
+    'AwsSolutions-APIG4',
+    'ANY catches only the methods a path does not have and answers 405 with Allow from the route table, reading no data; the ' +
+      'answer is the same for every caller, so asking for a key first would only turn it into a 401. WAF\'s per-IP rule bounds it.',
+  );
 }
 
 export function acknowledgeStreamFailureQueue(queue: IConstruct): void {
   ack(queue, 'AwsSolutions-SQS3', 'It is a dead-letter queue itself: the on-failure destination of the table stream event source.');
+  ack(queue, 'Serverless-SQSRedrivePolicy', 'It is a dead-letter queue itself: the on-failure destination of the table stream event source.');
+}
+
+export function acknowledgeWebhookDeadLetterQueue(queue: IConstruct): void {
+  ack(queue, 'Serverless-SQSRedrivePolicy', 'It is the webhook queue\'s dead-letter queue; its consumer marks each message\'s delivery failed.');
 }

@@ -1,24 +1,27 @@
-import { readFileSync } from 'node:fs';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import type { Construct } from 'constructs';
 import { API_BASE_PATH } from '../shared/http/api-routes.ts';
-import { DEFAULT_SERVER_URL } from '../shared/http/openapi/defaults.ts';
+import { ServiceFunction } from './constructs/service-function.ts';
+import { acknowledgeOpenApiMethod } from './nag-acknowledgements.ts';
 
 /**
- * GET {base}/openapi.json: public (no authorizer), answered by API Gateway itself from the
- * committed docs/openapi.json (a test keeps it current) — no Lambda. The document sits in the
- * template as unparsed Velocity text (`#[[...]]#`, so `$ref` and `#/` stay literal); only the
- * server URL is filled in from the request context.
+ * {base}/openapi.json: public (no authorizer), answered by a small function of its own that holds
+ * the committed docs/openapi.json (functions/openapi/handler.ts). Not a MOCK integration: the API
+ * declares every media type binary, under which API Gateway does not apply a MOCK's mapping
+ * templates and answers 500. GET and HEAD serve the document; any other method is a 405 with Allow.
  */
-export function addOpenApiMethod(api: apigw.RestApi): void {
-  const document = JSON.stringify(JSON.parse(readFileSync(new URL('../docs/openapi.json', import.meta.url), 'utf8')));
-  const serverUrl = `]]#https://$context.domainName/$context.stage${API_BASE_PATH}#[[`;
-  const template = `#[[${document.replaceAll(DEFAULT_SERVER_URL, serverUrl)}]]#`;
-  api.root.resourceForPath(`${API_BASE_PATH}/openapi.json`).addMethod(
-    'GET',
-    new apigw.MockIntegration({
-      requestTemplates: { 'application/json': '{"statusCode": 200}' },
-      integrationResponses: [{ statusCode: '200', responseTemplates: { 'application/json': template } }],
-    }),
-    { authorizationType: apigw.AuthorizationType.NONE, operationName: 'getOpenApiDocument', methodResponses: [{ statusCode: '200' }] },
-  );
+export function addOpenApiMethod(scope: Construct, api: apigw.RestApi): ServiceFunction {
+  const fn = new ServiceFunction(scope, 'OpenApiFunction', {
+    entryPath: 'functions/openapi/handler.ts',
+    service: 'openapi',
+    description: 'Serves the OpenAPI document (public)',
+    memorySize: 256,
+  });
+  const resource = api.root.resourceForPath(`${API_BASE_PATH}/openapi.json`);
+  const integration = new apigw.LambdaIntegration(fn);
+  const methods: [string, string][] = [['GET', 'getOpenApiDocument'], ['HEAD', 'getOpenApiDocumentHead'], ['ANY', 'methodNotAllowed']];
+  for (const [method, operationName] of methods) {
+    acknowledgeOpenApiMethod(resource.addMethod(method, integration, { authorizationType: apigw.AuthorizationType.NONE, operationName }));
+  }
+  return fn;
 }

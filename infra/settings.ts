@@ -7,10 +7,14 @@ export interface DeploySettings {
   rateLimitPerMinute: number;
   /** Receives every alarm; unset: no subscription (subscribe to the AlarmTopicArn output yourself). */
   alarmEmail: string | undefined;
-  /** Adds the rate-limiting WAF web ACL to the stage. */
+  /** The web ACL on the stage (on unless context waf=false): malformed keys, oversized bodies, per-IP and per-key rates. */
   waf: boolean;
   wafPerIpPerMinute: number;
+  /** Defaults to twice rateLimitPerMinute: what one key can take of the shared stage throttle. */
   wafPerKeyPerMinute: number;
+  /** Keys active at once; the stage throttle is sized from it (infra/capacity.ts, docs/deploy.md). */
+  plannedKeys: number;
+  accountConcurrency: number;
   /** Reserved concurrency; 0 reserves none (accounts whose concurrency limit is below 1,000). */
   authorizerConcurrency: number;
   signerConcurrency: number;
@@ -22,10 +26,11 @@ const UNRESERVED_MINIMUM = 100;
 export const DEFAULT_SETTINGS = {
   authorizerCacheSeconds: 0,
   rateLimitPerMinute: 60,
-  waf: false,
-  // Half the stage's 100 req/s throttle for one address; many keys may share one integration host.
+  waf: true,
+  // 50 req/s for one address: many keys may share one integration host.
   wafPerIpPerMinute: 3000,
-  wafPerKeyPerMinute: 600,
+  wafPerKeyPerMinute: 120,
+  plannedKeys: 300,
   // 200 burst × ~0.3 s cold start ≈ 60 concurrent at worst; warm it needs ~5 at 100 req/s.
   authorizerConcurrency: 100,
   signerConcurrency: 10,
@@ -65,15 +70,17 @@ export function settingsFromContext(node: Node): DeploySettings {
     authorizerCacheSeconds: int(node, 'authorizerCacheSeconds', DEFAULT_SETTINGS.authorizerCacheSeconds, 0, 3600),
     rateLimitPerMinute: int(node, 'rateLimitPerMinute', DEFAULT_SETTINGS.rateLimitPerMinute, 1, 1000),
     alarmEmail: email ? String(email) : undefined,
-    waf: ['true', true, '1'].includes(node.tryGetContext('waf')),
+    waf: !['false', false, '0', 0].includes(node.tryGetContext('waf')),
     // WAF rate rules take limits from 10 to 2,000,000,000 per window.
     wafPerIpPerMinute: int(node, 'wafPerIpPerMinute', DEFAULT_SETTINGS.wafPerIpPerMinute, 10, 2_000_000_000),
-    wafPerKeyPerMinute: int(node, 'wafPerKeyPerMinute', DEFAULT_SETTINGS.wafPerKeyPerMinute, 10, 2_000_000_000),
+    wafPerKeyPerMinute: int(node, 'wafPerKeyPerMinute', 2 * int(node, 'rateLimitPerMinute', DEFAULT_SETTINGS.rateLimitPerMinute, 1, 1000), 10, 2_000_000_000),
+    plannedKeys: int(node, 'plannedKeys', DEFAULT_SETTINGS.plannedKeys, 1, 1_000_000),
+    accountConcurrency: int(node, 'accountConcurrency', DEFAULT_SETTINGS.accountConcurrency, 10, 1_000_000),
     authorizerConcurrency: int(node, 'authorizerConcurrency', DEFAULT_SETTINGS.authorizerConcurrency, 0, 10_000),
     signerConcurrency: int(node, 'signerConcurrency', DEFAULT_SETTINGS.signerConcurrency, 0, 1000),
   };
   if (settings.signerConcurrency === 1) throw new Error('context signerConcurrency must be 0 (none reserved) or at least 2 (an SQS event source polls with 2 or more)');
-  const account = int(node, 'accountConcurrency', DEFAULT_SETTINGS.accountConcurrency, 10, 1_000_000);
+  const account = settings.accountConcurrency;
   const reserved = settings.authorizerConcurrency + settings.signerConcurrency;
   if (reserved > account - UNRESERVED_MINIMUM) {
     throw new Error(

@@ -5,10 +5,13 @@ import type { Construct } from 'constructs';
 import { TABLE } from '../shared/db/table.ts';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../shared/config.ts';
 import { WebhookQueues } from './constructs/webhook-queues.ts';
+import { webhookSecretsKeyPolicy } from './key-policy.ts';
 
 export interface StatefulStackProps extends StackProps {
   /** Seconds between webhook attempts; the queue's receive limit follows from it. */
   retrySchedule?: readonly number[];
+  /** The stack whose roles may use the webhook secrets key (infra/key-policy.ts); IntegrationsApi by default. */
+  apiStackName?: string;
 }
 
 /** What the API stack needs from this one. */
@@ -16,6 +19,8 @@ export interface StatefulResources {
   table: dynamodb.ITable;
   queues: WebhookQueues;
   webhookSecretsKey: kms.IKey;
+  /** The stack name the key policy admits roles of; the API stack must have it. */
+  webhookSecretsKeyUsers: string;
 }
 
 /**
@@ -28,9 +33,11 @@ export class StatefulStack extends Stack implements StatefulResources {
   readonly table: dynamodb.Table;
   readonly queues: WebhookQueues;
   readonly webhookSecretsKey: kms.Key;
+  readonly webhookSecretsKeyUsers: string;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps = {}) {
     super(scope, id, props);
+    this.webhookSecretsKeyUsers = props.apiStackName ?? 'IntegrationsApi';
     this.table = new dynamodb.Table(this, 'Table', {
       partitionKey: { name: TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
       sortKey: { name: TABLE.sortKey, type: dynamodb.AttributeType.STRING },
@@ -56,6 +63,8 @@ export class StatefulStack extends Stack implements StatefulResources {
       description: 'Encrypts webhook signing secrets at rest (admin encrypts, signer decrypts)',
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
+      // Replaces the default policy (account root kms:*), see infra/key-policy.ts.
+      policy: webhookSecretsKeyPolicy(this, this.webhookSecretsKeyUsers),
     });
   }
 }

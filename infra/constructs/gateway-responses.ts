@@ -1,26 +1,20 @@
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
-import { BEARER_CHALLENGE, GATEWAY_RESPONSES } from '../../shared/http/gateway-responses.ts';
+import { gatewayResponseTable } from '../../shared/http/gateway-responses.ts';
 
-const template = (body: object) => ({ 'application/json': JSON.stringify(body) });
+const quoted = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, `'${v}'`]));
 
-/** Keeps API Gateway's own errors (before or instead of a Lambda) in the contract's JSON shape. */
-export function addGatewayResponses(api: apigw.RestApi): void {
-  const json = { 'Content-Type': "'application/json'" };
-  const responses: [string, apigw.ResponseType, string, object, Record<string, string>?][] = [
-    // No token at all (a wrong one reaches the handler, which answers with error="invalid_token").
-    ['Unauthorized', apigw.ResponseType.UNAUTHORIZED, '401', GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': `'${BEARER_CHALLENGE}'` }],
-    ['AccessDenied', apigw.ResponseType.ACCESS_DENIED, '403', GATEWAY_RESPONSES.forbidden('$context.authorizer.missingAbility')],
-    // API Gateway answers an unknown route with "Missing Authentication Token" (403): it is a 404.
-    ['MissingRoute', apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', GATEWAY_RESPONSES.notFound],
-    ['ResourceNotFound', apigw.ResponseType.RESOURCE_NOT_FOUND, '404', GATEWAY_RESPONSES.notFound],
-    ['TooLarge', apigw.ResponseType.REQUEST_TOO_LARGE, '413', GATEWAY_RESPONSES.tooLarge],
-    ['Throttled', apigw.ResponseType.THROTTLED, '429', GATEWAY_RESPONSES.throttled, { 'Retry-After': "'1'" }],
-    ['AuthorizerFailure', apigw.ResponseType.AUTHORIZER_FAILURE, '500', GATEWAY_RESPONSES.internal],
-    ['Default4xx', apigw.ResponseType.DEFAULT_4XX, '400', GATEWAY_RESPONSES.badRequest],
-    ['Default5xx', apigw.ResponseType.DEFAULT_5XX, '500', GATEWAY_RESPONSES.internal],
-  ];
-  for (const [id, type, statusCode, body, headers] of responses) {
-    api.addGatewayResponse(id, { type, statusCode, templates: template(body), responseHeaders: { ...json, ...headers } });
+/**
+ * Keeps API Gateway's own errors (before or instead of a Lambda) in the contract's JSON shape,
+ * every type with its own status and code (shared/http/gateway-responses.ts, docs/gateway.md).
+ */
+export function addGatewayResponses(api: apigw.RestApi, rateLimitPerMinute: number): void {
+  for (const spec of gatewayResponseTable(rateLimitPerMinute)) {
+    api.addGatewayResponse(spec.type, {
+      type: apigw.ResponseType.of(spec.type),
+      statusCode: String(spec.status),
+      templates: { 'application/json': JSON.stringify(spec.body) },
+      responseHeaders: quoted({ 'Content-Type': 'application/json', ...spec.headers }),
+    });
   }
 }
 

@@ -1,7 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { acknowledgeStreamFailureQueue } from '../nag-acknowledgements.ts';
+import { acknowledgeStreamFailureQueue, acknowledgeWebhookDeadLetterQueue } from '../nag-acknowledgements.ts';
 import { QUEUE_VISIBILITY, queueMaxReceiveCount } from '../webhook-settings.ts';
 
 export interface WebhookQueuesProps {
@@ -40,5 +40,6 @@ export class WebhookQueues extends Construct {
     });
     this.streamFailureQueue = new sqs.Queue(this, 'StreamFailureQueue', common);
     acknowledgeStreamFailureQueue(this.streamFailureQueue);
+    acknowledgeWebhookDeadLetterQueue(this.deadLetterQueue);
   }
 }

@@ -27,6 +27,9 @@ export const ERROR_CODES = [
   'service_unavailable',
   'filter_too_broad',
   'cursor_expired',
+  'unsupported_media_type',
+  'bad_gateway',
+  'gateway_timeout',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -41,6 +41,18 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; when:
     status: 410,
     when: 'A `GET /events` cursor older than the 30-day retention (field `cursor`); re-sync from the lists, then follow the events from the newest.',
   },
+  unsupported_media_type: {
+    status: 415,
+    when: 'API Gateway refused the body\'s media type before it reached the API (in AWS only); send `Content-Type: application/json`.',
+  },
+  bad_gateway: {
+    status: 502,
+    when: 'The function behind the route crashed, was throttled or answered malformed (in AWS only); retry after `Retry-After`, a write with the same `Idempotency-Key`.',
+  },
+  gateway_timeout: {
+    status: 504,
+    when: 'No answer within API Gateway\'s 29 s (in AWS only). The request may still have been applied: retry a write with the same `Idempotency-Key`, or read before repeating it.',
+  },
 };
 
 export const statusOf = (code: ErrorCode): number => ERROR_CATALOGUE[code].status;

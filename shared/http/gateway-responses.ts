@@ -14,6 +14,11 @@ export const GATEWAY_RESPONSES = {
   badRequest: { code: 'bad_request', message: 'The request could not be processed.', field: null },
   forbidden: (ability: string) => ({ code: 'forbidden', message: `This key lacks the ability ${ability}.`, field: null }),
   internal: { code: 'internal_error', message: 'Something went wrong on our side.', field: null },
+  unavailable: { code: 'service_unavailable', message: 'The API cannot check keys right now; retry shortly.', field: null },
+  unsupportedMediaType: { code: 'unsupported_media_type', message: 'The body\'s media type is not accepted; send application/json.', field: null },
+  badGateway: { code: 'bad_gateway', message: 'The service behind this route failed; retry shortly.', field: null },
+  gatewayTimeout: { code: 'gateway_timeout', message: 'The service did not answer in time; the request may have been applied.', field: null },
+  firewall: { code: 'forbidden', message: 'The request was refused by the firewall.', field: null },
 } satisfies Record<string, GatewayBody | ((ability: string) => GatewayBody)>;
 
 /**
@@ -25,3 +30,83 @@ export const GATEWAY_RESPONSES = {
  */
 export const BEARER_CHALLENGE = 'Bearer';
 export const INVALID_TOKEN_CHALLENGE = 'Bearer error="invalid_token", error_description="The API key is unknown, revoked or rotated away."';
+
+/** API Gateway's gateway response types (AWS::ApiGateway::GatewayResponse ResponseType). */
+export type GatewayResponseType =
+  | 'ACCESS_DENIED'
+  | 'API_CONFIGURATION_ERROR'
+  | 'AUTHORIZER_CONFIGURATION_ERROR'
+  | 'AUTHORIZER_FAILURE'
+  | 'BAD_REQUEST_PARAMETERS'
+  | 'BAD_REQUEST_BODY'
+  | 'DEFAULT_4XX'
+  | 'DEFAULT_5XX'
+  | 'EXPIRED_TOKEN'
+  | 'INTEGRATION_FAILURE'
+  | 'INTEGRATION_TIMEOUT'
+  | 'INVALID_API_KEY'
+  | 'INVALID_SIGNATURE'
+  | 'MISSING_AUTHENTICATION_TOKEN'
+  | 'QUOTA_EXCEEDED'
+  | 'REQUEST_TOO_LARGE'
+  | 'RESOURCE_NOT_FOUND'
+  | 'THROTTLED'
+  | 'UNAUTHORIZED'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'WAF_FILTERED';
+
+export interface GatewayResponseSpec {
+  type: GatewayResponseType;
+  status: number;
+  body: GatewayBody;
+  /** Constant header values (a gateway response can compute none from the request's outcome). */
+  headers: Record<string, string>;
+  /** When a client sees it, for docs/gateway.md. */
+  when: string;
+}
+
+/** Seconds a client waits after a gateway 429 or 503. */
+export const GATEWAY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Every gateway response type, each with an explicit status and a catalogued code, so that
+ * DEFAULT_4XX/DEFAULT_5XX (which would otherwise lend their status to every type left out) cover
+ * nothing. On a 429 the RateLimit-* values are constants: the gateway knows neither the key nor
+ * what is left of its allowance, so Limit is the per-key allowance, Remaining 0 and Reset the
+ * Retry-After. docs/gateway.md is generated from this table (infra/gateway-docs.ts).
+ */
+export function gatewayResponseTable(rateLimitPerMinute: number): GatewayResponseSpec[] {
+  const retry = String(GATEWAY_RETRY_AFTER_SECONDS);
+  const limited = { 'Retry-After': retry, 'RateLimit-Limit': String(rateLimitPerMinute), 'RateLimit-Remaining': '0', 'RateLimit-Reset': retry };
+  const r = (type: GatewayResponseType, status: number, body: GatewayBody, when: string, headers: Record<string, string> = {}): GatewayResponseSpec => ({
+    type,
+    status,
+    body,
+    headers,
+    when,
+  });
+  const G = GATEWAY_RESPONSES;
+  return [
+    r('UNAUTHORIZED', 401, G.unauthorized, 'No Authorization header, or the authorizer refused it.', { 'WWW-Authenticate': BEARER_CHALLENGE }),
+    r('ACCESS_DENIED', 403, G.forbidden('$context.authorizer.missingAbility'), 'The authorizer denied the method (it admits every valid key today; the handler answers a missing ability).'),
+    r('MISSING_AUTHENTICATION_TOKEN', 404, G.notFound, 'No such path: API Gateway\'s own answer to an unknown route is a 403, here a 404.'),
+    r('RESOURCE_NOT_FOUND', 404, G.notFound, 'No such path.'),
+    r('REQUEST_TOO_LARGE', 413, G.tooLarge, 'The body exceeds what API Gateway or Lambda accepts.'),
+    r('UNSUPPORTED_MEDIA_TYPE', 415, G.unsupportedMediaType, 'API Gateway cannot pass the body\'s media type on.'),
+    r('THROTTLED', 429, G.throttled, 'The stage throttle (shared by every tenant) is spent.', limited),
+    r('QUOTA_EXCEEDED', 429, G.throttled, 'A usage-plan quota is spent (none is configured today).', limited),
+    r('BAD_REQUEST_PARAMETERS', 400, G.badRequest, 'A request validator refused a parameter (none is configured today).'),
+    r('BAD_REQUEST_BODY', 400, G.badRequest, 'A request validator refused the body (none is configured today).'),
+    r('INVALID_API_KEY', 401, G.unauthorized, 'An API Gateway API key was required and wrong (none is required today).', { 'WWW-Authenticate': BEARER_CHALLENGE }),
+    r('INVALID_SIGNATURE', 401, G.unauthorized, 'A SigV4 signature was wrong (no method uses IAM auth).', { 'WWW-Authenticate': BEARER_CHALLENGE }),
+    r('EXPIRED_TOKEN', 401, G.unauthorized, 'A SigV4 token expired (no method uses IAM auth).', { 'WWW-Authenticate': BEARER_CHALLENGE }),
+    r('WAF_FILTERED', 403, G.firewall, 'A web ACL rule without a custom response blocked the request (ours all have one).'),
+    r('AUTHORIZER_FAILURE', 503, G.unavailable, 'The authorizer failed or timed out (the key store is unreachable); nothing ran.', { 'Retry-After': retry }),
+    r('AUTHORIZER_CONFIGURATION_ERROR', 500, G.internal, 'The authorizer answered something API Gateway cannot read.'),
+    r('API_CONFIGURATION_ERROR', 500, G.internal, 'The deployment is misconfigured.'),
+    r('INTEGRATION_FAILURE', 502, G.badGateway, 'The function crashed, was throttled or answered malformed.', { 'Retry-After': retry }),
+    r('INTEGRATION_TIMEOUT', 504, G.gatewayTimeout, 'No answer from the function within 29 s.'),
+    r('DEFAULT_4XX', 400, G.badRequest, 'Any other 4xx API Gateway adds later.'),
+    r('DEFAULT_5XX', 500, G.internal, 'Any other 5xx API Gateway adds later.'),
+  ];
+}

@@ -11,10 +11,12 @@ const kms = async () => (client ??= new (await sdk()).KMSClient({ region: config
  * AWS KMS (symmetric key). The encryption context names the purpose, so a ciphertext made for
  * something else under the same key does not decrypt here (and CloudTrail shows what it was for).
  * Decrypt needs no key id (the ciphertext carries it); when one is configured it is passed, so a
- * ciphertext of another key is refused.
+ * ciphertext of another key is refused. The key policy requires this context (infra/key-policy.ts).
  */
+export const WEBHOOK_SECRET_ENCRYPTION_CONTEXT = { purpose: 'webhook-secret' } as const;
+
 export function kmsCipher(keyId: string | undefined): SecretCipher {
-  const context = { purpose: 'webhook-secret' };
+  const context = { ...WEBHOOK_SECRET_ENCRYPTION_CONTEXT };
   return {
     prefix: 'kms:',
     async encrypt(plaintext) {

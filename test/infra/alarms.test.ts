@@ -18,8 +18,8 @@ describe('Alarms', () => {
   const topicRef = { Ref: logicalId(api.alarmTopic.topic) };
 
   it('notifies the SNS topic from every alarm, on alarm and on recovery', () => {
-    // 11 functions × 2, API 2, table 1, pipeline 5, tenant 1: the README's idle cost counts these.
-    expect(alarms.length).toBe(31);
+    // 12 functions × 2, API 2, gateway 2 (4xx share, stage throttle), table 1, pipeline 5, tenant 1: the README's idle cost counts these.
+    expect(alarms.length).toBe(35);
     for (const [, a] of alarms) {
       expect(a.Properties.AlarmActions).toEqual([topicRef]);
       expect(a.Properties.OKActions).toEqual([topicRef]);
@@ -41,7 +41,7 @@ describe('Alarms', () => {
   });
 
   it('watches errors and throttles of every function, the authorizer first', () => {
-    const fns = [api.authorizerFunction, ...Object.values(api.functions), api.adminFunction, api.webhooks.eventsFunction, api.webhooks.webhooksFunction, api.webhooks.deadLetterFunction, api.nameIndexer.function];
+    const fns = [api.authorizerFunction, ...Object.values(api.functions), api.adminFunction, api.webhooks.eventsFunction, api.webhooks.webhooksFunction, api.webhooks.deadLetterFunction, api.nameIndexer.function, api.openApiFunction];
     for (const fn of fns) {
       for (const metric of ['Errors', 'Throttles']) {
         template.hasResourceProperties('AWS::CloudWatch::Alarm', {

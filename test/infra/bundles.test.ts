@@ -16,7 +16,7 @@ import { XSS_PAYLOADS } from '../fixtures/xss-payloads.ts';
  * not, and belong to `npm run bench` (BENCH_ONLY=bundles).
  */
 const BUDGET_BYTES = 400 * 1024;
-const FUNCTIONS = ['AuthorizerFunction', 'ProductsFunction', 'CatalogFunction', 'OrdersFunction', 'ContentFunction', 'McpFunction', 'AdminFunction'];
+const FUNCTIONS = ['AuthorizerFunction', 'ProductsFunction', 'CatalogFunction', 'OrdersFunction', 'ContentFunction', 'McpFunction', 'AdminFunction', 'OpenApiFunction'];
 
 // Inside the repository, so a bundle's external `@aws-sdk/*` imports resolve from node_modules as
 // the runtime's copy would.

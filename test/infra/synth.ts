@@ -6,7 +6,7 @@ import { ApiStack, type ApiStackProps } from '../../infra/api-stack.ts';
 /** Both stacks, templates only (bundling skipped: the assertions are about wiring, not bundles). */
 export function synthStacks(props: Partial<Omit<ApiStackProps, 'data'>> = {}) {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stateful = new StatefulStack(app, 'Data');
+  const stateful = new StatefulStack(app, 'Data', { apiStackName: 'Api' });
   const api = new ApiStack(app, 'Api', { data: stateful, ...props });
   return { app, stateful, api, data: Template.fromStack(stateful), template: Template.fromStack(api) };
 }
