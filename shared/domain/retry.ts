@@ -44,14 +44,14 @@ export function assertRoundBudget(what: string, clock?: RoundClock): void {
 }
 
 /**
- * What a round needs left to start: ROUND_MARGIN_MS, or twice the slowest round this work has
- * timed when the store is slower than that (a loaded store must not push a round past the answer).
+ * What a round needs left to start: ROUND_MARGIN_MS beyond the slowest round this work has timed
+ * (a loaded store must not push a round past the answer).
  */
 export class RoundClock {
   private slowest = 0;
 
   canStart(): boolean {
-    return remainingMs() >= Math.max(ROUND_MARGIN_MS, 2 * this.slowest);
+    return remainingMs() >= ROUND_MARGIN_MS + this.slowest;
   }
 
   async time<T>(round: () => Promise<T>): Promise<T> {
