@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { cancellationReasons, itemFromError, type Item, type TransactItem } from './helpers.ts';
@@ -22,7 +23,8 @@ export const INSERT_GROUP_SIZE = 24;
 export type InsertOutcome =
   | { kind: 'inserted'; products: Product[] }
   | { kind: 'external_id_taken'; winner: Item | undefined }
-  | { kind: 'lost' }
+  /** `unknown`: a store error left open whether it landed. */
+  | { kind: 'lost'; unknown?: true }
   | { kind: 'out_of_time' };
 
 const offerCount = (drafts: readonly NewProduct[]) => drafts.reduce((n, d) => n + d.offers.length, 0);
@@ -38,7 +40,7 @@ export function numbered(drafts: readonly NewProduct[], firstId: number, firstOf
  * link and copy (guarded: one product per external id, however many writes race), its SKU links
  * and pending name; with `guard`, also moves the sequence from that state (the uncontended path).
  */
-async function commitInsert(storeId: string, products: Product[], guard?: ProductSequence): Promise<InsertOutcome> {
+async function commitInsert(storeId: string, products: Product[], guard?: ProductSequence, token?: string): Promise<InsertOutcome> {
   const links = products.flatMap((p) => newLinkWrite(p) ?? []);
   const head: TransactItem[] = guard ? [productSequenceMove(storeId, guard, products.length, products.reduce((n, p) => n + p.offers.length, 0))] : [];
   const items: TransactItem[] = [
@@ -48,9 +50,13 @@ async function commitInsert(storeId: string, products: Product[], guard?: Produc
     ...groupIndexWrites(products),
   ];
   try {
-    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    await db().send(new TransactWriteCommand({ TransactItems: items, ...(token ? { ClientRequestToken: token } : {}) }));
     return { kind: 'inserted', products };
   } catch (err) {
+    // A store error (DynamoDB Local's lock timeout among them) leaves the outcome open: a guarded
+    // insert retries with new ids, whose link guard finds its own product if it did land; a
+    // reserved one retries with the same token, which answers success if it did.
+    if (err instanceof Error && err.name === 'InternalServerError') return { kind: 'lost', unknown: true };
     const reasons = cancellationReasons(err);
     if (!reasons) throw err;
     const taken = reasons.slice(head.length, head.length + links.length).find((r) => r.Code === 'ConditionalCheckFailed');
@@ -73,10 +79,13 @@ export async function insertGuarded(storeId: string, drafts: readonly NewProduct
  */
 export async function insertReserved(storeId: string, drafts: readonly NewProduct[], ids: ReservedIds, clock = new RoundClock()): Promise<InsertOutcome> {
   const products = numbered(drafts, ids.firstId, ids.firstOffer);
+  // A retry after a store error keeps the token, so a commit whose answer was lost answers success.
+  let token = randomUUID();
   for (let attempt = 1; ; attempt++) {
     if (!clock.canStart()) return { kind: 'out_of_time' };
-    const outcome = await clock.time(() => commitInsert(storeId, products));
+    const outcome = await clock.time(() => commitInsert(storeId, products, undefined, token));
     if (outcome.kind !== 'lost') return outcome;
+    if (!outcome.unknown) token = randomUUID();
     // Outside a request budget (scripts) the attempts are bounded here.
     if (attempt >= 50 && remainingMs() === Number.POSITIVE_INFINITY) return { kind: 'out_of_time' };
     await backoff(attempt);
