@@ -29,14 +29,14 @@ export interface BenchStack {
 
 const ALL_ABILITIES = 'catalog:read,catalog:write,orders:read,orders:write-status,content:read,content:write';
 
-export async function startBenchStack(options: { storeId: string; keys: number }): Promise<BenchStack> {
+export async function startBenchStack(options: { storeId: string; keys: number; env?: Record<string, string> }): Promise<BenchStack> {
   let samples: Sample[] = [];
   const stack = await startLocalStack({
     port: 0,
     dynamodbPort: await freePort(),
     dataDir: null,
     tableName: 'bench',
-    env: { LOG_LEVEL: 'warn' },
+    env: { LOG_LEVEL: 'warn', ...options.env },
     gateway: { onRequest: (r) => samples.push({ ms: r.ms, calls: r.calls, rcu: r.rcu, wcu: r.wcu, status: r.status, ops: r.ops.join(',') }) },
   });
   const { handler } = await import('../functions/admin/handler.ts');

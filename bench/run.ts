@@ -4,6 +4,7 @@
  *
  *   requests  DynamoDB round trips, units and latency per request, by endpoint group
  *   search    filter[name] round trips, RCU and latency at 10,000 and 100,000 products
+ *   creates   product creates per second on one store with 1, 10 and 50 writers, refusals and 5xx
  *   throughput  GET /products/{id} per second against raw GetItem on the same DynamoDB Local, CPU per request
  *   bundles   each Lambda's bundle size and import time against the SDK floor (synthesizes the app)
  *
@@ -13,13 +14,14 @@
  */
 import { writeFileSync } from 'node:fs';
 import { bundlesSection } from './bundles.ts';
+import { createsSection } from './creates.ts';
 import { requestsSection } from './requests.ts';
 import { searchSection } from './search.ts';
 import { throughputSection } from './throughput.ts';
 import type { BenchSection } from './section.ts';
 
 // In this order: the import timings run after the stacks are down, not sharing the CPU with DynamoDB Local.
-const SECTIONS: BenchSection[] = [requestsSection, searchSection, throughputSection, bundlesSection];
+const SECTIONS: BenchSection[] = [requestsSection, searchSection, createsSection, throughputSection, bundlesSection];
 const DOC = 'docs/performance.md';
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);

@@ -1,6 +1,6 @@
 /** Products and orders written straight through the repository layer: seeding is not what is measured. */
-import { insertProductGroup, type NewProduct } from '../shared/db/product-batch.repo.ts';
-import type { ProductSequence } from '../shared/db/product-sequence.ts';
+import type { NewProduct } from '../shared/db/product-batch.repo.ts';
+import { productIdsFor } from '../shared/db/product.repo.ts';
 import { insertOrder } from '../shared/db/order.repo.ts';
 import { computeTotals } from '../shared/domain/order/order.ts';
 
@@ -40,12 +40,15 @@ export async function seedProducts(storeId: string, count: number, options: { fr
     created_at: now,
     updated_at: now,
   });
-  let sequence: ProductSequence | undefined;
-  for (let start = from; start < from + count; start += GROUP) {
-    const ids = Array.from({ length: Math.min(GROUP, from + count - start) }, (_, k) => start + k);
-    const inserted = await insertProductGroup(storeId, ids.map(draft), sequence);
-    if (inserted.kind !== 'inserted') throw new Error('bench products have no external ids');
-    sequence = inserted.sequence;
+  const ids = productIdsFor(storeId, undefined);
+  try {
+    for (let start = from; start < from + count; start += GROUP) {
+      const batch = Array.from({ length: Math.min(GROUP, from + count - start) }, (_, k) => start + k);
+      const inserted = await ids.insert(batch.map(draft));
+      if (inserted.kind !== 'inserted') throw new Error(`bench products not inserted: ${inserted.kind}`);
+    }
+  } finally {
+    await ids.finish();
   }
 }
 

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { authorizedKey, bodyText, internal, resolveRoute, responseShaper } from '../../shared/http/middlewares.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../shared/domain/json-text.ts';
-import { absoluteUrl, instrument } from '../../shared/http/http-handler.ts';
+import { absoluteUrl, instrument, NO_EARLY_TIMEOUT } from '../../shared/http/http-handler.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
 import { json } from '../../shared/http/response.ts';
 import { createMcpServer } from './server.ts';
@@ -19,7 +19,7 @@ import { isForeignOrigin } from '../../shared/http/origin.ts';
  * outlives it, so any Lambda container can answer any request.
  */
 export const handler = instrument(
-  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>(NO_EARLY_TIMEOUT)
     .use(httpHeaderNormalizer())
     .use(responseShaper())
     .use(resolveRoute())

@@ -6,7 +6,9 @@ import { EXTERNAL_ID_RULE } from '../domain/external-id.ts';
 import { DomainError, validationFailed, type ErrorCode } from '../domain/errors.ts';
 import { parse } from '../domain/validation.ts';
 import type { Caller } from '../domain/principal.ts';
-import { INSERT_GROUP_SIZE, insertProductGroup } from '../db/product-batch.repo.ts';
+import { INSERT_GROUP_SIZE, type ProductIds } from '../db/product-batch.repo.ts';
+import { productIdsFor } from '../db/product.repo.ts';
+import { contended } from '../domain/retry.ts';
 import { resolveManyWriteTargets, type WriteTargets } from '../db/product-refs.repo.ts';
 import { newDraft, patchResolved, putResolved } from './product-writes.ts';
 
@@ -24,7 +26,7 @@ const PatchItem = v.strictObject({ external_id: v.unknown(), ...ProductPatchBody
  * validation, the same guards — and an item's DomainError is its own answer, never failing the
  * others (`field` names the field inside the item). What a batch saves is round trips: the
  * targets of every item (links with the products' copies, references, the id sequence) are read
- * in one BatchGetItem, existing products are written in one guarded transaction each, and new
+ * in one BatchGetItem, existing products are written in one guarded transaction each (8 at a time), and new
  * products are inserted a group at a
  * time in one transaction each; a group that meets an external id a racing write created falls
  * back to the single write per item, which turns into a replace as the single PUT does.
@@ -44,26 +46,54 @@ export async function upsertProductBatch(caller: Caller, items: readonly unknown
     mode === 'replace' ? { sequenceOf: caller.storeId } : {},
   );
   const fresh: { item: CheckedItem & { mode: 'replace' }; targets: WriteTargets }[] = [];
-  for (const [i, item] of checked.entries()) {
-    const target = targets[i] as WriteTargets;
-    if (item.mode === 'replace' && target.productId === undefined && !target.missing) fresh.push({ item, targets: target });
-    else outcomes[item.index] = await settle(item.externalId, () => (item.mode === 'patch' ? patchResolved(caller, item.write, target) : putResolved(caller, item.externalId, item.write, target)));
-  }
-
-  // The sequence read with the targets; each group hands the next one the state it left.
-  let sequence = fresh[0]?.targets.sequence;
-  for (let start = 0; start < fresh.length; start += INSERT_GROUP_SIZE) {
-    const group = fresh.slice(start, start + INSERT_GROUP_SIZE);
-    const inserted = await insertProductGroup(caller.storeId, group.map(({ item, targets: t }) => newDraft(caller, item.externalId, item.write, t)), sequence);
-    sequence = inserted.kind === 'inserted' ? inserted.sequence : undefined;
-    for (const [i, { item, targets: t }] of group.entries()) {
-      outcomes[item.index] =
-        inserted.kind === 'inserted'
-          ? { external_id: item.externalId, ok: true, product: inserted.products[i] as Product }
-          : await settle(item.externalId, () => putResolved(caller, item.externalId, item.write, t));
+  const ids = productIdsFor(caller.storeId, targets.find((t) => t.sequence)?.sequence);
+  try {
+    const existing: { item: CheckedItem; target: WriteTargets }[] = [];
+    for (const [i, item] of checked.entries()) {
+      const target = targets[i] as WriteTargets;
+      if (item.mode === 'replace' && target.productId === undefined && !target.missing) fresh.push({ item, targets: target });
+      else existing.push({ item, target });
     }
+    // Items of one batch address different products (an external id twice is refused), so their
+    // single writes never contend with each other: a few at a time keep a batch well in its budget.
+    await inPool(existing, WRITE_CONCURRENCY, async ({ item, target }) => {
+      outcomes[item.index] = await settle(item.externalId, () => (item.mode === 'patch' ? patchResolved(caller, item.write, target) : putResolved(caller, item.externalId, item.write, target, ids)));
+    });
+    await insertFresh(caller, fresh, ids, outcomes);
+  } finally {
+    await ids.finish();
   }
   return outcomes;
+}
+
+/**
+ * New products a group at a time, one transaction each, ids from the request's source (the
+ * sequence read with the targets while uncontended, then one block reserved for all the rest).
+ * A group that meets an external id a racing write created falls back to the single write per
+ * item; a group the budget cannot hold any more is answered retryable, having written nothing.
+ */
+async function insertFresh(caller: Caller, fresh: { item: CheckedItem & { mode: 'replace' }; targets: WriteTargets }[], ids: ProductIds, outcomes: BatchItemOutcome[]) {
+  const drafts = fresh.map(({ item, targets: t }) => newDraft(caller, item.externalId, item.write, t));
+  for (let start = 0; start < fresh.length; start += INSERT_GROUP_SIZE) {
+    const group = fresh.slice(start, start + INSERT_GROUP_SIZE);
+    const rest = drafts.slice(start);
+    const inserted = await ids.insert(drafts.slice(start, start + INSERT_GROUP_SIZE), { products: rest.length, offers: rest.reduce((n, d) => n + d.offers.length, 0) });
+    for (const [i, { item, targets: t }] of group.entries()) {
+      if (inserted.kind === 'inserted') outcomes[item.index] = { external_id: item.externalId, ok: true, product: inserted.products[i] as Product };
+      else if (inserted.kind === 'out_of_time') outcomes[item.index] = failure(item.externalId, contended(`the product with external id ${item.externalId}`));
+      else outcomes[item.index] = await settle(item.externalId, () => putResolved(caller, item.externalId, item.write, t, ids));
+    }
+  }
+}
+
+/** Single writes of one batch in flight at once. */
+const WRITE_CONCURRENCY = 8;
+
+async function inPool<T>(items: readonly T[], size: number, run: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(size, items.length) }, async () => {
+    while (next < items.length) await run(items[next++] as T);
+  }));
 }
 
 function checkItem(index: number, item: unknown, mode: BatchMode): CheckedItem {

@@ -1,6 +1,7 @@
-import { ExternalIdTakenError, getProductsByIds, insertProduct, modifyProduct, reserveOfferId } from '../db/product.repo.ts';
+import { ExternalIdTakenError, getProductsByIds, insertProduct, modifyProduct, productIdsFor, reserveOfferId } from '../db/product.repo.ts';
+import type { ProductIds } from '../db/product-batch.repo.ts';
 import { markNamesPending } from '../db/product-index.repo.ts';
-import { readProductSequence } from '../db/product-sequence.ts';
+import { productCount, readProductSequence } from '../db/product-sequence.ts';
 import { productIdForExternalId, resolveWriteTargets, type WriteTargets } from '../db/product-refs.repo.ts';
 import type { Product } from '../domain/product/product.ts';
 import { applyProductChange, needsNewOffer, newProductDraft, type ProductChange, type ProductPatch, type ProductWrite } from '../domain/product/product-write.ts';
@@ -20,21 +21,28 @@ export async function putProduct(caller: Caller, externalId: string, write: Prod
   return putResolved(caller, externalId, write, targets);
 }
 
-/** `putProduct` once the write's targets are known (a batch resolves those of all its items at once). */
-export async function putResolved(caller: Caller, externalId: string, write: ProductWrite, targets: WriteTargets): Promise<Product> {
+/**
+ * `putProduct` once the write's targets are known (a batch resolves those of all its items at
+ * once, and passes the id source of the whole request as `ids`).
+ */
+export async function putResolved(caller: Caller, externalId: string, write: ProductWrite, targets: WriteTargets, ids?: ProductIds): Promise<Product> {
   assertReferencesExist(targets, write.category_external_ids, write.tag_external_ids);
   const change = { ...write, category_ids: targets.categoryIds };
 
   let id = targets.productId;
   let known = targets.product;
   if (id === undefined) {
+    const source = ids ?? productIdsFor(caller.storeId, targets.sequence);
     try {
-      return await insertProduct(newDraft(caller, externalId, write, targets), targets.sequence);
+      return await insertProduct(newDraft(caller, externalId, write, targets), source);
     } catch (err) {
       if (!(err instanceof ExternalIdTakenError)) throw err;
       id = err.productId ?? (await productIdForExternalId(caller.keyId, externalId));
       known = err.product;
       if (id === undefined) throw err;
+    } finally {
+      // A reserved id this PUT did not use is recorded as a gap (the batch records its own at its end).
+      if (!ids) await source.finish();
     }
   }
   const product = await applyToExisting(caller.storeId, id, change, known);
@@ -105,12 +113,13 @@ const REINDEX_CHUNK = 50;
  * read first); a chunk a concurrent write changed is read again and retried.
  */
 export async function reindexProductNames(storeId: string): Promise<{ store_id: string; products: number }> {
-  const { count } = await readProductSequence(storeId);
-  for (let from = 1; from <= count; from += REINDEX_CHUNK) {
-    const ids = Array.from({ length: Math.min(REINDEX_CHUNK, count - from + 1) }, (_, i) => from + i);
+  const sequence = await readProductSequence(storeId);
+  const last = sequence.last;
+  for (let from = 1; from <= last; from += REINDEX_CHUNK) {
+    const ids = Array.from({ length: Math.min(REINDEX_CHUNK, last - from + 1) }, (_, i) => from + i);
     for (let attempt = 1; !(await markNamesPending(await getProductsByIds(storeId, ids))); attempt++) {
       if (attempt >= 50) throw new Error(`store ${storeId}: products ${from}..${from + ids.length - 1} kept changing`);
     }
   }
-  return { store_id: storeId, products: count };
+  return { store_id: storeId, products: productCount(sequence) };
 }

@@ -1,4 +1,4 @@
-import { backoff } from '../domain/retry.ts';
+import { assertRoundBudget, backoff } from '../domain/retry.ts';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
@@ -90,6 +90,7 @@ export type CreateResult =
 export async function createPage(draft: Omit<Page, 'id'>, sequence?: number): Promise<CreateResult> {
   let read = sequence;
   for (let attempt = 1; ; attempt++) {
+    assertRoundBudget(`the page with external id ${draft.external_id}`);
     read ??= await readSequence(pageSequenceKey(draft.store_id));
     const page: Page = { ...draft, id: read + 1 };
     const items: TransactItem[] = [

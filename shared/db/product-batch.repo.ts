@@ -1,53 +1,160 @@
+import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
-import { cancellationReasons, type TransactItem } from './helpers.ts';
+import { cancellationReasons, itemFromError, type Item, type TransactItem } from './helpers.ts';
 import { newLinkWrite, productItem } from './product-item.ts';
 import { groupIndexWrites } from './product-index.repo.ts';
-import { productSequenceMove, readProductSequence, type ProductSequence } from './product-sequence.ts';
+import { productSequenceMove, recordGaps, reserveProductIds, type ProductSequence, type ReservedIds } from './product-sequence.ts';
 import type { Offer, Product } from '../domain/product/product.ts';
-import { backoff } from '../domain/retry.ts';
+import { backoff, RoundClock } from '../domain/retry.ts';
+import { remainingMs } from '../domain/deadline.ts';
 
 export type NewProduct = Omit<Product, 'id' | 'offers'> & { offers: Omit<Offer, 'id'>[] };
 
 /** Products per insert transaction: at most 100 actions (the sequence, then per product: itself, its map, SKU link, pending name). */
 export const INSERT_GROUP_SIZE = 24;
 
-/** `sequence`: the sequence as this insert left it, so the next group needs no read of its own. */
-export type GroupInsert = { kind: 'inserted'; products: Product[]; sequence: ProductSequence } | { kind: 'external_id_taken' };
+/**
+ * How one insert transaction ended. `external_id_taken`: a racing write created one of the
+ * external ids first (its link, with the winner's copy when the store returned it); `lost`: the
+ * guarded sequence moved or the transaction conflicted; `out_of_time`: the request's budget
+ * cannot hold another attempt. In every case but `inserted` nothing was written.
+ */
+export type InsertOutcome =
+  | { kind: 'inserted'; products: Product[] }
+  | { kind: 'external_id_taken'; winner: Item | undefined }
+  /** `unknown`: a store error left open whether it landed. */
+  | { kind: 'lost'; unknown?: true }
+  | { kind: 'out_of_time' };
+
+const offerCount = (drafts: readonly NewProduct[]) => drafts.reduce((n, d) => n + d.offers.length, 0);
+
+/** The drafts with consecutive ids from `firstId` and offer ids from `firstOffer`. */
+export function numbered(drafts: readonly NewProduct[], firstId: number, firstOffer: number): Product[] {
+  let nextOffer = firstOffer;
+  return drafts.map((d, i) => ({ ...d, id: firstId + i, offers: d.offers.map((o) => ({ ...o, id: nextOffer++ })) }));
+}
 
 /**
- * Inserts new products (each with its external id) with consecutive dense ids in ONE
- * transaction: the sequence moves by their count (guarded on `sequence`, the state read; read
- * here when the caller has none or a racing insert moved it), and every product comes with its
- * external-id link and copy (guarded, as in the single insert), its SKU links and its pending
- * name (for the name index). All or nothing. `external_id_taken`: a map entry already existed (a racing
- * write got there first); nothing was written, and the caller writes these products one by one.
+ * One transaction that inserts `products` with the ids they carry: each with its external-id
+ * link and copy (guarded: one product per external id, however many writes race), its SKU links
+ * and pending name; with `guard`, also moves the sequence from that state (the uncontended path).
  */
-export async function insertProductGroup(storeId: string, drafts: readonly NewProduct[], sequence?: ProductSequence): Promise<GroupInsert> {
-  const offerCount = drafts.reduce((n, d) => n + d.offers.length, 0);
-  let read = sequence;
-  for (let attempt = 1; attempt <= 50; attempt++) {
-    read ??= await readProductSequence(storeId);
-    let nextOffer = read.offers + 1;
-    const products: Product[] = drafts.map((d, i) => ({ ...d, id: read!.count + 1 + i, offers: d.offers.map((o) => ({ ...o, id: nextOffer++ })) }));
-    const links = products.flatMap((p) => newLinkWrite(p) ?? []);
-    const items: TransactItem[] = [
-      productSequenceMove(storeId, read, products.length, offerCount),
-      ...links,
-      ...products.map((p) => ({ Put: { TableName: tableName(), Item: productItem(p), ConditionExpression: 'attribute_not_exists(pk)' } })),
-      ...groupIndexWrites(products),
-    ];
-    try {
-      await db().send(new TransactWriteCommand({ TransactItems: items }));
-      return { kind: 'inserted', products, sequence: { count: read.count + products.length, offers: read.offers + offerCount } };
-    } catch (err) {
-      const reasons = cancellationReasons(err);
-      if (!reasons) throw err;
-      if (reasons.slice(1, 1 + links.length).some((r) => r.Code === 'ConditionalCheckFailed')) return { kind: 'external_id_taken' };
-      // The sequence moved (a concurrent insert) or the transaction conflicted: read it again, take the next ids.
-      read = undefined;
-      await backoff(attempt);
-    }
+async function commitInsert(storeId: string, products: Product[], guard?: ProductSequence, token?: string): Promise<InsertOutcome> {
+  const links = products.flatMap((p) => newLinkWrite(p) ?? []);
+  const head: TransactItem[] = guard ? [productSequenceMove(storeId, guard, products.length, products.reduce((n, p) => n + p.offers.length, 0))] : [];
+  const items: TransactItem[] = [
+    ...head,
+    ...links,
+    ...products.map((p) => ({ Put: { TableName: tableName(), Item: productItem(p), ConditionExpression: 'attribute_not_exists(pk)' } })),
+    ...groupIndexWrites(products),
+  ];
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: items, ...(token ? { ClientRequestToken: token } : {}) }));
+    return { kind: 'inserted', products };
+  } catch (err) {
+    // A store error (DynamoDB Local's lock timeout among them) leaves the outcome open: a guarded
+    // insert retries with new ids, whose link guard finds its own product if it did land; a
+    // reserved one retries with the same token, which answers success if it did.
+    if (err instanceof Error && err.name === 'InternalServerError') return { kind: 'lost', unknown: true };
+    const reasons = cancellationReasons(err);
+    if (!reasons) throw err;
+    const taken = reasons.slice(head.length, head.length + links.length).find((r) => r.Code === 'ConditionalCheckFailed');
+    if (taken) return { kind: 'external_id_taken', winner: itemFromError(taken.Item) };
+    const productClash = reasons.slice(head.length + links.length, head.length + links.length + products.length).some((r) => r.Code === 'ConditionalCheckFailed');
+    if (productClash && !guard) throw new Error(`store ${storeId}: a reserved product id already holds a product`);
+    return { kind: 'lost' };
   }
-  throw new Error(`store ${storeId}: could not allocate ${drafts.length} product ids under contention`);
+}
+
+/** The uncontended path: one attempt with ids from the sequence state read, guarded on it. */
+export async function insertGuarded(storeId: string, drafts: readonly NewProduct[], read: ProductSequence, clock = new RoundClock()): Promise<InsertOutcome> {
+  if (!clock.canStart()) return { kind: 'out_of_time' };
+  return clock.time(() => commitInsert(storeId, numbered(drafts, read.last + 1, read.offers + 1), read));
+}
+
+/**
+ * Inserts with ids this request reserved: no sequence in the transaction, so only a conflict on
+ * the same items (a racing write of the same external id) can make it retry, with the same ids.
+ */
+export async function insertReserved(storeId: string, drafts: readonly NewProduct[], ids: ReservedIds, clock = new RoundClock()): Promise<InsertOutcome> {
+  const products = numbered(drafts, ids.firstId, ids.firstOffer);
+  // A retry after a store error keeps the token, so a commit whose answer was lost answers success.
+  let token = randomUUID();
+  for (let attempt = 1; ; attempt++) {
+    if (!clock.canStart()) return { kind: 'out_of_time' };
+    const outcome = await clock.time(() => commitInsert(storeId, products, undefined, token));
+    if (outcome.kind !== 'lost') return outcome;
+    if (!outcome.unknown) token = randomUUID();
+    // Outside a request budget (scripts) the attempts are bounded here.
+    if (attempt >= 50 && remainingMs() === Number.POSITIVE_INFINITY) return { kind: 'out_of_time' };
+    await backoff(attempt);
+  }
+}
+
+/**
+ * Where one request's new products get their ids: first from the sequence state it read (the
+ * guarded, gap-free path: three round trips for a PUT), and once that guard has lost a race, from
+ * one block reserved by ADD for all the products the request may still create (`expected`), so
+ * the rest of the request never races on the sequence again. Ids it reserved and did not use are
+ * recorded as gaps by `finish`, which every request that took ids must call.
+ */
+export class ProductIds {
+  private guarded: ProductSequence | undefined;
+  private block: { nextId: number; endId: number; nextOffer: number } | undefined;
+  private readonly unused: number[] = [];
+  /** One clock for the request: what its first inserts took tells whether the next one fits. */
+  private readonly clock = new RoundClock();
+
+  constructor(
+    private readonly storeId: string,
+    read: ProductSequence | undefined,
+    private readonly readSequence: () => Promise<ProductSequence>,
+  ) {
+    this.guarded = read;
+  }
+
+  /**
+   * Inserts `drafts` in one transaction. `expected`: how many new products the request may
+   * still insert with this one included, and their offers (the size of the block to reserve).
+   */
+  async insert(drafts: readonly NewProduct[], expected: { products: number; offers: number } = { products: drafts.length, offers: offerCount(drafts) }): Promise<InsertOutcome> {
+    if (!this.block) {
+      this.guarded ??= await this.readSequence();
+      const first = await insertGuarded(this.storeId, drafts, this.guarded, this.clock);
+      if (first.kind === 'inserted') {
+        this.guarded = { ...this.guarded, last: this.guarded.last + drafts.length, offers: this.guarded.offers + offerCount(drafts) };
+      }
+      if (first.kind !== 'lost') return first;
+      if (!this.clock.canStart()) return { kind: 'out_of_time' };
+      const reserved = await reserveProductIds(this.storeId, expected.products, expected.offers);
+      this.block = { nextId: reserved.firstId, endId: reserved.firstId + expected.products, nextOffer: reserved.firstOffer };
+    }
+    const block = this.block;
+    if (block.endId - block.nextId < drafts.length) {
+      // More than announced (a fallback write after a group): reserve what this insert needs.
+      const more = await reserveProductIds(this.storeId, drafts.length, offerCount(drafts));
+      return this.use(drafts, more);
+    }
+    const ids = { firstId: block.nextId, firstOffer: block.nextOffer };
+    block.nextId += drafts.length;
+    block.nextOffer += offerCount(drafts);
+    return this.use(drafts, ids);
+  }
+
+  private async use(drafts: readonly NewProduct[], ids: ReservedIds): Promise<InsertOutcome> {
+    const outcome = await insertReserved(this.storeId, drafts, ids, this.clock);
+    if (outcome.kind !== 'inserted') this.unused.push(...drafts.map((_, i) => ids.firstId + i));
+    return outcome;
+  }
+
+  /** Records the reserved ids that hold no product (the rest of the block included). */
+  async finish(): Promise<void> {
+    if (this.block) {
+      for (let id = this.block.nextId; id < this.block.endId; id++) this.unused.push(id);
+      this.block.nextId = this.block.endId;
+    }
+    const ids = this.unused.splice(0);
+    await recordGaps(this.storeId, ids);
+  }
 }

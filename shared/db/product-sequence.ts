@@ -1,28 +1,39 @@
-import { tableName } from './client.ts';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import type { Item, TransactItem } from './helpers.ts';
 import { readSequenceItem, sequenceValue, unchangedCounter } from './sequence.ts';
 
 /**
- * The guarded product sequence that keeps product ids dense (the page-number list needs them)
- * and numbers the variants ("offers"). An insert reads it (inside the write's BatchGetItem, or
- * on its own after a lost race) and moves both counters in its own transaction, guarded on the
- * values read: a concurrent insert or offer reservation makes the guard fail, and the insert
- * reads again and takes the next ids.
+ * The product sequence numbers products (ids 1, 2, ... per store: the page-number list reads a
+ * page by id) and variants ("offers"). Ids are taken two ways (docs/catalog-writes.md,
+ * "Ids under contention"):
+ * - uncontended: an insert reads the sequence (inside the write's BatchGetItem) and moves both
+ *   counters in its own transaction, guarded on the values read: no extra call, no gap;
+ * - after that guard lost a race: a block of ids reserved by one atomic ADD (no guard, so
+ *   racing writers never make each other retry). A reserved id that ends up unused (its
+ *   external id was taken by a racing write, or the request ran out of time) is recorded in
+ *   `gaps`, so the list still knows which ids hold products and how many there are.
  */
 export interface ProductSequence {
-  /** Products the store had when read: the new ones are count + 1, count + 2, ... */
-  count: number;
+  /** The last product id handed out: new ones are last + 1, last + 2, ... */
+  last: number;
   /** Offer ids handed out so far: the new ones are offers + 1, offers + 2, ... */
   offers: number;
+  /** Ids handed out that hold no product, ascending. */
+  gaps: number[];
 }
 
 export const productSequenceKey = (storeId: string) => keys.sequence(storeId, 'product');
 
 export function sequenceOf(item: Item | undefined): ProductSequence {
-  return { count: sequenceValue(item), offers: Number(item?.offer_seq ?? 0) };
+  const gaps = item?.gaps instanceof Set ? [...(item.gaps as Set<number>)].map(Number).sort((a, b) => a - b) : [];
+  return { last: sequenceValue(item), offers: Number(item?.offer_seq ?? 0), gaps };
 }
+
+/** Products the store holds (or is inserting right now): ids handed out less the known gaps. */
+export const productCount = (sequence: ProductSequence): number => sequence.last - sequence.gaps.length;
 
 export async function readProductSequence(storeId: string): Promise<ProductSequence> {
   return sequenceOf(await readSequenceItem(productSequenceKey(storeId)));
@@ -34,16 +45,75 @@ export function productSequenceMove(storeId: string, read: ProductSequence, prod
     Update: {
       TableName: tableName(),
       Key: productSequenceKey(storeId),
-      UpdateExpression: 'SET #v = :nextCount, offer_seq = :nextOffers, #t = :type',
-      ConditionExpression: `${unchangedCounter('#v', ':count', read.count)} AND ${unchangedCounter('offer_seq', ':offers', read.offers)}`,
+      UpdateExpression: 'SET #v = :nextLast, offer_seq = :nextOffers, #t = :type',
+      ConditionExpression: `${unchangedCounter('#v', ':last', read.last)} AND ${unchangedCounter('offer_seq', ':offers', read.offers)}`,
       ExpressionAttributeNames: { '#v': 'value', '#t': 'type' },
       ExpressionAttributeValues: {
-        ':nextCount': read.count + products,
+        ':nextLast': read.last + products,
         ':nextOffers': read.offers + offers,
-        ':count': read.count,
+        ':last': read.last,
         ':offers': read.offers,
         ':type': ENTITY.sequence,
       },
     },
   };
+}
+
+/** Ids reserved for this request alone: products `firstId`.., offers `firstOffer`.. */
+export interface ReservedIds {
+  firstId: number;
+  firstOffer: number;
+}
+
+/**
+ * Reserves `products` product ids and `offers` offer ids with one atomic ADD: no read, no guard,
+ * so any number of writers reserve at once without retrying. The ids are this caller's alone;
+ * the ones it does not use must go to `recordGaps`.
+ */
+export async function reserveProductIds(storeId: string, products: number, offers: number): Promise<ReservedIds> {
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: productSequenceKey(storeId),
+      UpdateExpression: 'ADD #v :products, offer_seq :offers SET #t = :type',
+      ExpressionAttributeNames: { '#v': 'value', '#t': 'type' },
+      ExpressionAttributeValues: { ':products': products, ':offers': offers, ':type': ENTITY.sequence },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return { firstId: Number(out.Attributes?.value) - products + 1, firstOffer: Number(out.Attributes?.offer_seq) - offers + 1 };
+}
+
+/** Records reserved ids that will hold no product (one atomic ADD to a number set). */
+export async function recordGaps(storeId: string, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: productSequenceKey(storeId),
+      UpdateExpression: 'ADD gaps :ids',
+      ExpressionAttributeValues: { ':ids': new Set(ids) },
+    }),
+  );
+}
+
+/**
+ * The ids of the products at 1-based positions `first`..`first + count - 1` of the id-ordered
+ * list, skipping `gaps` (ascending): without gaps, simply `first`..`first + count - 1`.
+ */
+export function idsAtPositions(first: number, count: number, gaps: readonly number[]): number[] {
+  const ids: number[] = [];
+  let id = first;
+  let g = 0;
+  // Every gap at or below the id a position lands on moves that position (and all after it) one id on.
+  while (g < gaps.length && (gaps[g] as number) <= id) {
+    g++;
+    id++;
+  }
+  while (ids.length < count) {
+    if (g < gaps.length && gaps[g] === id) g++;
+    else ids.push(id);
+    id++;
+  }
+  return ids;
 }

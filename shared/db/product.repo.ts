@@ -1,14 +1,14 @@
-import { backoff, done, retryOnStale, stale } from '../domain/retry.ts';
+import { contended, done, retryOnStale, stale } from '../domain/retry.ts';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, itemKey, type TransactItem } from './helpers.ts';
-import type { Offer, Product } from '../domain/product/product.ts';
-import { denseIdsOfPage } from '../domain/pagination.ts';
+import { batchGet, cancellationReasons, isConditionalCheckFailed, itemKey, type TransactItem } from './helpers.ts';
+import type { Product } from '../domain/product/product.ts';
 import { indexWrites } from './product-index.repo.ts';
-import { linkCopyWrite, newLinkWrite, productItem, readLink, toProduct } from './product-item.ts';
-import { productSequenceMove, readProductSequence, type ProductSequence } from './product-sequence.ts';
+import { linkCopyWrite, readLink, toProduct } from './product-item.ts';
+import { idsAtPositions, productCount, productSequenceKey, readProductSequence, sequenceOf, type ProductSequence } from './product-sequence.ts';
+import { ProductIds, type NewProduct } from './product-batch.repo.ts';
 
 /**
  * Products have dense ids 1..n per store (the id sequence moves in the same transaction that
@@ -30,17 +30,26 @@ export async function getProductsByIds(storeId: string, ids: number[]): Promise<
   });
 }
 
-/** Page `page` of the unfiltered list and the store's product count, in one round trip. */
+/**
+ * Page `page` of the unfiltered list and the store's product count. Ids are dense but for the
+ * gaps the sequence records, so the page is the ids at its positions: one BatchGetItem (the
+ * sequence and the ids of the page as if there were no gap), and a second one only when gaps
+ * at or below the page move it onto ids not read yet.
+ */
 export async function getDensePage(storeId: string, page: number, limit: number): Promise<{ products: Product[]; total: number }> {
-  const ids = denseIdsOfPage(page, limit);
-  const seqKey = keys.sequence(storeId, 'product');
-  const found = await batchGet([seqKey, ...ids.map((id) => keys.product(storeId, id))]);
-  const total = Number(found.get(itemKey(seqKey))?.value ?? 0);
+  const first = (page - 1) * limit + 1;
+  const guess = idsAtPositions(first, limit, []);
+  const seqKey = productSequenceKey(storeId);
+  const found = await batchGet([seqKey, ...guess.map((id) => keys.product(storeId, id))]);
+  const sequence = sequenceOf(found.get(itemKey(seqKey)));
+  const ids = idsAtPositions(first, limit, sequence.gaps).filter((id) => id <= sequence.last);
+  const unread = ids.filter((id) => !guess.includes(id));
+  if (unread.length > 0) for (const [k, item] of await batchGet(unread.map((id) => keys.product(storeId, id)))) found.set(k, item);
   const products = ids.flatMap((id) => {
     const item = found.get(itemKey(keys.product(storeId, id)));
     return item ? [toProduct(item)] : [];
   });
-  return { products, total };
+  return { products, total: productCount(sequence) };
 }
 
 // ---- writes --------------------------------------------------------------------------------
@@ -56,44 +65,34 @@ export class ExternalIdTakenError extends Error {
 }
 
 /**
- * Inserts a new product with the next dense id: one transaction moves the sequence (guarded on
- * `sequence`, the state read; read here when the caller has none), writes the product, its
- * external-id link with the product's copy (guarded: exactly one product per external id,
- * however many PUTs race) and its indexes. A lost race for the sequence re-reads it and retries.
+ * Inserts a new product: its id from `ids` (the request's id source: the sequence state read
+ * with the write's targets, or after a lost race a reserved block), in one transaction with its
+ * external-id link and copy (guarded: exactly one product per external id, however many PUTs
+ * race) and its indexes. A racing write that created the external id first is
+ * `ExternalIdTakenError` carrying the winner; a request out of time is `contended`, retryable:
+ * either way nothing was written.
  */
-export async function insertProduct(
-  draft: Omit<Product, 'id' | 'offers'> & { offers: Omit<Offer, 'id'>[] },
-  sequence?: ProductSequence,
-): Promise<Product> {
-  let read = sequence;
-  for (let attempt = 0; attempt < 50; attempt++) {
-    read ??= await readProductSequence(draft.store_id);
-    const product: Product = { ...draft, id: read.count + 1, offers: draft.offers.map((o, i) => ({ ...o, id: read!.offers + 1 + i })) };
-    const link = newLinkWrite(product);
-    const items: TransactItem[] = [
-      productSequenceMove(draft.store_id, read, 1, product.offers.length),
-      { Put: { TableName: tableName(), Item: productItem(product), ConditionExpression: 'attribute_not_exists(pk)' } },
-      ...indexWrites(product),
-      ...(link ? [link] : []),
-    ];
+export async function insertProduct(draft: NewProduct, ids?: ProductIds): Promise<Product> {
+  if (!ids) {
+    // A caller outside a request (seed, tests): a source of its own, its gaps recorded at once.
+    const own = productIdsFor(draft.store_id, undefined);
     try {
-      await db().send(new TransactWriteCommand({ TransactItems: items }));
-      return product;
-    } catch (err) {
-      const reasons = cancellationReasons(err);
-      if (!reasons) throw err;
-      const lost = link ? reasons[items.length - 1] : undefined;
-      if (lost?.Code === 'ConditionalCheckFailed') {
-        const winner = readLink(itemFromError(lost.Item));
-        throw new ExternalIdTakenError(winner.productId, winner.product);
-      }
-      // The sequence moved (a concurrent insert) or the transaction conflicted: read it again, take the next id.
-      read = undefined;
-      if (attempt > 2) await backoff(attempt);
+      return await insertProduct(draft, own);
+    } finally {
+      await own.finish();
     }
   }
-  throw new Error('could not allocate a product id under contention');
+  const outcome = await ids.insert([draft]);
+  if (outcome.kind === 'inserted') return outcome.products[0] as Product;
+  if (outcome.kind === 'external_id_taken') {
+    const winner = readLink(outcome.winner);
+    throw new ExternalIdTakenError(winner.productId, winner.product);
+  }
+  throw contended(`the product with external id ${draft.external_id ?? ''}`);
 }
+
+/** An id source for one request that inserts at most a product or two (a PUT). */
+export const productIdsFor = (storeId: string, read: ProductSequence | undefined) => new ProductIds(storeId, read, () => readProductSequence(storeId));
 
 /** One fresh variant id from the store's offer sequence (the rare product that has no variant). */
 export async function reserveOfferId(storeId: string): Promise<number> {

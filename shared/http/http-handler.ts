@@ -5,9 +5,9 @@ import { canonicalPath, type Group, type OperationOf } from './api-routes.ts';
 import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from './middlewares.ts';
 import { json, type RouteResult } from './response.ts';
 import type { RequestPrincipal } from './authorizer-context.ts';
-import { instrument } from './instrument.ts';
+import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
 
-export { instrument };
+export { instrument, NO_EARLY_TIMEOUT };
 
 export interface RouteInput {
   principal: RequestPrincipal;
@@ -59,7 +59,7 @@ export function absoluteUrl(event: APIGatewayProxyEvent): string {
  */
 export function createHttpHandler<G extends Group>(_group: G, operations: GroupOperations<G>) {
   const byName: Readonly<Record<string, RouteFn>> = operations;
-  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult>(NO_EARLY_TIMEOUT)
     .use(httpHeaderNormalizer())
     .use(responseShaper())
     .use(resolveRoute())

@@ -4,6 +4,7 @@ import { log, requestLoggingEnabled } from '../log.ts';
 import { coldStartTracker, invocationContext, withInvocationContext } from '../log-context.ts';
 import { emitMetrics, MetricUnit } from '../metrics.ts';
 import { findRoute } from './api-routes.ts';
+import { withDeadline } from '../domain/deadline.ts';
 
 type ApiEvent = { requestContext?: { requestId?: string } | null; httpMethod?: string; resource?: string; methodArn?: string };
 
@@ -37,10 +38,33 @@ function requestMetrics(event: ApiEvent, status: number | null, threw: boolean, 
 }
 
 /**
+ * API Gateway answers 29 s after a request reaches it, whatever the Lambda still does. 4 s of
+ * that are kept for the authorizer, a cold start and the way back, so a request's work must be
+ * done (or refused) within 25 s.
+ */
+export const GATEWAY_BUDGET_MS = 25_000;
+/** Kept back from the function's own timeout to send the answer in. */
+const ANSWER_MARGIN_MS = 500;
+
+/**
+ * middy's own early timeout is off: it answers 500 a few ms before the function's timeout while
+ * the handler runs on (and its writes land), the very thing the request budget exists to
+ * prevent. The budget stops the work in time and answers truthfully instead.
+ */
+export const NO_EARLY_TIMEOUT = { timeoutEarlyInMillis: 0 } as const;
+
+/** The time budget of one API request: the gateway's, or less when the function's timeout comes first. */
+export function requestBudgetMs(context?: Pick<Context, 'getRemainingTimeInMillis'>): number {
+  const left = context?.getRemainingTimeInMillis?.();
+  return typeof left === 'number' && Number.isFinite(left) && left > 0 ? Math.max(0, Math.min(GATEWAY_BUDGET_MS, left - ANSWER_MARGIN_MS)) : GATEWAY_BUDGET_MS;
+}
+
+/**
  * Wraps an API Lambda (endpoint group, MCP, authorizer): its log context (request id, cold
  * start, then key and store), its metrics, and one log line with its DynamoDB round trips and
  * units. Under the local gateway the DynamoDB cost of the whole request (authorizer + handler)
- * is measured, and logged, by the gateway.
+ * is measured, and logged, by the gateway. The request runs within its time budget
+ * (`requestBudgetMs`): retries stop, and SDK calls are abandoned, before nobody listens.
  */
 export function instrument<E extends ApiEvent, R>(
   fn: (event: E, context: Context) => Promise<R>,
@@ -48,7 +72,7 @@ export function instrument<E extends ApiEvent, R>(
 ) {
   const isColdStart = coldStartTracker();
   return (event: E, context: Context): Promise<R> =>
-    withInvocationContext(
+    withDeadline(requestBudgetMs(context), () => withInvocationContext(
       {
         request_id: event.requestContext?.requestId ?? context?.awsRequestId ?? null,
         function_name: context?.functionName ?? null,
@@ -84,7 +108,7 @@ export function instrument<E extends ApiEvent, R>(
           requestMetrics(event, typeof status === 'number' ? status : null, threw, Math.round(performance.now() - started));
         }
       },
-    );
+    ));
 }
 
 function defaultDescription(event: { httpMethod?: string; path?: string }, result: { statusCode?: number } | undefined) {

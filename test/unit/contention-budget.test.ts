@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { idsAtPositions } from '../../shared/db/product-sequence.ts';
+import { requestBudgetMs, GATEWAY_BUDGET_MS } from '../../shared/http/instrument.ts';
+import { done, retryOnStale, ROUND_MARGIN_MS, stale } from '../../shared/domain/retry.ts';
+import { withDeadline } from '../../shared/domain/deadline.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
+
+describe('ids at list positions, around the gaps of the product sequence', () => {
+  it('is the plain range without gaps', () => {
+    expect(idsAtPositions(9, 4, [])).toEqual([9, 10, 11, 12]);
+  });
+
+  it('skips gaps inside the page and shifts by the gaps before it', () => {
+    expect(idsAtPositions(1, 5, [2, 4])).toEqual([1, 3, 5, 6, 7]);
+    expect(idsAtPositions(3, 3, [1, 2])).toEqual([5, 6, 7]);
+    expect(idsAtPositions(2, 2, [1, 2, 3, 6])).toEqual([5, 7]);
+    expect(idsAtPositions(1, 2, [10])).toEqual([1, 2]);
+  });
+
+  it('numbers every id that is not a gap exactly once across pages', () => {
+    const gaps = [3, 4, 9, 15, 16, 17, 30];
+    const pages = Array.from({ length: 6 }, (_, p) => idsAtPositions(p * 5 + 1, 5, gaps)).flat();
+    const expected = Array.from({ length: 37 }, (_, i) => i + 1).filter((id) => !gaps.includes(id)).slice(0, 30);
+    expect(pages).toEqual(expected);
+  });
+});
+
+describe('request budget', () => {
+  it('is the gateway budget, or the function time left less a margin when that is shorter', () => {
+    expect(requestBudgetMs(undefined)).toBe(GATEWAY_BUDGET_MS);
+    expect(requestBudgetMs({ getRemainingTimeInMillis: () => 29_000 })).toBe(GATEWAY_BUDGET_MS);
+    expect(requestBudgetMs({ getRemainingTimeInMillis: () => 10_000 })).toBe(9_500);
+    expect(requestBudgetMs({ getRemainingTimeInMillis: () => 100 })).toBe(0);
+  });
+
+  it('refuses a contended write retryably before a round the budget cannot hold, having run no such round', async () => {
+    let rounds = 0;
+    const attempt = withDeadline(ROUND_MARGIN_MS + 1_000, () =>
+      retryOnStale<number, string>({
+        what: 'the product x',
+        read: async () => 1,
+        round: async () => {
+          rounds++;
+          await new Promise((r) => setTimeout(r, 200));
+          return stale();
+        },
+      }),
+    );
+    const err = await attempt.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ code: 'service_unavailable', retryAfterSeconds: 1 });
+    // Rounds (200 ms each at least) started only while more than ROUND_MARGIN_MS was left: within the 1 s above it.
+    expect(rounds).toBeGreaterThanOrEqual(1);
+    expect(rounds).toBeLessThanOrEqual(5);
+  });
+
+  it('refuses at once when too little is left to start, and finishes normally with time to spare', async () => {
+    let rounds = 0;
+    const round = async () => {
+      rounds++;
+      return done('ok');
+    };
+    await expect(withDeadline(ROUND_MARGIN_MS - 1, () => retryOnStale({ what: 'x', read: async () => 1, round }))).rejects.toMatchObject({ code: 'service_unavailable' });
+    expect(rounds).toBe(0);
+    await expect(withDeadline(10_000, () => retryOnStale({ what: 'x', read: async () => 1, round }))).resolves.toBe('ok');
+  });
+
+  it('bounds rounds by count only outside a budget, still with a retryable refusal', async () => {
+    const err = await retryOnStale({ what: 'x', read: async () => 1, round: async () => stale(1), maxAttempts: 3 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'service_unavailable' });
+  });
+});
