@@ -11,12 +11,8 @@ import { setRequestLogging } from '../../shared/log.ts';
 import { setMetricsEnabled } from '../../shared/metrics.ts';
 import { startWebhookPipeline } from './webhook-pipeline.ts';
 import { startNameIndexer } from './name-indexer.ts';
-    // So that `npm run admin` from another DATA_DIR refuses instead of making a key of its own.
-    const { webhookSecretKeyFile, webhookSecretKmsKeyId } = config();
-    if (webhookSecretKeyFile && !webhookSecretKmsKeyId) await recordKeyFile(webhookSecretKeyFile);
-    // REQUEST_LOG_FILE (bin/local.ts: $DATA_DIR/requests.jsonl) is what `keys requests` reads.
-    const requestLog = process.env.REQUEST_LOG_FILE ? requestLogWriter(process.env.REQUEST_LOG_FILE).write : undefined;
-    const server: Server = createGateway({ requestLog, ...options.gateway, log: options.log });
+import { recordKeyFile } from './key-marker.ts';
+import { requestLogWriter } from './request-log.ts';
 
 export interface LocalStackOptions {
   port: number;
