@@ -1,6 +1,6 @@
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '../shared/secrets/kms-cipher.ts';
+import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '../shared/domain/webhook/signature.ts';
 
 /**
  * KMS's key administration actions, without any that encrypts, decrypts or makes data keys: the

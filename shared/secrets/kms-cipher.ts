@@ -1,6 +1,7 @@
 import type { KMSClient } from '@aws-sdk/client-kms';
 import { config } from '../config.ts';
 import type { SecretCipher } from './webhook-secret-cipher.ts';
+import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '../domain/webhook/signature.ts';
 
 // Loaded on first use: the local stack and the admin CLI (key file, no KMS) never load the client.
 const sdk = () => import('@aws-sdk/client-kms');
@@ -13,8 +14,6 @@ const kms = async () => (client ??= new (await sdk()).KMSClient({ region: config
  * Decrypt needs no key id (the ciphertext carries it); when one is configured it is passed, so a
  * ciphertext of another key is refused. The key policy requires this context (infra/key-policy.ts).
  */
-export const WEBHOOK_SECRET_ENCRYPTION_CONTEXT = { purpose: 'webhook-secret' } as const;
-
 export function kmsCipher(keyId: string | undefined): SecretCipher {
   const context = { ...WEBHOOK_SECRET_ENCRYPTION_CONTEXT };
   return {

@@ -3,7 +3,7 @@ import { App } from 'aws-cdk-lib';
 import { StatefulStack } from '../../infra/stateful-stack.ts';
 import { ApiStack } from '../../infra/api-stack.ts';
 import { KEY_ADMIN_ACTIONS } from '../../infra/key-policy.ts';
-import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '../../shared/secrets/kms-cipher.ts';
+import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '../../shared/domain/webhook/signature.ts';
 import { synthStacks } from './synth.ts';
 
 type Statement = { Sid?: string; Effect: string; Action: string | string[]; Principal: unknown; Condition?: Record<string, Record<string, unknown>> };

@@ -39,3 +39,10 @@ export function signedHeaders(secrets: readonly string[], id: string, timestampS
     'webhook-signature': secrets.map((s) => sign(s, id, timestampSeconds, body)).join(' '),
   };
 }
+
+/**
+ * The KMS encryption context of a sealed webhook secret: it names the purpose, so a ciphertext
+ * made for something else under the same key does not decrypt as a secret, and the key policy
+ * (infra/key-policy.ts) admits Encrypt/Decrypt only with it.
+ */
+export const WEBHOOK_SECRET_ENCRYPTION_CONTEXT = { purpose: 'webhook-secret' } as const;
