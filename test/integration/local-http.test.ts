@@ -217,7 +217,7 @@ describe('npm run admin against another DATA_DIR than the stack', () => {
     expect(out.code).toBe(1);
     const lines = errorLines(out.stderr);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^error: cannot reach the local stack's store at /);
+    expect(lines[0]).toMatch(/^error: cannot reach DynamoDB at /);
     expect(lines[0]).toContain(endpoint);
     expect(lines[0]).toContain('DATA_DIR /tmp/no-stack-here');
   });
