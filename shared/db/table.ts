@@ -49,6 +49,7 @@ export const ENTITY = {
   idempotency: 'idempotency',
   outbox: 'outbox',
   delivery: 'delivery',
+  webhookEndpoint: 'webhook_endpoint',
 } as const;
 
 /** CreateTable input shared by the local bootstrap and (in CDK terms) the stateful stack. */

@@ -1,6 +1,7 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config.ts';
 import type { DeliveryMessage } from '../domain/webhook/delivery.ts';
+import type { ProbeMessage } from '../domain/webhook/endpoint.ts';
 
 /**
  * The webhook queue (WEBHOOK_QUEUE_URL). In AWS the client is the default one. A queue URL that
@@ -48,7 +49,7 @@ export function resetSqsClient(): void {
 }
 
 /** Queues a delivery; `delaySeconds` (≤ 900) keeps it invisible, and out of the in-flight count, that long. */
-export async function sendDeliveryMessage(message: DeliveryMessage, delaySeconds = 0): Promise<void> {
+export async function sendDeliveryMessage(message: DeliveryMessage | ProbeMessage, delaySeconds = 0): Promise<void> {
   await sqs().send(
     new SendMessageCommand({
       QueueUrl: webhookQueueUrl(),
