@@ -5,6 +5,7 @@
  *   requests  DynamoDB round trips, units and latency per request, by endpoint group
  *   search    filter[name] round trips, RCU and latency at 10,000 and 100,000 products
  *   throughput  GET /products/{id} per second against raw GetItem on the same DynamoDB Local, CPU per request
+ *   webhooks  a healthy receiver's delivery latency (p50/p95) beside receivers that hang, drip and fail
  *   bundles   each Lambda's bundle size and import time against the SDK floor (synthesizes the app)
  *
  * `BENCH_ONLY=requests,bundles` runs only those and prints them. A full run (no BENCH_ONLY) also
@@ -16,10 +17,11 @@ import { bundlesSection } from './bundles.ts';
 import { requestsSection } from './requests.ts';
 import { searchSection } from './search.ts';
 import { throughputSection } from './throughput.ts';
+import { webhooksSection } from './webhooks.ts';
 import type { BenchSection } from './section.ts';
 
 // In this order: the import timings run after the stacks are down, not sharing the CPU with DynamoDB Local.
-const SECTIONS: BenchSection[] = [requestsSection, searchSection, throughputSection, bundlesSection];
+const SECTIONS: BenchSection[] = [requestsSection, searchSection, throughputSection, webhooksSection, bundlesSection];
 const DOC = 'docs/performance.md';
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);

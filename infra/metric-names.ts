@@ -14,4 +14,7 @@ export const WEBHOOK_METRICS = {
    * failing (4xx/5xx/timeouts): a tenant's receiver is down, not a platform fault.
    */
   failedOutcome: 'failed',
+  /** One count per endpoint parked (functions/webhooks/endpoint-health.ts), dimension reason. */
+  endpointsParked: 'EndpointsParked',
+  parkedReason: 'sustained_failures',
 } as const;

@@ -60,7 +60,7 @@ export async function afterFailure(key: DeliverableKey, result: PostResult): Pro
   // Parked by another attempt at the same moment: it announces and schedules the probe.
   if (!parked) return true;
   await sendProbe(key.id, nextProbe);
-  emitMetrics({ event: 'endpoint_parked' }, [['EndpointsParked', MetricUnit.Count, 1]]);
+  emitMetrics({ reason: 'sustained_failures' }, [['EndpointsParked', MetricUnit.Count, 1]]);
   await publishOperationalEvent('webhook.endpoint_parked', {
     key_id: key.id, store_id: key.store_id, host: hostOf(key.webhook_url), since: now, reason, next_probe_at: nextProbe,
   });

@@ -18,8 +18,8 @@ describe('Alarms', () => {
   const topicRef = { Ref: logicalId(api.alarmTopic.topic) };
 
   it('notifies the SNS topic from every alarm, on alarm and on recovery', () => {
-    // 11 functions × 2, API 2, table 1, pipeline 5, tenant 1: the README's idle cost counts these.
-    expect(alarms.length).toBe(31);
+    // 11 functions × 2, API 2, table 1, pipeline 5, tenant 2 (failures, parked endpoints): the README's idle cost counts these.
+    expect(alarms.length).toBe(32);
     for (const [, a] of alarms) {
       expect(a.Properties.AlarmActions).toEqual([topicRef]);
       expect(a.Properties.OKActions).toEqual([topicRef]);

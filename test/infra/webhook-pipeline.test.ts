@@ -88,4 +88,22 @@ describe('Webhook pipeline', () => {
     expect(sqsOf(eventsFunction)).not.toContain('sqs:ReceiveMessage');
     expect(sqsOf(deadLetterFunction)).not.toContain('sqs:SendMessage');
   });
+  it('alarms, through the alarm topic, when a webhook endpoint is parked', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'EndpointsParked',
+      Namespace: 'StoreIntegrations',
+      Dimensions: Match.arrayWith([{ Name: 'reason', Value: 'sustained_failures' }, { Name: 'service', Value: 'webhooks' }]),
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+  });
+
+  it('gives the signer room beside timing-out receivers: batches of 10, 50 pollers, a timeout above one POST', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(webhooksFunction) },
+      BatchSize: 10,
+      ScalingConfig: { MaximumConcurrency: 50 },
+    });
+  });
 });
