@@ -33,7 +33,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
   'webhooks redeliver': async (args) => {
     const a = parse(v.strictObject({ id: KeyId, event: v.optional(EventId), since: v.optional(Since), state: v.optional(RedeliverState) }), args);
     if ((a.event === undefined) === (a.since === undefined)) {
-      throw new DomainError('validation_failed', 'give either --event EVENT_ID or --since TIME', a.event === undefined ? 'since' : 'event');
+      throw new DomainError('validation_failed', 'give either --event EVENT_ID or --since TIME', 'event');
     }
     if (a.event !== undefined && a.state !== undefined) throw new DomainError('validation_failed', '--state goes with --since only', 'state');
     await requireKey(a.id);

@@ -58,7 +58,7 @@ describe('webhooks redeliver --since (bulk)', () => {
   it('refuses a bad request and changes nothing', async () => {
     const store = await createStore();
     const key = await createKey(store, ['orders:read'], { webhook_url: receiver.url });
-    expect(await adminError('webhooks redeliver', { id: key.id })).toMatchObject({ code: 'validation_failed', field: 'since' });
+    expect(await adminError('webhooks redeliver', { id: key.id })).toMatchObject({ code: 'validation_failed', field: 'event' });
     expect(await adminError('webhooks redeliver', { id: key.id, event: newEventId(), since: '2026-01-01T00:00:00Z' })).toMatchObject({ code: 'validation_failed', field: 'event' });
     expect(await adminError('webhooks redeliver', { id: key.id, since: 'yesterday' })).toMatchObject({ code: 'validation_failed', field: 'since' });
     expect(await adminError('webhooks redeliver', { id: key.id, since: '2026-01-01', state: 'lost' })).toMatchObject({ code: 'validation_failed', field: 'state' });
