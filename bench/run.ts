@@ -6,6 +6,7 @@
  *   search    filter[name] round trips, RCU and latency at 10,000 and 100,000 products
  *   creates   product creates per second on one store with 1, 10 and 50 writers, refusals and 5xx
  *   throughput  GET /products/{id} per second against raw GetItem on the same DynamoDB Local, CPU per request
+ *   webhooks  a healthy receiver's delivery latency (p50/p95) beside receivers that hang, drip and fail
  *   bundles   each Lambda's bundle size and import time against the SDK floor (synthesizes the app)
  *
  * `BENCH_ONLY=requests,bundles` runs only those and prints them. A full run (no BENCH_ONLY) also
@@ -18,10 +19,11 @@ import { createsSection } from './creates.ts';
 import { requestsSection } from './requests.ts';
 import { searchSection } from './search.ts';
 import { throughputSection } from './throughput.ts';
+import { webhooksSection } from './webhooks.ts';
 import type { BenchSection } from './section.ts';
 
 // In this order: the import timings run after the stacks are down, not sharing the CPU with DynamoDB Local.
-const SECTIONS: BenchSection[] = [requestsSection, searchSection, createsSection, throughputSection, bundlesSection];
+const SECTIONS: BenchSection[] = [requestsSection, searchSection, createsSection, throughputSection, webhooksSection, bundlesSection];
 const DOC = 'docs/performance.md';
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);

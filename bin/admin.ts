@@ -24,9 +24,11 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   orders place --store ID --file ORDER.json
   orders mark-paid --store ID --reference REF
   products reindex-names --store ID                (once after deploying over products older than filter[name]'s index)
-  webhooks deliveries --id KEY_ID
+  webhooks deliveries --id KEY_ID                  (the log, and the endpoint's state: active or parked, and why)
+  webhooks endpoints --store ID                    (each key's webhook endpoint: active or parked)
   keys requests --id KEY_ID [--limit N]            (the key's newest requests, from the local stack's request log)
   webhooks redeliver --id KEY_ID --event EVENT_ID
+  webhooks redeliver --id KEY_ID --since TIME [--state pending|delivered|failed]   (in bulk, oldest first)
   webhooks ping --id KEY_ID                        (a signed webhook.ping to the key's URL: status, ms)
   webhooks replay --store ID --event EVENT_ID      (fan an event out again: keys without it get it)`;
 

@@ -141,12 +141,16 @@ export class ApiStack extends Stack {
     webhookSecretsKey.grant(this.adminFunction, 'kms:Encrypt', 'kms:Decrypt');
 
     // Order events: table stream → fan-out → queue → signer → receivers (docs/contract.md#webhooks).
+    // Alarms and operational events (a parked webhook endpoint) go to one topic; alarms are
+    // connected to it at the end, once every alarm exists.
+    this.alarmTopic = new AlarmTopic(this, 'Alarms', { email: s.alarmEmail });
     this.webhooks = new WebhookPipeline(this, 'Webhooks', {
       table,
       queues,
       secretsKey: webhookSecretsKey,
       retrySchedule: props.retrySchedule,
       signerConcurrency: s.signerConcurrency,
+      operationsTopic: this.alarmTopic.topic,
     });
 
     // filter[name]'s trigram postings: table stream → name indexer.
@@ -171,7 +175,6 @@ export class ApiStack extends Stack {
     });
     this.api.deploymentStage.node.addDependency(executionLogs);
 
-    this.alarmTopic = new AlarmTopic(this, 'Alarms', { email: s.alarmEmail });
     new GatewayAlarms(this, 'Gateway', { api: this.api, accessLogs });
     new OperationsAlarms(this, 'Operations', {
       api: this.api,

@@ -14,6 +14,9 @@ export const WEBHOOK_METRICS = {
    * failing (4xx/5xx/timeouts): a tenant's receiver is down, not a platform fault.
    */
   failedOutcome: 'failed',
+  /** One count per endpoint parked (functions/webhooks/endpoint-health.ts), dimension reason. */
+  endpointsParked: 'EndpointsParked',
+  parkedReason: 'sustained_failures',
 } as const;
 
 export const GATEWAY_METRICS = {

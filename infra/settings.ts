@@ -33,7 +33,9 @@ export const DEFAULT_SETTINGS = {
   plannedKeys: 300,
   // 200 burst × ~0.3 s cold start ≈ 60 concurrent at worst; warm it needs ~5 at 100 req/s.
   authorizerConcurrency: 100,
-  signerConcurrency: 10,
+  // Each receiver that times out pins one signer execution for ≤ 10 s until it is parked: 50
+  // leave ≥ 40 for everyone else with 1 slow delivery a second (docs/webhooks.md, "Isolation").
+  signerConcurrency: 50,
   accountConcurrency: 1000,
 };
 

@@ -12,8 +12,18 @@ export interface Config {
   webhookRetrySchedule: number[];
   /** The longest wait spent in flight, and the longest hop of a delayed copy (SQS: 900 s at most). */
   webhookQueueWaitLimitSeconds: number;
+  /** The whole answer of one webhook POST must arrive within this (10 s); only tests raise it. */
+  webhookResponseTimeoutMs: number;
+  /** An endpoint is parked after this many consecutive failed attempts ... */
+  webhookParkAfterFailures: number;
+  /** ... spanning at least this long (docs/webhooks.md, "Parked endpoints"). */
+  webhookParkAfterSeconds: number;
+  /** How often a parked endpoint is probed. */
+  webhookProbeIntervalSeconds: number;
   allowPrivateWebhooks: boolean;
   webhookQueueUrl: string | undefined;
+  /** Operational events (`webhook.endpoint_parked`) go to this SNS topic (the alarm topic); unset: the log only. */
+  operationsTopicArn: string | undefined;
   /** KMS key that seals webhook secrets at rest (AWS). */
   webhookSecretKmsKeyId: string | undefined;
   /** The local stand-in's AES key file (the local stack); ignored when the KMS key is set. */
@@ -73,8 +83,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     // Lowered only by tests, to see hops within seconds.
     webhookQueueWaitLimitSeconds: intFrom('WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS', env.WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS, 900, 1, 900),
+    webhookResponseTimeoutMs: intFrom('WEBHOOK_RESPONSE_TIMEOUT_MS', env.WEBHOOK_RESPONSE_TIMEOUT_MS, 10_000, 1000, 300_000),
+    webhookParkAfterFailures: intFrom('WEBHOOK_PARK_AFTER_FAILURES', env.WEBHOOK_PARK_AFTER_FAILURES, 10, 1, 10_000),
+    webhookParkAfterSeconds: intFrom('WEBHOOK_PARK_AFTER_SECONDS', env.WEBHOOK_PARK_AFTER_SECONDS, 900, 0, 7 * 86_400),
+    webhookProbeIntervalSeconds: intFrom('WEBHOOK_PROBE_INTERVAL_SECONDS', env.WEBHOOK_PROBE_INTERVAL_SECONDS, 300, 1, 86_400),
     allowPrivateWebhooks: env.ALLOW_PRIVATE_WEBHOOKS === '1',
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
+    operationsTopicArn: env.OPERATIONS_TOPIC_ARN || undefined,
     webhookSecretKmsKeyId: env.WEBHOOK_SECRET_KMS_KEY_ID || undefined,
     webhookSecretKeyFile: keyFileFrom('WEBHOOK_SECRET_KEY_FILE', env.WEBHOOK_SECRET_KEY_FILE),
     logLevel,

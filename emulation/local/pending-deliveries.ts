@@ -4,6 +4,8 @@ import { ENTITY } from '../../shared/db/table.ts';
 import { LOG_FIELDS, toDelivery } from '../../shared/db/delivery.repo.ts';
 import type { Item } from '../../shared/db/helpers.ts';
 import type { Delivery } from '../../shared/domain/webhook/delivery.ts';
+import type { Endpoint } from '../../shared/domain/webhook/endpoint.ts';
+import { toEndpoint } from '../../shared/db/endpoint.repo.ts';
 
 /**
  * Local stack only (its queue lives in memory): every delivery still waiting for an attempt,
@@ -25,6 +27,26 @@ export async function scanPendingDeliveries(): Promise<Delivery[]> {
       }),
     );
     found.push(...(out.Items ?? []).map(toDelivery));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return found;
+}
+
+/** Local stack only (its queue is in memory): parked endpoints, whose probe messages a restart lost. */
+export async function scanParkedEndpoints(): Promise<Endpoint[]> {
+  const found: Endpoint[] = [];
+  let start: Item | undefined;
+  do {
+    const out = await db().send(
+      new ScanCommand({
+        TableName: tableName(),
+        FilterExpression: '#type = :type AND #state = :parked',
+        ExpressionAttributeNames: { '#type': 'type', '#state': 'state' },
+        ExpressionAttributeValues: { ':type': ENTITY.webhookEndpoint, ':parked': 'parked' },
+        ExclusiveStartKey: start,
+      }),
+    );
+    found.push(...(out.Items ?? []).map((i) => toEndpoint(i.key_id, i)));
     start = out.LastEvaluatedKey;
   } while (start);
   return found;

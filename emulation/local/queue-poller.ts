@@ -4,7 +4,7 @@
  * to their visibility timeouts (and so to the queue's redrive policy). One poller serves one
  * queue: the webhook queue (signer) or its dead-letter queue (dead-letter consumer).
  */
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, DeleteMessageCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { config } from '../../shared/config.ts';
 import { sqs } from '../../shared/queue/sqs.ts';
@@ -32,23 +32,51 @@ function toSqsRecord(m: Message, queueArn: string, region: string): SQSRecord {
   };
 }
 
-/** One poller: receive a batch, hand it to the handler, delete what it did not report as failed. */
+type Handle = (event: SQSEvent) => Promise<SQSBatchResponse>;
+
+/**
+ * One message on its own: handed over as a one-record event and deleted the moment it is decided,
+ * so a message whose receiver hangs holds nothing but its own slot.
+ */
+async function handleOne(m: Message, queue: { url: string; arn: string }, handle: Handle, client: SQSClient): Promise<void> {
+  try {
+    const out = await handle({ Records: [toSqsRecord(m, queue.arn, config().region)] });
+    if (out.batchItemFailures.length > 0) return;
+    await client.send(new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: m.ReceiptHandle }));
+  } catch (err) {
+    // Not deleted means received again later; the delivery log makes that a no-op.
+    logJson('error', 'queue message not finished; it stays queued', errorFields(err));
+  }
+}
+
+/**
+ * One poller: receive a batch, hand it to the handler, delete what it did not report as failed.
+ * With `concurrent` (the local stack's signer), messages are handled one by one, up to that many
+ * at once, and the poller receives again as soon as a slot is free: no message waits for another
+ * (docs/webhooks.md, "Isolation"). Without it, a batch is one event, as a Lambda mapping hands it
+ * over (the rehearsal imitates AWS exactly).
+ */
 export async function pollQueue(
   queue: { url: string; arn: string },
-  handle: (event: SQSEvent) => Promise<SQSBatchResponse>,
+  handle: Handle,
   signal: AbortSignal,
-  /** The client to poll with (default: the stack's) and the mapping's batch size. */
-  mapping: { client?: SQSClient; batchSize?: number } = {},
+  /** The client to poll with (default: the stack's), the mapping's batch size, and the per-message mode. */
+  mapping: { client?: SQSClient; batchSize?: number; concurrent?: number } = {},
 ): Promise<void> {
   const region = config().region;
   const client = () => mapping.client ?? sqs();
+  const running = new Set<Promise<void>>();
   while (!signal.aborted) {
+    if (mapping.concurrent !== undefined && running.size >= mapping.concurrent) {
+      await Promise.race(running);
+      continue;
+    }
     let messages: Message[];
     try {
       const out = await client().send(
         new ReceiveMessageCommand({
           QueueUrl: queue.url,
-          MaxNumberOfMessages: Math.min(mapping.batchSize ?? 10, 10),
+          MaxNumberOfMessages: Math.min(mapping.batchSize ?? 10, 10, mapping.concurrent === undefined ? 10 : mapping.concurrent - running.size),
           WaitTimeSeconds: 1,
           MessageSystemAttributeNames: ['All'],
           MessageAttributeNames: ['All'],
@@ -63,6 +91,13 @@ export async function pollQueue(
       continue;
     }
     if (messages.length === 0) continue;
+    if (mapping.concurrent !== undefined) {
+      for (const m of messages) {
+        const p = handleOne(m, queue, handle, client()).finally(() => running.delete(p));
+        running.add(p);
+      }
+      continue;
+    }
     const event: SQSEvent = { Records: messages.map((m) => toSqsRecord(m, queue.arn, region)) };
     let failed: Set<string>;
     try {
@@ -85,4 +120,6 @@ export async function pollQueue(
       logJson('error', 'could not delete finished queue messages', errorFields(err));
     }
   }
+  // Stopping: let what is under way finish (each is bounded by the POST timeout).
+  await Promise.all(running);
 }

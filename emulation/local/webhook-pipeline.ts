@@ -14,7 +14,7 @@
 import { startLocalQueueServer } from './local-queue.ts';
 import { config, resetConfig } from '../../shared/config.ts';
 import { markQueued } from '../../shared/db/delivery.repo.ts';
-import { scanPendingDeliveries } from './pending-deliveries.ts';
+import { scanParkedEndpoints, scanPendingDeliveries } from './pending-deliveries.ts';
 import { maxReceiveCount } from '../../shared/domain/webhook/retry.ts';
 import { resetSqsClient, sendDeliveryMessage } from '../../shared/queue/sqs.ts';
 import { errorFields, log as logJson } from '../../shared/log.ts';
@@ -47,7 +47,13 @@ export interface WebhookPipeline {
  * Lambda timeout, AWS's advice for event-source mappings); nothing here has a Lambda timeout.
  */
 const QUEUE_VISIBILITY_SECONDS = 60;
+/**
+ * Receive loops and messages each may have under way. Messages are handled one by one, so a
+ * receiver that hangs holds one of the 4 × 50 slots for ≤ 10 s, never a batch (docs/webhooks.md,
+ * "Isolation"); parking stops it taking slots at all once its failures are sustained.
+ */
 const SQS_POLLERS = 4;
+const MESSAGES_PER_POLLER = 50;
 
 /** fauxqs keeps messages in memory: queue again whatever was pending when the stack stopped. */
 async function requeuePending(): Promise<number> {
@@ -55,6 +61,10 @@ async function requeuePending(): Promise<number> {
   for (const d of pending) {
     await sendDeliveryMessage({ event_id: d.event_id, key_id: d.key_id, round: d.round });
     await markQueued(d.key_id, d.event_id, d.round);
+  }
+  // Probe messages were in memory too; each parked endpoint gets its probe at its due time again.
+  for (const e of await scanParkedEndpoints()) {
+    await sendDeliveryMessage({ kind: 'probe', key_id: e.key_id, due_at: e.next_probe_at ?? new Date().toISOString() }, 0);
   }
   return pending.length;
 }
@@ -90,7 +100,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
   }
   const loops = [
     ...(options.streamArn ? [new StreamPoller(options.streamArn, options.endpoint, fanOutHandler, aborter.signal).run()] : []),
-    ...Array.from({ length: SQS_POLLERS }, () => pollQueue({ url: queue.queueUrl, arn: queue.queueArn }, signerHandler, aborter.signal)),
+    ...Array.from({ length: SQS_POLLERS }, () => pollQueue({ url: queue.queueUrl, arn: queue.queueArn }, signerHandler, aborter.signal, { concurrent: MESSAGES_PER_POLLER })),
     pollQueue({ url: dlq.queueUrl, arn: dlq.queueArn }, deadLetterHandler, aborter.signal),
   ].map((p) =>
     p.catch((err: unknown) => {

@@ -1,8 +1,11 @@
 import * as v from 'valibot';
 import { parse } from '../../shared/domain/validation.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
-import { publicKey, requireKey, updateKeyWebhook } from '../../shared/db/key.repo.ts';
+import { listKeysOfStore, publicKey, requireKey, updateKeyWebhook } from '../../shared/db/key.repo.ts';
 import { listDeliveries, startRedelivery } from '../../shared/db/delivery.repo.ts';
+import { getEndpoint, getEndpoints } from '../../shared/db/endpoint.repo.ts';
+import { endpointView } from '../../shared/domain/webhook/endpoint.ts';
+import { redeliverSince, RedeliverState, Since } from './bulk-redeliver.ts';
 import { replayOutboxEvent } from '../../shared/db/outbox.repo.ts';
 import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS } from '../../shared/domain/webhook/delivery.ts';
 import { generateWebhookSecret } from '../../shared/domain/key/token.ts';
@@ -22,14 +25,30 @@ export const webhookCommands: Record<string, AdminCommand> = {
   'webhooks deliveries': async (args) => {
     const a = parse(v.strictObject({ id: KeyId, limit: Limit }), args);
     await requireKey(a.id);
-    const log = await listDeliveries(a.id);
-    return { data: log.slice(0, a.limit ?? log.length).map(deliveryView) };
+    const [log, endpoint] = await Promise.all([listDeliveries(a.id), getEndpoint(a.id)]);
+    return { endpoint: endpointView(endpoint), data: log.slice(0, a.limit ?? log.length).map(deliveryView) };
   },
 
+  // One event (--event), or every delivery created since a time (--since, optionally one --state).
   'webhooks redeliver': async (args) => {
-    const a = parse(v.strictObject({ id: KeyId, event: EventId }), args);
+    const a = parse(v.strictObject({ id: KeyId, event: v.optional(EventId), since: v.optional(Since), state: v.optional(RedeliverState) }), args);
+    if ((a.event === undefined) === (a.since === undefined)) {
+      throw new DomainError('validation_failed', 'give either --event EVENT_ID or --since TIME', 'event');
+    }
+    if (a.event !== undefined && a.state !== undefined) throw new DomainError('validation_failed', '--state goes with --since only', 'state');
     await requireKey(a.id);
-    return deliveryView(await startRedelivery(a.id, a.event, new Date().toISOString()));
+    if (a.event !== undefined) return deliveryView(await startRedelivery(a.id, a.event, new Date().toISOString()));
+    return redeliverSince(a.id, a.since as string, a.state);
+  },
+
+  // Every key of a store with its webhook endpoint's state (active or parked, and why).
+  'webhooks endpoints': async (args) => {
+    const a = parse(v.strictObject({ store: v.pipe(v.string(), v.minLength(1)) }), args);
+    const withUrl = (await listKeysOfStore(a.store, false)).filter((k) => k.webhook_url);
+    const endpoints = await getEndpoints(withUrl.map((k) => k.id));
+    return {
+      data: withUrl.map((k) => ({ key_id: k.id, name: k.name, webhook_url: k.webhook_url, key_status: k.status, endpoint: endpointView(endpoints.get(k.id)!) })),
+    };
   },
 
   'webhooks ping': async (args) => {

@@ -47,6 +47,7 @@ async function fanOutEvent(event: Extract<OutboxRecord, { kind: 'event' }>, now:
         next_attempt_at: now,
         last_attempt_at: null,
         delivered_at: null,
+        parked_at: null,
         body,
       };
       const created = await createDelivery(fresh);

@@ -1,15 +1,17 @@
-import { getKey, type KeyRecord } from '../../shared/db/key.repo.ts';
+import { getKey } from '../../shared/db/key.repo.ts';
 import { getDelivery, updateDelivery } from '../../shared/db/delivery.repo.ts';
+import { getEndpoint } from '../../shared/db/endpoint.repo.ts';
 import { config } from '../../shared/config.ts';
-import { parseDeliveryMessage, signingSecrets, type Delivery } from '../../shared/domain/webhook/delivery.ts';
+import { parseDeliveryMessage, type Delivery } from '../../shared/domain/webhook/delivery.ts';
+import { parseProbeMessage, type Endpoint } from '../../shared/domain/webhook/endpoint.ts';
 import { afterFailure, DUE_TOLERANCE_MS, maxReceiveCount } from '../../shared/domain/webhook/retry.ts';
-import { signedHeaders } from '../../shared/domain/webhook/signature.ts';
 import { log } from '../../shared/log.ts';
 import { addInvocationContext } from '../../shared/log-context.ts';
 import { recordDelivery } from './delivery-metrics.ts';
-import { decryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
-import { postWebhook } from './post.ts';
+import * as endpointHealth from './endpoint-health.ts';
+import { handleProbe } from './probe.ts';
 import { nextHop, waitOnQueue } from './queue-wait.ts';
+import { hostOf, isSuccess, sendAttempt, whyNotDeliverable, type DeliverableKey } from './send.ts';
 
 export interface ReceivedMessage {
   messageId: string;
@@ -22,22 +24,6 @@ export interface ReceivedMessage {
 /** `done`: delete the message. `keep`: leave it (a batch item failure); its visibility is set. */
 export type MessageOutcome = 'done' | 'keep';
 
-function whyNotDeliverable(key: KeyRecord | undefined): string | null {
-  if (!key) return 'key no longer exists';
-  if (key.status !== 'active') return 'key is revoked';
-  if (!key.abilities.includes('orders:read')) return 'key does not hold orders:read';
-  if (!key.webhook_url) return 'key has no webhook URL';
-  return null;
-}
-
-const host = (url: string) => {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'invalid';
-  }
-};
-
 /**
  * One queue message: attempt its delivery if due, then record the outcome and schedule the next
  * attempt (queue-wait.ts) or give up. The delivery log, not the message, holds the state, so any
@@ -46,13 +32,15 @@ const host = (url: string) => {
  * table) throws: the handler backs off, and the queue dead-letters it after maxReceiveCount.
  */
 export async function processMessage(m: ReceivedMessage): Promise<MessageOutcome> {
+  const probe = parseProbeMessage(m.body);
+  if (probe) return handleProbe(probe);
   const message = parseDeliveryMessage(m.body);
   if (message.due_at !== undefined) {
     const remainingMs = Date.parse(message.due_at) - Date.now();
     if (remainingMs > DUE_TOLERANCE_MS) return nextHop(message, remainingMs);
   }
   const { event_id: eventId, key_id: keyId, round } = message;
-  const [key, delivery] = await Promise.all([getKey(keyId), getDelivery(keyId, eventId)]);
+  const [key, delivery, endpoint] = await Promise.all([getKey(keyId), getDelivery(keyId, eventId), getEndpoint(keyId)]);
   addInvocationContext({ key_id: keyId, store_id: delivery?.store_id ?? key?.store_id ?? null });
   if (!delivery || delivery.round !== round || delivery.state !== 'pending') return 'done';
 
@@ -70,26 +58,33 @@ export async function processMessage(m: ReceivedMessage): Promise<MessageOutcome
     recordDelivery('not_deliverable');
     return 'done';
   }
-  return attempt(m, key as KeyRecord & { webhook_url: string }, delivery, nowMs);
+  if (endpoint.state === 'parked') {
+    // Not attempted, not hopping through the schedule: it waits in the log for the probe's drain.
+    await endpointHealth.parkDelivery(delivery);
+    await endpointHealth.healLostProbe(endpoint);
+    return 'done';
+  }
+  return attempt(m, key as DeliverableKey, delivery, endpoint, nowMs);
 }
 
-async function attempt(m: ReceivedMessage, key: KeyRecord & { webhook_url: string }, delivery: Delivery, nowMs: number): Promise<MessageOutcome> {
+async function attempt(m: ReceivedMessage, key: DeliverableKey, delivery: Delivery, endpoint: Endpoint, nowMs: number): Promise<MessageOutcome> {
   const cfg = config();
   const { event_id: eventId, key_id: keyId, round } = delivery;
-  // A fresh timestamp on every attempt: receivers reject old ones (replay protection).
-  const timestamp = Math.floor(nowMs / 1000);
-  // The only place a secret is opened (sealed at rest, shared/secrets); a failure here is a platform error.
-  const secrets = await Promise.all(signingSecrets(key, new Date(nowMs)).map(decryptWebhookSecret));
-  const headers = signedHeaders(secrets, eventId, timestamp, delivery.body);
-  const result = await postWebhook(key.webhook_url, { ...headers }, delivery.body, { allowLoopback: cfg.allowPrivateWebhooks });
+  const result = await sendAttempt(key, delivery, nowMs);
   const now = new Date().toISOString();
   const attemptNo = delivery.round_attempts + 1;
-  const logFields = { event_id: eventId, key_id: keyId, host: host(key.webhook_url), attempt: attemptNo, status: result.status, ms: result.ms };
+  const logFields = { event_id: eventId, key_id: keyId, host: hostOf(key.webhook_url), attempt: attemptNo, status: result.status, ms: result.ms };
 
-  if (result.status !== null && result.status >= 200 && result.status < 300) {
+  if (isSuccess(result)) {
     await updateDelivery(keyId, eventId, round, { state: 'delivered', attempted: true, last_status_code: result.status, last_error: null, next_attempt_at: null, now });
+    await endpointHealth.afterSuccess(endpoint);
     log('info', 'webhook delivered', logFields);
     recordDelivery('delivered', result.ms);
+    return 'done';
+  }
+  if (await endpointHealth.afterFailure(key, result)) {
+    await endpointHealth.parkDelivery(delivery, result);
+    log('info', 'webhook attempt failed; endpoint parked', { ...logFields, error: result.error });
     return 'done';
   }
 

@@ -1,7 +1,7 @@
 import { emitMetrics, MetricUnit } from '../../shared/metrics.ts';
 
 /** What became of one delivery step: the `outcome` dimension of the Deliveries metric. */
-export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'not_deliverable' | 'dead_lettered';
+export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'not_deliverable' | 'dead_lettered' | 'parked';
 
 /**
  * One EMF line per step: Deliveries (count) by outcome, and, when an HTTP attempt was made,

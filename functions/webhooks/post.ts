@@ -7,6 +7,12 @@ import { isAllowedWebhookAddress, refusedAddressReason } from '../../shared/doma
 import { parseRetryAfter } from '../../shared/domain/webhook/retry.ts';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
+/**
+ * A receiver that does not even accept the connection within this is given up on early: a
+ * blackholed address would otherwise hold a signer slot for the whole 10 s (docs/webhooks.md,
+ * "Isolation").
+ */
+export const WEBHOOK_CONNECT_TIMEOUT_MS = 3_000;
 export const USER_AGENT = 'store-integration-webhooks/1';
 
 /** What one attempt came to: an HTTP status, or an error that prevented one. */
@@ -42,7 +48,12 @@ export function pinnedLookup(allowLoopback: boolean): LookupFunction {
   };
 }
 
+class ConnectTimeout extends Error {
+  readonly code = 'ECONNECTTIMEOUT';
+}
+
 function describeFailure(err: unknown, timedOutAfterMs: number | null): string {
+  if (err instanceof ConnectTimeout) return `timeout: no connection within ${WEBHOOK_CONNECT_TIMEOUT_MS / 1000} s`;
   if (timedOutAfterMs !== null) return `timeout: no complete response within ${timedOutAfterMs / 1000} s`;
   if (err instanceof RefusedAddress) return err.message;
   const e = err as NodeJS.ErrnoException;
@@ -59,7 +70,7 @@ export async function postWebhook(
   rawUrl: string,
   headers: Record<string, string>,
   body: string,
-  options: { allowLoopback: boolean; timeoutMs?: number },
+  options: { allowLoopback: boolean; timeoutMs?: number; connectTimeoutMs?: number },
 ): Promise<PostResult> {
   const started = Date.now();
   const done = (status: number | null, error: string | null, retryAfterSeconds?: number): PostResult => ({
@@ -114,6 +125,13 @@ export async function postWebhook(
       },
     );
     req.on('error', (err) => resolve(done(null, describeFailure(err, timedOut()))));
+    // The socket exists before the lookup; 'connect' (or 'secureConnect' follows it) ends the wait.
+    const connectTimer = setTimeout(() => req.destroy(new ConnectTimeout()), options.connectTimeoutMs ?? WEBHOOK_CONNECT_TIMEOUT_MS);
+    req.on('socket', (socket) => {
+      if (!socket.connecting) return clearTimeout(connectTimer);
+      socket.once('connect', () => clearTimeout(connectTimer));
+    });
+    req.on('close', () => clearTimeout(connectTimer));
     req.end(body);
   });
 }

@@ -1,4 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -7,7 +9,7 @@ import { Construct } from 'constructs';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../../shared/config.ts';
 import { OUTBOX_STREAM_FILTER } from '../../shared/db/outbox-stream-filter.ts';
 import { SIGNER_TIMEOUT } from '../webhook-settings.ts';
-import { WEBHOOK_METRICS } from '../metric-names.ts';
+import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '../metric-names.ts';
 import { ServiceFunction } from './service-function.ts';
 import type { WebhookQueues } from './webhook-queues.ts';
 
@@ -22,6 +24,8 @@ export interface WebhookPipelineProps {
   retrySchedule?: readonly number[];
   /** Reserved concurrency of the signer, also the event source's maximum concurrency; 0: none reserved. */
   signerConcurrency?: number;
+  /** Receives operational events (`webhook.endpoint_parked`): the stack's alarm topic. */
+  operationsTopic?: sns.ITopic;
   environment?: Record<string, string>;
 }
 
@@ -45,6 +49,7 @@ export class WebhookPipeline extends Construct {
   readonly eventsFunction: ServiceFunction;
   readonly webhooksFunction: ServiceFunction;
   readonly deadLetterFunction: ServiceFunction;
+  readonly endpointsParkedAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: WebhookPipelineProps) {
     super(scope, id);
@@ -85,18 +90,41 @@ export class WebhookPipeline extends Construct {
       description: 'Signs and POSTs webhooks; waits ≤ 15 min on the queue, longer ones re-sent with DelaySeconds',
       timeout: SIGNER_TIMEOUT,
       reservedConcurrentExecutions: signerConcurrency > 0 ? signerConcurrency : undefined,
-      environment: { ...environment, WEBHOOK_SECRET_KMS_KEY_ID: props.secretsKey.keyArn },
+      environment: {
+        ...environment,
+        WEBHOOK_SECRET_KMS_KEY_ID: props.secretsKey.keyArn,
+        ...(props.operationsTopic ? { OPERATIONS_TOPIC_ARN: props.operationsTopic.topicArn } : {}),
+      },
     }).bindTable(table, 'webhooks');
     queues.queue.grantSendMessages(this.webhooksFunction);
+    props.operationsTopic?.grantPublish(this.webhooksFunction);
     props.secretsKey.grantDecrypt(this.webhooksFunction);
     this.webhooksFunction.addEventSource(
       new SqsEventSource(queues.queue, {
+        // A batch runs in parallel, so a slow receiver delays no message of its batch; it pins
+        // the execution (≤ 10 s), which concurrency, not batch size, pays for (docs/webhooks.md, "Isolation").
         batchSize: 10,
         reportBatchItemFailures: true,
         // Never more pollers than reserved executions: a throttled poll costs a receive.
         maxConcurrency: Math.max(2, signerConcurrency > 0 ? signerConcurrency : DEFAULT_SIGNER_POLLERS),
       }),
     );
+
+    // The alarm topic gets it (AlarmTopic.connectAlarms); the operational event says which key.
+    this.endpointsParkedAlarm = new cloudwatch.Alarm(this, 'TenantEndpointsParked', {
+      alarmDescription: 'Tenant: a webhook endpoint was parked in the last 5 minutes (its deliveries wait; see `webhooks endpoints` and the webhook.endpoint_parked event)',
+      metric: new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: WEBHOOK_METRICS.endpointsParked,
+        dimensionsMap: { service: WEBHOOK_METRICS.service, reason: WEBHOOK_METRICS.parkedReason },
+        period: Duration.minutes(5),
+        statistic: 'Sum',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
 
     this.deadLetterFunction = new ServiceFunction(this, 'DeadLetterFunction', {
       entryPath: 'functions/webhooks/dead-letter.ts',

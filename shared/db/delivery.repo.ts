@@ -33,6 +33,7 @@ export function toDelivery(item: Item): Delivery {
     next_attempt_at: item.next_attempt_at ?? null,
     last_attempt_at: item.last_attempt_at ?? null,
     delivered_at: item.delivered_at ?? null,
+    parked_at: item.parked_at ?? null,
     body: item.body ?? '',
   };
 }
@@ -91,6 +92,8 @@ export interface DeliveryUpdate {
   last_error?: string | null;
   next_attempt_at: string | null;
   now: string;
+  /** Left pending because the endpoint is parked (not attempted until a probe drains it). */
+  parked?: boolean;
 }
 
 /**
@@ -99,8 +102,8 @@ export interface DeliveryUpdate {
  * stale.
  */
 export async function updateDelivery(keyId: number, eventId: string, round: number, u: DeliveryUpdate): Promise<Delivery | undefined> {
-  const sets = ['#state = :state', 'updated_at = :now', 'next_attempt_at = :next'];
-  const values: Record<string, unknown> = { ':state': u.state, ':now': u.now, ':next': u.next_attempt_at, ':round': round };
+  const sets = ['#state = :state', 'updated_at = :now', 'next_attempt_at = :next', 'parked_at = :parked'];
+  const values: Record<string, unknown> = { ':state': u.state, ':now': u.now, ':next': u.next_attempt_at, ':round': round, ':parked': u.parked ? u.now : null };
   if (u.attempted) {
     sets.push('attempts = attempts + :one', 'round_attempts = round_attempts + :one', 'last_attempt_at = :now');
     values[':one'] = 1;
@@ -135,7 +138,7 @@ export async function updateDelivery(keyId: number, eventId: string, round: numb
 
 export const LOG_FIELDS = [
   'key_id', 'event_id', 'event_type', 'store_id', '#state', 'attempts', '#round', 'round_attempts', 'queued_round',
-  'last_status_code', 'last_error', 'created_at', 'updated_at', 'next_attempt_at', 'last_attempt_at', 'delivered_at',
+  'last_status_code', 'last_error', 'created_at', 'updated_at', 'next_attempt_at', 'last_attempt_at', 'delivered_at', 'parked_at',
 ];
 
 /** The key's delivery log, newest first, without the bodies. */
@@ -149,6 +152,12 @@ export async function listDeliveries(keyId: number): Promise<Delivery[]> {
   });
   // Event ids are random, so the sort key says nothing about age; a key's 30-day log is small.
   return items.map(toDelivery).sort((a, b) => b.created_at.localeCompare(a.created_at) || b.event_id.localeCompare(a.event_id));
+}
+
+/** Deliveries left pending while the key's endpoint is parked, oldest first: the order a drain takes. */
+export async function listParkedDeliveries(keyId: number): Promise<Delivery[]> {
+  const parked = (await listDeliveries(keyId)).filter((d) => d.state === 'pending' && d.parked_at !== null);
+  return parked.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.event_id.localeCompare(b.event_id));
 }
 
 /** How long a redelivery request waits in the table for the stream (it is read within seconds). */
@@ -171,10 +180,10 @@ export async function startRedelivery(keyId: number, eventId: string, now: strin
             Update: {
               TableName: tableName(),
               Key: keys.delivery(keyId, eventId),
-              UpdateExpression: 'SET #round = :next, round_attempts = :zero, #state = :pending, next_attempt_at = :now, updated_at = :now',
+              UpdateExpression: 'SET #round = :next, round_attempts = :zero, #state = :pending, next_attempt_at = :now, updated_at = :now, parked_at = :null',
               ConditionExpression: '#round = :round',
               ExpressionAttributeNames: { '#round': 'round', '#state': 'state' },
-              ExpressionAttributeValues: { ':next': round, ':round': current.round, ':zero': 0, ':pending': 'pending', ':now': now },
+              ExpressionAttributeValues: { ':next': round, ':round': current.round, ':zero': 0, ':pending': 'pending', ':now': now, ':null': null },
             },
           },
           {
@@ -201,5 +210,5 @@ export async function startRedelivery(keyId: number, eventId: string, now: strin
     }
     throw err;
   }
-  return { ...current, round, round_attempts: 0, state: 'pending', next_attempt_at: now, updated_at: now };
+  return { ...current, round, round_attempts: 0, state: 'pending', next_attempt_at: now, updated_at: now, parked_at: null };
 }

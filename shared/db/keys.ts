@@ -25,6 +25,7 @@
  *  idempotency record (24 h TTL) ........ KEY#{k}              / IDEMPOTENCY#{method} {path}#{idempotency-key}   (written once, finished, in the change's transaction)
  *  outbox event (stream → webhooks) ..... STORE#{s}            / EVENT#{event id}   (type = outbox, TTL 7 d)
  *  webhook delivery log (30 d TTL) ...... KEY#{k}              / DELIVERY#{event id}
+ *  webhook endpoint state (parking) ..... KEY#{k}              / WEBHOOK_ENDPOINT
  *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)
  *  event replay (stream → fan-out) ..... STORE#{s}            / EVENT#{event id}#REPLAY#{time}   (type = outbox, TTL 1 d)
  *  (the local stack keeps items of its own under LOCAL#…: emulation/local/stream-position.ts, commit-barrier.ts, key-marker.ts)
@@ -92,6 +93,8 @@ export const keys = {
   outboxEvent: (storeId: string, eventId: string): Key => ({ pk: `STORE#${storeId}`, sk: `EVENT#${eventId}` }),
   delivery: (keyId: number, eventId: string): Key => ({ pk: `KEY#${keyId}`, sk: `DELIVERY#${eventId}` }),
   deliveryPrefix: 'DELIVERY#',
+  /** Whether the key's webhook URL is attempted or parked (docs/webhooks.md, "Parked endpoints"). */
+  webhookEndpoint: (keyId: number): Key => ({ pk: `KEY#${keyId}`, sk: 'WEBHOOK_ENDPOINT' }),
   /** An admin's redelivery request: an outbox-typed item, so the stream carries it to the fan-out. */
   redeliveryRequest: (keyId: number, eventId: string, round: number): Key => ({ pk: `KEY#${keyId}`, sk: `REDELIVERY#${eventId}#${round}` }),
   /** An admin's replay of an event: a copy of the outbox item, so the stream carries it to the fan-out again. */

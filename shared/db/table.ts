@@ -49,4 +49,5 @@ export const ENTITY = {
   idempotency: 'idempotency',
   outbox: 'outbox',
   delivery: 'delivery',
+  webhookEndpoint: 'webhook_endpoint',
 } as const;

@@ -1,6 +1,7 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config.ts';
 import type { DeliveryMessage } from '../domain/webhook/delivery.ts';
+import type { ProbeMessage } from '../domain/webhook/endpoint.ts';
 
 /**
  * The webhook queue (WEBHOOK_QUEUE_URL), in this client's region. The endpoint comes from the
@@ -34,7 +35,7 @@ export function resetSqsClient(): void {
 }
 
 /** Queues a delivery; `delaySeconds` (≤ 900) keeps it invisible, and out of the in-flight count, that long. */
-export async function sendDeliveryMessage(message: DeliveryMessage, delaySeconds = 0): Promise<void> {
+export async function sendDeliveryMessage(message: DeliveryMessage | ProbeMessage, delaySeconds = 0): Promise<void> {
   await sqs().send(
     new SendMessageCommand({
       QueueUrl: webhookQueueUrl(),

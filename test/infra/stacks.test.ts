@@ -115,11 +115,11 @@ describe('CDK stacks', () => {
   it('reserves concurrency for the authorizer and the signer within a default account, and caps the signer poller to it', () => {
     const reserved = (fn: object) => (fn as { node: { defaultChild: { reservedConcurrentExecutions?: number } } }).node.defaultChild.reservedConcurrentExecutions;
     expect(reserved(api.authorizerFunction)).toBe(100);
-    expect(reserved(api.webhooks.webhooksFunction)).toBe(10);
-    expect(100 + 10).toBeLessThanOrEqual(1000 - 100);
+    expect(reserved(api.webhooks.webhooksFunction)).toBe(50);
+    expect(100 + 50).toBeLessThanOrEqual(1000 - 100);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: logicalId(api.webhooks.webhooksFunction) },
-      ScalingConfig: { MaximumConcurrency: 10 },
+      ScalingConfig: { MaximumConcurrency: 50 },
     });
     const ctx = (c: Record<string, string>) => settingsFromContext(new App({ context: c }).node);
     expect(ctx({ authorizerConcurrency: '300', signerConcurrency: '20' })).toMatchObject({ authorizerConcurrency: 300, signerConcurrency: 20 });

@@ -25,6 +25,19 @@ describe('Webhook pipeline', () => {
     });
   });
 
+  it('tells the signer the alarm topic for operational events (a parked endpoint) and lets it publish there only', () => {
+    const topic = { Ref: logicalId(api.alarmTopic.topic) };
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: Match.absent(),
+      Environment: { Variables: Match.objectLike({ OPERATIONS_TOPIC_ARN: topic }) },
+    });
+    const publishers = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes('sns:Publish'),
+    );
+    expect(publishers).toHaveLength(1);
+    expect(actionsOf(statementsOf(template, webhooksFunction), 'sns')).toEqual(['sns:Publish']);
+  });
+
   it('gives the signer the queue with partial batch responses, and the dead-letter consumer the DLQ', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: imported(queue, 'Arn'),
@@ -87,5 +100,23 @@ describe('Webhook pipeline', () => {
     expect(sqsOf(eventsFunction)).toContain('sqs:SendMessage');
     expect(sqsOf(eventsFunction)).not.toContain('sqs:ReceiveMessage');
     expect(sqsOf(deadLetterFunction)).not.toContain('sqs:SendMessage');
+  });
+  it('alarms, through the alarm topic, when a webhook endpoint is parked', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'EndpointsParked',
+      Namespace: 'StoreIntegrations',
+      Dimensions: Match.arrayWith([{ Name: 'reason', Value: 'sustained_failures' }, { Name: 'service', Value: 'webhooks' }]),
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+  });
+
+  it('gives the signer room beside timing-out receivers: batches of 10, 50 pollers, a timeout above one POST', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(webhooksFunction) },
+      BatchSize: 10,
+      ScalingConfig: { MaximumConcurrency: 50 },
+    });
   });
 });

@@ -44,7 +44,7 @@ describe('webhooks: admin commands (delivery log, redeliver, secret rotation)', 
       expect(log.map((d) => d.event_id)).toEqual([...events].reverse());
       const [newest] = log as [DeliveryView];
       expect(Object.keys(newest).sort()).toEqual(
-        ['attempts', 'created_at', 'delivered_at', 'event_id', 'last_error', 'last_status_code', 'next_attempt_at', 'redeliveries', 'state', 'type', 'updated_at'].sort(),
+        ['attempts', 'created_at', 'delivered_at', 'event_id', 'last_error', 'last_status_code', 'next_attempt_at', 'parked_at', 'redeliveries', 'state', 'type', 'updated_at'].sort(),
       );
       expect(newest).toMatchObject({ type: 'order.status_changed', attempts: 1, last_status_code: 200, state: 'delivered', last_error: null, next_attempt_at: null });
       expect(newest.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);

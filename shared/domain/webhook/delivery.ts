@@ -28,6 +28,8 @@ export interface Delivery {
   next_attempt_at: string | null;
   last_attempt_at: string | null;
   delivered_at: string | null;
+  /** Set while the delivery waits for its parked endpoint (pending, not attempted). */
+  parked_at: string | null;
   /** The request body, byte for byte the same on every attempt. */
   body: string;
 }
@@ -50,6 +52,7 @@ export function deliveryView(d: Delivery) {
     updated_at: d.updated_at,
     next_attempt_at: d.next_attempt_at,
     delivered_at: d.delivered_at,
+    parked_at: d.parked_at,
     redeliveries: d.round,
   };
 }

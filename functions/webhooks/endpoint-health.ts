@@ -1,0 +1,89 @@
+import { config } from '../../shared/config.ts';
+import { updateDelivery } from '../../shared/db/delivery.repo.ts';
+import { parkEndpoint, recordEndpointFailure, recordEndpointSuccess, scheduleProbe } from '../../shared/db/endpoint.repo.ts';
+import type { Delivery } from '../../shared/domain/webhook/delivery.ts';
+import { parkReason, shouldPark, type Endpoint } from '../../shared/domain/webhook/endpoint.ts';
+import { hopDelaySeconds } from '../../shared/domain/webhook/retry.ts';
+import { emitMetrics, MetricUnit } from '../../shared/metrics.ts';
+import { sendDeliveryMessage } from '../../shared/queue/sqs.ts';
+import { log } from '../../shared/log.ts';
+import { publishOperationalEvent } from './operational-event.ts';
+import { recordDelivery } from './delivery-metrics.ts';
+import type { PostResult } from './post.ts';
+import { hostOf, type DeliverableKey } from './send.ts';
+
+/**
+ * Endpoint parking (docs/webhooks.md, "Parked endpoints"): every failed attempt extends the key's
+ * failure streak; a streak long and old enough parks the endpoint. A parked endpoint's deliveries
+ * stay pending without attempts (no hops through the retry schedule) until a probe (probe.ts)
+ * finds it answering and drains them oldest first.
+ */
+
+const probeDueAt = (nowMs: number) => new Date(nowMs + config().webhookProbeIntervalSeconds * 1000).toISOString();
+
+/** Queues the probe message for `at` (a long wait travels as delayed hops, like a long retry). */
+export async function sendProbe(keyId: number, at: string): Promise<void> {
+  const seconds = hopDelaySeconds((Date.parse(at) - Date.now()) / 1000, config().webhookQueueWaitLimitSeconds);
+  await sendDeliveryMessage({ kind: 'probe', key_id: keyId, due_at: at }, seconds);
+}
+
+/** A delivery left waiting for its parked endpoint: pending, no next attempt, not queued. */
+export async function parkDelivery(delivery: Delivery, result?: PostResult): Promise<void> {
+  const now = new Date().toISOString();
+  await updateDelivery(delivery.key_id, delivery.event_id, delivery.round, {
+    state: 'pending',
+    attempted: result !== undefined,
+    ...(result ? { last_status_code: result.status, last_error: result.error } : {}),
+    next_attempt_at: null,
+    parked: true,
+    now,
+  });
+  recordDelivery('parked', result?.ms);
+}
+
+/** A success after failures ends the streak (a healthy endpoint's successes write nothing). */
+export async function afterSuccess(endpoint: Endpoint): Promise<void> {
+  if (endpoint.consecutive_failures > 0) await recordEndpointSuccess(endpoint.key_id);
+}
+
+/** Counts a failed attempt; true when the endpoint is parked now (by this failure or before). */
+export async function afterFailure(key: DeliverableKey, result: PostResult): Promise<boolean> {
+  const cfg = config();
+  const nowMs = Date.now();
+  const now = new Date(nowMs).toISOString();
+  const streak = await recordEndpointFailure(key.id, now, result.error);
+  if (streak.state === 'parked') return true;
+  if (!shouldPark(streak, nowMs, { afterFailures: cfg.webhookParkAfterFailures, afterSeconds: cfg.webhookParkAfterSeconds })) return false;
+  const reason = parkReason(streak, cfg.webhookParkAfterSeconds);
+  const nextProbe = probeDueAt(nowMs);
+  const parked = await parkEndpoint(key.id, now, reason, nextProbe);
+  // Parked by another attempt at the same moment: it announces and schedules the probe.
+  if (!parked) return true;
+  await sendProbe(key.id, nextProbe);
+  emitMetrics({ reason: 'sustained_failures' }, [['EndpointsParked', MetricUnit.Count, 1]]);
+  await publishOperationalEvent('webhook.endpoint_parked', {
+    key_id: key.id, store_id: key.store_id, host: hostOf(key.webhook_url), since: now, reason, next_probe_at: nextProbe,
+  });
+  return true;
+}
+
+/**
+ * A message of a parked endpoint whose probe is long overdue (its message was lost: a local
+ * restart, a dead-lettered probe): schedule a new one. The guard on the old due time lets one
+ * of many such messages win.
+ */
+export async function healLostProbe(endpoint: Endpoint): Promise<void> {
+  const slackMs = (config().webhookProbeIntervalSeconds + 60) * 1000;
+  if (endpoint.next_probe_at !== null && Date.parse(endpoint.next_probe_at) + slackMs > Date.now()) return;
+  const at = new Date().toISOString();
+  if (await scheduleProbe(endpoint.key_id, at, undefined, endpoint.next_probe_at)) {
+    log('warn', 'webhook probe was overdue; scheduled again', { key_id: endpoint.key_id });
+    await sendProbe(endpoint.key_id, at);
+  }
+}
+
+/** The probe failed: parked on, the next probe one interval later. */
+export async function probeFailed(keyId: number, result: PostResult): Promise<void> {
+  const at = probeDueAt(Date.now());
+  if (await scheduleProbe(keyId, at, result.error ?? 'unknown')) await sendProbe(keyId, at);
+}

@@ -1,0 +1,91 @@
+import { config } from '../../shared/config.ts';
+import { getKey } from '../../shared/db/key.repo.ts';
+import { getDelivery, listParkedDeliveries, updateDelivery } from '../../shared/db/delivery.repo.ts';
+import { claimProbe, getEndpoint, resumeEndpoint, scheduleProbe } from '../../shared/db/endpoint.repo.ts';
+import type { ProbeMessage } from '../../shared/domain/webhook/endpoint.ts';
+import { DUE_TOLERANCE_MS, hopDelaySeconds } from '../../shared/domain/webhook/retry.ts';
+import { sendDeliveryMessage } from '../../shared/queue/sqs.ts';
+import { log } from '../../shared/log.ts';
+import { addInvocationContext } from '../../shared/log-context.ts';
+import type { MessageOutcome } from './attempt.ts';
+import { recordDelivery } from './delivery-metrics.ts';
+import { parkDelivery, probeFailed, sendProbe } from './endpoint-health.ts';
+import { isSuccess, sendAttempt, whyNotDeliverable, type DeliverableKey } from './send.ts';
+
+/** How long one probe message drains before it hands over to a fresh one (the signer runs ≤ 30 s, a POST ≤ 10 s). */
+export const DRAIN_BUDGET_MS = 15_000;
+/** The probe lease: longer than a drain plus its last POST, so two drains never overlap. */
+const LEASE_MS = 60_000;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * A probe message of a parked endpoint. When due (earlier copies only hop on, like a long
+ * retry), the one that holds the lease tries the oldest parked delivery: a failure keeps the
+ * endpoint parked until the next probe; a success drains the rest, oldest first, one at a time
+ * (a receiver just back is not flooded), then resumes the endpoint. A probe whose due time is no
+ * longer the endpoint's (a duplicate, or one superseded by a resume) is dropped.
+ */
+export async function handleProbe(message: ProbeMessage): Promise<MessageOutcome> {
+  const remainingMs = Date.parse(message.due_at) - Date.now();
+  if (remainingMs > DUE_TOLERANCE_MS) {
+    await sendDeliveryMessage(message, hopDelaySeconds(remainingMs / 1000, config().webhookQueueWaitLimitSeconds));
+    return 'done';
+  }
+  const keyId = message.key_id;
+  addInvocationContext({ key_id: keyId });
+  const endpoint = await getEndpoint(keyId);
+  if (endpoint.state !== 'parked' || endpoint.next_probe_at !== message.due_at) return 'done';
+  const startedMs = Date.now();
+  if (!(await claimProbe(keyId, iso(startedMs), iso(startedMs + LEASE_MS)))) return 'done';
+  await drain(keyId, startedMs);
+  return 'done';
+}
+
+async function drain(keyId: number, startedMs: number): Promise<void> {
+  const key = await getKey(keyId);
+  const refusal = whyNotDeliverable(key);
+  if (refusal !== null || !key?.webhook_url) {
+    // Nothing can be delivered any more (revoked, no URL): the backlog fails with the reason, as
+    // its messages would have, and the endpoint is active again for whatever URL comes next.
+    for (const d of await listParkedDeliveries(keyId)) {
+      await updateDelivery(keyId, d.event_id, d.round, { state: 'failed', attempted: false, last_error: refusal, next_attempt_at: null, now: iso(Date.now()) });
+    }
+    await resumeEndpoint(keyId, iso(Date.now()));
+    return;
+  }
+  const target = key as DeliverableKey;
+  let delivered = 0;
+  for (;;) {
+    const backlog = await listParkedDeliveries(keyId);
+    if (backlog.length === 0) break;
+    for (const entry of backlog) {
+      if (Date.now() - startedMs > DRAIN_BUDGET_MS) {
+        // Handed over to a fresh probe message due now: the order holds, one drain at a time.
+        const at = iso(Date.now());
+        if (await scheduleProbe(keyId, at)) await sendProbe(keyId, at);
+        log('info', 'webhook drain continues in a new message', { key_id: keyId, delivered });
+        return;
+      }
+      const d = await getDelivery(keyId, entry.event_id);
+      if (!d || d.state !== 'pending' || d.round !== entry.round || d.parked_at === null) continue;
+      const result = await sendAttempt(target, d);
+      if (!isSuccess(result)) {
+        await parkDelivery(d, result);
+        await probeFailed(keyId, result);
+        log('info', delivered ? 'webhook endpoint failed again while draining; parked on' : 'webhook probe failed; parked on', { key_id: keyId, event_id: d.event_id, error: result.error, delivered });
+        return;
+      }
+      await updateDelivery(keyId, d.event_id, d.round, { state: 'delivered', attempted: true, last_status_code: result.status, last_error: null, next_attempt_at: null, now: iso(Date.now()) });
+      recordDelivery('delivered', result.ms);
+      delivered += 1;
+    }
+  }
+  await resumeEndpoint(keyId, iso(Date.now()));
+  // Parked between the last look and the resume: queued like any new delivery, none is left behind.
+  for (const d of await listParkedDeliveries(keyId)) {
+    const requeued = await updateDelivery(keyId, d.event_id, d.round, { state: 'pending', attempted: false, next_attempt_at: iso(Date.now()), now: iso(Date.now()) });
+    if (requeued) await sendDeliveryMessage({ event_id: d.event_id, key_id: keyId, round: d.round });
+  }
+  log('info', 'webhook endpoint resumed', { key_id: keyId, delivered });
+}
