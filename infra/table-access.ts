@@ -32,7 +32,8 @@ export const TABLE_ACCESS = {
   // ConditionCheckItem: `products reindex-names` marks a name pending only if its product is unchanged.
   admin: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes, 'ConditionCheckItem'], queriesIndex: true },
   events: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },
-  webhooks: { actions: ['GetItem', 'UpdateItem'] },
+  // Query: a resumed endpoint drains its parked deliveries oldest first (KEY#k / DELIVERY#…, the table itself).
+  webhooks: { actions: ['GetItem', 'Query', 'UpdateItem'] },
   deadLetter: { actions: ['GetItem', 'UpdateItem'] },
   // Reads pending names with their indexed records, writes postings 25 at a time, removes the pending entry (conditional).
   nameIndex: { actions: ['BatchGetItem', 'BatchWriteItem', 'DeleteItem'] },

@@ -66,3 +66,27 @@ export function answerKms(operation: string, body: Body): [number, Body] {
     return [400, { __type: 'InvalidCiphertextException', message: 'The ciphertext or its encryption context is not valid.' }];
   }
 }
+
+type Statement = { Condition?: Record<string, Record<string, unknown>> } & Record<string, unknown>;
+
+/**
+ * The policy simulator cannot match KMS's templated condition keys (`kms:EncryptionContext:<k>`):
+ * it answers NoMatch even with the key in the request's context. KMS itself compares them to the
+ * request's encryption context, so the stand-in does that here before the simulator sees the key
+ * policy: a statement whose StringEquals on the context matches keeps its other conditions for the
+ * simulator; one that does not match cannot grant this request and is left out.
+ */
+export function withEncryptionContextDecided(policy: { Statement?: unknown }, context: Record<string, unknown>): { Statement: Statement[] } & Record<string, unknown> {
+  const statements = ([policy.Statement ?? []].flat() as Statement[]).flatMap((statement) => {
+    const equals = statement.Condition?.StringEquals;
+    const keys = Object.keys(equals ?? {}).filter((k) => k.startsWith('kms:EncryptionContext:'));
+    if (!equals || keys.length === 0) return [statement];
+    const wanted = (k: string) => [equals[k]].flat().map(String);
+    if (!keys.every((k) => wanted(k).includes(String(context[k])))) return [];
+    const rest = Object.fromEntries(Object.entries(equals).filter(([k]) => !keys.includes(k)));
+    const { StringEquals: _decided, ...others } = statement.Condition!;
+    const condition = Object.keys(rest).length ? { ...others, StringEquals: rest } : others;
+    return [{ ...statement, ...(Object.keys(condition).length ? { Condition: condition } : { Condition: undefined }) }];
+  });
+  return { ...policy, Statement: statements.map((s) => JSON.parse(JSON.stringify(s)) as Statement) };
+}

@@ -9,7 +9,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dynamoDbChecks, sqsChecks, type AuthorizationCheck, type RequestTarget } from './aws-requests.ts';
-import { answerKms, kmsChecks } from './kms.ts';
+import { answerKms, kmsChecks, withEncryptionContextDecided } from './kms.ts';
 import type { FunctionSpec, PolicyDocument } from './functions.ts';
 import type { Denial, IamEvaluator } from './iam.ts';
 
@@ -93,9 +93,11 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
       }
       for (const check of checks) {
         // Several policies on one resource act as one document.
-        const resourcePolicy = resourcePolicies.length
+        const merged = resourcePolicies.length
           ? { Version: '2012-10-17', Statement: resourcePolicies.flatMap((p) => (Array.isArray(p.Statement) ? p.Statement : [p.Statement])) }
           : undefined;
+        // A key policy's encryption-context conditions are KMS's to decide (see kms.ts).
+        const resourcePolicy = merged && kmsRequest ? (withEncryptionContextDecided(merged, check.context) as unknown as PolicyDocument) : merged;
         const denied = await iam.decide(fn, check, resourcePolicy);
         if (!denied.allowed) {
           options.onDenied({ function: fn.logicalId, action: check.action, resource: check.resource, result: denied.result, context: check.context });

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setMaxListeners } from 'node:events';
 
 /**
  * The time budget of the work in progress (one HTTP request, one tool call, one queue message).
@@ -36,6 +37,9 @@ export async function withDeadline<T>(ms: number, fn: () => Promise<T>): Promise
   const outer = budgets.getStore();
   const deadline = Math.min(Date.now() + ms, outer?.deadline ?? Number.POSITIVE_INFINITY);
   const controller = new AbortController();
+  // Every store call of the work listens on this signal while it runs; a batch runs several at
+  // once, past Node's leak warning at 10, and each call removes its listener when it ends.
+  setMaxListeners(100, controller.signal);
   const budgetMs = Math.max(0, deadline - Date.now());
   const timer = setTimeout(() => controller.abort(new DeadlineExceeded(budgetMs)), budgetMs);
   timer.unref?.();

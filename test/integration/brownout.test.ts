@@ -48,7 +48,7 @@ describe('brownout: the store stopped or killed under load', () => {
       return started;
     };
     store = await startStore();
-    stack = await startLocalStack({ port: 0, dynamodbPort, dataDir: null, endpoint: store.endpoint, tableName: 'brownout-test', env: { DYNAMODB_CALL_TIMEOUT_MS: '5000' } });
+    stack = await startLocalStack({ port: 0, dynamodbPort, dataDir: null, endpoint: store.endpoint, tableName: 'brownout-test', env: { DYNAMODB_CALL_TIMEOUT_MS: '5000', RATE_LIMIT_PER_MINUTE: '1000' } });
     // Set-up on a cold store of a loaded machine may meet the call budget: retried, it is not under test.
     const key = await waitFor('a key on the new store', () => createStore().then((id) => createKey(id), () => undefined), 120_000, 500);
     const api = client(key.token, { base: stack.baseUrl });

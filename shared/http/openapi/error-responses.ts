@@ -38,8 +38,18 @@ function headersOf(status: number, codes: ErrorCode[]): Record<string, object> {
 
 const headerRefs = (names: string[]) => Object.fromEntries(names.map((h) => [h, { $ref: `#/components/headers/${h}` }]));
 
-/** On every answer, a 401 included (it has no key to count, so no RateLimit-*). */
-export const requestIdHeaderRef = () => headerRefs(['X-Request-Id']);
+/**
+ * A 401 has no key to count, so no RateLimit-*. Its X-Request-Id is not promised: in AWS the 401
+ * for a request without an Authorization header is API Gateway's own answer, and a gateway
+ * response can map only request parameters and constants to headers, not the request id (that
+ * answer carries API Gateway's x-amzn-RequestId). Every other 401 comes from a function and has it.
+ */
+export const requestIdHeaderRef = () => ({
+  'X-Request-Id': {
+    description: "The request's id (see the X-Request-Id component). Absent only on API Gateway's own 401 in AWS (no Authorization header), which carries x-amzn-RequestId instead.",
+    schema: { type: 'string' },
+  },
+});
 
 /** The headers every answer past the key check carries. */
 export const responseHeaderRefs = () => headerRefs(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
