@@ -3,7 +3,7 @@
  * from it, and the local stack's seed (emulation/local/seed.ts) writes the same records, so what
  * `npm start` serves is what the reference shows.
  */
-import { computeTotals, type OrderItem, type OrderStatus } from '../../domain/order/order.ts';
+import { computeTotals, type Order, type OrderItem, type OrderStatus } from '../../domain/order/order.ts';
 import type { Offer, ProductStatus } from '../../domain/product/product.ts';
 import type { PageStatus, PageType } from '../../domain/page/page.ts';
 
@@ -79,17 +79,8 @@ export interface DemoSku {
   offerId: number;
 }
 
-export interface DemoOrder {
-  reference: string;
-  status: OrderStatus;
-  customer: { name: string; email: string; phone: string | null };
-  items: OrderItem[];
-  subtotal: number;
-  shipping_total: number;
-  discount_total: number;
-  total: number;
-  paid_total: number;
-}
+/** An order as the demo store places it: the stored order less what the store assigns. */
+export type DemoOrder = Pick<Order, 'reference' | 'status' | 'customer' | 'items' | 'subtotal' | 'shipping_total' | 'discount_total' | 'total' | 'paid_total'>;
 
 /** 35 orders in every status, their lines drawn from the stored variants (`skus`). */
 export function demoOrders(skus: readonly DemoSku[]): DemoOrder[] {
