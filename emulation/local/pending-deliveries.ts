@@ -1,4 +1,4 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../../shared/db/client.ts';
 import { ENTITY } from '../../shared/db/table.ts';
 import { LOG_FIELDS, toDelivery } from '../../shared/db/delivery.repo.ts';
@@ -7,47 +7,39 @@ import type { Delivery } from '../../shared/domain/webhook/delivery.ts';
 import type { Endpoint } from '../../shared/domain/webhook/endpoint.ts';
 import { toEndpoint } from '../../shared/db/endpoint.repo.ts';
 
+/** Every item of a full-table Scan, page by page (queryAll's counterpart; scans exist only here). */
+async function scanAll(input: Omit<ScanCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Item[]> {
+  const found: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const out = await db().send(new ScanCommand({ ...input, TableName: tableName(), ExclusiveStartKey: start }));
+    found.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return found;
+}
+
 /**
  * Local stack only (its queue lives in memory): every delivery still waiting for an attempt,
  * so that a restart can queue them again. A full scan; never used in AWS, where the queue is
  * durable.
  */
 export async function scanPendingDeliveries(): Promise<Delivery[]> {
-  const found: Delivery[] = [];
-  let start: Item | undefined;
-  do {
-    const out = await db().send(
-      new ScanCommand({
-        TableName: tableName(),
-        FilterExpression: '#type = :delivery AND #state = :pending',
-        ExpressionAttributeNames: { '#type': 'type', '#state': 'state', '#round': 'round' },
-        ExpressionAttributeValues: { ':delivery': ENTITY.delivery, ':pending': 'pending' },
-        ProjectionExpression: LOG_FIELDS.join(', '),
-        ExclusiveStartKey: start,
-      }),
-    );
-    found.push(...(out.Items ?? []).map(toDelivery));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return found;
+  const items = await scanAll({
+    FilterExpression: '#type = :delivery AND #state = :pending',
+    ExpressionAttributeNames: { '#type': 'type', '#state': 'state', '#round': 'round' },
+    ExpressionAttributeValues: { ':delivery': ENTITY.delivery, ':pending': 'pending' },
+    ProjectionExpression: LOG_FIELDS.join(', '),
+  });
+  return items.map(toDelivery);
 }
 
 /** Local stack only (its queue is in memory): parked endpoints, whose probe messages a restart lost. */
 export async function scanParkedEndpoints(): Promise<Endpoint[]> {
-  const found: Endpoint[] = [];
-  let start: Item | undefined;
-  do {
-    const out = await db().send(
-      new ScanCommand({
-        TableName: tableName(),
-        FilterExpression: '#type = :type AND #state = :parked',
-        ExpressionAttributeNames: { '#type': 'type', '#state': 'state' },
-        ExpressionAttributeValues: { ':type': ENTITY.webhookEndpoint, ':parked': 'parked' },
-        ExclusiveStartKey: start,
-      }),
-    );
-    found.push(...(out.Items ?? []).map((i) => toEndpoint(i.key_id, i)));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return found;
+  const items = await scanAll({
+    FilterExpression: '#type = :type AND #state = :parked',
+    ExpressionAttributeNames: { '#type': 'type', '#state': 'state' },
+    ExpressionAttributeValues: { ':type': ENTITY.webhookEndpoint, ':parked': 'parked' },
+  });
+  return items.map((i) => toEndpoint(i.key_id, i));
 }
