@@ -33,7 +33,7 @@ fieldset { border: 1px solid var(--line); border-radius: 6px; }
 legend { font-weight: 600; }
 label { display: block; }
 fieldset label { display: flex; gap: .5rem; align-items: center; font-family: ui-monospace, monospace; font-size: .9rem; }
-input[type=text], input[type=url], input[type=datetime-local] { width: 100%; padding: .4rem; font: inherit; border: 1px solid #8c959f; border-radius: 4px; }
+input[type=text], input[type=url], input[type=datetime-local], select { width: 100%; padding: .4rem; font: inherit; border: 1px solid #8c959f; border-radius: 4px; }
 button, .button { font: inherit; padding: .35rem .8rem; border-radius: 4px; border: 1px solid #8c959f; background: #f6f8fa; color: var(--ink); cursor: pointer; text-decoration: none; display: inline-block; }
 button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
 button.danger { background: var(--bad); border-color: var(--bad); color: #fff; }

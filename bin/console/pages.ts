@@ -111,19 +111,33 @@ ${fieldList(key, ['id', 'name', 'status', 'abilities', 'webhook_url'])}
 <a class="button" href="${path}">Cancel</a></div>`);
 }
 
-export function deliveriesPage(ctx: PageContext, store: string, key: Row, rows: Row[], bulk: boolean): string {
+export function deliveriesPage(ctx: PageContext, store: string, key: Row, rows: Row[]): string {
   const path = keyPath(store, key.id);
   return layout(`Deliveries of key ${key.id}`, [home, storeCrumb(store), keyCrumb(store, key), { label: 'Deliveries' }], html`${ctx.notice}
 <p>Webhook URL: ${value(key.webhook_url)}${key.endpoint_state !== undefined ? html` · endpoint ${value(key.endpoint_state)}` : ''}</p>
 <div class="actions">${button(`${path}/ping`, 'Send a test ping', ctx.csrf)}<a class="button" href="${path}/deliveries">Refresh</a></div>
-${bulk
-  ? html`<form method="post" action="${path}/redeliver-since" class="stack">${csrfField(ctx.csrf)}<div><label for="since">Redeliver every delivery since (UTC)</label>
-<input type="datetime-local" id="since" name="since" required step="1"></div><div><button type="submit">Redeliver since</button></div></form>`
-  : ''}
 ${table(`Deliveries of key ${key.id}, newest first`, rows, ['event_id', 'type', 'state', 'attempts', 'last_status_code', 'last_error', 'next_attempt_at', 'updated_at'], {
   head: 'Action',
   cell: (d) => button(`${path}/redeliver`, 'Redeliver', ctx.csrf, { event: String(d.event_id) }),
-})}`);
+})}
+<h2>Redeliver in bulk</h2>
+<form method="post" action="${path}/redeliver-since" class="stack">${csrfField(ctx.csrf)}
+<div><label for="since">Every delivery created since (UTC)</label><input type="datetime-local" id="since" name="since" required step="1"></div>
+<div><label for="since-state">Only those in state</label><select id="since-state" name="state"><option value="">any state</option>${['failed', 'pending', 'delivered'].map((s) => html`<option value="${s}">${s}</option>`)}</select></div>
+<p class="hint">Each starts a new round with a fresh retry schedule, oldest first, at most 500 per click.</p>
+<div><button type="submit">Redeliver since</button></div></form>`);
+}
+
+/** What one bulk redelivery did, for the notice above the deliveries. */
+export function bulkNotice(out: { redelivered?: unknown; skipped?: unknown; next_since?: unknown }): Html {
+  const n = Number(out.redelivered ?? 0);
+  const skipped = Array.isArray(out.skipped) ? out.skipped.length : 0;
+  return notice(
+    'done',
+    html`<strong>${n}</strong> ${n === 1 ? 'delivery' : 'deliveries'} redelivered${skipped ? html`; ${skipped} skipped (already being redelivered)` : ''}.${
+      out.next_since ? html` More remain: redeliver again since ${value(out.next_since)}.` : ''
+    }`,
+  );
 }
 
 export function requestsPage(ctx: PageContext, store: string, key: Row, rows: Row[], source: unknown): string {

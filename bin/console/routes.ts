@@ -1,6 +1,6 @@
 import type { AdminEvent, AdminResult } from '../../functions/admin/handler.ts';
 import { errorNotice, layout, notice, html } from './html.ts';
-import { ACTIONS, confirmPage, deliveriesPage, keyPage, keyPath, newKeyPage, requestsPage, shownOncePage, storePage, storesPage, type Action, type PageContext } from './pages.ts';
+import { ACTIONS, bulkNotice, confirmPage, deliveriesPage, keyPage, keyPath, newKeyPage, requestsPage, shownOncePage, storePage, storesPage, type Action, type PageContext } from './pages.ts';
 
 /** One console request after the security checks of server.ts: which admin command, which page. */
 export interface ConsoleRequest {
@@ -17,19 +17,12 @@ interface Deps {
 }
 type Failure = Extract<AdminResult, { ok: false }>['error'];
 
-/**
- * The bulk form posts `webhooks redeliver` with `since`, which the admin handler does not take
- * yet on this branch: switch this on together with that option (docs/console.md).
- */
-const BULK_REDELIVER = false;
-
 /** What a redirect's `done` says; a fixed list, so the query string cannot put words on the page. */
 const DONE: Record<string, string> = {
   store: 'Store created.',
   webhook: 'Webhook saved.',
   revoke: 'Key revoked.',
   redeliver: 'Redelivery queued: a new round with a fresh retry schedule.',
-  'redeliver-since': 'Redeliveries queued.',
 };
 
 const STATUS: Record<string, number> = { not_found: 404, validation_failed: 422, invalid_transition: 409, conflict: 409, unreachable: 502, internal_error: 500 };
@@ -93,7 +86,7 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
     if (req.method === 'GET') {
       if (sub === '') return page(keyPage(ctx, store, key));
       if (sub.startsWith('confirm/') && sub.slice(8) in ACTIONS) return page(confirmPage(ctx, store, key, sub.slice(8) as Action));
-      if (sub === 'deliveries') return page(deliveriesPage(ctx, store, key, (await run<{ data: Row[] }>('webhooks deliveries', { id })).data, BULK_REDELIVER));
+      if (sub === 'deliveries') return page(deliveriesPage(ctx, store, key, (await run<{ data: Row[] }>('webhooks deliveries', { id })).data));
       if (sub === 'requests') {
         const out = await run<{ data: Row[]; source?: string }>('keys requests', { id });
         return page(requestsPage(ctx, store, key, out.data, out.source ?? 'request log'));
@@ -103,7 +96,7 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
 
     // POST: each is one admin command; a refusal is shown on the page it came from.
     const onKeyPage = (e: Failure) => fail(e, (c) => keyPage(c, store, key));
-    const onDeliveries = async (e: Failure) => fail(e, (c) => deliveriesPage(c, store, key, [], BULK_REDELIVER));
+    const onDeliveries = async (e: Failure) => fail(e, (c) => deliveriesPage(c, store, key, []));
     try {
       switch (sub) {
         case 'webhook': {
@@ -121,14 +114,18 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
         case 'redeliver':
           await run('webhooks redeliver', { id, event: f('event') });
           return { redirect: `${path}/deliveries?done=redeliver` };
-        case 'redeliver-since':
-          await run('webhooks redeliver', { id, since: f('since').endsWith('Z') ? f('since') : `${f('since')}Z` });
-          return { redirect: `${path}/deliveries?done=redeliver-since` };
+        case 'redeliver-since': {
+          // datetime-local sends no zone; the form says UTC. An empty state is "any".
+          const since = f('since') && !/(Z|[+-]\d\d:?\d\d)$/.test(f('since')) ? `${f('since')}Z` : f('since');
+          const out = await run('webhooks redeliver', { id, since, ...(f('state') ? { state: f('state') } : {}) });
+          const rows = (await run<{ data: Row[] }>('webhooks deliveries', { id })).data;
+          return page(deliveriesPage({ ...ctx, notice: bulkNotice(out) }, store, key, rows));
+        }
         case 'ping': {
           const ping = await run('webhooks ping', { id });
           const text = html`Ping to ${String(ping.url)}: ${ping.status === null ? 'no answer' : html`HTTP <strong>${String(ping.status)}</strong>`} in <strong>${String(ping.ms)} ms</strong>${ping.error ? html` (${String(ping.error)})` : ''}.`;
           const rows = (await run<{ data: Row[] }>('webhooks deliveries', { id })).data;
-          return page(deliveriesPage({ ...ctx, notice: notice(ping.delivered ? 'done' : 'error', text) }, store, key, rows, BULK_REDELIVER));
+          return page(deliveriesPage({ ...ctx, notice: notice(ping.delivered ? 'done' : 'error', text) }, store, key, rows));
         }
         default:
           return notFound();
