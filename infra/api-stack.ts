@@ -13,6 +13,7 @@ import { ServiceFunction } from './constructs/service-function.ts';
 import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
 import { NameIndexer } from './constructs/name-indexer.ts';
 import { addOpenApiMethod } from './openapi-method.ts';
+import { grantAccessLogQuery } from './access-log-query.ts';
 import {
   acknowledgeMethodNotAllowed,
   acknowledgeNameIndexEventSource,
@@ -139,6 +140,7 @@ export class ApiStack extends Stack {
     // New and rotated webhook secrets are encrypted here. Besides the signer, only `webhooks ping`
     // (an admin command that signs a test event) decrypts them; API functions never can.
     webhookSecretsKey.grant(this.adminFunction, 'kms:Encrypt', 'kms:Decrypt');
+    grantAccessLogQuery(this.adminFunction, accessLogs);
 
     // Order events: table stream → fan-out → queue → signer → receivers (docs/contract.md#webhooks).
     // Alarms and operational events (a parked webhook endpoint) go to one topic; alarms are

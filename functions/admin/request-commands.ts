@@ -42,17 +42,21 @@ async function readLocalLog(file: string): Promise<Record<string, unknown>[]> {
 }
 
 export const requestCommands: Record<string, AdminCommand> = {
-  /** The newest requests made with a key: local stack only (in AWS, see docs/console.md). */
+  /**
+   * The newest requests made with a key: the local stack's request log (REQUEST_LOG_FILE), or in
+   * AWS the API's access log group through Logs Insights (ACCESS_LOG_GROUP, docs/console.md).
+   */
   'keys requests': async (args) => {
     const a = parse(v.strictObject({ id: KeyIdArg, limit: Limit }), args);
     await requireKey(a.id);
     const file = process.env.REQUEST_LOG_FILE;
+    const group = process.env.ACCESS_LOG_GROUP;
+    if (!file && group) {
+      const { queryAccessLog, ACCESS_LOG_WINDOW_HOURS } = await import('./access-log-query.ts');
+      return { data: await queryAccessLog(group, a.id, a.limit), source: `access log group ${group} (last ${ACCESS_LOG_WINDOW_HOURS} hours)` };
+    }
     if (!file) {
-      throw new DomainError(
-        'service_unavailable',
-        'no request log here: the local stack writes one (REQUEST_LOG_FILE); in AWS read the API access log group (docs/console.md)',
-        null,
-      );
+      throw new DomainError('service_unavailable', 'no request log here: the local stack writes REQUEST_LOG_FILE, the admin Lambda reads ACCESS_LOG_GROUP (docs/console.md)', null);
     }
     const id = String(a.id);
     const rows = (await readLocalLog(file)).filter((r) => r.key_id === id);

@@ -69,6 +69,21 @@ describe('CDK stacks', () => {
     }
   });
 
+  it('lets only the admin function query the access log group (keys requests), and nothing else of the logs', () => {
+    const accessLogs = Object.keys(template.findResources('AWS::Logs::LogGroup')).find((id) => id.startsWith('AccessLogs'))!;
+    const logsOf = (fn: Parameters<typeof statementsOf>[1]) => statementsOf(template, fn).filter((s) => [s.Action].flat().some((a) => a.startsWith('logs:')));
+    expect(logsOf(api.adminFunction).map((s) => [s.Action, s.Resource])).toEqual([
+      ['logs:StartQuery', { 'Fn::GetAtt': [accessLogs, 'Arn'] }],
+      ['logs:GetQueryResults', '*'],
+    ]);
+    const others = [api.authorizerFunction, ...Object.values(api.functions), api.webhooks.webhooksFunction, api.webhooks.eventsFunction, api.webhooks.deadLetterFunction, api.nameIndexer.function];
+    for (const fn of others) expect(logsOf(fn)).toEqual([]);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: (api.adminFunction.node.defaultChild as unknown as { description: string }).description,
+      Environment: { Variables: Match.objectLike({ ACCESS_LOG_GROUP: { Ref: accessLogs } }) },
+    });
+  });
+
   it('puts the Lambda authorizer on every method of the route table, with caching off', () => {
     const methods = template.findResources('AWS::ApiGateway::Method');
     const keyed = Object.values(methods).filter((m) => !['OPTIONS', 'ANY'].includes(m.Properties.HttpMethod));
