@@ -27,7 +27,8 @@ export function acknowledgeFunction(fn: IConstruct): void {
     fn,
     'AwsSolutions-IAM5[Resource::*]',
     'xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing) take no resource but *, and neither does ' +
-      'dynamodb:ListStreams, which the fan-out\'s stream event source needs. Table actions are listed per function (table-access.ts).',
+      'dynamodb:ListStreams, which the fan-out\'s stream event source needs, nor logs:GetQueryResults, which reads the admin\'s own ' +
+      'access log query by id (its StartQuery is scoped to the access log group). Table actions are listed per function (table-access.ts).',
   );
   ack(fn, 'AwsSolutions-L1', RUNTIME_REASON);
   ack(fn, 'Serverless-LambdaLatestVersion', RUNTIME_REASON);

@@ -56,6 +56,8 @@ export interface ApiModel {
   binaryMediaTypes: string[];
   /** The web ACL associated with the stage, if any. */
   webAcl: WebAcl | undefined;
+  /** The stage's access log: destination log group ARN and the line's format (`$context.*`). */
+  accessLog: { destinationArn: string; format: string } | undefined;
 }
 
 const functionArnOf = (uri: string) => /\/functions\/(.+)\/invocations$/.exec(uri)?.[1];
@@ -139,11 +141,14 @@ export function readApi(assembly: Assembly, resolver: Resolver): ApiModel | unde
       template: templates['application/json'] ?? Object.values(templates)[0],
     });
   }
-  const stage = resourcesOfType(assembly, 'AWS::ApiGateway::Stage').map(props).find((s) => s.RestApiId === restApiId)?.StageName;
+  const stageProps = resourcesOfType(assembly, 'AWS::ApiGateway::Stage').map(props).find((s) => s.RestApiId === restApiId);
+  const stage = stageProps?.StageName;
+  const logSetting = stageProps?.AccessLogSetting as { DestinationArn?: string; Format?: string } | undefined;
+  const accessLog = logSetting?.DestinationArn && logSetting.Format ? { destinationArn: String(logSetting.DestinationArn), format: String(logSetting.Format) } : undefined;
   // The API's own escaping of `/` (`~1`, as in its patch operations) may appear in templates too.
   const binaryMediaTypes = ((props(api).BinaryMediaTypes ?? []) as string[]).map((t) => String(t).replaceAll('~1', '/'));
   const stageName = String(stage ?? 'prod');
-  return { restApiId, stage: stageName, methods, responses, binaryMediaTypes, webAcl: readWebAcl(assembly, resolver, `/restapis/${restApiId}/stages/`) };
+  return { restApiId, stage: stageName, methods, responses, binaryMediaTypes, webAcl: readWebAcl(assembly, resolver, `/restapis/${restApiId}/stages/`), accessLog };
 }
 
 /** The stage's Ref is the rehearsal's own name for it, so any stage of this API counts. */

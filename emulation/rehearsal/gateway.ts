@@ -10,6 +10,7 @@ import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { readBody, send } from '../local/gateway.ts';
 import { matchMethod, type ApiAuthorizer, type ApiModel } from './api-model.ts';
 import { renderGatewayResponse } from './gateway-response.ts';
+import { renderAccessLog } from './access-log.ts';
 import { isBinary, runMock } from './mock-integration.ts';
 import { LambdaError } from './sandbox.ts';
 import { evaluateWebAcl } from './waf.ts';
@@ -27,19 +28,38 @@ function policyAllows(result: Partial<APIGatewayAuthorizerResult>, methodArn: st
   return statements.some((s) => s.Effect === 'Allow' && applies(s));
 }
 
-export function createTemplateGateway(model: ApiModel, invoke: Invoke, log?: (line: string) => void): (req: IncomingMessage, res: ServerResponse) => void {
+/** `accessLog` receives each request's line for the stage's access log group, when it has one. */
+export function createTemplateGateway(
+  model: ApiModel,
+  invoke: Invoke,
+  log?: (line: string) => void,
+  accessLog?: (group: string, line: string) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const cache = new Map<string, { result: APIGatewayAuthorizerResult; until: number }>();
 
   return (req, res) => {
     const started = performance.now();
     const requestId = randomUUID();
     const url = new URL(req.url ?? '/', 'http://local');
+    const startedAt = new Date();
     let authorizerContext: Record<string, unknown> = {};
+    let resourcePath: string | undefined;
+    let errorType: string | undefined;
     const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       send(res, status, body, headers);
-      log?.(`${req.method} ${url.pathname}${url.search} ${status} ${Math.round(performance.now() - started)}ms rid=${requestId}`);
+      const latencyMs = Math.round(performance.now() - started);
+      log?.(`${req.method} ${url.pathname}${url.search} ${status} ${latencyMs}ms rid=${requestId}`);
+      if (accessLog && model.accessLog) {
+        const responseLength = typeof body === 'string' || Buffer.isBuffer(body) ? Buffer.byteLength(body) : Buffer.byteLength(JSON.stringify(body ?? ''));
+        const line = renderAccessLog(model.accessLog.format, {
+          requestId, startedAt, latencyMs, sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: req.headers['user-agent'], httpMethod: req.method ?? 'GET',
+          resourcePath, path: `/${model.stage}${url.pathname}`, status, responseLength, authorizer: authorizerContext, errorType,
+        });
+        accessLog(model.accessLog.destinationArn, line);
+      }
     };
     const gatewayResponse = (type: string, status?: number) => {
+      errorType = type;
       const r = renderGatewayResponse(model, type, { authorizer: authorizerContext, requestId }, status);
       reply(r.status, r.body, r.headers);
     };
@@ -58,6 +78,7 @@ export function createTemplateGateway(model: ApiModel, invoke: Invoke, log?: (li
       }
       const { method, pathParameters } = matchMethod(model, req.method ?? 'GET', url.pathname);
       if (!method) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
+      resourcePath = method.resourcePath;
 
       const headers: Record<string, string> = {};
       const multiValueHeaders: Record<string, string[]> = {};

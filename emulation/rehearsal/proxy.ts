@@ -1,7 +1,7 @@
 /**
  * The AWS endpoint each function talks to: one loopback port per function (its
- * AWS_ENDPOINT_URL_DYNAMODB, _KMS and the host of its queue URLs), so every request is known to
- * come from that function. Each DynamoDB, SQS or KMS request is turned into IAM checks (aws-requests.ts, kms.ts),
+ * AWS_ENDPOINT_URL_DYNAMODB, _KMS, _CLOUDWATCH_LOGS and the host of its queue URLs), so every request is known to
+ * come from that function. Each DynamoDB, SQS, KMS or CloudWatch Logs request is turned into IAM checks (aws-requests.ts, kms.ts),
  * evaluated against the function's role (iam.ts); an allowed request goes on to DynamoDB Local or
  * fauxqs unchanged, a denied one is answered as AWS answers it (400 AccessDeniedException) and
  * reported with the function, action and resource.
@@ -10,6 +10,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import { dynamoDbChecks, sqsChecks, type AuthorizationCheck, type RequestTarget } from './aws-requests.ts';
 import { answerKms, kmsChecks, withEncryptionContextDecided } from './kms.ts';
+import { logsChecks, type RehearsalLogs } from './logs.ts';
 import type { FunctionSpec, PolicyDocument } from './functions.ts';
 import type { Denial, IamEvaluator } from './iam.ts';
 
@@ -18,6 +19,8 @@ export interface ProxyOptions {
   target: RequestTarget;
   iam: IamEvaluator;
   dynamodbEndpoint: string;
+  /** CloudWatch Logs (the access log group and Logs Insights over it, logs.ts). */
+  logs: RehearsalLogs;
   onDenied: (denial: Denial) => void;
 }
 
@@ -64,7 +67,10 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
       let upstream: URL | undefined;
       const json = amzTarget !== '';
       const kmsRequest = service === 'TrentService' ? (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>) : undefined;
-      if (kmsRequest) {
+      const logsRequest = service === 'Logs_20140328' ? (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>) : undefined;
+      if (logsRequest) {
+        checks = logsChecks(target, operation, logsRequest);
+      } else if (kmsRequest) {
         checks = kmsChecks(operation, kmsRequest);
         const key = target.kmsKeys.find((k) => k.arn === checks[0]?.resource);
         if (key) resourcePolicies = [key.policy as unknown as PolicyDocument];
@@ -103,6 +109,11 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
           options.onDenied({ function: fn.logicalId, action: check.action, resource: check.resource, result: denied.result, context: check.context });
           return deny(res, fn, check, json);
         }
+      }
+      if (logsRequest) {
+        const [status, answer] = options.logs.answer(operation, logsRequest);
+        res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
+        return res.end(JSON.stringify(answer));
       }
       if (kmsRequest) {
         const [status, answer] = answerKms(operation, kmsRequest);

@@ -20,6 +20,7 @@ import { createTemplateGateway } from './gateway.ts';
 import { IamEvaluator, type Denial } from './iam.ts';
 import { createInvokeApi, INVOKE_PATH } from './lambda-api.ts';
 import { startMappings } from './mappings.ts';
+import { logGroupName, RehearsalLogs } from './logs.ts';
 import { startFunctionProxy } from './proxy.ts';
 import { Resolver } from './resolve.ts';
 import { createQueues, createTables, nameTheRest, QUEUE_PROXY_HOST, type RehearsalTable } from './resources.ts';
@@ -95,6 +96,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       policy: resolver.resolve(stack, (resource.Properties?.KeyPolicy ?? {}) as Json) as Record<string, unknown>,
     }));
     const target = { tables, queues, kmsKeys, region: assembly.region, account: ACCOUNT };
+    const logs = new RehearsalLogs();
+    for (const { stack, id } of resourcesOfType(assembly, 'AWS::Logs::LogGroup')) logs.known.add(logGroupName(resolver.lookup(stack, id)?.ref ?? id));
     const sandboxes = new Map<string, FunctionSandbox>();
     for (const fn of functions) {
       const proxy = await startFunctionProxy({
@@ -102,6 +105,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
         target,
         iam,
         dynamodbEndpoint: store.endpoint,
+        logs,
         onDenied: (d) => {
           denials.push(d);
           log(`IAM DENIED ${d.function}: ${d.action} on ${d.resource} (${d.result}${Object.keys(d.context).length ? `; ${JSON.stringify(d.context)}` : ''})`);
@@ -119,6 +123,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
         AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
         AWS_ENDPOINT_URL_SQS: proxy.endpoint,
         AWS_ENDPOINT_URL_KMS: proxy.endpoint,
+        AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: proxy.endpoint,
         AWS_LAMBDA_FUNCTION_NAME: fn.name,
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
         AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
@@ -140,7 +145,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     };
 
     const model = readApi(assembly, resolver);
-    const gateway = model ? createTemplateGateway(model, invoke, log) : undefined;
+    const gateway = model ? createTemplateGateway(model, invoke, log, (group, line) => logs.append(group, line)) : undefined;
     const invokeApi = createInvokeApi(functions, invoke);
     const server: Server = createServer((req, res) => {
       if (INVOKE_PATH.test(new URL(req.url ?? '/', 'http://local').pathname)) void invokeApi(req, res);
