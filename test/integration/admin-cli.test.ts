@@ -77,8 +77,8 @@ describe('admin CLI', () => {
     expect((await client(rotated.token).get('/products')).status).toBe(401);
   }, 600_000);
 
-  it('says in one line which endpoint and DATA_DIR it tried when the stack is not running', async () => {
-    const out = await cli(['stores', 'list'], { DYNAMODB_ENDPOINT: `http://127.0.0.1:${await closedPort()}`, DATA_DIR: '/tmp/no-stack-here' });
+  it.each([[['stores', 'list']], [['console']]])('%j says in one line which endpoint and DATA_DIR it tried when the stack is not running', async (args) => {
+    const out = await cli(args, { DYNAMODB_ENDPOINT: `http://127.0.0.1:${await closedPort()}`, DATA_DIR: '/tmp/no-stack-here' });
     expect(out.code).toBe(1);
     const lines = out.stderr.trim().split('\n').filter((l) => !l.includes('Warning'));
     expect(lines).toHaveLength(1);
