@@ -40,6 +40,16 @@ export async function setup(project: TestProject) {
   project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);
   project.provide('tableName', tableName);
   project.provide('webhookSecretKeyFile', webhookSecretKeyFile);
+  // The Lambda API in front of the functions (AWS_ENDPOINT_URL_LAMBDA), for the admin's --function path.
+  project.provide('rehearsalUrl', stack.url);
+  project.provide('adminFunctionName', stack.functions.find((f) => f.logicalId.startsWith('AdminFunction'))?.name ?? '');
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    rehearsalUrl: string;
+    adminFunctionName: string;
+  }
 }
 
 export async function teardown() {
