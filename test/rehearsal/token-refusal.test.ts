@@ -31,7 +31,14 @@ async function admin<T>(command: string, args: Record<string, unknown>): Promise
 
 beforeAll(async () => {
   const assemblyDir = process.env.REHEARSAL_CDK_OUT ? path.resolve(process.env.REHEARSAL_CDK_OUT) : path.resolve('.rehearsal/app.out');
-  stack = await startRehearsal({ assemblyDir, port: 0, dynamodbPort: await freePort(), dataDir: null, envOverrides: { LOG_LEVEL: 'error' } });
+  stack = await startRehearsal({
+    assemblyDir,
+    port: 0,
+    dynamodbPort: await freePort(),
+    dataDir: null,
+    // DynamoDB Local on a loaded machine answers slower than AWS's 2.5 s call budget: the local stack's 25 s.
+    envOverrides: { LOG_LEVEL: 'error', DYNAMODB_CALL_TIMEOUT_MS: '25000' },
+  });
   lambda = new LambdaClient({ endpoint: stack.url, region: 'us-east-1', credentials: { accessKeyId: 'operator', secretAccessKey: 'x' } });
 });
 
