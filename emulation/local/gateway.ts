@@ -6,7 +6,7 @@ import { matchPath } from './match-path.ts';
 import { withDbStats } from '../../shared/db/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
-import { BEARER_CHALLENGE, GATEWAY_RESPONSES } from '../../shared/http/gateway-responses.ts';
+import { BEARER_CHALLENGE, GATEWAY_RESPONSES, INVALID_TOKEN_CHALLENGE } from '../../shared/http/gateway-responses.ts';
 import { publicRoute } from './docs-routes.ts';
 import { answerClientError } from './client-error.ts';
 import { redactQuery } from '../../shared/log.ts';
@@ -207,8 +207,9 @@ export function createGateway(options: GatewayOptions = {}): Server {
           }
           const context = (policy.context ?? {}) as Record<string, unknown>;
           who = context;
+          // As the stack's ACCESS_DENIED gateway response: a token that is no key, no handler run.
           if (policy.policyDocument.Statement.some((s) => s.Effect === 'Deny')) {
-            return reply(403, GATEWAY_RESPONSES.forbidden(String(context.missingAbility)));
+            return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE });
           }
           requestContext.authorizer = { ...context, principalId: policy.principalId };
         }

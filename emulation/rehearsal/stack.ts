@@ -51,6 +51,8 @@ export interface RehearsalStack {
   functions: FunctionSpec[];
   /** Every AWS call a function was refused, in order. */
   denials: Denial[];
+  /** Invocations so far by function logical id (API Gateway, event-source mappings, Invoke API). */
+  invocations: Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -138,9 +140,12 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       sandboxes.set(fn.arn, sandbox);
       cleanups.push(() => sandbox.stop());
     }
+    const invocations = new Map<string, number>();
     const invoke = (arn: string, event: unknown) => {
       const sandbox = sandboxes.get(arn);
       if (!sandbox) throw new Error(`no function ${arn} in the templates`);
+      const id = functions.find((f) => f.arn === arn)?.logicalId ?? arn;
+      invocations.set(id, (invocations.get(id) ?? 0) + 1);
       return sandbox.invoke(event);
     };
 
@@ -178,7 +183,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       await Promise.all(loops.map((l) => l.catch(() => undefined)));
     });
     log(`functions: ${functions.map((f) => `${f.logicalId} (${f.memoryMb} MB, ${f.timeoutSeconds} s, ${f.policies.length} policies)`).join(', ')}`);
-    return { url: `http://127.0.0.1:${port}`, port, dynamodbEndpoint: store.endpoint, tables, functions, denials, stop };
+    return { url: `http://127.0.0.1:${port}`, port, dynamodbEndpoint: store.endpoint, tables, functions, denials, invocations, stop };
   } catch (err) {
     await stop();
     throw err;

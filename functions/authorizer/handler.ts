@@ -19,17 +19,23 @@ export function bearerToken(headers: Record<string, string | undefined> | null):
   return match?.[1];
 }
 
+/**
+ * A token that is no key (malformed, unknown, revoked, rotated away): an explicit Deny, which API
+ * Gateway answers itself with its ACCESS_DENIED gateway response (401 `unauthenticated`,
+ * `WWW-Authenticate: Bearer error="invalid_token"`, shared/http/gateway-responses.ts), so no
+ * group Lambda runs for it. A thrown "Unauthorized" would also stop it, but as the bare-scheme 401
+ * of a missing token: the two 401s need two gateway response types.
+ */
 function invalidToken(methodArn: string): APIGatewayAuthorizerResult {
   return {
     principalId: 'invalid-token',
-    policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: methodArn }] },
-    context: { authError: 'invalid_token' },
+    policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: methodArn }] },
   };
 }
 
 /**
  * Resolves the bearer token to key, store and abilities in one conditional UpdateItem that also
- * takes the rate-limit slot. It lets every valid key through to exactly this method, with its
+ * takes the rate-limit slot. It denies a token that is no key and lets every valid key through to exactly this method, with its
  * verdicts in the context: a missing ability and a spent allowance are answered by the handler's
  * first middleware (403 naming the ability, 429), because an authorizer cannot answer 429 and a
  * gateway Deny cannot carry the RateLimit-* headers every response must have (gateway responses
@@ -45,7 +51,7 @@ export const handler = instrument(
     const foreign = route?.group === 'mcp' && isForeignOrigin(event);
     const admits = (p: Principal) => !foreign && (!route?.ability || p.abilities.includes(route.ability));
     const auth = looksLikeToken(token) ? await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute, admits) : { ok: false as const };
-    // A token that is no key: the handler answers 401 with `error="invalid_token"` (see BEARER_CHALLENGE).
+    // A token that is no key: refused here, never handed to the group Lambda.
     if (!auth.ok) return invalidToken(event.methodArn);
     addInvocationContext({ key_id: auth.principal.keyId, store_id: auth.principal.storeId });
     // A route without an ability (MCP) admits any valid key; its tools check their own abilities.

@@ -20,7 +20,7 @@ export function principalToContext(principal: Principal, rate: RateDecision, mis
     rateRemaining: String(rate.remaining),
     rateReset: String(rate.resetSeconds),
     rateLimited: rate.allowed ? '0' : '1',
-    // Read by the ACCESS_DENIED gateway response so that a 403 names the ability.
+    // A flag for the handler, which answers the 403 itself (a gateway response cannot carry RateLimit-*).
     missingAbility: missingAbility ?? '',
   };
 }

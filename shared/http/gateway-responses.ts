@@ -24,9 +24,9 @@ export const GATEWAY_RESPONSES = {
 /**
  * The challenge on every 401 (RFC 6750). Without a token the bare scheme; for a token that is not
  * (or no longer) a key, `error="invalid_token"`, so that a client that speaks OAuth reports a bad
- * key instead of starting an authorization flow. The authorizer lets such a token through with
- * `authError` in its context so that the handler can answer with the second form: a gateway
- * response cannot tell the two 401s apart.
+ * key instead of starting an authorization flow. A gateway response's headers are constants, so
+ * the two 401s are two response types: UNAUTHORIZED (no token) and ACCESS_DENIED (the
+ * authorizer's Deny of a token that is no key; it never denies a key, see functions/authorizer).
  */
 export const BEARER_CHALLENGE = 'Bearer';
 export const INVALID_TOKEN_CHALLENGE = 'Bearer error="invalid_token", error_description="The API key is unknown, revoked or rotated away."';
@@ -88,7 +88,7 @@ export function gatewayResponseTable(rateLimitPerMinute: number): GatewayRespons
   const G = GATEWAY_RESPONSES;
   return [
     r('UNAUTHORIZED', 401, G.unauthorized, 'No Authorization header, or the authorizer refused it.', { 'WWW-Authenticate': BEARER_CHALLENGE }),
-    r('ACCESS_DENIED', 403, G.forbidden('$context.authorizer.missingAbility'), 'The authorizer denied the method (it admits every valid key today; the handler answers a missing ability).'),
+    r('ACCESS_DENIED', 401, G.unauthorized, 'The authorizer denied a token that is no key (malformed, unknown, revoked or rotated away); no group Lambda ran. It never denies a key: the handler answers a missing ability (403).', { 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE }),
     r('MISSING_AUTHENTICATION_TOKEN', 404, G.notFound, 'No such path: API Gateway\'s own answer to an unknown route is a 403, here a 404.'),
     r('RESOURCE_NOT_FOUND', 404, G.notFound, 'No such path.'),
     r('REQUEST_TOO_LARGE', 413, G.tooLarge, 'The body exceeds what API Gateway or Lambda accepts.'),

@@ -8,7 +8,7 @@ import { allowedMethods, findRoute, type ApiRoute } from './api-routes.ts';
 import { principalFromContext, type RequestPrincipal } from './authorizer-context.ts';
 import { errorFields, log } from '../log.ts';
 import { addInvocationContext } from '../log-context.ts';
-import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from './gateway-responses.ts';
+import { BEARER_CHALLENGE } from './gateway-responses.ts';
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
@@ -93,7 +93,8 @@ export function authorizedKey(): Middleware {
       const principal = principalFromContext(authorizer);
       const state = internal(request);
       if (!principal) {
-        state.responseHeaders = { 'WWW-Authenticate': authorizer?.authError === 'invalid_token' ? INVALID_TOKEN_CHALLENGE : BEARER_CHALLENGE };
+        // Behind the authorizer only by misconfiguration: it denies every token that is no key.
+        state.responseHeaders = { 'WWW-Authenticate': BEARER_CHALLENGE };
         throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
       }
       state.principal = principal;

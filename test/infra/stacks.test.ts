@@ -172,8 +172,8 @@ describe('CDK stacks', () => {
     });
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'ACCESS_DENIED',
-      StatusCode: '403',
-      ResponseTemplates: { 'application/json': Match.stringLikeRegexp('\\$context.authorizer.missingAbility') },
+      StatusCode: '401',
+      ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"code":"unauthenticated"') },
     });
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'MISSING_AUTHENTICATION_TOKEN', StatusCode: '404' });
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'DEFAULT_5XX', StatusCode: '500' });

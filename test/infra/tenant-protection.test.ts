@@ -69,6 +69,26 @@ describe('per-tenant protection (default settings)', () => {
     }
   });
 
+  it('refuses a token that is no key at the gateway: the authorizer guards every group method, and its Deny is a 401', () => {
+    const denied = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse')).find((r) => r.Properties.ResponseType === 'ACCESS_DENIED')!.Properties;
+    expect(denied.StatusCode).toBe('401');
+    expect(denied.ResponseParameters['gatewayresponse.header.WWW-Authenticate']).toBe(`'${INVALID_TOKEN_CHALLENGE}'`);
+    expect(JSON.parse(denied.ResponseTemplates['application/json']).code).toBe('unauthenticated');
+    const authorizers = Object.entries(template.findResources('AWS::ApiGateway::Authorizer'));
+    expect(authorizers).toHaveLength(1);
+    const [authorizerId, authorizer] = authorizers[0]!;
+    // A missing header is refused before the authorizer runs; no cached Allow outlives a revocation.
+    expect(authorizer.Properties).toMatchObject({ Type: 'REQUEST', IdentitySource: 'method.request.header.Authorization', AuthorizerResultTtlInSeconds: 0 });
+    const groupFunctions = /^(Products|Catalog|Orders|Content|Mcp)Function/;
+    const groupMethods = Object.values(template.findResources('AWS::ApiGateway::Method')).filter((m) =>
+      groupFunctions.test(JSON.stringify(m.Properties.Integration?.Uri ?? '').match(/"([A-Za-z]+Function[A-F0-9]{8})"/)?.[1] ?? ''),
+    );
+    expect(groupMethods.length).toBeGreaterThan(10);
+    for (const m of groupMethods.filter((m) => m.Properties.HttpMethod !== 'ANY')) {
+      expect(m.Properties, `${m.Properties.HttpMethod} ${JSON.stringify(m.Properties.ResourceId)}`).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizerId } });
+    }
+  });
+
   it('answers 413 for a Content-Length from 4,000,000 bytes (base64 of it would not fit a Lambda request)', () => {
     const tooLarge = new RegExp(TOO_LARGE_CONTENT_LENGTH);
     expect(['4000000', '5242880', '10485760', '99999999999', '004000000'].every((v) => tooLarge.test(v))).toBe(true);
