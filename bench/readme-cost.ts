@@ -67,7 +67,7 @@ export function readmeCostSection(rows: { scenario: CostScenario; measured: Meas
     `| at idle (alarms, KMS key, long polls, storage; above) | | ${usd(IDLE_PER_MONTH)} |`,
     `| **total** | ${(monthlyRequests / 1e6).toFixed(2)} M | **${usd(total)}** |`,
     '',
-    `About $${usd(total / (monthlyRequests / 1e6))} per million requests for this mix. The catalog's storage (${PRODUCTS.toLocaleString('en-US')} products with`,
+    `About $${usd(total / (monthlyRequests / 1e6))} per million requests for this mix, the monthly fixed costs included. The catalog's storage (${PRODUCTS.toLocaleString('en-US')} products with`,
     'their name postings, some 30 MB) costs cents. Webhook deliveries are extra: 3 SQS requests and a KMS',
     'Decrypt per attempt ($1.20 + $3 per million), a few DynamoDB writes, and the signer Lambda.',
     README_COST_END,
