@@ -6,6 +6,7 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.LOG_LEVEL ??= 'warn';
+import type { GatewayOptions } from '../emulation/local/gateway.ts';
 import { startLocalStack, type LocalStack } from '../emulation/local/stack.ts';
 import { pendingNameCount } from '../shared/db/name-index.repo.ts';
 import { freePort } from '../test/fixtures/free-port.ts';
@@ -29,7 +30,7 @@ export interface BenchStack {
 
 const ALL_ABILITIES = 'catalog:read,catalog:write,orders:read,orders:write-status,content:read,content:write';
 
-export async function startBenchStack(options: { storeId: string; keys: number; env?: Record<string, string> }): Promise<BenchStack> {
+export async function startBenchStack(options: { storeId: string; keys: number; env?: Record<string, string>; requestLog?: GatewayOptions['requestLog'] }): Promise<BenchStack> {
   let samples: Sample[] = [];
   const stack = await startLocalStack({
     port: 0,
@@ -37,7 +38,7 @@ export async function startBenchStack(options: { storeId: string; keys: number; 
     dataDir: null,
     tableName: 'bench',
     env: { LOG_LEVEL: 'warn', ...options.env },
-    gateway: { onRequest: (r) => samples.push({ ms: r.ms, calls: r.calls, rcu: r.rcu, wcu: r.wcu, status: r.status, ops: r.ops.join(',') }) },
+    gateway: { ...(options.requestLog ? { requestLog: options.requestLog } : {}), onRequest: (r) => samples.push({ ms: r.ms, calls: r.calls, rcu: r.rcu, wcu: r.wcu, status: r.status, ops: r.ops.join(',') }) },
   });
   const { handler } = await import('../functions/admin/handler.ts');
   const admin = async <T>(command: string, args: Record<string, unknown>): Promise<T> => {

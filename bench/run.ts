@@ -3,6 +3,7 @@
  * needs and reports Markdown):
  *
  *   requests  DynamoDB round trips, units and latency per request, by endpoint group
+ *   cost      AWS cost per million requests of each endpoint, from its units, time, log bytes and answer (bench/prices.ts)
  *   search    filter[name] round trips, RCU and latency at 10,000 and 100,000 products
  *   creates   product creates per second on one store with 1, 10 and 50 writers, refusals and 5xx
  *   throughput  GET /products/{id} per second against raw GetItem on the same DynamoDB Local, CPU per request
@@ -10,11 +11,14 @@
  *   bundles   each Lambda's bundle size and import time against the SDK floor (synthesizes the app)
  *
  * `BENCH_ONLY=requests,bundles` runs only those and prints them. A full run (no BENCH_ONLY) also
- * rewrites docs/performance.md, so the figures in the docs are always a whole run's. Run it on an
+ * rewrites docs/performance.md and the README's cost section (bench/readme-cost.ts), so the figures
+ * in the docs are always a whole run's; `BENCH_ONLY=cost BENCH_README=1` rewrites the README's alone. Run it on an
  * idle machine: latency and import times share the CPU with everything else.
  */
 import { writeFileSync } from 'node:fs';
 import { bundlesSection } from './bundles.ts';
+import { costSection, lastCostRows } from './cost.ts';
+import { readmeCostSection, writeReadmeCost } from './readme-cost.ts';
 import { createsSection } from './creates.ts';
 import { requestsSection } from './requests.ts';
 import { searchSection } from './search.ts';
@@ -23,7 +27,7 @@ import { webhooksSection } from './webhooks.ts';
 import type { BenchSection } from './section.ts';
 
 // In this order: the import timings run after the stacks are down, not sharing the CPU with DynamoDB Local.
-const SECTIONS: BenchSection[] = [requestsSection, searchSection, createsSection, throughputSection, webhooksSection, bundlesSection];
+const SECTIONS: BenchSection[] = [requestsSection, costSection, searchSection, createsSection, throughputSection, webhooksSection, bundlesSection];
 const DOC = 'docs/performance.md';
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
@@ -39,6 +43,11 @@ for (const section of SECTIONS.filter((s) => !only || only.includes(s.name))) {
   const report = await section.run();
   process.stdout.write(`\n${report}`);
   reports.push(report);
+}
+
+if (lastCostRows.length > 0 && (!only || process.env.BENCH_README === '1')) {
+  writeReadmeCost(readmeCostSection(lastCostRows));
+  process.stderr.write('bench: wrote the README cost section\n');
 }
 
 if (!only) {

@@ -1,4 +1,5 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Size, Stack, type StackProps } from 'aws-cdk-lib';
+import { MIN_COMPRESSION_BYTES } from '../shared/http/compression.ts';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -80,7 +81,7 @@ export class ApiStack extends Stack {
       description: 'Store integration API v1',
       deployOptions: {
         stageName: STAGE_NAME,
-        metricsEnabled: true,
+        metricsEnabled: s.detailedMetrics,
         tracingEnabled: true,
         loggingLevel: apigw.MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
@@ -99,6 +100,8 @@ export class ApiStack extends Stack {
       // Every body reaches the Lambda as its bytes (base64): API Gateway would otherwise decode
       // text itself and turn invalid UTF-8 into U+FFFD, which the handler could not tell apart.
       binaryMediaTypes: ['*/*'],
+      // Large lists gzipped for clients that accept it (shared/http/compression.ts).
+      minCompressionSize: Size.bytes(MIN_COMPRESSION_BYTES),
     });
 
     for (const group of groups()) {

@@ -44,6 +44,15 @@ export const REQUIRE_BANNER = "import { createRequire } from 'module'; const req
  * the bundle test and `npm run bench` build with `lambdaEsbuildOptions()`, so they measure what
  * the deploy ships.
  */
+/** Every function's memory unless it says otherwise (infra/constructs/service-function.ts); the cost bench bills Lambda time at it. */
+export const FUNCTION_MEMORY_MB = 512;
+/**
+ * Whether the functions log the Lambda platform's start and report lines (~620 bytes an
+ * invocation, two invocations a request). Off: Lambda's Duration, Errors and Throttles metrics
+ * carry the same, and CloudWatch Logs bills every byte (docs/performance.md).
+ */
+export const LOG_PLATFORM_LINES = false;
+
 export const LAMBDA_BUNDLING = {
   target: 'node20',
   minify: true,

@@ -18,6 +18,12 @@ export interface DeploySettings {
   /** Reserved concurrency; 0 reserves none (accounts whose concurrency limit is below 1,000). */
   authorizerConcurrency: number;
   signerConcurrency: number;
+  /**
+   * API Gateway's per-method CloudWatch metrics (context detailedMetrics=true). Off: about 7
+   * metrics per method at $0.30 a month each once there is traffic; the API-wide Count, 4XXError,
+   * 5XXError and Latency the alarms read come without them (docs/performance.md).
+   */
+  detailedMetrics: boolean;
 }
 
 /** Lambda keeps this much of an account's concurrency unreserved; reservations cannot eat into it. */
@@ -37,6 +43,7 @@ export const DEFAULT_SETTINGS = {
   // leave ≥ 40 for everyone else with 1 slow delivery a second (docs/webhooks.md, "Isolation").
   signerConcurrency: 50,
   accountConcurrency: 1000,
+  detailedMetrics: false,
 };
 
 /**
@@ -80,6 +87,7 @@ export function settingsFromContext(node: Node): DeploySettings {
     accountConcurrency: int(node, 'accountConcurrency', DEFAULT_SETTINGS.accountConcurrency, 10, 1_000_000),
     authorizerConcurrency: int(node, 'authorizerConcurrency', DEFAULT_SETTINGS.authorizerConcurrency, 0, 10_000),
     signerConcurrency: int(node, 'signerConcurrency', DEFAULT_SETTINGS.signerConcurrency, 0, 1000),
+    detailedMetrics: ['true', true, '1', 1].includes(node.tryGetContext('detailedMetrics')),
   };
   if (settings.signerConcurrency === 1) throw new Error('context signerConcurrency must be 0 (none reserved) or at least 2 (an SQS event source polls with 2 or more)');
   const account = settings.accountConcurrency;

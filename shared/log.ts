@@ -99,8 +99,13 @@ function redacted(fields: Record<string, unknown>): Record<string, unknown> {
   );
 }
 
+/** Whether a line of `level` is printed (LOG_LEVEL). */
+export function logs(level: Level): boolean {
+  return levels[level] >= levels[config().logLevel];
+}
+
 export function log(level: Level, msg: string, fields: Record<string, unknown> = {}): void {
-  if (levels[level] < levels[config().logLevel]) return;
+  if (!logs(level)) return;
   powertools()[level](redactUrls(msg), redacted(fields));
 }
 

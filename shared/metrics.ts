@@ -19,13 +19,30 @@ export function setMetricsEnabled(on: boolean): void {
   enabled = on;
 }
 
-export function emitMetrics(dimensions: Record<string, string>, values: ReadonlyArray<readonly [name: string, unit: Unit, value: number]>): void {
-  if (!enabled || values.length === 0) return;
+function metricsOf(dimensions: Record<string, string>, values: ReadonlyArray<readonly [name: string, unit: Unit, value: number]>): Metrics {
   const metrics = new Metrics({
     namespace: process.env.POWERTOOLS_METRICS_NAMESPACE || DEFAULT_METRICS_NAMESPACE,
     serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'store-integration-api',
   });
   for (const [name, value] of Object.entries(dimensions)) metrics.addDimension(name, value);
   for (const [name, unit, value] of values) metrics.addMetric(name, unit, value);
-  metrics.publishStoredMetrics();
+  return metrics;
+}
+
+export function emitMetrics(dimensions: Record<string, string>, values: ReadonlyArray<readonly [name: string, unit: Unit, value: number]>): void {
+  if (!enabled || values.length === 0) return;
+  metricsOf(dimensions, values).publishStoredMetrics();
+}
+
+/**
+ * The same metrics as fields to put on a log line of one's own (`_aws`, the dimensions and the
+ * values at its top level, as EMF reads them), so that a request costs one line, not two; none
+ * when metrics are off. The line's `service` must be the metrics' service (both take
+ * POWERTOOLS_SERVICE_NAME).
+ */
+export function metricFields(dimensions: Record<string, string>, values: ReadonlyArray<readonly [name: string, unit: Unit, value: number]>): Record<string, unknown> | undefined {
+  if (!enabled || values.length === 0) return undefined;
+  // `service` the line has already (Powertools' Logger keeps it for itself).
+  const { service: _service, ...fields } = metricsOf(dimensions, values).serializeMetrics() as unknown as Record<string, unknown>;
+  return fields;
 }

@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { MIN_COMPRESSION_BYTES } from '../../shared/http/compression.ts';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { API_BASE_PATH, resourceOf, type Group } from '../../shared/http/api-routes.ts';
 import { matchPath } from './match-path.ts';
@@ -56,11 +58,23 @@ export async function readBody(req: IncomingMessage): Promise<Buffer | 'too_larg
   return size > GATEWAY_BODY_LIMIT ? 'too_large' : Buffer.concat(chunks);
 }
 
+function acceptsGzip(req: IncomingMessage | undefined): boolean {
+  if (!req || req.method === 'HEAD') return false;
+  const accept = String(req.headers['accept-encoding'] ?? '');
+  return /(^|,)\s*(gzip|\*)\s*(,|;(?!\s*q=0(\.0*)?\s*(,|$))|$)/i.test(accept);
+}
+
 export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  const text = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  let text: string | Buffer = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   // Header names are case-insensitive: the Lambda's own spelling wins over the defaults, once.
   res.setHeader('Content-Type', 'application/json');
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  // As API Gateway's minimumCompressionSize does (shared/http/compression.ts).
+  if (acceptsGzip(res.req) && !res.hasHeader('Content-Encoding') && Buffer.byteLength(text) >= MIN_COMPRESSION_BYTES) {
+    text = gzipSync(text);
+    res.setHeader('Content-Encoding', 'gzip');
+    res.setHeader('Vary', 'Accept-Encoding');
+  }
   // HEAD: the length GET's body would have (the handler says so), never the empty body's 0.
   if (res.req?.method !== 'HEAD' || !res.hasHeader('Content-Length')) res.setHeader('Content-Length', Buffer.byteLength(text));
   res.writeHead(status);

@@ -8,7 +8,7 @@ import type { Construct } from 'constructs';
 import { grantTableAccess, TABLE_ACCESS, type TableUser } from '../table-access.ts';
 import { METRICS_NAMESPACE } from '../metric-names.ts';
 import { acknowledgeFunction } from '../nag-acknowledgements.ts';
-import { aliasArgs, LAMBDA_BUNDLING, REQUIRE_BANNER } from '../bundling.ts';
+import { aliasArgs, FUNCTION_MEMORY_MB, LAMBDA_BUNDLING, LOG_PLATFORM_LINES, REQUIRE_BANNER } from '../bundling.ts';
 
 /** Path of a handler module from the repository root, for NodejsFunction's `entry`. */
 export const entry = (relative: string) => fileURLToPath(new URL(`../../${relative}`, import.meta.url));
@@ -36,11 +36,13 @@ export class ServiceFunction extends NodejsFunction {
       handler: 'handler',
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: 512,
+      memorySize: FUNCTION_MEMORY_MB,
       timeout: Duration.seconds(10),
       tracing: lambda.Tracing.ACTIVE,
       logGroup: new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH }),
       loggingFormat: lambda.LoggingFormat.JSON,
+      // The platform's start and report lines are INFO (infra/bundling.ts, LOG_PLATFORM_LINES).
+      systemLogLevelV2: LOG_PLATFORM_LINES ? lambda.SystemLogLevel.INFO : lambda.SystemLogLevel.WARN,
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: service,

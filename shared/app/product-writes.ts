@@ -117,7 +117,7 @@ export async function reindexProductNames(storeId: string): Promise<{ store_id: 
   const last = sequence.last;
   for (let from = 1; from <= last; from += REINDEX_CHUNK) {
     const ids = Array.from({ length: Math.min(REINDEX_CHUNK, last - from + 1) }, (_, i) => from + i);
-    for (let attempt = 1; !(await markNamesPending(await getProductsByIds(storeId, ids))); attempt++) {
+    for (let attempt = 1; !(await markNamesPending(await getProductsByIds(storeId, ids, true))); attempt++) {
       if (attempt >= 50) throw new Error(`store ${storeId}: products ${from}..${from + ids.length - 1} kept changing`);
     }
   }

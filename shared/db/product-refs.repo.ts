@@ -32,7 +32,7 @@ export async function productByExternalId(storeId: string, keyId: number, extern
   );
   const link = readLink(out.Item);
   if (link.product || link.productId === undefined) return link.product;
-  return getProduct(storeId, link.productId);
+  return getProduct(storeId, link.productId, true);
 }
 
 export interface WriteTargets {

@@ -3,7 +3,8 @@ import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { batchGet, cancellationReasons, isConditionalCheckFailed, itemKey, type TransactItem } from './helpers.ts';
+import { batchGet, cancellationReasons, isConditionalCheckFailed, itemKey, type Item, type TransactItem } from './helpers.ts';
+import type { Key } from './keys.ts';
 import type { Product } from '../domain/product/product.ts';
 import { indexWrites } from './product-index.repo.ts';
 import { linkCopyWrite, readLink, toProduct } from './product-item.ts';
@@ -16,14 +17,29 @@ import { ProductIds, type NewProduct } from './product-batch.repo.ts';
  * is the sequence value: a list page is one BatchGetItem, whatever the size of the store.
  */
 
-export async function getProduct(storeId: string, id: number): Promise<Product | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.product(storeId, id), ConsistentRead: true }));
-  return out.Item ? toProduct(out.Item) : undefined;
+/**
+ * Product reads are eventually consistent (half the units): a product changed a moment ago may
+ * come back as its previous version for typically well under a second. Never a 404 or a gap for a
+ * product that exists: an id the eventually consistent read does not find is read again strongly
+ * (docs/api.md, "Consistency").
+ */
+export async function getProduct(storeId: string, id: number, consistent = false): Promise<Product | undefined> {
+  const read = (strong: boolean) => db().send(new GetCommand({ TableName: tableName(), Key: keys.product(storeId, id), ConsistentRead: strong }));
+  const item = (await read(consistent)).Item ?? (consistent ? undefined : (await read(true)).Item);
+  return item ? toProduct(item) : undefined;
 }
 
-export async function getProductsByIds(storeId: string, ids: number[]): Promise<Product[]> {
+/** `found` plus, read strongly, the keys of `wanted` it lacks (an eventually consistent read may not see an item just written). */
+async function completeStrongly(found: Map<string, Item>, wanted: Key[]): Promise<Map<string, Item>> {
+  const missing = wanted.filter((k) => !found.has(itemKey(k)));
+  if (missing.length > 0) for (const [k, item] of await batchGet(missing)) found.set(k, item);
+  return found;
+}
+
+export async function getProductsByIds(storeId: string, ids: number[], consistent = false): Promise<Product[]> {
   if (ids.length === 0) return [];
-  const found = await batchGet(ids.map((id) => keys.product(storeId, id)));
+  const wanted = ids.map((id) => keys.product(storeId, id));
+  const found = await completeStrongly(await batchGet(wanted, consistent), wanted);
   return ids.flatMap((id) => {
     const item = found.get(itemKey(keys.product(storeId, id)));
     return item ? [toProduct(item)] : [];
@@ -34,17 +50,19 @@ export async function getProductsByIds(storeId: string, ids: number[]): Promise<
  * Page `page` of the unfiltered list and the store's product count. Ids are dense but for the
  * gaps the sequence records, so the page is the ids at its positions: one BatchGetItem (the
  * sequence and the ids of the page as if there were no gap), and a second one only when gaps
- * at or below the page move it onto ids not read yet.
+ * at or below the page move it onto ids not read yet. Eventually consistent like getProduct: a
+ * product created a moment ago may be missing from the count and the last page for as long.
  */
 export async function getDensePage(storeId: string, page: number, limit: number): Promise<{ products: Product[]; total: number }> {
   const first = (page - 1) * limit + 1;
   const guess = idsAtPositions(first, limit, []);
   const seqKey = productSequenceKey(storeId);
-  const found = await batchGet([seqKey, ...guess.map((id) => keys.product(storeId, id))]);
+  const found = await batchGet([seqKey, ...guess.map((id) => keys.product(storeId, id))], false);
   const sequence = sequenceOf(found.get(itemKey(seqKey)));
   const ids = idsAtPositions(first, limit, sequence.gaps).filter((id) => id <= sequence.last);
   const unread = ids.filter((id) => !guess.includes(id));
-  if (unread.length > 0) for (const [k, item] of await batchGet(unread.map((id) => keys.product(storeId, id)))) found.set(k, item);
+  if (unread.length > 0) for (const [k, item] of await batchGet(unread.map((id) => keys.product(storeId, id)), false)) found.set(k, item);
+  await completeStrongly(found, ids.map((id) => keys.product(storeId, id)));
   const products = ids.flatMap((id) => {
     const item = found.get(itemKey(keys.product(storeId, id)));
     return item ? [toProduct(item)] : [];

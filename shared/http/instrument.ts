@@ -1,8 +1,8 @@
 import type { Context } from 'aws-lambda';
 import { currentDbStats, withDbStats } from '../db/client.ts';
-import { log, requestLoggingEnabled } from '../log.ts';
+import { log, logs, requestLoggingEnabled } from '../log.ts';
 import { coldStartTracker, invocationContext, withInvocationContext } from '../log-context.ts';
-import { emitMetrics, MetricUnit } from '../metrics.ts';
+import { emitMetrics, metricFields, MetricUnit, type Unit } from '../metrics.ts';
 import { findRoute } from './api-routes.ts';
 import { withDeadline } from '../domain/deadline.ts';
 
@@ -14,27 +14,47 @@ function operationOf(event: ApiEvent): string {
   return findRoute(event.httpMethod ?? '', event.resource ?? '')?.operation ?? 'unknown';
 }
 
+type RequestMetrics = { dimensions: Record<string, string>; values: [string, Unit, number][] };
+
 /**
- * One EMF line per request: dimension `operation`; Requests, Throttled (429), Forbidden (403),
- * ServerErrors (5xx), IdempotencyReplays, Latency. The authorizer's line counts Unauthorized
- * (its 401, a thrown "Unauthorized"); 429 and 403 are answered, and counted, by the handler.
+ * The request's metrics, dimension `operation`: Requests, Throttled (429), Forbidden (403),
+ * ServerErrors (5xx), IdempotencyReplays, Latency. The authorizer has metrics only when it refuses
+ * (Unauthorized, its 401, a thrown "Unauthorized"): every request it lets through is counted by the
+ * handler, and its time by Lambda's own Duration; 429 and 403 are answered, and counted, by the handler.
  */
-function requestMetrics(event: ApiEvent, status: number | null, threw: boolean, ms: number): void {
+function requestMetrics(event: ApiEvent, status: number | null, threw: boolean, ms: number): RequestMetrics | undefined {
   const operation = operationOf(event);
   const count = (on: boolean) => (on ? 1 : 0);
   if (operation === 'authorizer') {
-    emitMetrics({ operation }, [['Requests', MetricUnit.Count, 1], ['Unauthorized', MetricUnit.Count, count(threw)], ['Latency', MetricUnit.Milliseconds, ms]]);
-    return;
+    return threw ? { dimensions: { operation }, values: [['Requests', MetricUnit.Count, 1], ['Unauthorized', MetricUnit.Count, 1], ['Latency', MetricUnit.Milliseconds, ms]] } : undefined;
   }
   const code = threw ? 500 : (status ?? 200);
-  emitMetrics({ operation }, [
-    ['Requests', MetricUnit.Count, 1],
-    ['Throttled', MetricUnit.Count, count(code === 429)],
-    ['Forbidden', MetricUnit.Count, count(code === 403)],
-    ['ServerErrors', MetricUnit.Count, count(code >= 500)],
-    ['IdempotencyReplays', MetricUnit.Count, count(invocationContext().idempotency_replay === true)],
-    ['Latency', MetricUnit.Milliseconds, ms],
-  ]);
+  return {
+    dimensions: { operation },
+    values: [
+      ['Requests', MetricUnit.Count, 1],
+      ['Throttled', MetricUnit.Count, count(code === 429)],
+      ['Forbidden', MetricUnit.Count, count(code === 403)],
+      ['ServerErrors', MetricUnit.Count, count(code >= 500)],
+      ['IdempotencyReplays', MetricUnit.Count, count(invocationContext().idempotency_replay === true)],
+      ['Latency', MetricUnit.Milliseconds, ms],
+    ],
+  };
+}
+
+/**
+ * One line per invocation: the request line with the metrics embedded (EMF reads `_aws` on any
+ * line), at info; the authorizer's when it lets a request through at debug (the handler's line
+ * names the key and store). CloudWatch Logs bills every byte, so a 2xx costs the access log line
+ * and this one (docs/observability.md). Metrics without a line when the line is not printed.
+ */
+function emitRequest(authorizer: boolean, threw: boolean, line: Record<string, unknown> | undefined, metrics: RequestMetrics | undefined): void {
+  const level = authorizer && !threw ? 'debug' : 'info';
+  if (line && logs(level)) {
+    log(level, 'request', { ...line, ...(metrics ? metricFields(metrics.dimensions, metrics.values) : undefined) });
+  } else if (metrics) {
+    emitMetrics(metrics.dimensions, metrics.values);
+  }
 }
 
 /**
@@ -84,20 +104,24 @@ export function instrument<E extends ApiEvent, R>(
         const started = performance.now();
         let result: R | undefined;
         let threw = false;
+        let line: Record<string, unknown> | undefined;
         try {
-          if (currentDbStats()) return (result = await fn(event, context));
-          const measured = await withDbStats(() => fn(event, context));
+          // Under the local gateway the request's counts are already being taken (authorizer and
+          // handler together); the line is still printed when asked for, as the cost bench does.
+          const outer = currentDbStats();
+          if (outer && !requestLoggingEnabled()) return (result = await fn(event, context));
+          const measured = outer ? { result: await fn(event, context), stats: outer } : await withDbStats(() => fn(event, context));
           result = measured.result;
           if (requestLoggingEnabled()) {
             const { stats } = measured;
-            log('info', 'request', {
+            line = {
               ...describe(event, result),
               ms: Math.round(performance.now() - started),
               ddb_calls: stats.calls,
-              ddb_ops: stats.ops.join(','),
+              ...(logs('debug') ? { ddb_ops: stats.ops.join(',') } : {}),
               rcu: stats.rcu,
               wcu: stats.wcu,
-            });
+            };
           }
           return result;
         } catch (err) {
@@ -105,7 +129,8 @@ export function instrument<E extends ApiEvent, R>(
           throw err;
         } finally {
           const status = (result as { statusCode?: unknown } | undefined)?.statusCode;
-          requestMetrics(event, typeof status === 'number' ? status : null, threw, Math.round(performance.now() - started));
+          const metrics = requestMetrics(event, typeof status === 'number' ? status : null, threw, Math.round(performance.now() - started));
+          emitRequest(event.methodArn !== undefined, threw, line, metrics);
         }
       },
     ));

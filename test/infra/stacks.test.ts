@@ -8,6 +8,7 @@ import { API_ROUTES, groups } from '../../shared/http/api-routes.ts';
 import { principalToContext } from '../../shared/http/authorizer-context.ts';
 import { TABLE } from '../../shared/db/table.ts';
 import { actionsOf, logicalId, statementsOf, synthStacks } from './synth.ts';
+import { MIN_COMPRESSION_BYTES } from '../../shared/http/compression.ts';
 
 describe('CDK stacks', () => {
   const { stateful, api, data, template } = synthStacks();
@@ -153,7 +154,25 @@ describe('CDK stacks', () => {
     expect(Object.keys(context)).toEqual(expect.arrayContaining(['keyId', 'storeId']));
     expect(format).toMatchObject({ request_id: '$context.requestId', status: '$context.status', latency_ms: '$context.responseLatency' });
     expect(JSON.stringify(format)).not.toMatch(/Authorization|header/i);
-    expect(stage.MethodSettings).toEqual([expect.objectContaining({ LoggingLevel: 'ERROR', DataTraceEnabled: false, MetricsEnabled: true })]);
+    // Per-method metrics are off by default: ~7 custom metrics per method, each $0.30 a month (docs/performance.md).
+    expect(stage.MethodSettings).toEqual([expect.objectContaining({ LoggingLevel: 'ERROR', DataTraceEnabled: false, MetricsEnabled: false })]);
+  });
+
+  it('gzips answers of 1 KB and more for clients that accept it', () => {
+    const api = Object.values(template.findResources('AWS::ApiGateway::RestApi'))[0]!.Properties;
+    expect(api.MinimumCompressionSize).toBe(MIN_COMPRESSION_BYTES);
+  });
+
+  it('logs no Lambda platform start and report lines (every byte is billed)', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')).map((f) => f.Properties.LoggingConfig);
+    expect(functions.length).toBeGreaterThan(5);
+    for (const config of functions) expect(config).toMatchObject({ LogFormat: 'JSON', SystemLogLevel: 'WARN' });
+  });
+
+  it('turns per-method metrics on only when a deployment asks (detailedMetrics)', () => {
+    const { template: detailed } = synthStacks({ detailedMetrics: true });
+    const stage = Object.values(detailed.findResources('AWS::ApiGateway::Stage'))[0]!.Properties;
+    expect(stage.MethodSettings).toEqual([expect.objectContaining({ MetricsEnabled: true })]);
   });
 
   it('owns the account-level API Gateway CloudWatch role and keeps it on delete', () => {

@@ -82,14 +82,17 @@ describe('observability: log lines and EMF metrics of a request', () => {
     const { requestId, response } = await statusChange(key.token, placed.reference, idemKey());
     vi.restoreAllMocks();
     expect(response.statusCode).toBe(200);
-    const logs = parsed().filter((l) => !l._aws);
-    expect(logs.map((l) => l.msg)).toEqual(['request', 'request']); // the authorizer's line and the handler's
+    const logs = parsed();
+    // One line for a 2xx: the handler's, its metrics embedded; the authorizer's line is at debug.
+    expect(logs.map((l) => l.msg)).toEqual(['request']);
+    expect(Buffer.byteLength(lines.join('\n'))).toBeLessThanOrEqual(900);
     for (const line of logs) {
       expect(line).toMatchObject({ level: 'info', key_id: key.id, store_id: storeId, service: 'store-integration-api' });
       expect(typeof line.cold_start).toBe('boolean');
       expect(line.time).toMatch(/^\d{4}-\d\d-\d\dT/);
     }
-    expect(logs[1]).toMatchObject({ request_id: requestId, function_name: 'orders-fn', status: 200 });
+    expect(logs[0]).toMatchObject({ request_id: requestId, function_name: 'orders-fn', status: 200, operation: 'setOrderStatus', Requests: 1 });
+    expect(logs[0]).not.toHaveProperty('ddb_ops');
     const all = lines.join('\n');
     expect(all).not.toContain(key.token);
     expect(all).not.toContain(key.token.slice(-20));
@@ -122,6 +125,31 @@ describe('observability: log lines and EMF metrics of a request', () => {
       [1, 0, 1, 0, 0],
     ]);
     expect(ofOperation.every((m) => typeof m.Latency === 'number')).toBe(true);
-    expect(metrics.filter((m) => m.operation === 'authorizer').map((m) => m.Unauthorized)).toEqual([0, 0, 0]);
+    // The authorizer's metrics are its refusals only: every request it lets through is the handler's.
+    expect(metrics.filter((m) => m.operation === 'authorizer')).toEqual([]);
+  });
+
+  it('counts a request without a key once, as the authorizer\'s Unauthorized, and prints the detail only at debug', async () => {
+    captureStdout();
+    const noKey = { type: 'REQUEST', methodArn: 'arn:aws:execute-api:us-east-1:000000000000:api/prod/GET/orders', resource: '/v1/orders', path: '/orders', httpMethod: 'GET', headers: {}, requestContext: { requestId: randomUUID() } };
+    await expect(authorizer(noKey as unknown as APIGatewayRequestAuthorizerEvent, lambdaContext(randomUUID()))).rejects.toThrow('Unauthorized');
+    vi.restoreAllMocks();
+    expect(emf().map((m) => [m.operation, m.Unauthorized, m.Requests])).toEqual([['authorizer', 1, 1]]);
+
+    process.env.LOG_LEVEL = 'debug';
+    resetConfig();
+    try {
+      const key = await createKey(storeId, ['orders:read', 'orders:write-status']);
+      const placed = await placeOrder(storeId);
+      captureStdout();
+      await statusChange(key.token, placed.reference, idemKey());
+      vi.restoreAllMocks();
+      const requestLines = parsed().filter((l) => l.msg === 'request');
+      expect(requestLines.map((l) => l.level)).toEqual(['debug', 'info']);
+      expect(requestLines[1]!.ddb_ops).toEqual(expect.any(String));
+    } finally {
+      process.env.LOG_LEVEL = 'info';
+      resetConfig();
+    }
   });
 });
