@@ -32,13 +32,19 @@ async function call(mcp: Client, name: string, args: Record<string, unknown> = {
   return (await mcp.callTool({ name, arguments: args })) as CallToolResult & { structuredContent: any };
 }
 
-/** The text content is the document; structuredContent is the same document. */
+/**
+ * The text content is structuredContent with the untrusted values marked (docs/mcp.md); the
+ * document returned is the endpoint's, without the markers (`untrusted_fields`, `more_available`).
+ */
 function documentOf(result: CallToolResult & { structuredContent: any }) {
   expect(result.content).toHaveLength(1);
   const first = result.content[0] as { type: string; text: string };
   expect(first.type).toBe('text');
-  expect(JSON.parse(first.text)).toEqual(result.structuredContent);
-  return result.structuredContent;
+  expect(JSON.parse(first.text.replace(/<\/?untrusted-data-[0-9a-f]{12}>/g, ''))).toEqual(result.structuredContent);
+  if (result.isError) return result.structuredContent;
+  expect(Array.isArray(result.structuredContent.untrusted_fields)).toBe(true);
+  const { untrusted_fields: _u, more_available: _m, ...doc } = result.structuredContent;
+  return doc;
 }
 
 function expectToolError(result: CallToolResult & { structuredContent: any }, code: string, field: string | null = null) {
@@ -254,7 +260,7 @@ describe('MCP: orders tools', () => {
     expect(http.status).toBe(200);
     const mcp = await connect(key.token);
     const result = await call(mcp, 'set_order_status', { reference: order.reference, status: 'cancelled', idempotency_key: k });
-    expect((result.content[0] as { text: string }).text).toBe(http.text);
+    expect(documentOf(result)).toEqual(JSON.parse(http.text));
   });
 
   it('refuses set_order_status without idempotency_key, and leaves the order as it was', async () => {
@@ -307,7 +313,7 @@ describe('MCP: content tools', () => {
     const viaTool = await call(mcp, 'publish_page', { external_id: 'pg-scope', idempotency_key: k });
     const viaHttp = await client(key.token).post('/content/pages/pg-scope/publish', undefined, { 'Idempotency-Key': k });
     expect(viaHttp.status).toBe(200);
-    expect(viaHttp.text).toBe((viaTool.content[0] as { text: string }).text);
+    expect(JSON.parse(viaHttp.text)).toEqual(documentOf(viaTool));
     const reused = await client(key.token).post('/content/pages/pg-scope/publish', { force: true }, { 'Idempotency-Key': k });
     expect(reused.body).toMatchObject({ code: 'idempotency_key_reused' });
   });
