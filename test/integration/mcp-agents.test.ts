@@ -180,3 +180,21 @@ describe('MCP: bounded answers', () => {
     expect(small.structuredContent.more_available).toMatchObject({ reason: 'limit', arguments: { limit: 1, cursor: small.structuredContent.data[0].id } });
   });
 });
+
+describe('MCP: session set-up uses no allowance', () => {
+  it('admits 60 fresh connections of one key, each calling one tool, with an allowance of 60 a minute (counted, not timed; the 61st call is refused in mcp.test.ts)', async () => {
+    const { key } = await storeWithKey(['catalog:read']);
+    let admitted = 0;
+    const refused: string[] = [];
+    // One after the other: each connection initializes, sends the initialized notification, lists the tools and calls one.
+    for (let i = 0; i < 60; i++) {
+      const mcp = await connect(key.token);
+      await mcp.listTools();
+      const result = await call(mcp, 'list_products', { limit: 1 }).catch((err: Error) => err);
+      if (!(result instanceof Error) && !result.isError) admitted++;
+      else refused.push(result instanceof Error ? result.message : textOf(result));
+      await Promise.all(open.splice(0).map((c) => c.close()));
+    }
+    expect({ admitted, refused }).toEqual({ admitted: 60, refused: [] });
+  });
+});
