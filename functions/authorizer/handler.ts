@@ -6,7 +6,6 @@ import { principalToContext } from '../../shared/http/authorizer-context.ts';
 import { config } from '../../shared/config.ts';
 import { instrument } from '../../shared/http/http-handler.ts';
 import { addInvocationContext } from '../../shared/log-context.ts';
-import { isForeignOrigin } from '../../shared/http/origin.ts';
 import type { Principal } from '../../shared/domain/principal.ts';
 
 /** API Gateway's contract for "401": throw exactly this message. */
@@ -46,10 +45,12 @@ export const handler = instrument(
     const token = bearerToken(event.headers);
     if (!token) throw unauthorized();
     const route = findRoute(event.httpMethod, event.resource);
-    // Requests the handler will refuse (403) take no rate-limit slot: a key lacking the ability, a
-    // foreign Origin on the MCP endpoint. The handler checks both again and answers them.
-    const foreign = route?.group === 'mcp' && isForeignOrigin(event);
-    const admits = (p: Principal) => !foreign && (!route?.ability || p.abilities.includes(route.ability));
+    // Requests the handler will refuse (403) take no rate-limit slot: a key lacking the ability.
+    // MCP: session set-up (initialize, tools/list, notifications) uses no allowance, and only the
+    // body tells it from a tool call, which an authorizer never sees; so the authorizer takes no
+    // slot for /mcp and the MCP handler takes it for what is not set-up (docs/mcp.md#rate-limit).
+    const mcp = route?.group === 'mcp';
+    const admits = (p: Principal) => !mcp && (!route?.ability || p.abilities.includes(route.ability));
     const auth = looksLikeToken(token) ? await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute, admits) : { ok: false as const };
     // A token that is no key: refused here, never handed to the group Lambda.
     if (!auth.ok) return invalidToken(event.methodArn);
@@ -62,7 +63,7 @@ export const handler = instrument(
         Version: '2012-10-17',
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: event.methodArn }],
       },
-      context: principalToContext(auth.principal, auth.rate, missing),
+      context: principalToContext(auth.principal, mcp ? { ...auth.rate, allowed: true, remaining: auth.rate.allowed ? auth.rate.remaining + 1 : 0 } : auth.rate, missing),
     };
   },
   (event) => ({ authorizer: true, method: event.httpMethod, resource: event.resource }),

@@ -4,7 +4,7 @@ import { parse } from '../../shared/domain/validation.ts';
 import { ExternalIdSchema } from '../../shared/domain/external-id.ts';
 import { CURSOR, DEFAULT_LIMIT, PAGE_LIMIT, PAGE_NUMBER } from '../../shared/domain/pagination.ts';
 import { ProductPatchBody, ProductPutBody } from '../../shared/domain/product/product-write.ts';
-import { ProductBatchBody } from '../../shared/domain/product/batch.ts';
+import { MAX_BATCH_ITEMS, ProductBatchBody } from '../../shared/domain/product/batch.ts';
 import { CategoryBody, TagBody } from '../../shared/domain/product/taxonomy.ts';
 import { PageBody } from '../../shared/domain/page/page-write.ts';
 import { ORDER_REFERENCE_PATTERN } from '../../shared/domain/order/rules.ts';
@@ -13,6 +13,8 @@ import { ListPagesQuery } from '../content/routes/list-pages.ts';
 import { SETTABLE_STATUSES, StatusChangeBody } from '../orders/routes/set-order-status.ts';
 import { IDEMPOTENCY_ARG, idempotencyKeyArg, pathSegment, rest, type Args } from './args.ts';
 import { inputSchemaOf, type JsonSchemaObject } from './input-schema.ts';
+import { outputSchemaOf } from './output-schema.ts';
+import type { ResponseBody } from '../../shared/http/openapi/resources.ts';
 
 /**
  * The MCP tools (docs/contract.md#mcp), one per keyed operation of the route table — exhaustive, so an
@@ -43,11 +45,22 @@ interface ToolSpec {
   request: (args: Args) => ToolRequest;
   /** Route error fields that a tool caller knows under another name (`filter[name]` → `filter_name`). */
   fieldNames?: Record<string, string>;
+  /** The endpoint's response document (its outputSchema and untrusted fields). */
+  output: ResponseBody;
+  /**
+   * Annotations beyond read-only (docs/mcp.md#annotations): `destructive` when a call may
+   * overwrite or irreversibly change what exists; `openWorld` when the result carries text that
+   * others wrote (not only what this call sent).
+   */
+  hints: { destructive: boolean; openWorld: boolean };
+  /** What the input schema shows when it can say more than the validating schema converts to (enums, typed items). */
+  shown?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
 }
 
 export interface ToolDefinition extends Omit<ToolSpec, 'request'> {
   operation: KeyedOperation;
   inputSchema: JsonSchemaObject;
+  outputSchema: ReturnType<typeof outputSchemaOf>;
   /** Validates the arguments (422 naming the argument) and builds the endpoint's request. */
   toRequest: (args: Args) => ToolRequest;
 }
@@ -67,9 +80,18 @@ function query(entries: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(Object.entries(entries).flatMap(([k, value]) => (value === undefined ? [] : [[k, String(value)]])));
 }
 
+const orderReference = described(v.pipe(v.string(), v.regex(ORDER_REFERENCE_PATTERN)), 'The order reference.');
+const STATUS_MOVES =
+  'Allowed moves: pending or paid → processing or cancelled; processing → shipped or cancelled; shipped → delivered or returned; delivered → returned. paid is set by the payment side only. Asking for the current status changes nothing.';
+
+/** A read: changes nothing, and answers what others wrote. */
+const READ = { destructive: false, openWorld: true };
+
 const SPECS: Record<KeyedOperation, ToolSpec> = {
   listProducts: {
     name: 'list_products',
+    output: 'ProductPage',
+    hints: READ,
     title: 'List products',
     description: 'Lists the store\'s products in ascending id order, 15 per page by default, optionally filtered. Returns the page envelope of GET /products (data, current_page, last_page, total, ...).',
     args: v.strictObject({
@@ -86,6 +108,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   },
   getProduct: {
     name: 'get_product',
+    output: 'ProductDocument',
+    hints: READ,
     title: 'Get a product',
     description: 'One product by its id in this store (the id from list_products, not an external id). Returns {data: Product}.',
     args: v.strictObject({ id: integerId(), include_offers: includeOffers }),
@@ -94,6 +118,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   },
   getCatalogProduct: {
     name: 'get_product_by_external_id',
+    output: 'MappedProductDocument',
+    hints: READ,
     title: 'Get a product by your external id',
     description: 'The product your external id addresses (the id you wrote it with), as upsert_product answers it. Returns {data: mapped product}; not found for an external id this key has not written.',
     args: v.strictObject({ external_id: externalId('product'), include_offers: includeOffers }),
@@ -102,6 +128,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   },
   upsertProduct: {
     name: 'upsert_product',
+    output: 'MappedProductDocument',
+    hints: { destructive: true, openWorld: false },
     title: 'Create or replace a product',
     description:
       'Creates the product with this external id, or replaces every write field of it (omitted fields take their defaults). Categories and tags must exist for this key. Returns {data: mapped product}.',
@@ -110,6 +138,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   },
   updateProduct: {
     name: 'update_product',
+    output: 'MappedProductDocument',
+    hints: { destructive: true, openWorld: true },
     title: 'Update a product',
     description: 'Changes only the supplied fields of an existing product of this key (not found otherwise). Returns {data: mapped product}.',
     args: v.strictObject({ external_id: externalId('product'), ...ProductPatchBody.entries }),
@@ -117,14 +147,28 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   },
   upsertProducts: {
     name: 'upsert_products',
+    output: 'BatchResult',
+    hints: { destructive: true, openWorld: true },
     title: 'Create, replace or update many products',
     description:
       'Writes 1-100 products in one call, each exactly as upsert_product (mode replace, the default) or update_product (mode patch) would. Returns {data: [{external_id, status, data, error}]} in the order of items; one item\'s error never fails the others.',
     args: ProductBatchBody,
+    // Each item is checked later by the single write's schema (one bad item fails only itself); the client still sees its fields.
+    shown: v.strictObject({
+      items: v.pipe(
+        v.array(v.strictObject({ external_id: externalId('product'), ...ProductPatchBody.entries })),
+        v.minLength(1),
+        v.maxLength(MAX_BATCH_ITEMS),
+        v.description(`1-${MAX_BATCH_ITEMS} products, each its external_id and the write fields; in mode replace name and price are required, as for upsert_product.`),
+      ),
+      mode: ProductBatchBody.entries.mode,
+    }),
     request: (args) => ({ body: args }),
   },
   upsertCategory: {
     name: 'upsert_category',
+    output: 'CategoryDocument',
+    hints: { destructive: true, openWorld: false },
     title: 'Create or rename a category',
     description: 'Creates the category with this external id or renames it. Returns {data: category}.',
     args: v.strictObject({ external_id: externalId('category'), ...CategoryBody.entries }),
@@ -132,6 +176,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   },
   upsertTag: {
     name: 'upsert_tag',
+    output: 'TagDocument',
+    hints: { destructive: true, openWorld: false },
     title: 'Create or rename a tag',
     description: 'Creates the tag with this external id or changes its value. Status labels (paid, archived, published, ...) are refused. Returns {data: tag}.',
     args: v.strictObject({ external_id: externalId('tag'), ...TagBody.entries }),
@@ -139,6 +185,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   },
   listOrders: {
     name: 'list_orders',
+    output: 'OrderList',
+    hints: READ,
     title: 'List orders',
     description:
       'Lists orders in ascending id order from a cursor, optionally only those updated at or after a time. Returns {data: [orders], next_cursor}; pass next_cursor as cursor for the next page (null: no more).',
@@ -151,18 +199,21 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   },
   setOrderStatus: {
     name: 'set_order_status',
+    output: 'OrderDocument',
+    hints: { destructive: true, openWorld: true },
     title: 'Change an order\'s status',
     description:
-      'Moves an order to a new status (pending/paid → processing or cancelled; processing → shipped or cancelled; shipped → delivered or returned; delivered → returned). paid is set by the payment side only. Asking for the current status changes nothing. Returns {data: order}.',
-    args: v.strictObject({
-      reference: described(v.pipe(v.string(), v.regex(ORDER_REFERENCE_PATTERN)), 'The order reference.'),
-      status: described(StatusChangeBody.entries.status, `The new status: ${SETTABLE_STATUSES.join(', ')} (paid is set by the payment side only).`),
-    }),
+      `Moves an order to a new status. ${STATUS_MOVES} Returns {data: order}.`,
+    args: v.strictObject({ reference: orderReference, status: StatusChangeBody.entries.status }),
+    // The validating schema refuses paid with its own code (status_not_allowed) before the enum check, which JSON Schema cannot show.
+    shown: v.strictObject({ reference: orderReference, status: described(v.picklist(SETTABLE_STATUSES), `The new status. ${STATUS_MOVES}`) }),
     idempotent: true,
     request: (a) => ({ pathParameters: { reference: pathSegment(String(a.reference)) }, body: rest(a, ['reference']) }),
   },
   listPages: {
     name: 'list_pages',
+    output: 'PageList',
+    hints: READ,
     title: 'List content pages',
     description:
       'Lists pages and blog posts in ascending id order from a cursor, each as its live version unless version is draft (then the latest saved revision). Returns {data: [pages], next_cursor}.',
@@ -176,6 +227,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   },
   savePage: {
     name: 'save_page',
+    output: 'PageDocument',
+    hints: { destructive: true, openWorld: false },
     title: 'Save a page as draft',
     description:
       'Creates or replaces the page with this external id. Saving never publishes: a new, draft or unpublished page is a draft afterwards; a published page stays live unchanged and holds the save as its unpublished revision (has_unpublished_changes) until publish_page. The HTML body is sanitized. Returns {data: page} showing the saved version.',
@@ -184,6 +237,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   },
   publishPage: {
     name: 'publish_page',
+    output: 'PageDocument',
+    hints: { destructive: true, openWorld: true },
     title: 'Publish a page',
     description:
       'Publishes a draft or unpublished page, or the unpublished revision of a published page; a published page without changes stays as it is. Returns {data: page}.',
@@ -193,6 +248,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   },
   unpublishPage: {
     name: 'unpublish_page',
+    output: 'PageDocument',
+    hints: { destructive: false, openWorld: true },
     title: 'Unpublish a page',
     description: 'Takes a published page offline (status unpublished); a draft cannot be unpublished. Returns {data: page}.',
     args: v.strictObject({ external_id: externalId('page') }),
@@ -208,7 +265,8 @@ function define(operation: KeyedOperation, { request, ...spec }: ToolSpec): Tool
   return {
     ...spec,
     operation,
-    inputSchema: inputSchemaOf(spec.args, { idempotent: spec.idempotent === true }),
+    inputSchema: inputSchemaOf(spec.shown ?? spec.args, { idempotent: spec.idempotent === true }),
+    outputSchema: outputSchemaOf(spec.output),
     toRequest: (args) => {
       // The key first: without it nothing may run, whatever else is wrong.
       const idempotencyKey = spec.idempotent ? idempotencyKeyArg(args) : undefined;

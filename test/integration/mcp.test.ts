@@ -10,8 +10,8 @@ import { bindTools } from '../../functions/mcp/server.ts';
 
 /**
  * The MCP endpoint through the official SDK client against the real local gateway.
- * Budget: connecting costs two requests of the key's allowance (initialize, the initialized
- * notification; the client's GET for an SSE stream is a 405 that uses none), each tool call one more.
+ * Budget: connecting costs nothing of the key's allowance (initialize, the initialized
+ * notification and tools/list are set-up; the client's GET for an SSE stream is a 405), each tool call one.
  */
 const mcpUrl = () => `${baseUrl()}/mcp`;
 const open: Client[] = [];
@@ -32,13 +32,19 @@ async function call(mcp: Client, name: string, args: Record<string, unknown> = {
   return (await mcp.callTool({ name, arguments: args })) as CallToolResult & { structuredContent: any };
 }
 
-/** The text content is the document; structuredContent is the same document. */
+/**
+ * The text content is structuredContent with the untrusted values marked (docs/mcp.md); the
+ * document returned is the endpoint's, without the markers (`untrusted_fields`, `more_available`).
+ */
 function documentOf(result: CallToolResult & { structuredContent: any }) {
   expect(result.content).toHaveLength(1);
   const first = result.content[0] as { type: string; text: string };
   expect(first.type).toBe('text');
-  expect(JSON.parse(first.text)).toEqual(result.structuredContent);
-  return result.structuredContent;
+  expect(JSON.parse(first.text.replace(/<\/?untrusted-data-[0-9a-f]{12}>/g, ''))).toEqual(result.structuredContent);
+  if (result.isError) return result.structuredContent;
+  expect(Array.isArray(result.structuredContent.untrusted_fields)).toBe(true);
+  const { untrusted_fields: _u, more_available: _m, ...doc } = result.structuredContent;
+  return doc;
 }
 
 function expectToolError(result: CallToolResult & { structuredContent: any }, code: string, field: string | null = null) {
@@ -121,7 +127,7 @@ describe('MCP: connecting and listing tools', () => {
     expect(res.headers.get('content-type')).toContain('application/json');
     expect(res.headers.get('mcp-session-id')).toBeNull();
     expect(res.headers.get('ratelimit-limit')).toBe('60');
-    expect(res.headers.get('ratelimit-remaining')).toBe('59');
+    expect(res.headers.get('ratelimit-remaining')).toBe('60');
     const body = (await res.json()) as any;
     expect(body.result.tools.map((t: { name: string }) => t.name)).toEqual(['list_orders']);
   });
@@ -254,7 +260,7 @@ describe('MCP: orders tools', () => {
     expect(http.status).toBe(200);
     const mcp = await connect(key.token);
     const result = await call(mcp, 'set_order_status', { reference: order.reference, status: 'cancelled', idempotency_key: k });
-    expect((result.content[0] as { text: string }).text).toBe(http.text);
+    expect(documentOf(result)).toEqual(JSON.parse(http.text));
   });
 
   it('refuses set_order_status without idempotency_key, and leaves the order as it was', async () => {
@@ -307,7 +313,7 @@ describe('MCP: content tools', () => {
     const viaTool = await call(mcp, 'publish_page', { external_id: 'pg-scope', idempotency_key: k });
     const viaHttp = await client(key.token).post('/content/pages/pg-scope/publish', undefined, { 'Idempotency-Key': k });
     expect(viaHttp.status).toBe(200);
-    expect(viaHttp.text).toBe((viaTool.content[0] as { text: string }).text);
+    expect(JSON.parse(viaHttp.text)).toEqual(documentOf(viaTool));
     const reused = await client(key.token).post('/content/pages/pg-scope/publish', { force: true }, { 'Idempotency-Key': k });
     expect(reused.body).toMatchObject({ code: 'idempotency_key_reused' });
   });
@@ -352,23 +358,32 @@ describe('MCP: access', () => {
     await expect(connect('sia_' + 'y'.repeat(43))).rejects.toMatchObject({ code: 401 });
   });
 
-  it('shares the rate limit with HTTP: a key that used its 60 requests over HTTP gets 429 on /mcp', async () => {
+  it('shares the rate limit with HTTP: a key that used its 60 requests over HTTP gets 429 for a tool call, still lists tools', async () => {
     const storeId = await createStore();
     const key = await createKey(storeId, ['catalog:read']);
     const api = client(key.token);
     const answers = await Promise.all(Array.from({ length: 60 }, () => api.get('/products')));
     expect(answers.every((r) => r.status === 200)).toBe(true);
-    const res = await rawPost(key.token, listToolsMessage);
+    const listed = await rawPost(key.token, listToolsMessage);
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get('ratelimit-remaining')).toBe('0');
+    const res = await rawPost(key.token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_products', arguments: {} } });
     expect(res.status).toBe(429);
+    expect(res.headers.get('ratelimit-remaining')).toBe('0');
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     const body = (await res.json()) as any;
     expectErrorShape(body);
     expect(body.code).toBe('rate_limited');
   });
 
-  it('counts MCP requests against the key\'s allowance', async () => {
+  it('counts MCP tool calls against the key\'s allowance, and set-up not', async () => {
     const { key } = await storeWithKey(['catalog:read']);
-    expect((await rawPost(key.token, listToolsMessage)).headers.get('ratelimit-remaining')).toBe('59');
+    expect((await rawPost(key.token, listToolsMessage)).headers.get('ratelimit-remaining')).toBe('60');
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    expect((await rawPost(key.token, initialize)).headers.get('ratelimit-remaining')).toBe('60');
+    expect((await rawPost(key.token, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    const called = await rawPost(key.token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_products', arguments: {} } });
+    expect(called.headers.get('ratelimit-remaining')).toBe('59');
     expect((await client(key.token).get('/products')).headers.get('ratelimit-remaining')).toBe('58');
   });
 });
