@@ -27,7 +27,7 @@ export async function listEvents(
   let after = params.cursor ?? 0;
   let more = true;
   for (let query = 0; query < MAX_QUERIES && more && data.length < params.limit; query++) {
-    const page = await readEventLog(principal.storeId, after, params.limit - data.length, nowSeconds);
+    const page = await readEventLog(principal.storeId, after, params.limit - data.length, nowSeconds, query === 0 && params.cursor !== undefined);
     if (query === 0 && params.cursor !== undefined && page.expired) {
       throw new DomainError('cursor_expired', `Events after ${params.cursor} are no longer kept (30 days); re-sync and start again without a cursor.`, 'cursor');
     }

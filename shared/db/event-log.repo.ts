@@ -91,7 +91,7 @@ const toLogged = (item: Item): LoggedEvent => ({
  * gone (or past its TTL, which DynamoDB deletes lazily): the events the caller missed can no longer
  * be listed. `more`: the Query stopped at `limit`.
  */
-export async function readEventLog(storeId: string, after: number, limit: number, nowSeconds: number): Promise<{ events: LoggedEvent[]; more: boolean; expired: boolean }> {
+export async function readEventLog(storeId: string, after: number, limit: number, nowSeconds: number, checkExpiry = after > 0): Promise<{ events: LoggedEvent[]; more: boolean; expired: boolean }> {
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
@@ -104,7 +104,7 @@ export async function readEventLog(storeId: string, after: number, limit: number
   const events = (out.Items ?? []).map(toLogged);
   const first = events[0];
   let expired = false;
-  if (after > 0) {
+  if (checkExpiry) {
     if (first) expired = first.sequence !== after + 1 || first.ttl < nowSeconds;
     // Nothing after the cursor: caught up, unless the counter says events were numbered and are gone.
     else expired = (await readSequence(eventCounter(storeId))) > after;
