@@ -14,12 +14,12 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   console [--port N]                               (a web console on 127.0.0.1: docs/console.md)
   stores list
   stores create --id ID --name NAME --currency CODE
-  keys create --store ID --name NAME --abilities a,b,... [--webhook-url URL] [--events e,f,...]
+  keys create --store ID --name NAME --abilities a,b,... [--webhook-url URL] [--events e,f,...] [--exclude-own true]
   keys list --store ID
   keys revoke --id KEY_ID
   keys rotate --id KEY_ID
   keys rotate-webhook-secret --id KEY_ID
-  keys set-webhook --id KEY_ID [--url URL] [--events e,f,...]   (--url '' removes it)
+  keys set-webhook --id KEY_ID [--url URL] [--events e,f,...] [--exclude-own true|false]   (--url '' removes it)
                  events: order.created, order.paid, order.status_changed (default all)
   orders place --store ID --file ORDER.json
   orders mark-paid --store ID --reference REF
@@ -30,7 +30,8 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   webhooks redeliver --id KEY_ID --event EVENT_ID
   webhooks redeliver --id KEY_ID --since TIME [--state pending|delivered|failed]   (in bulk, oldest first)
   webhooks ping --id KEY_ID                        (a signed webhook.ping to the key's URL: status, ms)
-  webhooks replay --store ID --event EVENT_ID      (fan an event out again: keys without it get it)`;
+  webhooks replay --store ID --event EVENT_ID      (fan an event out again: keys without it get it)
+  webhooks events --store ID [--after N] [--limit N]   (the store's event log from sequence N + 1)`;
 
 export function parseArgs(argv: string[]): { event: AdminEvent; json: boolean; fn: string | undefined } {
   const words: string[] = [];

@@ -16,7 +16,7 @@ import { parseAbilities } from '../../shared/domain/key/abilities.ts';
 import { generateToken, generateWebhookSecret, hashToken } from '../../shared/domain/key/token.ts';
 import { checkWebhookUrl } from '../../shared/domain/key/webhook-url.ts';
 import { DEFAULT_EVENTS, parseEventTypes } from '../../shared/domain/webhook/event-subscription.ts';
-import type { OrderEventType } from '../../shared/domain/order/events.ts';
+import type { EventType } from '../../shared/domain/event/event.ts';
 import { config } from '../../shared/config.ts';
 import { webhookCommands } from './webhook-commands.ts';
 import { orderCommands } from './order-commands.ts';
@@ -41,7 +41,10 @@ function webhookUrlOrNull(raw: string | undefined): string | null {
   return checked.url;
 }
 
-function eventsArg(raw: string): OrderEventType[] {
+/** `--exclude-own true|false`: the key's webhook skips the events the key itself caused. */
+const ExcludeOwn = v.optional(v.union([v.boolean(), v.pipe(v.picklist(['true', 'false'], 'must be true or false'), v.transform((s) => s === 'true'))]));
+
+function eventsArg(raw: string): EventType[] {
   try {
     return parseEventTypes(raw);
   } catch (err) {
@@ -68,7 +71,7 @@ export const commands: Record<string, AdminCommand> = {
 
   'keys create': async (args) => {
     const a = parse(
-      v.strictObject({ store: StoreIdArg, name: Name, abilities: v.string(), webhook_url: v.optional(v.string()), events: v.optional(v.string()) }),
+      v.strictObject({ store: StoreIdArg, name: Name, abilities: v.string(), webhook_url: v.optional(v.string()), events: v.optional(v.string()), exclude_own: ExcludeOwn }),
       args,
     );
     let abilities;
@@ -91,6 +94,7 @@ export const commands: Record<string, AdminCommand> = {
       abilities,
       webhookUrl,
       events,
+      excludeOwn: a.exclude_own ?? false,
       tokenHash: hashToken(token),
       webhookSecret: await encryptWebhookSecret(webhookSecret),
       now: new Date().toISOString(),
@@ -119,13 +123,16 @@ export const commands: Record<string, AdminCommand> = {
     return { ...publicKey(rotated), token };
   },
 
-  /** `--url` and/or `--events`; what is not given stays as it is. */
+  /** `--url`, `--events` and/or `--exclude-own`; what is not given stays as it is. */
   'keys set-webhook': async (args) => {
-    const a = parse(v.strictObject({ id: KeyId, url: v.optional(v.string()), events: v.optional(v.string()) }), args);
-    if (a.url === undefined && a.events === undefined) throw new DomainError('validation_failed', 'give --url (\'\' removes it) and/or --events', 'url');
+    const a = parse(v.strictObject({ id: KeyId, url: v.optional(v.string()), events: v.optional(v.string()), exclude_own: ExcludeOwn }), args);
+    if (a.url === undefined && a.events === undefined && a.exclude_own === undefined) {
+      throw new DomainError('validation_failed', "give --url ('' removes it), --events and/or --exclude-own", 'url');
+    }
     const changes = {
       ...(a.url !== undefined ? { webhook_url: webhookUrlOrNull(a.url) } : {}),
       ...(a.events !== undefined ? { events: eventsArg(a.events) } : {}),
+      ...(a.exclude_own !== undefined ? { exclude_own: a.exclude_own } : {}),
     };
     await requireKey(a.id);
     return publicKey(await updateKeyWebhook(a.id, changes));

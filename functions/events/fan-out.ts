@@ -4,12 +4,19 @@ import type { OutboxRecord } from '../../shared/db/outbox-stream.ts';
 import { eventBody, type Delivery } from '../../shared/domain/webhook/delivery.ts';
 import { sendDeliveryMessage } from '../../shared/queue/sqs.ts';
 import { log } from '../../shared/log.ts';
+import { assignSequence } from '../../shared/db/event-log.repo.ts';
+import { canSee, causedBy, eventView, type EventPayload } from '../../shared/domain/event/event.ts';
 
-/** Keys that receive webhooks (docs/contract.md#webhooks): active, holding `orders:read`, with a URL. */
-export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.abilities.includes('orders:read') && k.webhook_url !== null;
+/** Keys that receive webhooks (docs/webhooks.md): active, with a URL. */
+export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.webhook_url !== null;
 
-/** ...and of those, the ones that chose this event (`--events`, default all). */
-const subscribesTo = (eventType: string) => (k: KeyRecord) => (k.events as readonly string[]).includes(eventType);
+/**
+ * ...and of those, the ones that may read this event's family (`orders:read`, `catalog:read`,
+ * `content:read`), chose its type (`--events`, default the order events) and, with
+ * `--exclude-own`, did not cause it themselves.
+ */
+const wants = (event: Extract<OutboxRecord, { kind: 'event' }>) => (k: KeyRecord) =>
+  canSee(k.abilities, event.event_type) && (k.events as readonly string[]).includes(event.event_type) && !(k.exclude_own && causedBy(event.origin, k.id));
 
 /**
  * Queue the message of `delivery`'s current round unless a replay already did. SQS standard
@@ -24,12 +31,18 @@ async function queueOnce(delivery: Delivery): Promise<boolean> {
   return true;
 }
 
+/**
+ * The event is numbered first (assignSequence: idempotent, so a replayed stream record keeps its
+ * number), then fanned out with that number in every body: a receiver that sees 41 then 43 knows
+ * 42 is missing and can fetch it from `GET /events`.
+ */
 async function fanOutEvent(event: Extract<OutboxRecord, { kind: 'event' }>, now: string): Promise<number> {
-  const targets = (await listKeysOfStore(event.store_id, false)).filter(receivesWebhooks).filter(subscribesTo(event.event_type));
-  // The event's own body, laid out once: every key and every retry sends the same bytes.
-  const body = eventBody(event.payload);
+  const sequence = await assignSequence(event.store_id, event.event_id);
+  const targets = (await listKeysOfStore(event.store_id, false)).filter(receivesWebhooks).filter(wants(event));
   const queued = await Promise.all(
     targets.map(async (key) => {
+      // Laid out once per key (only the owner of a product sees its external id): every retry sends the same bytes.
+      const body = eventBody({ ...eventView({ ...event, sequence, payload: event.payload as unknown as EventPayload }, key.id) });
       const fresh: Delivery = {
         key_id: key.id,
         event_id: event.event_id,

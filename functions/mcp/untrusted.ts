@@ -29,6 +29,8 @@ export const UNTRUSTED_FIELDS: Record<ResponseBody, readonly string[]> = {
   OrderDocument: under('data.', ORDER),
   PageList: under('data[].', PAGE),
   PageDocument: under('data.', PAGE),
+  // An event's data is the document of its family (product, category, tag, order or page).
+  EventList: under('data[].data.', [...new Set([...MAPPED_PRODUCT, ...ORDER, ...PAGE, 'value'])]),
 };
 
 type Json = unknown;

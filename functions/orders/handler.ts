@@ -1,8 +1,12 @@
 import { createHttpHandler, type GroupOperations } from '../../shared/http/http-handler.ts';
 import { listOrders } from './routes/list-orders.ts';
 import { setOrderStatus } from './routes/set-order-status.ts';
+import { listEvents } from './routes/list-events.ts';
 
-/** Orders: GET /orders (orders:read), POST /orders/{reference}/status (orders:write-status). */
-export const operations = { listOrders, setOrderStatus } satisfies GroupOperations<'orders'>;
+/**
+ * Orders: GET /orders (orders:read), POST /orders/{reference}/status (orders:write-status); and the
+ * store's event log, GET /events (any read ability), whose first family the order events were.
+ */
+export const operations = { listOrders, setOrderStatus, listEvents } satisfies GroupOperations<'orders'>;
 
 export const handler = createHttpHandler('orders', operations);

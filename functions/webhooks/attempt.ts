@@ -51,7 +51,7 @@ export async function processMessage(m: ReceivedMessage): Promise<MessageOutcome
     return waitOnQueue(m, message, dueInMs / 1000, delivery.next_attempt_at);
   }
 
-  const refusal = whyNotDeliverable(key);
+  const refusal = whyNotDeliverable(key, delivery.event_type);
   if (refusal !== null || !key?.webhook_url) {
     await updateDelivery(keyId, eventId, round, { state: 'failed', attempted: false, last_error: refusal, next_attempt_at: null, now: new Date().toISOString() });
     log('warn', 'webhook not deliverable', { event_id: eventId, reason: refusal });

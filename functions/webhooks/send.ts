@@ -4,14 +4,20 @@ import { signingSecrets, type Delivery } from '../../shared/domain/webhook/deliv
 import { signedHeaders } from '../../shared/domain/webhook/signature.ts';
 import { decryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
 import { postWebhook, type PostResult } from './post.ts';
+import { abilityFor } from '../../shared/domain/event/event.ts';
+
+const READS = ['orders:read', 'catalog:read', 'content:read'] as const;
 
 export type DeliverableKey = KeyRecord & { webhook_url: string };
 
-/** Why a key can receive no delivery (null: it can). */
-export function whyNotDeliverable(key: KeyRecord | undefined): string | null {
+/** Why a key can receive no delivery (of an event of `eventType`; without it, of any event) (null: it can). */
+export function whyNotDeliverable(key: KeyRecord | undefined, eventType?: string): string | null {
   if (!key) return 'key no longer exists';
   if (key.status !== 'active') return 'key is revoked';
-  if (!key.abilities.includes('orders:read')) return 'key does not hold orders:read';
+  // The read ability of the event's family (it may have been taken away since the fan-out).
+  const needed = eventType === undefined ? undefined : abilityFor(eventType);
+  if (needed !== undefined && !key.abilities.includes(needed)) return `key does not hold ${needed}`;
+  if (needed === undefined && !READS.some((a) => key.abilities.includes(a))) return 'key holds no read ability';
   if (!key.webhook_url) return 'key has no webhook URL';
   return null;
 }
@@ -24,7 +30,18 @@ export async function sendAttempt(key: DeliverableKey, delivery: Delivery, nowMs
   const cfg = config();
   const secrets = await Promise.all(signingSecrets(key, new Date(nowMs)).map(decryptWebhookSecret));
   const headers = signedHeaders(secrets, delivery.event_id, Math.floor(nowMs / 1000), delivery.body);
-  return postWebhook(key.webhook_url, { ...headers }, delivery.body, { allowLoopback: cfg.allowPrivateWebhooks, timeoutMs: cfg.webhookResponseTimeoutMs });
+  const sequence = sequenceInBody(delivery.body);
+  return postWebhook(key.webhook_url, { ...headers, ...(sequence === undefined ? {} : { 'webhook-sequence': String(sequence) }) }, delivery.body, { allowLoopback: cfg.allowPrivateWebhooks, timeoutMs: cfg.webhookResponseTimeoutMs });
+}
+
+/** The event's number in its store's log, which the body carries (deliveries made before numbering have none). */
+function sequenceInBody(body: string): number | undefined {
+  try {
+    const parsed = JSON.parse(body) as { sequence?: unknown };
+    return typeof parsed.sequence === 'number' ? parsed.sequence : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export const isSuccess = (r: PostResult) => r.status !== null && r.status >= 200 && r.status < 300;

@@ -2,6 +2,7 @@ import { insertOrder, listOrdersAfter, listOrdersUpdatedSince, readOrderByRefere
 import { commitOrderChange } from '../db/order-change.repo.ts';
 import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderStatus } from '../domain/order/order.ts';
 import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '../domain/order/rules.ts';
+import { keyOrigin } from '../domain/event/event.ts';
 import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '../domain/order/events.ts';
 import { DomainError, notFound } from '../domain/errors.ts';
 import { nextUpdatedAt } from '../domain/clock.ts';
@@ -39,7 +40,7 @@ export function changeOrderStatus(caller: Caller, reference: string, status: Ord
       const next = withStatus(order, status, now);
       const document = { data: toOrderResource(next) };
       const prepared = session.prepare({ body: document });
-      const commit = await commitOrderChange(order, next, buildStatusChangedEvent(next, order.status, now), [prepared.write]);
+      const commit = await commitOrderChange(order, next, buildStatusChangedEvent(next, order.status, now, undefined, keyOrigin(caller.keyId)), [prepared.write]);
       if (commit.kind === 'committed') {
         session.committed(prepared);
         return done(document);

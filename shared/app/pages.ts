@@ -5,6 +5,8 @@ import { decide, newPage, savedPage, withStatus, type PageAction, type PageConte
 import { DomainError, notFound } from '../domain/errors.ts';
 import { done, retryOnStale, stale } from '../domain/retry.ts';
 import type { Caller } from '../domain/principal.ts';
+import { buildEvent, keyOrigin } from '../domain/event/event.ts';
+import { eventPut } from '../db/event-item.ts';
 import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit.ts';
 
 export type PageDocument = { data: PageResource };
@@ -80,7 +82,9 @@ export async function changePageStatus(caller: Caller, xid: string, action: Page
       const next = withStatus(page, decision.to);
       const document = { data: toPageResource(next) };
       const prepared = session?.prepare({ body: document });
-      const result = await commitPageChange(page, next, prepared ? [prepared.write] : []);
+      const type = action === 'publish' ? 'page.published' : 'page.unpublished';
+      const event = eventPut(buildEvent(type, caller.storeId, { page: document.data }, next.updated_at, keyOrigin(caller.keyId)));
+      const result = await commitPageChange(page, next, [...(prepared ? [prepared.write] : []), event]);
       if (result.kind === 'committed') {
         if (prepared) session?.committed(prepared);
         return done(document);

@@ -7,6 +7,7 @@ import type { Product } from '../domain/product/product.ts';
 import { applyProductChange, needsNewOffer, newProductDraft, type ProductChange, type ProductPatch, type ProductWrite } from '../domain/product/product-write.ts';
 import { DomainError, notFound } from '../domain/errors.ts';
 import { nowIso } from '../domain/clock.ts';
+import { keyOrigin } from '../domain/event/event.ts';
 import type { Caller } from '../domain/principal.ts';
 
 /**
@@ -45,7 +46,7 @@ export async function putResolved(caller: Caller, externalId: string, write: Pro
       if (!ids) await source.finish();
     }
   }
-  const product = await applyToExisting(caller.storeId, id, change, known);
+  const product = await applyToExisting(caller, id, change, known);
   // The external-id map and its product are written in one transaction and never deleted.
   if (!product) throw new Error(`external id maps to missing product ${id}`);
   return product;
@@ -72,7 +73,7 @@ export async function patchResolved(caller: Caller, patch: ProductPatch, targets
   assertReferencesExist(targets, patch.category_external_ids, patch.tag_external_ids);
   const change: ProductChange = { ...patch };
   if (patch.category_external_ids !== undefined) change.category_ids = targets.categoryIds;
-  const product = await applyToExisting(caller.storeId, targets.productId, change, targets.product);
+  const product = await applyToExisting(caller, targets.productId, change, targets.product);
   if (!product) throw notFound('product');
   return product;
 }
@@ -81,12 +82,14 @@ export async function patchResolved(caller: Caller, patch: ProductPatch, targets
  * Applies a write to the latest state of product `id` (PUT and PATCH alike), starting from
  * `known` (the link's copy) when there is one; undefined if the product is gone.
  */
-function applyToExisting(storeId: string, id: number, change: ProductChange, known: Product | undefined): Promise<Product | undefined> {
+function applyToExisting(caller: Caller, id: number, change: ProductChange, known: Product | undefined): Promise<Product | undefined> {
+  const storeId = caller.storeId;
   return modifyProduct(
     storeId,
     id,
     async (current) => applyProductChange(current, change, nowIso(), needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined),
     known,
+    keyOrigin(caller.keyId),
   );
 }
 

@@ -5,7 +5,7 @@ import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll, type Item } from './helpers.ts';
 import type { Ability } from '../domain/key/abilities.ts';
-import type { OrderEventType } from '../domain/order/events.ts';
+import type { EventType } from '../domain/event/event.ts';
 import { storedEvents } from '../domain/webhook/event-subscription.ts';
 import { DomainError } from '../domain/errors.ts';
 import { nextInSequence } from './sequence.ts';
@@ -18,7 +18,9 @@ export interface ApiKey {
   status: 'active' | 'revoked';
   webhook_url: string | null;
   /** The events its webhook receives (default all order events). */
-  events: OrderEventType[];
+  events: EventType[];
+  /** Whether its webhook skips the events this key caused itself (`--exclude-own`). */
+  exclude_own: boolean;
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
@@ -41,6 +43,7 @@ function toKeyRecord(item: Item, lastUsedAt: string | null = null): KeyRecord {
     status: item.status,
     webhook_url: item.webhook_url ?? null,
     events: storedEvents(item.events),
+    exclude_own: item.exclude_own === true,
     created_at: item.created_at,
     revoked_at: item.revoked_at ?? null,
     last_used_at: lastUsedAt,
@@ -80,7 +83,8 @@ export async function createKey(input: {
   name: string;
   abilities: Ability[];
   webhookUrl: string | null;
-  events: OrderEventType[];
+  events: EventType[];
+  excludeOwn?: boolean;
   tokenHash: string;
   webhookSecret: string;
   now: string;
@@ -94,6 +98,7 @@ export async function createKey(input: {
     status: 'active',
     webhook_url: input.webhookUrl,
     events: input.events,
+    exclude_own: input.excludeOwn ?? false,
     created_at: input.now,
     revoked_at: null,
     last_used_at: null,
@@ -251,7 +256,7 @@ export async function rotateKeyToken(keyId: number, newTokenHash: string, curren
  */
 export async function updateKeyWebhook(
   keyId: number,
-  changes: { webhook_url?: string | null; events?: OrderEventType[]; webhook_secret?: string; previous_webhook_secret?: string | null; previous_webhook_secret_expires_at?: string | null },
+  changes: { webhook_url?: string | null; events?: EventType[]; exclude_own?: boolean; webhook_secret?: string; previous_webhook_secret?: string | null; previous_webhook_secret_expires_at?: string | null },
   expectedSecret?: string,
 ): Promise<KeyRecord> {
   const names: Record<string, string> = {};

@@ -23,7 +23,8 @@
  *  pages of one type, ascending cursor .. gsi1: STORE#{s}#PAGES#{page|blog} / PAGE#{id:012}
  *  page slug uniqueness ................. STORE#{s}            / SLUG#{slug}   (→ id)
  *  idempotency record (24 h TTL) ........ KEY#{k}              / IDEMPOTENCY#{method} {path}#{idempotency-key}   (written once, finished, in the change's transaction)
- *  outbox event (stream → webhooks) ..... STORE#{s}            / EVENT#{event id}   (type = outbox, TTL 7 d)
+ *  outbox event (stream → webhooks) ..... STORE#{s}            / EVENT#{event id}   (type = outbox, TTL 30 d; `sequence` once numbered)
+ *  event log entry (GET /events) ........ STORE#{s}            / LOG#{sequence, 12 digits}   (type = event_log, TTL 30 d)
  *  webhook delivery log (30 d TTL) ...... KEY#{k}              / DELIVERY#{event id}
  *  webhook endpoint state (parking) ..... KEY#{k}              / WEBHOOK_ENDPOINT
  *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)
@@ -39,7 +40,7 @@ const namePendingPartition = (storeId: string) => `STORE#${storeId}#NAMEPENDING`
 
 export const keys = {
   store: (storeId: string): Key => ({ pk: `STORE#${storeId}`, sk: 'STORE' }),
-  sequence: (storeId: string, name: 'product' | 'order' | 'page' | 'category' | 'tag'): Key => ({
+  sequence: (storeId: string, name: 'product' | 'order' | 'page' | 'category' | 'tag' | 'event'): Key => ({
     pk: `STORE#${storeId}`,
     sk: `SEQ#${name}`,
   }),
@@ -91,6 +92,9 @@ export const keys = {
     sk: `IDEMPOTENCY#${method} ${path}#${idempotencyKey}`,
   }),
   outboxEvent: (storeId: string, eventId: string): Key => ({ pk: `STORE#${storeId}`, sk: `EVENT#${eventId}` }),
+  /** The numbered copy of an event (`GET /events` reads these in sequence order). */
+  eventLog: (storeId: string, sequence: number): Key => ({ pk: `STORE#${storeId}`, sk: `LOG#${pad(sequence)}` }),
+  eventLogEnd: 'LOG#~',
   delivery: (keyId: number, eventId: string): Key => ({ pk: `KEY#${keyId}`, sk: `DELIVERY#${eventId}` }),
   deliveryPrefix: 'DELIVERY#',
   /** Whether the key's webhook URL is attempted or parked (docs/webhooks.md, "Parked endpoints"). */

@@ -1,3 +1,4 @@
+import { eventPut } from './event-item.ts';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
@@ -42,9 +43,7 @@ export function orderItem(o: Order): Item {
 }
 
 /** An order event for the outbox (the table stream carries it to the webhooks), as one transaction action. */
-export function outboxPut(event: OrderEvent): TransactItem {
-  return { Put: { TableName: tableName(), Item: { ...keys.outboxEvent(event.store_id, event.event_id), type: ENTITY.outbox, ...event }, ConditionExpression: 'attribute_not_exists(pk)' } };
-}
+export const outboxPut = (event: OrderEvent): TransactItem => eventPut(event);
 
 /**
  * The reference item: the whole order (without the index keys, so it is not listed twice), so a

@@ -1,5 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { Origin } from '../domain/event/event.ts';
 
 /**
  * Outbox items as the table stream delivers them (NewImage), mapped to what the fan-out needs.
@@ -15,6 +16,10 @@ export type OutboxRecord =
       store_id: string;
       created_at: string;
       payload: Record<string, unknown>;
+      /** Absent on events written before provenance was recorded. */
+      origin: Origin | null;
+      owner_key_id: number | null;
+      external_id: string | null;
     }
   | { kind: 'redelivery'; event_id: string; key_id: number; round: number };
 
@@ -44,5 +49,8 @@ export function outboxRecordFromImage(image: Record<string, unknown>): OutboxRec
     store_id: item.store_id,
     created_at: item.created_at,
     payload: item.payload,
+    origin: item.origin ?? null,
+    owner_key_id: item.owner_key_id ?? null,
+    external_id: item.external_id ?? null,
   };
 }

@@ -3,6 +3,7 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { cancellationReasons, itemFromError, type Item, type TransactItem } from './helpers.ts';
 import { newLinkWrite, productItem } from './product-item.ts';
+import { productEventPut } from './event-item.ts';
 import { groupIndexWrites } from './product-index.repo.ts';
 import { productSequenceMove, recordGaps, reserveProductIds, type ProductSequence, type ReservedIds } from './product-sequence.ts';
 import type { Offer, Product } from '../domain/product/product.ts';
@@ -11,8 +12,8 @@ import { remainingMs } from '../domain/deadline.ts';
 
 export type NewProduct = Omit<Product, 'id' | 'offers'> & { offers: Omit<Offer, 'id'>[] };
 
-/** Products per insert transaction: at most 100 actions (the sequence, then per product: itself, its map, SKU link, pending name). */
-export const INSERT_GROUP_SIZE = 24;
+/** Products per insert transaction: at most 100 actions (the sequence, then per product: itself, its map, SKU link, pending name, its event). */
+export const INSERT_GROUP_SIZE = 19;
 
 /**
  * How one insert transaction ended. `external_id_taken`: a racing write created one of the
@@ -48,6 +49,8 @@ async function commitInsert(storeId: string, products: Product[], guard?: Produc
     ...links,
     ...products.map((p) => ({ Put: { TableName: tableName(), Item: productItem(p), ConditionExpression: 'attribute_not_exists(pk)' } })),
     ...groupIndexWrites(products),
+    // Last, so the cancellation reasons above keep their positions.
+    ...products.map((p) => productEventPut('product.created', p)),
   ];
   try {
     await db().send(new TransactWriteCommand({ TransactItems: items, ...(token ? { ClientRequestToken: token } : {}) }));

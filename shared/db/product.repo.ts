@@ -3,13 +3,15 @@ import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { batchGet, cancellationReasons, isConditionalCheckFailed, itemKey, type Item, type TransactItem } from './helpers.ts';
+import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from './helpers.ts';
 import type { Key } from './keys.ts';
 import type { Product } from '../domain/product/product.ts';
 import { indexWrites } from './product-index.repo.ts';
 import { linkCopyWrite, readLink, toProduct } from './product-item.ts';
 import { idsAtPositions, productCount, productSequenceKey, readProductSequence, sequenceOf, type ProductSequence } from './product-sequence.ts';
 import { ProductIds, type NewProduct } from './product-batch.repo.ts';
+import { productEventPut } from './event-item.ts';
+import type { Origin } from '../domain/event/event.ts';
 
 /**
  * Products have dense ids 1..n per store (the id sequence moves in the same transaction that
@@ -144,6 +146,7 @@ export async function modifyProduct(
   id: number,
   change: (current: Product) => Product | null | Promise<Product | null>,
   known?: Product,
+  origin?: Origin,
 ): Promise<Product | undefined> {
   // Every round commits at least one contender, so N racing writers need at most ~N rounds each.
   return retryOnStale<Product | undefined, Product | undefined>({
@@ -185,15 +188,12 @@ export async function modifyProduct(
       ];
       const copy = linkCopyWrite(next);
       if (copy) items.push(copy);
+      // The change and its event commit together; a change to nothing (above) raises none.
+      items.push(productEventPut('product.updated', next, origin));
       try {
-        // A store-admin product (no link copy) whose change touches no index is a single
-        // conditional UpdateItem: half the write units of a one-item transaction, same guarantee.
-        const only = items.length === 1 ? items[0]?.Update : undefined;
-        if (only) await db().send(new UpdateCommand(only));
-        else await db().send(new TransactWriteCommand({ TransactItems: items }));
+        await db().send(new TransactWriteCommand({ TransactItems: items }));
         return done(next);
       } catch (err) {
-        if (isConditionalCheckFailed(err)) return stale();
         const reasons = cancellationReasons(err);
         if (!reasons || reasons.some((r) => r.Code !== undefined && !RETRYABLE_REASONS.has(r.Code))) throw err;
         // Someone changed the product (or an index item) first: back off a little, re-read, re-apply.

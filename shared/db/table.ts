@@ -48,6 +48,7 @@ export const ENTITY = {
   slug: 'slug',
   idempotency: 'idempotency',
   outbox: 'outbox',
+  eventLog: 'event_log',
   delivery: 'delivery',
   webhookEndpoint: 'webhook_endpoint',
 } as const;

@@ -1,10 +1,12 @@
 import { nextUpdatedAt } from '../domain/clock.ts';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { nextInSequence } from './sequence.ts';
-import { batchGet, isConditionalCheckFailed, itemFromError, itemKey, type Item } from './helpers.ts';
+import { batchGet, cancellationReasons, itemKey, type Item } from './helpers.ts';
+import { eventPut } from './event-item.ts';
+import { buildEvent, keyOrigin } from '../domain/event/event.ts';
 
 /** Categories and tags: named by the calling key's external ids, numbered per store. */
 export type TaxonomyKind = 'category' | 'tag';
@@ -34,54 +36,45 @@ function toRecord(kind: TaxonomyKind, item: Item) {
 }
 
 /**
- * Create or rename. A rename is one conditional UpdateItem; a create takes an id from the store's
- * sequence and a conditional Put (a racing create of the same external id falls back to rename).
- * `updated_at` moves only when the text changes.
+ * Create or rename, with its `category.upserted` / `tag.upserted` event in the same transaction.
+ * The item is read first (the event carries the whole record, and a transaction returns no new
+ * values), then written guarded on what was read: a racing writer makes this one read again,
+ * and the same text again writes nothing and raises nothing. `updated_at` moves only when the
+ * text changes, and never back (nextUpdatedAt).
  */
 async function upsert(kind: TaxonomyKind, storeId: string, keyId: number, externalId: string, text: string, now: string): Promise<Item> {
   const Key = keyOf(kind, keyId, externalId);
   for (let attempt = 0; attempt < 5; attempt++) {
+    const existing = (await db().send(new GetCommand({ TableName: tableName(), Key, ConsistentRead: true }))).Item;
+    if (existing && existing[field[kind]] === text) return existing;
+    const item: Item = existing
+      ? { ...existing, [field[kind]]: text, updated_at: nextUpdatedAt(existing.updated_at as string, Date.parse(now)) }
+      : {
+          ...Key,
+          type: ENTITY[kind],
+          id: await nextInSequence(keys.sequence(storeId, kind)),
+          store_id: storeId,
+          key_id: keyId,
+          external_id: externalId,
+          [field[kind]]: text,
+          created_at: now,
+          updated_at: now,
+        };
+    const guard = existing
+      ? { ConditionExpression: 'updated_at = :previous', ExpressionAttributeValues: { ':previous': existing.updated_at } }
+      : { ConditionExpression: 'attribute_not_exists(pk)' };
+    const { external_id: _own, ...record } = toRecord(kind, item);
+    const event = buildEvent(`${kind}.upserted`, storeId, { [kind]: record }, item.updated_at as string, keyOrigin(keyId));
     try {
-      const out = await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key,
-          UpdateExpression: 'SET #f = :text, updated_at = :now',
-          // updated_at never moves back, even when this Lambda's clock is behind the last writer's.
-          ConditionExpression: 'attribute_exists(pk) AND #f <> :text AND updated_at < :now',
-          ExpressionAttributeNames: { '#f': field[kind] },
-          ExpressionAttributeValues: { ':text': text, ':now': now },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      await db().send(
+        new TransactWriteCommand({
+          TransactItems: [{ Put: { TableName: tableName(), Item: item, ...guard } }, eventPut({ ...event, owner_key_id: keyId, external_id: externalId })],
         }),
       );
-      return out.Attributes as Item;
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-      const existing = itemFromError(err.Item);
-      if (existing && existing[field[kind]] === text) return existing; // same text: nothing to change
-      if (existing) {
-        now = nextUpdatedAt(existing.updated_at as string, Date.parse(now));
-        continue;
-      }
-    }
-    const id = await nextInSequence(keys.sequence(storeId, kind));
-    const item = {
-      ...Key,
-      type: ENTITY[kind],
-      id,
-      store_id: storeId,
-      key_id: keyId,
-      external_id: externalId,
-      [field[kind]]: text,
-      created_at: now,
-      updated_at: now,
-    };
-    try {
-      await db().send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
       return item;
     } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
+      // Another write got there first: read again (a same-text winner makes this a no-op).
+      if (!cancellationReasons(err)) throw err;
     }
   }
   throw new Error(`could not upsert ${kind} ${externalId}`);

@@ -17,12 +17,16 @@ export interface ApiRoute {
   path: string;
   /** null: any valid key may call it (the MCP endpoint checks each tool's ability itself). */
   ability: Ability | null;
+  /** With `ability: null`: the key must hold at least one of these (what it then sees depends on which). */
+  anyOf?: readonly Ability[];
 }
 
 export const API_ROUTES = [
   { group: 'products', operation: 'listProducts', method: 'GET', path: '/products', ability: 'catalog:read' },
   { group: 'products', operation: 'getProduct', method: 'GET', path: '/products/{id}', ability: 'catalog:read' },
   { group: 'orders', operation: 'listOrders', method: 'GET', path: '/orders', ability: 'orders:read' },
+  // The store's event log: any of the three read abilities; each key sees only the families it can read.
+  { group: 'orders', operation: 'listEvents', method: 'GET', path: '/events', ability: null, anyOf: ['orders:read', 'catalog:read', 'content:read'] },
   { group: 'orders', operation: 'setOrderStatus', method: 'POST', path: '/orders/{reference}/status', ability: 'orders:write-status' },
   { group: 'catalog', operation: 'getCatalogProduct', method: 'GET', path: '/catalog/products/{external_id}', ability: 'catalog:read' },
   { group: 'catalog', operation: 'upsertProduct', method: 'PUT', path: '/catalog/products/{external_id}', ability: 'catalog:write' },

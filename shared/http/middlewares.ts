@@ -113,6 +113,9 @@ export function authorizedKey(): Middleware {
       if (route?.ability && !principal.abilities.includes(route.ability)) {
         throw new DomainError('forbidden', `This key lacks the ability ${route.ability}.`);
       }
+      if (route?.anyOf && !route.anyOf.some((a) => principal.abilities.includes(a))) {
+        throw new DomainError('forbidden', `This key holds none of the abilities ${route.anyOf.join(', ')}.`);
+      }
     },
   };
 }

@@ -50,8 +50,15 @@ describe('webhooks: outbox event → signed delivery', () => {
     expect(Number(request?.headers['webhook-timestamp'])).toBeLessThanOrEqual(Math.ceil((request?.headers ? request.at : 0) / 1000));
     expect(request?.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
     // What a receiver does: verify over the raw body, then parse.
-    expect(verify(key.webhook_secret, request!)).toEqual(payload);
-    expect(JSON.parse(request!.body)).toEqual({
+    const sent = JSON.parse(request!.body);
+    expect(verify(key.webhook_secret, request!)).toEqual({ id: eventId, sequence: sent.sequence, origin: null, ...payload });
+    // Numbered in the store's log before the fan-out, and the header says the same.
+    expect(sent.sequence).toBeGreaterThanOrEqual(1);
+    expect(request?.headers['webhook-sequence']).toBe(String(sent.sequence));
+    expect(sent).toEqual({
+      id: eventId,
+      sequence: sent.sequence,
+      origin: null,
       type: 'order.status_changed',
       timestamp: payload.timestamp,
       data: { order, previous_status: 'processing', status: 'shipped' },

@@ -79,9 +79,10 @@ describe('order.status_changed event', () => {
     expect(event).toEqual({
       event_id: expect.stringMatching(/^evt_[0-9a-f]{32}$/),
       event_type: 'order.status_changed',
+      origin: { kind: 'admin' },
       store_id: 'shop',
       created_at: '2026-03-04T05:06:07.089Z',
-      ttl: Math.floor(Date.parse('2026-03-04T05:06:07.089Z') / 1000) + 7 * 24 * 3600,
+      ttl: Math.floor(Date.parse('2026-03-04T05:06:07.089Z') / 1000) + 30 * 24 * 3600,
       payload: {
         type: 'order.status_changed',
         timestamp: '2026-03-04T05:06:07.089Z',
@@ -103,6 +104,7 @@ describe('order.created and order.paid events', () => {
     const event = buildCreatedEvent(placed);
     expect(event).toMatchObject({
       event_type: 'order.created',
+      origin: { kind: 'storefront' },
       store_id: 'shop',
       created_at: placed.created_at,
       payload: { type: 'order.created', timestamp: placed.created_at },
@@ -116,8 +118,9 @@ describe('order.created and order.paid events', () => {
     const event = buildPaidEvent(paid, 'pending');
     expect(event).toMatchObject({
       event_type: 'order.paid',
+      origin: { kind: 'storefront' },
       created_at: '2026-03-04T05:06:07.089Z',
-      ttl: Math.floor(Date.parse('2026-03-04T05:06:07.089Z') / 1000) + 7 * 24 * 3600,
+      ttl: Math.floor(Date.parse('2026-03-04T05:06:07.089Z') / 1000) + 30 * 24 * 3600,
       payload: { type: 'order.paid', timestamp: '2026-03-04T05:06:07.089Z', data: { previous_status: 'pending', status: 'paid' } },
     });
     expect(event.payload.data.order).toMatchObject({ status: 'paid', paid_total: 100 });

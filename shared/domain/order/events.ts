@@ -1,5 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { toOrderResource, type Order, type OrderStatus } from './order.ts';
+import { buildEvent, EVENT_RETENTION_SECONDS, newEventId, ORDER_EVENT_TYPES, STOREFRONT_ORIGIN, type Origin, type StoreEvent } from '../event/event.ts';
+
+export { newEventId, ORDER_EVENT_TYPES };
 
 /**
  * Order outbox events: one per change of an order, written in the same transaction as the change
@@ -11,12 +13,10 @@ export const ORDER_CREATED = 'order.created';
 export const ORDER_PAID = 'order.paid';
 export const ORDER_STATUS_CHANGED = 'order.status_changed';
 
-/** Every event a key can subscribe to (`keys create|set-webhook --events`), in the order docs list them. */
-export const ORDER_EVENT_TYPES = [ORDER_CREATED, ORDER_PAID, ORDER_STATUS_CHANGED] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
-/** Outbox events outlive every webhook retry schedule (24 h) with room to spare. */
-export const OUTBOX_EVENT_TTL_SECONDS = 7 * 24 * 60 * 60;
+/** Outbox events are the store's event log: kept 30 days, past every webhook retry schedule (24 h). */
+export const OUTBOX_EVENT_TTL_SECONDS = EVENT_RETENTION_SECONDS;
 
 export type OrderResource = ReturnType<typeof toOrderResource>;
 
@@ -30,45 +30,36 @@ export interface OrderEventPayload {
   data: OrderEventData;
 }
 
-export interface OrderEvent {
-  event_id: string;
+export interface OrderEvent extends StoreEvent {
   event_type: OrderEventType;
-  store_id: string;
-  created_at: string;
-  /** Epoch seconds. */
-  ttl: number;
   payload: OrderEventPayload;
 }
 
-export const newEventId = () => `evt_${randomUUID().replace(/-/g, '')}`;
-
-function buildOrderEvent(type: OrderEventType, order: Order, data: OrderEventData, at: Date, eventId: string): OrderEvent {
-  const createdAt = at.toISOString();
-  return {
-    event_id: eventId,
-    event_type: type,
-    store_id: order.store_id,
-    created_at: createdAt,
-    ttl: Math.floor(at.getTime() / 1000) + OUTBOX_EVENT_TTL_SECONDS,
-    payload: { type, timestamp: createdAt, data },
-  };
+function buildOrderEvent(type: OrderEventType, order: Order, data: OrderEventData, at: Date, eventId: string, origin: Origin): OrderEvent {
+  return buildEvent(type, order.store_id, data, at, origin, eventId) as OrderEvent;
 }
 
 const asDate = (now: Date | string) => (typeof now === 'string' ? new Date(now) : now);
 
 /** `order` is the order after the change; `now` is the moment of the change (its updated_at). */
-export function buildStatusChangedEvent(order: Order, previousStatus: OrderStatus, now: Date | string = new Date(), eventId: string = newEventId()): OrderEvent {
+export function buildStatusChangedEvent(
+  order: Order,
+  previousStatus: OrderStatus,
+  now: Date | string = new Date(),
+  eventId: string = newEventId(),
+  origin: Origin = { kind: 'admin' },
+): OrderEvent {
   const data = { order: toOrderResource(order), previous_status: previousStatus, status: order.status };
-  return buildOrderEvent(ORDER_STATUS_CHANGED, order, data, asDate(now), eventId);
+  return buildOrderEvent(ORDER_STATUS_CHANGED, order, data, asDate(now), eventId, origin);
 }
 
 /** The payment side confirmed the payment: `order` is paid, `previousStatus` what it was before. */
 export function buildPaidEvent(order: Order, previousStatus: OrderStatus, eventId: string = newEventId()): OrderEvent {
   const data = { order: toOrderResource(order), previous_status: previousStatus, status: order.status };
-  return buildOrderEvent(ORDER_PAID, order, data, new Date(order.updated_at), eventId);
+  return buildOrderEvent(ORDER_PAID, order, data, new Date(order.updated_at), eventId, STOREFRONT_ORIGIN);
 }
 
 /** The storefront placed `order` (pending, or already paid); the moment is its created_at. */
 export function buildCreatedEvent(order: Order, eventId: string = newEventId()): OrderEvent {
-  return buildOrderEvent(ORDER_CREATED, order, { order: toOrderResource(order) }, new Date(order.created_at), eventId);
+  return buildOrderEvent(ORDER_CREATED, order, { order: toOrderResource(order) }, new Date(order.created_at), eventId, STOREFRONT_ORIGIN);
 }

@@ -98,7 +98,7 @@ export function signingSecrets(
 // Field order of the body a receiver sees (docs/contract.md#webhooks, docs/contract.md#orders). A DynamoDB map does not keep
 // its keys' order, so the body is laid out here once, when the delivery is created.
 const FIELD_ORDER: Record<string, readonly string[]> = {
-  '': ['type', 'timestamp', 'data'],
+  '': ['id', 'sequence', 'type', 'timestamp', 'origin', 'data'],
   data: ['order', 'previous_status', 'status'],
   'data.order': [
     'id', 'reference', 'status', 'currency_code', 'customer', 'items', 'subtotal', 'shipping_total',

@@ -68,13 +68,16 @@ function inlineNamedBodies(): Record<string, JsonSchema> {
 }
 
 function operationObject(route: ApiRoute, doc: OperationDoc) {
-  const ability = route.ability === null ? 'Any valid key (each MCP tool checks the ability of the operation it stands for).' : `Requires the \`${route.ability}\` ability.`;
+  const ability = route.anyOf
+    ? `Requires any of ${route.anyOf.map((a) => `\`${a}\``).join(', ')}.`
+    : route.ability === null
+      ? 'Any valid key (each MCP tool checks the ability of the operation it stands for).' : `Requires the \`${route.ability}\` ability.`;
   return {
     operationId: route.operation,
     summary: doc.summary,
     description: `${doc.description}\n\n${ability}`,
     tags: [route.group],
-    'x-required-ability': route.ability,
+    'x-required-ability': route.anyOf ?? route.ability,
     parameters: parametersOf(route, doc),
     ...(doc.body ? { requestBody: requestBodyOf(route, doc) } : {}),
     responses: { ...successResponses(route, doc), ...rawBodyResponses(doc), ...errorResponses(errorCodesOf(route, doc)) },

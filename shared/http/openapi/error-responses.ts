@@ -14,7 +14,7 @@ const IDEMPOTENCY_CODES: ErrorCode[] = ['idempotency_key_required', 'idempotency
 /** Every code an operation can answer, the shared ones derived from what the operation takes. */
 export function errorCodesOf(route: ApiRoute, doc: OperationDoc): ErrorCode[] {
   const codes = new Set<ErrorCode>(['unauthenticated', 'rate_limited', 'internal_error', 'service_unavailable']);
-  if (route.ability !== null) codes.add('forbidden');
+  if (route.ability !== null || route.anyOf) codes.add('forbidden');
   const hasPathParameters = route.path.includes('{');
   if (hasPathParameters) codes.add('not_found');
   if (doc.body) codes.add('payload_too_large');

@@ -74,6 +74,7 @@ function examples() {
     upsertProducts: { data: [{ external_id: second.external_id, status: 200, data: mapped, error: null }] },
     upsertCategory: { data: { id: 1, external_id: categoryId, name: categoryName, created_at: AT, updated_at: AT } },
     upsertTag: { data: { id: 1, external_id: tagId, value: tagValue, created_at: AT, updated_at: AT } },
+    listEvents: { data: [], next_cursor: null },
     listOrders: { data: orderList.slice(0, 2).map(toOrderResource), next_cursor: 2 },
     setOrderStatus: { data: shipped },
     listPages: { data: pageList, next_cursor: null },

@@ -5,6 +5,7 @@
  * Exhaustive over `Operation`: a route added to the table does not compile until it is described.
  * (This module reads the endpoints' own schemas, as the MCP tool table does.)
  */
+import { ListEventsQuery } from '../../../functions/orders/routes/list-events.ts';
 import * as v from 'valibot';
 import type { Operation } from '../api-routes.ts';
 import type { ErrorCode } from '../../domain/errors.ts';
@@ -65,6 +66,17 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     description: 'One product by its id in this store; a non-numeric id is a 404 like any unknown id.',
     query: IncludeQuery,
     response: 'ProductDocument',
+  },
+  listEvents: {
+    summary: 'List events (the store\'s numbered event log)',
+    description:
+      'The store\'s events after `cursor` (a `sequence`), ascending, 50 per page by default (1-100): those of the families this key can read ' +
+      '(`orders:read`, `catalog:read`, `content:read`), of `types` (comma list) if given, without the key\'s own changes with `exclude_own=true`. ' +
+      'Sequences have no holes: a webhook receiver that saw 41 then 43 fetches `cursor=41`. Events are kept 30 days; a cursor whose next event is gone is 410 `cursor_expired` (re-sync). ' +
+      'Follow `next_cursor` until it is null.',
+    query: ListEventsQuery,
+    response: 'EventList',
+    errors: ['cursor_expired'],
   },
   listOrders: {
     summary: 'List orders (sync)',

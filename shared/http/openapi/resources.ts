@@ -1,3 +1,4 @@
+import { EVENT_TYPES } from '../../domain/event/event.ts';
 /**
  * The response shapes of the API as valibot schemas: the one description the OpenAPI document
  * generates its response schemas from. The mappers keep their TypeScript types; the `Same` checks
@@ -148,6 +149,19 @@ export const RESPONSE_BODIES = {
   CategoryDocument: v.strictObject({ data: Category }),
   TagDocument: v.strictObject({ data: Tag }),
   OrderList: v.strictObject({ data: v.array(Order), next_cursor: nextCursor }),
+  EventList: v.strictObject({
+    data: v.array(
+      v.strictObject({
+        id: v.string(),
+        sequence: v.pipe(v.number(), v.integer(), v.minValue(1)),
+        type: v.picklist(EVENT_TYPES),
+        timestamp: v.string(),
+        origin: v.nullable(v.object({ kind: v.picklist(['key', 'admin', 'storefront']), key_id: v.optional(v.number()) })),
+        data: v.record(v.string(), v.unknown()),
+      }),
+    ),
+    next_cursor: nextCursor,
+  }),
   OrderDocument: v.strictObject({ data: Order }),
   PageList: v.strictObject({ data: v.array(Page), next_cursor: nextCursor }),
   PageDocument: v.strictObject({ data: Page }),

@@ -1,0 +1,30 @@
+import * as v from 'valibot';
+import { fromQuery, integerIn, parse } from '../../../shared/domain/validation.ts';
+import { validationFailed } from '../../../shared/domain/errors.ts';
+import { CURSOR } from '../../../shared/domain/pagination.ts';
+import type { RouteFn } from '../../../shared/http/http-handler.ts';
+import { listEvents as listStoreEvents } from '../../../shared/app/events.ts';
+import { EVENT_TYPES, isEventType } from '../../../shared/domain/event/event.ts';
+
+const KNOWN = ['cursor', 'limit', 'types', 'exclude_own'];
+
+export const ListEventsQuery = v.object({
+  cursor: v.optional(fromQuery(CURSOR)),
+  limit: v.optional(fromQuery(integerIn(1, 100)), '50'),
+  types: v.optional(v.string()),
+  exclude_own: v.optional(v.picklist(['true', 'false'], 'must be true or false'), 'false'),
+});
+
+/** GET /events: the store's event log after `cursor` (docs/webhooks.md, "How to never miss an event"). */
+export const listEvents: RouteFn = async ({ principal, query }) => {
+  const unknown = Object.keys(query).find((k) => !KNOWN.includes(k));
+  if (unknown) throw validationFailed(unknown, `${unknown} is not a known parameter (${KNOWN.join(', ')})`);
+  const q = parse(ListEventsQuery, query);
+  let types: string[] | undefined;
+  if (q.types !== undefined) {
+    types = q.types.split(',').map((t) => t.trim()).filter((t) => t !== '');
+    const bad = types.find((t) => !isEventType(t));
+    if (bad !== undefined || types.length === 0) throw validationFailed('types', `name event types from: ${EVENT_TYPES.join(', ')}`);
+  }
+  return { body: await listStoreEvents(principal, { cursor: q.cursor, limit: q.limit, types, excludeOwn: q.exclude_own === 'true' }) };
+};
