@@ -12,7 +12,9 @@ import { generateWebhookSecret } from '../../shared/domain/key/token.ts';
 import { pingWebhook } from '../webhooks/ping.ts';
 import { encryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
 import type { AdminCommand } from './commands.ts';
-import { KeyIdArg } from './args.ts';
+import { KeyIdArg, StoreIdArg } from './args.ts';
+import { requireStore } from '../../shared/app/stores.ts';
+import { readEventLog } from '../../shared/db/event-log.repo.ts';
 
 const KeyId = KeyIdArg;
 const EventId = v.pipe(v.string(), v.regex(/^evt_[A-Za-z0-9]{1,64}$/, 'must be an event id like evt_0123abcd...'));
@@ -49,6 +51,18 @@ export const webhookCommands: Record<string, AdminCommand> = {
     return {
       data: withUrl.map((k) => ({ key_id: k.id, name: k.name, webhook_url: k.webhook_url, key_status: k.status, endpoint: endpointView(endpoints.get(k.id)!) })),
     };
+  },
+
+  // The store's whole event log (every family, every origin) from sequence `after` + 1, for an
+  // operator checking what a receiver should have seen; `next_after` continues it.
+  'webhooks events': async (args) => {
+    const Count = (max: number) => v.pipe(v.union([v.number(), v.string()]), v.transform(Number), v.number(), v.integer('must be an integer'), v.minValue(0), v.maxValue(max));
+    const a = parse(v.strictObject({ store: StoreIdArg, after: v.optional(Count(Number.MAX_SAFE_INTEGER), 0), limit: v.optional(v.pipe(Count(100), v.minValue(1)), 50) }), args);
+    await requireStore(a.store);
+    const page = await readEventLog(a.store, a.after, a.limit, Math.floor(Date.now() / 1000));
+    if (page.expired) throw new DomainError('cursor_expired', `events after ${a.after} are past the 30-day retention; start from --after 0`, 'after');
+    const data = page.events.map((e) => ({ id: e.event_id, sequence: e.sequence, type: e.event_type, timestamp: e.created_at, origin: e.origin, owner_key_id: e.owner_key_id, data: e.payload.data }));
+    return { data, next_after: page.more ? data.at(-1)!.sequence : null };
   },
 
   'webhooks ping': async (args) => {
