@@ -78,7 +78,7 @@ export const webhooksSection: BenchSection = {
         `| ${got} of ${EVENTS} | ${percentile(latencies, 50).toFixed(0)} | ${percentile(latencies, 95).toFixed(0)} | ${Math.max(0, ...latencies).toFixed(0)} |\n`
       );
     } finally {
-      servers.forEach((s) => s.close());
+      for (const s of servers) s.close();
       await bench.stop();
     }
   },

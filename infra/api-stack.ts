@@ -3,7 +3,7 @@ import { MIN_COMPRESSION_BYTES } from '../shared/http/compression.ts';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { API_BASE_PATH, API_ROUTES, groups, resourceOf, resources, type Group } from '../shared/http/api-routes.ts';
+import { API_ROUTES, groups, resourceOf, resources, type Group } from '../shared/http/api-routes.ts';
 import { AlarmTopic } from './constructs/alarm-topic.ts';
 import { GatewayAlarms } from './constructs/gateway-alarms.ts';
 import { capacityModel, capacityRefusal } from './capacity.ts';

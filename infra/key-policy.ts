@@ -1,4 +1,4 @@
-import { Stack } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '../shared/domain/webhook/signature.ts';
 

@@ -41,7 +41,7 @@ export function renderVelocity(template: string, vars: VelocityContext): string 
     .split(/(#\[\[[\s\S]*?\]\]#)/)
     .map((part) => {
       if (part.startsWith('#[[') && part.endsWith(']]#')) return part.slice(3, -3);
-      return part.replace(/\$\{?(context|stageVariables)((?:\.\w+)+)\}?/g, (whole, root: string, path: string) => {
+      return part.replace(/\$\{?(context|stageVariables)((?:\.\w+)+)\}?/g, (_whole, root: string, path: string) => {
         let value: unknown = root === 'context' ? vars.context : vars.stageVariables;
         for (const key of path.slice(1).split('.')) value = (value as Record<string, unknown> | undefined)?.[key];
         return value === undefined || value === null ? '' : String(value);

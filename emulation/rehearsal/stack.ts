@@ -61,7 +61,7 @@ const ACCOUNT = '000000000000';
 export async function startRehearsal(options: RehearsalOptions): Promise<RehearsalStack> {
   const log = options.log ?? (() => undefined);
   const assembly = readAssembly(options.assemblyDir, { region: process.env.AWS_REGION || 'us-east-1', account: ACCOUNT });
-  const cleanups: (() => Promise<unknown> | void)[] = [];
+  const cleanups: (() => unknown)[] = [];
   const stop = async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   };

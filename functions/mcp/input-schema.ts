@@ -1,4 +1,4 @@
-import * as v from 'valibot';
+import type * as v from 'valibot';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import { IDEMPOTENCY_ARG } from './args.ts';
 

@@ -68,7 +68,7 @@ async function drain(keyId: number, startedMs: number): Promise<void> {
         return;
       }
       const d = await getDelivery(keyId, entry.event_id);
-      if (!d || d.state !== 'pending' || d.round !== entry.round || d.parked_at === null) continue;
+      if (d?.state !== 'pending' || d.round !== entry.round || d.parked_at === null) continue;
       const result = await sendAttempt(target, d);
       if (!isSuccess(result)) {
         await parkDelivery(d, result);

@@ -102,6 +102,6 @@ export async function authenticate(tokenHash: string, nowMs: number, limit: numb
   }
   // Still colliding after several tries: the key is bursting far beyond its allowance. Ask it to
   // come back in a second rather than fail the request with a 500 (a key no longer active: 401).
-  if (!state || state.status !== 'active') return { ok: false };
+  if (state?.status !== 'active') return { ok: false };
   return { ok: true, principal: principalOf(state!), rate: { allowed: false, slot: undefined, limit, remaining: 0, resetSeconds: 1 } };
 }

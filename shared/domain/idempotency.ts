@@ -101,7 +101,7 @@ export function canonicalJson(value: unknown): string {
         .filter(([, x]) => x !== undefined)
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       const parts: ({ value: unknown } | string)[] = ['{'];
-      entries.forEach(([k, x], i) => parts.push(`${i ? ',' : ''}${JSON.stringify(k)}:`, { value: x }));
+      for (const [i, [k, x]] of entries.entries()) parts.push(`${i ? ',' : ''}${JSON.stringify(k)}:`, { value: x });
       parts.push('}');
       pushReversed(stack, parts);
     }

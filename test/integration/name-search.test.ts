@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { adminCommand, client, storeWithKey } from '../fixtures/api.ts';
+import { adminCommand, type client, storeWithKey } from '../fixtures/api.ts';
 import { seedProduct } from '../fixtures/catalog.ts';
 import { createGateway } from '../../emulation/local/gateway.ts';
 import { API_BASE_PATH } from '../../shared/http/api-routes.ts';

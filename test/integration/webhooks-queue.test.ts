@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { handler as fanOut } from '../../functions/events/handler.ts';
 import { useOwnPipeline } from '../fixtures/own-pipeline.ts';
-import { sqs } from '../../shared/queue/sqs.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { setLogSink } from '../../shared/log.ts';
 import { createKey, createStore } from '../fixtures/api.ts';

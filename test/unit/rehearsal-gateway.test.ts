@@ -59,6 +59,7 @@ describe('rehearsal binary media types and MOCK integrations', () => {
   });
 
   it('renders unparsed blocks literally and context references outside them', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a Velocity template, not a JS template
     expect(renderVelocity('#[[$ref]]#$context.stage/${context.domainName}', vars)).toBe('$refprod/api.example');
   });
 

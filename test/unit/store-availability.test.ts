@@ -50,7 +50,7 @@ describe('a DynamoDB call against a store that does not answer', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   });
   afterAll(async () => {
-    sockets.forEach((s) => s.destroy());
+    for (const s of sockets) s.destroy();
     await new Promise((resolve) => silent.close(resolve));
   });
 

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { secretKey, sign, signedHeaders } from '../../shared/domain/webhook/signature.ts';
 
 /** The test vectors of docs/webhooks.md; a receiver's implementation must reproduce them. */
-export const VECTOR = {
+const VECTOR = {
   secret: 'whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=',
   previousSecret: 'whsec_q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s=',
   id: 'evt_5f0c1e2d3b4a59687766554433221100',

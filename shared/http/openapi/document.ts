@@ -4,7 +4,7 @@
  * error answers from the code → status table, webhooks from the event table. `npm run openapi`
  * writes it to docs/openapi.json; the local gateway serves it at {base}/openapi.json.
  */
-import * as v from 'valibot';
+import type * as v from 'valibot';
 import { API_ROUTES, type ApiRoute } from '../api-routes.ts';
 import { IDEMPOTENCY_HEADER } from '../../domain/idempotency.ts';
 import { OPERATION_DOCS, PATH_PARAMETERS, type OperationDoc } from './operations.ts';

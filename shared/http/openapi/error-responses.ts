@@ -20,8 +20,8 @@ export function errorCodesOf(route: ApiRoute, doc: OperationDoc): ErrorCode[] {
   if (doc.body) codes.add('payload_too_large');
   if (doc.body && !doc.rawBody) codes.add('invalid_json');
   if (doc.query || hasPathParameters || (doc.body && !doc.rawBody)) codes.add('validation_failed');
-  if (doc.idempotent) IDEMPOTENCY_CODES.forEach((c) => codes.add(c));
-  doc.errors?.forEach((c) => codes.add(c));
+  if (doc.idempotent) for (const c of IDEMPOTENCY_CODES) codes.add(c);
+  for (const c of doc.errors ?? []) codes.add(c);
   return [...codes];
 }
 

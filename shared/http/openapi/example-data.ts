@@ -3,7 +3,7 @@
  * from it, and the local stack's seed (emulation/local/seed.ts) writes the same records, so what
  * `npm start` serves is what the reference shows.
  */
-import { computeTotals, type Order, type OrderItem, type OrderStatus } from '../../domain/order/order.ts';
+import { computeTotals, type Order, type OrderStatus } from '../../domain/order/order.ts';
 import type { Offer, ProductStatus } from '../../domain/product/product.ts';
 import type { PageStatus, PageType } from '../../domain/page/page.ts';
 
