@@ -79,15 +79,28 @@ export function rewrite(file: string, text: string, table = aliases()): string |
   return out;
 }
 
-function main(): void {
-  const check = process.argv.includes('--check');
-  const table = aliases();
-  if (table.length === 0) throw new Error('package.json has no "imports" with "#name/*": "./folder/*" entries');
-  const files = ts.sys
+/** Every TypeScript file of the repository, relative and sorted. */
+export function sourceFiles(): string[] {
+  return ts.sys
     .readDirectory(root, ['.ts', '.mts', '.cts'], ['node_modules', 'cdk.out', '.data', '.rehearsal', 'docs'], ['**/*'])
     .map((f) => path.relative(root, f).split(path.sep).join('/'))
     .filter((f) => !f.startsWith('node_modules/') && !f.endsWith('.d.ts'))
     .sort();
+}
+
+/** The files the codemod would change: none, once it has run. */
+export function pendingRewrites(): string[] {
+  const table = aliases();
+  return sourceFiles().filter(
+    (file) => rewrite(file, readFileSync(path.join(root, file), 'utf8'), table) !== undefined,
+  );
+}
+
+function main(): void {
+  const check = process.argv.includes('--check');
+  const table = aliases();
+  if (table.length === 0) throw new Error('package.json has no "imports" with "#name/*": "./folder/*" entries');
+  const files = sourceFiles();
   const changed: string[] = [];
   for (const file of files) {
     const text = readFileSync(path.join(root, file), 'utf8');
