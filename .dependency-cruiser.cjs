@@ -64,7 +64,8 @@ module.exports = {
     {
       name: 'app-below-http',
       severity: 'error',
-      comment: 'shared/app (use cases) composes domain rules and repositories; it knows no HTTP, handler, queue or infrastructure.',
+      comment:
+        'shared/app (use cases) composes domain rules and repositories; it knows no HTTP, handler, queue or infrastructure.',
       from: { path: '^shared/app/' },
       to: { path: '^(shared/(http|queue|secrets)/|functions/|infra/)' },
     },
@@ -104,7 +105,8 @@ module.exports = {
     {
       name: 'openapi-only-route-schemas',
       severity: 'error',
-      comment: 'The OpenAPI builder reads route schemas (functions/<group>/routes/*), never a handler or its dependencies.',
+      comment:
+        'The OpenAPI builder reads route schemas (functions/<group>/routes/*), never a handler or its dependencies.',
       from: { path: '^shared/http/openapi/' },
       to: { path: '^functions/', pathNot: '^functions/[^/]+/routes/' },
     },
@@ -115,7 +117,9 @@ module.exports = {
         'infra/ (CDK) imports names and settings from shared/ (table and index names, key prefixes, routes, retry plan, stream filters); ' +
         'never runtime code: no handler, use case, repository, client or emulator.',
       from: { path: '^infra/' },
-      to: { path: '^(functions/|emulation/|shared/(app|queue|secrets)/|shared/db/(client|helpers)\\.ts$|shared/db/.*\\.repo\\.ts$)' },
+      to: {
+        path: '^(functions/|emulation/|shared/(app|queue|secrets)/|shared/db/(client|helpers)\\.ts$|shared/db/.*\\.repo\\.ts$)',
+      },
     },
     {
       name: 'functions-stay-apart',
@@ -130,7 +134,8 @@ module.exports = {
     {
       name: 'mcp-takes-operations-only',
       severity: 'error',
-      comment: "functions/mcp reaches other groups only through their handler's operation table and their route schemas.",
+      comment:
+        "functions/mcp reaches other groups only through their handler's operation table and their route schemas.",
       from: { path: '^functions/mcp/' },
       to: { path: '^functions/(?!mcp/)', pathNot: '^functions/[^/]+/(handler\\.ts|routes/)' },
     },
@@ -144,14 +149,16 @@ module.exports = {
     {
       name: 'adapters-stay-leaves',
       severity: 'error',
-      comment: 'shared/queue and shared/secrets wrap one AWS service each; they know no use case, repository, HTTP or handler.',
+      comment:
+        'shared/queue and shared/secrets wrap one AWS service each; they know no use case, repository, HTTP or handler.',
       from: { path: '^shared/(queue|secrets)/' },
       to: { path: '^(shared/(app|db|http)/|functions/|infra/)' },
     },
     {
       name: 'settings-and-log-are-leaves',
       severity: 'error',
-      comment: 'config.ts, log.ts, log-context.ts and metrics.ts are read by every part; they import none but each other.',
+      comment:
+        'config.ts, log.ts, log-context.ts and metrics.ts are read by every part; they import none but each other.',
       from: { path: '^shared/(config|log|log-context|metrics)\\.ts$' },
       to: { path: '^(shared/(?!(config|log|log-context|metrics)\\.ts$)|functions/|infra/)' },
     },
@@ -161,7 +168,10 @@ module.exports = {
     exclude: { path: '(^|/)(cdk\\.out|\\.data|docs)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+    },
     reporterOptions: { text: { highlightFocused: true } },
   },
 };

@@ -6,10 +6,10 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.LOG_LEVEL ??= 'warn';
-import type { GatewayOptions } from '../emulation/local/gateway.ts';
-import { startLocalStack, type LocalStack } from '../emulation/local/stack.ts';
-import { pendingNameCount } from '../shared/db/name-index.repo.ts';
-import { freePort } from '../test/fixtures/free-port.ts';
+import type { GatewayOptions } from '#emulation/local/gateway.ts';
+import { startLocalStack, type LocalStack } from '#emulation/local/stack.ts';
+import { pendingNameCount } from '#db/name-index.repo.ts';
+import { freePort } from '#fixtures/free-port.ts';
 
 export type Sample = { ms: number; calls: number; rcu: number; wcu: number; status: number; ops: string };
 
@@ -30,7 +30,12 @@ export interface BenchStack {
 
 const ALL_ABILITIES = 'catalog:read,catalog:write,orders:read,orders:write-status,content:read,content:write';
 
-export async function startBenchStack(options: { storeId: string; keys: number; env?: Record<string, string>; requestLog?: GatewayOptions['requestLog'] }): Promise<BenchStack> {
+export async function startBenchStack(options: {
+  storeId: string;
+  keys: number;
+  env?: Record<string, string>;
+  requestLog?: GatewayOptions['requestLog'];
+}): Promise<BenchStack> {
   let samples: Sample[] = [];
   const stack = await startLocalStack({
     port: 0,
@@ -38,9 +43,13 @@ export async function startBenchStack(options: { storeId: string; keys: number; 
     dataDir: null,
     tableName: 'bench',
     env: { LOG_LEVEL: 'warn', ...options.env },
-    gateway: { ...(options.requestLog ? { requestLog: options.requestLog } : {}), onRequest: (r) => samples.push({ ms: r.ms, calls: r.calls, rcu: r.rcu, wcu: r.wcu, status: r.status, ops: r.ops.join(',') }) },
+    gateway: {
+      ...(options.requestLog ? { requestLog: options.requestLog } : {}),
+      onRequest: (r) =>
+        samples.push({ ms: r.ms, calls: r.calls, rcu: r.rcu, wcu: r.wcu, status: r.status, ops: r.ops.join(',') }),
+    },
   });
-  const { handler } = await import('../functions/admin/handler.ts');
+  const { handler } = await import('#functions/admin/handler.ts');
   const admin = async <T>(command: string, args: Record<string, unknown>): Promise<T> => {
     const out = await handler({ command, args });
     if (!out.ok) throw new Error(`${command}: ${out.error.message}`);
@@ -50,10 +59,21 @@ export async function startBenchStack(options: { storeId: string; keys: number; 
     await admin('stores create', { id: options.storeId, name: 'Bench', currency: 'EUR' });
     const tokens: string[] = [];
     for (let i = 0; i < options.keys; i++) {
-      tokens.push((await admin<{ token: string }>('keys create', { store: options.storeId, name: `k${i}`, abilities: ALL_ABILITIES })).token);
+      tokens.push(
+        (
+          await admin<{ token: string }>('keys create', {
+            store: options.storeId,
+            name: `k${i}`,
+            abilities: ALL_ABILITIES,
+          })
+        ).token,
+      );
     }
     // A cold container reads the token item before its first conditional write: warm every key once.
-    for (const token of tokens) await (await fetch(`${stack.baseUrl}/products?limit=1`, { headers: { Authorization: `Bearer ${token}` } })).arrayBuffer();
+    for (const token of tokens)
+      await (
+        await fetch(`${stack.baseUrl}/products?limit=1`, { headers: { Authorization: `Bearer ${token}` } })
+      ).arrayBuffer();
     samples = [];
     return {
       stack,
@@ -73,4 +93,5 @@ export async function startBenchStack(options: { storeId: string; keys: number; 
   }
 }
 
-export const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? 0;
+export const percentile = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? 0;

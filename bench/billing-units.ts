@@ -13,27 +13,43 @@
  * request's counts (a bench cost, never the product's).
  */
 import { GetItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { currentDbStats, outsideDbStats } from '../shared/db/client.ts';
-import { TABLE } from '../shared/db/table.ts';
+import { currentDbStats, outsideDbStats } from '#db/client.ts';
+import { TABLE } from '#db/table.ts';
 
 type Av = AttributeValue & Record<string, unknown>;
 type Item = Record<string, AttributeValue>;
 
 function valueSize(v: Av): number {
   if (v.S !== undefined) return Buffer.byteLength(v.S as string);
-  if (v.N !== undefined) return Math.ceil(String(v.N).replace(/^-|\.|e.*$/gi, '').replace(/^0+/, '').length / 2) + 1;
+  if (v.N !== undefined)
+    return (
+      Math.ceil(
+        String(v.N)
+          .replace(/^-|\.|e.*$/gi, '')
+          .replace(/^0+/, '').length / 2,
+      ) + 1
+    );
   if (v.B !== undefined) return (v.B as Uint8Array).length;
   if (v.BOOL !== undefined || v.NULL !== undefined) return 1;
   if (v.SS) return (v.SS as string[]).reduce((a, s) => a + Buffer.byteLength(s), 0);
   if (v.NS) return (v.NS as string[]).reduce((a, n) => a + valueSize({ N: n } as Av), 0);
   if (v.BS) return (v.BS as Uint8Array[]).reduce((a, b) => a + b.length, 0);
   if (v.L) return 3 + (v.L as Av[]).reduce((a, e) => a + 1 + valueSize(e), 0);
-  if (v.M) return 3 + Object.entries(v.M as Record<string, Av>).reduce((a, [k, e]) => a + 1 + Buffer.byteLength(k) + valueSize(e), 0);
+  if (v.M)
+    return (
+      3 +
+      Object.entries(v.M as Record<string, Av>).reduce((a, [k, e]) => a + 1 + Buffer.byteLength(k) + valueSize(e), 0)
+    );
   return 0;
 }
 
 const AV_TYPES = new Set(['S', 'N', 'B', 'BOOL', 'NULL', 'L', 'M', 'SS', 'NS', 'BS']);
-const isAttributeValue = (v: unknown) => v !== null && typeof v === 'object' && !(v instanceof Uint8Array) && Object.keys(v).length === 1 && AV_TYPES.has(Object.keys(v)[0]!);
+const isAttributeValue = (v: unknown) =>
+  v !== null &&
+  typeof v === 'object' &&
+  !(v instanceof Uint8Array) &&
+  Object.keys(v).length === 1 &&
+  AV_TYPES.has(Object.keys(v)[0]!);
 
 /** The same for a value the document client has not marshalled (yet) or already unmarshalled. */
 function nativeSize(v: unknown): number {
@@ -43,15 +59,22 @@ function nativeSize(v: unknown): number {
   if (v instanceof Uint8Array) return v.length;
   if (v instanceof Set) return [...v].reduce((a: number, e) => a + nativeSize(e), 0);
   if (Array.isArray(v)) return 3 + v.reduce((a: number, e) => a + 1 + nativeSize(e), 0);
-  if (typeof v === 'object' && 'value' in v && Object.keys(v).length === 1) return nativeSize(String((v as { value: unknown }).value));
-  return 3 + Object.entries(v as Record<string, unknown>).reduce((a, [k, e]) => a + 1 + Buffer.byteLength(k) + nativeSize(e), 0);
+  if (typeof v === 'object' && 'value' in v && Object.keys(v).length === 1)
+    return nativeSize(String((v as { value: unknown }).value));
+  return (
+    3 +
+    Object.entries(v as Record<string, unknown>).reduce((a, [k, e]) => a + 1 + Buffer.byteLength(k) + nativeSize(e), 0)
+  );
 }
 
 /** An item's size as DynamoDB bills it: every attribute's name and value. */
 export function itemSize(item: Record<string, unknown> | undefined): number {
   if (!item) return 0;
   const marshalled = Object.values(item).every(isAttributeValue);
-  return Object.entries(item).reduce((a, [k, v]) => a + Buffer.byteLength(k) + (marshalled ? valueSize(v as Av) : nativeSize(v)), 0);
+  return Object.entries(item).reduce(
+    (a, [k, v]) => a + Buffer.byteLength(k) + (marshalled ? valueSize(v as Av) : nativeSize(v)),
+    0,
+  );
 }
 
 const readUnits = (bytes: number, consistent: boolean) => Math.max(1, Math.ceil(bytes / 4096)) * (consistent ? 1 : 0.5);
@@ -71,8 +94,10 @@ function keyOf(item: Item): Item {
 }
 
 function writeActions(command: string, input: Record<string, any>): { actions: WriteAction[]; factor: number } {
-  if (command === 'PutItem') return { actions: [{ table: input.TableName, key: keyOf(input.Item), put: input.Item }], factor: 1 };
-  if (command === 'UpdateItem' || command === 'DeleteItem') return { actions: [{ table: input.TableName, key: input.Key }], factor: 1 };
+  if (command === 'PutItem')
+    return { actions: [{ table: input.TableName, key: keyOf(input.Item), put: input.Item }], factor: 1 };
+  if (command === 'UpdateItem' || command === 'DeleteItem')
+    return { actions: [{ table: input.TableName, key: input.Key }], factor: 1 };
   if (command === 'TransactWriteItems') {
     const actions = (input.TransactItems as Record<string, any>[]).map((t) => {
       const a = t.Put ?? t.Update ?? t.Delete ?? t.ConditionCheck;
@@ -82,32 +107,54 @@ function writeActions(command: string, input: Record<string, any>): { actions: W
   }
   if (command === 'BatchWriteItem') {
     const actions = Object.entries(input.RequestItems as Record<string, any[]>).flatMap(([table, reqs]) =>
-      reqs.map((r) => ({ table, key: r.PutRequest ? keyOf(r.PutRequest.Item) : r.DeleteRequest.Key, put: r.PutRequest?.Item })),
+      reqs.map((r) => ({
+        table,
+        key: r.PutRequest ? keyOf(r.PutRequest.Item) : r.DeleteRequest.Key,
+        put: r.PutRequest?.Item,
+      })),
     );
     return { actions, factor: 1 };
   }
   return { actions: [], factor: 1 };
 }
 
-function readUnitsOf(command: string, input: Record<string, any>, output: Record<string, any>, reported: number): number {
+function readUnitsOf(
+  command: string,
+  input: Record<string, any>,
+  output: Record<string, any>,
+  reported: number,
+): number {
   switch (command) {
     case 'GetItem':
       return readUnits(itemSize(output.Item), input.ConsistentRead === true);
     case 'BatchGetItem':
-      return Object.entries(input.RequestItems as Record<string, { Keys: Item[]; ConsistentRead?: boolean }>).reduce((sum, [table, req]) => {
-        const found = (output.Responses?.[table] ?? []) as Item[];
-        const missing = Math.max(0, req.Keys.length - found.length);
-        return sum + found.reduce((a, item) => a + readUnits(itemSize(item), req.ConsistentRead === true), 0) + missing * readUnits(0, req.ConsistentRead === true);
-      }, 0);
+      return Object.entries(input.RequestItems as Record<string, { Keys: Item[]; ConsistentRead?: boolean }>).reduce(
+        (sum, [table, req]) => {
+          const found = (output.Responses?.[table] ?? []) as Item[];
+          const missing = Math.max(0, req.Keys.length - found.length);
+          return (
+            sum +
+            found.reduce((a, item) => a + readUnits(itemSize(item), req.ConsistentRead === true), 0) +
+            missing * readUnits(0, req.ConsistentRead === true)
+          );
+        },
+        0,
+      );
     case 'Query':
     case 'Scan': {
       const consistent = input.ConsistentRead === true && !input.IndexName;
       // A projection or filter hides part of what was read: DynamoDB Local's figure is by what it read.
       if (input.ProjectionExpression || input.FilterExpression) return Math.max(reported, readUnits(0, consistent));
-      return readUnits(((output.Items ?? []) as Item[]).reduce((a, item) => a + itemSize(item), 0), consistent);
+      return readUnits(
+        ((output.Items ?? []) as Item[]).reduce((a, item) => a + itemSize(item), 0),
+        consistent,
+      );
     }
     case 'TransactGetItems':
-      return ((output.Responses ?? []) as { Item?: Item }[]).reduce((a, r) => a + 2 * readUnits(itemSize(r.Item), true), 0);
+      return ((output.Responses ?? []) as { Item?: Item }[]).reduce(
+        (a, r) => a + 2 * readUnits(itemSize(r.Item), true),
+        0,
+      );
     default:
       return 0;
   }
@@ -127,19 +174,34 @@ export function meterBillingUnits(client: DynamoDBClient, sink: (billed: Billed,
       let meterMs = 0;
       const sizesNow = async () => {
         const started = performance.now();
-        const items = await Promise.all(actions.map((a) => outsideDbStats(() => client.send(new GetItemCommand({ TableName: a.table, Key: a.key, ConsistentRead: true })))));
+        const items = await Promise.all(
+          actions.map((a) =>
+            outsideDbStats(() =>
+              client.send(new GetItemCommand({ TableName: a.table, Key: a.key, ConsistentRead: true })),
+            ),
+          ),
+        );
         meterMs += performance.now() - started;
         return items.map((out) => itemSize(out.Item));
       };
       const before = actions.length ? await sizesNow() : [];
       const bill = async (failed: boolean) => {
         const after = failed ? actions.map((a) => itemSize(a.put)) : actions.length ? await sizesNow() : [];
-        return actions.reduce((sum, a, i) => sum + factor * writeUnits(Math.max(before[i]!, after[i]!, itemSize(a.put))), 0);
+        return actions.reduce(
+          (sum, a, i) => sum + factor * writeUnits(Math.max(before[i]!, after[i]!, itemSize(a.put))),
+          0,
+        );
       };
       try {
         const out = await next(args);
         const output = out.output as Record<string, any>;
-        const reported = [output.ConsumedCapacity ?? []].flat().reduce((a: number, c: { ReadCapacityUnits?: number; CapacityUnits?: number }) => a + (c.ReadCapacityUnits ?? c.CapacityUnits ?? 0), 0);
+        const reported = [output.ConsumedCapacity ?? []]
+          .flat()
+          .reduce(
+            (a: number, c: { ReadCapacityUnits?: number; CapacityUnits?: number }) =>
+              a + (c.ReadCapacityUnits ?? c.CapacityUnits ?? 0),
+            0,
+          );
         const wru = await bill(false);
         sink({ rru: readUnitsOf(command, input, output, reported), wru, meterMs }, command);
         return out;

@@ -20,7 +20,7 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { lambdaEsbuildOptions } from '../infra/bundling.ts';
+import { lambdaEsbuildOptions } from '#infra/bundling.ts';
 import { lambdaBundles } from './lambda-bundles.ts';
 import type { BenchSection } from './section.ts';
 
@@ -37,7 +37,8 @@ type Run = { floor: Timing; overFloor: Timing };
 /** One fresh node process with the function's NODE_OPTIONS: the floor's import, then what importing `bundle` adds to it. */
 function importRun(bundle: string, nodeOptions: string): Run {
   const mark = `[performance.now(), process.cpuUsage()]`;
-  const since = (m: string) => `{ wallMs: performance.now() - ${m}[0], cpuMs: (process.cpuUsage(${m}[1]).user + process.cpuUsage(${m}[1]).system) / 1000 }`;
+  const since = (m: string) =>
+    `{ wallMs: performance.now() - ${m}[0], cpuMs: (process.cpuUsage(${m}[1]).user + process.cpuUsage(${m}[1]).system) / 1000 }`;
   const code =
     `const a = ${mark};` +
     FLOOR.map((s) => `await import(${JSON.stringify(s)});`).join('') +
@@ -47,14 +48,23 @@ function importRun(bundle: string, nodeOptions: string): Run {
     `process.stdout.write(JSON.stringify({ floor, overFloor }));`;
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
     encoding: 'utf8',
-    env: { ...process.env, NODE_OPTIONS: nodeOptions, TABLE_NAME: 'bench', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'silent' },
+    env: {
+      ...process.env,
+      NODE_OPTIONS: nodeOptions,
+      TABLE_NAME: 'bench',
+      AWS_REGION: 'eu-west-1',
+      LOG_LEVEL: 'silent',
+    },
   });
   if (run.status !== 0) throw new Error(`importing ${bundle} failed: ${run.stderr}`);
   return JSON.parse(run.stdout) as Run;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const medianTiming = (ts: Timing[]): Timing => ({ wallMs: median(ts.map((t) => t.wallMs)), cpuMs: median(ts.map((t) => t.cpuMs)) });
+const medianTiming = (ts: Timing[]): Timing => ({
+  wallMs: median(ts.map((t) => t.wallMs)),
+  cpuMs: median(ts.map((t) => t.cpuMs)),
+});
 const plus = (a: Timing, b: Timing): Timing => ({ wallMs: a.wallMs + b.wallMs, cpuMs: a.cpuMs + b.cpuMs });
 
 const REFERENCES = [
@@ -63,7 +73,9 @@ const REFERENCES = [
 ];
 
 /** The reference modules, bundled as the Lambdas are, into OUT (inside the repository, so `@aws-sdk/*` resolves from node_modules as from the runtime). */
-async function referenceBundles(nodeOptions: string): Promise<Array<{ fn: string; file: string; nodeOptions: string }>> {
+async function referenceBundles(
+  nodeOptions: string,
+): Promise<Array<{ fn: string; file: string; nodeOptions: string }>> {
   return Promise.all(
     REFERENCES.map(async ({ fn, entry }) => {
       const file = resolve(OUT, 'bench-reference', entry.replace(/^.*\/|\.ts$/g, ''), 'index.mjs');
@@ -74,7 +86,8 @@ async function referenceBundles(nodeOptions: string): Promise<Array<{ fn: string
 }
 
 export async function measureBundles(options: { synth: boolean }): Promise<{ floor: Timing; rows: BundleRow[] }> {
-  if (options.synth || !existsSync(OUT)) execFileSync('npx', ['cdk', 'synth', '--quiet', '-o', OUT], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (options.synth || !existsSync(OUT))
+    execFileSync('npx', ['cdk', 'synth', '--quiet', '-o', OUT], { stdio: ['ignore', 'ignore', 'inherit'] });
   const functions = lambdaBundles(OUT);
   const bundles = [...functions, ...(await referenceBundles(functions[0]?.nodeOptions ?? ''))];
   const floors: Timing[] = [];
@@ -94,7 +107,8 @@ export async function measureBundles(options: { synth: boolean }): Promise<{ flo
 function bundleTable({ floor, rows }: Awaited<ReturnType<typeof measureBundles>>): string {
   const ms = (x: number) => x.toFixed(0);
   const lines = rows.map(
-    (r) => `| ${r.fn} | ${(r.bytes / 1024).toFixed(0)} | ${ms(r.import.wallMs)} | ${ms(r.overFloor.wallMs)} | ${ms(r.import.cpuMs)} | ${ms(r.overFloor.cpuMs)} |`,
+    (r) =>
+      `| ${r.fn} | ${(r.bytes / 1024).toFixed(0)} | ${ms(r.import.wallMs)} | ${ms(r.overFloor.wallMs)} | ${ms(r.import.cpuMs)} | ${ms(r.overFloor.cpuMs)} |`,
   );
   return (
     `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external; KB = the handler's .mjs, its source map is a separate file, parsed at load under the function's \`--enable-source-maps\`). ` +

@@ -6,7 +6,7 @@
  * request printed plus the access log line and the platform's lines, X-Ray at the default
  * sampling rate, and data transfer out of the response.
  */
-import { FUNCTION_MEMORY_MB, LOG_PLATFORM_LINES } from '../infra/bundling.ts';
+import { FUNCTION_MEMORY_MB, LOG_PLATFORM_LINES } from '#infra/bundling.ts';
 import { LAMBDA_PLATFORM_LOG_BYTES_PER_INVOCATION, PRICES } from './prices.ts';
 
 /** Averages per request of one endpoint. */
@@ -45,10 +45,23 @@ export function costPerMillion(m: Measured): CostPerMillion {
   const gbSeconds = (m.lambdaMs / 1000) * (FUNCTION_MEMORY_MB / 1024) * million;
   const lambda = m.invocations * PRICES.lambda.perMillionRequests + gbSeconds * PRICES.lambda.perGbSecond;
   const dynamodb = m.rru * PRICES.dynamodb.perMillionReadUnits + m.wru * PRICES.dynamodb.perMillionWriteUnits;
-  const billedLogBytes = m.logBytes + m.logLines * PRICES.cloudWatch.logEventOverheadBytes + m.invocations * (LOG_PLATFORM_LINES ? LAMBDA_PLATFORM_LOG_BYTES_PER_INVOCATION : 0);
+  const billedLogBytes =
+    m.logBytes +
+    m.logLines * PRICES.cloudWatch.logEventOverheadBytes +
+    m.invocations * (LOG_PLATFORM_LINES ? LAMBDA_PLATFORM_LOG_BYTES_PER_INVOCATION : 0);
   const logs = ((billedLogBytes * million) / GB) * PRICES.cloudWatch.logsIngestionPerGb;
-  const other = PRICES.xray.sampledFraction * PRICES.xray.perMillionTracesRecorded + ((m.responseBytes * million) / GB) * PRICES.dataTransfer.outPerGb;
-  return { apiGateway, lambda, dynamodb, logs, other, total: apiGateway + lambda + dynamodb + logs + other, billedLogBytes };
+  const other =
+    PRICES.xray.sampledFraction * PRICES.xray.perMillionTracesRecorded +
+    ((m.responseBytes * million) / GB) * PRICES.dataTransfer.outPerGb;
+  return {
+    apiGateway,
+    lambda,
+    dynamodb,
+    logs,
+    other,
+    total: apiGateway + lambda + dynamodb + logs + other,
+    billedLogBytes,
+  };
 }
 
 export const usd = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(2));

@@ -16,13 +16,42 @@ export interface CostScenario {
   setup?: Pick<CostScenario, 'method' | 'path' | 'body' | 'headers'>;
 }
 
-const page = (i: number, title: string) => ({ type: 'blog', title, slug: `cost-${i}`, body: `<p>Post ${i}: ${'Hello <strong>world</strong>. '.repeat(40)}</p>` });
+const page = (i: number, title: string) => ({
+  type: 'blog',
+  title,
+  slug: `cost-${i}`,
+  body: `<p>Post ${i}: ${'Hello <strong>world</strong>. '.repeat(40)}</p>`,
+});
 
 export const COST_SCENARIOS: CostScenario[] = [
-  { id: 'product-read', name: 'product read: GET /products/{id}', method: 'GET', route: '/v1/products/{id}', path: (i) => `/products/${(i % 2000) + 1}` },
-  { id: 'product-list', name: 'list page: GET /products (limit 15)', method: 'GET', route: '/v1/products', path: () => '/products' },
-  { id: 'product-list-large', name: 'large list: GET /products?limit=50&include=offers', method: 'GET', route: '/v1/products', path: (i) => `/products?limit=50&include=offers&page=${(i % 5) + 1}` },
-  { id: 'search', name: 'search: GET /products?filter[name]=walnut', method: 'GET', route: '/v1/products', path: () => '/products?filter%5Bname%5D=walnut' },
+  {
+    id: 'product-read',
+    name: 'product read: GET /products/{id}',
+    method: 'GET',
+    route: '/v1/products/{id}',
+    path: (i) => `/products/${(i % 2000) + 1}`,
+  },
+  {
+    id: 'product-list',
+    name: 'list page: GET /products (limit 15)',
+    method: 'GET',
+    route: '/v1/products',
+    path: () => '/products',
+  },
+  {
+    id: 'product-list-large',
+    name: 'large list: GET /products?limit=50&include=offers',
+    method: 'GET',
+    route: '/v1/products',
+    path: (i) => `/products?limit=50&include=offers&page=${(i % 5) + 1}`,
+  },
+  {
+    id: 'search',
+    name: 'search: GET /products?filter[name]=walnut',
+    method: 'GET',
+    route: '/v1/products',
+    path: () => '/products?filter%5Bname%5D=walnut',
+  },
   {
     id: 'product-create',
     name: 'product write: PUT /catalog/products/{xid} (create)',
@@ -46,7 +75,13 @@ export const COST_SCENARIOS: CostScenario[] = [
     route: '/v1/orders',
     path: () => `/orders?updated_since=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}`,
   },
-  { id: 'orders-list', name: 'orders list: GET /orders?limit=50', method: 'GET', route: '/v1/orders', path: (i) => `/orders?cursor=${(i * 7) % 400}&limit=50` },
+  {
+    id: 'orders-list',
+    name: 'orders list: GET /orders?limit=50',
+    method: 'GET',
+    route: '/v1/orders',
+    path: (i) => `/orders?cursor=${(i * 7) % 400}&limit=50`,
+  },
   {
     id: 'order-status',
     name: 'order status change: POST /orders/{ref}/status',
@@ -65,5 +100,11 @@ export const COST_SCENARIOS: CostScenario[] = [
     headers: (i) => ({ 'Idempotency-Key': `cost-pub-${i}` }),
     setup: { method: 'PUT', path: (i) => `/content/pages/cost-${i}`, body: (i) => page(i, `Post ${i}`) },
   },
-  { id: 'page-list', name: 'list page: GET /content/pages?type=blog&limit=50', method: 'GET', route: '/v1/content/pages', path: () => '/content/pages?type=blog&limit=50' },
+  {
+    id: 'page-list',
+    name: 'list page: GET /content/pages?type=blog&limit=50',
+    method: 'GET',
+    route: '/v1/content/pages',
+    path: () => '/content/pages?type=blog&limit=50',
+  },
 ];

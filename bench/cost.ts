@@ -5,11 +5,11 @@
  * access log line, and the answer's bytes; priced by bench/cost-model.ts with bench/prices.ts.
  * Requests run one at a time, so every DynamoDB call and log line belongs to the request in flight.
  */
-import { ACCESS_LOG_FIELDS } from '../infra/constructs/gateway-responses.ts';
-import { rawDb } from '../shared/db/client.ts';
-import { setRequestLogging } from '../shared/log.ts';
-import { setMetricsEnabled } from '../shared/metrics.ts';
-import type { RequestLogEntry } from '../emulation/local/request-log.ts';
+import { ACCESS_LOG_FIELDS } from '#infra/constructs/gateway-responses.ts';
+import { rawDb } from '#db/client.ts';
+import { setRequestLogging } from '#shared/log.ts';
+import { setMetricsEnabled } from '#shared/metrics.ts';
+import type { RequestLogEntry } from '#emulation/local/request-log.ts';
 import { meterBillingUnits } from './billing-units.ts';
 import { percentile, startBenchStack } from './bench-stack.ts';
 import { costPerMillion, usd, type Measured } from './cost-model.ts';
@@ -47,7 +47,11 @@ function accessLogBytes(entry: RequestLogEntry, resource: string, responseLength
     waf_status: '-',
     xray_trace_id: '1-6745a3b7-3f0c1d2e4b5a69788a9bc0de',
   };
-  return Buffer.byteLength(JSON.stringify(Object.fromEntries(Object.keys(ACCESS_LOG_FIELDS).map((k) => [k, values[k] ?? '-'])))) + 1;
+  return (
+    Buffer.byteLength(
+      JSON.stringify(Object.fromEntries(Object.keys(ACCESS_LOG_FIELDS).map((k) => [k, values[k] ?? '-']))),
+    ) + 1
+  );
 }
 
 type Row = { scenario: CostScenario; measured: Measured; bad: number };
@@ -59,7 +63,12 @@ export const costSection: BenchSection = {
   name: 'cost',
   async run() {
     let access: RequestLogEntry | undefined;
-    const bench = await startBenchStack({ storeId: 'cost', keys: KEYS, env: { LOG_LEVEL: 'info' }, requestLog: (e) => void (access = e) });
+    const bench = await startBenchStack({
+      storeId: 'cost',
+      keys: KEYS,
+      env: { LOG_LEVEL: 'info' },
+      requestLog: (e) => void (access = e),
+    });
     const billed = { rru: 0, wru: 0, meterMs: 0 };
     meterBillingUnits(rawDb(), (b) => {
       billed.rru += b.rru;
@@ -87,19 +96,38 @@ export const costSection: BenchSection = {
       const send = async (s: Pick<CostScenario, 'method' | 'path' | 'body' | 'headers'>, i: number) => {
         const res = await fetch(bench.stack.baseUrl + s.path(i), {
           method: s.method,
-          headers: { Authorization: `Bearer ${tokenFor(i)}`, Accept: 'application/json', 'Accept-Encoding': 'gzip', 'Content-Type': 'application/json', ...s.headers?.(i) },
+          headers: {
+            Authorization: `Bearer ${tokenFor(i)}`,
+            Accept: 'application/json',
+            'Accept-Encoding': 'gzip',
+            'Content-Type': 'application/json',
+            ...s.headers?.(i),
+          },
           body: s.body ? JSON.stringify(s.body(i)) : undefined,
         });
         const body = await res.arrayBuffer();
         const length = Number(res.headers.get('content-length') ?? body.byteLength);
         let head = `HTTP/1.1 ${res.status} ${res.statusText}\r\n\r\n`.length;
-        res.headers.forEach((v, k) => (head += k.length + v.length + 4));
-        return { status: res.status, bytes: head + length, length, text: res.status >= 300 ? Buffer.from(body).toString().slice(0, 200) : '' };
+        for (const [k, v] of res.headers) head += k.length + v.length + 4;
+        return {
+          status: res.status,
+          bytes: head + length,
+          length,
+          text: res.status >= 300 ? Buffer.from(body).toString().slice(0, 200) : '',
+        };
       };
       const rows: Row[] = [];
       for (const s of COST_SCENARIOS) {
         for (let i = 0; i < REQUESTS; i++) if (s.setup) await send(s.setup, i);
-        const total: Measured = { rru: 0, wru: 0, invocations: 0, lambdaMs: 0, logBytes: 0, logLines: 0, responseBytes: 0 };
+        const total: Measured = {
+          rru: 0,
+          wru: 0,
+          invocations: 0,
+          lambdaMs: 0,
+          logBytes: 0,
+          logLines: 0,
+          responseBytes: 0,
+        };
         let bad = 0;
         const ms: number[] = [];
         for (let i = 0; i < REQUESTS; i++) {
@@ -109,7 +137,8 @@ export const costSection: BenchSection = {
           bench.resetSamples();
           const answer = await send(s, i);
           const sample = bench.samples()[0];
-          if (answer.status >= 300 && bad++ === 0) process.stderr.write(`bench cost: ${s.name} answered ${answer.status} ${answer.text}\n`);
+          if (answer.status >= 300 && bad++ === 0)
+            process.stderr.write(`bench cost: ${s.name} answered ${answer.status} ${answer.text}\n`);
           total.rru += billed.rru;
           total.wru += billed.wru;
           total.invocations += 2;
@@ -118,7 +147,9 @@ export const costSection: BenchSection = {
           total.logLines += log.lines + (access ? 1 : 0);
           total.responseBytes += answer.bytes;
         }
-        const measured = Object.fromEntries(Object.entries(total).map(([k, v]) => [k, v / REQUESTS])) as unknown as Measured;
+        const measured = Object.fromEntries(
+          Object.entries(total).map(([k, v]) => [k, v / REQUESTS]),
+        ) as unknown as Measured;
         // The median: a row's first request may load its function's module. Each of the two
         // invocations is billed by the ms, rounded up.
         measured.lambdaMs = percentile(ms, 50) + 1;
@@ -140,7 +171,8 @@ function report(rows: Row[]): string {
     const c = costPerMillion(m);
     return (
       `| ${s.name} | ${m.rru.toFixed(1)} | ${m.wru.toFixed(1)} | ${m.lambdaMs.toFixed(0)} | ${(c.billedLogBytes / 1024).toFixed(2)} | ${(m.responseBytes / 1024).toFixed(1)} | ` +
-      `${usd(c.apiGateway)} | ${usd(c.lambda)} | ${usd(c.dynamodb)} | ${usd(c.logs)} | ${usd(c.other)} | **${usd(c.total)}** |` + (bad ? ` ${bad} non-2xx` : '')
+      `${usd(c.apiGateway)} | ${usd(c.lambda)} | ${usd(c.dynamodb)} | ${usd(c.logs)} | ${usd(c.other)} | **${usd(c.total)}** |` +
+      (bad ? ` ${bad} non-2xx` : '')
     );
   });
   return (

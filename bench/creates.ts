@@ -8,7 +8,7 @@
  */
 import { startBenchStack } from './bench-stack.ts';
 import type { BenchSection } from './section.ts';
-import { resetConfig } from '../shared/config.ts';
+import { resetConfig } from '#shared/config.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WRITERS = [1, 10, 50];
@@ -23,15 +23,28 @@ export const createsSection: BenchSection = {
     // (and put back afterwards: the configuration is process-wide, and other sections follow).
     const allowance = process.env.RATE_LIMIT_PER_MINUTE;
     resetConfig();
-    const bench = await startBenchStack({ storeId: 'creates', keys: Math.max(...WRITERS), env: { RATE_LIMIT_PER_MINUTE: '1000' } });
+    const bench = await startBenchStack({
+      storeId: 'creates',
+      keys: Math.max(...WRITERS),
+      env: { RATE_LIMIT_PER_MINUTE: '1000' },
+    });
     let serial = 0;
     const send = async (token: string, method: string, path: string, body: unknown) => {
-      const res = await fetch(`${bench.stack.baseUrl}${path}`, { method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${bench.stack.baseUrl}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as any };
     };
     const single = async (token: string, t: Tally) => {
       const n = ++serial;
-      const res = await send(token, 'PUT', `/catalog/products/c-${n}`, { name: `Create ${n}`, price: 100, quantity: 1, sku: `C-${n}` });
+      const res = await send(token, 'PUT', `/catalog/products/c-${n}`, {
+        name: `Create ${n}`,
+        price: 100,
+        quantity: 1,
+        sku: `C-${n}`,
+      });
       if (res.status === 200) t.created++;
       else if (res.status === 503 && res.body?.code === 'service_unavailable') t.refused++;
       else if (res.status >= 500) t.other5xx++;
@@ -43,7 +56,7 @@ export const createsSection: BenchSection = {
         return { external_id: `c-${n}`, name: `Create ${n}`, price: 100, quantity: 1, sku: `C-${n}` };
       });
       const res = await send(token, 'POST', '/catalog/products/batch', { items });
-      if (res.status >= 500) return void (res.status === 503 ? t.refused += BATCH : (t.other5xx += BATCH));
+      if (res.status >= 500) return void (res.status === 503 ? (t.refused += BATCH) : (t.other5xx += BATCH));
       if (res.status !== 200) throw new Error(`batch answered ${res.status}: ${JSON.stringify(res.body)}`);
       for (const item of res.body.data as { status: number; error: { code: string } | null }[]) {
         if (item.status === 200) t.created++;
@@ -55,9 +68,11 @@ export const createsSection: BenchSection = {
       const t: Tally = { created: 0, refused: 0, other5xx: 0, seconds: 0 };
       const started = performance.now();
       const until = started + SECONDS * 1000;
-      await Promise.all(bench.tokens.slice(0, writers).map(async (token) => {
-        while (performance.now() < until) await one(token, t);
-      }));
+      await Promise.all(
+        bench.tokens.slice(0, writers).map(async (token) => {
+          while (performance.now() < until) await one(token, t);
+        }),
+      );
       t.seconds = (performance.now() - started) / 1000;
       return t;
     };
@@ -65,10 +80,15 @@ export const createsSection: BenchSection = {
       // DynamoDB Local's JVM and this process's JIT warm up first.
       await measure(1, single);
       const rows: string[] = [];
-      for (const [kind, one] of [['PUT /catalog/products/{external_id}', single], [`POST /catalog/products/batch (${BATCH} new)`, batch]] as const) {
+      for (const [kind, one] of [
+        ['PUT /catalog/products/{external_id}', single],
+        [`POST /catalog/products/batch (${BATCH} new)`, batch],
+      ] as const) {
         for (const writers of WRITERS) {
           const t = await measure(writers, one);
-          rows.push(`| ${kind} | ${writers} | ${(t.created / t.seconds).toFixed(0)} | ${t.created} | ${t.refused} | ${t.other5xx} | ${t.seconds.toFixed(1)} |\n`);
+          rows.push(
+            `| ${kind} | ${writers} | ${(t.created / t.seconds).toFixed(0)} | ${t.created} | ${t.refused} | ${t.other5xx} | ${t.seconds.toFixed(1)} |\n`,
+          );
         }
       }
       return (

@@ -2,7 +2,14 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 type Template = {
-  Resources: Record<string, { Type: string; Properties?: { Handler?: string; Environment?: { Variables?: Record<string, unknown> } }; Metadata?: Record<string, string> }>;
+  Resources: Record<
+    string,
+    {
+      Type: string;
+      Properties?: { Handler?: string; Environment?: { Variables?: Record<string, unknown> } };
+      Metadata?: Record<string, string>;
+    }
+  >;
 };
 
 /**
@@ -21,7 +28,12 @@ export function lambdaBundles(outDir: string): Array<{ fn: string; file: string;
       const module = (resource.Properties?.Handler ?? 'index.handler').split('.')[0];
       const file = ['.mjs', '.js'].map((ext) => join(outDir, asset, `${module}${ext}`)).find(existsSync);
       const nodeOptions = resource.Properties?.Environment?.Variables?.NODE_OPTIONS;
-      if (file) found.push({ fn: id.replace(/[0-9A-F]{8}$/, ''), file, nodeOptions: typeof nodeOptions === 'string' ? nodeOptions : '' });
+      if (file)
+        found.push({
+          fn: id.replace(/[0-9A-F]{8}$/, ''),
+          file,
+          nodeOptions: typeof nodeOptions === 'string' ? nodeOptions : '',
+        });
     }
   }
   return found;

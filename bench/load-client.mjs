@@ -8,10 +8,14 @@ const { urls, tokens, concurrency, seconds } = JSON.parse(process.argv[2]);
 const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
 const get = (i) =>
   new Promise((resolve, reject) => {
-    const req = request(urls[i % urls.length], { agent, headers: { Authorization: `Bearer ${tokens[i % tokens.length]}`, Accept: 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode));
-    });
+    const req = request(
+      urls[i % urls.length],
+      { agent, headers: { Authorization: `Bearer ${tokens[i % tokens.length]}`, Accept: 'application/json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      },
+    );
     req.on('error', reject);
     req.end();
   });

@@ -7,7 +7,8 @@ import { costPerMillion, usd, type Measured } from './cost-model.ts';
 import type { CostScenario } from './cost-scenarios.ts';
 import { PRICES } from './prices.ts';
 
-export const README_COST_BEGIN = '<!-- cost:begin (written by npm run bench from its cost section; do not edit by hand) -->';
+export const README_COST_BEGIN =
+  '<!-- cost:begin (written by npm run bench from its cost section; do not edit by hand) -->';
 export const README_COST_END = '<!-- cost:end -->';
 
 /** Requests per integration and day in the worked example, by cost row id. */
@@ -79,6 +80,7 @@ export function writeReadmeCost(section: string, file = 'README.md'): void {
   const text = readFileSync(file, 'utf8');
   const from = text.indexOf(README_COST_BEGIN);
   const to = text.indexOf(README_COST_END);
-  if (from < 0 || to < from) throw new Error(`${file} has no cost section markers (${README_COST_BEGIN} … ${README_COST_END})`);
+  if (from < 0 || to < from)
+    throw new Error(`${file} has no cost section markers (${README_COST_BEGIN} … ${README_COST_END})`);
   writeFileSync(file, text.slice(0, from) + section + text.slice(to + README_COST_END.length));
 }

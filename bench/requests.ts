@@ -4,7 +4,7 @@
  * BENCH_ORDERS orders (default 500), spread over 60 keys so the 60/min limit never bites. Latency
  * on DynamoDB Local is no forecast of AWS latency; round trips carry over exactly.
  */
-import { API_ROUTES, type Group } from '../shared/http/api-routes.ts';
+import { API_ROUTES, type Group } from '#http/api-routes.ts';
 import { percentile, startBenchStack, type Sample } from './bench-stack.ts';
 import { seedOrders, seedProducts } from './seed.ts';
 import type { BenchSection } from './section.ts';
@@ -28,19 +28,78 @@ type Scenario = {
 
 function scenarios(since: { store: string; poll: string }): Scenario[] {
   const batch = (i: number, version: string) =>
-    Array.from({ length: BATCH }, (_, j) => ({ external_id: `bulk-${i}-${j}`, name: `Bulk ${i}-${j}${version}`, price: 1000, sku: `BK-${i}-${j}` }));
+    Array.from({ length: BATCH }, (_, j) => ({
+      external_id: `bulk-${i}-${j}`,
+      name: `Bulk ${i}-${j}${version}`,
+      price: 1000,
+      sku: `BK-${i}-${j}`,
+    }));
   const batchRequests = Math.max(1, Math.ceil(REQUESTS / 10));
   return [
     { name: 'GET /products (page 1, limit 15)', method: 'GET', route: '/products', path: () => '/products' },
-    { name: 'GET /products?page=50&limit=30&include=offers', method: 'GET', route: '/products', path: () => '/products?page=50&limit=30&include=offers' },
-    { name: 'GET /products?filter[name]=walnut', method: 'GET', route: '/products', path: () => '/products?filter%5Bname%5D=walnut' },
-    { name: 'GET /products?filter[sku]=…', method: 'GET', route: '/products', path: (i) => `/products?filter%5Bsku%5D=B-${(i % PRODUCTS) + 1}-0` },
-    { name: 'GET /products/{id}', method: 'GET', route: '/products/{id}', path: (i) => `/products/${(i % PRODUCTS) + 1}` },
-    { name: 'PUT /catalog/products/{xid} (create)', method: 'PUT', route: '/catalog/products/{external_id}', path: (i) => `/catalog/products/bench-${i}`, body: (i) => ({ name: `Bench ${i}`, price: 1000, sku: `BN-${i}` }) },
-    { name: 'PUT /catalog/products/{xid} (replace)', method: 'PUT', route: '/catalog/products/{external_id}', path: (i) => `/catalog/products/bench-${i}`, body: (i) => ({ name: `Bench ${i} v2`, price: 1200, sku: `BN-${i}` }) },
-    { name: 'PATCH /catalog/products/{xid}', method: 'PATCH', route: '/catalog/products/{external_id}', path: (i) => `/catalog/products/bench-${i}`, body: () => ({ quantity: 7 }) },
-    { name: `POST /catalog/products/batch (${BATCH} creates), per item`, method: 'POST', route: '/catalog/products/batch', path: () => '/catalog/products/batch', body: (i) => ({ items: batch(i, '') }), items: BATCH, requests: batchRequests },
-    { name: `POST /catalog/products/batch (${BATCH} replaces), per item`, method: 'POST', route: '/catalog/products/batch', path: () => '/catalog/products/batch', body: (i) => ({ items: batch(i, ' v2') }), items: BATCH, requests: batchRequests },
+    {
+      name: 'GET /products?page=50&limit=30&include=offers',
+      method: 'GET',
+      route: '/products',
+      path: () => '/products?page=50&limit=30&include=offers',
+    },
+    {
+      name: 'GET /products?filter[name]=walnut',
+      method: 'GET',
+      route: '/products',
+      path: () => '/products?filter%5Bname%5D=walnut',
+    },
+    {
+      name: 'GET /products?filter[sku]=…',
+      method: 'GET',
+      route: '/products',
+      path: (i) => `/products?filter%5Bsku%5D=B-${(i % PRODUCTS) + 1}-0`,
+    },
+    {
+      name: 'GET /products/{id}',
+      method: 'GET',
+      route: '/products/{id}',
+      path: (i) => `/products/${(i % PRODUCTS) + 1}`,
+    },
+    {
+      name: 'PUT /catalog/products/{xid} (create)',
+      method: 'PUT',
+      route: '/catalog/products/{external_id}',
+      path: (i) => `/catalog/products/bench-${i}`,
+      body: (i) => ({ name: `Bench ${i}`, price: 1000, sku: `BN-${i}` }),
+    },
+    {
+      name: 'PUT /catalog/products/{xid} (replace)',
+      method: 'PUT',
+      route: '/catalog/products/{external_id}',
+      path: (i) => `/catalog/products/bench-${i}`,
+      body: (i) => ({ name: `Bench ${i} v2`, price: 1200, sku: `BN-${i}` }),
+    },
+    {
+      name: 'PATCH /catalog/products/{xid}',
+      method: 'PATCH',
+      route: '/catalog/products/{external_id}',
+      path: (i) => `/catalog/products/bench-${i}`,
+      body: () => ({ quantity: 7 }),
+    },
+    {
+      name: `POST /catalog/products/batch (${BATCH} creates), per item`,
+      method: 'POST',
+      route: '/catalog/products/batch',
+      path: () => '/catalog/products/batch',
+      body: (i) => ({ items: batch(i, '') }),
+      items: BATCH,
+      requests: batchRequests,
+    },
+    {
+      name: `POST /catalog/products/batch (${BATCH} replaces), per item`,
+      method: 'POST',
+      route: '/catalog/products/batch',
+      path: () => '/catalog/products/batch',
+      body: (i) => ({ items: batch(i, ' v2') }),
+      items: BATCH,
+      requests: batchRequests,
+    },
     {
       name: `POST /catalog/products/batch (${BATCH} patches), per item`,
       method: 'POST',
@@ -50,8 +109,18 @@ function scenarios(since: { store: string; poll: string }): Scenario[] {
       items: BATCH,
       requests: batchRequests,
     },
-    { name: 'GET /orders?cursor=…&limit=50', method: 'GET', route: '/orders', path: (i) => `/orders?cursor=${(i * 7) % ORDERS}&limit=50` },
-    { name: 'GET /orders?updated_since=(store start: every order, full re-sync)', method: 'GET', route: '/orders', path: () => `/orders?updated_since=${encodeURIComponent(since.store)}` },
+    {
+      name: 'GET /orders?cursor=…&limit=50',
+      method: 'GET',
+      route: '/orders',
+      path: (i) => `/orders?cursor=${(i * 7) % ORDERS}&limit=50`,
+    },
+    {
+      name: 'GET /orders?updated_since=(store start: every order, full re-sync)',
+      method: 'GET',
+      route: '/orders',
+      path: () => `/orders?updated_since=${encodeURIComponent(since.store)}`,
+    },
     {
       name: 'POST /orders/{ref}/status (change)',
       method: 'POST',
@@ -64,24 +133,57 @@ function scenarios(since: { store: string; poll: string }): Scenario[] {
       body: () => ({ status: 'processing' }),
       headers: (i) => ({ 'Idempotency-Key': `bench-${i}` }),
     },
-    { name: 'POST /orders/{ref}/status (replay)', method: 'POST', route: '/orders/{reference}/status', path: (i) => `/orders/B-${i + 1}/status`, body: () => ({ status: 'processing' }), headers: (i) => ({ 'Idempotency-Key': `bench-${i}` }) },
-    { name: 'GET /orders?updated_since=… (common poll: 10 of 500 changed)', method: 'GET', route: '/orders', path: () => `/orders?updated_since=${encodeURIComponent(since.poll)}` },
+    {
+      name: 'POST /orders/{ref}/status (replay)',
+      method: 'POST',
+      route: '/orders/{reference}/status',
+      path: (i) => `/orders/B-${i + 1}/status`,
+      body: () => ({ status: 'processing' }),
+      headers: (i) => ({ 'Idempotency-Key': `bench-${i}` }),
+    },
+    {
+      name: 'GET /orders?updated_since=… (common poll: 10 of 500 changed)',
+      method: 'GET',
+      route: '/orders',
+      path: () => `/orders?updated_since=${encodeURIComponent(since.poll)}`,
+    },
     {
       name: 'PUT /content/pages/{xid} (create)',
       method: 'PUT',
       route: '/content/pages/{external_id}',
       path: (i) => `/content/pages/page-${i}`,
-      body: (i) => ({ type: 'blog', title: `Post ${i}`, slug: `post-${i}`, body: '<p>Hello <strong>world</strong></p>' }),
+      body: (i) => ({
+        type: 'blog',
+        title: `Post ${i}`,
+        slug: `post-${i}`,
+        body: '<p>Hello <strong>world</strong></p>',
+      }),
     },
     {
       name: 'PUT /content/pages/{xid} (update)',
       method: 'PUT',
       route: '/content/pages/{external_id}',
       path: (i) => `/content/pages/page-${i}`,
-      body: (i) => ({ type: 'blog', title: `Post ${i} v2`, slug: `post-${i}`, body: '<p>Hello <strong>world</strong></p>' }),
+      body: (i) => ({
+        type: 'blog',
+        title: `Post ${i} v2`,
+        slug: `post-${i}`,
+        body: '<p>Hello <strong>world</strong></p>',
+      }),
     },
-    { name: 'POST /content/pages/{xid}/publish', method: 'POST', route: '/content/pages/{external_id}/publish', path: (i) => `/content/pages/page-${i}/publish`, headers: (i) => ({ 'Idempotency-Key': `pub-${i}` }) },
-    { name: 'GET /content/pages?type=blog&limit=50', method: 'GET', route: '/content/pages', path: () => '/content/pages?type=blog&limit=50' },
+    {
+      name: 'POST /content/pages/{xid}/publish',
+      method: 'POST',
+      route: '/content/pages/{external_id}/publish',
+      path: (i) => `/content/pages/page-${i}/publish`,
+      headers: (i) => ({ 'Idempotency-Key': `pub-${i}` }),
+    },
+    {
+      name: 'GET /content/pages?type=blog&limit=50',
+      method: 'GET',
+      route: '/content/pages',
+      path: () => '/content/pages?type=blog&limit=50',
+    },
   ];
 }
 
@@ -102,7 +204,8 @@ function describeOps(ops: string): string {
 
 function row(s: Scenario, samples: Sample[]): string {
   const bad = samples.filter((x) => x.status >= 300).length;
-  const avg = (f: (x: Sample) => number) => (samples.reduce((a, x) => a + f(x), 0) / samples.length / (s.items ?? 1)).toFixed(2);
+  const avg = (f: (x: Sample) => number) =>
+    (samples.reduce((a, x) => a + f(x), 0) / samples.length / (s.items ?? 1)).toFixed(2);
   const counts = samples.reduce<Record<string, number>>((m, x) => ((m[x.ops] = (m[x.ops] ?? 0) + 1), m), {});
   const commonOps = Object.entries(counts).sort((a, b) => b[1] - a[1])[0]?.[0];
   const ms = samples.map((x) => x.ms);
@@ -130,7 +233,12 @@ export const requestsSection: BenchSection = {
         for (let i = 0; i < (s.requests ?? REQUESTS); i++) {
           const res = await fetch(bench.stack.baseUrl + s.path(i), {
             method: s.method,
-            headers: { Authorization: `Bearer ${tokenFor(i)}`, Accept: 'application/json', 'Content-Type': 'application/json', ...s.headers?.(i) },
+            headers: {
+              Authorization: `Bearer ${tokenFor(i)}`,
+              Accept: 'application/json',
+              'Content-Type': 'application/json',
+              ...s.headers?.(i),
+            },
             body: s.body ? JSON.stringify(s.body(i)) : undefined,
           });
           await res.arrayBuffer();

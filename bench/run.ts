@@ -27,13 +27,25 @@ import { webhooksSection } from './webhooks.ts';
 import type { BenchSection } from './section.ts';
 
 // In this order: the import timings run after the stacks are down, not sharing the CPU with DynamoDB Local.
-const SECTIONS: BenchSection[] = [requestsSection, costSection, searchSection, createsSection, throughputSection, webhooksSection, bundlesSection];
+const SECTIONS: BenchSection[] = [
+  requestsSection,
+  costSection,
+  searchSection,
+  createsSection,
+  throughputSection,
+  webhooksSection,
+  bundlesSection,
+];
 const DOC = 'docs/performance.md';
 
-const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+const only = process.env.BENCH_ONLY?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const unknown = only?.filter((name) => !SECTIONS.some((s) => s.name === name)) ?? [];
 if (unknown.length) {
-  process.stderr.write(`BENCH_ONLY names no section: ${unknown.join(', ')} (sections: ${SECTIONS.map((s) => s.name).join(', ')})\n`);
+  process.stderr.write(
+    `BENCH_ONLY names no section: ${unknown.join(', ')} (sections: ${SECTIONS.map((s) => s.name).join(', ')})\n`,
+  );
   process.exit(2);
 }
 

@@ -9,8 +9,8 @@
 import { percentile, startBenchStack } from './bench-stack.ts';
 import { seedProducts } from './seed.ts';
 import type { BenchSection } from './section.ts';
-import { productIdsByName, SEARCH_READ_BUDGET_RCU } from '../shared/db/name-search.repo.ts';
-import { currentDbStats, withDbStats } from '../shared/db/client.ts';
+import { productIdsByName, SEARCH_READ_BUDGET_RCU } from '#db/name-search.repo.ts';
+import { currentDbStats, withDbStats } from '#db/client.ts';
 
 type Bench = Awaited<ReturnType<typeof startBenchStack>>;
 
@@ -27,12 +27,20 @@ async function searchUnits(storeId: string, needle: string): Promise<number> {
 }
 
 /** One row: the needle searched `requests` times after a warm-up request (the first of a key reads its token). */
-async function measure(bench: Bench, size: string, label: string, needle: string, requests = REQUESTS): Promise<string> {
+async function measure(
+  bench: Bench,
+  size: string,
+  label: string,
+  needle: string,
+  requests = REQUESTS,
+): Promise<string> {
   let total: number | string = '';
   let status = 0;
   for (let i = 0; i <= requests; i++) {
     if (i === 1) bench.resetSamples();
-    const res = await fetch(`${bench.stack.baseUrl}/products?filter%5Bname%5D=${needle}`, { headers: { Authorization: `Bearer ${bench.tokens[0]}` } });
+    const res = await fetch(`${bench.stack.baseUrl}/products?filter%5Bname%5D=${needle}`, {
+      headers: { Authorization: `Bearer ${bench.tokens[0]}` },
+    });
     status = res.status;
     const body = (await res.json()) as { total?: number; code?: string };
     total = body.total ?? body.code ?? '';
@@ -68,7 +76,10 @@ export const searchSection: BenchSection = {
       let seeded = 0;
       for (const size of SIZES) {
         const started = performance.now();
-        await seedProducts(bench.storeId, size - seeded, { from: seeded + 1, name: (i) => (i % 5000 === 2500 ? `Zebra lamp ${i}` : undefined) });
+        await seedProducts(bench.storeId, size - seeded, {
+          from: seeded + 1,
+          name: (i) => (i % 5000 === 2500 ? `Zebra lamp ${i}` : undefined),
+        });
         const inserted = performance.now();
         await bench.namesIndexed();
         process.stderr.write(
@@ -82,7 +93,8 @@ export const searchSection: BenchSection = {
       const reindexed = await bench.admin<{ products: number }>('products reindex-names', { store: bench.storeId });
       rows.push(await measure(bench, `${seeded}, reindexing`, 'rare', 'zebra', 1));
       await bench.namesIndexed();
-      for (const { label, needle } of NEEDLES) rows.push(await measure(bench, `${seeded}, after reindex of ${reindexed.products}`, label, needle));
+      for (const { label, needle } of NEEDLES)
+        rows.push(await measure(bench, `${seeded}, after reindex of ${reindexed.products}`, label, needle));
       return (
         '## filter[name] by catalog size\n\n' +
         `Products named \`<word> item <i>\` (one in 8 \`Walnut …\`, one in 5,000 \`Zebra lamp <i>\`), inserted through the repository ` +

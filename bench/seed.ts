@@ -1,8 +1,8 @@
 /** Products and orders written straight through the repository layer: seeding is not what is measured. */
-import type { NewProduct } from '../shared/db/product-batch.repo.ts';
-import { productIdsFor } from '../shared/db/product.repo.ts';
-import { insertOrder } from '../shared/db/order.repo.ts';
-import { computeTotals } from '../shared/domain/order/order.ts';
+import type { NewProduct } from '#db/product-batch.repo.ts';
+import { productIdsFor } from '#db/product.repo.ts';
+import { insertOrder } from '#db/order.repo.ts';
+import { computeTotals } from '#domain/order/order.ts';
 
 const WORDS = ['Oak', 'Walnut', 'Linen', 'Brass', 'Nordic', 'Rattan', 'Velvet', 'Maple'];
 /** Products per insert transaction: 16 × (product + pending name + up to 3 SKU links) + the sequence ≤ 100 actions. */
@@ -13,7 +13,11 @@ const GROUP = 16;
  * where given; every fifth has three variants (SKU `B-<i>-<v>`). Inserted 16 to a transaction, as
  * the batch endpoint inserts them.
  */
-export async function seedProducts(storeId: string, count: number, options: { from?: number; name?: (i: number) => string | undefined } = {}): Promise<void> {
+export async function seedProducts(
+  storeId: string,
+  count: number,
+  options: { from?: number; name?: (i: number) => string | undefined } = {},
+): Promise<void> {
   const now = new Date().toISOString();
   const from = options.from ?? 1;
   const draft = (i: number): NewProduct => ({

@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../shared/db/client.ts';
-import { keys as dbKeys } from '../shared/db/keys.ts';
+import { db, tableName } from '#db/client.ts';
+import { keys as dbKeys } from '#db/keys.ts';
 import { startBenchStack } from './bench-stack.ts';
 import { seedProducts } from './seed.ts';
 import type { BenchSection } from './section.ts';
@@ -54,13 +54,26 @@ async function saturate(one: (i: number) => Promise<boolean>, seconds = SECONDS)
 }
 
 /** Runs bench/load-client.mjs against `urls` and resolves with what it counted. */
-function loadClient(args: { urls: string[]; tokens: string[]; seconds: number }): Promise<{ done: number; failed: number; seconds: number }> {
+function loadClient(args: {
+  urls: string[];
+  tokens: string[];
+  seconds: number;
+}): Promise<{ done: number; failed: number; seconds: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(new URL('./load-client.mjs', import.meta.url)), JSON.stringify({ ...args, concurrency: CONCURRENCY })], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [
+        fileURLToPath(new URL('./load-client.mjs', import.meta.url)),
+        JSON.stringify({ ...args, concurrency: CONCURRENCY }),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load client exited with ${code}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load client exited with ${code}`)),
+    );
   });
 }
 
@@ -88,7 +101,13 @@ export const throughputSection: BenchSection = {
       await seedProducts(bench.storeId, PRODUCTS);
       const ids = Array.from({ length: PRODUCTS }, (_, i) => i + 1);
       const getItem = async (i: number) => {
-        const out = await db().send(new GetCommand({ TableName: tableName(), Key: dbKeys.product(bench.storeId, ids[i % ids.length] as number), ConsistentRead: true }));
+        const out = await db().send(
+          new GetCommand({
+            TableName: tableName(),
+            Key: dbKeys.product(bench.storeId, ids[i % ids.length] as number),
+            ConsistentRead: true,
+          }),
+        );
         return out.Item !== undefined;
       };
       // DynamoDB Local's JVM and this process's JIT warm up first.
@@ -101,7 +120,8 @@ export const throughputSection: BenchSection = {
         const run = await loadClient({ urls, tokens: bench.tokens, seconds: SECONDS });
         return { perSecond: run.done / run.seconds, failed: run.failed, cpuMsPerRequest: cpuMs(cpu) / run.done };
       });
-      const row = (name: string, r: Run) => `| ${name} | ${r.perSecond.toFixed(0)}${r.failed ? ` (${r.failed} failed)` : ''} | ${r.cpuMsPerRequest.toFixed(2)} |\n`;
+      const row = (name: string, r: Run) =>
+        `| ${name} | ${r.perSecond.toFixed(0)}${r.failed ? ` (${r.failed} failed)` : ''} | ${r.cpuMsPerRequest.toFixed(2)} |\n`;
       return (
         '## Product-read throughput\n\n' +
         `${CONCURRENCY} requests in flight for ${SECONDS} s each against the stack's DynamoDB Local; CPU is the stack process's (gateway, ` +

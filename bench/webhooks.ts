@@ -20,7 +20,10 @@ async function receiver(kind: 'hang' | 'drip' | 'fail' | 'healthy', arrivals: nu
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       if (kind === 'healthy') {
-        arrivals.push(Date.now() - Date.parse((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { timestamp: string }).timestamp));
+        arrivals.push(
+          Date.now() -
+            Date.parse((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { timestamp: string }).timestamp),
+        );
         return void res.writeHead(204).end();
       }
       if (kind === 'fail') return void res.writeHead(500).end();
@@ -48,15 +51,26 @@ export const webhooksSection: BenchSection = {
   async run() {
     const bench = await startBenchStack({ storeId: 'webhooks', keys: 0 });
     const latencies: number[] = [];
-    const servers = await Promise.all((['hang', 'drip', 'fail', 'healthy'] as const).map((k) => receiver(k, latencies)));
+    const servers = await Promise.all(
+      (['hang', 'drip', 'fail', 'healthy'] as const).map((k) => receiver(k, latencies)),
+    );
     try {
       for (const [i, r] of servers.entries()) {
-        await bench.admin('keys create', { store: bench.storeId, name: `receiver ${i}`, abilities: 'orders:read', webhook_url: r.url });
+        await bench.admin('keys create', {
+          store: bench.storeId,
+          name: `receiver ${i}`,
+          abilities: 'orders:read',
+          webhook_url: r.url,
+        });
       }
       const file = (n: number) => ({
-        reference: `BENCH-${n}`, status: 'pending', currency_code: 'EUR',
+        reference: `BENCH-${n}`,
+        status: 'pending',
+        currency_code: 'EUR',
         customer: { name: 'Ada Lovelace', email: 'ada@example.com', phone: null },
-        items: [{ sku: null, name: 'Gift wrap', quantity: 1, price: 250 }], shipping_total: 0, discount_total: 0,
+        items: [{ sku: null, name: 'Gift wrap', quantity: 1, price: 250 }],
+        shipping_total: 0,
+        discount_total: 0,
       });
       // One warm-up order (module loading, JIT), not counted.
       await bench.admin('orders place', { store: bench.storeId, file: file(0) });

@@ -4,7 +4,7 @@
  * operator's own AWS credentials. Both answer the handler's `{ok, data | error}`.
  */
 import { resolve } from 'node:path';
-import type { AdminEvent, AdminResult } from '../functions/admin/handler.ts';
+import type { AdminEvent, AdminResult } from '#functions/admin/handler.ts';
 
 export type AdminInvoker = (event: AdminEvent) => Promise<AdminResult>;
 
@@ -23,7 +23,10 @@ export function lambdaInvoker(fn: string): AdminInvoker {
 /** Where the local invoker looks for the stack: what a "cannot reach" message names. */
 export function localTarget() {
   const dataDir = resolve(process.env.DATA_DIR || '.data');
-  return { endpoint: process.env.DYNAMODB_ENDPOINT || `http://127.0.0.1:${process.env.DYNAMODB_PORT || 8000}`, dataDir };
+  return {
+    endpoint: process.env.DYNAMODB_ENDPOINT || `http://127.0.0.1:${process.env.DYNAMODB_PORT || 8000}`,
+    dataDir,
+  };
 }
 
 export function localInvoker(): AdminInvoker {
@@ -32,18 +35,19 @@ export function localInvoker(): AdminInvoker {
   // The local stack admits loopback webhook receivers; AWS never does (the Lambda has no such flag).
   process.env.ALLOW_PRIVATE_WEBHOOKS ??= '1';
   // The local stack's key for webhook secrets at rest and its request log (bin/local.ts), unless KMS is configured.
-  if (!process.env.WEBHOOK_SECRET_KMS_KEY_ID) process.env.WEBHOOK_SECRET_KEY_FILE ||= resolve(dataDir, 'webhook-secret.key');
+  if (!process.env.WEBHOOK_SECRET_KMS_KEY_ID)
+    process.env.WEBHOOK_SECRET_KEY_FILE ||= resolve(dataDir, 'webhook-secret.key');
   process.env.REQUEST_LOG_FILE ||= resolve(dataDir, 'requests.jsonl');
   let loaded: Promise<AdminInvoker> | undefined;
   return async (event) => {
     loaded ??= (async () => {
       await reachable(process.env.DYNAMODB_ENDPOINT!);
-      const { setLogSink } = await import('../shared/log.ts');
+      const { setLogSink } = await import('#shared/log.ts');
       setLogSink((line) => process.stderr.write(line + '\n'));
-      const { installLocalCommitBarrier } = await import('../emulation/local/commit-barrier.ts');
+      const { installLocalCommitBarrier } = await import('#emulation/local/commit-barrier.ts');
       installLocalCommitBarrier();
       await sameKeyFileAsTheStack(dataDir);
-      return (await import('../functions/admin/handler.ts')).handler;
+      return (await import('#functions/admin/handler.ts')).handler;
     })();
     return (await loaded)(event);
   };
@@ -55,10 +59,10 @@ export function localInvoker(): AdminInvoker {
  * read (emulation/local/key-marker.ts records the stack's key file in the table).
  */
 async function sameKeyFileAsTheStack(dataDir: string): Promise<void> {
-  const { config } = await import('../shared/config.ts');
+  const { config } = await import('#shared/config.ts');
   const keyFile = config().webhookSecretKeyFile;
   if (config().webhookSecretKmsKeyId || !keyFile) return;
-  const { checkKeyFile, LocalStackMismatch } = await import('../emulation/local/key-marker.ts');
+  const { checkKeyFile, LocalStackMismatch } = await import('#emulation/local/key-marker.ts');
   try {
     await checkKeyFile(keyFile);
   } catch (err) {
@@ -80,19 +84,30 @@ async function reachable(endpoint: string): Promise<void> {
   const url = new URL(endpoint);
   await new Promise<void>((resolve, reject) => {
     const socket = connect({ host: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) });
-    socket.setTimeout(5000, () => socket.destroy(Object.assign(new Error(`connect ETIMEDOUT ${endpoint}`), { code: 'ETIMEDOUT' })));
+    socket.setTimeout(5000, () =>
+      socket.destroy(Object.assign(new Error(`connect ETIMEDOUT ${endpoint}`), { code: 'ETIMEDOUT' })),
+    );
     socket.once('connect', () => {
       socket.destroy();
       resolve();
     });
-    socket.once('error', (err) => reject(Object.assign(new Error(`cannot reach DynamoDB at ${endpoint}`), { code: (err as NodeJS.ErrnoException).code })));
+    socket.once('error', (err) =>
+      reject(
+        Object.assign(new Error(`cannot reach DynamoDB at ${endpoint}`), { code: (err as NodeJS.ErrnoException).code }),
+      ),
+    );
   });
 }
 
 /** One line for a failure to reach the stack, naming what was tried and how to point elsewhere. */
 export function unreachableHint(err: unknown): string {
   const e = err as Error & { code?: string };
-  if (!/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|cannot reach|connect/i.test(`${e.message} ${e.code ?? ''} ${e.name}`)) return '';
+  if (
+    !/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|cannot reach|connect/i.test(
+      `${e.message} ${e.code ?? ''} ${e.name}`,
+    )
+  )
+    return '';
   const { dataDir } = localTarget();
   return ` (${e.code ?? 'unreachable'}; DATA_DIR ${dataDir}): start the stack with "npm start", or point this at the running one with the DYNAMODB_PORT (or DYNAMODB_ENDPOINT) and DATA_DIR it was started with`;
 }

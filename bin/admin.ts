@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-import type { AdminEvent, AdminResult } from '../functions/admin/handler.ts';
+import type { AdminEvent, AdminResult } from '#functions/admin/handler.ts';
 import { lambdaInvoker, localInvoker, unreachableHint } from './admin-invoke.ts';
 
 const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]

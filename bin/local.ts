@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { checkJava } from '../emulation/local/dynamodb-local.ts';
+import { checkJava } from '#emulation/local/dynamodb-local.ts';
 
 const env = process.env;
 // Node 20 is supported today; the SDK's notice about its 2027 releases is not news at every start.
@@ -29,8 +29,8 @@ env.WEBHOOK_SECRET_KEY_FILE ||= path.join(dataDir, 'webhook-secret.key');
 env.REQUEST_LOG_FILE ||= path.join(dataDir, 'requests.jsonl');
 mkdirSync(dataDir, { recursive: true });
 
-const { startLocalStack } = await import('../emulation/local/stack.ts');
-const { seedDemoStore } = await import('../emulation/local/seed.ts');
+const { startLocalStack } = await import('#emulation/local/stack.ts');
+const { seedDemoStore } = await import('#emulation/local/seed.ts');
 
 let stack;
 try {
@@ -58,7 +58,9 @@ if (seeded) {
   mkdirSync(dataDir, { recursive: true });
   writeFileSync(demoKeyFile, JSON.stringify(seeded, null, 2) + '\n', { mode: 0o600 });
 }
-const demo = seeded ?? (existsSync(demoKeyFile) ? (JSON.parse(readFileSync(demoKeyFile, 'utf8')) as { token: string }) : undefined);
+const demo =
+  seeded ??
+  (existsSync(demoKeyFile) ? (JSON.parse(readFileSync(demoKeyFile, 'utf8')) as { token: string }) : undefined);
 
 process.stdout.write(
   [
@@ -68,9 +70,13 @@ process.stdout.write(
     `  reference:    ${stack.baseUrl}/docs   (OpenAPI: ${stack.baseUrl}/openapi.json, no key needed)`,
     `  store:        ${external ? `${external} (external)` : `DynamoDB Local on port ${dynamodbPort}, data in ${path.relative(process.cwd(), dataDir).startsWith('..') ? dataDir : path.relative(process.cwd(), dataDir) || '.'}`}`,
     `  demo store:   demo${seeded ? ' (seeded now)' : ''}`,
-    demo ? `  demo key:     ${demo.token}   (all six abilities)` : '  demo key:     unknown (delete the data directory to seed again)',
+    demo
+      ? `  demo key:     ${demo.token}   (all six abilities)`
+      : '  demo key:     unknown (delete the data directory to seed again)',
     '',
-    demo ? `  curl -H "Authorization: Bearer ${demo.token}" -H "Accept: application/json" ${stack.baseUrl}/products` : '',
+    demo
+      ? `  curl -H "Authorization: Bearer ${demo.token}" -H "Accept: application/json" ${stack.baseUrl}/products`
+      : '',
     '',
   ].join('\n') + '\n',
 );

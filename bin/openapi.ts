@@ -4,8 +4,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildOpenApiDocument } from '../shared/http/openapi/document.ts';
-import { errorCatalogueMarkdown } from '../shared/http/openapi/error-catalogue-md.ts';
+import { buildOpenApiDocument } from '#http/openapi/document.ts';
+import { errorCatalogueMarkdown } from '#http/openapi/error-catalogue-md.ts';
 import openapiTS, { astToString } from 'openapi-typescript';
 
 export const OPENAPI_FILE = 'docs/openapi.json';

@@ -5,7 +5,7 @@
  * Data lives in memory; each start is a fresh deploy.
  */
 import path from 'node:path';
-import { checkJava } from '../emulation/local/dynamodb-local.ts';
+import { checkJava } from '#emulation/local/dynamodb-local.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const port = Number(process.env.PORT || 3000);
@@ -18,8 +18,8 @@ if (!java.ok) {
   process.stderr.write(java.message + '\n');
   process.exit(1);
 }
-const { synthesize } = await import('../emulation/rehearsal/synth.ts');
-const { startRehearsal } = await import('../emulation/rehearsal/stack.ts');
+const { synthesize } = await import('#emulation/rehearsal/synth.ts');
+const { startRehearsal } = await import('#emulation/rehearsal/stack.ts');
 
 if (!process.argv.includes('--no-synth')) {
   out(`synthesizing the CDK app into ${path.relative(process.cwd(), assemblyDir) || assemblyDir} ...`);

@@ -1,9 +1,9 @@
 import { CfnOutput, Duration, RemovalPolicy, Size, Stack, type StackProps } from 'aws-cdk-lib';
-import { MIN_COMPRESSION_BYTES } from '../shared/http/compression.ts';
+import { MIN_COMPRESSION_BYTES } from '#http/compression.ts';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { API_ROUTES, groups, resourceOf, resources, type Group } from '../shared/http/api-routes.ts';
+import { API_ROUTES, groups, resourceOf, resources, type Group } from '#http/api-routes.ts';
 import { AlarmTopic } from './constructs/alarm-topic.ts';
 import { GatewayAlarms } from './constructs/gateway-alarms.ts';
 import { capacityModel, capacityRefusal } from './capacity.ts';
@@ -50,7 +50,12 @@ export class ApiStack extends Stack {
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
-    const s = { ...DEFAULT_SETTINGS, ...props, wafPerKeyPerMinute: props.wafPerKeyPerMinute ?? 2 * (props.rateLimitPerMinute ?? DEFAULT_SETTINGS.rateLimitPerMinute) };
+    const s = {
+      ...DEFAULT_SETTINGS,
+      ...props,
+      wafPerKeyPerMinute:
+        props.wafPerKeyPerMinute ?? 2 * (props.rateLimitPerMinute ?? DEFAULT_SETTINGS.rateLimitPerMinute),
+    };
     const refusal = authorizerCacheRefusal(s.authorizerCacheSeconds);
     if (refusal) throw new Error(refusal);
     const capacityRefused = capacityRefusal(s);
@@ -58,7 +63,9 @@ export class ApiStack extends Stack {
     const capacity = capacityModel(s);
     const { table, queues, webhookSecretsKey, webhookSecretsKeyUsers } = props.data;
     if (webhookSecretsKeyUsers !== this.stackName) {
-      throw new Error(`the webhook secrets key admits roles of stack ${webhookSecretsKeyUsers}, not of ${this.stackName}: pass apiStackName to the stateful stack`);
+      throw new Error(
+        `the webhook secrets key admits roles of stack ${webhookSecretsKeyUsers}, not of ${this.stackName}: pass apiStackName to the stateful stack`,
+      );
     }
     const env = { RATE_LIMIT_PER_MINUTE: String(s.rateLimitPerMinute) };
 
@@ -118,15 +125,18 @@ export class ApiStack extends Stack {
       const options = { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM, operationName: route.operation };
       resource.addMethod(route.method, integration, options);
       // HEAD wherever GET works: the same Lambda, which answers without the body.
-      if (route.method === 'GET') resource.addMethod('HEAD', integration, { ...options, operationName: `${route.operation}Head` });
+      if (route.method === 'GET')
+        resource.addMethod('HEAD', integration, { ...options, operationName: `${route.operation}Head` });
     }
     // Any other method of a known path reaches the group's Lambda without the authorizer (nothing
     // to authorize, no allowance used) and is answered 405 with Allow; explicit methods win over ANY.
     for (const { resource, group } of resources()) {
-      const any = this.api.root.resourceForPath(resource).addMethod('ANY', new apigw.LambdaIntegration(this.functions[group]!), {
-        authorizationType: apigw.AuthorizationType.NONE,
-        operationName: 'methodNotAllowed',
-      });
+      const any = this.api.root
+        .resourceForPath(resource)
+        .addMethod('ANY', new apigw.LambdaIntegration(this.functions[group]!), {
+          authorizationType: apigw.AuthorizationType.NONE,
+          operationName: 'methodNotAllowed',
+        });
       acknowledgeMethodNotAllowed(any);
     }
     this.openApiFunction = addOpenApiMethod(this, this.api);
@@ -160,8 +170,14 @@ export class ApiStack extends Stack {
 
     // filter[name]'s trigram postings: table stream → name indexer.
     this.nameIndexer = new NameIndexer(this, 'NameIndex', { table });
-    acknowledgeQueueEventSource(this.webhooks.webhooksFunction, 'a message failed maxReceiveCount times moves to the dead-letter queue by the queue\'s redrive policy.');
-    acknowledgeQueueEventSource(this.webhooks.deadLetterFunction, 'a dead letter its consumer fails on stays in the dead-letter queue (14 days) and is received again.');
+    acknowledgeQueueEventSource(
+      this.webhooks.webhooksFunction,
+      "a message failed maxReceiveCount times moves to the dead-letter queue by the queue's redrive policy.",
+    );
+    acknowledgeQueueEventSource(
+      this.webhooks.deadLetterFunction,
+      'a dead letter its consumer fails on stays in the dead-letter queue (14 days) and is received again.',
+    );
     acknowledgeNameIndexEventSource(this.nameIndexer.function);
 
     if (s.waf) {

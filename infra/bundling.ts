@@ -15,7 +15,8 @@ const stub = (name: string) => fileURLToPath(new URL(`./bundle-stubs/${name}.ts`
 function htmlparser2Parser(): string {
   const commonjsIndex = createRequire(import.meta.url).resolve('htmlparser2');
   const parser = join(dirname(commonjsIndex), '..', 'esm', 'Parser.js');
-  if (!existsSync(parser)) throw new Error(`htmlparser2 moved its ESM Parser (expected ${parser}); update infra/bundling.ts`);
+  if (!existsSync(parser))
+    throw new Error(`htmlparser2 moved its ESM Parser (expected ${parser}); update infra/bundling.ts`);
   return parser;
 }
 

@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { gatewayResponseTable } from '../shared/http/gateway-responses.ts';
+import { gatewayResponseTable } from '#http/gateway-responses.ts';
 import { DEFAULT_SETTINGS } from './settings.ts';
 
 export const GATEWAY_DOC = path.resolve(import.meta.dirname, '../docs/gateway.md');
@@ -15,10 +15,19 @@ const END = '<!-- gateway-responses:end -->';
 export function gatewayResponsesMarkdown(rateLimitPerMinute = DEFAULT_SETTINGS.rateLimitPerMinute): string {
   const cell = (s: string) => s.replaceAll('|', '\\|');
   const rows = gatewayResponseTable(rateLimitPerMinute).map((r) => {
-    const headers = Object.entries(r.headers).map(([k, v]) => `\`${k}: ${cell(v)}\``).join(', ') || '—';
+    const headers =
+      Object.entries(r.headers)
+        .map(([k, v]) => `\`${k}: ${cell(v)}\``)
+        .join(', ') || '—';
     return `| \`${r.type}\` | ${r.status} | \`${r.body.code}\` | ${headers} | ${cell(r.when)} |`;
   });
-  return [BEGIN, '| Response type | Status | `code` | Headers (constants) | When |', '| --- | --- | --- | --- | --- |', ...rows, END].join('\n');
+  return [
+    BEGIN,
+    '| Response type | Status | `code` | Headers (constants) | When |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows,
+    END,
+  ].join('\n');
 }
 
 /** The document with its generated section replaced. */

@@ -1,6 +1,6 @@
 import type { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '../shared/domain/webhook/signature.ts';
+import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '#domain/webhook/signature.ts';
 
 /**
  * KMS's key administration actions, without any that encrypts, decrypts or makes data keys: the
@@ -36,7 +36,12 @@ export function webhookSecretsKeyPolicy(scope: Stack, apiStackName: string): iam
   const account = new iam.AccountRootPrincipal();
   return new iam.PolicyDocument({
     statements: [
-      new iam.PolicyStatement({ sid: 'KeyAdministration', principals: [account], actions: KEY_ADMIN_ACTIONS, resources: ['*'] }),
+      new iam.PolicyStatement({
+        sid: 'KeyAdministration',
+        principals: [account],
+        actions: KEY_ADMIN_ACTIONS,
+        resources: ['*'],
+      }),
       new iam.PolicyStatement({
         sid: 'WebhookSecretsOfTheApiStack',
         principals: [account],
@@ -44,7 +49,9 @@ export function webhookSecretsKeyPolicy(scope: Stack, apiStackName: string): iam
         resources: ['*'],
         conditions: {
           ArnLike: { 'aws:PrincipalArn': `arn:${scope.partition}:iam::${scope.account}:role/${apiStackName}-*` },
-          StringEquals: Object.fromEntries(Object.entries(WEBHOOK_SECRET_ENCRYPTION_CONTEXT).map(([k, v]) => [`kms:EncryptionContext:${k}`, v])),
+          StringEquals: Object.fromEntries(
+            Object.entries(WEBHOOK_SECRET_ENCRYPTION_CONTEXT).map(([k, v]) => [`kms:EncryptionContext:${k}`, v]),
+          ),
         },
       }),
     ],

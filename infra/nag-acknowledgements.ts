@@ -15,7 +15,8 @@ export function addNagChecks(app: App): void {
 /** The findings this design accepts, each with its reason; docs/deploy.md lists them. */
 const ack = (scope: IConstruct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
 
-const RUNTIME_REASON = 'Node 22 is the runtime the project builds for and tests on (package.json engines, esbuild target); it moves with the project.';
+const RUNTIME_REASON =
+  'Node 22 is the runtime the project builds for and tests on (package.json engines, esbuild target); it moves with the project.';
 
 export function acknowledgeFunction(fn: IConstruct): void {
   ack(
@@ -27,7 +28,7 @@ export function acknowledgeFunction(fn: IConstruct): void {
     fn,
     'AwsSolutions-IAM5[Resource::*]',
     'xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing) take no resource but *, and neither does ' +
-      'dynamodb:ListStreams, which the fan-out\'s stream event source needs, nor logs:GetQueryResults, which reads the admin\'s own ' +
+      "dynamodb:ListStreams, which the fan-out's stream event source needs, nor logs:GetQueryResults, which reads the admin's own " +
       'access log query by id (its StartQuery is scoped to the access log group). Table actions are listed per function (table-access.ts).',
   );
   ack(fn, 'AwsSolutions-L1', RUNTIME_REASON);
@@ -42,7 +43,11 @@ export function acknowledgeFunction(fn: IConstruct): void {
 
 /** The signer's and the dead-letter consumer's SQS sources: SQS mappings take no on-failure destination. */
 export function acknowledgeQueueEventSource(fn: IConstruct, whereFailuresGo: string): void {
-  ack(fn, 'Serverless-LambdaEventSourceMappingDestination', `An SQS event source mapping has no on-failure destination in Lambda; ${whereFailuresGo}`);
+  ack(
+    fn,
+    'Serverless-LambdaEventSourceMappingDestination',
+    `An SQS event source mapping has no on-failure destination in Lambda; ${whereFailuresGo}`,
+  );
 }
 
 /** The name indexer's stream source: a record it gives up on leaves the name pending, which searches still read. */
@@ -51,12 +56,16 @@ export function acknowledgeNameIndexEventSource(fn: IConstruct): void {
     fn,
     'Serverless-LambdaEventSourceMappingDestination',
     'A stream record the indexer gives up on (after bisecting and 10 retries) leaves its product name pending; every search still ' +
-      'reads pending names, so answers stay correct (only dearer), and the function\'s error alarm fires.',
+      "reads pending names, so answers stay correct (only dearer), and the function's error alarm fires.",
   );
 }
 
 export function acknowledgeRestApi(api: IConstruct, wafEnabled: boolean): void {
-  ack(api, 'AwsSolutions-COG4', 'Clients are store integrations holding API keys; the Lambda authorizer resolves the key on every keyed method (docs/contract.md#keys-and-abilities).');
+  ack(
+    api,
+    'AwsSolutions-COG4',
+    'Clients are store integrations holding API keys; the Lambda authorizer resolves the key on every keyed method (docs/contract.md#keys-and-abilities).',
+  );
   ack(
     api,
     'AwsSolutions-APIG2',
@@ -67,12 +76,21 @@ export function acknowledgeRestApi(api: IConstruct, wafEnabled: boolean): void {
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
     'The account-level role API Gateway writes execution and access logs with; AWS documents this managed policy for it.',
   );
-  if (!wafEnabled) ack(api, 'AwsSolutions-APIG3', 'The web ACL was switched off for this deployment with context waf=false (docs/deploy.md).');
+  if (!wafEnabled)
+    ack(
+      api,
+      'AwsSolutions-APIG3',
+      'The web ACL was switched off for this deployment with context waf=false (docs/deploy.md).',
+    );
 }
 
 /** GET {base}/openapi.json and its other methods: the API's public description. */
 export function acknowledgeOpenApiMethod(method: IConstruct): void {
-  ack(method, 'AwsSolutions-APIG4', 'The OpenAPI document is public by design: it holds no tenant data, and integrators read it before they have a key.');
+  ack(
+    method,
+    'AwsSolutions-APIG4',
+    'The OpenAPI document is public by design: it holds no tenant data, and integrators read it before they have a key.',
+  );
 }
 
 /** The ANY method of a known path: unknown methods, answered 405 with Allow. */
@@ -81,15 +99,27 @@ export function acknowledgeMethodNotAllowed(method: IConstruct): void {
     method,
     'AwsSolutions-APIG4',
     'ANY catches only the methods a path does not have and answers 405 with Allow from the route table, reading no data; the ' +
-      'answer is the same for every caller, so asking for a key first would only turn it into a 401. WAF\'s per-IP rule bounds it.',
+      "answer is the same for every caller, so asking for a key first would only turn it into a 401. WAF's per-IP rule bounds it.",
   );
 }
 
 export function acknowledgeStreamFailureQueue(queue: IConstruct): void {
-  ack(queue, 'AwsSolutions-SQS3', 'It is a dead-letter queue itself: the on-failure destination of the table stream event source.');
-  ack(queue, 'Serverless-SQSRedrivePolicy', 'It is a dead-letter queue itself: the on-failure destination of the table stream event source.');
+  ack(
+    queue,
+    'AwsSolutions-SQS3',
+    'It is a dead-letter queue itself: the on-failure destination of the table stream event source.',
+  );
+  ack(
+    queue,
+    'Serverless-SQSRedrivePolicy',
+    'It is a dead-letter queue itself: the on-failure destination of the table stream event source.',
+  );
 }
 
 export function acknowledgeWebhookDeadLetterQueue(queue: IConstruct): void {
-  ack(queue, 'Serverless-SQSRedrivePolicy', 'It is the webhook queue\'s dead-letter queue; its consumer marks each message\'s delivery failed.');
+  ack(
+    queue,
+    'Serverless-SQSRedrivePolicy',
+    "It is the webhook queue's dead-letter queue; its consumer marks each message's delivery failed.",
+  );
 }

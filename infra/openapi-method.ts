@@ -1,6 +1,6 @@
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type { Construct } from 'constructs';
-import { API_BASE_PATH } from '../shared/http/api-routes.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
 import { acknowledgeOpenApiMethod } from './nag-acknowledgements.ts';
 
@@ -19,9 +19,15 @@ export function addOpenApiMethod(scope: Construct, api: apigw.RestApi): ServiceF
   });
   const resource = api.root.resourceForPath(`${API_BASE_PATH}/openapi.json`);
   const integration = new apigw.LambdaIntegration(fn);
-  const methods: [string, string][] = [['GET', 'getOpenApiDocument'], ['HEAD', 'getOpenApiDocumentHead'], ['ANY', 'methodNotAllowed']];
+  const methods: [string, string][] = [
+    ['GET', 'getOpenApiDocument'],
+    ['HEAD', 'getOpenApiDocumentHead'],
+    ['ANY', 'methodNotAllowed'],
+  ];
   for (const [method, operationName] of methods) {
-    acknowledgeOpenApiMethod(resource.addMethod(method, integration, { authorizationType: apigw.AuthorizationType.NONE, operationName }));
+    acknowledgeOpenApiMethod(
+      resource.addMethod(method, integration, { authorizationType: apigw.AuthorizationType.NONE, operationName }),
+    );
   }
   return fn;
 }

@@ -66,7 +66,8 @@ function int(node: Node, name: string, fallback: number, min: number, max: numbe
   const raw = node.tryGetContext(name);
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`context ${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`context ${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   return n;
 }
 
@@ -82,14 +83,23 @@ export function settingsFromContext(node: Node): DeploySettings {
     waf: !['false', false, '0', 0].includes(node.tryGetContext('waf')),
     // WAF rate rules take limits from 10 to 2,000,000,000 per window.
     wafPerIpPerMinute: int(node, 'wafPerIpPerMinute', DEFAULT_SETTINGS.wafPerIpPerMinute, 10, 2_000_000_000),
-    wafPerKeyPerMinute: int(node, 'wafPerKeyPerMinute', 2 * int(node, 'rateLimitPerMinute', DEFAULT_SETTINGS.rateLimitPerMinute, 1, 1000), 10, 2_000_000_000),
+    wafPerKeyPerMinute: int(
+      node,
+      'wafPerKeyPerMinute',
+      2 * int(node, 'rateLimitPerMinute', DEFAULT_SETTINGS.rateLimitPerMinute, 1, 1000),
+      10,
+      2_000_000_000,
+    ),
     plannedKeys: int(node, 'plannedKeys', DEFAULT_SETTINGS.plannedKeys, 1, 1_000_000),
     accountConcurrency: int(node, 'accountConcurrency', DEFAULT_SETTINGS.accountConcurrency, 10, 1_000_000),
     authorizerConcurrency: int(node, 'authorizerConcurrency', DEFAULT_SETTINGS.authorizerConcurrency, 0, 10_000),
     signerConcurrency: int(node, 'signerConcurrency', DEFAULT_SETTINGS.signerConcurrency, 0, 1000),
     detailedMetrics: ['true', true, '1', 1].includes(node.tryGetContext('detailedMetrics')),
   };
-  if (settings.signerConcurrency === 1) throw new Error('context signerConcurrency must be 0 (none reserved) or at least 2 (an SQS event source polls with 2 or more)');
+  if (settings.signerConcurrency === 1)
+    throw new Error(
+      'context signerConcurrency must be 0 (none reserved) or at least 2 (an SQS event source polls with 2 or more)',
+    );
   const account = settings.accountConcurrency;
   const reserved = settings.authorizerConcurrency + settings.signerConcurrency;
   if (reserved > account - UNRESERVED_MINIMUM) {

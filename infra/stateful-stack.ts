@@ -2,8 +2,8 @@ import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
-import { TABLE } from '../shared/db/table.ts';
-import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../shared/config.ts';
+import { TABLE } from '#db/table.ts';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '#shared/config.ts';
 import { WebhookQueues } from './constructs/webhook-queues.ts';
 import { webhookSecretsKeyPolicy } from './key-policy.ts';
 
@@ -57,7 +57,9 @@ export class StatefulStack extends Stack implements StatefulResources {
       nonKeyAttributes: [...TABLE.gsi1.projectedAttributes],
     });
 
-    this.queues = new WebhookQueues(this, 'Webhooks', { retrySchedule: props.retrySchedule ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE });
+    this.queues = new WebhookQueues(this, 'Webhooks', {
+      retrySchedule: props.retrySchedule ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE,
+    });
 
     this.webhookSecretsKey = new kms.Key(this, 'WebhookSecretsKey', {
       description: 'Encrypts webhook signing secrets at rest (admin encrypts, signer decrypts)',

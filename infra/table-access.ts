@@ -1,9 +1,17 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import { TABLE } from '../shared/db/table.ts';
-import { keys } from '../shared/db/keys.ts';
+import { TABLE } from '#db/table.ts';
+import { keys } from '#db/keys.ts';
 
-export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchWriteItem' | 'ConditionCheckItem';
+export type TableAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'Query'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'BatchWriteItem'
+  | 'ConditionCheckItem';
 
 export interface TableAccess {
   /** Item actions on the table; TransactWriteItems is authorized per item (Put/Update/Delete). */
@@ -43,13 +51,22 @@ export type TableUser = keyof typeof TABLE_ACCESS;
 
 /** Grants exactly `access` on the table (and Query on gsi1 alone, never `index/*`). */
 export function grantTableAccess(grantee: iam.IGrantable, table: dynamodb.ITable, access: TableAccess): void {
-  const conditions = access.leadingKeys ? { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': access.leadingKeys } } : undefined;
+  const conditions = access.leadingKeys
+    ? { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': access.leadingKeys } }
+    : undefined;
   grantee.grantPrincipal.addToPrincipalPolicy(
-    new iam.PolicyStatement({ actions: access.actions.map((a) => `dynamodb:${a}`), resources: [table.tableArn], conditions }),
+    new iam.PolicyStatement({
+      actions: access.actions.map((a) => `dynamodb:${a}`),
+      resources: [table.tableArn],
+      conditions,
+    }),
   );
   if (access.queriesIndex) {
     grantee.grantPrincipal.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${table.tableArn}/index/${TABLE.gsi1.indexName}`] }),
+      new iam.PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${table.tableArn}/index/${TABLE.gsi1.indexName}`],
+      }),
     );
   }
 }

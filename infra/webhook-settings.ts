@@ -1,5 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
-import { maxReceiveCount, receivesForSchedule } from '../shared/domain/webhook/retry.ts';
+import { maxReceiveCount, receivesForSchedule } from '#domain/webhook/retry.ts';
 
 /** The signer's timeout: one POST may take 10 s, a batch of 10 runs in parallel. */
 export const SIGNER_TIMEOUT = Duration.seconds(30);

@@ -25,7 +25,13 @@ function start(dataDir: string): Promise<ChildProcess> {
     cwd: root,
     detached: true, // its own process group: SIGKILL reaches tsx, node and java at once
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PORT: String(port), DYNAMODB_PORT: String(dynamodbPort), DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DYNAMODB_PORT: String(dynamodbPort),
+      DATA_DIR: dataDir,
+      RATE_LIMIT_PER_MINUTE: '1000',
+    },
   });
   let out = '';
   return new Promise((resolve, reject) => {
@@ -43,7 +49,8 @@ async function killGroup(child: ChildProcess) {
   process.kill(-child.pid!, 'SIGKILL');
   await gone;
   // wait until the java child (same group) is gone too
-  for (let i = 0; i < 100 && spawnSync('pgrep', ['-g', String(child.pid)]).status === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 100 && spawnSync('pgrep', ['-g', String(child.pid)]).status === 0; i++)
+    await new Promise((r) => setTimeout(r, 50));
 }
 
 function admin(dataDir: string, ...args: string[]) {
@@ -63,8 +70,22 @@ for (let round = 1; round <= rounds; round++) {
     let stack = await start(dataDir);
     const store = `crash${round}`;
     admin(dataDir, 'stores', 'create', '--id', store, '--name', 'Crash', '--currency', 'EUR');
-    const key = admin(dataDir, 'keys', 'create', '--store', store, '--name', 'crash', '--abilities', 'catalog:read,catalog:write');
-    const headers = { Authorization: `Bearer ${key.token}`, 'Content-Type': 'application/json', Accept: 'application/json' };
+    const key = admin(
+      dataDir,
+      'keys',
+      'create',
+      '--store',
+      store,
+      '--name',
+      'crash',
+      '--abilities',
+      'catalog:read,catalog:write',
+    );
+    const headers = {
+      Authorization: `Bearer ${key.token}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+    };
     const results = await Promise.all(
       Array.from({ length: 40 }, async (_, i) => {
         const res = await fetch(`${base}/catalog/products/crash-${i}`, {

@@ -35,7 +35,11 @@ const lib = path.join(path.dirname(createRequire(import.meta.url).resolve('dynam
 const jarDir = path.join(lib, readdirSync(lib).find((d) => d.startsWith('dynamodb_local')) as string);
 
 function startJava(dataDir: string): ChildProcess {
-  const args = [`-Djava.library.path=${path.join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', path.join(jarDir, 'DynamoDBLocal.jar')];
+  const args = [
+    `-Djava.library.path=${path.join(jarDir, 'DynamoDBLocal_lib')}`,
+    '-jar',
+    path.join(jarDir, 'DynamoDBLocal.jar'),
+  ];
   args.push('-port', String(port), '-sharedDb', '-disableTelemetry', '-cors', 'http://127.0.0.1', '-dbPath', dataDir);
   return spawn('java', args, { detached: true, stdio: 'ignore' });
 }
@@ -108,7 +112,9 @@ async function scenario(name: string, steps: Step[]): Promise<string[]> {
     }
     c.destroy();
     await sigkill(java);
-    console.log(`${name.padEnd(48, '.')} acknowledged ${acknowledged.join(',')}; missing after SIGKILL + restart: ${missing.join(',') || 'none'}`);
+    console.log(
+      `${name.padEnd(48, '.')} acknowledged ${acknowledged.join(',')}; missing after SIGKILL + restart: ${missing.join(',') || 'none'}`,
+    );
     return missing;
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

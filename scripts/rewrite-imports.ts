@@ -33,7 +33,10 @@ function aliases(): { alias: string; dir: string }[] {
  */
 const SPLIT_BY_SUBFOLDER = new Set(['functions/', 'emulation/']);
 
-function partOf(file: string, table: { alias: string; dir: string }[]): { alias: string; dir: string; part: string } | undefined {
+function partOf(
+  file: string,
+  table: { alias: string; dir: string }[],
+): { alias: string; dir: string; part: string } | undefined {
   const hit = table.find(({ dir }) => file.startsWith(dir));
   if (!hit) return undefined;
   const rest = file.slice(hit.dir.length);
@@ -44,12 +47,20 @@ function partOf(file: string, table: { alias: string; dir: string }[]): { alias:
 function specifiers(source: ts.SourceFile): ts.StringLiteralLike[] {
   const found: ts.StringLiteralLike[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       found.push(node.moduleSpecifier);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [arg] = node.arguments;
       if (arg && ts.isStringLiteralLike(arg)) found.push(arg);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
       found.push(node.argument.literal);
     }
     ts.forEachChild(node, visit);
@@ -75,7 +86,8 @@ export function rewrite(file: string, text: string, table = aliases()): string |
   }
   if (edits.length === 0) return undefined;
   let out = text;
-  for (const edit of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, edit.start) + edit.value + out.slice(edit.end);
+  for (const edit of edits.sort((a, b) => b.start - a.start))
+    out = out.slice(0, edit.start) + edit.value + out.slice(edit.end);
   return out;
 }
 

@@ -73,7 +73,8 @@ export function keyFileFrom(name: string, raw: string | undefined): string | und
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = (env.LOG_LEVEL ?? 'info') as Config['logLevel'];
-  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new Error(`LOG_LEVEL "${logLevel}" is not one of debug, info, warn, error`);
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel))
+    throw new Error(`LOG_LEVEL "${logLevel}" is not one of debug, info, warn, error`);
   return {
     tableName: env.TABLE_NAME || 'integrations',
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
@@ -82,11 +83,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 60, 1, 1000),
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     // Lowered only by tests, to see hops within seconds.
-    webhookQueueWaitLimitSeconds: intFrom('WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS', env.WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS, 900, 1, 900),
-    webhookResponseTimeoutMs: intFrom('WEBHOOK_RESPONSE_TIMEOUT_MS', env.WEBHOOK_RESPONSE_TIMEOUT_MS, 10_000, 1000, 300_000),
+    webhookQueueWaitLimitSeconds: intFrom(
+      'WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS',
+      env.WEBHOOK_QUEUE_WAIT_LIMIT_SECONDS,
+      900,
+      1,
+      900,
+    ),
+    webhookResponseTimeoutMs: intFrom(
+      'WEBHOOK_RESPONSE_TIMEOUT_MS',
+      env.WEBHOOK_RESPONSE_TIMEOUT_MS,
+      10_000,
+      1000,
+      300_000,
+    ),
     webhookParkAfterFailures: intFrom('WEBHOOK_PARK_AFTER_FAILURES', env.WEBHOOK_PARK_AFTER_FAILURES, 10, 1, 10_000),
     webhookParkAfterSeconds: intFrom('WEBHOOK_PARK_AFTER_SECONDS', env.WEBHOOK_PARK_AFTER_SECONDS, 900, 0, 7 * 86_400),
-    webhookProbeIntervalSeconds: intFrom('WEBHOOK_PROBE_INTERVAL_SECONDS', env.WEBHOOK_PROBE_INTERVAL_SECONDS, 300, 1, 86_400),
+    webhookProbeIntervalSeconds: intFrom(
+      'WEBHOOK_PROBE_INTERVAL_SECONDS',
+      env.WEBHOOK_PROBE_INTERVAL_SECONDS,
+      300,
+      1,
+      86_400,
+    ),
     allowPrivateWebhooks: env.ALLOW_PRIVATE_WEBHOOKS === '1',
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
     operationsTopicArn: env.OPERATIONS_TOPIC_ARN || undefined,
@@ -95,7 +114,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     // DynamoDB answers in milliseconds; DynamoDB Local on a loaded CI machine was measured taking
     // over 10 s for one call, which must not turn into 503s (docs/availability.md).
-    dynamodbCallTimeoutMs: intFrom('DYNAMODB_CALL_TIMEOUT_MS', env.DYNAMODB_CALL_TIMEOUT_MS, env.DYNAMODB_ENDPOINT ? 25_000 : 2_500, 100, 60_000),
+    dynamodbCallTimeoutMs: intFrom(
+      'DYNAMODB_CALL_TIMEOUT_MS',
+      env.DYNAMODB_CALL_TIMEOUT_MS,
+      env.DYNAMODB_ENDPOINT ? 25_000 : 2_500,
+      100,
+      60_000,
+    ),
   };
 }
 

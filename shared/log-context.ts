@@ -18,7 +18,13 @@ export interface InvocationContext {
 
 const scope = new AsyncLocalStorage<InvocationContext>();
 
-const empty = (): InvocationContext => ({ request_id: null, function_name: null, cold_start: null, key_id: null, store_id: null });
+const empty = (): InvocationContext => ({
+  request_id: null,
+  function_name: null,
+  cold_start: null,
+  key_id: null,
+  store_id: null,
+});
 
 /** Runs `fn` with a context of its own (what is not given is inherited from the outer one). */
 export function withInvocationContext<T>(fields: Partial<InvocationContext>, fn: () => T): T {
@@ -46,7 +52,11 @@ export function coldStartTracker(): () => boolean {
 }
 
 /** The context of one queue message: the invocation's request id (the message id locally), key and store to come. */
-export function invocation(record: { messageId: string }, context: { awsRequestId?: string; functionName?: string } | undefined, coldStart: boolean): InvocationContext {
+export function invocation(
+  record: { messageId: string },
+  context: { awsRequestId?: string; functionName?: string } | undefined,
+  coldStart: boolean,
+): InvocationContext {
   return {
     request_id: context?.awsRequestId ?? record.messageId,
     function_name: context?.functionName ?? null,

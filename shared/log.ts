@@ -73,18 +73,21 @@ const SECRET_PARAM = /token|secret|password|passwd|api_?key|^key$|signature|^sig
 /** `search` (`?a=1&access_token=x`) with the values of credential-named parameters replaced. */
 export function redactQuery(search: string): string {
   if (search.length <= 1) return search;
-  const pairs = search.slice(1).split('&').map((pair) => {
-    const eq = pair.indexOf('=');
-    if (eq < 0) return pair;
-    const raw = pair.slice(0, eq);
-    let name = raw;
-    try {
-      name = decodeURIComponent(raw.replace(/\+/g, ' '));
-    } catch {
-      // A malformed escape: judge the name as written.
-    }
-    return SECRET_PARAM.test(name) ? `${raw}=[redacted]` : pair;
-  });
+  const pairs = search
+    .slice(1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq < 0) return pair;
+      const raw = pair.slice(0, eq);
+      let name = raw;
+      try {
+        name = decodeURIComponent(raw.replace(/\+/g, ' '));
+      } catch {
+        // A malformed escape: judge the name as written.
+      }
+      return SECRET_PARAM.test(name) ? `${raw}=[redacted]` : pair;
+    });
   return `${search[0]}${pairs.join('&')}`;
 }
 
@@ -95,7 +98,10 @@ export function redactUrls(text: string): string {
 
 function redacted(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(fields).map(([k, v]) => [k, SECRET_FIELD.test(k) && v !== null && v !== undefined ? '[redacted]' : typeof v === 'string' ? redactUrls(v) : v]),
+    Object.entries(fields).map(([k, v]) => [
+      k,
+      SECRET_FIELD.test(k) && v !== null && v !== undefined ? '[redacted]' : typeof v === 'string' ? redactUrls(v) : v,
+    ]),
   );
 }
 

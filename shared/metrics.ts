@@ -19,7 +19,10 @@ export function setMetricsEnabled(on: boolean): void {
   enabled = on;
 }
 
-function metricsOf(dimensions: Record<string, string>, values: ReadonlyArray<readonly [name: string, unit: Unit, value: number]>): Metrics {
+function metricsOf(
+  dimensions: Record<string, string>,
+  values: ReadonlyArray<readonly [name: string, unit: Unit, value: number]>,
+): Metrics {
   const metrics = new Metrics({
     namespace: process.env.POWERTOOLS_METRICS_NAMESPACE || DEFAULT_METRICS_NAMESPACE,
     serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'store-integration-api',
@@ -29,7 +32,10 @@ function metricsOf(dimensions: Record<string, string>, values: ReadonlyArray<rea
   return metrics;
 }
 
-export function emitMetrics(dimensions: Record<string, string>, values: ReadonlyArray<readonly [name: string, unit: Unit, value: number]>): void {
+export function emitMetrics(
+  dimensions: Record<string, string>,
+  values: ReadonlyArray<readonly [name: string, unit: Unit, value: number]>,
+): void {
   if (!enabled || values.length === 0) return;
   metricsOf(dimensions, values).publishStoredMetrics();
 }
@@ -40,9 +46,15 @@ export function emitMetrics(dimensions: Record<string, string>, values: Readonly
  * when metrics are off. The line's `service` must be the metrics' service (both take
  * POWERTOOLS_SERVICE_NAME).
  */
-export function metricFields(dimensions: Record<string, string>, values: ReadonlyArray<readonly [name: string, unit: Unit, value: number]>): Record<string, unknown> | undefined {
+export function metricFields(
+  dimensions: Record<string, string>,
+  values: ReadonlyArray<readonly [name: string, unit: Unit, value: number]>,
+): Record<string, unknown> | undefined {
   if (!enabled || values.length === 0) return undefined;
   // `service` the line has already (Powertools' Logger keeps it for itself).
-  const { service: _service, ...fields } = metricsOf(dimensions, values).serializeMetrics() as unknown as Record<string, unknown>;
+  const { service: _service, ...fields } = metricsOf(dimensions, values).serializeMetrics() as unknown as Record<
+    string,
+    unknown
+  >;
   return fields;
 }

@@ -69,4 +69,5 @@ document.addEventListener('click', async (event) => {
 `;
 
 /** Named by every page, so the browser asks for no /favicon.ico (a 404 in its console). */
-export const ICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#0b57d0"/><path d="M4 11V5h3a2 2 0 0 1 0 4H4m5 2 3-6" stroke="#fff" stroke-width="1.5" fill="none"/></svg>';
+export const ICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#0b57d0"/><path d="M4 11V5h3a2 2 0 0 1 0 4H4m5 2 3-6" stroke="#fff" stroke-width="1.5" fill="none"/></svg>';

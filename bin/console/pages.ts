@@ -1,5 +1,5 @@
-import { ABILITIES } from '../../shared/domain/key/abilities.ts';
-import { ORDER_EVENT_TYPES } from '../../shared/domain/order/events.ts';
+import { ABILITIES } from '#domain/key/abilities.ts';
+import { ORDER_EVENT_TYPES } from '#domain/order/events.ts';
 import { button, fieldList, html, layout, notice, secret, table, value, type Crumb, type Html } from './html.ts';
 
 /** The console's pages: each takes what the admin handler answered and returns a document. */
@@ -12,16 +12,31 @@ export interface PageContext {
 
 const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}">`;
 const home: Crumb = { label: 'Stores', href: '/' };
-const storeCrumb = (store: string): Crumb => ({ label: `Store ${store}`, href: `/stores/${encodeURIComponent(store)}` });
-export const keyPath = (store: string, id: unknown) => `/stores/${encodeURIComponent(store)}/keys/${encodeURIComponent(String(id))}`;
-const keyCrumb = (store: string, key: Row): Crumb => ({ label: `Key ${key.id} (${key.name})`, href: keyPath(store, key.id) });
+const storeCrumb = (store: string): Crumb => ({
+  label: `Store ${store}`,
+  href: `/stores/${encodeURIComponent(store)}`,
+});
+export const keyPath = (store: string, id: unknown) =>
+  `/stores/${encodeURIComponent(store)}/keys/${encodeURIComponent(String(id))}`;
+const keyCrumb = (store: string, key: Row): Crumb => ({
+  label: `Key ${key.id} (${key.name})`,
+  href: keyPath(store, key.id),
+});
 
 export function storesPage(ctx: PageContext, stores: Row[]): string {
-  return layout('Stores', [home], html`${ctx.notice}
-${table('Stores', stores.map((s) => ({ ...s })), ['id', 'name', 'currency_code', 'created_at'], {
-  head: 'Keys',
-  cell: (s) => html`<a href="/stores/${encodeURIComponent(String(s.id))}">Keys of ${s.id}</a>`,
-})}
+  return layout(
+    'Stores',
+    [home],
+    html`${ctx.notice}
+${table(
+  'Stores',
+  stores.map((s) => ({ ...s })),
+  ['id', 'name', 'currency_code', 'created_at'],
+  {
+    head: 'Keys',
+    cell: (s) => html`<a href="/stores/${encodeURIComponent(String(s.id))}">Keys of ${s.id}</a>`,
+  },
+)}
 <p class="hint">Stores created before the store index existed are not listed: open them by id.</p>
 <h2>Open a store by id</h2>
 <form method="get" action="/open" class="stack"><label for="open-store">Store id</label>
@@ -32,16 +47,21 @@ ${table('Stores', stores.map((s) => ({ ...s })), ['id', 'name', 'currency_code',
 <div><label for="store-id">Id (lower-case letters, digits, hyphens)</label><input type="text" id="store-id" name="id" required autocomplete="off"></div>
 <div><label for="store-name">Name</label><input type="text" id="store-name" name="name" required autocomplete="off"></div>
 <div><label for="store-currency">Currency (ISO 4217, like EUR)</label><input type="text" id="store-currency" name="currency" required pattern="[A-Z]{3}" autocomplete="off"></div>
-<div><button type="submit" class="primary">Create store</button></div></form>`);
+<div><button type="submit" class="primary">Create store</button></div></form>`,
+  );
 }
 
 export function storePage(ctx: PageContext, store: string, keys: Row[]): string {
-  return layout(`Keys of store ${store}`, [home, storeCrumb(store)], html`${ctx.notice}
+  return layout(
+    `Keys of store ${store}`,
+    [home, storeCrumb(store)],
+    html`${ctx.notice}
 <div class="actions"><a class="button" href="/stores/${encodeURIComponent(store)}/keys/new">Create a key</a></div>
 ${table(`Keys of ${store}`, keys, ['id', 'name', 'abilities', 'status', 'last_used_at', 'webhook_url', 'events'], {
   head: 'Open',
   cell: (k) => html`<a href="${keyPath(store, k.id)}">Key ${k.id}</a>`,
-})}`);
+})}`,
+  );
 }
 
 function checkboxes(legend: string, name: string, options: readonly string[], checked: readonly string[]): Html {
@@ -52,33 +72,60 @@ function checkboxes(legend: string, name: string, options: readonly string[], ch
 }
 
 export function newKeyPage(ctx: PageContext, store: string): string {
-  return layout(`New key for ${store}`, [home, storeCrumb(store), { label: 'New key' }], html`${ctx.notice}
+  return layout(
+    `New key for ${store}`,
+    [home, storeCrumb(store), { label: 'New key' }],
+    html`${ctx.notice}
 <form method="post" action="/stores/${encodeURIComponent(store)}/keys" class="stack">${csrfField(ctx.csrf)}
 <div><label for="key-name">Name (who uses it, e.g. "crm")</label><input type="text" id="key-name" name="name" required autocomplete="off"></div>
 ${checkboxes('Abilities', 'abilities', ABILITIES, [])}
 <div><label for="key-webhook">Webhook URL (optional)</label><input type="url" id="key-webhook" name="webhook_url" autocomplete="off" aria-describedby="key-webhook-hint">
 <p class="hint" id="key-webhook-hint">Public https only; the local stack also takes http://127.0.0.1 receivers.</p></div>
 ${checkboxes('Webhook events', 'events', ORDER_EVENT_TYPES, ORDER_EVENT_TYPES)}
-<div><button type="submit" class="primary">Create key</button></div></form>`);
+<div><button type="submit" class="primary">Create key</button></div></form>`,
+  );
 }
 
 /** After create, rotate or a secret rotation: the record and its secrets, shown this once. */
-export function shownOncePage(title: string, store: string, record: Row, secrets: [field: string, name: string][]): string {
+export function shownOncePage(
+  title: string,
+  store: string,
+  record: Row,
+  secrets: [field: string, name: string][],
+): string {
   const shown = secrets.filter(([f]) => typeof record[f] === 'string');
-  return layout(title, [home, storeCrumb(store), keyCrumb(store, record), { label: title }], html`
+  return layout(
+    title,
+    [home, storeCrumb(store), keyCrumb(store, record), { label: title }],
+    html`
 ${notice('done', html`${title}. <strong>Copy ${shown.map(([, n]) => n.toLowerCase()).join(' and ')} now</strong>: the console cannot show ${shown.length > 1 ? 'them' : 'it'} again.`)}
 ${shown.map(([f, n]) => secret(f.replace(/_/g, '-'), n, String(record[f])))}
-${fieldList(record, ['id', 'name', 'abilities'], secrets.map(([f]) => f))}
-<div class="actions"><a class="button" href="${keyPath(store, record.id)}">Back to key ${record.id}</a></div>`);
+${fieldList(
+  record,
+  ['id', 'name', 'abilities'],
+  secrets.map(([f]) => f),
+)}
+<div class="actions"><a class="button" href="${keyPath(store, record.id)}">Back to key ${record.id}</a></div>`,
+  );
 }
 
 export const ACTIONS = {
-  rotate: { title: 'Rotate token', command: 'keys rotate', warning: 'The current token stops working at once; integrations using it get 401 until they hold the new one.' },
-  revoke: { title: 'Revoke key', command: 'keys revoke', warning: 'The key stops working at once and for good, and its pending webhook deliveries fail. This cannot be undone.' },
+  rotate: {
+    title: 'Rotate token',
+    command: 'keys rotate',
+    warning: 'The current token stops working at once; integrations using it get 401 until they hold the new one.',
+  },
+  revoke: {
+    title: 'Revoke key',
+    command: 'keys revoke',
+    warning:
+      'The key stops working at once and for good, and its pending webhook deliveries fail. This cannot be undone.',
+  },
   'rotate-webhook-secret': {
     title: 'Rotate webhook secret',
     command: 'keys rotate-webhook-secret',
-    warning: 'Deliveries carry both signatures for 24 hours; after that only the new secret verifies. A second rotation within 24 hours drops the oldest secret.',
+    warning:
+      'Deliveries carry both signatures for 24 hours; after that only the new secret verifies. A second rotation within 24 hours drops the oldest secret.',
   },
 } as const;
 export type Action = keyof typeof ACTIONS;
@@ -87,7 +134,10 @@ export function keyPage(ctx: PageContext, store: string, key: Row): string {
   const path = keyPath(store, key.id);
   const events = Array.isArray(key.events) ? (key.events as string[]) : [];
   const active = key.status !== 'revoked';
-  return layout(`Key ${key.id} (${key.name})`, [home, storeCrumb(store), keyCrumb(store, key)], html`${ctx.notice}
+  return layout(
+    `Key ${key.id} (${key.name})`,
+    [home, storeCrumb(store), keyCrumb(store, key)],
+    html`${ctx.notice}
 ${fieldList(key, ['id', 'name', 'status', 'abilities', 'last_used_at', 'webhook_url', 'events'])}
 <div class="actions"><a class="button" href="${path}/deliveries">Webhook deliveries</a><a class="button" href="${path}/requests">Recent requests</a></div>
 <h2>Webhook</h2>
@@ -96,36 +146,52 @@ ${fieldList(key, ['id', 'name', 'status', 'abilities', 'last_used_at', 'webhook_
 ${checkboxes('Events', 'events', ORDER_EVENT_TYPES, events)}
 <div><button type="submit">Save webhook</button></div></form>
 <h2>Irreversible actions</h2>
-${active
-  ? html`<div class="actions">${(Object.keys(ACTIONS) as Action[]).map((a) => html`<a class="button" href="${path}/confirm/${a}">${ACTIONS[a].title}…</a>`)}</div>`
-  : html`<p>This key is revoked: nothing more can change.</p>`}`);
+${
+  active
+    ? html`<div class="actions">${(Object.keys(ACTIONS) as Action[]).map((a) => html`<a class="button" href="${path}/confirm/${a}">${ACTIONS[a].title}…</a>`)}</div>`
+    : html`<p>This key is revoked: nothing more can change.</p>`
+}`,
+  );
 }
 
 export function confirmPage(ctx: PageContext, store: string, key: Row, action: Action): string {
   const a = ACTIONS[action];
   const path = keyPath(store, key.id);
-  return layout(`${a.title}: key ${key.id}?`, [home, storeCrumb(store), keyCrumb(store, key), { label: a.title }], html`${ctx.notice}
+  return layout(
+    `${a.title}: key ${key.id}?`,
+    [home, storeCrumb(store), keyCrumb(store, key), { label: a.title }],
+    html`${ctx.notice}
 <p>${a.warning}</p>
 ${fieldList(key, ['id', 'name', 'status', 'abilities', 'webhook_url'])}
 <div class="actions">${button(`${path}/${action}`, `Yes, ${a.title.toLowerCase()}`, ctx.csrf, {}, action === 'revoke' ? 'danger' : 'primary')}
-<a class="button" href="${path}">Cancel</a></div>`);
+<a class="button" href="${path}">Cancel</a></div>`,
+  );
 }
 
 export function deliveriesPage(ctx: PageContext, store: string, key: Row, rows: Row[]): string {
   const path = keyPath(store, key.id);
-  return layout(`Deliveries of key ${key.id}`, [home, storeCrumb(store), keyCrumb(store, key), { label: 'Deliveries' }], html`${ctx.notice}
+  return layout(
+    `Deliveries of key ${key.id}`,
+    [home, storeCrumb(store), keyCrumb(store, key), { label: 'Deliveries' }],
+    html`${ctx.notice}
 <p>Webhook URL: ${value(key.webhook_url)}${key.endpoint_state !== undefined ? html` · endpoint ${value(key.endpoint_state)}` : ''}</p>
 <div class="actions">${button(`${path}/ping`, 'Send a test ping', ctx.csrf)}<a class="button" href="${path}/deliveries">Refresh</a></div>
-${table(`Deliveries of key ${key.id}, newest first`, rows, ['event_id', 'type', 'state', 'attempts', 'last_status_code', 'last_error', 'next_attempt_at', 'updated_at'], {
-  head: 'Action',
-  cell: (d) => button(`${path}/redeliver`, 'Redeliver', ctx.csrf, { event: String(d.event_id) }),
-})}
+${table(
+  `Deliveries of key ${key.id}, newest first`,
+  rows,
+  ['event_id', 'type', 'state', 'attempts', 'last_status_code', 'last_error', 'next_attempt_at', 'updated_at'],
+  {
+    head: 'Action',
+    cell: (d) => button(`${path}/redeliver`, 'Redeliver', ctx.csrf, { event: String(d.event_id) }),
+  },
+)}
 <h2>Redeliver in bulk</h2>
 <form method="post" action="${path}/redeliver-since" class="stack">${csrfField(ctx.csrf)}
 <div><label for="since">Every delivery created since (UTC)</label><input type="datetime-local" id="since" name="since" required step="1"></div>
 <div><label for="since-state">Only those in state</label><select id="since-state" name="state"><option value="">any state</option>${['failed', 'pending', 'delivered'].map((s) => html`<option value="${s}">${s}</option>`)}</select></div>
 <p class="hint">Each starts a new round with a fresh retry schedule, oldest first, at most 500 per click.</p>
-<div><button type="submit">Redeliver since</button></div></form>`);
+<div><button type="submit">Redeliver since</button></div></form>`,
+  );
 }
 
 /** What one bulk redelivery did, for the notice above the deliveries. */
@@ -141,10 +207,14 @@ export function bulkNotice(out: { redelivered?: unknown; skipped?: unknown; next
 }
 
 export function requestsPage(ctx: PageContext, store: string, key: Row, rows: Row[], source: unknown): string {
-  return layout(`Requests of key ${key.id}`, [home, storeCrumb(store), keyCrumb(store, key), { label: 'Requests' }], html`${ctx.notice}
+  return layout(
+    `Requests of key ${key.id}`,
+    [home, storeCrumb(store), keyCrumb(store, key), { label: 'Requests' }],
+    html`${ctx.notice}
 <p class="hint">Newest first, from the ${value(source)}.</p>
 <div class="actions"><a class="button" href="${keyPath(store, key.id)}/requests">Refresh</a></div>
-${table(`Requests made with key ${key.id}`, rows, ['time', 'method', 'path', 'status', 'error_code', 'request_id'])}`);
+${table(`Requests made with key ${key.id}`, rows, ['time', 'method', 'path', 'status', 'error_code', 'request_id'])}`,
+  );
 }
 
 export function forbiddenPage(): string {

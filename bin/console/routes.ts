@@ -1,6 +1,20 @@
-import type { AdminEvent, AdminResult } from '../../functions/admin/handler.ts';
+import type { AdminEvent, AdminResult } from '#functions/admin/handler.ts';
 import { errorNotice, layout, notice, html } from './html.ts';
-import { ACTIONS, bulkNotice, confirmPage, deliveriesPage, keyPage, keyPath, newKeyPage, requestsPage, shownOncePage, storePage, storesPage, type Action, type PageContext } from './pages.ts';
+import {
+  ACTIONS,
+  bulkNotice,
+  confirmPage,
+  deliveriesPage,
+  keyPage,
+  keyPath,
+  newKeyPage,
+  requestsPage,
+  shownOncePage,
+  storePage,
+  storesPage,
+  type Action,
+  type PageContext,
+} from './pages.ts';
 
 /** One console request after the security checks of server.ts: which admin command, which page. */
 export interface ConsoleRequest {
@@ -25,7 +39,14 @@ const DONE: Record<string, string> = {
   redeliver: 'Redelivery queued: a new round with a fresh retry schedule.',
 };
 
-const STATUS: Record<string, number> = { not_found: 404, validation_failed: 422, invalid_transition: 409, conflict: 409, unreachable: 502, internal_error: 500 };
+const STATUS: Record<string, number> = {
+  not_found: 404,
+  validation_failed: 422,
+  invalid_transition: 409,
+  conflict: 409,
+  unreachable: 502,
+  internal_error: 500,
+};
 const statusOf = (e: Failure) => STATUS[e.code] ?? 400;
 
 class Refused extends Error {
@@ -43,13 +64,15 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
   const done = req.query.get('done');
   const ctx: PageContext = { csrf: deps.csrf, notice: done && DONE[done] ? notice('done', DONE[done]!) : undefined };
   const page = (body: string, status = 200): Answer => ({ status, body });
-  const fail = (e: Failure, body: (c: PageContext) => string) => page(body({ ...ctx, notice: errorNotice(e) }), statusOf(e));
+  const fail = (e: Failure, body: (c: PageContext) => string) =>
+    page(body({ ...ctx, notice: errorNotice(e) }), statusOf(e));
   const parts = req.path.split('/').filter(Boolean).map(decodeURIComponent);
   const f = (name: string) => req.form?.get(name) ?? '';
 
   try {
     if (parts.length === 0) return page(storesPage(ctx, (await run<{ data: Row[] }>('stores list')).data));
-    if (parts[0] === 'open' && parts.length === 1) return { redirect: `/stores/${encodeURIComponent(req.query.get('store') ?? '')}` };
+    if (parts[0] === 'open' && parts.length === 1)
+      return { redirect: `/stores/${encodeURIComponent(req.query.get('store') ?? '')}` };
     if (parts[0] !== 'stores') return notFound();
     const store = parts[1];
     if (store === undefined) {
@@ -66,9 +89,20 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
     if (parts.length === 2) return page(storePage(ctx, store, await keysOf()));
     if (parts[2] !== 'keys') return notFound();
     if (parts.length === 3 && req.method === 'POST') {
-      const args = { store, name: f('name'), abilities: req.form!.getAll('abilities').join(','), events: req.form!.getAll('events').join(','), webhook_url: f('webhook_url') };
+      const args = {
+        store,
+        name: f('name'),
+        abilities: req.form!.getAll('abilities').join(','),
+        events: req.form!.getAll('events').join(','),
+        webhook_url: f('webhook_url'),
+      };
       try {
-        return page(shownOncePage('Key created', store, await run('keys create', args), [['token', 'Token'], ['webhook_secret', 'Webhook secret']]));
+        return page(
+          shownOncePage('Key created', store, await run('keys create', args), [
+            ['token', 'Token'],
+            ['webhook_secret', 'Webhook secret'],
+          ]),
+        );
       } catch (err) {
         if (!(err instanceof Refused)) throw err;
         return fail(err.failure, (c) => newKeyPage(c, store));
@@ -85,8 +119,10 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
 
     if (req.method === 'GET') {
       if (sub === '') return page(keyPage(ctx, store, key));
-      if (sub.startsWith('confirm/') && sub.slice(8) in ACTIONS) return page(confirmPage(ctx, store, key, sub.slice(8) as Action));
-      if (sub === 'deliveries') return page(deliveriesPage(ctx, store, key, (await run<{ data: Row[] }>('webhooks deliveries', { id })).data));
+      if (sub.startsWith('confirm/') && sub.slice(8) in ACTIONS)
+        return page(confirmPage(ctx, store, key, sub.slice(8) as Action));
+      if (sub === 'deliveries')
+        return page(deliveriesPage(ctx, store, key, (await run<{ data: Row[] }>('webhooks deliveries', { id })).data));
       if (sub === 'requests') {
         const out = await run<{ data: Row[]; source?: string }>('keys requests', { id });
         return page(requestsPage(ctx, store, key, out.data, out.source ?? 'request log'));
@@ -107,7 +143,11 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
         case 'rotate':
           return page(shownOncePage('Token rotated', store, await run('keys rotate', { id }), [['token', 'Token']]));
         case 'rotate-webhook-secret':
-          return page(shownOncePage('Webhook secret rotated', store, await run('keys rotate-webhook-secret', { id }), [['webhook_secret', 'Webhook secret']]));
+          return page(
+            shownOncePage('Webhook secret rotated', store, await run('keys rotate-webhook-secret', { id }), [
+              ['webhook_secret', 'Webhook secret'],
+            ]),
+          );
         case 'revoke':
           await run('keys revoke', { id });
           return { redirect: `${path}?done=revoke` };
@@ -125,7 +165,9 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
           const ping = await run('webhooks ping', { id });
           const text = html`Ping to ${String(ping.url)}: ${ping.status === null ? 'no answer' : html`HTTP <strong>${String(ping.status)}</strong>`} in <strong>${String(ping.ms)} ms</strong>${ping.error ? html` (${String(ping.error)})` : ''}.`;
           const rows = (await run<{ data: Row[] }>('webhooks deliveries', { id })).data;
-          return page(deliveriesPage({ ...ctx, notice: notice(ping.delivered ? 'done' : 'error', text) }, store, key, rows));
+          return page(
+            deliveriesPage({ ...ctx, notice: notice(ping.delivered ? 'done' : 'error', text) }, store, key, rows),
+          );
         }
         default:
           return notFound();
@@ -137,10 +179,23 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
     }
   } catch (err) {
     if (!(err instanceof Refused)) throw err;
-    return fail(err.failure, (c) => layout('Not available', [{ label: 'Stores', href: '/' }, { label: 'Error' }], html`${c.notice}<p><a href="/">Back to the stores</a></p>`));
+    return fail(err.failure, (c) =>
+      layout(
+        'Not available',
+        [{ label: 'Stores', href: '/' }, { label: 'Error' }],
+        html`${c.notice}<p><a href="/">Back to the stores</a></p>`,
+      ),
+    );
   }
 
   function notFound(text = 'No such page.'): Answer {
-    return page(layout('Not found', [{ label: 'Stores', href: '/' }, { label: 'Not found' }], html`<p>${text}</p><p><a href="/">Back to the stores</a></p>`), 404);
+    return page(
+      layout(
+        'Not found',
+        [{ label: 'Stores', href: '/' }, { label: 'Not found' }],
+        html`<p>${text}</p><p><a href="/">Back to the stores</a></p>`,
+      ),
+      404,
+    );
   }
 }

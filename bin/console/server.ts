@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { AdminEvent, AdminResult } from '../../functions/admin/handler.ts';
+import type { AdminEvent, AdminResult } from '#functions/admin/handler.ts';
 import type { AdminInvoker } from '../admin-invoke.ts';
 import { CSS, ICON, JS } from './assets.ts';
 import { forbiddenPage } from './pages.ts';
@@ -29,7 +29,8 @@ export interface RunningConsole {
 const COOKIE = 'console_session';
 const FORM_LIMIT = 64 * 1024;
 const HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'X-Content-Type-Options': 'nosniff',
   // Not no-referrer: under it Chromium sends `Origin: null` with the console's own forms.
   'Referrer-Policy': 'same-origin',
@@ -68,7 +69,13 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   let port = 0;
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
 
-  const send = (res: ServerResponse, status: number, body: string, type = 'text/html; charset=utf-8', extra: Record<string, string> = {}) => {
+  const send = (
+    res: ServerResponse,
+    status: number,
+    body: string,
+    type = 'text/html; charset=utf-8',
+    extra: Record<string, string> = {},
+  ) => {
     res.writeHead(status, { ...HEADERS, 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), ...extra });
     res.end(body);
   };
@@ -94,7 +101,11 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       if (url.pathname === '/login' && req.method === 'GET') {
         const given = url.searchParams.get('secret') ?? '';
         if (!same(given, secret)) return forbid(res);
-        res.writeHead(303, { ...HEADERS, Location: '/', 'Set-Cookie': `${COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/` });
+        res.writeHead(303, {
+          ...HEADERS,
+          Location: '/',
+          'Set-Cookie': `${COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/`,
+        });
         return res.end();
       }
       if (!same(cookieOf(req, COOKIE) ?? '', session)) return forbid(res);
@@ -109,7 +120,10 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       } else if (req.method !== 'GET' && req.method !== 'HEAD') {
         return send(res, 405, 'method not allowed', 'text/plain; charset=utf-8', { Allow: 'GET, HEAD, POST' });
       }
-      const answer = await route({ method: req.method === 'POST' ? 'POST' : 'GET', path: url.pathname, query: url.searchParams, form }, { csrf, invoke });
+      const answer = await route(
+        { method: req.method === 'POST' ? 'POST' : 'GET', path: url.pathname, query: url.searchParams, form },
+        { csrf, invoke },
+      );
       if ('redirect' in answer) {
         res.writeHead(303, { ...HEADERS, Location: answer.redirect });
         return res.end();

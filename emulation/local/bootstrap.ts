@@ -5,8 +5,8 @@ import {
   ResourceNotFoundException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { rawDb, tableName } from '../../shared/db/client.ts';
-import { TABLE } from '../../shared/db/table.ts';
+import { rawDb, tableName } from '#db/client.ts';
+import { TABLE } from '#db/table.ts';
 
 /**
  * The table the stateful stack (infra/) declares, as a CreateTable input: the same names from
@@ -67,7 +67,10 @@ export async function ensureTable(): Promise<{ created: boolean; streamArn: stri
   }
   const created = await rawDb().send(new CreateTableCommand(createTableInput(name)));
   await rawDb().send(
-    new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: TABLE.ttlAttribute } }),
+    new UpdateTimeToLiveCommand({
+      TableName: name,
+      TimeToLiveSpecification: { Enabled: true, AttributeName: TABLE.ttlAttribute },
+    }),
   );
   return { created: true, streamArn: created.TableDescription?.LatestStreamArn };
 }

@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { GATEWAY_RESPONSES } from '../../shared/http/gateway-responses.ts';
+import { GATEWAY_RESPONSES } from '#http/gateway-responses.ts';
 
 /**
  * The answer to a request Node's parser refuses before any handler sees it: a malformed request

@@ -1,7 +1,7 @@
 import { PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { decorateDbClients, outsideDbStats } from '../../shared/db/client.ts';
-import { config } from '../../shared/config.ts';
+import { decorateDbClients, outsideDbStats } from '#db/client.ts';
+import { config } from '#shared/config.ts';
 
 /**
  * DynamoDB Local (the SQLite-backed jar) answers a successful TransactWriteItems before its SQLite
@@ -24,7 +24,9 @@ function addCommitBarrier(client: DynamoDBClient): void {
       const out = await next(args);
       if (/^TransactWrite(Items)?Command$/.test(context.commandName ?? '')) {
         // Not part of the request's cost: the barrier does not exist in AWS.
-        await outsideDbStats(() => client.send(new PutItemCommand({ TableName: config().tableName, Item: marshall(BARRIER_KEY) })));
+        await outsideDbStats(() =>
+          client.send(new PutItemCommand({ TableName: config().tableName, Item: marshall(BARRIER_KEY) })),
+        );
       }
       return out;
     },

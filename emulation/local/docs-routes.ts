@@ -6,8 +6,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
-import { OPENAPI_DOCUMENT_PATH } from '../../shared/http/openapi/self.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+import { OPENAPI_DOCUMENT_PATH } from '#http/openapi/self.ts';
 
 export const DOCS_PATH = '/docs';
 export const REDOC_ASSET = 'redoc.standalone.js';
@@ -25,7 +25,7 @@ let documents = new Map<string, string>();
 
 async function openApiJson(baseUrl: string): Promise<string> {
   if (!documents.has(baseUrl)) {
-    const { buildOpenApiDocument } = await import('../../shared/http/openapi/document.ts');
+    const { buildOpenApiDocument } = await import('#http/openapi/document.ts');
     if (documents.size > 8) documents = new Map();
     documents.set(baseUrl, JSON.stringify(buildOpenApiDocument({ serverUrl: baseUrl }), null, 2));
   }
@@ -50,7 +50,11 @@ export function referencePage(): string {
 }
 
 /** The answer for a public path, or undefined when the path is not one of them. */
-export async function publicRoute(method: string, pathname: string, baseUrl: string): Promise<PublicAnswer | undefined> {
+export async function publicRoute(
+  method: string,
+  pathname: string,
+  baseUrl: string,
+): Promise<PublicAnswer | undefined> {
   if (method !== 'GET') return undefined;
   switch (pathname) {
     case API_BASE_PATH + OPENAPI_DOCUMENT_PATH:

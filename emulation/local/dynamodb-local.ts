@@ -17,7 +17,8 @@ export function checkJava(): { ok: true } | { ok: false; message: string } {
   const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) return { ok: false, message: JAVA_MISSING };
   const version = /version "(\d+)/.exec(`${probe.stderr}${probe.stdout}`)?.[1];
-  if (version && Number(version) < 17 && Number(version) !== 1) return { ok: false, message: `${JAVA_MISSING} (found Java ${version})` };
+  if (version && Number(version) < 17 && Number(version) !== 1)
+    return { ok: false, message: `${JAVA_MISSING} (found Java ${version})` };
   return { ok: true };
 }
 
@@ -38,7 +39,8 @@ function jarDirectory(): string {
 function keepPrivate(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
-  for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isFile()) chmodSync(path.join(dir, entry.name), 0o600);
+  for (const entry of readdirSync(dir, { withFileTypes: true }))
+    if (entry.isFile()) chmodSync(path.join(dir, entry.name), 0o600);
 }
 
 /** Java creates its files with the umask it inherits: 077 for this one child (workers cannot set one; the directory's 0700 covers them). */
@@ -71,7 +73,11 @@ export function startDynamoDbLocal(options: DynamoDbLocalOptions): DynamoDbLocal
   const java = checkJava();
   if (!java.ok) throw new Error(java.message);
   const dir = jarDirectory();
-  const args = [`-Djava.library.path=${path.join(dir, 'DynamoDBLocal_lib')}`, '-jar', path.join(dir, 'DynamoDBLocal.jar')];
+  const args = [
+    `-Djava.library.path=${path.join(dir, 'DynamoDBLocal_lib')}`,
+    '-jar',
+    path.join(dir, 'DynamoDBLocal.jar'),
+  ];
   args.push('-port', String(options.port), '-sharedDb', '-disableTelemetry');
   // Browsers on this machine must not be able to script the store from a web page.
   args.push('-cors', 'http://127.0.0.1');

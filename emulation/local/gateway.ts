@@ -1,31 +1,30 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
-import { MIN_COMPRESSION_BYTES } from '../../shared/http/compression.ts';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { API_BASE_PATH, resourceOf, type Group } from '../../shared/http/api-routes.ts';
+import type {
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
+import { API_BASE_PATH, resourceOf, type Group } from '#http/api-routes.ts';
 import { matchPath } from './match-path.ts';
-import { withDbStats } from '../../shared/db/client.ts';
+import { readBody, send } from './http-io.ts';
+import { withDbStats } from '#db/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
-import { handler as authorizer } from '../../functions/authorizer/handler.ts';
-import { BEARER_CHALLENGE, GATEWAY_RESPONSES, INVALID_TOKEN_CHALLENGE } from '../../shared/http/gateway-responses.ts';
+import { handler as authorizer } from '#functions/authorizer/handler.ts';
+import { BEARER_CHALLENGE, GATEWAY_RESPONSES, INVALID_TOKEN_CHALLENGE } from '#http/gateway-responses.ts';
 import { publicRoute } from './docs-routes.ts';
 import { answerClientError } from './client-error.ts';
-import { redactQuery } from '../../shared/log.ts';
+import { redactQuery } from '#shared/log.ts';
 import { errorCodeOf, type RequestLogEntry } from './request-log.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
-import { errorBody, errorHeaders } from '../../shared/http/error-status.ts';
+import { DomainError } from '#domain/errors.ts';
+import { errorBody, errorHeaders } from '#http/error-status.ts';
 
 /**
  * The local API Gateway: turns each HTTP request into the REST API (v1) proxy event the
  * deployed Lambdas get, runs the Lambda authorizer, then the endpoint group's handler. The
  * gateway's own answers (401, 403 from a Deny, 404) have the bodies the CDK stack configures.
  */
-const GATEWAY_BODY_LIMIT = 10 * 1024 * 1024; // API Gateway's own payload limit
-/** A body past the limit is read and dropped up to here, so the client sees the 413; beyond it the socket is cut. */
-const DRAIN_LIMIT = 4 * GATEWAY_BODY_LIMIT;
-
-
 function lambdaContext(name: string, requestId: string): Context {
   return {
     callbackWaitsForEmptyEventLoop: false,
@@ -43,50 +42,21 @@ function lambdaContext(name: string, requestId: string): Context {
   };
 }
 
-/**
- * The body, or 'too_large' once it passes the limit. The rest of a too-large body is still read
- * (and dropped): a client still sending would otherwise get a reset instead of the 413.
- */
-export async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > DRAIN_LIMIT) break;
-    if (size <= GATEWAY_BODY_LIMIT) chunks.push(chunk as Buffer);
-  }
-  return size > GATEWAY_BODY_LIMIT ? 'too_large' : Buffer.concat(chunks);
-}
-
-function acceptsGzip(req: IncomingMessage | undefined): boolean {
-  if (!req || req.method === 'HEAD') return false;
-  const accept = String(req.headers['accept-encoding'] ?? '');
-  return /(^|,)\s*(gzip|\*)\s*(,|;(?!\s*q=0(\.0*)?\s*(,|$))|$)/i.test(accept);
-}
-
-export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  let text: string | Buffer = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
-  // Header names are case-insensitive: the Lambda's own spelling wins over the defaults, once.
-  res.setHeader('Content-Type', 'application/json');
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  // As API Gateway's minimumCompressionSize does (shared/http/compression.ts).
-  if (acceptsGzip(res.req) && !res.hasHeader('Content-Encoding') && Buffer.byteLength(text) >= MIN_COMPRESSION_BYTES) {
-    text = gzipSync(text);
-    res.setHeader('Content-Encoding', 'gzip');
-    res.setHeader('Vary', 'Accept-Encoding');
-  }
-  // HEAD: the length GET's body would have (the handler says so), never the empty body's 0.
-  if (res.req?.method !== 'HEAD' || !res.hasHeader('Content-Length')) res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.writeHead(status);
-  res.end(text);
-}
-
 export interface GatewayOptions {
   /** Extra handlers for paths outside the route table (the MCP endpoint). */
   extraRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse, body: Buffer) => Promise<void>>;
   log?: (line: string) => void;
   /** Called once per request with its cost (the benchmark reads this). */
-  onRequest?: (info: { method: string; path: string; status: number; ms: number; calls: number; rcu: number; wcu: number; ops: string[] }) => void;
+  onRequest?: (info: {
+    method: string;
+    path: string;
+    status: number;
+    ms: number;
+    calls: number;
+    rcu: number;
+    wcu: number;
+    ops: string[];
+  }) => void;
   /** Called once per request with its access-log line (emulation/local/request-log.ts). */
   requestLog?: (entry: RequestLogEntry) => void;
 }
@@ -94,7 +64,11 @@ export interface GatewayOptions {
 export function createGateway(options: GatewayOptions = {}): Server {
   const loaded = new Map<string, Promise<HttpLambda>>();
   const lambdaFor = (group: Group) => {
-    if (!loaded.has(group)) loaded.set(group, httpLambdas[group]().then((m) => m.handler));
+    if (!loaded.has(group))
+      loaded.set(
+        group,
+        httpLambdas[group]().then((m) => m.handler),
+      );
     return loaded.get(group)!;
   };
 
@@ -121,9 +95,22 @@ export function createGateway(options: GatewayOptions = {}): Server {
         store_id: who.storeId === undefined ? null : String(who.storeId),
         error_code: errorCodeOf(status, answer),
       });
-      options.onRequest?.({ method: req.method ?? '', path: url.pathname, status, ms, calls: stats?.calls ?? 0, rcu: stats?.rcu ?? 0, wcu: stats?.wcu ?? 0, ops: stats?.ops ?? [] });
-      const ddb = stats ? ` ddb=${stats.calls}${stats.calls ? ` [${stats.ops.join(',')}] rcu=${stats.rcu} wcu=${stats.wcu}` : ''}` : '';
-      options.log?.(`${req.method} ${url.pathname}${redactQuery(url.search)} ${status} ${Math.round(performance.now() - started)}ms${ddb} rid=${requestId}`);
+      options.onRequest?.({
+        method: req.method ?? '',
+        path: url.pathname,
+        status,
+        ms,
+        calls: stats?.calls ?? 0,
+        rcu: stats?.rcu ?? 0,
+        wcu: stats?.wcu ?? 0,
+        ops: stats?.ops ?? [],
+      });
+      const ddb = stats
+        ? ` ddb=${stats.calls}${stats.calls ? ` [${stats.ops.join(',')}] rcu=${stats.rcu} wcu=${stats.wcu}` : ''}`
+        : '';
+      options.log?.(
+        `${req.method} ${url.pathname}${redactQuery(url.search)} ${status} ${Math.round(performance.now() - started)}ms${ddb} rid=${requestId}`,
+      );
     };
     const reply = (s: number, body: unknown, headers: Record<string, string> = {}) => {
       status = s;
@@ -135,14 +122,18 @@ export function createGateway(options: GatewayOptions = {}): Server {
       const body = await readBody(req);
       // Said, not done silently: a keep-alive client must not send its next request on a socket
       // the gateway is about to close (a body past the drain limit was not read to its end).
-      if (body === 'too_large') return reply(413, GATEWAY_RESPONSES.tooLarge, { Connection: 'close' }), finish();
+      if (body === 'too_large') return (reply(413, GATEWAY_RESPONSES.tooLarge, { Connection: 'close' }), finish());
       const extra = options.extraRoutes?.[url.pathname];
       if (extra) {
         const { stats } = await withDbStats(() => extra(req, res, body));
         status = res.statusCode;
         return finish(stats);
       }
-      const open = await publicRoute(req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET'), url.pathname, `${req.headers['x-forwarded-proto'] ?? 'http'}://${req.headers.host ?? '127.0.0.1'}${API_BASE_PATH}`);
+      const open = await publicRoute(
+        req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET'),
+        url.pathname,
+        `${req.headers['x-forwarded-proto'] ?? 'http'}://${req.headers.host ?? '127.0.0.1'}${API_BASE_PATH}`,
+      );
       if (open) return reply(open.status, open.body, { 'Content-Type': open.contentType });
       const method = req.method ?? 'GET';
       const matched = matchPath(method, url.pathname);
@@ -212,10 +203,12 @@ export function createGateway(options: GatewayOptions = {}): Server {
           try {
             policy = await authorizer(authEvent, lambdaContext('authorizer', requestId));
           } catch (err) {
-            if ((err as Error).message === 'Unauthorized') return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': BEARER_CHALLENGE });
+            if ((err as Error).message === 'Unauthorized')
+              return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': BEARER_CHALLENGE });
             // The store could not say who the key is: not a 401 (the key may be fine) but a retryable
             // 503, as the AWS stack's AUTHORIZER_FAILURE gateway response (docs/availability.md).
-            if (err instanceof DomainError && err.code === 'service_unavailable') return reply(503, errorBody(err), errorHeaders(err));
+            if (err instanceof DomainError && err.code === 'service_unavailable')
+              return reply(503, errorBody(err), errorHeaders(err));
             process.stderr.write(`authorizer failed: ${(err as Error).stack}\n`);
             return reply(500, GATEWAY_RESPONSES.internal);
           }

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../../shared/db/client.ts';
-import { loadKey } from '../../shared/secrets/local-cipher.ts';
+import { db, tableName } from '#db/client.ts';
+import { loadKey } from '#secrets/local-cipher.ts';
 
 /**
  * Which key file the running local stack seals webhook secrets with, written into its table at
@@ -17,7 +17,12 @@ const fingerprint = (key: Buffer) => createHash('sha256').update(key).digest('he
 /** The stack's side: makes the key if it is missing and records its file and fingerprint. */
 export async function recordKeyFile(file: string): Promise<void> {
   const absolute = path.resolve(file);
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...MARKER, file: absolute, fingerprint: fingerprint(loadKey(absolute)) } }));
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...MARKER, file: absolute, fingerprint: fingerprint(loadKey(absolute)) },
+    }),
+  );
 }
 
 /** A refusal the CLI prints as it is: one line, with what to do. */
@@ -28,12 +33,16 @@ export class LocalStackMismatch extends Error {}
  * stack, another store) or when `file` is the stack's key or a copy of it.
  */
 export async function checkKeyFile(file: string): Promise<void> {
-  const marker = (await db().send(new GetCommand({ TableName: tableName(), Key: MARKER }))).Item as { file: string; fingerprint: string } | undefined;
+  const marker = (await db().send(new GetCommand({ TableName: tableName(), Key: MARKER }))).Item as
+    | { file: string; fingerprint: string }
+    | undefined;
   if (!marker) return;
   const mine = path.resolve(file);
   if (mine === marker.file) return;
   if (existsSync(mine) && fingerprint(loadKey(mine)) === marker.fingerprint) return;
-  const why = existsSync(mine) ? 'a different key' : 'which does not exist: it would make a new key the stack cannot open';
+  const why = existsSync(mine)
+    ? 'a different key'
+    : 'which does not exist: it would make a new key the stack cannot open';
   throw new LocalStackMismatch(
     `the running stack seals webhook secrets with ${marker.file}, but this command would use ${mine} (${why}); run it with the stack's DATA_DIR, or set WEBHOOK_SECRET_KEY_FILE=${marker.file}`,
   );

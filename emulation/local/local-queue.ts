@@ -17,7 +17,11 @@ export async function startLocalQueueServer(): Promise<LocalQueueServer> {
   const app = buildApp({ logger: false, host: '127.0.0.1' });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
-  const client = new SQSClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = new SQSClient({
+    region: 'us-east-1',
+    endpoint: `http://127.0.0.1:${port}`,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   return {
     port,
     createQueue: async (name, attributes) => {

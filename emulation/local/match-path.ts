@@ -1,4 +1,4 @@
-import { API_BASE_PATH, API_ROUTES, type ApiRoute } from '../../shared/http/api-routes.ts';
+import { API_BASE_PATH, API_ROUTES, type ApiRoute } from '#http/api-routes.ts';
 
 /** HEAD is answered by the GET route, as API Gateway does. */
 const routeMethod = (method: string) => (method === 'HEAD' ? 'GET' : method);
@@ -10,7 +10,9 @@ const routeMethod = (method: string) => (method === 'HEAD' ? 'GET' : method);
 export function matchPath(
   method: string,
   path: string,
-): { route: ApiRoute; pathParameters: Record<string, string> } | { route: undefined; pathOf?: { route: ApiRoute; pathParameters: Record<string, string> } } {
+):
+  | { route: ApiRoute; pathParameters: Record<string, string> }
+  | { route: undefined; pathOf?: { route: ApiRoute; pathParameters: Record<string, string> } } {
   if (!path.startsWith(API_BASE_PATH + '/')) return { route: undefined };
   const segments = path.slice(API_BASE_PATH.length).split('/').slice(1);
   const candidates: { route: ApiRoute; params: Record<string, string>; literal: number }[] = [];

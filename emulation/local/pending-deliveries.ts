@@ -1,11 +1,11 @@
 import { ScanCommand, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../../shared/db/client.ts';
-import { ENTITY } from '../../shared/db/table.ts';
-import { LOG_FIELDS, toDelivery } from '../../shared/db/delivery.repo.ts';
-import type { Item } from '../../shared/db/helpers.ts';
-import type { Delivery } from '../../shared/domain/webhook/delivery.ts';
-import type { Endpoint } from '../../shared/domain/webhook/endpoint.ts';
-import { toEndpoint } from '../../shared/db/endpoint.repo.ts';
+import { db, tableName } from '#db/client.ts';
+import { ENTITY } from '#db/table.ts';
+import { LOG_FIELDS, toDelivery } from '#db/delivery.repo.ts';
+import type { Item } from '#db/helpers.ts';
+import type { Delivery } from '#domain/webhook/delivery.ts';
+import type { Endpoint } from '#domain/webhook/endpoint.ts';
+import { toEndpoint } from '#db/endpoint.repo.ts';
 
 /** Every item of a full-table Scan, page by page (queryAll's counterpart; scans exist only here). */
 async function scanAll(input: Omit<ScanCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Item[]> {

@@ -4,11 +4,17 @@
  * to their visibility timeouts (and so to the queue's redrive policy). One poller serves one
  * queue: the webhook queue (signer) or its dead-letter queue (dead-letter consumer).
  */
-import { DeleteMessageBatchCommand, DeleteMessageCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { config } from '../../shared/config.ts';
-import { sqs } from '../../shared/queue/sqs.ts';
-import { errorFields, log as logJson } from '../../shared/log.ts';
+import { config } from '#shared/config.ts';
+import { sqs } from '#queue/sqs.ts';
+import { errorFields, log as logJson } from '#shared/log.ts';
 import { sleep } from './sleep.ts';
 
 /** The message as Lambda hands it over, with the attributes the signer reads. */
@@ -38,7 +44,12 @@ type Handle = (event: SQSEvent) => Promise<SQSBatchResponse>;
  * One message on its own: handed over as a one-record event and deleted the moment it is decided,
  * so a message whose receiver hangs holds nothing but its own slot.
  */
-async function handleOne(m: Message, queue: { url: string; arn: string }, handle: Handle, client: SQSClient): Promise<void> {
+async function handleOne(
+  m: Message,
+  queue: { url: string; arn: string },
+  handle: Handle,
+  client: SQSClient,
+): Promise<void> {
   try {
     const out = await handle({ Records: [toSqsRecord(m, queue.arn, config().region)] });
     if (out.batchItemFailures.length > 0) return;
@@ -76,7 +87,11 @@ export async function pollQueue(
       const out = await client().send(
         new ReceiveMessageCommand({
           QueueUrl: queue.url,
-          MaxNumberOfMessages: Math.min(mapping.batchSize ?? 10, 10, mapping.concurrent === undefined ? 10 : mapping.concurrent - running.size),
+          MaxNumberOfMessages: Math.min(
+            mapping.batchSize ?? 10,
+            10,
+            mapping.concurrent === undefined ? 10 : mapping.concurrent - running.size,
+          ),
           WaitTimeSeconds: 1,
           MessageSystemAttributeNames: ['All'],
           MessageAttributeNames: ['All'],

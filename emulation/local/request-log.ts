@@ -29,7 +29,10 @@ export function requestLogWriter(file: string, maxBytes = REQUEST_LOG_MAX_BYTES)
     const line = JSON.stringify(entry) + '\n';
     chain = chain
       .then(async () => {
-        size ??= await stat(file).then((s) => s.size, () => 0);
+        size ??= await stat(file).then(
+          (s) => s.size,
+          () => 0,
+        );
         if (size > 0 && size + line.length > maxBytes) {
           await rename(file, `${file}.1`);
           size = 0;

@@ -1,11 +1,20 @@
-import { handler as admin } from '../../functions/admin/handler.ts';
-import { getStore } from '../../shared/db/store.repo.ts';
-import { insertProduct } from '../../shared/db/product.repo.ts';
-import { resolveTaxonomy, upsertCategory, upsertTag } from '../../shared/db/taxonomy.repo.ts';
-import { insertOrder } from '../../shared/db/order.repo.ts';
-import { insertPage } from '../../shared/db/page.repo.ts';
-import { ABILITIES } from '../../shared/domain/key/abilities.ts';
-import { DEMO_CATEGORIES, DEMO_CURRENCY, DEMO_STORE, DEMO_TAGS, demoOrders, demoPages, demoProducts, type DemoSku } from '../../shared/http/openapi/example-data.ts';
+import { handler as admin } from '#functions/admin/handler.ts';
+import { getStore } from '#db/store.repo.ts';
+import { insertProduct } from '#db/product.repo.ts';
+import { resolveTaxonomy, upsertCategory, upsertTag } from '#db/taxonomy.repo.ts';
+import { insertOrder } from '#db/order.repo.ts';
+import { insertPage } from '#db/page.repo.ts';
+import { ABILITIES } from '#domain/key/abilities.ts';
+import {
+  DEMO_CATEGORIES,
+  DEMO_CURRENCY,
+  DEMO_STORE,
+  DEMO_TAGS,
+  demoOrders,
+  demoPages,
+  demoProducts,
+  type DemoSku,
+} from '#http/openapi/example-data.ts';
 
 /**
  * The demo store of the local stack: products (several with variants, properties and dimensions),
@@ -32,7 +41,11 @@ export async function seedDemoStore(): Promise<{ token: string; keyId: number } 
   const now = () => new Date().toISOString();
   for (const [xid, name] of DEMO_CATEGORIES) await upsertCategory(DEMO_STORE, key.id, xid, name, now());
   for (const [xid, value] of DEMO_TAGS) await upsertTag(DEMO_STORE, key.id, xid, value, now());
-  const resolved = await resolveTaxonomy('category', key.id, DEMO_CATEGORIES.map(([x]) => x));
+  const resolved = await resolveTaxonomy(
+    'category',
+    key.id,
+    DEMO_CATEGORIES.map(([x]) => x),
+  );
   const categoryIds = new Map<string, number>(DEMO_CATEGORIES.map(([x], i) => [x, resolved.ids[i] as number]));
 
   const skus: DemoSku[] = [];
@@ -52,12 +65,21 @@ export async function seedDemoStore(): Promise<{ token: string; keyId: number } 
       created_at: now(),
       updated_at: now(),
     });
-    for (const o of product.offers) skus.push({ sku: o.sku as string, name: p.name, price: o.price, productId: product.id, offerId: o.id });
+    for (const o of product.offers)
+      skus.push({ sku: o.sku as string, name: p.name, price: o.price, productId: product.id, offerId: o.id });
   }
 
   for (const { reference, status, ...rest } of demoOrders(skus)) {
     // Field order as the contract lists it: reference, status, currency_code, customer, ...
-    await insertOrder({ store_id: DEMO_STORE, reference, status, currency_code: DEMO_CURRENCY, ...rest, created_at: now(), updated_at: now() });
+    await insertOrder({
+      store_id: DEMO_STORE,
+      reference,
+      status,
+      currency_code: DEMO_CURRENCY,
+      ...rest,
+      created_at: now(),
+      updated_at: now(),
+    });
   }
 
   for (const p of demoPages()) {

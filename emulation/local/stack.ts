@@ -1,14 +1,14 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { config, resetConfig } from '../../shared/config.ts';
-import { resetDbClients } from '../../shared/db/client.ts';
+import { config, resetConfig } from '#shared/config.ts';
+import { resetDbClients } from '#db/client.ts';
 import { ensureTable, waitForStore } from './bootstrap.ts';
 import { installLocalCommitBarrier } from './commit-barrier.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 import { createGateway, type GatewayOptions } from './gateway.ts';
-import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
-import { setRequestLogging } from '../../shared/log.ts';
-import { setMetricsEnabled } from '../../shared/metrics.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+import { setRequestLogging } from '#shared/log.ts';
+import { setMetricsEnabled } from '#shared/metrics.ts';
 import { startWebhookPipeline } from './webhook-pipeline.ts';
 import { startNameIndexer } from './name-indexer.ts';
 import { recordKeyFile } from './key-marker.ts';
@@ -49,7 +49,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   let store: DynamoDbLocal | undefined;
   const endpoint =
     options.endpoint ??
-    (store = startDynamoDbLocal({ port: options.dynamodbPort, dataDir: options.dataDir, log: options.log, recovery: options.storeRecovery })).endpoint;
+    (store = startDynamoDbLocal({
+      port: options.dynamodbPort,
+      dataDir: options.dataDir,
+      log: options.log,
+      recovery: options.storeRecovery,
+    })).endpoint;
   Object.assign(process.env, {
     DYNAMODB_ENDPOINT: endpoint,
     TABLE_NAME: options.tableName ?? process.env.TABLE_NAME ?? 'integrations',
@@ -80,7 +85,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     let webhooks: Awaited<ReturnType<typeof startWebhookPipeline>> | undefined;
     let nameIndexer: ReturnType<typeof startNameIndexer> | undefined;
     try {
-      webhooks = table.streamArn ? await startWebhookPipeline({ streamArn: table.streamArn, endpoint, log: options.log }) : undefined;
+      webhooks = table.streamArn
+        ? await startWebhookPipeline({ streamArn: table.streamArn, endpoint, log: options.log })
+        : undefined;
       nameIndexer = table.streamArn ? startNameIndexer({ streamArn: table.streamArn, endpoint }) : undefined;
     } catch (err) {
       server.close();

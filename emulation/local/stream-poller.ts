@@ -20,10 +20,10 @@ import {
   type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { config } from '../../shared/config.ts';
+import { config } from '#shared/config.ts';
 import { loadStreamPosition, saveStreamPosition, type ShardPosition, type StreamPosition } from './stream-position.ts';
-import { isOutboxInsert } from '../../shared/db/outbox-stream-filter.ts';
-import { errorFields, log as logJson } from '../../shared/log.ts';
+import { isOutboxInsert } from '#db/outbox-stream-filter.ts';
+import { errorFields, log as logJson } from '#shared/log.ts';
 import { sleep } from './sleep.ts';
 
 /** Idle pause between GetRecords rounds (Lambda polls a shard about four times a second). */
@@ -107,12 +107,19 @@ export class StreamPoller {
     const seen = new Set<string>();
     let start: string | undefined;
     do {
-      const out = await this.client.send(new DescribeStreamCommand({ StreamArn: this.streamArn, ExclusiveStartShardId: start }));
+      const out = await this.client.send(
+        new DescribeStreamCommand({ StreamArn: this.streamArn, ExclusiveStartShardId: start }),
+      );
       for (const s of out.StreamDescription?.Shards ?? []) {
         if (!s.ShardId) continue;
         seen.add(s.ShardId);
         if (!this.shards.has(s.ShardId)) {
-          this.shards.set(s.ShardId, { parent: s.ParentShardId, iterator: undefined, position: { ...this.saved[s.ShardId] }, failures: 0 });
+          this.shards.set(s.ShardId, {
+            parent: s.ParentShardId,
+            iterator: undefined,
+            position: { ...this.saved[s.ShardId] },
+            failures: 0,
+          });
         }
       }
       start = out.StreamDescription?.LastEvaluatedShardId;
@@ -122,9 +129,18 @@ export class StreamPoller {
     this.lastDescribe = Date.now();
   }
 
-  private async iterator(shardId: string, type: ShardIteratorType, sequenceNumber?: string): Promise<string | undefined> {
+  private async iterator(
+    shardId: string,
+    type: ShardIteratorType,
+    sequenceNumber?: string,
+  ): Promise<string | undefined> {
     const out = await this.client.send(
-      new GetShardIteratorCommand({ StreamArn: this.streamArn, ShardId: shardId, ShardIteratorType: type, SequenceNumber: sequenceNumber }),
+      new GetShardIteratorCommand({
+        StreamArn: this.streamArn,
+        ShardId: shardId,
+        ShardIteratorType: type,
+        SequenceNumber: sequenceNumber,
+      }),
     );
     return out.ShardIterator;
   }
@@ -152,7 +168,9 @@ export class StreamPoller {
     if (!shard.iterator) return false;
     let out;
     try {
-      out = await this.client.send(new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: this.mapping.batchSize ?? 100 }));
+      out = await this.client.send(
+        new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: this.mapping.batchSize ?? 100 }),
+      );
     } catch (err) {
       if ((err as Error).name === 'ExpiredIteratorException' || (err as Error).name === 'TrimmedDataAccessException') {
         shard.iterator = undefined;
@@ -181,7 +199,10 @@ export class StreamPoller {
           return true;
         }
         // A poison record: park it in the log (the on-failure destination of the AWS mapping) and move on.
-        logJson('error', 'stream record failed every retry; skipping it', { shard_id: shardId, sequence_number: failed });
+        logJson('error', 'stream record failed every retry; skipping it', {
+          shard_id: shardId,
+          sequence_number: failed,
+        });
         const record = batch.find((r) => r.dynamodb?.SequenceNumber === failed);
         if (record) await this.mapping.onFailure?.(record);
         shard.failures = 0;

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../../shared/db/client.ts';
-import type { Key } from '../../shared/db/keys.ts';
+import { db, tableName } from '#db/client.ts';
+import type { Key } from '#db/keys.ts';
 
 /**
  * Local stack only: how far its stream poller has read, per shard, so that a restart resumes
@@ -17,16 +17,23 @@ export interface ShardPosition {
 export type StreamPosition = Record<string, ShardPosition>;
 
 /** The fan-out's position has no consumer suffix. */
-const positionKey = (streamArn: string, consumer?: string): Key => ({ pk: 'LOCAL#STREAM', sk: `POSITION#${streamArn}${consumer ? `#${consumer}` : ''}` });
+const positionKey = (streamArn: string, consumer?: string): Key => ({
+  pk: 'LOCAL#STREAM',
+  sk: `POSITION#${streamArn}${consumer ? `#${consumer}` : ''}`,
+});
 
 /** Not `outbox`: the stream filter never passes these writes back to the poller. */
 const TYPE = 'stream_position';
 
 export async function loadStreamPosition(streamArn: string, consumer?: string): Promise<StreamPosition> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: positionKey(streamArn, consumer), ConsistentRead: true }));
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: positionKey(streamArn, consumer), ConsistentRead: true }),
+  );
   return (out.Item?.shards as StreamPosition | undefined) ?? {};
 }
 
 export async function saveStreamPosition(streamArn: string, shards: StreamPosition, consumer?: string): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...positionKey(streamArn, consumer), type: TYPE, shards } }));
+  await db().send(
+    new PutCommand({ TableName: tableName(), Item: { ...positionKey(streamArn, consumer), type: TYPE, shards } }),
+  );
 }

@@ -12,15 +12,15 @@
  * queues every pending delivery again (the signer's due check keeps their schedule).
  */
 import { startLocalQueueServer } from './local-queue.ts';
-import { config, resetConfig } from '../../shared/config.ts';
-import { markQueued } from '../../shared/db/delivery.repo.ts';
+import { config, resetConfig } from '#shared/config.ts';
+import { markQueued } from '#db/delivery.repo.ts';
 import { scanParkedEndpoints, scanPendingDeliveries } from './pending-deliveries.ts';
-import { maxReceiveCount } from '../../shared/domain/webhook/retry.ts';
-import { resetSqsClient, sendDeliveryMessage } from '../../shared/queue/sqs.ts';
-import { errorFields, log as logJson } from '../../shared/log.ts';
-import { handler as fanOutHandler } from '../../functions/events/handler.ts';
-import { handler as signerHandler } from '../../functions/webhooks/handler.ts';
-import { handler as deadLetterHandler } from '../../functions/webhooks/dead-letter.ts';
+import { maxReceiveCount } from '#domain/webhook/retry.ts';
+import { resetSqsClient, sendDeliveryMessage } from '#queue/sqs.ts';
+import { errorFields, log as logJson } from '#shared/log.ts';
+import { handler as fanOutHandler } from '#functions/events/handler.ts';
+import { handler as signerHandler } from '#functions/webhooks/handler.ts';
+import { handler as deadLetterHandler } from '#functions/webhooks/dead-letter.ts';
 import { StreamPoller } from './stream-poller.ts';
 import { pollQueue } from './queue-poller.ts';
 
@@ -64,7 +64,10 @@ async function requeuePending(): Promise<number> {
   }
   // Probe messages were in memory too; each parked endpoint gets its probe at its due time again.
   for (const e of await scanParkedEndpoints()) {
-    await sendDeliveryMessage({ kind: 'probe', key_id: e.key_id, due_at: e.next_probe_at ?? new Date().toISOString() }, 0);
+    await sendDeliveryMessage(
+      { kind: 'probe', key_id: e.key_id, due_at: e.next_probe_at ?? new Date().toISOString() },
+      0,
+    );
   }
   return pending.length;
 }
@@ -77,7 +80,10 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
     MessageRetentionPeriod: '1209600',
     RedrivePolicy: JSON.stringify({
       deadLetterTargetArn: dlq.queueArn,
-      maxReceiveCount: String(options.maxReceiveCount ?? maxReceiveCount(config().webhookRetrySchedule, config().webhookQueueWaitLimitSeconds)),
+      maxReceiveCount: String(
+        options.maxReceiveCount ??
+          maxReceiveCount(config().webhookRetrySchedule, config().webhookQueueWaitLimitSeconds),
+      ),
     }),
   });
   // The fan-out Lambda finds its queue through the environment, as in AWS; the SDK finds the
@@ -99,8 +105,14 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
     throw err;
   }
   const loops = [
-    ...(options.streamArn ? [new StreamPoller(options.streamArn, options.endpoint, fanOutHandler, aborter.signal).run()] : []),
-    ...Array.from({ length: SQS_POLLERS }, () => pollQueue({ url: queue.queueUrl, arn: queue.queueArn }, signerHandler, aborter.signal, { concurrent: MESSAGES_PER_POLLER })),
+    ...(options.streamArn
+      ? [new StreamPoller(options.streamArn, options.endpoint, fanOutHandler, aborter.signal).run()]
+      : []),
+    ...Array.from({ length: SQS_POLLERS }, () =>
+      pollQueue({ url: queue.queueUrl, arn: queue.queueArn }, signerHandler, aborter.signal, {
+        concurrent: MESSAGES_PER_POLLER,
+      }),
+    ),
     pollQueue({ url: dlq.queueUrl, arn: dlq.queueArn }, deadLetterHandler, aborter.signal),
   ].map((p) =>
     p.catch((err: unknown) => {

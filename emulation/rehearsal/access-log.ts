@@ -48,7 +48,10 @@ export function renderAccessLog(format: string, r: AccessLogRequest): string {
   };
   return format.replace(/\$context\.([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)/g, (_m, name: string) => {
     const authorizerKey = /^authorizer\.(\w+)$/.exec(name)?.[1];
-    const value = authorizerKey && !['status', 'latency', 'integrationStatus', 'integrationLatency'].includes(authorizerKey) ? r.authorizer[authorizerKey] : known[name];
+    const value =
+      authorizerKey && !['status', 'latency', 'integrationStatus', 'integrationLatency'].includes(authorizerKey)
+        ? r.authorizer[authorizerKey]
+        : known[name];
     return value === undefined || value === null || value === '' ? '-' : JSON.stringify(String(value)).slice(1, -1);
   });
 }

@@ -141,22 +141,42 @@ export function readApi(assembly: Assembly, resolver: Resolver): ApiModel | unde
       template: templates['application/json'] ?? Object.values(templates)[0],
     });
   }
-  const stageProps = resourcesOfType(assembly, 'AWS::ApiGateway::Stage').map(props).find((s) => s.RestApiId === restApiId);
+  const stageProps = resourcesOfType(assembly, 'AWS::ApiGateway::Stage')
+    .map(props)
+    .find((s) => s.RestApiId === restApiId);
   const stage = stageProps?.StageName;
   const logSetting = stageProps?.AccessLogSetting as { DestinationArn?: string; Format?: string } | undefined;
-  const accessLog = logSetting?.DestinationArn && logSetting.Format ? { destinationArn: String(logSetting.DestinationArn), format: String(logSetting.Format) } : undefined;
+  const accessLog =
+    logSetting?.DestinationArn && logSetting.Format
+      ? { destinationArn: String(logSetting.DestinationArn), format: String(logSetting.Format) }
+      : undefined;
   // The API's own escaping of `/` (`~1`, as in its patch operations) may appear in templates too.
-  const binaryMediaTypes = ((props(api).BinaryMediaTypes ?? []) as string[]).map((t) => String(t).replaceAll('~1', '/'));
+  const binaryMediaTypes = ((props(api).BinaryMediaTypes ?? []) as string[]).map((t) =>
+    String(t).replaceAll('~1', '/'),
+  );
   const stageName = String(stage ?? 'prod');
-  return { restApiId, stage: stageName, methods, responses, binaryMediaTypes, webAcl: readWebAcl(assembly, resolver, `/restapis/${restApiId}/stages/`), accessLog };
+  return {
+    restApiId,
+    stage: stageName,
+    methods,
+    responses,
+    binaryMediaTypes,
+    webAcl: readWebAcl(assembly, resolver, `/restapis/${restApiId}/stages/`),
+    accessLog,
+  };
 }
 
 /** The stage's Ref is the rehearsal's own name for it, so any stage of this API counts. */
 function readWebAcl(assembly: Assembly, resolver: Resolver, stagesOfApi: string): WebAcl | undefined {
-  const props = (l: { stack: string; resource: { Properties?: Record<string, Json> } }) => resolver.resolve(l.stack, (l.resource.Properties ?? {}) as Json) as Record<string, Json>;
-  const association = resourcesOfType(assembly, 'AWS::WAFv2::WebACLAssociation').map(props).find((a) => String(a.ResourceArn).includes(stagesOfApi));
+  const props = (l: { stack: string; resource: { Properties?: Record<string, Json> } }) =>
+    resolver.resolve(l.stack, (l.resource.Properties ?? {}) as Json) as Record<string, Json>;
+  const association = resourcesOfType(assembly, 'AWS::WAFv2::WebACLAssociation')
+    .map(props)
+    .find((a) => String(a.ResourceArn).includes(stagesOfApi));
   if (!association) return undefined;
-  const acl = resourcesOfType(assembly, 'AWS::WAFv2::WebACL').find((w) => resolver.lookup(w.stack, w.id)?.attributes.Arn === association.WebACLArn);
+  const acl = resourcesOfType(assembly, 'AWS::WAFv2::WebACL').find(
+    (w) => resolver.lookup(w.stack, w.id)?.attributes.Arn === association.WebACLArn,
+  );
   if (!acl) return undefined;
   const p = props(acl);
   return {
@@ -174,7 +194,11 @@ function readWebAcl(assembly: Assembly, resolver: Resolver, stagesOfApi: string)
 }
 
 /** API Gateway's choice among resources: literal parts before `{param}`, `{proxy+}` last. */
-export function matchMethod(model: ApiModel, httpMethod: string, path: string): { method: ApiMethod | undefined; resourceFound: boolean; pathParameters: Record<string, string> | null } {
+export function matchMethod(
+  model: ApiModel,
+  httpMethod: string,
+  path: string,
+): { method: ApiMethod | undefined; resourceFound: boolean; pathParameters: Record<string, string> | null } {
   const segments = path.split('/').filter(Boolean);
   let best: { resource: string; params: Record<string, string>; score: number } | undefined;
   for (const resource of new Set(model.methods.map((m) => m.resourcePath))) {

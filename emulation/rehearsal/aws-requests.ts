@@ -28,7 +28,10 @@ export interface RequestTarget {
 }
 
 function tableArn(t: RequestTarget, name: string): string {
-  return t.tables.find((x) => x.name === name || x.arn === name)?.arn ?? `arn:aws:dynamodb:${t.region}:${t.account}:table/${name}`;
+  return (
+    t.tables.find((x) => x.name === name || x.arn === name)?.arn ??
+    `arn:aws:dynamodb:${t.region}:${t.account}:table/${name}`
+  );
 }
 
 function leadingKey(t: RequestTarget, tableName: string, item: Item | undefined): string[] {
@@ -58,7 +61,13 @@ function withOptional(context: Record<string, string | string[]>, body: Body): R
   return context;
 }
 
-const TRANSACT_ACTIONS: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
+const TRANSACT_ACTIONS: Record<string, string> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+  Get: 'GetItem',
+};
 
 export function dynamoDbChecks(t: RequestTarget, operation: string, body: Body): AuthorizationCheck[] {
   const action = `dynamodb:${operation}`;
@@ -69,7 +78,13 @@ export function dynamoDbChecks(t: RequestTarget, operation: string, body: Body):
     case 'PutItem': {
       const table = String(body.TableName);
       const key = (operation === 'PutItem' ? body.Item : body.Key) as Item;
-      return [{ action, resource: tableArn(t, table), context: withOptional({ 'dynamodb:LeadingKeys': leadingKey(t, table, key) }, body) }];
+      return [
+        {
+          action,
+          resource: tableArn(t, table),
+          context: withOptional({ 'dynamodb:LeadingKeys': leadingKey(t, table, key) }, body),
+        },
+      ];
     }
     case 'Query':
     case 'Scan': {
@@ -84,8 +99,14 @@ export function dynamoDbChecks(t: RequestTarget, operation: string, body: Body):
         const items =
           operation === 'BatchGetItem'
             ? ((request as { Keys?: Item[] }).Keys ?? [])
-            : ((request as { PutRequest?: { Item: Item }; DeleteRequest?: { Key: Item } }[]).map((r) => r.PutRequest?.Item ?? r.DeleteRequest?.Key) as Item[]);
-        return { action, resource: tableArn(t, table), context: { 'dynamodb:LeadingKeys': [...new Set(items.flatMap((i) => leadingKey(t, table, i)))] } };
+            : ((request as { PutRequest?: { Item: Item }; DeleteRequest?: { Key: Item } }[]).map(
+                (r) => r.PutRequest?.Item ?? r.DeleteRequest?.Key,
+              ) as Item[]);
+        return {
+          action,
+          resource: tableArn(t, table),
+          context: { 'dynamodb:LeadingKeys': [...new Set(items.flatMap((i) => leadingKey(t, table, i)))] },
+        };
       });
     case 'TransactWriteItems':
     case 'TransactGetItems':
@@ -93,7 +114,11 @@ export function dynamoDbChecks(t: RequestTarget, operation: string, body: Body):
         Object.entries(entry).map(([kind, part]) => {
           const table = String(part.TableName);
           const key = (part.Item ?? part.Key) as Item;
-          return { action: `dynamodb:${TRANSACT_ACTIONS[kind] ?? kind}`, resource: tableArn(t, table), context: { 'dynamodb:LeadingKeys': leadingKey(t, table, key) } };
+          return {
+            action: `dynamodb:${TRANSACT_ACTIONS[kind] ?? kind}`,
+            resource: tableArn(t, table),
+            context: { 'dynamodb:LeadingKeys': leadingKey(t, table, key) },
+          };
         }),
       );
     case 'ListTables':
@@ -104,10 +129,22 @@ export function dynamoDbChecks(t: RequestTarget, operation: string, body: Body):
 }
 
 /** SQS: one action per API (the batch APIs authorize as their single-message action). */
-export function sqsChecks(t: RequestTarget, operation: string, body: Body): { checks: AuthorizationCheck[]; queue: RehearsalQueue | undefined } {
-  const name = String(body.QueueName ?? String(body.QueueUrl ?? '').split('/').pop());
+export function sqsChecks(
+  t: RequestTarget,
+  operation: string,
+  body: Body,
+): { checks: AuthorizationCheck[]; queue: RehearsalQueue | undefined } {
+  const name = String(
+    body.QueueName ??
+      String(body.QueueUrl ?? '')
+        .split('/')
+        .pop(),
+  );
   const queue = t.queues.find((q) => q.name === name);
   const action = `sqs:${operation.replace(/Batch$/, '')}`;
   const resource = queue?.arn ?? `arn:aws:sqs:${t.region}:${t.account}:${name}`;
-  return { checks: operation === 'ListQueues' ? [{ action, resource: '*', context: {} }] : [{ action, resource, context: {} }], queue };
+  return {
+    checks: operation === 'ListQueues' ? [{ action, resource: '*', context: {} }] : [{ action, resource, context: {} }],
+    queue,
+  };
 }

@@ -33,7 +33,10 @@ export interface FunctionSpec {
 function assetDir(assembly: Assembly, code: Record<string, Json>, id: string): string {
   const key = String(code.S3Key ?? '');
   const dir = assembly.assetDirs.get(key.replace(/\.zip$/, ''));
-  if (!dir) throw new Error(`${id}: no asset in ${assembly.dir} for code ${JSON.stringify(code)} (inline or image code is not rehearsed)`);
+  if (!dir)
+    throw new Error(
+      `${id}: no asset in ${assembly.dir} for code ${JSON.stringify(code)} (inline or image code is not rehearsed)`,
+    );
   return path.resolve(dir);
 }
 
@@ -41,7 +44,10 @@ export function readFunctions(assembly: Assembly, resolver: Resolver): FunctionS
   const policiesByRole = new Map<string, { name: string; document: PolicyDocument }[]>();
   for (const type of ['AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy']) {
     for (const { stack, id, resource } of resourcesOfType(assembly, type)) {
-      const p = resolver.resolve(stack, (resource.Properties ?? {}) as Json) as unknown as { Roles?: string[]; PolicyDocument: PolicyDocument };
+      const p = resolver.resolve(stack, (resource.Properties ?? {}) as Json) as unknown as {
+        Roles?: string[];
+        PolicyDocument: PolicyDocument;
+      };
       for (const role of p.Roles ?? []) {
         const list = policiesByRole.get(role) ?? [];
         list.push({ name: keyOf(stack, id), document: p.PolicyDocument });
@@ -49,9 +55,15 @@ export function readFunctions(assembly: Assembly, resolver: Resolver): FunctionS
       }
     }
   }
-  const roles = new Map<string, { name: string; inline: { name: string; document: PolicyDocument }[]; managed: string[] }>();
+  const roles = new Map<
+    string,
+    { name: string; inline: { name: string; document: PolicyDocument }[]; managed: string[] }
+  >();
   for (const { stack, id, resource } of resourcesOfType(assembly, 'AWS::IAM::Role')) {
-    const p = resolver.resolve(stack, (resource.Properties ?? {}) as Json) as unknown as { Policies?: { PolicyName: string; PolicyDocument: PolicyDocument }[]; ManagedPolicyArns?: string[] };
+    const p = resolver.resolve(stack, (resource.Properties ?? {}) as Json) as unknown as {
+      Policies?: { PolicyName: string; PolicyDocument: PolicyDocument }[];
+      ManagedPolicyArns?: string[];
+    };
     const physical = resolver.lookup(stack, id)!;
     roles.set(physical.attributes.Arn!, {
       name: physical.ref,
@@ -64,7 +76,10 @@ export function readFunctions(assembly: Assembly, resolver: Resolver): FunctionS
     const roleArn = String(p.Role);
     const role = roles.get(roleArn);
     const physical = resolver.lookup(stack, id)!;
-    const env = ((p.Environment as { Variables?: Record<string, Json> } | undefined)?.Variables ?? {}) as Record<string, Json>;
+    const env = ((p.Environment as { Variables?: Record<string, Json> } | undefined)?.Variables ?? {}) as Record<
+      string,
+      Json
+    >;
     return {
       key: keyOf(stack, id),
       logicalId: id,

@@ -53,7 +53,12 @@ export interface RenderedResponse {
  * The answer for `type`. `status` stands for a situation whose status is not the type's table
  * value (a Lambda that failed is a DEFAULT_5XX with 502, a refused invocation one with 500).
  */
-export function renderGatewayResponse(model: Pick<ApiModel, 'responses'>, type: string, context: { authorizer?: Record<string, unknown>; requestId: string }, status?: number): RenderedResponse {
+export function renderGatewayResponse(
+  model: Pick<ApiModel, 'responses'>,
+  type: string,
+  context: { authorizer?: Record<string, unknown>; requestId: string },
+  status?: number,
+): RenderedResponse {
   const ownStatus = status ?? DEFAULT_STATUS[type] ?? 500;
   const family = ownStatus >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX';
   const own = model.responses.get(type);

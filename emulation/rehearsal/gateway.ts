@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
-import { readBody, send } from '../local/gateway.ts';
+import { readBody, send } from '#emulation/local/http-io.ts';
 import { matchMethod, type ApiAuthorizer, type ApiModel } from './api-model.ts';
 import { renderGatewayResponse } from './gateway-response.ts';
 import { renderAccessLog } from './access-log.ts';
@@ -21,7 +21,13 @@ export type Invoke = (functionArn: string, event: unknown) => Promise<unknown>;
 const LAMBDA_PAYLOAD_LIMIT = 6 * 1024 * 1024;
 
 function policyAllows(result: Partial<APIGatewayAuthorizerResult>, methodArn: string): boolean {
-  const matches = (pattern: string) => new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(methodArn);
+  const matches = (pattern: string) =>
+    new RegExp(
+      `^${pattern
+        .split('*')
+        .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    ).test(methodArn);
   const applies = (s: { Resource?: string | string[] }) => [s.Resource ?? []].flat().some(matches);
   const statements = (result.policyDocument?.Statement ?? []) as { Effect: string; Resource?: string | string[] }[];
   if (statements.some((s) => s.Effect === 'Deny' && applies(s))) return false;
@@ -50,10 +56,23 @@ export function createTemplateGateway(
       const latencyMs = Math.round(performance.now() - started);
       log?.(`${req.method} ${url.pathname}${url.search} ${status} ${latencyMs}ms rid=${requestId}`);
       if (accessLog && model.accessLog) {
-        const responseLength = typeof body === 'string' || Buffer.isBuffer(body) ? Buffer.byteLength(body) : Buffer.byteLength(JSON.stringify(body ?? ''));
+        const responseLength =
+          typeof body === 'string' || Buffer.isBuffer(body)
+            ? Buffer.byteLength(body)
+            : Buffer.byteLength(JSON.stringify(body ?? ''));
         const line = renderAccessLog(model.accessLog.format, {
-          requestId, startedAt, latencyMs, sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: req.headers['user-agent'], httpMethod: req.method ?? 'GET',
-          resourcePath, path: `/${model.stage}${url.pathname}`, status, responseLength, authorizer: authorizerContext, errorType,
+          requestId,
+          startedAt,
+          latencyMs,
+          sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+          userAgent: req.headers['user-agent'],
+          httpMethod: req.method ?? 'GET',
+          resourcePath,
+          path: `/${model.stage}${url.pathname}`,
+          status,
+          responseLength,
+          authorizer: authorizerContext,
+          errorType,
         });
         accessLog(model.accessLog.destinationArn, line);
       }
@@ -72,9 +91,20 @@ export function createTemplateGateway(
       const body = await readBody(req);
       if (body === 'too_large') return gatewayResponse('REQUEST_TOO_LARGE');
       if (model.webAcl) {
-        const lowerHeaders = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), [v ?? ''].flat().join(',')]));
-        const verdict = evaluateWebAcl(model.webAcl, { method: req.method ?? 'GET', path: url.pathname, query: url.search.slice(1), headers: lowerHeaders, body });
-        if (verdict.action === 'block') return verdict.response ? reply(verdict.response.status, verdict.response.body, verdict.response.headers) : gatewayResponse('WAF_FILTERED');
+        const lowerHeaders = Object.fromEntries(
+          Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), [v ?? ''].flat().join(',')]),
+        );
+        const verdict = evaluateWebAcl(model.webAcl, {
+          method: req.method ?? 'GET',
+          path: url.pathname,
+          query: url.search.slice(1),
+          headers: lowerHeaders,
+          body,
+        });
+        if (verdict.action === 'block')
+          return verdict.response
+            ? reply(verdict.response.status, verdict.response.body, verdict.response.headers)
+            : gatewayResponse('WAF_FILTERED');
       }
       const { method, pathParameters } = matchMethod(model, req.method ?? 'GET', url.pathname);
       if (!method) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
@@ -113,10 +143,25 @@ export function createTemplateGateway(
         identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? null },
         authorizer: null as Record<string, unknown> | null,
       };
-      const common = { resource: method.resourcePath, path: url.pathname, httpMethod, headers, multiValueHeaders, pathParameters, stageVariables: null, requestContext };
+      const common = {
+        resource: method.resourcePath,
+        path: url.pathname,
+        httpMethod,
+        headers,
+        multiValueHeaders,
+        pathParameters,
+        stageVariables: null,
+        requestContext,
+      };
 
       if (method.authorizationType === 'CUSTOM' && method.authorizer) {
-        const auth = await authorize(method.authorizer, { ...common, type: 'REQUEST', methodArn, queryStringParameters: query, multiValueQueryStringParameters: multiQuery });
+        const auth = await authorize(method.authorizer, {
+          ...common,
+          type: 'REQUEST',
+          methodArn,
+          queryStringParameters: query,
+          multiValueQueryStringParameters: multiQuery,
+        });
         if (auth === 'unauthorized') return gatewayResponse('UNAUTHORIZED');
         if (auth === 'failed') return gatewayResponse('AUTHORIZER_CONFIGURATION_ERROR');
         if (!auth.policyDocument) return fail('the authorizer returned no policy document', 'AUTHORIZER_FAILURE');
@@ -125,12 +170,21 @@ export function createTemplateGateway(
         requestContext.authorizer = { ...authorizerContext, principalId: auth.principalId };
       }
       if (method.integration.type === 'MOCK') {
-        const vars = { context: { ...requestContext, domainName: requestContext.domainName, authorizer: authorizerContext }, stageVariables: {} };
-        const mock = runMock(method.integration, { contentType: headers['content-type'], binaryMediaTypes: model.binaryMediaTypes }, vars);
-        if (!mock.ok) return fail(`MOCK ${method.httpMethod} ${method.resourcePath}: ${mock.reason}`, 'API_CONFIGURATION_ERROR');
+        const vars = {
+          context: { ...requestContext, domainName: requestContext.domainName, authorizer: authorizerContext },
+          stageVariables: {},
+        };
+        const mock = runMock(
+          method.integration,
+          { contentType: headers['content-type'], binaryMediaTypes: model.binaryMediaTypes },
+          vars,
+        );
+        if (!mock.ok)
+          return fail(`MOCK ${method.httpMethod} ${method.resourcePath}: ${mock.reason}`, 'API_CONFIGURATION_ERROR');
         return reply(mock.status, mock.body, mock.headers);
       }
-      if (!method.functionArn) return fail(`${method.integration.type} integrations are not rehearsed`, 'INTEGRATION_FAILURE');
+      if (!method.functionArn)
+        return fail(`${method.integration.type} integrations are not rehearsed`, 'INTEGRATION_FAILURE');
       // A body of a binary media type reaches a proxy integration as its bytes, base64-encoded.
       const binary = isBinary(model.binaryMediaTypes, headers['content-type'] ?? 'application/json');
       const event = {
@@ -143,24 +197,44 @@ export function createTemplateGateway(
       // Lambda refuses an event over its payload limit; API Gateway answers an invocation Lambda
       // refuses with 500 (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html).
       const eventBytes = Buffer.byteLength(JSON.stringify(event));
-      if (eventBytes > LAMBDA_PAYLOAD_LIMIT) return fail(`Lambda refused the invocation: the event is ${eventBytes} bytes, over its ${LAMBDA_PAYLOAD_LIMIT}-byte payload limit`, 'DEFAULT_5XX', 500);
+      if (eventBytes > LAMBDA_PAYLOAD_LIMIT)
+        return fail(
+          `Lambda refused the invocation: the event is ${eventBytes} bytes, over its ${LAMBDA_PAYLOAD_LIMIT}-byte payload limit`,
+          'DEFAULT_5XX',
+          500,
+        );
       let result: { statusCode?: number; body?: string; headers?: Record<string, string>; isBase64Encoded?: boolean };
       let timer: NodeJS.Timeout | undefined;
       try {
-        const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), method.integration.timeoutMs)));
+        const timeout = new Promise<'timeout'>(
+          (resolve) => (timer = setTimeout(() => resolve('timeout'), method.integration.timeoutMs)),
+        );
         const outcome = await Promise.race([invoke(method.functionArn, event), timeout]);
-        if (outcome === 'timeout') return fail(`no answer within the integration timeout (${method.integration.timeoutMs} ms)`, 'INTEGRATION_TIMEOUT');
+        if (outcome === 'timeout')
+          return fail(
+            `no answer within the integration timeout (${method.integration.timeoutMs} ms)`,
+            'INTEGRATION_TIMEOUT',
+          );
         result = outcome as typeof result;
       } catch (err) {
         // The function failed (an error, its own timeout, a crash): 502, "Internal server error".
-        return fail(`${method.httpMethod} ${method.resourcePath} Lambda failed: ${(err as Error).name}: ${(err as Error).message}`, 'DEFAULT_5XX', err instanceof LambdaError ? 502 : 500);
+        return fail(
+          `${method.httpMethod} ${method.resourcePath} Lambda failed: ${(err as Error).name}: ${(err as Error).message}`,
+          'DEFAULT_5XX',
+          err instanceof LambdaError ? 502 : 500,
+        );
       } finally {
         clearTimeout(timer);
       }
-      if (Buffer.byteLength(JSON.stringify(result ?? null)) > LAMBDA_PAYLOAD_LIMIT) return fail('the Lambda result is over the 6 MB payload limit', 'DEFAULT_5XX', 502);
-      if (!result || typeof result.statusCode !== 'number') return fail(`${method.httpMethod} ${method.resourcePath}: malformed Lambda proxy response`, 'DEFAULT_5XX', 502);
+      if (Buffer.byteLength(JSON.stringify(result ?? null)) > LAMBDA_PAYLOAD_LIMIT)
+        return fail('the Lambda result is over the 6 MB payload limit', 'DEFAULT_5XX', 502);
+      if (!result || typeof result.statusCode !== 'number')
+        return fail(`${method.httpMethod} ${method.resourcePath}: malformed Lambda proxy response`, 'DEFAULT_5XX', 502);
       // A base64 result is decoded when the client accepts (first Accept type) a binary media type.
-      const accepted = headers.accept?.split(',')[0] ?? Object.entries(result.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? 'application/json';
+      const accepted =
+        headers.accept?.split(',')[0] ??
+        Object.entries(result.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ??
+        'application/json';
       const decode = result.isBase64Encoded && result.body && isBinary(model.binaryMediaTypes, accepted);
       const payload = decode ? Buffer.from(result.body!, 'base64') : (result.body ?? '');
       reply(result.statusCode, payload, result.headers ?? {});
@@ -170,7 +244,10 @@ export function createTemplateGateway(
     });
   };
 
-  async function authorize(authorizer: ApiAuthorizer, event: { headers: Record<string, string>; methodArn: string } & Record<string, unknown>): Promise<Partial<APIGatewayAuthorizerResult> | 'unauthorized' | 'failed'> {
+  async function authorize(
+    authorizer: ApiAuthorizer,
+    event: { headers: Record<string, string>; methodArn: string } & Record<string, unknown>,
+  ): Promise<Partial<APIGatewayAuthorizerResult> | 'unauthorized' | 'failed'> {
     const identity = authorizer.identityHeaders.map((h) => event.headers[h]);
     // A REQUEST authorizer is not called when an identity source is missing.
     if (identity.some((v) => v === undefined || v === '')) return 'unauthorized';

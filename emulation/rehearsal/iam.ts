@@ -42,7 +42,11 @@ export class IamEvaluator {
     return decision;
   }
 
-  private async simulate(fn: FunctionSpec, check: AuthorizationCheck, resourcePolicy?: PolicyDocument): Promise<Decision> {
+  private async simulate(
+    fn: FunctionSpec,
+    check: AuthorizationCheck,
+    resourcePolicy?: PolicyDocument,
+  ): Promise<Decision> {
     const roleName = fn.roleArn.split('/').pop();
     const simulation: Simulation = {
       identityPolicies: fn.policies.map((p) => ({ name: p.name, policy: p.document })),

@@ -44,7 +44,9 @@ function keyOf(operation: string, body: Body): string {
 }
 
 export function kmsChecks(operation: string, body: Body): AuthorizationCheck[] {
-  const context = Object.fromEntries(Object.entries(contextOf(body)).map(([k, v]) => [`kms:EncryptionContext:${k}`, v]));
+  const context = Object.fromEntries(
+    Object.entries(contextOf(body)).map(([k, v]) => [`kms:EncryptionContext:${k}`, v]),
+  );
   return [{ action: `kms:${operation}`, resource: keyOf(operation, body), context }];
 }
 
@@ -58,12 +60,31 @@ export function answerKms(operation: string, body: Body): [number, Body] {
     }
     if (operation === 'Decrypt') {
       const { keyArn, plaintext } = open(Buffer.from(String(body.CiphertextBlob), 'base64'), contextOf(body));
-      if (typeof body.KeyId === 'string' && body.KeyId !== keyArn) return [400, { __type: 'IncorrectKeyException', message: 'The key ID in the request does not identify the key that encrypted the ciphertext.' }];
-      return [200, { Plaintext: plaintext.toString('base64'), KeyId: keyArn, EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' }];
+      if (typeof body.KeyId === 'string' && body.KeyId !== keyArn)
+        return [
+          400,
+          {
+            __type: 'IncorrectKeyException',
+            message: 'The key ID in the request does not identify the key that encrypted the ciphertext.',
+          },
+        ];
+      return [
+        200,
+        { Plaintext: plaintext.toString('base64'), KeyId: keyArn, EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' },
+      ];
     }
-    return [400, { __type: 'UnsupportedOperationException', message: `the rehearsal's KMS answers Encrypt and Decrypt, not ${operation}` }];
+    return [
+      400,
+      {
+        __type: 'UnsupportedOperationException',
+        message: `the rehearsal's KMS answers Encrypt and Decrypt, not ${operation}`,
+      },
+    ];
   } catch {
-    return [400, { __type: 'InvalidCiphertextException', message: 'The ciphertext or its encryption context is not valid.' }];
+    return [
+      400,
+      { __type: 'InvalidCiphertextException', message: 'The ciphertext or its encryption context is not valid.' },
+    ];
   }
 }
 
@@ -76,7 +97,10 @@ type Statement = { Condition?: Record<string, Record<string, unknown>> } & Recor
  * policy: a statement whose StringEquals on the context matches keeps its other conditions for the
  * simulator; one that does not match cannot grant this request and is left out.
  */
-export function withEncryptionContextDecided(policy: { Statement?: unknown }, context: Record<string, unknown>): { Statement: Statement[] } & Record<string, unknown> {
+export function withEncryptionContextDecided(
+  policy: { Statement?: unknown },
+  context: Record<string, unknown>,
+): { Statement: Statement[] } & Record<string, unknown> {
   const statements = ([policy.Statement ?? []].flat() as Statement[]).flatMap((statement) => {
     const equals = statement.Condition?.StringEquals;
     const keys = Object.keys(equals ?? {}).filter((k) => k.startsWith('kms:EncryptionContext:'));

@@ -5,17 +5,26 @@
  * function error answers 200 with `X-Amz-Function-Error: Unhandled`, as Lambda does.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody, send } from '../local/gateway.ts';
+import { readBody, send } from '#emulation/local/http-io.ts';
 import type { FunctionSpec } from './functions.ts';
 import { LambdaError } from './sandbox.ts';
 
 export const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 
-export function createInvokeApi(functions: FunctionSpec[], invoke: (functionArn: string, event: unknown) => Promise<unknown>) {
+export function createInvokeApi(
+  functions: FunctionSpec[],
+  invoke: (functionArn: string, event: unknown) => Promise<unknown>,
+) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const name = decodeURIComponent(INVOKE_PATH.exec(new URL(req.url ?? '/', 'http://local').pathname)?.[1] ?? '');
     const fn = functions.find((f) => f.name === name || f.arn === name || f.logicalId === name);
-    if (!fn) return send(res, 404, { Type: 'User', message: `Function not found: ${name}` }, { 'x-amzn-errortype': 'ResourceNotFoundException' });
+    if (!fn)
+      return send(
+        res,
+        404,
+        { Type: 'User', message: `Function not found: ${name}` },
+        { 'x-amzn-errortype': 'ResourceNotFoundException' },
+      );
     const body = await readBody(req);
     const payload = body === 'too_large' ? null : JSON.parse(body.toString('utf8') || 'null');
     try {

@@ -22,14 +22,21 @@ type Answer = [status: number, body: Record<string, unknown>];
 export const logGroupName = (arnOrName: string) => /:log-group:([^:]+)/.exec(arnOrName)?.[1] ?? arnOrName;
 
 /** CloudWatch Logs authorizes a log group's actions on its ARN with `:*`, the ARN templates grant. */
-const groupArn = (t: Pick<RequestTarget, 'region' | 'account'>, name: string) => `arn:aws:logs:${t.region}:${t.account}:log-group:${name}:*`;
+const groupArn = (t: Pick<RequestTarget, 'region' | 'account'>, name: string) =>
+  `arn:aws:logs:${t.region}:${t.account}:log-group:${name}:*`;
 
-export function logsChecks(t: Pick<RequestTarget, 'region' | 'account'>, operation: string, body: Record<string, unknown>): AuthorizationCheck[] {
+export function logsChecks(
+  t: Pick<RequestTarget, 'region' | 'account'>,
+  operation: string,
+  body: Record<string, unknown>,
+): AuthorizationCheck[] {
   const action = `logs:${operation}`;
   if (operation !== 'StartQuery') return [{ action, resource: '*', context: {} }];
-  const names = [body.logGroupName, ...((body.logGroupNames as string[] | undefined) ?? []), ...((body.logGroupIdentifiers as string[] | undefined) ?? [])].filter(
-    (n): n is string => typeof n === 'string',
-  );
+  const names = [
+    body.logGroupName,
+    ...((body.logGroupNames as string[] | undefined) ?? []),
+    ...((body.logGroupIdentifiers as string[] | undefined) ?? []),
+  ].filter((n): n is string => typeof n === 'string');
   return names.map((n) => ({ action, resource: groupArn(t, logGroupName(n)), context: {} }));
 }
 
@@ -79,19 +86,31 @@ export class RehearsalLogs {
       if (q.polls++ === 0) return [200, { status: 'Running', results: [], statistics }];
       return [200, { status: 'Complete', results: q.results, statistics }];
     }
-    return [400, { __type: 'InvalidOperationException', message: `the rehearsal answers StartQuery and GetQueryResults only, not ${operation}` }];
+    return [
+      400,
+      {
+        __type: 'InvalidOperationException',
+        message: `the rehearsal answers StartQuery and GetQueryResults only, not ${operation}`,
+      },
+    ];
   }
 
   private start(body: Record<string, unknown>): Answer {
     const names = logsChecks({ region: '', account: '' }, 'StartQuery', body).map((c) => logGroupName(c.resource));
     if (names.length === 0) return [400, { __type: 'InvalidParameterException', message: 'no log group given' }];
     const missing = names.find((n) => !this.groups.has(n) && !this.known.has(n));
-    if (missing !== undefined) return [400, { __type: 'ResourceNotFoundException', message: `The specified log group does not exist: ${missing}` }];
+    if (missing !== undefined)
+      return [
+        400,
+        { __type: 'ResourceNotFoundException', message: `The specified log group does not exist: ${missing}` },
+      ];
     const query = parseQuery(String(body.queryString ?? ''));
     if (typeof query === 'string') return [400, { __type: 'MalformedQueryException', message: query }];
     const from = Number(body.startTime) * 1000;
     const to = Number(body.endTime) * 1000 + 999;
-    const events = names.flatMap((n) => this.groups.get(n) ?? []).filter((e) => e.timestamp >= from && e.timestamp <= to);
+    const events = names
+      .flatMap((n) => this.groups.get(n) ?? [])
+      .filter((e) => e.timestamp >= from && e.timestamp <= to);
     const rows = events
       .map((e) => {
         let parsed: Record<string, unknown> = {};
@@ -100,7 +119,10 @@ export class RehearsalLogs {
         } catch {
           // Not JSON: only @timestamp and @message are fields.
         }
-        return { e, fields: { ...parsed, '@timestamp': stamp(e.timestamp), '@message': e.message } as Record<string, unknown> };
+        return {
+          e,
+          fields: { ...parsed, '@timestamp': stamp(e.timestamp), '@message': e.message } as Record<string, unknown>,
+        };
       })
       .filter((r) => !query.filter || String(r.fields[query.filter[0]] ?? '') === query.filter[1])
       .sort((a, b) => (query.descending ? b.e.timestamp - a.e.timestamp : a.e.timestamp - b.e.timestamp))

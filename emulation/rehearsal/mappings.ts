@@ -7,9 +7,9 @@
  * source and write the destination, or the stack does not start.
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { matchesFilter, type FilterPattern } from '../../shared/db/stream-filter.ts';
-import { StreamPoller } from '../local/stream-poller.ts';
-import { pollQueue } from '../local/queue-poller.ts';
+import { matchesFilter, type FilterPattern } from '#db/stream-filter.ts';
+import { StreamPoller } from '#emulation/local/stream-poller.ts';
+import { pollQueue } from '#emulation/local/queue-poller.ts';
 import type { FunctionSpec } from './functions.ts';
 import type { IamEvaluator } from './iam.ts';
 import type { Resolver } from './resolve.ts';
@@ -30,16 +30,29 @@ export interface MappingContext {
   log: (line: string) => void;
 }
 
-async function requireGrants(ctx: MappingContext, fn: FunctionSpec, actions: string[], resource: string, what: string): Promise<void> {
+async function requireGrants(
+  ctx: MappingContext,
+  fn: FunctionSpec,
+  actions: string[],
+  resource: string,
+  what: string,
+): Promise<void> {
   for (const action of actions) {
     const decision = await ctx.iam.decide(fn, { action, resource, context: {} });
-    if (!decision.allowed) throw new Error(`event-source mapping of ${fn.logicalId}: its role is not allowed ${action} on ${resource} (${what}); CloudFormation would fail the deploy`);
+    if (!decision.allowed)
+      throw new Error(
+        `event-source mapping of ${fn.logicalId}: its role is not allowed ${action} on ${resource} (${what}); CloudFormation would fail the deploy`,
+      );
   }
 }
 
 export async function startMappings(ctx: MappingContext): Promise<Promise<void>[]> {
   const loops: Promise<void>[] = [];
-  const sqsClient = new SQSClient({ endpoint: ctx.fauxqsEndpoint, region: ctx.assembly.region, credentials: { accessKeyId: 'lambda-service', secretAccessKey: 'local' } });
+  const sqsClient = new SQSClient({
+    endpoint: ctx.fauxqsEndpoint,
+    region: ctx.assembly.region,
+    credentials: { accessKeyId: 'lambda-service', secretAccessKey: 'local' },
+  });
   for (const { stack, id, resource } of resourcesOfType(ctx.assembly, 'AWS::Lambda::EventSourceMapping')) {
     const p = ctx.resolver.resolve(stack, (resource.Properties ?? {}) as Json) as Record<string, Json>;
     const fn = ctx.functions.find((f) => f.name === p.FunctionName || f.arn === p.FunctionName);
@@ -50,9 +63,18 @@ export async function startMappings(ctx: MappingContext): Promise<Promise<void>[
     const table = ctx.tables.find((t) => t.streamArn === sourceArn);
     const queue = ctx.queues.find((q) => q.arn === sourceArn);
     if (table) {
-      await requireGrants(ctx, fn, ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], sourceArn, 'the stream');
-      const patterns = ((p.FilterCriteria as { Filters?: { Pattern: string }[] } | undefined)?.Filters ?? []).map((f) => JSON.parse(f.Pattern) as FilterPattern);
-      const failureArn = (p.DestinationConfig as { OnFailure?: { Destination?: string } } | undefined)?.OnFailure?.Destination;
+      await requireGrants(
+        ctx,
+        fn,
+        ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+        sourceArn,
+        'the stream',
+      );
+      const patterns = ((p.FilterCriteria as { Filters?: { Pattern: string }[] } | undefined)?.Filters ?? []).map(
+        (f) => JSON.parse(f.Pattern) as FilterPattern,
+      );
+      const failureArn = (p.DestinationConfig as { OnFailure?: { Destination?: string } } | undefined)?.OnFailure
+        ?.Destination;
       const failureQueue = ctx.queues.find((q) => q.arn === failureArn);
       if (failureArn) await requireGrants(ctx, fn, ['sqs:SendMessage'], failureArn, 'the on-failure destination');
       const retries = Number(p.MaximumRetryAttempts ?? -1);
@@ -65,28 +87,55 @@ export async function startMappings(ctx: MappingContext): Promise<Promise<void>[
         },
         ctx.signal,
         {
-          filter: (record: unknown) => patterns.length === 0 || patterns.some((pattern) => matchesFilter(pattern, record)),
+          filter: (record: unknown) =>
+            patterns.length === 0 || patterns.some((pattern) => matchesFilter(pattern, record)),
           batchSize: Number(p.BatchSize ?? 100),
           consumer: id,
           retryAttempts: retries < 0 ? Number.MAX_SAFE_INTEGER : retries,
           onFailure: async (record) => {
             if (!failureQueue) return;
-            const info = { shardId: record.eventID, startSequenceNumber: record.dynamodb?.SequenceNumber, batchSize: 1, streamArn: sourceArn };
-            await sqsClient.send(new SendMessageCommand({ QueueUrl: failureQueue.url, MessageBody: JSON.stringify({ requestContext: { functionArn: fn.arn, condition: 'RetryAttemptsExhausted' }, DDBStreamBatchInfo: info }) }));
+            const info = {
+              shardId: record.eventID,
+              startSequenceNumber: record.dynamodb?.SequenceNumber,
+              batchSize: 1,
+              streamArn: sourceArn,
+            };
+            await sqsClient.send(
+              new SendMessageCommand({
+                QueueUrl: failureQueue.url,
+                MessageBody: JSON.stringify({
+                  requestContext: { functionArn: fn.arn, condition: 'RetryAttemptsExhausted' },
+                  DDBStreamBatchInfo: info,
+                }),
+              }),
+            );
           },
         },
       );
       loops.push(poller.run());
-      ctx.log(`  stream ${table.name} → ${fn.logicalId} (batch ${String(p.BatchSize ?? 100)}, ${patterns.length} filter(s), retries ${retries}${failureQueue ? `, on failure → ${failureQueue.name}` : ''})`);
+      ctx.log(
+        `  stream ${table.name} → ${fn.logicalId} (batch ${String(p.BatchSize ?? 100)}, ${patterns.length} filter(s), retries ${retries}${failureQueue ? `, on failure → ${failureQueue.name}` : ''})`,
+      );
     } else if (queue) {
-      await requireGrants(ctx, fn, ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], sourceArn, 'the queue');
-      const concurrency = Math.min(Number((p.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? 5), 4);
+      await requireGrants(
+        ctx,
+        fn,
+        ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
+        sourceArn,
+        'the queue',
+      );
+      const concurrency = Math.min(
+        Number((p.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? 5),
+        4,
+      );
       for (let i = 0; i < concurrency; i++) {
         loops.push(
           pollQueue(
             queue,
             async (event) => {
-              const out = (await ctx.invoke(fn.arn, event)) as { batchItemFailures?: { itemIdentifier: string }[] } | null;
+              const out = (await ctx.invoke(fn.arn, event)) as {
+                batchItemFailures?: { itemIdentifier: string }[];
+              } | null;
               return { batchItemFailures: reportsItemFailures ? (out?.batchItemFailures ?? []) : [] };
             },
             ctx.signal,
@@ -96,7 +145,9 @@ export async function startMappings(ctx: MappingContext): Promise<Promise<void>[
       }
       ctx.log(`  queue ${queue.name} → ${fn.logicalId} (batch ${String(p.BatchSize ?? 10)}, ${concurrency} pollers)`);
     } else {
-      throw new Error(`event-source mapping ${id}: source ${sourceArn} is neither a table stream nor a queue of the templates`);
+      throw new Error(
+        `event-source mapping ${id}: source ${sourceArn} is neither a table stream nor a queue of the templates`,
+      );
     }
   }
   return loops;

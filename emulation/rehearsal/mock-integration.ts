@@ -26,7 +26,13 @@ export function isBinary(binaryMediaTypes: string[], contentType: string | undef
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (!type) return false;
   return binaryMediaTypes.some((pattern) => {
-    const re = new RegExp(`^${pattern.toLowerCase().split('*').map((s) => s.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')).join('[^/]*')}$`);
+    const re = new RegExp(
+      `^${pattern
+        .toLowerCase()
+        .split('*')
+        .map((s) => s.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'))
+        .join('[^/]*')}$`,
+    );
     return re.test(type);
   });
 }
@@ -50,7 +56,8 @@ export function renderVelocity(template: string, vars: VelocityContext): string 
     .join('');
 }
 
-const pick = (templates: Record<string, string>, contentType: string) => templates[contentType] ?? templates['application/json'] ?? Object.values(templates)[0];
+const pick = (templates: Record<string, string>, contentType: string) =>
+  templates[contentType] ?? templates['application/json'] ?? Object.values(templates)[0];
 
 export function runMock(
   integration: ApiIntegration,
@@ -60,10 +67,14 @@ export function runMock(
   // API Gateway takes a request without Content-Type as application/json.
   const contentType = (request.contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
   if (isBinary(request.binaryMediaTypes, contentType) && integration.contentHandling !== 'CONVERT_TO_TEXT') {
-    return { ok: false, reason: `the request is binary (Content-Type ${contentType} matches binaryMediaTypes ${JSON.stringify(request.binaryMediaTypes)}) and the MOCK integration has no contentHandling, so no request template runs` };
+    return {
+      ok: false,
+      reason: `the request is binary (Content-Type ${contentType} matches binaryMediaTypes ${JSON.stringify(request.binaryMediaTypes)}) and the MOCK integration has no contentHandling, so no request template runs`,
+    };
   }
   const template = pick(integration.requestTemplates, contentType);
-  if (template === undefined) return { ok: false, reason: 'the MOCK integration has no request template to render {"statusCode": ...} from' };
+  if (template === undefined)
+    return { ok: false, reason: 'the MOCK integration has no request template to render {"statusCode": ...} from' };
   let status: number;
   try {
     status = Number((JSON.parse(renderVelocity(template, vars)) as { statusCode?: unknown }).statusCode);
@@ -72,15 +83,27 @@ export function runMock(
   }
   if (!Number.isInteger(status)) return { ok: false, reason: 'the MOCK request template renders no statusCode' };
   const selected =
-    integration.responses.find((r) => r.selectionPattern !== undefined && new RegExp(`^(?:${r.selectionPattern})$`).test(String(status))) ??
-    integration.responses.find((r) => r.selectionPattern === undefined);
-  if (!selected) return { ok: false, reason: `no integration response matches status ${status} and none is the default` };
+    integration.responses.find(
+      (r) => r.selectionPattern !== undefined && new RegExp(`^(?:${r.selectionPattern})$`).test(String(status)),
+    ) ?? integration.responses.find((r) => r.selectionPattern === undefined);
+  if (!selected)
+    return { ok: false, reason: `no integration response matches status ${status} and none is the default` };
   const responseTemplate = pick(selected.templates, 'application/json');
-  const headers: Record<string, string> = { 'Content-Type': selected.templates['application/json'] !== undefined || !responseTemplate ? 'application/json' : Object.keys(selected.templates)[0]! };
+  const headers: Record<string, string> = {
+    'Content-Type':
+      selected.templates['application/json'] !== undefined || !responseTemplate
+        ? 'application/json'
+        : Object.keys(selected.templates)[0]!,
+  };
   for (const [target, source] of Object.entries(selected.parameters)) {
     const name = /^method\.response\.header\.(.+)$/.exec(target)?.[1];
     const literal = /^'(.*)'$/s.exec(source)?.[1];
     if (name && literal !== undefined) headers[name] = literal;
   }
-  return { ok: true, status: Number(selected.statusCode), headers, body: responseTemplate === undefined ? '' : renderVelocity(responseTemplate, vars) };
+  return {
+    ok: true,
+    status: Number(selected.statusCode),
+    headers,
+    body: responseTemplate === undefined ? '' : renderVelocity(responseTemplate, vars),
+  };
 }

@@ -6,7 +6,13 @@
  * fauxqs unchanged, a denied one is answered as AWS answers it (400 AccessDeniedException) and
  * reported with the function, action and resource.
  */
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dynamoDbChecks, sqsChecks, type AuthorizationCheck, type RequestTarget } from './aws-requests.ts';
 import { answerKms, kmsChecks, withEncryptionContextDecided } from './kms.ts';
@@ -51,7 +57,9 @@ function deny(res: ServerResponse, fn: FunctionSpec, check: AuthorizationCheck, 
     res.end(JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', message, Message: message }));
   } else {
     res.writeHead(403, { 'content-type': 'text/xml' });
-    res.end(`<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>${message}</Message></Error></ErrorResponse>`);
+    res.end(
+      `<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>${message}</Message></Error></ErrorResponse>`,
+    );
   }
 }
 
@@ -66,8 +74,12 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
       let resourcePolicies: PolicyDocument[] = [];
       let upstream: URL | undefined;
       const json = amzTarget !== '';
-      const kmsRequest = service === 'TrentService' ? (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>) : undefined;
-      const logsRequest = service === 'Logs_20140328' ? (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>) : undefined;
+      const kmsRequest =
+        service === 'TrentService' ? (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>) : undefined;
+      const logsRequest =
+        service === 'Logs_20140328'
+          ? (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>)
+          : undefined;
       if (logsRequest) {
         checks = logsChecks(target, operation, logsRequest);
       } else if (kmsRequest) {
@@ -80,13 +92,20 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
       } else {
         // SQS, AWS JSON protocol (X-Amz-Target: AmazonSQS.Op) or the older query protocol (Action=Op).
         const form = json ? undefined : new URLSearchParams(body.toString('utf8'));
-        const input = form ? Object.fromEntries(form) : (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>);
+        const input = form
+          ? Object.fromEntries(form)
+          : (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>);
         const op = form ? String(form.get('Action')) : operation;
         const found = sqsChecks(target, op, input);
         checks = found.checks;
         if (!found.queue && op !== 'ListQueues') {
           res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
-          return res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: `no queue ${String(input.QueueUrl ?? input.QueueName)} in the templates` }));
+          return res.end(
+            JSON.stringify({
+              __type: 'com.amazonaws.sqs#QueueDoesNotExist',
+              message: `no queue ${String(input.QueueUrl ?? input.QueueName)} in the templates`,
+            }),
+          );
         }
         resourcePolicies = (found.queue?.resourcePolicies ?? []) as unknown as PolicyDocument[];
         if (found.queue && input.QueueUrl) {
@@ -94,19 +113,33 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
           else input.QueueUrl = found.queue.url;
           body = Buffer.from(form ? form.toString() : JSON.stringify(input));
         }
-        const fauxqs = /^(https?:\/\/)(?:sqs\.[a-z0-9-]+\.)?([^/]+)/.exec(found.queue?.url ?? target.queues[0]?.url ?? '');
+        const fauxqs = /^(https?:\/\/)(?:sqs\.[a-z0-9-]+\.)?([^/]+)/.exec(
+          found.queue?.url ?? target.queues[0]?.url ?? '',
+        );
         upstream = new URL(req.url ?? '/', `http://${fauxqs?.[2] ?? '127.0.0.1'}`);
       }
       for (const check of checks) {
         // Several policies on one resource act as one document.
         const merged = resourcePolicies.length
-          ? { Version: '2012-10-17', Statement: resourcePolicies.flatMap((p) => (Array.isArray(p.Statement) ? p.Statement : [p.Statement])) }
+          ? {
+              Version: '2012-10-17',
+              Statement: resourcePolicies.flatMap((p) => (Array.isArray(p.Statement) ? p.Statement : [p.Statement])),
+            }
           : undefined;
         // A key policy's encryption-context conditions are KMS's to decide (see kms.ts).
-        const resourcePolicy = merged && kmsRequest ? (withEncryptionContextDecided(merged, check.context) as unknown as PolicyDocument) : merged;
+        const resourcePolicy =
+          merged && kmsRequest
+            ? (withEncryptionContextDecided(merged, check.context) as unknown as PolicyDocument)
+            : merged;
         const denied = await iam.decide(fn, check, resourcePolicy);
         if (!denied.allowed) {
-          options.onDenied({ function: fn.logicalId, action: check.action, resource: check.resource, result: denied.result, context: check.context });
+          options.onDenied({
+            function: fn.logicalId,
+            action: check.action,
+            resource: check.resource,
+            result: denied.result,
+            context: check.context,
+          });
           return deny(res, fn, check, json);
         }
       }

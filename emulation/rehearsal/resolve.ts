@@ -29,7 +29,8 @@ export class Resolver {
   collectExports(): void {
     for (const { stackName, template } of this.assembly.stacks) {
       for (const output of Object.values(template.Outputs ?? {})) {
-        if (output.Export) this.exports.set(String(this.resolve(stackName, output.Export.Name)), this.resolve(stackName, output.Value));
+        if (output.Export)
+          this.exports.set(String(this.resolve(stackName, output.Export.Name)), this.resolve(stackName, output.Value));
       }
     }
   }

@@ -4,7 +4,12 @@
  * them) and each `AWS::SQS::Queue` in fauxqs (visibility, retention, redrive). Every other
  * resource gets a name and an ARN so that references to it resolve.
  */
-import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  UpdateTimeToLiveCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import type { startFauxqs } from 'fauxqs';
 import type { Resolver } from './resolve.ts';
 import { keyOf, resourcesOfType, type Assembly, type Json } from './template.ts';
@@ -38,10 +43,17 @@ function physicalName(stack: string, id: string, max = 64): string {
 }
 
 function hashKey(schema: Json): string {
-  return String((schema as { AttributeName: string; KeyType: string }[]).find((k) => k.KeyType === 'HASH')?.AttributeName);
+  return String(
+    (schema as { AttributeName: string; KeyType: string }[]).find((k) => k.KeyType === 'HASH')?.AttributeName,
+  );
 }
 
-export async function createTables(assembly: Assembly, resolver: Resolver, ddb: DynamoDBClient, nameOf?: (id: string) => string): Promise<RehearsalTable[]> {
+export async function createTables(
+  assembly: Assembly,
+  resolver: Resolver,
+  ddb: DynamoDBClient,
+  nameOf?: (id: string) => string,
+): Promise<RehearsalTable[]> {
   const tables: RehearsalTable[] = [];
   for (const { stack, id, resource } of resourcesOfType(assembly, 'AWS::DynamoDB::Table')) {
     const p = resolver.resolve(stack, (resource.Properties ?? {}) as Json) as Record<string, Json>;
@@ -57,20 +69,38 @@ export async function createTables(assembly: Assembly, resolver: Resolver, ddb: 
           AttributeDefinitions: p.AttributeDefinitions as never,
           KeySchema: p.KeySchema as never,
           BillingMode: 'PAY_PER_REQUEST',
-          ...(gsis.length ? { GlobalSecondaryIndexes: gsis.map((g) => ({ IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection })) as never } : {}),
+          ...(gsis.length
+            ? {
+                GlobalSecondaryIndexes: gsis.map((g) => ({
+                  IndexName: g.IndexName,
+                  KeySchema: g.KeySchema,
+                  Projection: g.Projection,
+                })) as never,
+              }
+            : {}),
           ...(p.LocalSecondaryIndexes ? { LocalSecondaryIndexes: p.LocalSecondaryIndexes as never } : {}),
-          ...(stream?.StreamViewType ? { StreamSpecification: { StreamEnabled: true, StreamViewType: stream.StreamViewType as never } } : {}),
+          ...(stream?.StreamViewType
+            ? { StreamSpecification: { StreamEnabled: true, StreamViewType: stream.StreamViewType as never } }
+            : {}),
         }),
       );
       streamArn = out.TableDescription?.LatestStreamArn;
       const ttl = p.TimeToLiveSpecification as { AttributeName?: string; Enabled?: boolean } | undefined;
       if (ttl?.Enabled && ttl.AttributeName) {
-        await ddb.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttl.AttributeName, Enabled: true } }));
+        await ddb.send(
+          new UpdateTimeToLiveCommand({
+            TableName: name,
+            TimeToLiveSpecification: { AttributeName: ttl.AttributeName, Enabled: true },
+          }),
+        );
       }
     }
     const arn = `arn:aws:dynamodb:${assembly.region}:${assembly.account}:table/${name}`;
     resolver.define(stack, id, { ref: name, attributes: { Arn: arn, ...(streamArn ? { StreamArn: streamArn } : {}) } });
-    const indexes = [...((p.GlobalSecondaryIndexes ?? []) as Json[]), ...((p.LocalSecondaryIndexes ?? []) as Json[])] as { IndexName: string; KeySchema: Json }[];
+    const indexes = [
+      ...((p.GlobalSecondaryIndexes ?? []) as Json[]),
+      ...((p.LocalSecondaryIndexes ?? []) as Json[]),
+    ] as { IndexName: string; KeySchema: Json }[];
     tables.push({
       key: keyOf(stack, id),
       name,
@@ -89,27 +119,45 @@ export function createQueues(assembly: Assembly, resolver: Resolver, fauxqs: Fau
   const queues: RehearsalQueue[] = [];
   while (pending.length) {
     const index = pending.findIndex(({ stack, resource }) => {
-      const target = (resource.Properties?.RedrivePolicy as { deadLetterTargetArn?: Json } | undefined)?.deadLetterTargetArn;
+      const target = (resource.Properties?.RedrivePolicy as { deadLetterTargetArn?: Json } | undefined)
+        ?.deadLetterTargetArn;
       return !target || !String(resolver.resolve(stack, target)).startsWith('<unresolved');
     });
     if (index < 0) throw new Error(`queues with unresolvable redrive targets: ${pending.map((q) => q.id).join(', ')}`);
     const [{ stack, id, resource }] = pending.splice(index, 1) as [(typeof pending)[number]];
     const p = resolver.resolve(stack, (resource.Properties ?? {}) as Json) as Record<string, Json>;
-    const name = String(p.QueueName ?? physicalName(stack, id, p.FifoQueue ? 75 : 80)) + (p.FifoQueue && !p.QueueName ? '.fifo' : '');
+    const name =
+      String(p.QueueName ?? physicalName(stack, id, p.FifoQueue ? 75 : 80)) +
+      (p.FifoQueue && !p.QueueName ? '.fifo' : '');
     const attributes: Record<string, string> = {};
-    for (const attr of ['VisibilityTimeout', 'MessageRetentionPeriod', 'DelaySeconds', 'ReceiveMessageWaitTimeSeconds', 'MaximumMessageSize', 'FifoQueue', 'ContentBasedDeduplication']) {
+    for (const attr of [
+      'VisibilityTimeout',
+      'MessageRetentionPeriod',
+      'DelaySeconds',
+      'ReceiveMessageWaitTimeSeconds',
+      'MaximumMessageSize',
+      'FifoQueue',
+      'ContentBasedDeduplication',
+    ]) {
       if (p[attr] !== undefined) attributes[attr] = String(p[attr]);
     }
     if (p.RedrivePolicy) attributes.RedrivePolicy = JSON.stringify(p.RedrivePolicy);
     const created = fauxqs.createQueue(name, { attributes });
     resolver.define(stack, id, {
       ref: `http://sqs.${assembly.region}.${QUEUE_PROXY_HOST}/${assembly.account}/${name}`,
-      attributes: { Arn: created.queueArn, QueueName: name, QueueUrl: `http://sqs.${assembly.region}.${QUEUE_PROXY_HOST}/${assembly.account}/${name}` },
+      attributes: {
+        Arn: created.queueArn,
+        QueueName: name,
+        QueueUrl: `http://sqs.${assembly.region}.${QUEUE_PROXY_HOST}/${assembly.account}/${name}`,
+      },
     });
     queues.push({ key: keyOf(stack, id), name, arn: created.queueArn, url: created.queueUrl, resourcePolicies: [] });
   }
   for (const { stack, resource } of resourcesOfType(assembly, 'AWS::SQS::QueuePolicy')) {
-    const p = resolver.resolve(stack, (resource.Properties ?? {}) as Json) as { Queues: string[]; PolicyDocument: Json };
+    const p = resolver.resolve(stack, (resource.Properties ?? {}) as Json) as {
+      Queues: string[];
+      PolicyDocument: Json;
+    };
     for (const url of p.Queues) queues.find((q) => url.endsWith(`/${q.name}`))?.resourcePolicies.push(p.PolicyDocument);
   }
   return queues;

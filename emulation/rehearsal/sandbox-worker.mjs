@@ -19,10 +19,14 @@ function errorOf(err) {
 
 let fn;
 try {
-  if (!file) throw Object.assign(new Error(`Cannot find module '${handler.slice(0, dot)}' in ${codeDir}`), { name: 'Runtime.ImportModuleError' });
+  if (!file)
+    throw Object.assign(new Error(`Cannot find module '${handler.slice(0, dot)}' in ${codeDir}`), {
+      name: 'Runtime.ImportModuleError',
+    });
   const mod = await import(pathToFileURL(file).href);
   fn = mod[exportName];
-  if (typeof fn !== 'function') throw Object.assign(new Error(`${handler} is undefined or not exported`), { name: 'Runtime.HandlerNotFound' });
+  if (typeof fn !== 'function')
+    throw Object.assign(new Error(`${handler} is undefined or not exported`), { name: 'Runtime.HandlerNotFound' });
   parentPort.postMessage({ ready: true });
 } catch (err) {
   parentPort.postMessage({ initError: errorOf(err) });

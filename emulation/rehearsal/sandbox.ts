@@ -24,7 +24,9 @@ interface Environment {
   ready: Promise<void>;
 }
 
-type Outcome = { ok: true; result: string } | { ok: false; error: { errorType: string; errorMessage: string; stack?: string[] } };
+type Outcome =
+  | { ok: true; result: string }
+  | { ok: false; error: { errorType: string; errorMessage: string; stack?: string[] } };
 
 export class FunctionSandbox {
   private readonly idle: Environment[] = [];
@@ -41,7 +43,13 @@ export class FunctionSandbox {
   private start(): Environment {
     const worker = new Worker(new URL('./sandbox-worker.mjs', import.meta.url), {
       env: this.env,
-      workerData: { codeDir: this.spec.codeDir, handler: this.spec.handler, functionName: this.spec.name, functionArn: this.spec.arn, memoryMb: this.spec.memoryMb },
+      workerData: {
+        codeDir: this.spec.codeDir,
+        handler: this.spec.handler,
+        functionName: this.spec.name,
+        functionArn: this.spec.arn,
+        memoryMb: this.spec.memoryMb,
+      },
       resourceLimits: { maxOldGenerationSizeMb: this.spec.memoryMb },
       execArgv: ['--enable-source-maps'],
     });

@@ -9,11 +9,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startFauxqs } from 'fauxqs';
-import { resetConfig } from '../../shared/config.ts';
-import { resetDbClients } from '../../shared/db/client.ts';
-import { waitForStore } from '../local/bootstrap.ts';
-import { installLocalCommitBarrier } from '../local/commit-barrier.ts';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../local/dynamodb-local.ts';
+import { resetConfig } from '#shared/config.ts';
+import { resetDbClients } from '#db/client.ts';
+import { waitForStore } from '#emulation/local/bootstrap.ts';
+import { installLocalCommitBarrier } from '#emulation/local/commit-barrier.ts';
+import { startDynamoDbLocal, type DynamoDbLocal } from '#emulation/local/dynamodb-local.ts';
 import { readApi } from './api-model.ts';
 import { readFunctions, type FunctionSpec } from './functions.ts';
 import { createTemplateGateway } from './gateway.ts';
@@ -60,7 +60,10 @@ const ACCOUNT = '000000000000';
 
 export async function startRehearsal(options: RehearsalOptions): Promise<RehearsalStack> {
   const log = options.log ?? (() => undefined);
-  const assembly = readAssembly(options.assemblyDir, { region: process.env.AWS_REGION || 'us-east-1', account: ACCOUNT });
+  const assembly = readAssembly(options.assemblyDir, {
+    region: process.env.AWS_REGION || 'us-east-1',
+    account: ACCOUNT,
+  });
   const cleanups: (() => unknown)[] = [];
   const stop = async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
@@ -78,7 +81,11 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     const fauxqsEndpoint = `http://127.0.0.1:${fauxqs.port}`;
 
     const resolver = new Resolver(assembly);
-    const ddb = new DynamoDBClient({ endpoint: store.endpoint, region: assembly.region, credentials: { accessKeyId: 'cloudformation', secretAccessKey: 'local' } });
+    const ddb = new DynamoDBClient({
+      endpoint: store.endpoint,
+      region: assembly.region,
+      credentials: { accessKeyId: 'cloudformation', secretAccessKey: 'local' },
+    });
     const tables = await createTables(assembly, resolver, ddb, options.tableName);
     ddb.destroy();
     const queues = createQueues(assembly, resolver, fauxqs);
@@ -88,7 +95,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     for (const fn of functions) {
       // CloudFormation would refuse these; here they would only show up as odd denials.
       const dangling = JSON.stringify([fn.environment, fn.policies]).match(/<unresolved:[^>]*>/g);
-      if (dangling) log(`WARNING ${fn.logicalId}: references the templates cannot resolve: ${[...new Set(dangling)].join(', ')}`);
+      if (dangling)
+        log(`WARNING ${fn.logicalId}: references the templates cannot resolve: ${[...new Set(dangling)].join(', ')}`);
     }
 
     const iam = new IamEvaluator(ACCOUNT, assembly.region);
@@ -99,7 +107,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     }));
     const target = { tables, queues, kmsKeys, region: assembly.region, account: ACCOUNT };
     const logs = new RehearsalLogs();
-    for (const { stack, id } of resourcesOfType(assembly, 'AWS::Logs::LogGroup')) logs.known.add(logGroupName(resolver.lookup(stack, id)?.ref ?? id));
+    for (const { stack, id } of resourcesOfType(assembly, 'AWS::Logs::LogGroup'))
+      logs.known.add(logGroupName(resolver.lookup(stack, id)?.ref ?? id));
     const sandboxes = new Map<string, FunctionSandbox>();
     for (const fn of functions) {
       const proxy = await startFunctionProxy({
@@ -110,12 +119,16 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
         logs,
         onDenied: (d) => {
           denials.push(d);
-          log(`IAM DENIED ${d.function}: ${d.action} on ${d.resource} (${d.result}${Object.keys(d.context).length ? `; ${JSON.stringify(d.context)}` : ''})`);
+          log(
+            `IAM DENIED ${d.function}: ${d.action} on ${d.resource} (${d.result}${Object.keys(d.context).length ? `; ${JSON.stringify(d.context)}` : ''})`,
+          );
         },
       });
       cleanups.push(() => new Promise((resolve) => proxy.server.close(resolve)));
       const host = new URL(proxy.endpoint).host;
-      const environment = Object.fromEntries(Object.entries(fn.environment).map(([k, v]) => [k, v.replaceAll(QUEUE_PROXY_HOST, host)]));
+      const environment = Object.fromEntries(
+        Object.entries(fn.environment).map(([k, v]) => [k, v.replaceAll(QUEUE_PROXY_HOST, host)]),
+      );
       const env = {
         ...environment,
         AWS_REGION: assembly.region,
@@ -150,7 +163,9 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     };
 
     const model = readApi(assembly, resolver);
-    const gateway = model ? createTemplateGateway(model, invoke, log, (group, line) => logs.append(group, line)) : undefined;
+    const gateway = model
+      ? createTemplateGateway(model, invoke, log, (group, line) => logs.append(group, line))
+      : undefined;
     const invokeApi = createInvokeApi(functions, invoke);
     const server: Server = createServer((req, res) => {
       if (INVOKE_PATH.test(new URL(req.url ?? '/', 'http://local').pathname)) void invokeApi(req, res);
@@ -177,13 +192,36 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     resetDbClients();
     const aborter = new AbortController();
     log('event-source mappings:');
-    const loops = await startMappings({ assembly, resolver, tables, queues, functions, iam, dynamodbEndpoint: store.endpoint, fauxqsEndpoint, invoke, signal: aborter.signal, log });
+    const loops = await startMappings({
+      assembly,
+      resolver,
+      tables,
+      queues,
+      functions,
+      iam,
+      dynamodbEndpoint: store.endpoint,
+      fauxqsEndpoint,
+      invoke,
+      signal: aborter.signal,
+      log,
+    });
     cleanups.push(async () => {
       aborter.abort();
       await Promise.all(loops.map((l) => l.catch(() => undefined)));
     });
-    log(`functions: ${functions.map((f) => `${f.logicalId} (${f.memoryMb} MB, ${f.timeoutSeconds} s, ${f.policies.length} policies)`).join(', ')}`);
-    return { url: `http://127.0.0.1:${port}`, port, dynamodbEndpoint: store.endpoint, tables, functions, denials, invocations, stop };
+    log(
+      `functions: ${functions.map((f) => `${f.logicalId} (${f.memoryMb} MB, ${f.timeoutSeconds} s, ${f.policies.length} policies)`).join(', ')}`,
+    );
+    return {
+      url: `http://127.0.0.1:${port}`,
+      port,
+      dynamodbEndpoint: store.endpoint,
+      tables,
+      functions,
+      denials,
+      invocations,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

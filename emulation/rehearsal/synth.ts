@@ -4,7 +4,12 @@
  */
 import { spawn } from 'node:child_process';
 
-export async function synthesize(options: { outDir: string; app?: string; context?: Record<string, string>; cwd?: string }): Promise<void> {
+export async function synthesize(options: {
+  outDir: string;
+  app?: string;
+  context?: Record<string, string>;
+  cwd?: string;
+}): Promise<void> {
   const args = ['cdk', 'synth', '--quiet', '--no-notices', '--no-version-reporting', '-o', options.outDir];
   if (options.app) args.push('--app', options.app);
   for (const [k, v] of Object.entries(options.context ?? {})) args.push('-c', `${k}=${v}`);

@@ -57,7 +57,9 @@ export function readAssembly(dir: string, defaults: { region: string; account: s
     if (artifact.type === 'cdk:asset-manifest') {
       const file = path.join(dir, (artifact.properties as { file?: string } | undefined)?.file ?? '');
       if (!existsSync(file) || !file.endsWith('.json')) continue;
-      const assets = JSON.parse(readFileSync(file, 'utf8')) as { files?: Record<string, { source: { path: string; packaging?: string } }> };
+      const assets = JSON.parse(readFileSync(file, 'utf8')) as {
+        files?: Record<string, { source: { path: string; packaging?: string } }>;
+      };
       for (const [hash, asset] of Object.entries(assets.files ?? {})) {
         if (asset.source.packaging === 'zip') assetDirs.set(hash, path.join(dir, asset.source.path));
       }
@@ -69,7 +71,8 @@ export function readAssembly(dir: string, defaults: { region: string; account: s
 export function resourcesOfType(assembly: Assembly, type: string): Located[] {
   const found: Located[] = [];
   for (const { stackName, template } of assembly.stacks) {
-    for (const [id, resource] of Object.entries(template.Resources)) if (resource.Type === type) found.push({ stack: stackName, id, resource });
+    for (const [id, resource] of Object.entries(template.Resources))
+      if (resource.Type === type) found.push({ stack: stackName, id, resource });
   }
   return found;
 }

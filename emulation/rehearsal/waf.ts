@@ -27,10 +27,16 @@ export interface WafRequest {
   body: Buffer;
 }
 
-export type WafVerdict = { action: 'allow' } | { action: 'block'; response?: { status: number; headers: Record<string, string>; body: string } };
+export type WafVerdict =
+  | { action: 'allow' }
+  | { action: 'block'; response?: { status: number; headers: Record<string, string>; body: string } };
 
 const BODY_INSPECTION_LIMIT = 16 * 1024;
-const CONTENT_TYPES: Record<string, string> = { APPLICATION_JSON: 'application/json', TEXT_PLAIN: 'text/plain', TEXT_HTML: 'text/html' };
+const CONTENT_TYPES: Record<string, string> = {
+  APPLICATION_JSON: 'application/json',
+  TEXT_PLAIN: 'text/plain',
+  TEXT_HTML: 'text/html',
+};
 const reported = new Set<string>();
 
 function notEvaluated(kind: string): false {
@@ -61,7 +67,10 @@ function fieldValue(field: Record<string, Json>, req: WafRequest): { value: stri
       return v === null ? undefined : { value: v, oversize: false };
     }
     case 'Body':
-      return { value: req.body.subarray(0, BODY_INSPECTION_LIMIT).toString('latin1'), oversize: req.body.length > BODY_INSPECTION_LIMIT };
+      return {
+        value: req.body.subarray(0, BODY_INSPECTION_LIMIT).toString('latin1'),
+        oversize: req.body.length > BODY_INSPECTION_LIMIT,
+      };
     default:
       notEvaluated(`field ${kind}`);
       return undefined;
@@ -69,11 +78,21 @@ function fieldValue(field: Record<string, Json>, req: WafRequest): { value: stri
 }
 
 function transform(value: string, transformations: Json): string {
-  const list = ((transformations ?? []) as { Priority: number; Type: string }[]).slice().sort((a, b) => a.Priority - b.Priority);
-  return list.reduce((v, t) => (t.Type === 'LOWERCASE' ? v.toLowerCase() : t.Type === 'URL_DECODE' ? decodeURIComponent(v) : v), value);
+  const list = ((transformations ?? []) as { Priority: number; Type: string }[])
+    .slice()
+    .sort((a, b) => a.Priority - b.Priority);
+  return list.reduce(
+    (v, t) => (t.Type === 'LOWERCASE' ? v.toLowerCase() : t.Type === 'URL_DECODE' ? decodeURIComponent(v) : v),
+    value,
+  );
 }
 
-function matches(req: WafRequest, field: Record<string, Json> | undefined, test: (value: string) => boolean, s: Record<string, Json>): boolean {
+function matches(
+  req: WafRequest,
+  field: Record<string, Json> | undefined,
+  test: (value: string) => boolean,
+  s: Record<string, Json>,
+): boolean {
   const found = field ? fieldValue(field, req) : undefined;
   if (!found) return false;
   if (found.oversize) {
@@ -92,23 +111,44 @@ export function statementMatches(statement: Record<string, Json>, req: WafReques
     case 'ByteMatchStatement': {
       const needle = String(s.SearchString ?? '');
       const position = String(s.PositionalConstraint);
-      return matches(req, field, (v) => {
-        if (position === 'EXACTLY') return v === needle;
-        if (position === 'STARTS_WITH') return v.startsWith(needle);
-        if (position === 'ENDS_WITH') return v.endsWith(needle);
-        if (position === 'CONTAINS_WORD') return new RegExp(`(^|\\W)${needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\W|$)`).test(v);
-        return v.includes(needle);
-      }, s);
+      return matches(
+        req,
+        field,
+        (v) => {
+          if (position === 'EXACTLY') return v === needle;
+          if (position === 'STARTS_WITH') return v.startsWith(needle);
+          if (position === 'ENDS_WITH') return v.endsWith(needle);
+          if (position === 'CONTAINS_WORD')
+            return new RegExp(`(^|\\W)${needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\W|$)`).test(v);
+          return v.includes(needle);
+        },
+        s,
+      );
     }
     case 'RegexMatchStatement':
       return matches(req, field, (v) => new RegExp(String(s.RegexString)).test(v), s);
     case 'SizeConstraintStatement': {
       const size = Number(s.Size);
       const op = String(s.ComparisonOperator);
-      return matches(req, field, (v) => {
-        const n = Buffer.byteLength(v, 'latin1');
-        return op === 'EQ' ? n === size : op === 'NE' ? n !== size : op === 'LE' ? n <= size : op === 'LT' ? n < size : op === 'GE' ? n >= size : n > size;
-      }, s);
+      return matches(
+        req,
+        field,
+        (v) => {
+          const n = Buffer.byteLength(v, 'latin1');
+          return op === 'EQ'
+            ? n === size
+            : op === 'NE'
+              ? n !== size
+              : op === 'LE'
+                ? n <= size
+                : op === 'LT'
+                  ? n < size
+                  : op === 'GE'
+                    ? n >= size
+                    : n > size;
+        },
+        s,
+      );
     }
     case 'AndStatement':
       return ((s.Statements ?? []) as Record<string, Json>[]).every((x) => statementMatches(x, req));
@@ -122,12 +162,19 @@ export function statementMatches(statement: Record<string, Json>, req: WafReques
 }
 
 function blockResponse(acl: WebAcl, action: Record<string, Json>): WafVerdict {
-  const custom = (action.CustomResponse ?? undefined) as { ResponseCode?: number; CustomResponseBodyKey?: string; ResponseHeaders?: { Name: string; Value: string }[] } | undefined;
+  const custom = (action.CustomResponse ?? undefined) as
+    | { ResponseCode?: number; CustomResponseBodyKey?: string; ResponseHeaders?: { Name: string; Value: string }[] }
+    | undefined;
   if (!custom) return { action: 'block' };
   const body = custom.CustomResponseBodyKey ? acl.bodies[custom.CustomResponseBodyKey] : undefined;
-  const headers: Record<string, string> = { 'Content-Type': CONTENT_TYPES[body?.ContentType ?? 'TEXT_PLAIN'] ?? 'text/plain' };
+  const headers: Record<string, string> = {
+    'Content-Type': CONTENT_TYPES[body?.ContentType ?? 'TEXT_PLAIN'] ?? 'text/plain',
+  };
   for (const h of custom.ResponseHeaders ?? []) headers[h.Name] = h.Value;
-  return { action: 'block', response: { status: Number(custom.ResponseCode ?? 403), headers, body: body?.Content ?? '' } };
+  return {
+    action: 'block',
+    response: { status: Number(custom.ResponseCode ?? 403), headers, body: body?.Content ?? '' },
+  };
 }
 
 export function evaluateWebAcl(acl: WebAcl, req: WafRequest): WafVerdict {

@@ -1,5 +1,10 @@
-import { CloudWatchLogsClient, GetQueryResultsCommand, StartQueryCommand, type ResultField } from '@aws-sdk/client-cloudwatch-logs';
-import { DomainError } from '../../shared/domain/errors.ts';
+import {
+  CloudWatchLogsClient,
+  GetQueryResultsCommand,
+  StartQueryCommand,
+  type ResultField,
+} from '@aws-sdk/client-cloudwatch-logs';
+import { DomainError } from '#domain/errors.ts';
 import type { RequestRow } from './request-commands.ts';
 
 /**
@@ -16,7 +21,8 @@ let client: CloudWatchLogsClient | undefined;
 
 /** The query; `keyId` is a validated integer, so nothing from outside reaches the query text. */
 export function accessLogQuery(keyId: number, limit: number): string {
-  if (!Number.isSafeInteger(keyId) || !Number.isSafeInteger(limit)) throw new Error('key id and limit must be integers');
+  if (!Number.isSafeInteger(keyId) || !Number.isSafeInteger(limit))
+    throw new Error('key id and limit must be integers');
   return `fields @timestamp, request_id, method, path, status, error, latency_ms | filter key_id = "${keyId}" | sort @timestamp desc | limit ${limit}`;
 }
 
@@ -24,7 +30,8 @@ export function accessLogQuery(keyId: number, limit: number): string {
 const present = (v: string | undefined) => (v === undefined || v === '' || v === '-' ? null : v);
 
 /** `2026-11-25 04:37:31.123` (Insights' @timestamp, UTC) as ISO 8601. */
-const isoOf = (stamp: string) => (/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$/.test(stamp) ? `${stamp.replace(' ', 'T')}Z` : stamp);
+const isoOf = (stamp: string) =>
+  /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$/.test(stamp) ? `${stamp.replace(' ', 'T')}Z` : stamp;
 
 export function rowOf(fields: ResultField[]): RequestRow {
   const f = Object.fromEntries(fields.map((x) => [x.field ?? '', x.value ?? '']));
@@ -59,10 +66,18 @@ export async function queryAccessLog(logGroupName: string, keyId: number, limit:
     const out = await client.send(new GetQueryResultsCommand({ queryId }));
     if (out.status === 'Complete') return (out.results ?? []).map(rowOf);
     if (out.status !== 'Running' && out.status !== 'Scheduled') {
-      throw new DomainError('service_unavailable', `the access log query ended ${out.status ?? 'without a status'}; try again`, null);
+      throw new DomainError(
+        'service_unavailable',
+        `the access log query ended ${out.status ?? 'without a status'}; try again`,
+        null,
+      );
     }
     if (Date.now() + POLL_MS > deadline) {
-      throw new DomainError('service_unavailable', `the access log query did not finish within ${QUERY_DEADLINE_MS / 1000} s; try again`, null);
+      throw new DomainError(
+        'service_unavailable',
+        `the access log query did not finish within ${QUERY_DEADLINE_MS / 1000} s; try again`,
+        null,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }

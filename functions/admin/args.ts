@@ -9,4 +9,7 @@ export const KeyIdArg = v.pipe(
   v.minValue(1, 'must be a key id'),
 );
 
-export const StoreIdArg = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 lower-case letters, digits or hyphens'));
+export const StoreIdArg = v.pipe(
+  v.string(),
+  v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 lower-case letters, digits or hyphens'),
+);

@@ -1,14 +1,17 @@
 import * as v from 'valibot';
-import { listDeliveries, startRedelivery } from '../../shared/db/delivery.repo.ts';
-import { deliveryView } from '../../shared/domain/webhook/delivery.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
+import { listDeliveries, startRedelivery } from '#db/delivery.repo.ts';
+import { deliveryView } from '#domain/webhook/delivery.ts';
+import { DomainError } from '#domain/errors.ts';
 
 /** One call redelivers at most this many (oldest first); the answer says where to go on from. */
 export const BULK_REDELIVER_LIMIT = 500;
 
 export const Since = v.pipe(
   v.string(),
-  v.check((s) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 time like 2026-11-24T10:00:00Z'),
+  v.check(
+    (s) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(s) && !Number.isNaN(Date.parse(s)),
+    'must be an ISO 8601 time like 2026-11-24T10:00:00Z',
+  ),
   v.transform((s) => new Date(Date.parse(s)).toISOString()),
 );
 export const RedeliverState = v.picklist(['pending', 'delivered', 'failed'], 'must be pending, delivered or failed');
@@ -18,7 +21,11 @@ export const RedeliverState = v.picklist(['pending', 'delivered', 'failed'], 'mu
  * round, oldest first, each as `webhooks redeliver --event` does it (same webhook-id and body).
  * A delivery redelivered concurrently by someone else is skipped, not an error: it is under way.
  */
-export async function redeliverSince(keyId: number, since: string, state: 'pending' | 'delivered' | 'failed' | undefined) {
+export async function redeliverSince(
+  keyId: number,
+  since: string,
+  state: 'pending' | 'delivered' | 'failed' | undefined,
+) {
   const chosen = (await listDeliveries(keyId))
     .filter((d) => d.created_at >= since && (state === undefined || d.state === state))
     .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.event_id.localeCompare(b.event_id));

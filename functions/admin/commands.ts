@@ -1,28 +1,21 @@
 import * as v from 'valibot';
-import { parse } from '../../shared/domain/validation.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
-import { createStore, listStores } from '../../shared/db/store.repo.ts';
-import { requireStore } from '../../shared/app/stores.ts';
-import {
-  createKey,
-  listKeysOfStore,
-  publicKey,
-  requireKey,
-  revokeKey,
-  rotateKeyToken,
-  updateKeyWebhook,
-} from '../../shared/db/key.repo.ts';
-import { parseAbilities } from '../../shared/domain/key/abilities.ts';
-import { generateToken, generateWebhookSecret, hashToken } from '../../shared/domain/key/token.ts';
-import { checkWebhookUrl } from '../../shared/domain/key/webhook-url.ts';
-import { DEFAULT_EVENTS, parseEventTypes } from '../../shared/domain/webhook/event-subscription.ts';
-import type { EventType } from '../../shared/domain/event/event.ts';
-import { config } from '../../shared/config.ts';
+import { parse } from '#domain/validation.ts';
+import { DomainError } from '#domain/errors.ts';
+import { createStore, listStores } from '#db/store.repo.ts';
+import { requireStore } from '#app/stores.ts';
+import { createKey, listKeysOfStore, requireKey, revokeKey, rotateKeyToken, updateKeyWebhook } from '#db/key.repo.ts';
+import { publicKey } from '#domain/key/api-key.ts';
+import { parseAbilities } from '#domain/key/abilities.ts';
+import { generateToken, generateWebhookSecret, hashToken } from '#domain/key/token.ts';
+import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
+import { DEFAULT_EVENTS, parseEventTypes } from '#domain/webhook/event-subscription.ts';
+import type { EventType } from '#domain/event/event.ts';
+import { config } from '#shared/config.ts';
 import { webhookCommands } from './webhook-commands.ts';
 import { orderCommands } from './order-commands.ts';
 import { productCommands } from './product-commands.ts';
 import { requestCommands } from './request-commands.ts';
-import { encryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
+import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import { KeyIdArg, StoreIdArg } from './args.ts';
 
 /**
@@ -42,7 +35,15 @@ function webhookUrlOrNull(raw: string | undefined): string | null {
 }
 
 /** `--exclude-own true|false`: the key's webhook skips the events the key itself caused. */
-const ExcludeOwn = v.optional(v.union([v.boolean(), v.pipe(v.picklist(['true', 'false'], 'must be true or false'), v.transform((s) => s === 'true'))]));
+const ExcludeOwn = v.optional(
+  v.union([
+    v.boolean(),
+    v.pipe(
+      v.picklist(['true', 'false'], 'must be true or false'),
+      v.transform((s) => s === 'true'),
+    ),
+  ]),
+);
 
 function eventsArg(raw: string): EventType[] {
   try {
@@ -57,7 +58,11 @@ export const commands: Record<string, AdminCommand> = {
   ...productCommands,
   'stores create': async (args) => {
     const a = parse(
-      v.strictObject({ id: StoreIdArg, name: Name, currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR')) }),
+      v.strictObject({
+        id: StoreIdArg,
+        name: Name,
+        currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR')),
+      }),
       args,
     );
     return createStore({ id: a.id, name: a.name, currency_code: a.currency, created_at: new Date().toISOString() });
@@ -71,7 +76,14 @@ export const commands: Record<string, AdminCommand> = {
 
   'keys create': async (args) => {
     const a = parse(
-      v.strictObject({ store: StoreIdArg, name: Name, abilities: v.string(), webhook_url: v.optional(v.string()), events: v.optional(v.string()), exclude_own: ExcludeOwn }),
+      v.strictObject({
+        store: StoreIdArg,
+        name: Name,
+        abilities: v.string(),
+        webhook_url: v.optional(v.string()),
+        events: v.optional(v.string()),
+        exclude_own: ExcludeOwn,
+      }),
       args,
     );
     let abilities;
@@ -81,7 +93,8 @@ export const commands: Record<string, AdminCommand> = {
       throw new DomainError('validation_failed', (err as Error).message, 'abilities');
     }
     // A key that may call nothing is a mistake, not a key.
-    if (abilities.length === 0) throw new DomainError('validation_failed', 'abilities: name at least one ability', 'abilities');
+    if (abilities.length === 0)
+      throw new DomainError('validation_failed', 'abilities: name at least one ability', 'abilities');
     const webhookUrl = webhookUrlOrNull(a.webhook_url);
     const events = a.events === undefined ? [...DEFAULT_EVENTS] : eventsArg(a.events);
     const store = await requireStore(a.store);
@@ -125,7 +138,15 @@ export const commands: Record<string, AdminCommand> = {
 
   /** `--url`, `--events` and/or `--exclude-own`; what is not given stays as it is. */
   'keys set-webhook': async (args) => {
-    const a = parse(v.strictObject({ id: KeyId, url: v.optional(v.string()), events: v.optional(v.string()), exclude_own: ExcludeOwn }), args);
+    const a = parse(
+      v.strictObject({
+        id: KeyId,
+        url: v.optional(v.string()),
+        events: v.optional(v.string()),
+        exclude_own: ExcludeOwn,
+      }),
+      args,
+    );
     if (a.url === undefined && a.events === undefined && a.exclude_own === undefined) {
       throw new DomainError('validation_failed', "give --url ('' removes it), --events and/or --exclude-own", 'url');
     }

@@ -1,6 +1,6 @@
 import { commands } from './commands.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
-import { errorFields, log } from '../../shared/log.ts';
+import { DomainError } from '#domain/errors.ts';
+import { errorFields, log } from '#shared/log.ts';
 
 export interface AdminEvent {
   command: string;
@@ -18,12 +18,20 @@ export type AdminResult =
 export async function handler(event: AdminEvent): Promise<AdminResult> {
   const command = commands[event.command];
   if (!command) {
-    return { ok: false, error: { code: 'unknown_command', message: `unknown command "${event.command}" (known: ${Object.keys(commands).join(', ')})`, field: null } };
+    return {
+      ok: false,
+      error: {
+        code: 'unknown_command',
+        message: `unknown command "${event.command}" (known: ${Object.keys(commands).join(', ')})`,
+        field: null,
+      },
+    };
   }
   try {
     return { ok: true, data: await command(event.args ?? {}) };
   } catch (err) {
-    if (err instanceof DomainError) return { ok: false, error: { code: err.code, message: err.message, field: err.field } };
+    if (err instanceof DomainError)
+      return { ok: false, error: { code: err.code, message: err.message, field: err.field } };
     log('error', 'admin command failed', { command: event.command, ...errorFields(err) });
     return { ok: false, error: { code: 'internal_error', message: (err as Error).message, field: null } };
   }

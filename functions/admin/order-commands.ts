@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { parse } from '../../shared/domain/validation.ts';
-import { markOrderPaid, placeOrder } from '../../shared/app/orders.ts';
-import { ORDER_REFERENCE_PATTERN, ORDER_REFERENCE_RULE } from '../../shared/domain/order/rules.ts';
+import { parse } from '#domain/validation.ts';
+import { markOrderPaid, placeOrder } from '#app/orders.ts';
+import { ORDER_REFERENCE_PATTERN, ORDER_REFERENCE_RULE } from '#domain/order/rules.ts';
 import type { AdminCommand } from './commands.ts';
 import { StoreIdArg } from './args.ts';
 
@@ -10,7 +10,12 @@ import { StoreIdArg } from './args.ts';
  * through the integration API, and `paid` is never set there.
  */
 const Reference = v.pipe(v.string(), v.regex(ORDER_REFERENCE_PATTERN, `must be ${ORDER_REFERENCE_RULE}`));
-const Money = v.pipe(v.number(), v.integer('must be an integer (minor units)'), v.minValue(0), v.maxValue(1_000_000_000_000));
+const Money = v.pipe(
+  v.number(),
+  v.integer('must be an integer (minor units)'),
+  v.minValue(0),
+  v.maxValue(1_000_000_000_000),
+);
 const OptionalId = v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))), null);
 const Text = (max: number) => v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(max));
 

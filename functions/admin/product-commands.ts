@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { parse } from '../../shared/domain/validation.ts';
-import { reindexProductNames } from '../../shared/app/product-writes.ts';
-import { requireStore } from '../../shared/app/stores.ts';
+import { parse } from '#domain/validation.ts';
+import { reindexProductNames } from '#app/product-writes.ts';
+import { requireStore } from '#app/stores.ts';
 import type { AdminCommand } from './commands.ts';
 import { StoreIdArg } from './args.ts';
 

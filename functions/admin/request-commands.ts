@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
-import { parse } from '../../shared/domain/validation.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
-import { requireKey } from '../../shared/db/key.repo.ts';
+import { parse } from '#domain/validation.ts';
+import { DomainError } from '#domain/errors.ts';
+import { requireKey } from '#db/key.repo.ts';
 import type { AdminCommand } from './commands.ts';
 import { KeyIdArg } from './args.ts';
 
@@ -18,7 +18,14 @@ export interface RequestRow {
 }
 
 const Limit = v.optional(
-  v.pipe(v.union([v.number(), v.string()]), v.transform(Number), v.number(), v.integer('must be an integer'), v.minValue(1), v.maxValue(1000)),
+  v.pipe(
+    v.union([v.number(), v.string()]),
+    v.transform(Number),
+    v.number(),
+    v.integer('must be an integer'),
+    v.minValue(1),
+    v.maxValue(1000),
+  ),
   100,
 );
 
@@ -53,10 +60,17 @@ export const requestCommands: Record<string, AdminCommand> = {
     const group = process.env.ACCESS_LOG_GROUP;
     if (!file && group) {
       const { queryAccessLog, ACCESS_LOG_WINDOW_HOURS } = await import('./access-log-query.ts');
-      return { data: await queryAccessLog(group, a.id, a.limit), source: `access log group ${group} (last ${ACCESS_LOG_WINDOW_HOURS} hours)` };
+      return {
+        data: await queryAccessLog(group, a.id, a.limit),
+        source: `access log group ${group} (last ${ACCESS_LOG_WINDOW_HOURS} hours)`,
+      };
     }
     if (!file) {
-      throw new DomainError('service_unavailable', 'no request log here: the local stack writes REQUEST_LOG_FILE, the admin Lambda reads ACCESS_LOG_GROUP (docs/console.md)', null);
+      throw new DomainError(
+        'service_unavailable',
+        'no request log here: the local stack writes REQUEST_LOG_FILE, the admin Lambda reads ACCESS_LOG_GROUP (docs/console.md)',
+        null,
+      );
     }
     const id = String(a.id);
     const rows = (await readLocalLog(file)).filter((r) => r.key_id === id);

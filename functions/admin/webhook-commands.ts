@@ -1,25 +1,33 @@
 import * as v from 'valibot';
-import { parse } from '../../shared/domain/validation.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
-import { listKeysOfStore, publicKey, requireKey, updateKeyWebhook } from '../../shared/db/key.repo.ts';
-import { listDeliveries, startRedelivery } from '../../shared/db/delivery.repo.ts';
-import { getEndpoint, getEndpoints } from '../../shared/db/endpoint.repo.ts';
-import { endpointView } from '../../shared/domain/webhook/endpoint.ts';
+import { parse } from '#domain/validation.ts';
+import { DomainError } from '#domain/errors.ts';
+import { listKeysOfStore, requireKey, updateKeyWebhook } from '#db/key.repo.ts';
+import { publicKey } from '#domain/key/api-key.ts';
+import { listDeliveries, startRedelivery } from '#db/delivery.repo.ts';
+import { getEndpoint, getEndpoints } from '#db/endpoint.repo.ts';
+import { endpointView } from '#domain/webhook/endpoint.ts';
 import { redeliverSince, RedeliverState, Since } from './bulk-redeliver.ts';
-import { replayOutboxEvent } from '../../shared/db/outbox.repo.ts';
-import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS } from '../../shared/domain/webhook/delivery.ts';
-import { generateWebhookSecret } from '../../shared/domain/key/token.ts';
-import { pingWebhook } from '../webhooks/ping.ts';
-import { encryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
+import { replayOutboxEvent } from '#db/outbox.repo.ts';
+import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS } from '#domain/webhook/delivery.ts';
+import { generateWebhookSecret } from '#domain/key/token.ts';
+import { pingWebhook } from '#functions/webhooks/ping.ts';
+import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import type { AdminCommand } from './commands.ts';
 import { KeyIdArg, StoreIdArg } from './args.ts';
-import { requireStore } from '../../shared/app/stores.ts';
-import { readEventLog } from '../../shared/db/event-log.repo.ts';
+import { requireStore } from '#app/stores.ts';
+import { readEventLog } from '#db/event-log.repo.ts';
 
 const KeyId = KeyIdArg;
 const EventId = v.pipe(v.string(), v.regex(/^evt_[A-Za-z0-9]{1,64}$/, 'must be an event id like evt_0123abcd...'));
 const Limit = v.optional(
-  v.pipe(v.union([v.number(), v.string()]), v.transform(Number), v.number(), v.integer('must be an integer'), v.minValue(1), v.maxValue(10_000)),
+  v.pipe(
+    v.union([v.number(), v.string()]),
+    v.transform(Number),
+    v.number(),
+    v.integer('must be an integer'),
+    v.minValue(1),
+    v.maxValue(10_000),
+  ),
 );
 
 /** docs/contract.md#admin-cli, docs/contract.md#webhooks: the delivery log, redelivery, test delivery and webhook secret rotation. */
@@ -33,11 +41,20 @@ export const webhookCommands: Record<string, AdminCommand> = {
 
   // One event (--event), or every delivery created since a time (--since, optionally one --state).
   'webhooks redeliver': async (args) => {
-    const a = parse(v.strictObject({ id: KeyId, event: v.optional(EventId), since: v.optional(Since), state: v.optional(RedeliverState) }), args);
+    const a = parse(
+      v.strictObject({
+        id: KeyId,
+        event: v.optional(EventId),
+        since: v.optional(Since),
+        state: v.optional(RedeliverState),
+      }),
+      args,
+    );
     if ((a.event === undefined) === (a.since === undefined)) {
       throw new DomainError('validation_failed', 'give either --event EVENT_ID or --since TIME', 'event');
     }
-    if (a.event !== undefined && a.state !== undefined) throw new DomainError('validation_failed', '--state goes with --since only', 'state');
+    if (a.event !== undefined && a.state !== undefined)
+      throw new DomainError('validation_failed', '--state goes with --since only', 'state');
     await requireKey(a.id);
     if (a.event !== undefined) return deliveryView(await startRedelivery(a.id, a.event, new Date().toISOString()));
     return redeliverSince(a.id, a.since as string, a.state);
@@ -49,19 +66,53 @@ export const webhookCommands: Record<string, AdminCommand> = {
     const withUrl = (await listKeysOfStore(a.store, false)).filter((k) => k.webhook_url);
     const endpoints = await getEndpoints(withUrl.map((k) => k.id));
     return {
-      data: withUrl.map((k) => ({ key_id: k.id, name: k.name, webhook_url: k.webhook_url, key_status: k.status, endpoint: endpointView(endpoints.get(k.id)!) })),
+      data: withUrl.map((k) => ({
+        key_id: k.id,
+        name: k.name,
+        webhook_url: k.webhook_url,
+        key_status: k.status,
+        endpoint: endpointView(endpoints.get(k.id)!),
+      })),
     };
   },
 
   // The store's whole event log (every family, every origin) from sequence `after` + 1, for an
   // operator checking what a receiver should have seen; `next_after` continues it.
   'webhooks events': async (args) => {
-    const Count = (max: number) => v.pipe(v.union([v.number(), v.string()]), v.transform(Number), v.number(), v.integer('must be an integer'), v.minValue(0), v.maxValue(max));
-    const a = parse(v.strictObject({ store: StoreIdArg, after: v.optional(Count(Number.MAX_SAFE_INTEGER), 0), limit: v.optional(v.pipe(Count(100), v.minValue(1)), 50) }), args);
+    const Count = (max: number) =>
+      v.pipe(
+        v.union([v.number(), v.string()]),
+        v.transform(Number),
+        v.number(),
+        v.integer('must be an integer'),
+        v.minValue(0),
+        v.maxValue(max),
+      );
+    const a = parse(
+      v.strictObject({
+        store: StoreIdArg,
+        after: v.optional(Count(Number.MAX_SAFE_INTEGER), 0),
+        limit: v.optional(v.pipe(Count(100), v.minValue(1)), 50),
+      }),
+      args,
+    );
     await requireStore(a.store);
     const page = await readEventLog(a.store, a.after, a.limit, Math.floor(Date.now() / 1000));
-    if (page.expired) throw new DomainError('cursor_expired', `events after ${a.after} are past the 30-day retention; start from --after 0`, 'after');
-    const data = page.events.map((e) => ({ id: e.event_id, sequence: e.sequence, type: e.event_type, timestamp: e.created_at, origin: e.origin, owner_key_id: e.owner_key_id, data: e.payload.data }));
+    if (page.expired)
+      throw new DomainError(
+        'cursor_expired',
+        `events after ${a.after} are past the 30-day retention; start from --after 0`,
+        'after',
+      );
+    const data = page.events.map((e) => ({
+      id: e.event_id,
+      sequence: e.sequence,
+      type: e.event_type,
+      timestamp: e.created_at,
+      origin: e.origin,
+      owner_key_id: e.owner_key_id,
+      data: e.payload.data,
+    }));
     return { data, next_after: page.more ? data.at(-1)!.sequence : null };
   },
 
@@ -85,7 +136,11 @@ export const webhookCommands: Record<string, AdminCommand> = {
     const rotated = await updateKeyWebhook(
       a.id,
       // Sealed before it is written; the previous one moves as stored (the admin never opens a secret).
-      { webhook_secret: await encryptWebhookSecret(secret), previous_webhook_secret: key.webhook_secret, previous_webhook_secret_expires_at: graceEnds },
+      {
+        webhook_secret: await encryptWebhookSecret(secret),
+        previous_webhook_secret: key.webhook_secret,
+        previous_webhook_secret_expires_at: graceEnds,
+      },
       key.webhook_secret,
     );
     return { ...publicKey(rotated), webhook_secret: secret, previous_webhook_secret_expires_at: graceEnds };

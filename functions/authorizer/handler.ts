@@ -1,12 +1,12 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { authenticate } from '../../shared/db/key-auth.repo.ts';
-import { hashToken, looksLikeToken } from '../../shared/domain/key/token.ts';
-import { findRoute } from '../../shared/http/api-routes.ts';
-import { principalToContext } from '../../shared/http/authorizer-context.ts';
-import { config } from '../../shared/config.ts';
-import { instrument } from '../../shared/http/http-handler.ts';
-import { addInvocationContext } from '../../shared/log-context.ts';
-import type { Principal } from '../../shared/domain/principal.ts';
+import { authenticate } from '#db/key-auth.repo.ts';
+import { hashToken, looksLikeToken } from '#domain/key/token.ts';
+import { findRoute } from '#http/api-routes.ts';
+import { principalToContext } from '#http/authorizer-context.ts';
+import { config } from '#shared/config.ts';
+import { instrument } from '#http/http-handler.ts';
+import { addInvocationContext } from '#shared/log-context.ts';
+import type { Principal } from '#domain/principal.ts';
 
 /** API Gateway's contract for "401": throw exactly this message. */
 const unauthorized = () => new Error('Unauthorized');
@@ -28,7 +28,10 @@ export function bearerToken(headers: Record<string, string | undefined> | null):
 function invalidToken(methodArn: string): APIGatewayAuthorizerResult {
   return {
     principalId: 'invalid-token',
-    policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: methodArn }] },
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: methodArn }],
+    },
   };
 }
 
@@ -51,7 +54,9 @@ export const handler = instrument(
     // slot for /mcp and the MCP handler takes it for what is not set-up (docs/mcp.md#rate-limit).
     const mcp = route?.group === 'mcp';
     const admits = (p: Principal) => !mcp && (!route?.ability || p.abilities.includes(route.ability));
-    const auth = looksLikeToken(token) ? await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute, admits) : { ok: false as const };
+    const auth = looksLikeToken(token)
+      ? await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute, admits)
+      : { ok: false as const };
     // A token that is no key: refused here, never handed to the group Lambda.
     if (!auth.ok) return invalidToken(event.methodArn);
     addInvocationContext({ key_id: auth.principal.keyId, store_id: auth.principal.storeId });
@@ -63,7 +68,11 @@ export const handler = instrument(
         Version: '2012-10-17',
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: event.methodArn }],
       },
-      context: principalToContext(auth.principal, mcp ? { ...auth.rate, allowed: true, remaining: auth.rate.allowed ? auth.rate.remaining + 1 : 0 } : auth.rate, missing),
+      context: principalToContext(
+        auth.principal,
+        mcp ? { ...auth.rate, allowed: true, remaining: auth.rate.allowed ? auth.rate.remaining + 1 : 0 } : auth.rate,
+        missing,
+      ),
     };
   },
   (event) => ({ authorizer: true, method: event.httpMethod, resource: event.resource }),

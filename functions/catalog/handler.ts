@@ -1,4 +1,4 @@
-import { createHttpHandler, type GroupOperations } from '../../shared/http/http-handler.ts';
+import { createHttpHandler, type GroupOperations } from '#http/http-handler.ts';
 import { upsertProduct } from './routes/upsert-product.ts';
 import { updateProduct } from './routes/update-product.ts';
 import { upsertCategory } from './routes/upsert-category.ts';
@@ -7,6 +7,13 @@ import { upsertProductBatchRoute } from './routes/upsert-product-batch.ts';
 import { getCatalogProduct } from './routes/get-product-by-external-id.ts';
 
 /** The catalog by the caller's external ids: writes (catalog:write) and the read-back of a product (catalog:read). */
-export const operations = { getCatalogProduct, upsertProduct, updateProduct, upsertProducts: upsertProductBatchRoute, upsertCategory, upsertTag } satisfies GroupOperations<'catalog'>;
+export const operations = {
+  getCatalogProduct,
+  upsertProduct,
+  updateProduct,
+  upsertProducts: upsertProductBatchRoute,
+  upsertCategory,
+  upsertTag,
+} satisfies GroupOperations<'catalog'>;
 
 export const handler = createHttpHandler('catalog', operations);

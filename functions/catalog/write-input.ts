@@ -1,5 +1,5 @@
-import { validationFailed } from '../../shared/domain/errors.ts';
-import { EXTERNAL_ID_RULE, externalIdFromPath } from '../../shared/domain/external-id.ts';
+import { validationFailed } from '#domain/errors.ts';
+import { EXTERNAL_ID_RULE, externalIdFromPath } from '#domain/external-id.ts';
 
 /** The `{external_id}` of a catalog path, or 422 naming `external_id` (docs/contract.md#limits). */
 export function externalIdParam(pathParameters: Record<string, string>): string {

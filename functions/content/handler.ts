@@ -1,4 +1,4 @@
-import { createHttpHandler, type GroupOperations } from '../../shared/http/http-handler.ts';
+import { createHttpHandler, type GroupOperations } from '#http/http-handler.ts';
 import { listPages } from './routes/list-pages.ts';
 import { savePage } from './routes/save-page.ts';
 import { publishPage } from './routes/publish-page.ts';

@@ -1,7 +1,7 @@
-import { validationFailed } from '../../shared/domain/errors.ts';
-import { parse } from '../../shared/domain/validation.ts';
-import { EXTERNAL_ID_RULE, externalIdFromPath, isExternalId } from '../../shared/domain/external-id.ts';
-import { ActionBody } from '../../shared/domain/page/page-write.ts';
+import { validationFailed } from '#domain/errors.ts';
+import { parse } from '#domain/validation.ts';
+import { EXTERNAL_ID_RULE, externalIdFromPath, isExternalId } from '#domain/external-id.ts';
+import { ActionBody } from '#domain/page/page-write.ts';
 
 /**
  * The `{external_id}` path segment of a page, or 422 naming `external_id` (docs/contract.md#limits). API

@@ -1,11 +1,12 @@
-import { listKeysOfStore, type KeyRecord } from '../../shared/db/key.repo.ts';
-import { createDelivery, getDelivery, markQueued } from '../../shared/db/delivery.repo.ts';
-import type { OutboxRecord } from '../../shared/db/outbox-stream.ts';
-import { eventBody, type Delivery } from '../../shared/domain/webhook/delivery.ts';
-import { sendDeliveryMessage } from '../../shared/queue/sqs.ts';
-import { log } from '../../shared/log.ts';
-import { assignSequence } from '../../shared/db/event-log.repo.ts';
-import { canSee, causedBy, eventView, type EventPayload } from '../../shared/domain/event/event.ts';
+import { listKeysOfStore } from '#db/key.repo.ts';
+import type { KeyRecord } from '#domain/key/api-key.ts';
+import { createDelivery, getDelivery, markQueued } from '#db/delivery.repo.ts';
+import type { OutboxRecord } from '#db/outbox-stream.ts';
+import { eventBody, type Delivery } from '#domain/webhook/delivery.ts';
+import { sendDeliveryMessage } from '#queue/sqs.ts';
+import { log } from '#shared/log.ts';
+import { assignSequence } from '#db/event-log.repo.ts';
+import { canSee, causedBy, eventView, type EventPayload } from '#domain/event/event.ts';
 
 /** Keys that receive webhooks (docs/webhooks.md): active, with a URL. */
 export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.webhook_url !== null;
@@ -16,7 +17,9 @@ export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.web
  * `--exclude-own`, did not cause it themselves.
  */
 const wants = (event: Extract<OutboxRecord, { kind: 'event' }>) => (k: KeyRecord) =>
-  canSee(k.abilities, event.event_type) && (k.events as readonly string[]).includes(event.event_type) && !(k.exclude_own && causedBy(event.origin, k.id));
+  canSee(k.abilities, event.event_type) &&
+  (k.events as readonly string[]).includes(event.event_type) &&
+  !(k.exclude_own && causedBy(event.origin, k.id));
 
 /**
  * Queue the message of `delivery`'s current round unless a replay already did. SQS standard
@@ -42,7 +45,9 @@ async function fanOutEvent(event: Extract<OutboxRecord, { kind: 'event' }>, now:
   const queued = await Promise.all(
     targets.map(async (key) => {
       // Laid out once per key (only the owner of a product sees its external id): every retry sends the same bytes.
-      const body = eventBody({ ...eventView({ ...event, sequence, payload: event.payload as unknown as EventPayload }, key.id) });
+      const body = eventBody({
+        ...eventView({ ...event, sequence, payload: event.payload as unknown as EventPayload }, key.id),
+      });
       const fresh: Delivery = {
         key_id: key.id,
         event_id: event.event_id,

@@ -1,8 +1,8 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { coldStartTracker, withInvocationContext } from '../../shared/log-context.ts';
-import { outboxRecordFromImage } from '../../shared/db/outbox-stream.ts';
-import { isOutboxInsert } from '../../shared/db/outbox-stream-filter.ts';
-import { errorFields, log } from '../../shared/log.ts';
+import { coldStartTracker, withInvocationContext } from '#shared/log-context.ts';
+import { outboxRecordFromImage } from '#db/outbox-stream.ts';
+import { isOutboxInsert } from '#db/outbox-stream-filter.ts';
+import { errorFields, log } from '#shared/log.ts';
 import { fanOut } from './fan-out.ts';
 
 /**
@@ -18,7 +18,13 @@ import { fanOut } from './fan-out.ts';
 const isColdStart = coldStartTracker();
 
 export function handler(event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> {
-  const fields = { request_id: context?.awsRequestId ?? null, function_name: context?.functionName ?? null, cold_start: isColdStart(), key_id: null, store_id: null };
+  const fields = {
+    request_id: context?.awsRequestId ?? null,
+    function_name: context?.functionName ?? null,
+    cold_start: isColdStart(),
+    key_id: null,
+    store_id: null,
+  };
   return withInvocationContext(fields, () => handleRecords(event));
 }
 

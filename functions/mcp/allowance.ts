@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { authenticate } from '../../shared/db/key-auth.repo.ts';
-import { hashToken } from '../../shared/domain/key/token.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
-import { config } from '../../shared/config.ts';
-import { bearerToken } from '../authorizer/handler.ts';
+import { authenticate } from '#db/key-auth.repo.ts';
+import { hashToken } from '#domain/key/token.ts';
+import { DomainError } from '#domain/errors.ts';
+import { config } from '#shared/config.ts';
+import { bearerToken } from '#functions/authorizer/handler.ts';
 
 /**
  * Session set-up costs a connecting client nothing of its key's allowance
@@ -25,11 +25,24 @@ export function isSetUp(body: string): boolean {
  * conditional write on the token item as the authorizer's: the RateLimit-* headers of the answer,
  * or 429 when the allowance is spent, and 401 for a key revoked since the authorizer saw it.
  */
-export async function claimSlot(event: APIGatewayProxyEvent, state: { responseHeaders?: Record<string, string> }): Promise<void> {
+export async function claimSlot(
+  event: APIGatewayProxyEvent,
+  state: { responseHeaders?: Record<string, string> },
+): Promise<void> {
   const token = bearerToken(event.headers) ?? '';
   const auth = await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute);
   if (!auth.ok) throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
   const { rate } = auth;
-  state.responseHeaders = { 'RateLimit-Limit': String(rate.limit), 'RateLimit-Remaining': String(rate.remaining), 'RateLimit-Reset': String(rate.resetSeconds) };
-  if (!rate.allowed) throw new DomainError('rate_limited', `This key exceeded its allowance of ${rate.limit} requests per minute.`, null, rate.resetSeconds);
+  state.responseHeaders = {
+    'RateLimit-Limit': String(rate.limit),
+    'RateLimit-Remaining': String(rate.remaining),
+    'RateLimit-Reset': String(rate.resetSeconds),
+  };
+  if (!rate.allowed)
+    throw new DomainError(
+      'rate_limited',
+      `This key exceeded its allowance of ${rate.limit} requests per minute.`,
+      null,
+      rate.resetSeconds,
+    );
 }

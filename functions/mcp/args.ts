@@ -1,5 +1,5 @@
-import { DomainError, validationFailed } from '../../shared/domain/errors.ts';
-import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../../shared/domain/idempotency.ts';
+import { DomainError, validationFailed } from '#domain/errors.ts';
+import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '#domain/idempotency.ts';
 
 /** Tool arguments as they arrive: typed JSON (page is a number, not "2"). */
 export type Args = Record<string, unknown>;
@@ -31,7 +31,9 @@ export function idempotencyKeyArg(args: Args): string {
   }
   const parsed = parseIdempotencyKey(value);
   if (parsed.ok) return value as string;
-  const message = parsed.message.replace(`The ${IDEMPOTENCY_HEADER} header`, `The ${IDEMPOTENCY_ARG} argument`).replace(IDEMPOTENCY_HEADER, IDEMPOTENCY_ARG);
+  const message = parsed.message
+    .replace(`The ${IDEMPOTENCY_HEADER} header`, `The ${IDEMPOTENCY_ARG} argument`)
+    .replace(IDEMPOTENCY_HEADER, IDEMPOTENCY_ARG);
   if (parsed.reason === 'missing') throw new DomainError('idempotency_key_required', message, IDEMPOTENCY_ARG);
   throw validationFailed(IDEMPOTENCY_ARG, message);
 }

@@ -2,14 +2,14 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { authorizedKey, bodyText, internal, resolveRoute, responseShaper } from '../../shared/http/middlewares.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../shared/domain/json-text.ts';
-import { absoluteUrl, instrument, NO_EARLY_TIMEOUT } from '../../shared/http/http-handler.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
-import { json } from '../../shared/http/response.ts';
+import { authorizedKey, bodyText, internal, resolveRoute, responseShaper } from '#http/middlewares.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/json-text.ts';
+import { absoluteUrl, instrument, NO_EARLY_TIMEOUT } from '#http/http-handler.ts';
+import { DomainError } from '#domain/errors.ts';
+import { json } from '#http/response.ts';
 import { createMcpServer } from './server.ts';
 import { invalidParamsAnswer } from './message-check.ts';
-import { isForeignOrigin } from '../../shared/http/origin.ts';
+import { isForeignOrigin } from '#http/origin.ts';
 import { claimSlot, isSetUp } from './allowance.ts';
 
 /**
@@ -46,12 +46,25 @@ export const handler = instrument(
       const invalid = invalidParamsAnswer(body);
       if (invalid) return json(200, invalid);
       const url = absoluteUrl(event);
-      const server = createMcpServer({ principal: state.principal!, requestId: event.requestContext?.requestId ?? '', apiUrl: url.replace(/\/mcp$/, '') });
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const server = createMcpServer({
+        principal: state.principal!,
+        requestId: event.requestContext?.requestId ?? '',
+        apiUrl: url.replace(/\/mcp$/, ''),
+      });
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
       await server.connect(transport);
       try {
-        const response = await transport.handleRequest(new Request(url, { method: 'POST', headers: headersOf(event), body }));
-        return { statusCode: response.status, headers: canonicalHeaders(response.headers), body: await response.text() };
+        const response = await transport.handleRequest(
+          new Request(url, { method: 'POST', headers: headersOf(event), body }),
+        );
+        return {
+          statusCode: response.status,
+          headers: canonicalHeaders(response.headers),
+          body: await response.text(),
+        };
       } finally {
         await server.close();
       }
@@ -65,7 +78,8 @@ function headersOf(event: APIGatewayProxyEvent): Headers {
   // seeing text/event-stream, which only matters for streamed answers; this server always answers
   // JSON, so a client that accepts JSON is accepted.
   const accept = headers.get('accept') ?? '';
-  if (/application\/json|\*\/\*/.test(accept) && !accept.includes('text/event-stream')) headers.set('accept', `${accept}, text/event-stream`);
+  if (/application\/json|\*\/\*/.test(accept) && !accept.includes('text/event-stream'))
+    headers.set('accept', `${accept}, text/event-stream`);
   if (accept === '') headers.set('accept', 'application/json, text/event-stream');
   return headers;
 }
@@ -76,13 +90,15 @@ function headersOf(event: APIGatewayProxyEvent): Headers {
  */
 function bodyOf(event: APIGatewayProxyEvent): string {
   const text = bodyText(event);
-  if (nestsDeeperThan(text)) throw new DomainError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  if (nestsDeeperThan(text))
+    throw new DomainError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   return text;
 }
 
 /** `Content-Type`, not `content-type`: the rest of the stack writes headers in canonical case and must not add a twin. */
 function canonicalHeaders(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of headers) out[name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase())] = value;
+  for (const [name, value] of headers)
+    out[name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase())] = value;
   return out;
 }

@@ -25,7 +25,10 @@ const IDEMPOTENCY_KEY_SCHEMA = {
  * (sanitizing, reserved values); those are still enforced and answered as tool errors.
  */
 export function inputSchemaOf(args: v.GenericSchema, options: { idempotent: boolean }): JsonSchemaObject {
-  const { $schema: _dialect, ...schema } = toJsonSchema(args, { typeMode: 'input', errorMode: 'ignore' }) as JsonSchemaObject & { $schema?: string };
+  const { $schema: _dialect, ...schema } = toJsonSchema(args, {
+    typeMode: 'input',
+    errorMode: 'ignore',
+  }) as JsonSchemaObject & { $schema?: string };
   if (!options.idempotent) return schema;
   return {
     ...schema,

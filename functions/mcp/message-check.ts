@@ -13,7 +13,8 @@ function problemOf(method: unknown, params: unknown): string | undefined {
   if (params !== undefined && !isObject(params)) return 'params must be an object';
   const p = (params ?? {}) as Record<string, unknown>;
   if (p._meta !== undefined && !isObject(p._meta)) return 'params._meta must be an object';
-  if (method === 'tools/list') return p.cursor === undefined || typeof p.cursor === 'string' ? undefined : 'params.cursor must be a string';
+  if (method === 'tools/list')
+    return p.cursor === undefined || typeof p.cursor === 'string' ? undefined : 'params.cursor must be a string';
   if (typeof p.name !== 'string') return 'params.name must be a string (the tool name)';
   if (p.arguments !== undefined && !isObject(p.arguments)) return 'params.arguments must be an object';
   return undefined;
@@ -29,5 +30,7 @@ export function invalidParamsAnswer(text: string): object | undefined {
   }
   if (!isObject(message) || message.jsonrpc !== '2.0' || message.id === undefined) return undefined;
   const problem = problemOf(message.method, message.params);
-  return problem === undefined ? undefined : { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: problem } };
+  return problem === undefined
+    ? undefined
+    : { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: problem } };
 }

@@ -1,9 +1,9 @@
-import type { KeyedOperation } from '../../shared/http/api-routes.ts';
-import type { RouteFn } from '../../shared/http/http-handler.ts';
-import { operations as products } from '../products/handler.ts';
-import { operations as catalog } from '../catalog/handler.ts';
-import { operations as orders } from '../orders/handler.ts';
-import { operations as content } from '../content/handler.ts';
+import type { KeyedOperation } from '#http/api-routes.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { operations as products } from '#functions/products/handler.ts';
+import { operations as catalog } from '#functions/catalog/handler.ts';
+import { operations as orders } from '#functions/orders/handler.ts';
+import { operations as content } from '#functions/content/handler.ts';
 
 /**
  * The route functions of every operation a key's ability gates, by operation name: a tool calls

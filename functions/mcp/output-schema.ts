@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { toJsonSchema } from '@valibot/to-json-schema';
-import { ErrorBody, RESPONSE_BODIES, type ResponseBody } from '../../shared/http/openapi/resources.ts';
+import { ErrorBody, RESPONSE_BODIES, type ResponseBody } from '#http/openapi/resources.ts';
 import { UNTRUSTED_KEY } from './untrusted.ts';
 import { MAX_RESULT_CHARS, MORE_KEY } from './paging.ts';
 
@@ -13,9 +13,15 @@ const untrusted = d(
 
 const more = d(
   v.strictObject({
-    reason: d(v.picklist(['limit', 'size']), `limit: the page size was reached; size: only the records that fit in ${MAX_RESULT_CHARS} characters came back.`),
+    reason: d(
+      v.picklist(['limit', 'size']),
+      `limit: the page size was reached; size: only the records that fit in ${MAX_RESULT_CHARS} characters came back.`,
+    ),
     tool: v.string(),
-    arguments: d(v.record(v.string(), v.unknown()), 'The arguments that continue exactly after the last record of this result.'),
+    arguments: d(
+      v.record(v.string(), v.unknown()),
+      'The arguments that continue exactly after the last record of this result.',
+    ),
   }),
   'Present when more records follow: call `tool` with `arguments`. Absent: this is everything.',
 );
@@ -34,7 +40,10 @@ export function resultSchema(output: ResponseBody, extra: v.ObjectEntries = {}):
 }
 
 const convert = (schema: v.GenericSchema) => {
-  const { $schema: _dialect, ...rest } = toJsonSchema(schema, { typeMode: 'output', errorMode: 'ignore' }) as Record<string, unknown>;
+  const { $schema: _dialect, ...rest } = toJsonSchema(schema, { typeMode: 'output', errorMode: 'ignore' }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 };
 
@@ -44,5 +53,8 @@ const convert = (schema: v.GenericSchema) => {
  * error document `{code, message, field}` of a tool error (the SDK client validates both).
  */
 export function outputSchemaOf(output: ResponseBody, alternatives: v.GenericSchema[] = []) {
-  return { type: 'object' as const, anyOf: [resultSchema(output), ...alternatives, ErrorBody as v.GenericSchema].map(convert) };
+  return {
+    type: 'object' as const,
+    anyOf: [resultSchema(output), ...alternatives, ErrorBody as v.GenericSchema].map(convert),
+  };
 }

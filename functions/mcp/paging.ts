@@ -1,4 +1,4 @@
-import type { ResponseBody } from '../../shared/http/openapi/resources.ts';
+import type { ResponseBody } from '#http/openapi/resources.ts';
 import type { Args } from './args.ts';
 
 /**
@@ -24,7 +24,13 @@ type Doc = Record<string, unknown> & { data: unknown[] };
 const size = (doc: unknown) => JSON.stringify(doc).length;
 
 /** The answer within the bound, with `more_available` when more records follow. */
-export function bounded(tool: string, output: ResponseBody, doc: Record<string, unknown>, args: Args, max = MAX_RESULT_CHARS): Record<string, unknown> {
+export function bounded(
+  tool: string,
+  output: ResponseBody,
+  doc: Record<string, unknown>,
+  args: Args,
+  max = MAX_RESULT_CHARS,
+): Record<string, unknown> {
   if (output === 'OrderList' || output === 'PageList') return cursorList(tool, doc as Doc, args, max);
   if (output === 'ProductPage') return pageList(tool, doc as Doc, args, max);
   if (output === 'BatchResult' && size(doc) > max) return slimBatch(doc as Doc);
@@ -42,7 +48,8 @@ function cursorList(tool: string, doc: Doc, args: Args, max: number): Record<str
   }
   const nextCursor = data.length < doc.data.length ? data.at(-1)!.id : (doc.next_cursor as number | null);
   const answer: Record<string, unknown> = { ...doc, data, next_cursor: nextCursor };
-  if (nextCursor !== null) answer[MORE_KEY] = { reason, tool, arguments: { ...args, cursor: nextCursor } } satisfies More;
+  if (nextCursor !== null)
+    answer[MORE_KEY] = { reason, tool, arguments: { ...args, cursor: nextCursor } } satisfies More;
   return answer;
 }
 
@@ -71,7 +78,10 @@ function reshape<D extends Doc & { current_page: number; per_page: number; total
   const offset = (doc.current_page - 1) * doc.per_page;
   const page = offset / k + 1;
   const data = doc.data.slice(0, k);
-  const link = (n: number) => (n < 1 || n > Math.max(1, Math.ceil(doc.total / k)) ? null : pageUrl(doc.path as string, n, k, (doc.next_page_url ?? doc.prev_page_url) as string | null));
+  const link = (n: number) =>
+    n < 1 || n > Math.max(1, Math.ceil(doc.total / k))
+      ? null
+      : pageUrl(doc.path as string, n, k, (doc.next_page_url ?? doc.prev_page_url) as string | null);
   return {
     ...doc,
     data,
@@ -107,5 +117,9 @@ function fitting<T>(data: T[], answer: (n: number) => unknown, max: number, min:
  */
 function slimBatch(doc: Doc): Record<string, unknown> {
   const data = (doc.data as Array<Record<string, unknown>>).map((item) => ({ ...item, data: null }));
-  return { ...doc, data, [MORE_KEY]: { reason: 'size', tool: 'get_product_by_external_id', arguments: {} } satisfies More };
+  return {
+    ...doc,
+    data,
+    [MORE_KEY]: { reason: 'size', tool: 'get_product_by_external_id', arguments: {} } satisfies More,
+  };
 }

@@ -1,20 +1,27 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { API_ROUTES, canonicalPath, type ApiRoute } from '../../shared/http/api-routes.ts';
-import type { RouteFn } from '../../shared/http/http-handler.ts';
-import type { RequestPrincipal } from '../../shared/http/authorizer-context.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
-import { errorBody, statusOf } from '../../shared/http/error-status.ts';
-import type { Ability } from '../../shared/domain/key/abilities.ts';
-import { errorFields, log } from '../../shared/log.ts';
-import { IDEMPOTENCY_HEADER } from '../../shared/domain/idempotency.ts';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { API_ROUTES, canonicalPath, type ApiRoute } from '#http/api-routes.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import type { RequestPrincipal } from '#http/authorizer-context.ts';
+import { DomainError } from '#domain/errors.ts';
+import { errorBody, statusOf } from '#http/error-status.ts';
+import type { Ability } from '#domain/key/abilities.ts';
+import { errorFields, log } from '#shared/log.ts';
+import { IDEMPOTENCY_HEADER } from '#domain/idempotency.ts';
 import { IDEMPOTENCY_ARG, type Args } from './args.ts';
 import { OPERATIONS } from './operations.ts';
-import { TOOLS, type ToolDefinition } from './tools.ts';
+import { TOOLS } from './tools.ts';
+import type { ToolDefinition } from './tool-spec.ts';
 import { NO_ELICITATION } from './no-elicitation.ts';
 import { UNTRUSTED_FIELDS, UNTRUSTED_KEY, untrustedText } from './untrusted.ts';
 import { bounded, MAX_RESULT_CHARS } from './paging.ts';
-import type { ResponseBody } from '../../shared/http/openapi/resources.ts';
+import type { ResponseBody } from '#http/openapi/resources.ts';
 
 export interface McpRequestContext {
   principal: RequestPrincipal;
@@ -42,7 +49,7 @@ export function bindTools(tools: readonly ToolDefinition[] = TOOLS): Map<string,
 const BOUND = bindTools();
 
 const INSTRUCTIONS =
-  'Tools of one store, acting with one API key: the key\'s abilities decide which tools are listed. ' +
+  "Tools of one store, acting with one API key: the key's abilities decide which tools are listed. " +
   'Results are the JSON documents of the HTTP API (/api/v1/integrations). Prices and totals are integers in minor units (49000 = 490.00). ' +
   'External ids are yours and scoped to this key; categories and tags must exist before a product refers to them. ' +
   'Errors come back as tool errors carrying {code, message, field}. ' +
@@ -59,15 +66,20 @@ export function createMcpServer(ctx: McpRequestContext): Server {
   // Server rather than McpServer: the tool set depends on the caller, the input schemas are plain
   // JSON Schema and arguments are validated by the route functions into the contract's errors;
   // McpServer would validate with zod first and answer in its own error shape.
-  const server = new Server({ name: 'store-integration-api', version: '1.0.0' }, {
-    capabilities: { tools: {} },
-    instructions: INSTRUCTIONS,
-    jsonSchemaValidator: NO_ELICITATION,
-  });
+  const server = new Server(
+    { name: 'store-integration-api', version: '1.0.0' },
+    {
+      capabilities: { tools: {} },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: NO_ELICITATION,
+    },
+  );
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [...BOUND.values()].filter((b) => ctx.principal.abilities.includes(b.route.ability)).map(describe),
   }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => callTool(ctx, request.params.name, request.params.arguments ?? {}));
+  server.setRequestHandler(CallToolRequestSchema, (request) =>
+    callTool(ctx, request.params.name, request.params.arguments ?? {}),
+  );
   return server;
 }
 
@@ -111,7 +123,8 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
       pathParameters,
       query: request.query ?? {},
       body: request.body,
-      headers: request.idempotencyKey === undefined ? {} : { [IDEMPOTENCY_HEADER.toLowerCase()]: request.idempotencyKey },
+      headers:
+        request.idempotencyKey === undefined ? {} : { [IDEMPOTENCY_HEADER.toLowerCase()]: request.idempotencyKey },
       requestId: ctx.requestId,
       url: ctx.apiUrl + path,
       method: route.method,
@@ -123,7 +136,11 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
   } catch (err) {
     if (err instanceof DomainError) return toolResult(statusOf(err.code), errorBody(err), tool.fieldNames);
     log('error', 'unhandled error', { request_id: ctx.requestId, tool: name, ...errorFields(err) });
-    return toolResult(500, { code: 'internal_error', message: `Something went wrong on our side. Request id: ${ctx.requestId}.`, field: null });
+    return toolResult(500, {
+      code: 'internal_error',
+      message: `Something went wrong on our side. Request id: ${ctx.requestId}.`,
+      field: null,
+    });
   }
 }
 
@@ -141,7 +158,8 @@ export function dataResult(output: ResponseBody, doc: Record<string, unknown>): 
 
 /** The endpoint's document as the tool result; an error status makes it a tool error. */
 export function toolResult(status: number, body: unknown, fieldNames: Record<string, string> = {}): CallToolResult {
-  const doc = status >= 400 ? renameField(body as ReturnType<typeof errorBody>, { ...ARGUMENT_NAMES, ...fieldNames }) : body;
+  const doc =
+    status >= 400 ? renameField(body as ReturnType<typeof errorBody>, { ...ARGUMENT_NAMES, ...fieldNames }) : body;
   return {
     content: [{ type: 'text', text: JSON.stringify(doc) }],
     structuredContent: doc as Record<string, unknown>,

@@ -1,20 +1,20 @@
 import * as v from 'valibot';
-import type { KeyedOperation } from '../../shared/http/api-routes.ts';
-import { parse } from '../../shared/domain/validation.ts';
-import { ExternalIdSchema } from '../../shared/domain/external-id.ts';
-import { CURSOR, DEFAULT_LIMIT, PAGE_LIMIT, PAGE_NUMBER } from '../../shared/domain/pagination.ts';
-import { ProductPatchBody, ProductPutBody } from '../../shared/domain/product/product-write.ts';
-import { MAX_BATCH_ITEMS, ProductBatchBody } from '../../shared/domain/product/batch.ts';
-import { CategoryBody, TagBody } from '../../shared/domain/product/taxonomy.ts';
-import { PageBody } from '../../shared/domain/page/page-write.ts';
-import { ORDER_REFERENCE_PATTERN } from '../../shared/domain/order/rules.ts';
-import { ListProductsQuery } from '../products/routes/list-products.ts';
-import { ListPagesQuery } from '../content/routes/list-pages.ts';
-import { SETTABLE_STATUSES, StatusChangeBody } from '../orders/routes/set-order-status.ts';
+import type { KeyedOperation } from '#http/api-routes.ts';
+import { parse } from '#domain/validation.ts';
+import { ExternalIdSchema } from '#domain/external-id.ts';
+import { CURSOR, DEFAULT_LIMIT, PAGE_LIMIT, PAGE_NUMBER } from '#domain/pagination.ts';
+import { ProductPatchBody, ProductPutBody } from '#domain/product/product-write.ts';
+import { MAX_BATCH_ITEMS, ProductBatchBody } from '#domain/product/batch.ts';
+import { CategoryBody, TagBody } from '#domain/product/taxonomy.ts';
+import { PageBody } from '#domain/page/page-write.ts';
+import { ORDER_REFERENCE_PATTERN } from '#domain/order/rules.ts';
+import { ListProductsQuery } from '#functions/products/routes/list-products.ts';
+import { ListPagesQuery } from '#functions/content/routes/list-pages.ts';
+import { SETTABLE_STATUSES, StatusChangeBody } from '#functions/orders/routes/set-order-status.ts';
 import { IDEMPOTENCY_ARG, idempotencyKeyArg, pathSegment, rest, type Args } from './args.ts';
-import { inputSchemaOf, type JsonSchemaObject } from './input-schema.ts';
+import { inputSchemaOf } from './input-schema.ts';
 import { outputSchemaOf } from './output-schema.ts';
-import type { ResponseBody } from '../../shared/http/openapi/resources.ts';
+import type { ToolDefinition, ToolRequest, ToolSpec } from './tool-spec.ts';
 
 /**
  * The MCP tools (docs/contract.md#mcp), one per keyed operation of the route table — exhaustive, so an
@@ -25,59 +25,32 @@ import type { ResponseBody } from '../../shared/http/openapi/resources.ts';
  * request the endpoint gets — the raw arguments, so that the endpoint validates and fingerprints
  * exactly what an HTTP client would have sent.
  */
-export interface ToolRequest {
-  /** As API Gateway passes them: still URL-encoded. */
-  pathParameters?: Record<string, string>;
-  query?: Record<string, string>;
-  body?: Args;
-  /** Sent as the Idempotency-Key header. */
-  idempotencyKey?: string;
-}
+const described = <S extends v.GenericSchema>(schema: S, description: string) =>
+  v.pipe(schema, v.description(description));
 
-interface ToolSpec {
-  name: string;
-  title: string;
-  description: string;
-  /** The arguments other than `idempotency_key`. */
-  args: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
-  /** Takes a required `idempotency_key` argument, sent as the Idempotency-Key header. */
-  idempotent?: boolean;
-  request: (args: Args) => ToolRequest;
-  /** Route error fields that a tool caller knows under another name (`filter[name]` → `filter_name`). */
-  fieldNames?: Record<string, string>;
-  /** The endpoint's response document (its outputSchema and untrusted fields). */
-  output: ResponseBody;
-  /**
-   * Annotations beyond read-only (docs/mcp.md#annotations): `destructive` when a call may
-   * overwrite or irreversibly change what exists; `openWorld` when the result carries text that
-   * others wrote (not only what this call sent).
-   */
-  hints: { destructive: boolean; openWorld: boolean };
-  /** What the input schema shows when it can say more than the validating schema converts to (enums, typed items). */
-  shown?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
-}
-
-export interface ToolDefinition extends Omit<ToolSpec, 'request'> {
-  operation: KeyedOperation;
-  inputSchema: JsonSchemaObject;
-  outputSchema: ReturnType<typeof outputSchemaOf>;
-  /** Validates the arguments (422 naming the argument) and builds the endpoint's request. */
-  toRequest: (args: Args) => ToolRequest;
-}
-
-const described = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
-
-const externalId = (what: string) => described(ExternalIdSchema, `Your id for the ${what} (1-128 characters of A-Z a-z 0-9 . _ : -), scoped to this API key.`);
+const externalId = (what: string) =>
+  described(
+    ExternalIdSchema,
+    `Your id for the ${what} (1-128 characters of A-Z a-z 0-9 . _ : -), scoped to this API key.`,
+  );
 const limit = v.optional(described(PAGE_LIMIT, 'Page size.'), DEFAULT_LIMIT);
-const cursor = v.optional(described(CURSOR, 'Return records with an id greater than this (the previous next_cursor).'), 0);
+const cursor = v.optional(
+  described(CURSOR, 'Return records with an id greater than this (the previous next_cursor).'),
+  0,
+);
 const includeOffers = v.optional(described(v.boolean(), 'Add the variants (offers) to each product.'));
 
 /** A write by external id: `external_id` goes into the path, every other argument is the body. */
-const byExternalId = (args: Args): ToolRequest => ({ pathParameters: { external_id: pathSegment(String(args.external_id)) }, body: rest(args, ['external_id']) });
+const byExternalId = (args: Args): ToolRequest => ({
+  pathParameters: { external_id: pathSegment(String(args.external_id)) },
+  body: rest(args, ['external_id']),
+});
 
 /** Query parameters from arguments, leaving out the ones not given (the endpoint's defaults apply). */
 function query(entries: Record<string, unknown>): Record<string, string> {
-  return Object.fromEntries(Object.entries(entries).flatMap(([k, value]) => (value === undefined ? [] : [[k, String(value)]])));
+  return Object.fromEntries(
+    Object.entries(entries).flatMap(([k, value]) => (value === undefined ? [] : [[k, String(value)]])),
+  );
 }
 
 const orderReference = described(v.pipe(v.string(), v.regex(ORDER_REFERENCE_PATTERN)), 'The order reference.');
@@ -93,7 +66,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     output: 'ProductPage',
     hints: READ,
     title: 'List products',
-    description: 'Lists the store\'s products in ascending id order, 15 per page by default, optionally filtered. Returns the page envelope of GET /products (data, current_page, last_page, total, ...).',
+    description:
+      "Lists the store's products in ascending id order, 15 per page by default, optionally filtered. Returns the page envelope of GET /products (data, current_page, last_page, total, ...).",
     args: v.strictObject({
       page: v.optional(described(PAGE_NUMBER, 'Page number, starting at 1.'), 1),
       limit,
@@ -102,7 +76,13 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
       include_offers: includeOffers,
     }),
     request: (a) => ({
-      query: query({ page: a.page, limit: a.limit, 'filter[name]': a.filter_name, 'filter[sku]': a.filter_sku, include: a.include_offers ? 'offers' : undefined }),
+      query: query({
+        page: a.page,
+        limit: a.limit,
+        'filter[name]': a.filter_name,
+        'filter[sku]': a.filter_sku,
+        include: a.include_offers ? 'offers' : undefined,
+      }),
     }),
     fieldNames: { 'filter[name]': 'filter_name', 'filter[sku]': 'filter_sku', include: 'include_offers' },
   },
@@ -111,9 +91,13 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     output: 'ProductDocument',
     hints: READ,
     title: 'Get a product',
-    description: 'One product by its id in this store (the id from list_products, not an external id). Returns {data: Product}.',
+    description:
+      'One product by its id in this store (the id from list_products, not an external id). Returns {data: Product}.',
     args: v.strictObject({ id: integerId(), include_offers: includeOffers }),
-    request: (a) => ({ pathParameters: { id: String(a.id) }, query: query({ include: a.include_offers ? 'offers' : undefined }) }),
+    request: (a) => ({
+      pathParameters: { id: String(a.id) },
+      query: query({ include: a.include_offers ? 'offers' : undefined }),
+    }),
     fieldNames: { include: 'include_offers' },
   },
   getCatalogProduct: {
@@ -121,9 +105,13 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     output: 'MappedProductDocument',
     hints: READ,
     title: 'Get a product by your external id',
-    description: 'The product your external id addresses (the id you wrote it with), as upsert_product answers it. Returns {data: mapped product}; not found for an external id this key has not written.',
+    description:
+      'The product your external id addresses (the id you wrote it with), as upsert_product answers it. Returns {data: mapped product}; not found for an external id this key has not written.',
     args: v.strictObject({ external_id: externalId('product'), include_offers: includeOffers }),
-    request: (a) => ({ pathParameters: { external_id: pathSegment(String(a.external_id)) }, query: query({ include: a.include_offers ? 'offers' : undefined }) }),
+    request: (a) => ({
+      pathParameters: { external_id: pathSegment(String(a.external_id)) },
+      query: query({ include: a.include_offers ? 'offers' : undefined }),
+    }),
     fieldNames: { include: 'include_offers' },
   },
   upsertProduct: {
@@ -141,7 +129,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     output: 'MappedProductDocument',
     hints: { destructive: true, openWorld: true },
     title: 'Update a product',
-    description: 'Changes only the supplied fields of an existing product of this key (not found otherwise). Returns {data: mapped product}.',
+    description:
+      'Changes only the supplied fields of an existing product of this key (not found otherwise). Returns {data: mapped product}.',
     args: v.strictObject({ external_id: externalId('product'), ...ProductPatchBody.entries }),
     request: byExternalId,
   },
@@ -151,7 +140,7 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     hints: { destructive: true, openWorld: true },
     title: 'Create, replace or update many products',
     description:
-      'Writes 1-100 products in one call, each exactly as upsert_product (mode replace, the default) or update_product (mode patch) would. Returns {data: [{external_id, status, data, error}]} in the order of items; one item\'s error never fails the others.',
+      "Writes 1-100 products in one call, each exactly as upsert_product (mode replace, the default) or update_product (mode patch) would. Returns {data: [{external_id, status, data, error}]} in the order of items; one item's error never fails the others.",
     args: ProductBatchBody,
     // Each item is checked later by the single write's schema (one bad item fails only itself); the client still sees its fields.
     shown: v.strictObject({
@@ -159,7 +148,9 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
         v.array(v.strictObject({ external_id: externalId('product'), ...ProductPatchBody.entries })),
         v.minLength(1),
         v.maxLength(MAX_BATCH_ITEMS),
-        v.description(`1-${MAX_BATCH_ITEMS} products, each its external_id and the write fields; in mode replace name and price are required, as for upsert_product.`),
+        v.description(
+          `1-${MAX_BATCH_ITEMS} products, each its external_id and the write fields; in mode replace name and price are required, as for upsert_product.`,
+        ),
       ),
       mode: ProductBatchBody.entries.mode,
     }),
@@ -179,7 +170,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     output: 'TagDocument',
     hints: { destructive: true, openWorld: false },
     title: 'Create or rename a tag',
-    description: 'Creates the tag with this external id or changes its value. Status labels (paid, archived, published, ...) are refused. Returns {data: tag}.',
+    description:
+      'Creates the tag with this external id or changes its value. Status labels (paid, archived, published, ...) are refused. Returns {data: tag}.',
     args: v.strictObject({ external_id: externalId('tag'), ...TagBody.entries }),
     request: byExternalId,
   },
@@ -201,12 +193,14 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     name: 'set_order_status',
     output: 'OrderDocument',
     hints: { destructive: true, openWorld: true },
-    title: 'Change an order\'s status',
-    description:
-      `Moves an order to a new status. ${STATUS_MOVES} Returns {data: order}.`,
+    title: "Change an order's status",
+    description: `Moves an order to a new status. ${STATUS_MOVES} Returns {data: order}.`,
     args: v.strictObject({ reference: orderReference, status: StatusChangeBody.entries.status }),
     // The validating schema refuses paid with its own code (status_not_allowed) before the enum check, which JSON Schema cannot show.
-    shown: v.strictObject({ reference: orderReference, status: described(v.picklist(SETTABLE_STATUSES), `The new status. ${STATUS_MOVES}`) }),
+    shown: v.strictObject({
+      reference: orderReference,
+      status: described(v.picklist(SETTABLE_STATUSES), `The new status. ${STATUS_MOVES}`),
+    }),
     idempotent: true,
     request: (a) => ({ pathParameters: { reference: pathSegment(String(a.reference)) }, body: rest(a, ['reference']) }),
   },
@@ -219,7 +213,10 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
       'Lists pages and blog posts in ascending id order from a cursor, each as its live version unless version is draft (then the latest saved revision). Returns {data: [pages], next_cursor}.',
     args: v.strictObject({
       type: described(ListPagesQuery.entries.type, 'Only this type.'),
-      version: described(ListPagesQuery.entries.version, 'live (default): what the storefront shows; draft: the latest saved revision.'),
+      version: described(
+        ListPagesQuery.entries.version,
+        'live (default): what the storefront shows; draft: the latest saved revision.',
+      ),
       cursor,
       limit,
     }),
@@ -251,7 +248,8 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     output: 'PageDocument',
     hints: { destructive: false, openWorld: true },
     title: 'Unpublish a page',
-    description: 'Takes a published page offline (status unpublished); a draft cannot be unpublished. Returns {data: page}.',
+    description:
+      'Takes a published page offline (status unpublished); a draft cannot be unpublished. Returns {data: page}.',
     args: v.strictObject({ external_id: externalId('page') }),
     request: (a) => ({ pathParameters: { external_id: pathSegment(String(a.external_id)) } }),
   },
@@ -277,4 +275,6 @@ function define(operation: KeyedOperation, { request, ...spec }: ToolSpec): Tool
   };
 }
 
-export const TOOLS: readonly ToolDefinition[] = (Object.entries(SPECS) as [KeyedOperation, ToolSpec][]).map(([operation, spec]) => define(operation, spec));
+export const TOOLS: readonly ToolDefinition[] = (Object.entries(SPECS) as [KeyedOperation, ToolSpec][]).map(
+  ([operation, spec]) => define(operation, spec),
+);

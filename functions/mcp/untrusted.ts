@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ResponseBody } from '../../shared/http/openapi/resources.ts';
+import type { ResponseBody } from '#http/openapi/resources.ts';
 
 /**
  * Store data written by others — shoppers (an order's customer), other integrations and admins
@@ -10,7 +10,15 @@ import type { ResponseBody } from '../../shared/http/openapi/resources.ts';
  */
 export const UNTRUSTED_KEY = 'untrusted_fields';
 
-const PRODUCT = ['name', 'description', 'sku', 'thumbnail_url', 'offers[].sku', 'offers[].properties[].name', 'offers[].properties[].value'];
+const PRODUCT = [
+  'name',
+  'description',
+  'sku',
+  'thumbnail_url',
+  'offers[].sku',
+  'offers[].properties[].name',
+  'offers[].properties[].value',
+];
 const MAPPED_PRODUCT = [...PRODUCT, 'external_id', 'category_external_ids[]', 'tag_external_ids[]'];
 const ORDER = ['reference', 'customer.name', 'customer.email', 'customer.phone', 'items[].name', 'items[].sku'];
 const PAGE = ['external_id', 'title', 'slug', 'body'];
@@ -51,7 +59,11 @@ function mapPath(node: Json, steps: string[], wrap: (s: string) => string): Json
   const record = node as Record<string, Json>;
   if (!(key in record)) return node;
   const value = record[key];
-  const next = each ? (Array.isArray(value) ? value.map((el) => mapPath(el, rest, wrap)) : value) : mapPath(value, rest, wrap);
+  const next = each
+    ? Array.isArray(value)
+      ? value.map((el) => mapPath(el, rest, wrap))
+      : value
+    : mapPath(value, rest, wrap);
   return { ...record, [key]: next };
 }
 
@@ -70,7 +82,11 @@ export function untrustedText(doc: Json, paths: readonly string[]): string {
   const id = createHash('sha256').update(JSON.stringify(doc)).digest('hex').slice(0, 12);
   const open = `\u0001${id}o`;
   const close = `\u0001${id}c`;
-  const escaped = JSON.stringify(mapAt(doc, paths, (s) => `${open}${s}${close}`)).replace(/[<>]/g, (c) => (c === '<' ? '\\u003c' : '\\u003e'));
+  const escaped = JSON.stringify(mapAt(doc, paths, (s) => `${open}${s}${close}`)).replace(/[<>]/g, (c) =>
+    c === '<' ? '\\u003c' : '\\u003e',
+  );
   // JSON.stringify writes U+0001 as \u0001, which no data string can produce unescaped.
-  return escaped.replaceAll(JSON.stringify(open).slice(1, -1), `<${TAG}-${id}>`).replaceAll(JSON.stringify(close).slice(1, -1), `</${TAG}-${id}>`);
+  return escaped
+    .replaceAll(JSON.stringify(open).slice(1, -1), `<${TAG}-${id}>`)
+    .replaceAll(JSON.stringify(close).slice(1, -1), `</${TAG}-${id}>`);
 }

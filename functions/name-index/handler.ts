@@ -1,8 +1,8 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { coldStartTracker, withInvocationContext } from '../../shared/log-context.ts';
-import { isPendingNameWrite, pendingNameFromImage } from '../../shared/db/name-index-stream.ts';
-import { indexPendingNames } from '../../shared/db/name-index.repo.ts';
-import { errorFields, log } from '../../shared/log.ts';
+import { coldStartTracker, withInvocationContext } from '#shared/log-context.ts';
+import { isPendingNameWrite, pendingNameFromImage } from '#db/name-index-stream.ts';
+import { indexPendingNames } from '#db/name-index.repo.ts';
+import { errorFields, log } from '#shared/log.ts';
 
 /**
  * Name indexer (table stream → filter[name]'s trigram postings, see shared/db/name-index.repo.ts).
@@ -14,7 +14,13 @@ import { errorFields, log } from '../../shared/log.ts';
 const isColdStart = coldStartTracker();
 
 export function handler(event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> {
-  const fields = { request_id: context?.awsRequestId ?? null, function_name: context?.functionName ?? null, cold_start: isColdStart(), key_id: null, store_id: null };
+  const fields = {
+    request_id: context?.awsRequestId ?? null,
+    function_name: context?.functionName ?? null,
+    cold_start: isColdStart(),
+    key_id: null,
+    store_id: null,
+  };
   return withInvocationContext(fields, () => indexRecords(event));
 }
 
@@ -25,7 +31,10 @@ async function indexRecords(event: DynamoDBStreamEvent): Promise<DynamoDBBatchRe
     await indexPendingNames(records.map((r) => pendingNameFromImage(r.dynamodb!.NewImage!)));
     return { batchItemFailures: [] };
   } catch (err) {
-    log('error', 'name indexing failed', { sequence_number: records[0]!.dynamodb!.SequenceNumber, ...errorFields(err) });
+    log('error', 'name indexing failed', {
+      sequence_number: records[0]!.dynamodb!.SequenceNumber,
+      ...errorFields(err),
+    });
     return { batchItemFailures: [{ itemIdentifier: records[0]!.dynamodb!.SequenceNumber ?? '' }] };
   }
 }

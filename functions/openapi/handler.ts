@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import document from '../../docs/openapi.json' with { type: 'json' };
-import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
-import { DEFAULT_SERVER_URL } from '../../shared/http/openapi/defaults.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+import { DEFAULT_SERVER_URL } from '#http/openapi/defaults.ts';
 
 /**
  * GET {base}/openapi.json in AWS: the committed docs/openapi.json (bundled in; a test keeps it
@@ -16,7 +16,11 @@ const ALLOW = 'GET, HEAD';
 export async function handler(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
   const method = event.httpMethod.toUpperCase();
   if (method !== 'GET' && method !== 'HEAD') {
-    const body = JSON.stringify({ code: 'method_not_allowed', message: `${method} is not allowed here; use GET.`, field: null });
+    const body = JSON.stringify({
+      code: 'method_not_allowed',
+      message: `${method} is not allowed here; use GET.`,
+      field: null,
+    });
     return { statusCode: 405, headers: { 'Content-Type': 'application/json', Allow: ALLOW }, body };
   }
   const { domainName, stage } = event.requestContext;

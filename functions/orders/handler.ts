@@ -1,4 +1,4 @@
-import { createHttpHandler, type GroupOperations } from '../../shared/http/http-handler.ts';
+import { createHttpHandler, type GroupOperations } from '#http/http-handler.ts';
 import { listOrders } from './routes/list-orders.ts';
 import { setOrderStatus } from './routes/set-order-status.ts';
 import { listEvents } from './routes/list-events.ts';

@@ -1,4 +1,4 @@
-import { createHttpHandler, type GroupOperations } from '../../shared/http/http-handler.ts';
+import { createHttpHandler, type GroupOperations } from '#http/http-handler.ts';
 import { listProducts } from './routes/list-products.ts';
 import { getProduct } from './routes/get-product.ts';
 

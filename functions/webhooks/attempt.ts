@@ -1,12 +1,12 @@
-import { getKey } from '../../shared/db/key.repo.ts';
-import { getDelivery, updateDelivery } from '../../shared/db/delivery.repo.ts';
-import { getEndpoint } from '../../shared/db/endpoint.repo.ts';
-import { config } from '../../shared/config.ts';
-import { parseDeliveryMessage, type Delivery } from '../../shared/domain/webhook/delivery.ts';
-import { parseProbeMessage, type Endpoint } from '../../shared/domain/webhook/endpoint.ts';
-import { afterFailure, DUE_TOLERANCE_MS, maxReceiveCount } from '../../shared/domain/webhook/retry.ts';
-import { log } from '../../shared/log.ts';
-import { addInvocationContext } from '../../shared/log-context.ts';
+import { getKey } from '#db/key.repo.ts';
+import { getDelivery, updateDelivery } from '#db/delivery.repo.ts';
+import { getEndpoint } from '#db/endpoint.repo.ts';
+import { config } from '#shared/config.ts';
+import { parseDeliveryMessage, type Delivery } from '#domain/webhook/delivery.ts';
+import { parseProbeMessage, type Endpoint } from '#domain/webhook/endpoint.ts';
+import { afterFailure, DUE_TOLERANCE_MS, maxReceiveCount } from '#domain/webhook/retry.ts';
+import { log } from '#shared/log.ts';
+import { addInvocationContext } from '#shared/log-context.ts';
 import { recordDelivery } from './delivery-metrics.ts';
 import * as endpointHealth from './endpoint-health.ts';
 import { handleProbe } from './probe.ts';
@@ -53,7 +53,13 @@ export async function processMessage(m: ReceivedMessage): Promise<MessageOutcome
 
   const refusal = whyNotDeliverable(key, delivery.event_type);
   if (refusal !== null || !key?.webhook_url) {
-    await updateDelivery(keyId, eventId, round, { state: 'failed', attempted: false, last_error: refusal, next_attempt_at: null, now: new Date().toISOString() });
+    await updateDelivery(keyId, eventId, round, {
+      state: 'failed',
+      attempted: false,
+      last_error: refusal,
+      next_attempt_at: null,
+      now: new Date().toISOString(),
+    });
     log('warn', 'webhook not deliverable', { event_id: eventId, reason: refusal });
     recordDelivery('not_deliverable');
     return 'done';
@@ -67,16 +73,36 @@ export async function processMessage(m: ReceivedMessage): Promise<MessageOutcome
   return attempt(m, key as DeliverableKey, delivery, endpoint, nowMs);
 }
 
-async function attempt(m: ReceivedMessage, key: DeliverableKey, delivery: Delivery, endpoint: Endpoint, nowMs: number): Promise<MessageOutcome> {
+async function attempt(
+  m: ReceivedMessage,
+  key: DeliverableKey,
+  delivery: Delivery,
+  endpoint: Endpoint,
+  nowMs: number,
+): Promise<MessageOutcome> {
   const cfg = config();
   const { event_id: eventId, key_id: keyId, round } = delivery;
   const result = await sendAttempt(key, delivery, nowMs);
   const now = new Date().toISOString();
   const attemptNo = delivery.round_attempts + 1;
-  const logFields = { event_id: eventId, key_id: keyId, host: hostOf(key.webhook_url), attempt: attemptNo, status: result.status, ms: result.ms };
+  const logFields = {
+    event_id: eventId,
+    key_id: keyId,
+    host: hostOf(key.webhook_url),
+    attempt: attemptNo,
+    status: result.status,
+    ms: result.ms,
+  };
 
   if (isSuccess(result)) {
-    await updateDelivery(keyId, eventId, round, { state: 'delivered', attempted: true, last_status_code: result.status, last_error: null, next_attempt_at: null, now });
+    await updateDelivery(keyId, eventId, round, {
+      state: 'delivered',
+      attempted: true,
+      last_status_code: result.status,
+      last_error: null,
+      next_attempt_at: null,
+      now,
+    });
     await endpointHealth.afterSuccess(endpoint);
     log('info', 'webhook delivered', logFields);
     recordDelivery('delivered', result.ms);
@@ -117,7 +143,11 @@ async function attempt(m: ReceivedMessage, key: DeliverableKey, delivery: Delive
     next_attempt_at: nextAt,
     now,
   });
-  log('info', 'webhook attempt failed; retrying', { ...logFields, error: result.error, retry_in_s: decision.delaySeconds });
+  log('info', 'webhook attempt failed; retrying', {
+    ...logFields,
+    error: result.error,
+    retry_in_s: decision.delaySeconds,
+  });
   recordDelivery('retrying', result.ms);
   if (!updated) return 'done';
   return waitOnQueue(m, delivery, decision.delaySeconds, nextAt);

@@ -1,11 +1,12 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { getDelivery, updateDelivery } from '../../shared/db/delivery.repo.ts';
-import { parseDeliveryMessage } from '../../shared/domain/webhook/delivery.ts';
-import { errorFields, log } from '../../shared/log.ts';
-import { addInvocationContext, coldStartTracker, invocation, withInvocationContext } from '../../shared/log-context.ts';
+import { getDelivery, updateDelivery } from '#db/delivery.repo.ts';
+import { parseDeliveryMessage } from '#domain/webhook/delivery.ts';
+import { errorFields, log } from '#shared/log.ts';
+import { addInvocationContext, coldStartTracker, invocation, withInvocationContext } from '#shared/log-context.ts';
 import { recordDelivery } from './delivery-metrics.ts';
 
-export const DEAD_LETTER_ERROR = 'dead-lettered: the signer could not process this delivery (a platform error, see its logs); redeliver it once fixed';
+export const DEAD_LETTER_ERROR =
+  'dead-lettered: the signer could not process this delivery (a platform error, see its logs); redeliver it once fixed';
 
 /**
  * One dead-lettered message: the queue gave up on it after maxReceiveCount receives that never
@@ -18,17 +19,31 @@ async function recordDeadLetter(record: SQSRecord): Promise<void> {
   try {
     message = parseDeliveryMessage(record.body);
   } catch {
-    log('error', 'dead letter is not a delivery message; dropped', { message_id: record.messageId, bytes: record.body.length });
+    log('error', 'dead letter is not a delivery message; dropped', {
+      message_id: record.messageId,
+      bytes: record.body.length,
+    });
     return;
   }
   const { event_id: eventId, key_id: keyId, round } = message;
   const delivery = await getDelivery(keyId, eventId);
   if (!delivery || delivery.round !== round || delivery.state !== 'pending') {
-    log('info', 'dead letter of a finished delivery', { event_id: eventId, key_id: keyId, round, state: delivery?.state ?? null });
+    log('info', 'dead letter of a finished delivery', {
+      event_id: eventId,
+      key_id: keyId,
+      round,
+      state: delivery?.state ?? null,
+    });
     return;
   }
   const now = new Date().toISOString();
-  const updated = await updateDelivery(keyId, eventId, round, { state: 'failed', attempted: false, last_error: DEAD_LETTER_ERROR, next_attempt_at: null, now });
+  const updated = await updateDelivery(keyId, eventId, round, {
+    state: 'failed',
+    attempted: false,
+    last_error: DEAD_LETTER_ERROR,
+    next_attempt_at: null,
+    now,
+  });
   addInvocationContext({ key_id: keyId, store_id: delivery.store_id });
   log('error', 'webhook dead-lettered; marked failed', { event_id: eventId, round, recorded: updated !== undefined });
   recordDelivery('dead_lettered');
@@ -43,15 +58,19 @@ const isColdStart = coldStartTracker();
 export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   const cold = isColdStart();
   const failed = await Promise.all(
-    event.Records.map((record) => withInvocationContext(invocation(record, context, cold), async () => {
-      try {
-        await recordDeadLetter(record);
-        return null;
-      } catch (err) {
-        log('error', 'could not record a dead letter', { message_id: record.messageId, ...errorFields(err) });
-        return record.messageId;
-      }
-    })),
+    event.Records.map((record) =>
+      withInvocationContext(invocation(record, context, cold), async () => {
+        try {
+          await recordDeadLetter(record);
+          return null;
+        } catch (err) {
+          log('error', 'could not record a dead letter', { message_id: record.messageId, ...errorFields(err) });
+          return record.messageId;
+        }
+      }),
+    ),
   );
-  return { batchItemFailures: failed.filter((id): id is string => id !== null).map((itemIdentifier) => ({ itemIdentifier })) };
+  return {
+    batchItemFailures: failed.filter((id): id is string => id !== null).map((itemIdentifier) => ({ itemIdentifier })),
+  };
 }

@@ -1,4 +1,4 @@
-import { emitMetrics, MetricUnit } from '../../shared/metrics.ts';
+import { emitMetrics, MetricUnit } from '#shared/metrics.ts';
 
 /** What became of one delivery step: the `outcome` dimension of the Deliveries metric. */
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'not_deliverable' | 'dead_lettered' | 'parked';

@@ -1,12 +1,12 @@
-import { config } from '../../shared/config.ts';
-import { updateDelivery } from '../../shared/db/delivery.repo.ts';
-import { parkEndpoint, recordEndpointFailure, recordEndpointSuccess, scheduleProbe } from '../../shared/db/endpoint.repo.ts';
-import type { Delivery } from '../../shared/domain/webhook/delivery.ts';
-import { parkReason, shouldPark, type Endpoint } from '../../shared/domain/webhook/endpoint.ts';
-import { hopDelaySeconds } from '../../shared/domain/webhook/retry.ts';
-import { emitMetrics, MetricUnit } from '../../shared/metrics.ts';
-import { sendDeliveryMessage } from '../../shared/queue/sqs.ts';
-import { log } from '../../shared/log.ts';
+import { config } from '#shared/config.ts';
+import { updateDelivery } from '#db/delivery.repo.ts';
+import { parkEndpoint, recordEndpointFailure, recordEndpointSuccess, scheduleProbe } from '#db/endpoint.repo.ts';
+import type { Delivery } from '#domain/webhook/delivery.ts';
+import { parkReason, shouldPark, type Endpoint } from '#domain/webhook/endpoint.ts';
+import { hopDelaySeconds } from '#domain/webhook/retry.ts';
+import { emitMetrics, MetricUnit } from '#shared/metrics.ts';
+import { sendDeliveryMessage } from '#queue/sqs.ts';
+import { log } from '#shared/log.ts';
 import { publishOperationalEvent } from './operational-event.ts';
 import { recordDelivery } from './delivery-metrics.ts';
 import type { PostResult } from './post.ts';
@@ -53,7 +53,13 @@ export async function afterFailure(key: DeliverableKey, result: PostResult): Pro
   const now = new Date(nowMs).toISOString();
   const streak = await recordEndpointFailure(key.id, now, result.error);
   if (streak.state === 'parked') return true;
-  if (!shouldPark(streak, nowMs, { afterFailures: cfg.webhookParkAfterFailures, afterSeconds: cfg.webhookParkAfterSeconds })) return false;
+  if (
+    !shouldPark(streak, nowMs, {
+      afterFailures: cfg.webhookParkAfterFailures,
+      afterSeconds: cfg.webhookParkAfterSeconds,
+    })
+  )
+    return false;
   const reason = parkReason(streak, cfg.webhookParkAfterSeconds);
   const nextProbe = probeDueAt(nowMs);
   const parked = await parkEndpoint(key.id, now, reason, nextProbe);
@@ -62,7 +68,12 @@ export async function afterFailure(key: DeliverableKey, result: PostResult): Pro
   await sendProbe(key.id, nextProbe);
   emitMetrics({ reason: 'sustained_failures' }, [['EndpointsParked', MetricUnit.Count, 1]]);
   await publishOperationalEvent('webhook.endpoint_parked', {
-    key_id: key.id, store_id: key.store_id, host: hostOf(key.webhook_url), since: now, reason, next_probe_at: nextProbe,
+    key_id: key.id,
+    store_id: key.store_id,
+    host: hostOf(key.webhook_url),
+    since: now,
+    reason,
+    next_probe_at: nextProbe,
   });
   return true;
 }

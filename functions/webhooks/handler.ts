@@ -1,10 +1,10 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { config } from '../../shared/config.ts';
-import { platformErrorBackoffSeconds } from '../../shared/domain/webhook/retry.ts';
-import { setVisibility } from '../../shared/queue/sqs.ts';
-import { errorFields, log } from '../../shared/log.ts';
+import { config } from '#shared/config.ts';
+import { platformErrorBackoffSeconds } from '#domain/webhook/retry.ts';
+import { setVisibility } from '#queue/sqs.ts';
+import { errorFields, log } from '#shared/log.ts';
 import { processMessage } from './attempt.ts';
-import { coldStartTracker, invocation, withInvocationContext } from '../../shared/log-context.ts';
+import { coldStartTracker, invocation, withInvocationContext } from '#shared/log-context.ts';
 
 /**
  * An unexpected error (throttling, a bad deploy, an unreadable message) is not the receiver's
@@ -14,8 +14,15 @@ import { coldStartTracker, invocation, withInvocationContext } from '../../share
  */
 async function backOff(record: SQSRecord, receiveCount: number, err: unknown): Promise<void> {
   const seconds = platformErrorBackoffSeconds(receiveCount, config().webhookQueueWaitLimitSeconds);
-  log('error', 'webhook message failed; backing off', { message_id: record.messageId, receive_count: receiveCount, retry_in_s: seconds, ...errorFields(err) });
-  await setVisibility(record.receiptHandle, seconds).catch((e: unknown) => log('error', 'could not back off a webhook message', errorFields(e)));
+  log('error', 'webhook message failed; backing off', {
+    message_id: record.messageId,
+    receive_count: receiveCount,
+    retry_in_s: seconds,
+    ...errorFields(err),
+  });
+  await setVisibility(record.receiptHandle, seconds).catch((e: unknown) =>
+    log('error', 'could not back off a webhook message', errorFields(e)),
+  );
 }
 
 /**
@@ -31,16 +38,25 @@ const isColdStart = coldStartTracker();
 export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   const cold = isColdStart();
   const kept = await Promise.all(
-    event.Records.map((record) => withInvocationContext(invocation(record, context, cold), async () => {
-      const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
-      try {
-        const outcome = await processMessage({ messageId: record.messageId, receiptHandle: record.receiptHandle, body: record.body, receiveCount });
-        return outcome === 'keep' ? record.messageId : null;
-      } catch (err) {
-        await backOff(record, receiveCount, err);
-        return record.messageId;
-      }
-    })),
+    event.Records.map((record) =>
+      withInvocationContext(invocation(record, context, cold), async () => {
+        const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+        try {
+          const outcome = await processMessage({
+            messageId: record.messageId,
+            receiptHandle: record.receiptHandle,
+            body: record.body,
+            receiveCount,
+          });
+          return outcome === 'keep' ? record.messageId : null;
+        } catch (err) {
+          await backOff(record, receiveCount, err);
+          return record.messageId;
+        }
+      }),
+    ),
   );
-  return { batchItemFailures: kept.filter((id): id is string => id !== null).map((itemIdentifier) => ({ itemIdentifier })) };
+  return {
+    batchItemFailures: kept.filter((id): id is string => id !== null).map((itemIdentifier) => ({ itemIdentifier })),
+  };
 }

@@ -1,6 +1,6 @@
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { config } from '../../shared/config.ts';
-import { errorFields, log } from '../../shared/log.ts';
+import { config } from '#shared/config.ts';
+import { errorFields, log } from '#shared/log.ts';
 
 let client: SNSClient | undefined;
 

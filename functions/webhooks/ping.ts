@@ -1,10 +1,10 @@
-import type { KeyRecord } from '../../shared/db/key.repo.ts';
-import { config } from '../../shared/config.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
-import { newEventId } from '../../shared/domain/order/events.ts';
-import { eventBody, signingSecrets } from '../../shared/domain/webhook/delivery.ts';
-import { signedHeaders } from '../../shared/domain/webhook/signature.ts';
-import { decryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
+import type { KeyRecord } from '#domain/key/api-key.ts';
+import { config } from '#shared/config.ts';
+import { DomainError } from '#domain/errors.ts';
+import { newEventId } from '#domain/order/events.ts';
+import { eventBody, signingSecrets } from '#domain/webhook/delivery.ts';
+import { signedHeaders } from '#domain/webhook/signature.ts';
+import { decryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import { postWebhook } from './post.ts';
 
 export const WEBHOOK_PING = 'webhook.ping';
@@ -20,13 +20,24 @@ export const WEBHOOK_PING = 'webhook.ping';
  */
 export async function pingWebhook(key: KeyRecord, now = new Date()) {
   if (key.status !== 'active') throw new DomainError('invalid_transition', `key ${key.id} is revoked`, 'id');
-  if (!key.webhook_url) throw new DomainError('validation_failed', `key ${key.id} has no webhook URL (set one with keys set-webhook)`, 'id');
+  if (!key.webhook_url)
+    throw new DomainError(
+      'validation_failed',
+      `key ${key.id} has no webhook URL (set one with keys set-webhook)`,
+      'id',
+    );
   const eventId = newEventId();
   const timestamp = now.toISOString();
-  const body = eventBody({ type: WEBHOOK_PING, timestamp, data: { key_id: key.id, store_id: key.store_id, events: key.events } });
+  const body = eventBody({
+    type: WEBHOOK_PING,
+    timestamp,
+    data: { key_id: key.id, store_id: key.store_id, events: key.events },
+  });
   const secrets = await Promise.all(signingSecrets(key, now).map(decryptWebhookSecret));
   const headers = signedHeaders(secrets, eventId, Math.floor(now.getTime() / 1000), body);
-  const result = await postWebhook(key.webhook_url, { ...headers }, body, { allowLoopback: config().allowPrivateWebhooks });
+  const result = await postWebhook(key.webhook_url, { ...headers }, body, {
+    allowLoopback: config().allowPrivateWebhooks,
+  });
   return {
     event_id: eventId,
     type: WEBHOOK_PING,

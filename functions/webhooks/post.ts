@@ -2,9 +2,9 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { checkWebhookUrl } from '../../shared/domain/key/webhook-url.ts';
-import { isAllowedWebhookAddress, refusedAddressReason } from '../../shared/domain/webhook/address-policy.ts';
-import { parseRetryAfter } from '../../shared/domain/webhook/retry.ts';
+import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
+import { isAllowedWebhookAddress, refusedAddressReason } from '#domain/webhook/address-policy.ts';
+import { parseRetryAfter } from '#domain/webhook/retry.ts';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 /**
@@ -35,16 +35,21 @@ class RefusedAddress extends Error {
  */
 export function pinnedLookup(allowLoopback: boolean): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { family: options.family, hints: options.hints, all: true }, (err, addresses: LookupAddress[]) => {
-      if (err) return callback(err, '', 0);
-      const refused = addresses.find((a) => !isAllowedWebhookAddress(a.address, allowLoopback));
-      if (refused || addresses.length === 0) {
-        return callback(new RefusedAddress(refusedAddressReason(hostname, refused?.address ?? 'nothing')), '', 0);
-      }
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-      const first = addresses[0] as LookupAddress;
-      callback(null, first.address, first.family);
-    });
+    dnsLookup(
+      hostname,
+      { family: options.family, hints: options.hints, all: true },
+      (err, addresses: LookupAddress[]) => {
+        if (err) return callback(err, '', 0);
+        const refused = addresses.find((a) => !isAllowedWebhookAddress(a.address, allowLoopback));
+        if (refused || addresses.length === 0) {
+          return callback(new RefusedAddress(refusedAddressReason(hostname, refused?.address ?? 'nothing')), '', 0);
+        }
+        if ((options as { all?: boolean }).all)
+          return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+        const first = addresses[0] as LookupAddress;
+        callback(null, first.address, first.family);
+      },
+    );
   };
 }
 
@@ -84,7 +89,8 @@ export async function postWebhook(
   if (!checked.ok) return done(null, `refused: ${checked.reason}`);
   const url = new URL(checked.url);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) && !isAllowedWebhookAddress(host, options.allowLoopback)) return done(null, refusedAddressReason(host, host));
+  if (isIP(host) && !isAllowedWebhookAddress(host, options.allowLoopback))
+    return done(null, refusedAddressReason(host, host));
 
   const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
   const signal = AbortSignal.timeout(timeoutMs);
@@ -116,7 +122,8 @@ export async function postWebhook(
         const status = res.statusCode ?? 0;
         res.on('data', () => undefined);
         res.on('end', () => {
-          const retryAfter = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], Date.now()) : undefined;
+          const retryAfter =
+            status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], Date.now()) : undefined;
           resolve(done(status, status >= 200 && status < 300 ? null : `HTTP ${status}`, retryAfter));
         });
         res.on('error', (err) => resolve(done(null, describeFailure(err, timedOut()))));
@@ -126,7 +133,10 @@ export async function postWebhook(
     );
     req.on('error', (err) => resolve(done(null, describeFailure(err, timedOut()))));
     // The socket exists before the lookup; 'connect' (or 'secureConnect' follows it) ends the wait.
-    const connectTimer = setTimeout(() => req.destroy(new ConnectTimeout()), options.connectTimeoutMs ?? WEBHOOK_CONNECT_TIMEOUT_MS);
+    const connectTimer = setTimeout(
+      () => req.destroy(new ConnectTimeout()),
+      options.connectTimeoutMs ?? WEBHOOK_CONNECT_TIMEOUT_MS,
+    );
     req.on('socket', (socket) => {
       if (!socket.connecting) return clearTimeout(connectTimer);
       socket.once('connect', () => clearTimeout(connectTimer));

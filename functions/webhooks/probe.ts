@@ -1,12 +1,12 @@
-import { config } from '../../shared/config.ts';
-import { getKey } from '../../shared/db/key.repo.ts';
-import { getDelivery, listParkedDeliveries, updateDelivery } from '../../shared/db/delivery.repo.ts';
-import { claimProbe, getEndpoint, resumeEndpoint, scheduleProbe } from '../../shared/db/endpoint.repo.ts';
-import type { ProbeMessage } from '../../shared/domain/webhook/endpoint.ts';
-import { DUE_TOLERANCE_MS, hopDelaySeconds } from '../../shared/domain/webhook/retry.ts';
-import { sendDeliveryMessage } from '../../shared/queue/sqs.ts';
-import { log } from '../../shared/log.ts';
-import { addInvocationContext } from '../../shared/log-context.ts';
+import { config } from '#shared/config.ts';
+import { getKey } from '#db/key.repo.ts';
+import { getDelivery, listParkedDeliveries, updateDelivery } from '#db/delivery.repo.ts';
+import { claimProbe, getEndpoint, resumeEndpoint, scheduleProbe } from '#db/endpoint.repo.ts';
+import type { ProbeMessage } from '#domain/webhook/endpoint.ts';
+import { DUE_TOLERANCE_MS, hopDelaySeconds } from '#domain/webhook/retry.ts';
+import { sendDeliveryMessage } from '#queue/sqs.ts';
+import { log } from '#shared/log.ts';
+import { addInvocationContext } from '#shared/log-context.ts';
 import type { MessageOutcome } from './attempt.ts';
 import { recordDelivery } from './delivery-metrics.ts';
 import { parkDelivery, probeFailed, sendProbe } from './endpoint-health.ts';
@@ -49,7 +49,13 @@ async function drain(keyId: number, startedMs: number): Promise<void> {
     // Nothing can be delivered any more (revoked, no URL): the backlog fails with the reason, as
     // its messages would have, and the endpoint is active again for whatever URL comes next.
     for (const d of await listParkedDeliveries(keyId)) {
-      await updateDelivery(keyId, d.event_id, d.round, { state: 'failed', attempted: false, last_error: refusal, next_attempt_at: null, now: iso(Date.now()) });
+      await updateDelivery(keyId, d.event_id, d.round, {
+        state: 'failed',
+        attempted: false,
+        last_error: refusal,
+        next_attempt_at: null,
+        now: iso(Date.now()),
+      });
     }
     await resumeEndpoint(keyId, iso(Date.now()));
     return;
@@ -73,10 +79,21 @@ async function drain(keyId: number, startedMs: number): Promise<void> {
       if (!isSuccess(result)) {
         await parkDelivery(d, result);
         await probeFailed(keyId, result);
-        log('info', delivered ? 'webhook endpoint failed again while draining; parked on' : 'webhook probe failed; parked on', { key_id: keyId, event_id: d.event_id, error: result.error, delivered });
+        log(
+          'info',
+          delivered ? 'webhook endpoint failed again while draining; parked on' : 'webhook probe failed; parked on',
+          { key_id: keyId, event_id: d.event_id, error: result.error, delivered },
+        );
         return;
       }
-      await updateDelivery(keyId, d.event_id, d.round, { state: 'delivered', attempted: true, last_status_code: result.status, last_error: null, next_attempt_at: null, now: iso(Date.now()) });
+      await updateDelivery(keyId, d.event_id, d.round, {
+        state: 'delivered',
+        attempted: true,
+        last_status_code: result.status,
+        last_error: null,
+        next_attempt_at: null,
+        now: iso(Date.now()),
+      });
       recordDelivery('delivered', result.ms);
       delivered += 1;
     }
@@ -84,7 +101,12 @@ async function drain(keyId: number, startedMs: number): Promise<void> {
   await resumeEndpoint(keyId, iso(Date.now()));
   // Parked between the last look and the resume: queued like any new delivery, none is left behind.
   for (const d of await listParkedDeliveries(keyId)) {
-    const requeued = await updateDelivery(keyId, d.event_id, d.round, { state: 'pending', attempted: false, next_attempt_at: iso(Date.now()), now: iso(Date.now()) });
+    const requeued = await updateDelivery(keyId, d.event_id, d.round, {
+      state: 'pending',
+      attempted: false,
+      next_attempt_at: iso(Date.now()),
+      now: iso(Date.now()),
+    });
     if (requeued) await sendDeliveryMessage({ event_id: d.event_id, key_id: keyId, round: d.round });
   }
   log('info', 'webhook endpoint resumed', { key_id: keyId, delivered });

@@ -1,7 +1,7 @@
-import { config } from '../../shared/config.ts';
-import type { DeliveryMessage } from '../../shared/domain/webhook/delivery.ts';
-import { hopDelaySeconds, queueWait } from '../../shared/domain/webhook/retry.ts';
-import { sendDeliveryMessage, setVisibility } from '../../shared/queue/sqs.ts';
+import { config } from '#shared/config.ts';
+import type { DeliveryMessage } from '#domain/webhook/delivery.ts';
+import { hopDelaySeconds, queueWait } from '#domain/webhook/retry.ts';
+import { sendDeliveryMessage, setVisibility } from '#queue/sqs.ts';
 import type { MessageOutcome, ReceivedMessage } from './attempt.ts';
 
 const plain = (m: DeliveryMessage): DeliveryMessage => ({ event_id: m.event_id, key_id: m.key_id, round: m.round });
@@ -11,7 +11,12 @@ const plain = (m: DeliveryMessage): DeliveryMessage => ({ event_id: m.event_id, 
  * visibility (`keep`); a long one goes to a delayed copy carrying the due time, and the received
  * message is finished (`done`, deleted): a delayed message is not in flight.
  */
-export async function waitOnQueue(m: ReceivedMessage, message: DeliveryMessage, seconds: number, dueAt: string): Promise<MessageOutcome> {
+export async function waitOnQueue(
+  m: ReceivedMessage,
+  message: DeliveryMessage,
+  seconds: number,
+  dueAt: string,
+): Promise<MessageOutcome> {
   const wait = queueWait(seconds, config().webhookQueueWaitLimitSeconds);
   if (wait.via === 'visibility') {
     await setVisibility(m.receiptHandle, wait.seconds);

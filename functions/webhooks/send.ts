@@ -1,10 +1,10 @@
-import type { KeyRecord } from '../../shared/db/key.repo.ts';
-import { config } from '../../shared/config.ts';
-import { signingSecrets, type Delivery } from '../../shared/domain/webhook/delivery.ts';
-import { signedHeaders } from '../../shared/domain/webhook/signature.ts';
-import { decryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
+import type { KeyRecord } from '#domain/key/api-key.ts';
+import { config } from '#shared/config.ts';
+import { signingSecrets, type Delivery } from '#domain/webhook/delivery.ts';
+import { signedHeaders } from '#domain/webhook/signature.ts';
+import { decryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import { postWebhook, type PostResult } from './post.ts';
-import { abilityFor } from '../../shared/domain/event/event.ts';
+import { abilityFor } from '#domain/event/event.ts';
 
 const READS = ['orders:read', 'catalog:read', 'content:read'] as const;
 
@@ -31,7 +31,12 @@ export async function sendAttempt(key: DeliverableKey, delivery: Delivery, nowMs
   const secrets = await Promise.all(signingSecrets(key, new Date(nowMs)).map(decryptWebhookSecret));
   const headers = signedHeaders(secrets, delivery.event_id, Math.floor(nowMs / 1000), delivery.body);
   const sequence = sequenceInBody(delivery.body);
-  return postWebhook(key.webhook_url, { ...headers, ...(sequence === undefined ? {} : { 'webhook-sequence': String(sequence) }) }, delivery.body, { allowLoopback: cfg.allowPrivateWebhooks, timeoutMs: cfg.webhookResponseTimeoutMs });
+  return postWebhook(
+    key.webhook_url,
+    { ...headers, ...(sequence === undefined ? {} : { 'webhook-sequence': String(sequence) }) },
+    delivery.body,
+    { allowLoopback: cfg.allowPrivateWebhooks, timeoutMs: cfg.webhookResponseTimeoutMs },
+  );
 }
 
 /** The event's number in its store's log, which the body carries (deliveries made before numbering have none). */

@@ -4,5 +4,7 @@
  * imports dayjs: a function that starts to must drop this alias first.
  */
 export default function dayjsNotBundled(): never {
-  throw new Error('dayjs is not bundled (infra/bundling.ts): only launder requires it, for helpers sanitize-html never calls');
+  throw new Error(
+    'dayjs is not bundled (infra/bundling.ts): only launder requires it, for helpers sanitize-html never calls',
+  );
 }

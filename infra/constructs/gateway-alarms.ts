@@ -36,15 +36,26 @@ export class GatewayAlarms extends Construct {
     const clientErrors = props.api.metricClientError({ period: FIVE_MINUTES, statistic: 'Sum' });
     new cloudwatch.Alarm(this, 'TenantApi4xxRate', {
       alarmDescription: `Tenant: ${CLIENT_ERROR_RATE * 100}% or more of API requests answered 4xx for 15 minutes (at least 100 requests a period); the access log's key_id says whose`,
-      metric: new cloudwatch.MathExpression({ expression: 'IF(requests >= 100, errors / requests, 0)', usingMetrics: { requests, errors: clientErrors }, period: FIVE_MINUTES, label: '4xx rate' }),
+      metric: new cloudwatch.MathExpression({
+        expression: 'IF(requests >= 100, errors / requests, 0)',
+        usingMetrics: { requests, errors: clientErrors },
+        period: FIVE_MINUTES,
+        label: '4xx rate',
+      }),
       threshold: CLIENT_ERROR_RATE,
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     new cloudwatch.Alarm(this, 'StageThrottled', {
-      alarmDescription: 'Platform: the stage throttle every tenant shares refused requests (429 THROTTLED); raise plannedKeys or find the flood (docs/deploy.md, Capacity)',
-      metric: new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName: GATEWAY_METRICS.stageThrottled, period: FIVE_MINUTES, statistic: 'Sum' }),
+      alarmDescription:
+        'Platform: the stage throttle every tenant shares refused requests (429 THROTTLED); raise plannedKeys or find the flood (docs/deploy.md, Capacity)',
+      metric: new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: GATEWAY_METRICS.stageThrottled,
+        period: FIVE_MINUTES,
+        statistic: 'Sum',
+      }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

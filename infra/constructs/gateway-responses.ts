@@ -1,7 +1,8 @@
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
-import { gatewayResponseTable } from '../../shared/http/gateway-responses.ts';
+import { gatewayResponseTable } from '#http/gateway-responses.ts';
 
-const quoted = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, `'${v}'`]));
+const quoted = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, `'${v}'`]));
 
 /**
  * Keeps API Gateway's own errors (before or instead of a Lambda) in the contract's JSON shape,

@@ -3,7 +3,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
-import { NAME_PENDING_STREAM_FILTER } from '../../shared/db/name-index-stream.ts';
+import { NAME_PENDING_STREAM_FILTER } from '#db/name-index-stream.ts';
 import { ServiceFunction } from './service-function.ts';
 
 /**

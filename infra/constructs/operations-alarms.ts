@@ -4,7 +4,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { TABLE } from '../../shared/db/table.ts';
+import { TABLE } from '#db/table.ts';
 import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '../metric-names.ts';
 import type { WebhookQueues } from './webhook-queues.ts';
 
@@ -31,7 +31,14 @@ export const IN_FLIGHT_THRESHOLD = 60_000;
 export class OperationsAlarms extends Construct {
   constructor(scope: Construct, id: string, props: OperationsAlarmsProps) {
     super(scope, id);
-    const alarm = (name: string, description: string, metric: cloudwatch.IMetric, threshold: number, evaluationPeriods = 1, datapointsToAlarm?: number) =>
+    const alarm = (
+      name: string,
+      description: string,
+      metric: cloudwatch.IMetric,
+      threshold: number,
+      evaluationPeriods = 1,
+      datapointsToAlarm?: number,
+    ) =>
       new cloudwatch.Alarm(this, name, {
         alarmDescription: description,
         metric,
@@ -48,17 +55,38 @@ export class OperationsAlarms extends Construct {
     alarm(
       'Api5xxRate',
       'Platform: more than 2% of API requests answered 5xx (two of three 5-minute periods, at least 20 requests)',
-      new cloudwatch.MathExpression({ expression: 'IF(requests >= 20, errors / requests, 0)', usingMetrics: { requests, errors }, period: FIVE_MINUTES, label: '5xx rate' }),
+      new cloudwatch.MathExpression({
+        expression: 'IF(requests >= 20, errors / requests, 0)',
+        usingMetrics: { requests, errors },
+        period: FIVE_MINUTES,
+        label: '5xx rate',
+      }),
       0.02,
       3,
       2,
     );
-    alarm('ApiLatencyP99', 'Platform: API p99 latency at or above 2.5 s for 15 minutes', props.api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }), 2500, 3);
+    alarm(
+      'ApiLatencyP99',
+      'Platform: API p99 latency at or above 2.5 s for 15 minutes',
+      props.api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }),
+      2500,
+      3,
+    );
 
     // ---- Lambda: errors and throttles, authorizer first ----
     for (const { name, fn } of props.functions) {
-      alarm(`${name}Errors`, `Platform: ${name} function errors (5 or more in 5 minutes)`, fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), 5);
-      alarm(`${name}Throttles`, `Platform: ${name} function throttled (reserved or account concurrency spent)`, fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }), 1);
+      alarm(
+        `${name}Errors`,
+        `Platform: ${name} function errors (5 or more in 5 minutes)`,
+        fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        5,
+      );
+      alarm(
+        `${name}Throttles`,
+        `Platform: ${name} function throttled (reserved or account concurrency spent)`,
+        fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        1,
+      );
     }
 
     // ---- DynamoDB throttles, table and gsi1 ----
@@ -66,7 +94,9 @@ export class OperationsAlarms extends Construct {
       new cloudwatch.Metric({
         namespace: 'AWS/DynamoDB',
         metricName,
-        dimensionsMap: index ? { TableName: props.table.tableName, GlobalSecondaryIndexName: index } : { TableName: props.table.tableName },
+        dimensionsMap: index
+          ? { TableName: props.table.tableName, GlobalSecondaryIndexName: index }
+          : { TableName: props.table.tableName },
         period: FIVE_MINUTES,
         statistic: 'Sum',
       });
@@ -75,7 +105,12 @@ export class OperationsAlarms extends Construct {
       'Platform: DynamoDB throttled 10 or more reads/writes in 5 minutes (hot partition or on-demand ramp-up)',
       new cloudwatch.MathExpression({
         expression: 'r + w + ir + iw',
-        usingMetrics: { r: throttle('ReadThrottleEvents'), w: throttle('WriteThrottleEvents'), ir: throttle('ReadThrottleEvents', TABLE.gsi1.indexName), iw: throttle('WriteThrottleEvents', TABLE.gsi1.indexName) },
+        usingMetrics: {
+          r: throttle('ReadThrottleEvents'),
+          w: throttle('WriteThrottleEvents'),
+          ir: throttle('ReadThrottleEvents', TABLE.gsi1.indexName),
+          iw: throttle('WriteThrottleEvents', TABLE.gsi1.indexName),
+        },
         period: FIVE_MINUTES,
         label: 'throttle events',
       }),

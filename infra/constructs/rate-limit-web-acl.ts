@@ -1,7 +1,7 @@
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { GATEWAY_RESPONSES, INVALID_TOKEN_CHALLENGE } from '../../shared/http/gateway-responses.ts';
+import { GATEWAY_RESPONSES, INVALID_TOKEN_CHALLENGE } from '#http/gateway-responses.ts';
 
 export interface RateLimitWebAclProps {
   stage: apigw.Stage;
@@ -30,7 +30,11 @@ export const TOO_LARGE_CONTENT_LENGTH = '^0*([1-9][0-9]{7,}|[4-9][0-9]{6})$';
  * Sampled requests are off on every rule and on the ACL: a sample shows the request's headers,
  * bearer tokens included, to anyone who may read the web ACL in the console.
  */
-const visibility = (metricName: string) => ({ cloudWatchMetricsEnabled: true, sampledRequestsEnabled: false, metricName });
+const visibility = (metricName: string) => ({
+  cloudWatchMetricsEnabled: true,
+  sampledRequestsEnabled: false,
+  metricName,
+});
 const none = [{ priority: 0, type: 'NONE' }];
 // singleHeader is untyped in CDK and passed through as written: CloudFormation's casing.
 const authorization = { singleHeader: { Name: 'authorization' } };
@@ -53,17 +57,32 @@ export class RateLimitWebAcl extends Construct {
     // CloudFormation refuses an empty ResponseHeaders list: absent when there are none.
     const block = (responseCode: number, customResponseBodyKey: string, headers: Record<string, string>) => {
       const responseHeaders = Object.entries(headers).map(([name, value]) => ({ name, value }));
-      return { block: { customResponse: { responseCode, customResponseBodyKey, ...(responseHeaders.length ? { responseHeaders } : {}) } } };
+      return {
+        block: {
+          customResponse: {
+            responseCode,
+            customResponseBodyKey,
+            ...(responseHeaders.length ? { responseHeaders } : {}),
+          },
+        },
+      };
     };
     const throttled = block(429, 'throttled', { 'Retry-After': '60' });
-    const rule = (name: string, priority: number, action: object, statement: wafv2.CfnWebACL.StatementProperty): wafv2.CfnWebACL.RuleProperty => ({
+    const rule = (
+      name: string,
+      priority: number,
+      action: object,
+      statement: wafv2.CfnWebACL.StatementProperty,
+    ): wafv2.CfnWebACL.RuleProperty => ({
       name,
       priority,
       action,
       statement,
       visibilityConfig: visibility(name),
     });
-    const rate = (limit: number, key: Partial<wafv2.CfnWebACL.RateBasedStatementProperty>) => ({ rateBasedStatement: { limit, evaluationWindowSec: 60, ...key } as wafv2.CfnWebACL.RateBasedStatementProperty });
+    const rate = (limit: number, key: Partial<wafv2.CfnWebACL.RateBasedStatementProperty>) => ({
+      rateBasedStatement: { limit, evaluationWindowSec: 60, ...key } as wafv2.CfnWebACL.RateBasedStatementProperty,
+    });
     const body = (value: object) => ({ contentType: 'APPLICATION_JSON', content: JSON.stringify(value) });
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
@@ -75,27 +94,59 @@ export class RateLimitWebAcl extends Construct {
         tooLarge: body(GATEWAY_RESPONSES.tooLarge),
       },
       rules: [
-        rule('MalformedAuthorization', 0, block(401, 'unauthenticated', { 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE }), {
-          andStatement: {
-            statements: [
-              // Present and not empty: a missing header matches no statement, so NOT alone would catch it too.
-              { sizeConstraintStatement: { fieldToMatch: authorization, comparisonOperator: 'GT', size: 0, textTransformations: none } },
-              { notStatement: { statement: { regexMatchStatement: { fieldToMatch: authorization, regexString: WELL_FORMED_AUTHORIZATION, textTransformations: none } } } },
-            ],
+        rule(
+          'MalformedAuthorization',
+          0,
+          block(401, 'unauthenticated', { 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE }),
+          {
+            andStatement: {
+              statements: [
+                // Present and not empty: a missing header matches no statement, so NOT alone would catch it too.
+                {
+                  sizeConstraintStatement: {
+                    fieldToMatch: authorization,
+                    comparisonOperator: 'GT',
+                    size: 0,
+                    textTransformations: none,
+                  },
+                },
+                {
+                  notStatement: {
+                    statement: {
+                      regexMatchStatement: {
+                        fieldToMatch: authorization,
+                        regexString: WELL_FORMED_AUTHORIZATION,
+                        textTransformations: none,
+                      },
+                    },
+                  },
+                },
+              ],
+            },
           },
-        }),
+        ),
         rule('BodyTooLarge', 1, block(413, 'tooLarge', {}), {
-          regexMatchStatement: { fieldToMatch: { singleHeader: { Name: 'content-length' } }, regexString: TOO_LARGE_CONTENT_LENGTH, textTransformations: none },
+          regexMatchStatement: {
+            fieldToMatch: { singleHeader: { Name: 'content-length' } },
+            regexString: TOO_LARGE_CONTENT_LENGTH,
+            textTransformations: none,
+          },
         }),
         rule('PerIp', 2, throttled, rate(props.perIpPerMinute, { aggregateKeyType: 'IP' })),
         rule(
           'PerAuthorizationHeader',
           3,
           throttled,
-          rate(props.perAuthorizationPerMinute, { aggregateKeyType: 'CUSTOM_KEYS', customKeys: [{ header: { name: 'authorization', textTransformations: none } }] }),
+          rate(props.perAuthorizationPerMinute, {
+            aggregateKeyType: 'CUSTOM_KEYS',
+            customKeys: [{ header: { name: 'authorization', textTransformations: none } }],
+          }),
         ),
       ],
     });
-    new wafv2.CfnWebACLAssociation(this, 'StageAssociation', { resourceArn: props.stage.stageArn, webAclArn: this.webAcl.attrArn });
+    new wafv2.CfnWebACLAssociation(this, 'StageAssociation', {
+      resourceArn: props.stage.stageArn,
+      webAclArn: this.webAcl.attrArn,
+    });
   }
 }

@@ -6,8 +6,8 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
-import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../../shared/config.ts';
-import { OUTBOX_STREAM_FILTER } from '../../shared/db/outbox-stream-filter.ts';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '#shared/config.ts';
+import { OUTBOX_STREAM_FILTER } from '#db/outbox-stream-filter.ts';
 import { SIGNER_TIMEOUT } from '../webhook-settings.ts';
 import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '../metric-names.ts';
 import { ServiceFunction } from './service-function.ts';
@@ -112,7 +112,8 @@ export class WebhookPipeline extends Construct {
 
     // The alarm topic gets it (AlarmTopic.connectAlarms); the operational event says which key.
     this.endpointsParkedAlarm = new cloudwatch.Alarm(this, 'TenantEndpointsParked', {
-      alarmDescription: 'Tenant: a webhook endpoint was parked in the last 5 minutes (its deliveries wait; see `webhooks endpoints` and the webhook.endpoint_parked event)',
+      alarmDescription:
+        'Tenant: a webhook endpoint was parked in the last 5 minutes (its deliveries wait; see `webhooks endpoints` and the webhook.endpoint_parked event)',
       metric: new cloudwatch.Metric({
         namespace: METRICS_NAMESPACE,
         metricName: WEBHOOK_METRICS.endpointsParked,

@@ -1,7 +1,7 @@
-import { readEventLog } from '../db/event-log.repo.ts';
-import { DomainError } from '../domain/errors.ts';
-import { canSee, causedBy, eventView, type EventView } from '../domain/event/event.ts';
-import type { Principal } from '../domain/principal.ts';
+import { readEventLog } from '#db/event-log.repo.ts';
+import { DomainError } from '#domain/errors.ts';
+import { canSee, causedBy, eventView, type EventView } from '#domain/event/event.ts';
+import type { Principal } from '#domain/principal.ts';
 
 export interface EventListDocument {
   data: EventView[];
@@ -27,9 +27,19 @@ export async function listEvents(
   let after = params.cursor ?? 0;
   let more = true;
   for (let query = 0; query < MAX_QUERIES && more && data.length < params.limit; query++) {
-    const page = await readEventLog(principal.storeId, after, params.limit - data.length, nowSeconds, query === 0 && params.cursor !== undefined);
+    const page = await readEventLog(
+      principal.storeId,
+      after,
+      params.limit - data.length,
+      nowSeconds,
+      query === 0 && params.cursor !== undefined,
+    );
     if (query === 0 && params.cursor !== undefined && page.expired) {
-      throw new DomainError('cursor_expired', `Events after ${params.cursor} are no longer kept (30 days); re-sync and start again without a cursor.`, 'cursor');
+      throw new DomainError(
+        'cursor_expired',
+        `Events after ${params.cursor} are no longer kept (30 days); re-sync and start again without a cursor.`,
+        'cursor',
+      );
     }
     for (const e of page.events) {
       after = e.sequence;

@@ -1,13 +1,13 @@
-import { insertOrder, listOrdersAfter, listOrdersUpdatedSince, readOrderByReference } from '../db/order.repo.ts';
-import { commitOrderChange } from '../db/order-change.repo.ts';
-import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderStatus } from '../domain/order/order.ts';
-import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '../domain/order/rules.ts';
-import { keyOrigin } from '../domain/event/event.ts';
-import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '../domain/order/events.ts';
-import { DomainError, notFound } from '../domain/errors.ts';
-import { nextUpdatedAt } from '../domain/clock.ts';
-import { done, retryOnStale, stale } from '../domain/retry.ts';
-import type { Caller } from '../domain/principal.ts';
+import { insertOrder, listOrdersAfter, listOrdersUpdatedSince, readOrderByReference } from '#db/order.repo.ts';
+import { commitOrderChange } from '#db/order-change.repo.ts';
+import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderStatus } from '#domain/order/order.ts';
+import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '#domain/order/rules.ts';
+import { keyOrigin } from '#domain/event/event.ts';
+import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '#domain/order/events.ts';
+import { DomainError, notFound } from '#domain/errors.ts';
+import { nextUpdatedAt } from '#domain/clock.ts';
+import { done, retryOnStale, stale } from '#domain/retry.ts';
+import type { Caller } from '#domain/principal.ts';
 import { requireStore } from './stores.ts';
 import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit.ts';
 
@@ -20,7 +20,12 @@ export type OrderDocument = { data: ReturnType<typeof toOrderResource> };
  * order as it was read. Racing requests each decide again from what the winner wrote, so ten
  * racing requests give one change and one event.
  */
-export function changeOrderStatus(caller: Caller, reference: string, status: OrderStatus, session: IdempotentSession): Promise<OrderDocument> {
+export function changeOrderStatus(
+  caller: Caller,
+  reference: string,
+  status: OrderStatus,
+  session: IdempotentSession,
+): Promise<OrderDocument> {
   return retryOnStale<Order | undefined, OrderDocument>({
     what: `order ${reference} of store ${caller.storeId}`,
     maxAttempts: 5,
@@ -34,13 +39,22 @@ export function changeOrderStatus(caller: Caller, reference: string, status: Ord
       const decision = decideStatusChange(order.status, status);
       if (decision.kind === 'noop') return done({ data: toOrderResource(order) });
       if (decision.kind === 'forbidden') {
-        throw new DomainError('invalid_transition', `An order cannot move from ${decision.from} to ${decision.to}.`, 'status');
+        throw new DomainError(
+          'invalid_transition',
+          `An order cannot move from ${decision.from} to ${decision.to}.`,
+          'status',
+        );
       }
       const now = nextUpdatedAt(order.updated_at);
       const next = withStatus(order, status, now);
       const document = { data: toOrderResource(next) };
       const prepared = session.prepare({ body: document });
-      const commit = await commitOrderChange(order, next, buildStatusChangedEvent(next, order.status, now, undefined, keyOrigin(caller.keyId)), [prepared.write]);
+      const commit = await commitOrderChange(
+        order,
+        next,
+        buildStatusChangedEvent(next, order.status, now, undefined, keyOrigin(caller.keyId)),
+        [prepared.write],
+      );
       if (commit.kind === 'committed') {
         session.committed(prepared);
         return done(document);
@@ -63,11 +77,16 @@ export async function markOrderPaid(storeId: string, reference: string): Promise
     maxAttempts: 5,
     read: async () => (await readOrderByReference(storeId, reference)).order,
     round: async (order) => {
-      if (!order) throw new DomainError('not_found', `order "${reference}" does not exist in store "${storeId}"`, 'reference');
+      if (!order)
+        throw new DomainError('not_found', `order "${reference}" does not exist in store "${storeId}"`, 'reference');
       const decision = decideMarkPaid(order.status);
       if (decision.kind === 'noop') return done(toOrderResource(order));
       if (decision.kind === 'forbidden') {
-        throw new DomainError('invalid_transition', `order "${reference}" is ${order.status}; only a pending order can be marked paid`, 'reference');
+        throw new DomainError(
+          'invalid_transition',
+          `order "${reference}" is ${order.status}; only a pending order can be marked paid`,
+          'reference',
+        );
       }
       const next = withPayment(order, nextUpdatedAt(order.updated_at));
       const commit = await commitOrderChange(order, next, buildPaidEvent(next, order.status));
@@ -99,21 +118,24 @@ export async function placeOrder(storeId: string, placement: OrderPlacement): Pr
   const store = await requireStore(storeId);
   const totals = computeTotals(placement.items, placement.shipping_total, placement.discount_total);
   const now = new Date().toISOString();
-  const order = await insertOrder({
-    store_id: store.id,
-    reference: placement.reference,
-    status: placement.status,
-    currency_code: placement.currency_code ?? store.currency_code,
-    customer: placement.customer,
-    items: totals.items,
-    subtotal: totals.subtotal,
-    shipping_total: placement.shipping_total,
-    discount_total: placement.discount_total,
-    total: totals.total,
-    paid_total: placement.paid_total ?? (placement.status === 'paid' ? totals.total : 0),
-    created_at: now,
-    updated_at: now,
-  }, buildCreatedEvent);
+  const order = await insertOrder(
+    {
+      store_id: store.id,
+      reference: placement.reference,
+      status: placement.status,
+      currency_code: placement.currency_code ?? store.currency_code,
+      customer: placement.customer,
+      items: totals.items,
+      subtotal: totals.subtotal,
+      shipping_total: placement.shipping_total,
+      discount_total: placement.discount_total,
+      total: totals.total,
+      paid_total: placement.paid_total ?? (placement.status === 'paid' ? totals.total : 0),
+      created_at: now,
+      updated_at: now,
+    },
+    buildCreatedEvent,
+  );
   return toOrderResource(order);
 }
 
@@ -123,7 +145,10 @@ export interface OrderListDocument {
 }
 
 /** Ascending id from `cursor`, optionally only orders updated at or after `since`; `next_cursor` is the last id of a full page. */
-export async function listOrders(caller: Caller, params: { cursor: number; limit: number; since: string | undefined }): Promise<OrderListDocument> {
+export async function listOrders(
+  caller: Caller,
+  params: { cursor: number; limit: number; since: string | undefined },
+): Promise<OrderListDocument> {
   const page =
     params.since === undefined
       ? await listOrdersAfter(caller.storeId, params.cursor, params.limit)

@@ -1,12 +1,12 @@
-import { createPage, getPage, listPagesAfter, readPageByExternalId, readPageToSave } from '../db/page.repo.ts';
-import { commitPageChange } from '../db/page-change.repo.ts';
-import { toPageResource, type Page, type PageResource, type PageType, type PageVersion } from '../domain/page/page.ts';
-import { decide, newPage, savedPage, withStatus, type PageAction, type PageContent } from '../domain/page/rules.ts';
-import { DomainError, notFound } from '../domain/errors.ts';
-import { done, retryOnStale, stale } from '../domain/retry.ts';
-import type { Caller } from '../domain/principal.ts';
-import { buildEvent, keyOrigin } from '../domain/event/event.ts';
-import { eventPut } from '../db/event-item.ts';
+import { createPage, getPage, listPagesAfter, readPageByExternalId, readPageToSave } from '#db/page.repo.ts';
+import { commitPageChange } from '#db/page-change.repo.ts';
+import { toPageResource, type Page, type PageResource, type PageType, type PageVersion } from '#domain/page/page.ts';
+import { decide, newPage, savedPage, withStatus, type PageAction, type PageContent } from '#domain/page/rules.ts';
+import { DomainError, notFound } from '#domain/errors.ts';
+import { done, retryOnStale, stale } from '#domain/retry.ts';
+import type { Caller } from '#domain/principal.ts';
+import { buildEvent, keyOrigin } from '#domain/event/event.ts';
+import { eventPut } from '#db/event-item.ts';
 import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit.ts';
 
 export type PageDocument = { data: PageResource };
@@ -16,7 +16,8 @@ export interface PageListDocument {
   next_cursor: number | null;
 }
 
-const slugTaken = (slug: string) => new DomainError('slug_taken', `Another page of this store already has the slug "${slug}".`, 'slug');
+const slugTaken = (slug: string) =>
+  new DomainError('slug_taken', `Another page of this store already has the slug "${slug}".`, 'slug');
 
 /**
  * Creates or replaces the page this key's external id addresses. A new, draft or unpublished page
@@ -32,7 +33,10 @@ export async function savePage(caller: Caller, xid: string, content: PageContent
   const read = await readPageToSave(caller, xid);
   let found = read.page;
   if (!found) {
-    const created = await createPage(newPage(content, { storeId: caller.storeId, keyId: caller.keyId, externalId: xid }), read.sequence);
+    const created = await createPage(
+      newPage(content, { storeId: caller.storeId, keyId: caller.keyId, externalId: xid }),
+      read.sequence,
+    );
     if (created.kind === 'created') return { data: toPageResource(created.page, caller.keyId, 'draft') };
     if (created.kind === 'slug_taken') throw slugTaken(content.slug);
     found = created.page ?? (created.pageId === undefined ? undefined : await getPage(caller.storeId, created.pageId));
@@ -63,7 +67,12 @@ export async function savePage(caller: Caller, xid: string, content: PageContent
  * no-op). With a `session` (publish under an Idempotency-Key) the page and the idempotency record
  * are read together and the stored answer commits in the same transaction as the change.
  */
-export async function changePageStatus(caller: Caller, xid: string, action: PageAction, session?: IdempotentSession): Promise<PageDocument> {
+export async function changePageStatus(
+  caller: Caller,
+  xid: string,
+  action: PageAction,
+  session?: IdempotentSession,
+): Promise<PageDocument> {
   // With a session, the request's idempotency record comes in the same BatchGetItem.
   const read = await readPageByExternalId(caller, xid, session?.recordKey);
   session?.check(read.alongside);
@@ -78,12 +87,15 @@ export async function changePageStatus(caller: Caller, xid: string, action: Page
       const decision = decide(action, page.status, page.draft !== null);
       if (decision.kind === 'noop') return done({ data: toPageResource(page) });
       // No field of the request is at fault: the page's state is.
-      if (decision.kind === 'forbidden') throw new DomainError('invalid_transition', `A ${decision.from} page cannot become ${decision.to}.`, null);
+      if (decision.kind === 'forbidden')
+        throw new DomainError('invalid_transition', `A ${decision.from} page cannot become ${decision.to}.`, null);
       const next = withStatus(page, decision.to);
       const document = { data: toPageResource(next) };
       const prepared = session?.prepare({ body: document });
       const type = action === 'publish' ? 'page.published' : 'page.unpublished';
-      const event = eventPut(buildEvent(type, caller.storeId, { page: document.data }, next.updated_at, keyOrigin(caller.keyId)));
+      const event = eventPut(
+        buildEvent(type, caller.storeId, { page: document.data }, next.updated_at, keyOrigin(caller.keyId)),
+      );
       const result = await commitPageChange(page, next, [...(prepared ? [prepared.write] : []), event]);
       if (result.kind === 'committed') {
         if (prepared) session?.committed(prepared);

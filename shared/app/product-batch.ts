@@ -1,22 +1,30 @@
 import * as v from 'valibot';
-import type { Product } from '../domain/product/product.ts';
-import { ProductPatchBody, ProductPutBody, type ProductPatch, type ProductWrite } from '../domain/product/product-write.ts';
-import { externalIdOf, type BatchMode } from '../domain/product/batch.ts';
-import { EXTERNAL_ID_RULE } from '../domain/external-id.ts';
-import { DomainError, validationFailed, type ErrorCode } from '../domain/errors.ts';
-import { parse } from '../domain/validation.ts';
-import type { Caller } from '../domain/principal.ts';
-import { INSERT_GROUP_SIZE, type ProductIds } from '../db/product-batch.repo.ts';
-import { productIdsFor } from '../db/product.repo.ts';
-import { contended } from '../domain/retry.ts';
-import { resolveManyWriteTargets, type WriteTargets } from '../db/product-refs.repo.ts';
+import type { Product } from '#domain/product/product.ts';
+import {
+  ProductPatchBody,
+  ProductPutBody,
+  type ProductPatch,
+  type ProductWrite,
+} from '#domain/product/product-write.ts';
+import { externalIdOf, type BatchMode } from '#domain/product/batch.ts';
+import { EXTERNAL_ID_RULE } from '#domain/external-id.ts';
+import { DomainError, validationFailed, type ErrorCode } from '#domain/errors.ts';
+import { parse } from '#domain/validation.ts';
+import type { Caller } from '#domain/principal.ts';
+import { INSERT_GROUP_SIZE, type ProductIds } from '#db/product-batch.repo.ts';
+import { productIdsFor } from '#db/product.repo.ts';
+import { contended } from '#domain/retry.ts';
+import { resolveManyWriteTargets, type WriteTargets } from '#db/product-refs.repo.ts';
 import { newDraft, patchResolved, putResolved } from './product-writes.ts';
 
 export type BatchItemOutcome =
   | { external_id: string | null; ok: true; product: Product }
   | { external_id: string | null; ok: false; error: { code: ErrorCode; message: string; field: string | null } };
 
-type CheckedItem = { index: number; externalId: string } & ({ mode: 'replace'; write: ProductWrite } | { mode: 'patch'; write: ProductPatch });
+type CheckedItem = { index: number; externalId: string } & (
+  | { mode: 'replace'; write: ProductWrite }
+  | { mode: 'patch'; write: ProductPatch }
+);
 
 const ReplaceItem = v.strictObject({ external_id: v.unknown(), ...ProductPutBody.entries });
 const PatchItem = v.strictObject({ external_id: v.unknown(), ...ProductPatchBody.entries });
@@ -31,7 +39,11 @@ const PatchItem = v.strictObject({ external_id: v.unknown(), ...ProductPatchBody
  * time in one transaction each; a group that meets an external id a racing write created falls
  * back to the single write per item, which turns into a replace as the single PUT does.
  */
-export async function upsertProductBatch(caller: Caller, items: readonly unknown[], mode: BatchMode): Promise<BatchItemOutcome[]> {
+export async function upsertProductBatch(
+  caller: Caller,
+  items: readonly unknown[],
+  mode: BatchMode,
+): Promise<BatchItemOutcome[]> {
   const outcomes = new Array<BatchItemOutcome>(items.length);
   const checked: CheckedItem[] = [];
   for (const [index, item] of items.entries()) {
@@ -42,7 +54,11 @@ export async function upsertProductBatch(caller: Caller, items: readonly unknown
 
   const targets = await resolveManyWriteTargets(
     caller.keyId,
-    checked.map((c) => ({ externalId: c.externalId, categoryExternalIds: c.write.category_external_ids, tagExternalIds: c.write.tag_external_ids })),
+    checked.map((c) => ({
+      externalId: c.externalId,
+      categoryExternalIds: c.write.category_external_ids,
+      tagExternalIds: c.write.tag_external_ids,
+    })),
     mode === 'replace' ? { sequenceOf: caller.storeId } : {},
   );
   const fresh: { item: CheckedItem & { mode: 'replace' }; targets: WriteTargets }[] = [];
@@ -51,13 +67,18 @@ export async function upsertProductBatch(caller: Caller, items: readonly unknown
     const existing: { item: CheckedItem; target: WriteTargets }[] = [];
     for (const [i, item] of checked.entries()) {
       const target = targets[i] as WriteTargets;
-      if (item.mode === 'replace' && target.productId === undefined && !target.missing) fresh.push({ item, targets: target });
+      if (item.mode === 'replace' && target.productId === undefined && !target.missing)
+        fresh.push({ item, targets: target });
       else existing.push({ item, target });
     }
     // Items of one batch address different products (an external id twice is refused), so their
     // single writes never contend with each other: a few at a time keep a batch well in its budget.
     await inPool(existing, WRITE_CONCURRENCY, async ({ item, target }) => {
-      outcomes[item.index] = await settle(item.externalId, () => (item.mode === 'patch' ? patchResolved(caller, item.write, target) : putResolved(caller, item.externalId, item.write, target, ids)));
+      outcomes[item.index] = await settle(item.externalId, () =>
+        item.mode === 'patch'
+          ? patchResolved(caller, item.write, target)
+          : putResolved(caller, item.externalId, item.write, target, ids),
+      );
     });
     await insertFresh(caller, fresh, ids, outcomes);
   } finally {
@@ -72,16 +93,29 @@ export async function upsertProductBatch(caller: Caller, items: readonly unknown
  * A group that meets an external id a racing write created falls back to the single write per
  * item; a group the budget cannot hold any more is answered retryable, having written nothing.
  */
-async function insertFresh(caller: Caller, fresh: { item: CheckedItem & { mode: 'replace' }; targets: WriteTargets }[], ids: ProductIds, outcomes: BatchItemOutcome[]) {
+async function insertFresh(
+  caller: Caller,
+  fresh: { item: CheckedItem & { mode: 'replace' }; targets: WriteTargets }[],
+  ids: ProductIds,
+  outcomes: BatchItemOutcome[],
+) {
   const drafts = fresh.map(({ item, targets: t }) => newDraft(caller, item.externalId, item.write, t));
   for (let start = 0; start < fresh.length; start += INSERT_GROUP_SIZE) {
     const group = fresh.slice(start, start + INSERT_GROUP_SIZE);
     const rest = drafts.slice(start);
-    const inserted = await ids.insert(drafts.slice(start, start + INSERT_GROUP_SIZE), { products: rest.length, offers: rest.reduce((n, d) => n + d.offers.length, 0) });
+    const inserted = await ids.insert(drafts.slice(start, start + INSERT_GROUP_SIZE), {
+      products: rest.length,
+      offers: rest.reduce((n, d) => n + d.offers.length, 0),
+    });
     for (const [i, { item, targets: t }] of group.entries()) {
-      if (inserted.kind === 'inserted') outcomes[item.index] = { external_id: item.externalId, ok: true, product: inserted.products[i] as Product };
-      else if (inserted.kind === 'out_of_time') outcomes[item.index] = failure(item.externalId, contended(`the product with external id ${item.externalId}`));
-      else outcomes[item.index] = await settle(item.externalId, () => putResolved(caller, item.externalId, item.write, t, ids));
+      if (inserted.kind === 'inserted')
+        outcomes[item.index] = { external_id: item.externalId, ok: true, product: inserted.products[i] as Product };
+      else if (inserted.kind === 'out_of_time')
+        outcomes[item.index] = failure(item.externalId, contended(`the product with external id ${item.externalId}`));
+      else
+        outcomes[item.index] = await settle(item.externalId, () =>
+          putResolved(caller, item.externalId, item.write, t, ids),
+        );
     }
   }
 }
@@ -91,13 +125,16 @@ const WRITE_CONCURRENCY = 8;
 
 async function inPool<T>(items: readonly T[], size: number, run: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(size, items.length) }, async () => {
-    while (next < items.length) await run(items[next++] as T);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(size, items.length) }, async () => {
+      while (next < items.length) await run(items[next++] as T);
+    }),
+  );
 }
 
 function checkItem(index: number, item: unknown, mode: BatchMode): CheckedItem {
-  if (item === null || typeof item !== 'object' || Array.isArray(item)) throw validationFailed(null, 'each item must be a JSON object');
+  if (item === null || typeof item !== 'object' || Array.isArray(item))
+    throw validationFailed(null, 'each item must be a JSON object');
   const externalId = externalIdOf(item);
   if (externalId === undefined) throw validationFailed('external_id', `external_id must be ${EXTERNAL_ID_RULE}`);
   if (mode === 'patch') {
@@ -114,7 +151,10 @@ const failure = (externalId: string | null, err: DomainError): BatchItemOutcome 
   error: { code: err.code, message: err.message, field: err.field },
 });
 
-function settleSync(externalId: string | null, check: () => CheckedItem): { item: CheckedItem } | { outcome: BatchItemOutcome } {
+function settleSync(
+  externalId: string | null,
+  check: () => CheckedItem,
+): { item: CheckedItem } | { outcome: BatchItemOutcome } {
   try {
     return { item: check() };
   } catch (err) {

@@ -1,9 +1,9 @@
-import { getDensePage, getProduct as readProduct, getProductsByIds } from '../db/product.repo.ts';
-import { productIdsBySku } from '../db/product-index.repo.ts';
-import { productIdsByName } from '../db/name-search.repo.ts';
-import { productByExternalId } from '../db/product-refs.repo.ts';
-import { normalizeName, type Product } from '../domain/product/product.ts';
-import { notFound } from '../domain/errors.ts';
+import { getDensePage, getProduct as readProduct, getProductsByIds } from '#db/product.repo.ts';
+import { productIdsBySku } from '#db/product-index.repo.ts';
+import { productIdsByName } from '#db/name-search.repo.ts';
+import { productByExternalId } from '#db/product-refs.repo.ts';
+import { normalizeName, type Product } from '#domain/product/product.ts';
+import { notFound } from '#domain/errors.ts';
 
 /** One page of the store's products in ascending id order, narrowed by the filters first when there are any. */
 export async function listProducts(
@@ -33,7 +33,10 @@ export async function getProduct(storeId: string, id: number | undefined): Promi
 }
 
 /** The product a key's own external id maps to (the key's write address, read back). */
-export async function getProductByExternalId(caller: { storeId: string; keyId: number }, externalId: string): Promise<Product> {
+export async function getProductByExternalId(
+  caller: { storeId: string; keyId: number },
+  externalId: string,
+): Promise<Product> {
   const product = await productByExternalId(caller.storeId, caller.keyId, externalId);
   if (!product) throw notFound('product', 'external_id');
   return product;

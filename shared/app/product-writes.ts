@@ -1,14 +1,28 @@
-import { ExternalIdTakenError, getProductsByIds, insertProduct, modifyProduct, productIdsFor, reserveOfferId } from '../db/product.repo.ts';
-import type { ProductIds } from '../db/product-batch.repo.ts';
-import { markNamesPending } from '../db/product-index.repo.ts';
-import { productCount, readProductSequence } from '../db/product-sequence.ts';
-import { productIdForExternalId, resolveWriteTargets, type WriteTargets } from '../db/product-refs.repo.ts';
-import type { Product } from '../domain/product/product.ts';
-import { applyProductChange, needsNewOffer, newProductDraft, type ProductChange, type ProductPatch, type ProductWrite } from '../domain/product/product-write.ts';
-import { DomainError, notFound } from '../domain/errors.ts';
-import { nowIso } from '../domain/clock.ts';
-import { keyOrigin } from '../domain/event/event.ts';
-import type { Caller } from '../domain/principal.ts';
+import {
+  ExternalIdTakenError,
+  getProductsByIds,
+  insertProduct,
+  modifyProduct,
+  productIdsFor,
+  reserveOfferId,
+} from '#db/product.repo.ts';
+import type { ProductIds } from '#db/product-batch.repo.ts';
+import { markNamesPending } from '#db/product-index.repo.ts';
+import { productCount, readProductSequence } from '#db/product-sequence.ts';
+import { productIdForExternalId, resolveWriteTargets, type WriteTargets } from '#db/product-refs.repo.ts';
+import type { Product } from '#domain/product/product.ts';
+import {
+  applyProductChange,
+  needsNewOffer,
+  newProductDraft,
+  type ProductChange,
+  type ProductPatch,
+  type ProductWrite,
+} from '#domain/product/product-write.ts';
+import { DomainError, notFound } from '#domain/errors.ts';
+import { nowIso } from '#domain/clock.ts';
+import { keyOrigin } from '#domain/event/event.ts';
+import type { Caller } from '#domain/principal.ts';
 
 /**
  * Idempotent upsert: the external id of this key always addresses the same product. One
@@ -18,7 +32,13 @@ import type { Caller } from '../domain/principal.ts';
  * write field; a PUT that changes nothing writes nothing.
  */
 export async function putProduct(caller: Caller, externalId: string, write: ProductWrite): Promise<Product> {
-  const targets = await resolveWriteTargets(caller.keyId, externalId, write.category_external_ids, write.tag_external_ids, { sequenceOf: caller.storeId });
+  const targets = await resolveWriteTargets(
+    caller.keyId,
+    externalId,
+    write.category_external_ids,
+    write.tag_external_ids,
+    { sequenceOf: caller.storeId },
+  );
   return putResolved(caller, externalId, write, targets);
 }
 
@@ -26,7 +46,13 @@ export async function putProduct(caller: Caller, externalId: string, write: Prod
  * `putProduct` once the write's targets are known (a batch resolves those of all its items at
  * once, and passes the id source of the whole request as `ids`).
  */
-export async function putResolved(caller: Caller, externalId: string, write: ProductWrite, targets: WriteTargets, ids?: ProductIds): Promise<Product> {
+export async function putResolved(
+  caller: Caller,
+  externalId: string,
+  write: ProductWrite,
+  targets: WriteTargets,
+  ids?: ProductIds,
+): Promise<Product> {
   assertReferencesExist(targets, write.category_external_ids, write.tag_external_ids);
   const change = { ...write, category_ids: targets.categoryIds };
 
@@ -54,7 +80,11 @@ export async function putResolved(caller: Caller, externalId: string, write: Pro
 
 /** A new product of this key from a full write whose references exist. */
 export function newDraft(caller: Caller, externalId: string, write: ProductWrite, targets: WriteTargets) {
-  return newProductDraft({ ...write, category_ids: targets.categoryIds }, { storeId: caller.storeId, keyId: caller.keyId, externalId }, nowIso());
+  return newProductDraft(
+    { ...write, category_ids: targets.categoryIds },
+    { storeId: caller.storeId, keyId: caller.keyId, externalId },
+    nowIso(),
+  );
 }
 
 /**
@@ -63,7 +93,12 @@ export function newDraft(caller: Caller, externalId: string, write: ProductWrite
  * external id of this key is 404.
  */
 export async function patchProduct(caller: Caller, externalId: string, patch: ProductPatch): Promise<Product> {
-  const targets = await resolveWriteTargets(caller.keyId, externalId, patch.category_external_ids, patch.tag_external_ids);
+  const targets = await resolveWriteTargets(
+    caller.keyId,
+    externalId,
+    patch.category_external_ids,
+    patch.tag_external_ids,
+  );
   return patchResolved(caller, patch, targets);
 }
 
@@ -82,12 +117,23 @@ export async function patchResolved(caller: Caller, patch: ProductPatch, targets
  * Applies a write to the latest state of product `id` (PUT and PATCH alike), starting from
  * `known` (the link's copy) when there is one; undefined if the product is gone.
  */
-function applyToExisting(caller: Caller, id: number, change: ProductChange, known: Product | undefined): Promise<Product | undefined> {
+function applyToExisting(
+  caller: Caller,
+  id: number,
+  change: ProductChange,
+  known: Product | undefined,
+): Promise<Product | undefined> {
   const storeId = caller.storeId;
   return modifyProduct(
     storeId,
     id,
-    async (current) => applyProductChange(current, change, nowIso(), needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined),
+    async (current) =>
+      applyProductChange(
+        current,
+        change,
+        nowIso(),
+        needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined,
+      ),
     known,
     keyOrigin(caller.keyId),
   );

@@ -1,5 +1,5 @@
-import { getStore, type Store } from '../db/store.repo.ts';
-import { DomainError } from '../domain/errors.ts';
+import { getStore, type Store } from '#db/store.repo.ts';
+import { DomainError } from '#domain/errors.ts';
 
 /** The store an admin command names, or 404 naming the `store` argument. */
 export async function requireStore(storeId: string): Promise<Store> {

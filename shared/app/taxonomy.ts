@@ -1,6 +1,6 @@
-import { upsertCategory, upsertTag, type Category, type Tag } from '../db/taxonomy.repo.ts';
-import { nowIso } from '../domain/clock.ts';
-import type { Caller } from '../domain/principal.ts';
+import { upsertCategory, upsertTag, type Category, type Tag } from '#db/taxonomy.repo.ts';
+import { nowIso } from '#domain/clock.ts';
+import type { Caller } from '#domain/principal.ts';
 
 /** Create or rename a category of this key; the same name again is a 200 that writes nothing. */
 export const putCategory = (caller: Caller, externalId: string, name: string): Promise<Category> =>

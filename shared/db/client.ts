@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.ts';
+import { config } from '#shared/config.ts';
 import { CONNECT_TIMEOUT_MS, guardStoreCalls, LOCAL_CONNECT_TIMEOUT_MS } from './store-availability.ts';
 
 /**

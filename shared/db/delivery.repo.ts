@@ -4,8 +4,8 @@ import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll, type Item } from './helpers.ts';
 import { REDELIVERY_KIND } from './outbox-stream.ts';
-import { DELIVERY_TTL_SECONDS, type Delivery, type DeliveryState } from '../domain/webhook/delivery.ts';
-import { DomainError } from '../domain/errors.ts';
+import { DELIVERY_TTL_SECONDS, type Delivery, type DeliveryState } from '#domain/webhook/delivery.ts';
+import { DomainError } from '#domain/errors.ts';
 
 /**
  * The webhook delivery log: one item per (key, event) under the key's partition, 30-day TTL.
@@ -47,7 +47,12 @@ export async function createDelivery(d: Delivery): Promise<{ created: true } | {
     await db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...keys.delivery(d.key_id, d.event_id), type: ENTITY.delivery, ttl: epochSeconds(d.created_at) + DELIVERY_TTL_SECONDS, ...d },
+        Item: {
+          ...keys.delivery(d.key_id, d.event_id),
+          type: ENTITY.delivery,
+          ttl: epochSeconds(d.created_at) + DELIVERY_TTL_SECONDS,
+          ...d,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -62,7 +67,9 @@ export async function createDelivery(d: Delivery): Promise<{ created: true } | {
 }
 
 export async function getDelivery(keyId: number, eventId: string): Promise<Delivery | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.delivery(keyId, eventId), ConsistentRead: true }));
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.delivery(keyId, eventId), ConsistentRead: true }),
+  );
   return out.Item ? toDelivery(out.Item) : undefined;
 }
 
@@ -74,7 +81,8 @@ export async function markQueued(keyId: number, eventId: string, round: number):
         TableName: tableName(),
         Key: keys.delivery(keyId, eventId),
         UpdateExpression: 'SET queued_round = :r',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(queued_round) OR queued_round < :r OR queued_round = :null)',
+        ConditionExpression:
+          'attribute_exists(pk) AND (attribute_not_exists(queued_round) OR queued_round < :r OR queued_round = :null)',
         ExpressionAttributeValues: { ':r': round, ':null': null },
       }),
     );
@@ -101,9 +109,20 @@ export interface DeliveryUpdate {
  * when the round is no longer current (a redelivery started a new one): the caller's message is
  * stale.
  */
-export async function updateDelivery(keyId: number, eventId: string, round: number, u: DeliveryUpdate): Promise<Delivery | undefined> {
+export async function updateDelivery(
+  keyId: number,
+  eventId: string,
+  round: number,
+  u: DeliveryUpdate,
+): Promise<Delivery | undefined> {
   const sets = ['#state = :state', 'updated_at = :now', 'next_attempt_at = :next', 'parked_at = :parked'];
-  const values: Record<string, unknown> = { ':state': u.state, ':now': u.now, ':next': u.next_attempt_at, ':round': round, ':parked': u.parked ? u.now : null };
+  const values: Record<string, unknown> = {
+    ':state': u.state,
+    ':now': u.now,
+    ':next': u.next_attempt_at,
+    ':round': round,
+    ':parked': u.parked ? u.now : null,
+  };
   if (u.attempted) {
     sets.push('attempts = attempts + :one', 'round_attempts = round_attempts + :one', 'last_attempt_at = :now');
     values[':one'] = 1;
@@ -137,8 +156,23 @@ export async function updateDelivery(keyId: number, eventId: string, round: numb
 }
 
 export const LOG_FIELDS = [
-  'key_id', 'event_id', 'event_type', 'store_id', '#state', 'attempts', '#round', 'round_attempts', 'queued_round',
-  'last_status_code', 'last_error', 'created_at', 'updated_at', 'next_attempt_at', 'last_attempt_at', 'delivered_at', 'parked_at',
+  'key_id',
+  'event_id',
+  'event_type',
+  'store_id',
+  '#state',
+  'attempts',
+  '#round',
+  'round_attempts',
+  'queued_round',
+  'last_status_code',
+  'last_error',
+  'created_at',
+  'updated_at',
+  'next_attempt_at',
+  'last_attempt_at',
+  'delivered_at',
+  'parked_at',
 ];
 
 /** The key's delivery log, newest first, without the bodies. */
@@ -151,7 +185,9 @@ export async function listDeliveries(keyId: number): Promise<Delivery[]> {
     ProjectionExpression: LOG_FIELDS.join(', '),
   });
   // Event ids are random, so the sort key says nothing about age; a key's 30-day log is small.
-  return items.map(toDelivery).sort((a, b) => b.created_at.localeCompare(a.created_at) || b.event_id.localeCompare(a.event_id));
+  return items
+    .map(toDelivery)
+    .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.event_id.localeCompare(a.event_id));
 }
 
 /** Deliveries left pending while the key's endpoint is parked, oldest first: the order a drain takes. */
@@ -180,10 +216,18 @@ export async function startRedelivery(keyId: number, eventId: string, now: strin
             Update: {
               TableName: tableName(),
               Key: keys.delivery(keyId, eventId),
-              UpdateExpression: 'SET #round = :next, round_attempts = :zero, #state = :pending, next_attempt_at = :now, updated_at = :now, parked_at = :null',
+              UpdateExpression:
+                'SET #round = :next, round_attempts = :zero, #state = :pending, next_attempt_at = :now, updated_at = :now, parked_at = :null',
               ConditionExpression: '#round = :round',
               ExpressionAttributeNames: { '#round': 'round', '#state': 'state' },
-              ExpressionAttributeValues: { ':next': round, ':round': current.round, ':zero': 0, ':pending': 'pending', ':now': now, ':null': null },
+              ExpressionAttributeValues: {
+                ':next': round,
+                ':round': current.round,
+                ':zero': 0,
+                ':pending': 'pending',
+                ':now': now,
+                ':null': null,
+              },
             },
           },
           {
@@ -206,9 +250,21 @@ export async function startRedelivery(keyId: number, eventId: string, now: strin
     );
   } catch (err) {
     if (cancellationReasons(err)?.[0]?.Code === 'ConditionalCheckFailed') {
-      throw new DomainError('conflict', `delivery of event ${eventId} was redelivered concurrently; try again`, 'event');
+      throw new DomainError(
+        'conflict',
+        `delivery of event ${eventId} was redelivered concurrently; try again`,
+        'event',
+      );
     }
     throw err;
   }
-  return { ...current, round, round_attempts: 0, state: 'pending', next_attempt_at: now, updated_at: now, parked_at: null };
+  return {
+    ...current,
+    round,
+    round_attempts: 0,
+    state: 'pending',
+    next_attempt_at: now,
+    updated_at: now,
+    parked_at: null,
+  };
 }

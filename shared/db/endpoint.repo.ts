@@ -3,7 +3,7 @@ import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { batchGet, isConditionalCheckFailed, itemKey, type Item } from './helpers.ts';
-import { activeEndpoint, type Endpoint } from '../domain/webhook/endpoint.ts';
+import { activeEndpoint, type Endpoint } from '#domain/webhook/endpoint.ts';
 
 /**
  * The state of a key's webhook endpoint (domain/webhook/endpoint.ts), one item beside the key's
@@ -33,7 +33,9 @@ function namesIn(text: string): Record<string, string> | undefined {
 }
 
 export async function getEndpoint(keyId: number): Promise<Endpoint> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.webhookEndpoint(keyId), ConsistentRead: true }));
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.webhookEndpoint(keyId), ConsistentRead: true }),
+  );
   return toEndpoint(keyId, out.Item);
 }
 
@@ -42,7 +44,12 @@ export async function getEndpoints(keyIds: number[]): Promise<Map<number, Endpoi
   return new Map(keyIds.map((id) => [id, toEndpoint(id, found.get(itemKey(keys.webhookEndpoint(id))))]));
 }
 
-async function update(keyId: number, expression: string, values: Record<string, unknown>, condition?: string): Promise<Endpoint | undefined> {
+async function update(
+  keyId: number,
+  expression: string,
+  values: Record<string, unknown>,
+  condition?: string,
+): Promise<Endpoint | undefined> {
   try {
     const out = await db().send(
       new UpdateCommand({
@@ -75,11 +82,21 @@ export async function recordEndpointFailure(keyId: number, now: string, error: s
 
 /** A success: the failure streak is over (only written when there was one). */
 export async function recordEndpointSuccess(keyId: number): Promise<void> {
-  await update(keyId, 'SET consecutive_failures = :zero REMOVE first_failure_at', { ':zero': 0, ':active': 'active' }, '#state = :active');
+  await update(
+    keyId,
+    'SET consecutive_failures = :zero REMOVE first_failure_at',
+    { ':zero': 0, ':active': 'active' },
+    '#state = :active',
+  );
 }
 
 /** Parks an active endpoint; undefined when it was parked already (someone else won). */
-export async function parkEndpoint(keyId: number, now: string, reason: string, nextProbeAt: string): Promise<Endpoint | undefined> {
+export async function parkEndpoint(
+  keyId: number,
+  now: string,
+  reason: string,
+  nextProbeAt: string,
+): Promise<Endpoint | undefined> {
   return update(
     keyId,
     'SET #state = :parked, since = :now, reason = :reason, next_probe_at = :probe REMOVE probe_lease_until',
@@ -99,7 +116,12 @@ export async function claimProbe(keyId: number, now: string, until: string): Pro
 }
 
 /** Still parked: the next probe at `at`, the lease given back. `previous` guards a self-heal race. */
-export async function scheduleProbe(keyId: number, at: string, error?: string, previous?: string | null): Promise<Endpoint | undefined> {
+export async function scheduleProbe(
+  keyId: number,
+  at: string,
+  error?: string,
+  previous?: string | null,
+): Promise<Endpoint | undefined> {
   const values: Record<string, unknown> = { ':parked': 'parked', ':at': at };
   let set = 'SET next_probe_at = :at';
   if (error !== undefined) {

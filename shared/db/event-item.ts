@@ -2,8 +2,15 @@ import { tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import type { TransactItem } from './helpers.ts';
-import { buildEvent, keyOrigin, ADMIN_ORIGIN, type EventType, type Origin, type StoreEvent } from '../domain/event/event.ts';
-import { toProductResource, type Product } from '../domain/product/product.ts';
+import {
+  buildEvent,
+  keyOrigin,
+  ADMIN_ORIGIN,
+  type EventType,
+  type Origin,
+  type StoreEvent,
+} from '#domain/event/event.ts';
+import { toProductResource, type Product } from '#domain/product/product.ts';
 
 /**
  * The outbox item of an event, as one action of the change's own transaction: the change and its
@@ -20,15 +27,28 @@ export function eventPut(event: StoreEvent): TransactItem {
 }
 
 /** Products made by a key name it as their origin; those made in the store's admin, the admin. */
-export const productOrigin = (p: Product): Origin => (p.owner_key_id === null ? ADMIN_ORIGIN : keyOrigin(p.owner_key_id));
+export const productOrigin = (p: Product): Origin =>
+  p.owner_key_id === null ? ADMIN_ORIGIN : keyOrigin(p.owner_key_id);
 
 /**
  * `product.created` / `product.updated`: the product's read shape with its offers (the currency is
  * the store's, added when the event is read). The owning key's external id rides beside the
  * payload, so only that key is shown it.
  */
-export function productEvent(type: Extract<EventType, 'product.created' | 'product.updated'>, p: Product, origin: Origin = productOrigin(p)): StoreEvent {
-  return { ...buildEvent(type, p.store_id, { product: toProductResource(p, null, true) }, p.updated_at, origin), owner_key_id: p.owner_key_id, external_id: p.external_id };
+export function productEvent(
+  type: Extract<EventType, 'product.created' | 'product.updated'>,
+  p: Product,
+  origin: Origin = productOrigin(p),
+): StoreEvent {
+  return {
+    ...buildEvent(type, p.store_id, { product: toProductResource(p, null, true) }, p.updated_at, origin),
+    owner_key_id: p.owner_key_id,
+    external_id: p.external_id,
+  };
 }
 
-export const productEventPut = (type: Extract<EventType, 'product.created' | 'product.updated'>, p: Product, origin?: Origin) => eventPut(productEvent(type, p, origin));
+export const productEventPut = (
+  type: Extract<EventType, 'product.created' | 'product.updated'>,
+  p: Product,
+  origin?: Origin,
+) => eventPut(productEvent(type, p, origin));

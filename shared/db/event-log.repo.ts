@@ -4,8 +4,8 @@ import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { batchGet, cancellationReasons, itemKey, type Item } from './helpers.ts';
 import { readSequence, sequenceMove, sequenceValue } from './sequence.ts';
-import { backoff } from '../domain/retry.ts';
-import type { Origin } from '../domain/event/event.ts';
+import { backoff } from '#domain/retry.ts';
+import type { Origin } from '#domain/event/event.ts';
 
 /**
  * The store's numbered event log (docs/webhooks.md, "How to never miss an event"). Requests only
@@ -91,12 +91,22 @@ const toLogged = (item: Item): LoggedEvent => ({
  * gone (or past its TTL, which DynamoDB deletes lazily): the events the caller missed can no longer
  * be listed. `more`: the Query stopped at `limit`.
  */
-export async function readEventLog(storeId: string, after: number, limit: number, nowSeconds: number, checkExpiry = after > 0): Promise<{ events: LoggedEvent[]; more: boolean; expired: boolean }> {
+export async function readEventLog(
+  storeId: string,
+  after: number,
+  limit: number,
+  nowSeconds: number,
+  checkExpiry = after > 0,
+): Promise<{ events: LoggedEvent[]; more: boolean; expired: boolean }> {
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': keys.eventLog(storeId, 0).pk, ':from': keys.eventLog(storeId, after + 1).sk, ':to': keys.eventLogEnd },
+      ExpressionAttributeValues: {
+        ':pk': keys.eventLog(storeId, 0).pk,
+        ':from': keys.eventLog(storeId, after + 1).sk,
+        ':to': keys.eventLogEnd,
+      },
       Limit: limit,
       ConsistentRead: true,
     }),

@@ -1,6 +1,14 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, type BatchWriteCommandInput, type NativeAttributeValue, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  GetCommand,
+  QueryCommand,
+  type BatchWriteCommandInput,
+  type NativeAttributeValue,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import type { Key } from './keys.ts';
 
@@ -71,7 +79,10 @@ export async function batchWrite(requests: readonly WriteRequest[], parallel = 4
  * One item read consistently, and with `alongside` another one in the same round trip (a
  * BatchGetItem; e.g. a request's idempotency record next to the record it changes).
  */
-export async function getWithAlongside(key: Key, alongside?: Key): Promise<{ item: Item | undefined; alongside: Item | undefined }> {
+export async function getWithAlongside(
+  key: Key,
+  alongside?: Key,
+): Promise<{ item: Item | undefined; alongside: Item | undefined }> {
   if (!alongside) {
     const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
     return { item: out.Item, alongside: undefined };
@@ -87,7 +98,15 @@ export async function getWithAlongside(key: Key, alongside?: Key): Promise<{ ite
 export function itemFromError(item: unknown): Item | undefined {
   if (!item || typeof item !== 'object') return undefined;
   const values = Object.values(item as Record<string, unknown>);
-  const marshalled = values.length > 0 && values.every((v) => v !== null && typeof v === 'object' && Object.keys(v as object).length === 1 && /^(S|N|B|SS|NS|BS|M|L|NULL|BOOL)$/.test(Object.keys(v as object)[0] ?? ''));
+  const marshalled =
+    values.length > 0 &&
+    values.every(
+      (v) =>
+        v !== null &&
+        typeof v === 'object' &&
+        Object.keys(v as object).length === 1 &&
+        /^(S|N|B|SS|NS|BS|M|L|NULL|BOOL)$/.test(Object.keys(v as object)[0] ?? ''),
+    );
   return marshalled ? unmarshall(item as Record<string, AttributeValue>) : (item as Item);
 }
 

@@ -4,7 +4,7 @@ import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
 import { isConditionalCheckFailed, itemFromError, type Item, type TransactItem } from './helpers.ts';
-import { IDEMPOTENCY_RETENTION_SECONDS } from '../domain/idempotency.ts';
+import { IDEMPOTENCY_RETENTION_SECONDS } from '#domain/idempotency.ts';
 
 /**
  * Idempotency records (docs/contract.md#idempotency), one per key id + method + path + Idempotency-Key, written
@@ -39,7 +39,10 @@ export interface StoredResponse {
 }
 
 /** What a request meets when the key is already taken. */
-export type Refusal = { outcome: 'replay'; response: StoredResponse } | { outcome: 'in_progress' } | { outcome: 'reused' };
+export type Refusal =
+  | { outcome: 'replay'; response: StoredResponse }
+  | { outcome: 'in_progress' }
+  | { outcome: 'reused' };
 
 const STATE = { inProgress: 'in_progress', completed: 'completed' } as const;
 
@@ -47,7 +50,10 @@ const STATE = { inProgress: 'in_progress', completed: 'completed' } as const;
 const MAX_PATH_IN_KEY = 512;
 
 export function idempotencyRecordKey(scope: IdempotencyScope): Key {
-  const path = Buffer.byteLength(scope.path) > MAX_PATH_IN_KEY ? `sha256:${createHash('sha256').update(scope.path).digest('base64url')}` : scope.path;
+  const path =
+    Buffer.byteLength(scope.path) > MAX_PATH_IN_KEY
+      ? `sha256:${createHash('sha256').update(scope.path).digest('base64url')}`
+      : scope.path;
   return keys.idempotency(scope.keyId, scope.method, path, scope.key);
 }
 
@@ -55,7 +61,8 @@ export function idempotencyRecordKey(scope: IdempotencyScope): Key {
 export function classifyExisting(item: Item | undefined, fingerprint: string, nowMs: number): Refusal | undefined {
   if (!item || Number(item[TABLE.ttlAttribute]) * 1000 <= nowMs) return undefined;
   if (item.fingerprint !== fingerprint) return { outcome: 'reused' };
-  if (item.state === STATE.completed) return { outcome: 'replay', response: { status: Number(item.response_status), body: String(item.response_body) } };
+  if (item.state === STATE.completed)
+    return { outcome: 'replay', response: { status: Number(item.response_status), body: String(item.response_body) } };
   if (Number(item.lease_expires_at) <= nowMs) return undefined;
   return { outcome: 'in_progress' };
 }
@@ -74,9 +81,15 @@ function answerPut(recordKey: Key, fingerprint: string, response: StoredResponse
       created_at: new Date(nowMs).toISOString(),
       [TABLE.ttlAttribute]: Math.floor(nowMs / 1000) + IDEMPOTENCY_RETENTION_SECONDS,
     },
-    ConditionExpression: 'attribute_not_exists(pk) OR #ttl <= :nowSec OR (#state = :inProgress AND lease_expires_at <= :nowMs AND fingerprint = :fp)',
+    ConditionExpression:
+      'attribute_not_exists(pk) OR #ttl <= :nowSec OR (#state = :inProgress AND lease_expires_at <= :nowMs AND fingerprint = :fp)',
     ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute, '#state': 'state' },
-    ExpressionAttributeValues: { ':nowSec': Math.floor(nowMs / 1000), ':nowMs': nowMs, ':inProgress': STATE.inProgress, ':fp': fingerprint },
+    ExpressionAttributeValues: {
+      ':nowSec': Math.floor(nowMs / 1000),
+      ':nowMs': nowMs,
+      ':inProgress': STATE.inProgress,
+      ':fp': fingerprint,
+    },
   };
 }
 
@@ -89,10 +102,19 @@ export function answerWrite(recordKey: Key, fingerprint: string, response: Store
  * Stores the answer of a request that changed nothing. Undefined when stored; otherwise why the
  * key was taken meanwhile (the failed condition hands the record back, so no second read).
  */
-export async function storeAnswer(recordKey: Key, fingerprint: string, response: StoredResponse): Promise<Refusal | undefined> {
+export async function storeAnswer(
+  recordKey: Key,
+  fingerprint: string,
+  response: StoredResponse,
+): Promise<Refusal | undefined> {
   const nowMs = Date.now();
   try {
-    await db().send(new PutCommand({ ...answerPut(recordKey, fingerprint, response, nowMs), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
+    await db().send(
+      new PutCommand({
+        ...answerPut(recordKey, fingerprint, response, nowMs),
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
     return undefined;
   } catch (err) {
     // The record is inside another request's commit right now: that request is still running.

@@ -2,8 +2,8 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { keys } from './keys.ts';
 import { isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
-import { afterClaim, decide, slotAttribute, slotsOf, WINDOW_MS, type RateDecision } from '../domain/key/rate-limit.ts';
-import type { Principal } from '../domain/principal.ts';
+import { afterClaim, decide, slotAttribute, slotsOf, WINDOW_MS, type RateDecision } from '#domain/key/rate-limit.ts';
+import type { Principal } from '#domain/principal.ts';
 
 /**
  * The authorizer's hot path: a bearer token's hash → the key's principal and a rate-limit slot,
@@ -35,7 +35,12 @@ function remember(hash: string, item: Item | undefined) {
 }
 
 function principalOf(item: Item): Principal {
-  return { keyId: item.key_id, storeId: item.store_id, abilities: item.abilities, currency: item.currency_code ?? null };
+  return {
+    keyId: item.key_id,
+    storeId: item.store_id,
+    abilities: item.abilities,
+    currency: item.currency_code ?? null,
+  };
 }
 
 /**
@@ -43,14 +48,21 @@ function principalOf(item: Item): Principal {
  * missing ability: 403) is answered without taking a rate-limit slot (docs/contract.md#limits), from a state
  * confirmed against the table so that a revoked key is still 401.
  */
-export async function authenticate(tokenHash: string, nowMs: number, limit: number, admits: (p: Principal) => boolean = () => true): Promise<AuthResult> {
+export async function authenticate(
+  tokenHash: string,
+  nowMs: number,
+  limit: number,
+  admits: (p: Principal) => boolean = () => true,
+): Promise<AuthResult> {
   let state = tokenCache.get(tokenHash)?.item;
   let fresh = false;
   // A stale cache costs one failed condition, which hands back the current item; a slot taken by
   // a parallel request of the same key costs the same and the next try picks another free slot.
   for (let attempt = 0; attempt < 8; attempt++) {
     if (!state) {
-      const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(tokenHash), ConsistentRead: true }));
+      const out = await db().send(
+        new GetCommand({ TableName: tableName(), Key: keys.token(tokenHash), ConsistentRead: true }),
+      );
       state = out.Item;
       fresh = true;
       remember(tokenHash, state);
@@ -91,7 +103,11 @@ export async function authenticate(tokenHash: string, nowMs: number, limit: numb
         }),
       );
       remember(tokenHash, out.Attributes);
-      return { ok: true, principal: principalOf(state), rate: { ...rate, ...afterClaim(slotsOf(out.Attributes ?? {}, limit), nowMs, limit) } };
+      return {
+        ok: true,
+        principal: principalOf(state),
+        rate: { ...rate, ...afterClaim(slotsOf(out.Attributes ?? {}, limit), nowMs, limit) },
+      };
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
       state = itemFromError(err.Item);
@@ -103,5 +119,9 @@ export async function authenticate(tokenHash: string, nowMs: number, limit: numb
   // Still colliding after several tries: the key is bursting far beyond its allowance. Ask it to
   // come back in a second rather than fail the request with a 500 (a key no longer active: 401).
   if (state?.status !== 'active') return { ok: false };
-  return { ok: true, principal: principalOf(state!), rate: { allowed: false, slot: undefined, limit, remaining: 0, resetSeconds: 1 } };
+  return {
+    ok: true,
+    principal: principalOf(state!),
+    rate: { allowed: false, slot: undefined, limit, remaining: 0, resetSeconds: 1 },
+  };
 }

@@ -1,81 +1,17 @@
-import { backoff } from '../domain/retry.ts';
+import { backoff } from '#domain/retry.ts';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
-import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll, type Item } from './helpers.ts';
-import type { Ability } from '../domain/key/abilities.ts';
-import type { EventType } from '../domain/event/event.ts';
-import { storedEvents } from '../domain/webhook/event-subscription.ts';
-import { DomainError } from '../domain/errors.ts';
+import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll } from './helpers.ts';
+import type { Ability } from '#domain/key/abilities.ts';
+import type { KeyRecord } from '#domain/key/api-key.ts';
+import type { EventType } from '#domain/event/event.ts';
+import { DomainError } from '#domain/errors.ts';
 import { nextInSequence } from './sequence.ts';
-
-export interface ApiKey {
-  id: number;
-  store_id: string;
-  name: string;
-  abilities: Ability[];
-  status: 'active' | 'revoked';
-  webhook_url: string | null;
-  /** The events its webhook receives (default all order events). */
-  events: EventType[];
-  /** Whether its webhook skips the events this key caused itself (`--exclude-own`). */
-  exclude_own: boolean;
-  created_at: string;
-  revoked_at: string | null;
-  last_used_at: string | null;
-}
-
-/** The key record with its secrets, for the webhook path and the admin handler only. */
-export interface KeyRecord extends ApiKey {
-  token_hash: string;
-  webhook_secret: string;
-  previous_webhook_secret: string | null;
-  previous_webhook_secret_expires_at: string | null;
-}
-
-function toKeyRecord(item: Item, lastUsedAt: string | null = null): KeyRecord {
-  return {
-    id: item.id,
-    store_id: item.store_id,
-    name: item.name,
-    abilities: item.abilities,
-    status: item.status,
-    webhook_url: item.webhook_url ?? null,
-    events: storedEvents(item.events),
-    exclude_own: item.exclude_own === true,
-    created_at: item.created_at,
-    revoked_at: item.revoked_at ?? null,
-    last_used_at: lastUsedAt,
-    token_hash: item.token_hash,
-    webhook_secret: item.webhook_secret,
-    previous_webhook_secret: item.previous_webhook_secret ?? null,
-    previous_webhook_secret_expires_at: item.previous_webhook_secret_expires_at ?? null,
-  };
-}
-
-export function publicKey(record: KeyRecord): ApiKey {
-  const { token_hash: _h, webhook_secret: _s, previous_webhook_secret: _p, previous_webhook_secret_expires_at: _e, ...rest } = record;
-  return rest;
-}
+import { tokenItem, toKeyRecord } from './key-item.ts';
 
 const nextKeyId = () => nextInSequence(keys.keySequence());
-
-/** The item the authorizer reads (key-auth.repo.ts): a copy of what a request needs to know. */
-function tokenItem(record: KeyRecord, currency: string | null, carried: Item = {}) {
-  return {
-    ...keys.token(record.token_hash),
-    type: ENTITY.token,
-    key_id: record.id,
-    store_id: record.store_id,
-    abilities: record.abilities,
-    currency_code: currency,
-    status: record.status,
-    last_used_at: carried.last_used_at ?? null,
-    // The rate-limit slots move with the key: rotating is no way around the allowance.
-    ...Object.fromEntries(Object.entries(carried).filter(([k]) => /^rl\d+$/.test(k))),
-  };
-}
 
 export async function createKey(input: {
   storeId: string;
@@ -118,7 +54,13 @@ export async function createKey(input: {
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
-        { Put: { TableName: tableName(), Item: tokenItem(record, input.currency), ConditionExpression: 'attribute_not_exists(pk)' } },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: tokenItem(record, input.currency),
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
       ],
     }),
   );
@@ -132,7 +74,9 @@ export async function getKey(keyId: number): Promise<KeyRecord | undefined> {
 
 /** The record with `last_used_at`, which lives on the token item (the hot path writes it there). */
 async function withLastUsed(record: KeyRecord): Promise<KeyRecord> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(record.token_hash), ConsistentRead: true }));
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.token(record.token_hash), ConsistentRead: true }),
+  );
   return { ...record, last_used_at: out.Item?.last_used_at ?? null };
 }
 
@@ -151,7 +95,10 @@ export async function listKeysOfStore(storeId: string, withLastUsed = true): Pro
     ExpressionAttributeValues: { ':pk': keys.keysOfStoreIndex(storeId).gsi1pk },
   });
   if (!withLastUsed) return items.map((i) => toKeyRecord(i));
-  const tokens = await batchGet(items.map((i) => keys.token(i.token_hash)), false);
+  const tokens = await batchGet(
+    items.map((i) => keys.token(i.token_hash)),
+    false,
+  );
   return items.map((i) => {
     const t = tokens.get(`${keys.token(i.token_hash).pk}|TOKEN`);
     return toKeyRecord(i, t?.last_used_at ?? null);
@@ -210,7 +157,9 @@ export async function rotateKeyToken(keyId: number, newTokenHash: string, curren
   for (let attempt = 0; attempt < 10; attempt++) {
     const key = await requireKey(keyId);
     if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
-    const old = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }));
+    const old = await db().send(
+      new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
+    );
     const seen = old.Item?.uses as number | undefined;
     const rotated: KeyRecord = { ...key, token_hash: newTokenHash, last_used_at: old.Item?.last_used_at ?? null };
     try {
@@ -231,12 +180,20 @@ export async function rotateKeyToken(keyId: number, newTokenHash: string, curren
               Delete: {
                 TableName: tableName(),
                 Key: keys.token(key.token_hash),
-                ConditionExpression: seen === undefined ? 'attribute_not_exists(uses) AND #s = :active' : 'uses = :uses AND #s = :active',
+                ConditionExpression:
+                  seen === undefined ? 'attribute_not_exists(uses) AND #s = :active' : 'uses = :uses AND #s = :active',
                 ExpressionAttributeNames: { '#s': 'status' },
-                ExpressionAttributeValues: seen === undefined ? { ':active': 'active' } : { ':uses': seen, ':active': 'active' },
+                ExpressionAttributeValues:
+                  seen === undefined ? { ':active': 'active' } : { ':uses': seen, ':active': 'active' },
               },
             },
-            { Put: { TableName: tableName(), Item: tokenItem(rotated, currency, old.Item ?? {}), ConditionExpression: 'attribute_not_exists(pk)' } },
+            {
+              Put: {
+                TableName: tableName(),
+                Item: tokenItem(rotated, currency, old.Item ?? {}),
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
           ],
         }),
       );
@@ -256,7 +213,14 @@ export async function rotateKeyToken(keyId: number, newTokenHash: string, curren
  */
 export async function updateKeyWebhook(
   keyId: number,
-  changes: { webhook_url?: string | null; events?: EventType[]; exclude_own?: boolean; webhook_secret?: string; previous_webhook_secret?: string | null; previous_webhook_secret_expires_at?: string | null },
+  changes: {
+    webhook_url?: string | null;
+    events?: EventType[];
+    exclude_own?: boolean;
+    webhook_secret?: string;
+    previous_webhook_secret?: string | null;
+    previous_webhook_secret_expires_at?: string | null;
+  },
   expectedSecret?: string,
 ): Promise<KeyRecord> {
   const names: Record<string, string> = {};
@@ -273,7 +237,8 @@ export async function updateKeyWebhook(
         TableName: tableName(),
         Key: keys.key(keyId),
         UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: expectedSecret === undefined ? 'attribute_exists(pk)' : 'attribute_exists(pk) AND webhook_secret = :expected',
+        ConditionExpression:
+          expectedSecret === undefined ? 'attribute_exists(pk)' : 'attribute_exists(pk) AND webhook_secret = :expected',
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: expectedSecret === undefined ? values : { ...values, ':expected': expectedSecret },
         ReturnValues: 'ALL_NEW',
@@ -283,7 +248,11 @@ export async function updateKeyWebhook(
     return withLastUsed(toKeyRecord(out.Attributes ?? {}));
   } catch (err) {
     if (isConditionalCheckFailed(err) && itemFromError(err.Item)) {
-      throw new DomainError('conflict', `the webhook secret of key ${keyId} was rotated concurrently; run the command again`, 'id');
+      throw new DomainError(
+        'conflict',
+        `the webhook secret of key ${keyId} was rotated concurrently; run the command again`,
+        'id',
+      );
     }
     if (isConditionalCheckFailed(err)) throw new DomainError('not_found', `key ${keyId} does not exist`, 'id');
     throw err;

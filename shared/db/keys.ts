@@ -54,12 +54,21 @@ export const keys = {
   product: (storeId: string, id: number): Key => ({ pk: `STORE#${storeId}`, sk: `PRODUCT#${pad(id)}` }),
   /** Postings of trigrams that start with the first code point of `text` (a trigram or a needle's prefix): one partition, so a one- or two-letter needle is one sort-key prefix. */
   nameGramPartition,
-  nameGram: (storeId: string, gram: string, productId: number): Key => ({ pk: nameGramPartition(storeId, gram), sk: `${gram}#${pad(productId)}` }),
+  nameGram: (storeId: string, gram: string, productId: number): Key => ({
+    pk: nameGramPartition(storeId, gram),
+    sk: `${gram}#${pad(productId)}`,
+  }),
   /** The product a posting's sort key names (`oak#000000000042` → 42; a trigram may contain `#`). */
   nameGramProductId: (sk: string): number => Number(sk.slice(sk.lastIndexOf('#') + 1)),
   namePendingPartition,
-  namePending: (storeId: string, productId: number): Key => ({ pk: namePendingPartition(storeId), sk: `PRODUCT#${pad(productId)}` }),
-  nameIndexed: (storeId: string, productId: number): Key => ({ pk: `STORE#${storeId}`, sk: `NAMEINDEXED#${pad(productId)}` }),
+  namePending: (storeId: string, productId: number): Key => ({
+    pk: namePendingPartition(storeId),
+    sk: `PRODUCT#${pad(productId)}`,
+  }),
+  nameIndexed: (storeId: string, productId: number): Key => ({
+    pk: `STORE#${storeId}`,
+    sk: `NAMEINDEXED#${pad(productId)}`,
+  }),
   skuLink: (storeId: string, sku: string, productId: number): Key => ({
     pk: `STORE#${storeId}#SKU#${sku}`,
     sk: `PRODUCT#${pad(productId)}`,
@@ -100,9 +109,15 @@ export const keys = {
   /** Whether the key's webhook URL is attempted or parked (docs/webhooks.md, "Parked endpoints"). */
   webhookEndpoint: (keyId: number): Key => ({ pk: `KEY#${keyId}`, sk: 'WEBHOOK_ENDPOINT' }),
   /** An admin's redelivery request: an outbox-typed item, so the stream carries it to the fan-out. */
-  redeliveryRequest: (keyId: number, eventId: string, round: number): Key => ({ pk: `KEY#${keyId}`, sk: `REDELIVERY#${eventId}#${round}` }),
+  redeliveryRequest: (keyId: number, eventId: string, round: number): Key => ({
+    pk: `KEY#${keyId}`,
+    sk: `REDELIVERY#${eventId}#${round}`,
+  }),
   /** An admin's replay of an event: a copy of the outbox item, so the stream carries it to the fan-out again. */
-  outboxReplay: (storeId: string, eventId: string, stamp: string): Key => ({ pk: `STORE#${storeId}`, sk: `EVENT#${eventId}#REPLAY#${stamp}` }),
+  outboxReplay: (storeId: string, eventId: string, stamp: string): Key => ({
+    pk: `STORE#${storeId}`,
+    sk: `EVENT#${eventId}#REPLAY#${stamp}`,
+  }),
   /** Sort key of a padded-id record back to its id (`PRODUCT#000000000042` → 42). */
   idOf: (sk: string): number => Number(sk.slice(sk.indexOf('#') + 1)),
   /** Sort key at which an ascending cursor query starts (exclusive of `id`). */

@@ -19,6 +19,7 @@ export const isPendingNameWrite = (record: unknown) => matchesFilter(NAME_PENDIN
 /** Throws on an image that names no product: a poison record, for the stream's failure path. */
 export function pendingNameFromImage(image: Record<string, unknown>): PendingName {
   const item = unmarshall(image as Record<string, AttributeValue>);
-  if (typeof item.store_id !== 'string' || !Number.isInteger(item.product_id)) throw new Error(`malformed pending name ${String(item.pk)} ${String(item.sk)}`);
+  if (typeof item.store_id !== 'string' || !Number.isInteger(item.product_id))
+    throw new Error(`malformed pending name ${String(item.pk)} ${String(item.sk)}`);
   return { storeId: item.store_id, productId: item.product_id as number };
 }

@@ -3,7 +3,7 @@ import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { batchGet, batchWrite, isConditionalCheckFailed, itemKey, type WriteRequest } from './helpers.ts';
-import { nameGrams } from '../domain/product/name-grams.ts';
+import { nameGrams } from '#domain/product/name-grams.ts';
 
 /**
  * The name indexer's side of filter[name] (name-search.repo.ts reads it): pending names become
@@ -28,7 +28,9 @@ const POSTING_WRITERS = 16;
 /** Indexes the pending names of these products (those still pending); returns how many it indexed. */
 export async function indexPendingNames(products: readonly PendingName[]): Promise<number> {
   const unique = [...new Map(products.map((p) => [`${p.storeId}#${p.productId}`, p])).values()];
-  const found = await batchGet(unique.flatMap((p) => [keys.namePending(p.storeId, p.productId), keys.nameIndexed(p.storeId, p.productId)]));
+  const found = await batchGet(
+    unique.flatMap((p) => [keys.namePending(p.storeId, p.productId), keys.nameIndexed(p.storeId, p.productId)]),
+  );
   const work = unique.flatMap((p) => {
     const pending = found.get(itemKey(keys.namePending(p.storeId, p.productId)));
     if (!pending) return [];
@@ -37,8 +39,15 @@ export async function indexPendingNames(products: readonly PendingName[]): Promi
   });
   // In three steps, each after the last: a run cut short leaves the entry pending, and the record
   // says a name is indexed only once all its postings are.
-  await batchWrite(work.flatMap((w) => postingWrites(w.storeId, w.productId, w.name, w.previous)), POSTING_WRITERS);
-  await batchWrite(work.map((w) => ({ PutRequest: { Item: { ...keys.nameIndexed(w.storeId, w.productId), type: ENTITY.nameIndexed, n: w.name } } })));
+  await batchWrite(
+    work.flatMap((w) => postingWrites(w.storeId, w.productId, w.name, w.previous)),
+    POSTING_WRITERS,
+  );
+  await batchWrite(
+    work.map((w) => ({
+      PutRequest: { Item: { ...keys.nameIndexed(w.storeId, w.productId), type: ENTITY.nameIndexed, n: w.name } },
+    })),
+  );
   await Promise.all(work.map((w) => removePending(w.storeId, w.productId, w.name)));
   return work.length;
 }

@@ -2,9 +2,9 @@ import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { keys } from './keys.ts';
 import type { Item } from './helpers.ts';
-import { nameLookup } from '../domain/product/name-grams.ts';
-import { normalizeName } from '../domain/product/product.ts';
-import { DomainError } from '../domain/errors.ts';
+import { nameLookup } from '#domain/product/name-grams.ts';
+import { normalizeName } from '#domain/product/product.ts';
+import { DomainError } from '#domain/errors.ts';
 
 /**
  * filter[name]: ids of the products whose normalized name contains the normalized needle, read
@@ -54,7 +54,8 @@ class ReadBudget {
     // DynamoDB rounds a page up to whole 4 KB units: consumed/items bounds the item size from above.
     const units = consumed ?? Math.ceil((items * this.itemBytes) / STRONG_UNIT_BYTES);
     this.left -= units;
-    if (items === limit && items > 0) this.itemBytes = Math.max(64, Math.min(this.itemBytes, Math.ceil((units * STRONG_UNIT_BYTES) / items)));
+    if (items === limit && items > 0)
+      this.itemBytes = Math.max(64, Math.min(this.itemBytes, Math.ceil((units * STRONG_UNIT_BYTES) / items)));
   }
 }
 
@@ -66,7 +67,9 @@ const tooBroad = (needle: string) =>
   );
 
 async function page(input: QueryCommandInput, budget: ReadBudget, limit: number) {
-  const out = await db().send(new QueryCommand({ ...input, Limit: limit, ConsistentRead: true, ReturnConsumedCapacity: 'TOTAL' }));
+  const out = await db().send(
+    new QueryCommand({ ...input, Limit: limit, ConsistentRead: true, ReturnConsumedCapacity: 'TOTAL' }),
+  );
   const items = out.Items ?? [];
   budget.charge(out.ConsumedCapacity?.CapacityUnits ?? out.ConsumedCapacity?.ReadCapacityUnits, items.length, limit);
   return { items, next: out.LastEvaluatedKey };
@@ -86,13 +89,22 @@ export async function productIdsByName(storeId: string, needle: string): Promise
 
 /** The whole pending partition, in pages within half the budget. */
 async function pendingEntries(storeId: string, budget: ReadBudget): Promise<Item[]> {
-  const input = { TableName: tableName(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.namePendingPartition(storeId) } };
+  const input = {
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.namePendingPartition(storeId) },
+  };
   const items: Item[] = [];
   let start: Item | undefined;
   for (;;) {
     const limit = budget.itemsFor(budget.left - SEARCH_READ_BUDGET_RCU / 2, 1000);
     if (limit === 0) {
-      throw new DomainError('service_unavailable', 'Product names are being indexed (a bulk import or a reindex): name search is unavailable for a moment; retry after 5 s.', null, 5);
+      throw new DomainError(
+        'service_unavailable',
+        'Product names are being indexed (a bulk import or a reindex): name search is unavailable for a moment; retry after 5 s.',
+        null,
+        5,
+      );
     }
     const out = await page({ ...input, ExclusiveStartKey: start }, budget, limit);
     items.push(...out.items);
@@ -111,7 +123,11 @@ function candidatePostings(storeId: string, wanted: string, budget: ReadBudget, 
   });
   // One or two letters: every trigram that starts with them, one list in one partition.
   if (lookup.kind === 'prefix') return shortestList([list(lookup.prefix, lookup.prefix)], budget, needle);
-  return shortestList(lookup.grams.map((gram) => list(gram, `${gram}#`)), budget, needle);
+  return shortestList(
+    lookup.grams.map((gram) => list(gram, `${gram}#`)),
+    budget,
+    needle,
+  );
 }
 
 /**
@@ -122,7 +138,12 @@ function candidatePostings(storeId: string, wanted: string, budget: ReadBudget, 
  * on) is needed to find it. It does not fit in the budget: the needle is too broad.
  */
 async function shortestList(inputs: QueryCommandInput[], budget: ReadBudget, needle: string): Promise<Posting[]> {
-  const lists = inputs.map((input) => ({ input, items: [] as Item[], start: undefined as Item | undefined, done: false }));
+  const lists = inputs.map((input) => ({
+    input,
+    items: [] as Item[],
+    start: undefined as Item | undefined,
+    done: false,
+  }));
   const first = budget.itemsFor(budget.left / lists.length, FIRST_PAGE);
   if (first === 0) throw tooBroad(needle);
   await Promise.all(

@@ -5,8 +5,8 @@ import { TABLE } from './table.ts';
 import { keys } from './keys.ts';
 import { cancellationReasons, itemFromError, type TransactItem } from './helpers.ts';
 import { orderRefItem, outboxPut, toOrder } from './order.repo.ts';
-import type { Order } from '../domain/order/order.ts';
-import type { OrderEvent } from '../domain/order/events.ts';
+import type { Order } from '#domain/order/order.ts';
+import type { OrderEvent } from '#domain/order/events.ts';
 
 export type OrderCommit =
   | { kind: 'committed' }
@@ -24,7 +24,12 @@ export type OrderCommit =
  * number of racing writers only one commits per state, and the others decide again from the
  * order the guard hands back.
  */
-export async function commitOrderChange(previous: Order, next: Order, event: OrderEvent, withWrites: TransactItem[] = []): Promise<OrderCommit> {
+export async function commitOrderChange(
+  previous: Order,
+  next: Order,
+  event: OrderEvent,
+  withWrites: TransactItem[] = [],
+): Promise<OrderCommit> {
   try {
     await db().send(
       new TransactWriteCommand({

@@ -5,9 +5,9 @@ import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
 import { cancellationReasons, getWithAlongside, type Item, type TransactItem } from './helpers.ts';
-import type { Order } from '../domain/order/order.ts';
-import type { OrderEvent } from '../domain/order/events.ts';
-import { DomainError } from '../domain/errors.ts';
+import type { Order } from '#domain/order/order.ts';
+import type { OrderEvent } from '#domain/order/events.ts';
+import { DomainError } from '#domain/errors.ts';
 import { nextInSequence } from './sequence.ts';
 
 export function toOrder(item: Item): Order {
@@ -39,7 +39,12 @@ export function toOrder(item: Item): Order {
 }
 
 export function orderItem(o: Order): Item {
-  return { ...keys.order(o.store_id, o.id), ...keys.orderUpdateIndex(o.store_id, o.updated_at, o.id), type: ENTITY.order, ...o };
+  return {
+    ...keys.order(o.store_id, o.id),
+    ...keys.orderUpdateIndex(o.store_id, o.updated_at, o.id),
+    type: ENTITY.order,
+    ...o,
+  };
 }
 
 /** An order event for the outbox (the table stream carries it to the webhooks), as one transaction action. */
@@ -99,7 +104,9 @@ export async function insertOrder(draft: Omit<Order, 'id'>, eventOf?: (order: Or
 // ---- reads -------------------------------------------------------------------------------
 
 export async function getOrder(storeId: string, id: number): Promise<Order | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.order(storeId, id), ConsistentRead: true }));
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.order(storeId, id), ConsistentRead: true }),
+  );
   return out.Item ? toOrder(out.Item) : undefined;
 }
 
@@ -108,7 +115,11 @@ export async function getOrder(storeId: string, id: number): Promise<Order | und
  * reads `alongside` (the request's idempotency record) in the same BatchGetItem. A reference item
  * from before the copy costs a second read of the order item (the next write adds the copy).
  */
-export async function readOrderByReference(storeId: string, reference: string, alongside?: Key): Promise<{ order: Order | undefined; alongside: Item | undefined }> {
+export async function readOrderByReference(
+  storeId: string,
+  reference: string,
+  alongside?: Key,
+): Promise<{ order: Order | undefined; alongside: Item | undefined }> {
   const { item: ref, alongside: other } = await getWithAlongside(keys.orderRef(storeId, reference), alongside);
   if (!ref) return { order: undefined, alongside: other };
   return { order: carriesOrder(ref) ? toOrder(ref) : await getOrder(storeId, Number(ref.order_id)), alongside: other };
@@ -145,7 +156,12 @@ export const UPDATED_SINCE_PROBE_LIMIT = 100;
  * only grows while a client walks it (updated_at never goes back), so walking by id neither
  * skips nor repeats an order that matched when the walk began.
  */
-export async function listOrdersUpdatedSince(storeId: string, since: string, cursor: number, limit: number): Promise<OrderPage> {
+export async function listOrdersUpdatedSince(
+  storeId: string,
+  since: string,
+  cursor: number,
+  limit: number,
+): Promise<OrderPage> {
   if (cursor >= MAX_ORDER_ID) return { orders: [], more: false };
   const out = await db().send(
     new QueryCommand({
@@ -182,7 +198,12 @@ export async function listOrdersUpdatedSince(storeId: string, since: string, cur
  * more than it returns), never past `upTo`, and eventually consistent like the index it stands
  * in for: a change younger than a second may show on the next poll instead of this one.
  */
-async function walkOrders(storeId: string, cursor: number, limit: number, filter?: { since: string; upTo: number | undefined }): Promise<OrderPage> {
+async function walkOrders(
+  storeId: string,
+  cursor: number,
+  limit: number,
+  filter?: { since: string; upTo: number | undefined },
+): Promise<OrderPage> {
   if (cursor >= MAX_ORDER_ID) return { orders: [], more: false };
   const found: Order[] = [];
   let start: Item | undefined;

@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { Origin } from '../domain/event/event.ts';
+import type { Origin } from '#domain/event/event.ts';
 
 /**
  * Outbox items as the table stream delivers them (NewImage), mapped to what the fan-out needs.

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { keys } from './keys.ts';
-import { DomainError } from '../domain/errors.ts';
+import { DomainError } from '#domain/errors.ts';
 
 const REPLAY_TTL_SECONDS = 24 * 60 * 60;
 
@@ -11,14 +11,25 @@ const REPLAY_TTL_SECONDS = 24 * 60 * 60;
  * (event, key), so keys that already have this event get nothing twice and keys that do not (the
  * stream record failed, or the key got its URL later) get it now. Outbox items live 7 days.
  */
-export async function replayOutboxEvent(storeId: string, eventId: string, now: Date): Promise<{ event_id: string; replayed_at: string }> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.outboxEvent(storeId, eventId), ConsistentRead: true }));
-  if (!out.Item) throw new DomainError('not_found', `store ${storeId} has no event ${eventId} (events are kept 7 days)`, 'event');
+export async function replayOutboxEvent(
+  storeId: string,
+  eventId: string,
+  now: Date,
+): Promise<{ event_id: string; replayed_at: string }> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.outboxEvent(storeId, eventId), ConsistentRead: true }),
+  );
+  if (!out.Item)
+    throw new DomainError('not_found', `store ${storeId} has no event ${eventId} (events are kept 7 days)`, 'event');
   const stamp = now.toISOString();
   await db().send(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...out.Item, ...keys.outboxReplay(storeId, eventId, stamp), ttl: Math.floor(now.getTime() / 1000) + REPLAY_TTL_SECONDS },
+      Item: {
+        ...out.Item,
+        ...keys.outboxReplay(storeId, eventId, stamp),
+        ttl: Math.floor(now.getTime() / 1000) + REPLAY_TTL_SECONDS,
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );

@@ -5,7 +5,7 @@ import { TABLE } from './table.ts';
 import { keys } from './keys.ts';
 import { cancellationReasons, itemFromError, type TransactItem } from './helpers.ts';
 import { pageItem, pageLinkItem, slugClaim, toPage } from './page.repo.ts';
-import type { Page } from '../domain/page/page.ts';
+import type { Page } from '#domain/page/page.ts';
 
 export type ChangeResult =
   | { kind: 'committed' }
@@ -18,7 +18,17 @@ export type ChangeResult =
   /** Another transaction held one of the items; nothing was written, try again. */
   | { kind: 'conflict' };
 
-const FIELDS = ['page_type', 'title', 'slug', 'body', 'status', 'published_at', 'draft', 'updated_at', TABLE.gsi1.partitionKey] as const;
+const FIELDS = [
+  'page_type',
+  'title',
+  'slug',
+  'body',
+  'status',
+  'published_at',
+  'draft',
+  'updated_at',
+  TABLE.gsi1.partitionKey,
+] as const;
 
 /** The slugs a page holds claims on: its live one and its revision's. */
 const slugsHeld = (p: Page) => new Set([p.slug, ...(p.draft ? [p.draft.slug] : [])]);
@@ -28,7 +38,11 @@ const slugsHeld = (p: Page) => new Set([p.slug, ...(p.draft ? [p.draft.slug] : [
  * the external-id item's copy of the page, the slug claim moves and the caller's writes (the
  * idempotency record of a publish). Only the page attributes that differ are SET.
  */
-export async function commitPageChange(previous: Page, next: Page, withWrites: TransactItem[] = []): Promise<ChangeResult> {
+export async function commitPageChange(
+  previous: Page,
+  next: Page,
+  withWrites: TransactItem[] = [],
+): Promise<ChangeResult> {
   const before = pageItem(previous);
   const after = pageItem(next);
   const names: Record<string, string> = {};
@@ -79,7 +93,12 @@ export async function commitPageChange(previous: Page, next: Page, withWrites: T
   try {
     await db().send(
       new TransactWriteCommand({
-        TransactItems: [pageUpdate, { Put: { TableName: tableName(), Item: pageLinkItem(next) } }, ...slugMoves, ...withWrites],
+        TransactItems: [
+          pageUpdate,
+          { Put: { TableName: tableName(), Item: pageLinkItem(next) } },
+          ...slugMoves,
+          ...withWrites,
+        ],
         ClientRequestToken: randomUUID(),
       }),
     );

@@ -1,11 +1,11 @@
-import { assertRoundBudget, backoff } from '../domain/retry.ts';
+import { assertRoundBudget, backoff } from '#domain/retry.ts';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
 import { cancellationReasons, getWithAlongside, itemFromError, type Item, type TransactItem } from './helpers.ts';
-import type { Page, PageContent, PageType } from '../domain/page/page.ts';
+import type { Page, PageContent, PageType } from '#domain/page/page.ts';
 import { readSequence, sequenceMove, sequenceValue } from './sequence.ts';
 
 /**
@@ -36,7 +36,13 @@ import { readSequence, sequenceMove, sequenceValue } from './sequence.ts';
 /** The page's own `type` (page | blog) is stored as `page_type`: `type` is the table's entity tag. */
 export function pageItem(p: Page): Item {
   const { type, ...rest } = p;
-  return { ...keys.page(p.store_id, p.id), ...keys.pageTypeIndex(p.store_id, type, p.id), ...rest, type: ENTITY.page, page_type: type };
+  return {
+    ...keys.page(p.store_id, p.id),
+    ...keys.pageTypeIndex(p.store_id, type, p.id),
+    ...rest,
+    type: ENTITY.page,
+    page_type: type,
+  };
 }
 
 export function toPage(item: Item): Page {
@@ -66,13 +72,22 @@ const pageSequenceKey = (storeId: string) => keys.sequence(storeId, 'page');
 /** The external-id item: the map to the page's id and a copy of the page. */
 export function pageLinkItem(p: Page): Item {
   const { gsi1pk: _pk, gsi1sk: _sk, ...copy } = pageItem(p);
-  return { ...copy, ...keys.externalId(p.owner_key_id, 'page', p.external_id), type: ENTITY.externalId, record_id: p.id };
+  return {
+    ...copy,
+    ...keys.externalId(p.owner_key_id, 'page', p.external_id),
+    type: ENTITY.externalId,
+    record_id: p.id,
+  };
 }
 
 /** An external-id item written before it carried the page holds only `record_id`. */
 const carriesPage = (item: Item) => item.updated_at !== undefined;
 
-export const slugClaim = (page: Pick<Page, 'store_id' | 'slug' | 'id'>): Item => ({ ...keys.slug(page.store_id, page.slug), type: ENTITY.slug, page_id: page.id });
+export const slugClaim = (page: Pick<Page, 'store_id' | 'slug' | 'id'>): Item => ({
+  ...keys.slug(page.store_id, page.slug),
+  type: ENTITY.slug,
+  page_id: page.id,
+});
 
 export type CreateResult =
   | { kind: 'created'; page: Page }
@@ -117,7 +132,11 @@ export async function createPage(draft: Omit<Page, 'id'>, sequence?: number): Pr
       const xid = reasons[1];
       if (xid?.Code === 'ConditionalCheckFailed') {
         const link = itemFromError(xid.Item);
-        return { kind: 'external_id_taken', page: link && carriesPage(link) ? toPage(link) : undefined, pageId: link?.record_id as number | undefined };
+        return {
+          kind: 'external_id_taken',
+          page: link && carriesPage(link) ? toPage(link) : undefined,
+          pageId: link?.record_id as number | undefined,
+        };
       }
       if (reasons[2]?.Code === 'ConditionalCheckFailed') return { kind: 'slug_taken' };
       if (reasons[0]?.Code === 'ConditionalCheckFailed' && reasons[3]?.Code !== 'ConditionalCheckFailed') {
@@ -141,7 +160,9 @@ export async function insertPage(draft: Omit<Page, 'id'>): Promise<Page> {
 // ---- reads -------------------------------------------------------------------------------
 
 export async function getPage(storeId: string, id: number): Promise<Page | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.page(storeId, id), ConsistentRead: true }));
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.page(storeId, id), ConsistentRead: true }),
+  );
   return out.Item ? toPage(out.Item) : undefined;
 }
 
@@ -155,17 +176,30 @@ export interface PageByExternalId {
  * The page a key's external id names, from the external-id item's copy: one consistent read,
  * which also reads `alongside` in the same BatchGetItem.
  */
-export async function readPageByExternalId(principal: { keyId: number; storeId: string }, externalId: string, alongside?: Key): Promise<PageByExternalId> {
-  const { item: link, alongside: other } = await getWithAlongside(keys.externalId(principal.keyId, 'page', externalId), alongside);
+export async function readPageByExternalId(
+  principal: { keyId: number; storeId: string },
+  externalId: string,
+  alongside?: Key,
+): Promise<PageByExternalId> {
+  const { item: link, alongside: other } = await getWithAlongside(
+    keys.externalId(principal.keyId, 'page', externalId),
+    alongside,
+  );
   if (!link) return { page: undefined, alongside: other };
-  return { page: carriesPage(link) ? toPage(link) : await getPage(principal.storeId, Number(link.record_id)), alongside: other };
+  return {
+    page: carriesPage(link) ? toPage(link) : await getPage(principal.storeId, Number(link.record_id)),
+    alongside: other,
+  };
 }
 
 /**
  * A save's read, one BatchGetItem: the page the key's external id names and, for when there is
  * none yet, the page sequence that `createPage` takes the new page's id from.
  */
-export async function readPageToSave(principal: { keyId: number; storeId: string }, externalId: string): Promise<{ page: Page | undefined; sequence: number }> {
+export async function readPageToSave(
+  principal: { keyId: number; storeId: string },
+  externalId: string,
+): Promise<{ page: Page | undefined; sequence: number }> {
   const read = await readPageByExternalId(principal, externalId, pageSequenceKey(principal.storeId));
   return { page: read.page, sequence: sequenceValue(read.alongside) };
 }
@@ -187,7 +221,12 @@ export interface PageList {
  * every page of the other type in between, bodies included). A Query stops at 1 MB, so large
  * bodies may take more than one round trip per list page.
  */
-export async function listPagesAfter(storeId: string, cursor: number, limit: number, type?: PageType): Promise<PageList> {
+export async function listPagesAfter(
+  storeId: string,
+  cursor: number,
+  limit: number,
+  type?: PageType,
+): Promise<PageList> {
   if (cursor >= MAX_PAGE_ID) return { pages: [], more: false };
   const from = keys.page(storeId, cursor + 1).sk;
   const to = keys.page(storeId, MAX_PAGE_ID).sk;

@@ -5,10 +5,16 @@ import { cancellationReasons, itemFromError, type Item, type TransactItem } from
 import { newLinkWrite, productItem } from './product-item.ts';
 import { productEventPut } from './event-item.ts';
 import { groupIndexWrites } from './product-index.repo.ts';
-import { productSequenceMove, recordGaps, reserveProductIds, type ProductSequence, type ReservedIds } from './product-sequence.ts';
-import type { Offer, Product } from '../domain/product/product.ts';
-import { backoff, RoundClock } from '../domain/retry.ts';
-import { remainingMs } from '../domain/deadline.ts';
+import {
+  productSequenceMove,
+  recordGaps,
+  reserveProductIds,
+  type ProductSequence,
+  type ReservedIds,
+} from './product-sequence.ts';
+import type { Offer, Product } from '#domain/product/product.ts';
+import { backoff, RoundClock } from '#domain/retry.ts';
+import { remainingMs } from '#domain/deadline.ts';
 
 export type NewProduct = Omit<Product, 'id' | 'offers'> & { offers: Omit<Offer, 'id'>[] };
 
@@ -41,19 +47,37 @@ export function numbered(drafts: readonly NewProduct[], firstId: number, firstOf
  * link and copy (guarded: one product per external id, however many writes race), its SKU links
  * and pending name; with `guard`, also moves the sequence from that state (the uncontended path).
  */
-async function commitInsert(storeId: string, products: Product[], guard?: ProductSequence, token?: string): Promise<InsertOutcome> {
+async function commitInsert(
+  storeId: string,
+  products: Product[],
+  guard?: ProductSequence,
+  token?: string,
+): Promise<InsertOutcome> {
   const links = products.flatMap((p) => newLinkWrite(p) ?? []);
-  const head: TransactItem[] = guard ? [productSequenceMove(storeId, guard, products.length, products.reduce((n, p) => n + p.offers.length, 0))] : [];
+  const head: TransactItem[] = guard
+    ? [
+        productSequenceMove(
+          storeId,
+          guard,
+          products.length,
+          products.reduce((n, p) => n + p.offers.length, 0),
+        ),
+      ]
+    : [];
   const items: TransactItem[] = [
     ...head,
     ...links,
-    ...products.map((p) => ({ Put: { TableName: tableName(), Item: productItem(p), ConditionExpression: 'attribute_not_exists(pk)' } })),
+    ...products.map((p) => ({
+      Put: { TableName: tableName(), Item: productItem(p), ConditionExpression: 'attribute_not_exists(pk)' },
+    })),
     ...groupIndexWrites(products),
     // Last, so the cancellation reasons above keep their positions.
     ...products.map((p) => productEventPut('product.created', p)),
   ];
   try {
-    await db().send(new TransactWriteCommand({ TransactItems: items, ...(token ? { ClientRequestToken: token } : {}) }));
+    await db().send(
+      new TransactWriteCommand({ TransactItems: items, ...(token ? { ClientRequestToken: token } : {}) }),
+    );
     return { kind: 'inserted', products };
   } catch (err) {
     // A store error (DynamoDB Local's lock timeout among them) leaves the outcome open: a guarded
@@ -62,16 +86,25 @@ async function commitInsert(storeId: string, products: Product[], guard?: Produc
     if (err instanceof Error && err.name === 'InternalServerError') return { kind: 'lost', unknown: true };
     const reasons = cancellationReasons(err);
     if (!reasons) throw err;
-    const taken = reasons.slice(head.length, head.length + links.length).find((r) => r.Code === 'ConditionalCheckFailed');
+    const taken = reasons
+      .slice(head.length, head.length + links.length)
+      .find((r) => r.Code === 'ConditionalCheckFailed');
     if (taken) return { kind: 'external_id_taken', winner: itemFromError(taken.Item) };
-    const productClash = reasons.slice(head.length + links.length, head.length + links.length + products.length).some((r) => r.Code === 'ConditionalCheckFailed');
+    const productClash = reasons
+      .slice(head.length + links.length, head.length + links.length + products.length)
+      .some((r) => r.Code === 'ConditionalCheckFailed');
     if (productClash && !guard) throw new Error(`store ${storeId}: a reserved product id already holds a product`);
     return { kind: 'lost' };
   }
 }
 
 /** The uncontended path: one attempt with ids from the sequence state read, guarded on it. */
-export async function insertGuarded(storeId: string, drafts: readonly NewProduct[], read: ProductSequence, clock = new RoundClock()): Promise<InsertOutcome> {
+export async function insertGuarded(
+  storeId: string,
+  drafts: readonly NewProduct[],
+  read: ProductSequence,
+  clock = new RoundClock(),
+): Promise<InsertOutcome> {
   if (!clock.canStart()) return { kind: 'out_of_time' };
   return clock.time(() => commitInsert(storeId, numbered(drafts, read.last + 1, read.offers + 1), read));
 }
@@ -80,7 +113,12 @@ export async function insertGuarded(storeId: string, drafts: readonly NewProduct
  * Inserts with ids this request reserved: no sequence in the transaction, so only a conflict on
  * the same items (a racing write of the same external id) can make it retry, with the same ids.
  */
-export async function insertReserved(storeId: string, drafts: readonly NewProduct[], ids: ReservedIds, clock = new RoundClock()): Promise<InsertOutcome> {
+export async function insertReserved(
+  storeId: string,
+  drafts: readonly NewProduct[],
+  ids: ReservedIds,
+  clock = new RoundClock(),
+): Promise<InsertOutcome> {
   const products = numbered(drafts, ids.firstId, ids.firstOffer);
   // A retry after a store error keeps the token, so a commit whose answer was lost answers success.
   let token = randomUUID();
@@ -121,17 +159,28 @@ export class ProductIds {
    * Inserts `drafts` in one transaction. `expected`: how many new products the request may
    * still insert with this one included, and their offers (the size of the block to reserve).
    */
-  async insert(drafts: readonly NewProduct[], expected: { products: number; offers: number } = { products: drafts.length, offers: offerCount(drafts) }): Promise<InsertOutcome> {
+  async insert(
+    drafts: readonly NewProduct[],
+    expected: { products: number; offers: number } = { products: drafts.length, offers: offerCount(drafts) },
+  ): Promise<InsertOutcome> {
     if (!this.block) {
       this.guarded ??= await this.readSequence();
       const first = await insertGuarded(this.storeId, drafts, this.guarded, this.clock);
       if (first.kind === 'inserted') {
-        this.guarded = { ...this.guarded, last: this.guarded.last + drafts.length, offers: this.guarded.offers + offerCount(drafts) };
+        this.guarded = {
+          ...this.guarded,
+          last: this.guarded.last + drafts.length,
+          offers: this.guarded.offers + offerCount(drafts),
+        };
       }
       if (first.kind !== 'lost') return first;
       if (!this.clock.canStart()) return { kind: 'out_of_time' };
       const reserved = await reserveProductIds(this.storeId, expected.products, expected.offers);
-      this.block = { nextId: reserved.firstId, endId: reserved.firstId + expected.products, nextOffer: reserved.firstOffer };
+      this.block = {
+        nextId: reserved.firstId,
+        endId: reserved.firstId + expected.products,
+        nextOffer: reserved.firstOffer,
+      };
     }
     const block = this.block;
     if (block.endId - block.nextId < drafts.length) {

@@ -3,7 +3,7 @@ import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { cancellationReasons, queryAll, type TransactItem } from './helpers.ts';
-import { normalizeName, type Product } from '../domain/product/product.ts';
+import { normalizeName, type Product } from '#domain/product/product.ts';
 
 /**
  * The product list's filters read these instead of the products: one SKU link per variant SKU,
@@ -30,7 +30,13 @@ export function pendingNameWrite(product: Product): TransactItem {
   return {
     Put: {
       TableName: tableName(),
-      Item: { ...keys.namePending(product.store_id, product.id), type: ENTITY.namePending, store_id: product.store_id, product_id: product.id, n: normalizeName(product.name) },
+      Item: {
+        ...keys.namePending(product.store_id, product.id),
+        type: ENTITY.namePending,
+        store_id: product.store_id,
+        product_id: product.id,
+        n: normalizeName(product.name),
+      },
     },
   };
 }
@@ -43,7 +49,14 @@ export function pendingNameWrite(product: Product): TransactItem {
  */
 export async function markNamesPending(products: readonly Product[]): Promise<boolean> {
   const items: TransactItem[] = products.flatMap((p) => [
-    { ConditionCheck: { TableName: tableName(), Key: keys.product(p.store_id, p.id), ConditionExpression: 'updated_at = :read', ExpressionAttributeValues: { ':read': p.updated_at } } },
+    {
+      ConditionCheck: {
+        TableName: tableName(),
+        Key: keys.product(p.store_id, p.id),
+        ConditionExpression: 'updated_at = :read',
+        ExpressionAttributeValues: { ':read': p.updated_at },
+      },
+    },
     pendingNameWrite(p),
   ]);
   try {
@@ -73,7 +86,8 @@ export function indexWrites(next: Product, previous?: Product): TransactItem[] {
     }
   }
   for (const sku of before) {
-    if (!after.has(sku)) writes.push({ Delete: { TableName: tableName(), Key: keys.skuLink(next.store_id, sku, next.id) } });
+    if (!after.has(sku))
+      writes.push({ Delete: { TableName: tableName(), Key: keys.skuLink(next.store_id, sku, next.id) } });
   }
   return writes;
 }

@@ -2,7 +2,7 @@ import { tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import type { Item, TransactItem } from './helpers.ts';
-import type { Offer, Product } from '../domain/product/product.ts';
+import type { Offer, Product } from '#domain/product/product.ts';
 
 /**
  * How a product is stored: its own item (STORE#{s} / PRODUCT#{id}, what reads and the list use)
@@ -52,7 +52,12 @@ export function productItem(p: Product): Item {
 /** The external-id link of an API product, carrying a copy of it; undefined for a store-admin product. */
 export function linkItem(p: Product): Item | undefined {
   if (p.external_id === null || p.owner_key_id === null) return undefined;
-  return { ...keys.externalId(p.owner_key_id, 'product', p.external_id), type: ENTITY.externalId, record_id: p.id, product: p };
+  return {
+    ...keys.externalId(p.owner_key_id, 'product', p.external_id),
+    type: ENTITY.externalId,
+    record_id: p.id,
+    product: p,
+  };
 }
 
 /** What a link item says: the product id, and the product when the link carries its copy. */
@@ -69,7 +74,14 @@ export function readLink(item: Item | undefined): { productId: number | undefine
 export function newLinkWrite(p: Product): TransactItem | undefined {
   const Item = linkItem(p);
   if (!Item) return undefined;
-  return { Put: { TableName: tableName(), Item, ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
+  return {
+    Put: {
+      TableName: tableName(),
+      Item,
+      ConditionExpression: 'attribute_not_exists(pk)',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
 }
 
 /** The link's copy brought up to `p`, for the transaction that changes the product (unguarded: the product item carries the guard). */

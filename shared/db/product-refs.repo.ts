@@ -4,7 +4,7 @@ import { keys } from './keys.ts';
 import { batchGet, itemKey } from './helpers.ts';
 import { readLink } from './product-item.ts';
 import { productSequenceKey, sequenceOf, type ProductSequence } from './product-sequence.ts';
-import type { Product } from '../domain/product/product.ts';
+import type { Product } from '#domain/product/product.ts';
 import { getProduct } from './product.repo.ts';
 
 /**
@@ -16,7 +16,11 @@ import { getProduct } from './product.repo.ts';
 /** The product id an external id of this key maps to. */
 export async function productIdForExternalId(keyId: number, externalId: string): Promise<number | undefined> {
   const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.externalId(keyId, 'product', externalId), ConsistentRead: true }),
+    new GetCommand({
+      TableName: tableName(),
+      Key: keys.externalId(keyId, 'product', externalId),
+      ConsistentRead: true,
+    }),
   );
   return readLink(out.Item).productId;
 }
@@ -26,9 +30,17 @@ export async function productIdForExternalId(keyId: number, externalId: string):
  * consistent so that a client reads back what it just wrote. A link written before copies existed
  * names only the id: the product item is read as well.
  */
-export async function productByExternalId(storeId: string, keyId: number, externalId: string): Promise<Product | undefined> {
+export async function productByExternalId(
+  storeId: string,
+  keyId: number,
+  externalId: string,
+): Promise<Product | undefined> {
   const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.externalId(keyId, 'product', externalId), ConsistentRead: true }),
+    new GetCommand({
+      TableName: tableName(),
+      Key: keys.externalId(keyId, 'product', externalId),
+      ConsistentRead: true,
+    }),
   );
   const link = readLink(out.Item);
   if (link.product || link.productId === undefined) return link.product;
@@ -66,12 +78,20 @@ export async function resolveWriteTargets(
   tagExternalIds: string[] = [],
   options: { sequenceOf?: string } = {},
 ): Promise<WriteTargets> {
-  const [targets] = await resolveManyWriteTargets(keyId, [{ externalId, categoryExternalIds, tagExternalIds }], options);
+  const [targets] = await resolveManyWriteTargets(
+    keyId,
+    [{ externalId, categoryExternalIds, tagExternalIds }],
+    options,
+  );
   return targets as WriteTargets;
 }
 
 /** The targets of many writes of one key (a batch), in one BatchGetItem per 100 distinct keys. */
-export async function resolveManyWriteTargets(keyId: number, requests: readonly TargetRequest[], options: { sequenceOf?: string } = {}): Promise<WriteTargets[]> {
+export async function resolveManyWriteTargets(
+  keyId: number,
+  requests: readonly TargetRequest[],
+  options: { sequenceOf?: string } = {},
+): Promise<WriteTargets[]> {
   const plan = requests.map((r) => ({
     xid: keys.externalId(keyId, 'product', r.externalId),
     categories: (r.categoryExternalIds ?? []).map((x) => keys.category(keyId, x)),

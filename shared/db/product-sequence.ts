@@ -40,7 +40,12 @@ export async function readProductSequence(storeId: string): Promise<ProductSeque
 }
 
 /** The transaction item that moves both counters from `read` by the products and offers added, only if no one else moved them. */
-export function productSequenceMove(storeId: string, read: ProductSequence, products: number, offers: number): TransactItem {
+export function productSequenceMove(
+  storeId: string,
+  read: ProductSequence,
+  products: number,
+  offers: number,
+): TransactItem {
   return {
     Update: {
       TableName: tableName(),
@@ -81,7 +86,10 @@ export async function reserveProductIds(storeId: string, products: number, offer
       ReturnValues: 'UPDATED_NEW',
     }),
   );
-  return { firstId: Number(out.Attributes?.value) - products + 1, firstOffer: Number(out.Attributes?.offer_seq) - offers + 1 };
+  return {
+    firstId: Number(out.Attributes?.value) - products + 1,
+    firstOffer: Number(out.Attributes?.offer_seq) - offers + 1,
+  };
 }
 
 /** Records reserved ids that will hold no product (one atomic ADD to a number set). */

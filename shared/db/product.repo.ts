@@ -1,17 +1,24 @@
-import { contended, done, retryOnStale, stale } from '../domain/retry.ts';
+import { contended, done, retryOnStale, stale } from '#domain/retry.ts';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from './helpers.ts';
 import type { Key } from './keys.ts';
-import type { Product } from '../domain/product/product.ts';
+import type { Product } from '#domain/product/product.ts';
 import { indexWrites } from './product-index.repo.ts';
 import { linkCopyWrite, readLink, toProduct } from './product-item.ts';
-import { idsAtPositions, productCount, productSequenceKey, readProductSequence, sequenceOf, type ProductSequence } from './product-sequence.ts';
+import {
+  idsAtPositions,
+  productCount,
+  productSequenceKey,
+  readProductSequence,
+  sequenceOf,
+  type ProductSequence,
+} from './product-sequence.ts';
 import { ProductIds, type NewProduct } from './product-batch.repo.ts';
 import { productEventPut } from './event-item.ts';
-import type { Origin } from '../domain/event/event.ts';
+import type { Origin } from '#domain/event/event.ts';
 
 /**
  * Products have dense ids 1..n per store (the id sequence moves in the same transaction that
@@ -26,7 +33,8 @@ import type { Origin } from '../domain/event/event.ts';
  * (docs/api.md, "Consistency").
  */
 export async function getProduct(storeId: string, id: number, consistent = false): Promise<Product | undefined> {
-  const read = (strong: boolean) => db().send(new GetCommand({ TableName: tableName(), Key: keys.product(storeId, id), ConsistentRead: strong }));
+  const read = (strong: boolean) =>
+    db().send(new GetCommand({ TableName: tableName(), Key: keys.product(storeId, id), ConsistentRead: strong }));
   const item = (await read(consistent)).Item ?? (consistent ? undefined : (await read(true)).Item);
   return item ? toProduct(item) : undefined;
 }
@@ -55,7 +63,11 @@ export async function getProductsByIds(storeId: string, ids: number[], consisten
  * at or below the page move it onto ids not read yet. Eventually consistent like getProduct: a
  * product created a moment ago may be missing from the count and the last page for as long.
  */
-export async function getDensePage(storeId: string, page: number, limit: number): Promise<{ products: Product[]; total: number }> {
+export async function getDensePage(
+  storeId: string,
+  page: number,
+  limit: number,
+): Promise<{ products: Product[]; total: number }> {
   const first = (page - 1) * limit + 1;
   const guess = idsAtPositions(first, limit, []);
   const seqKey = productSequenceKey(storeId);
@@ -63,8 +75,16 @@ export async function getDensePage(storeId: string, page: number, limit: number)
   const sequence = sequenceOf(found.get(itemKey(seqKey)));
   const ids = idsAtPositions(first, limit, sequence.gaps).filter((id) => id <= sequence.last);
   const unread = ids.filter((id) => !guess.includes(id));
-  if (unread.length > 0) for (const [k, item] of await batchGet(unread.map((id) => keys.product(storeId, id)), false)) found.set(k, item);
-  await completeStrongly(found, ids.map((id) => keys.product(storeId, id)));
+  if (unread.length > 0)
+    for (const [k, item] of await batchGet(
+      unread.map((id) => keys.product(storeId, id)),
+      false,
+    ))
+      found.set(k, item);
+  await completeStrongly(
+    found,
+    ids.map((id) => keys.product(storeId, id)),
+  );
   const products = ids.flatMap((id) => {
     const item = found.get(itemKey(keys.product(storeId, id)));
     return item ? [toProduct(item)] : [];
@@ -112,7 +132,8 @@ export async function insertProduct(draft: NewProduct, ids?: ProductIds): Promis
 }
 
 /** An id source for one request that inserts at most a product or two (a PUT). */
-export const productIdsFor = (storeId: string, read: ProductSequence | undefined) => new ProductIds(storeId, read, () => readProductSequence(storeId));
+export const productIdsFor = (storeId: string, read: ProductSequence | undefined) =>
+  new ProductIds(storeId, read, () => readProductSequence(storeId));
 
 /** One fresh variant id from the store's offer sequence (the rare product that has no variant). */
 export async function reserveOfferId(storeId: string): Promise<number> {

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DomainError } from '../domain/errors.ts';
-import { deadlineSignal, remainingMs } from '../domain/deadline.ts';
+import { DomainError } from '#domain/errors.ts';
+import { deadlineSignal, remainingMs } from '#domain/deadline.ts';
 
 /**
  * A store that is down, stopped or throttling must cost a request a few seconds and a retryable
@@ -40,9 +40,25 @@ class StoreCallTimeout extends Error {
   }
 }
 
-const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
+const THROTTLING = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+]);
 const STORE_FAULTS = new Set(['InternalServerError', 'ServiceUnavailable', 'InternalFailure']);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+]);
 
 type SdkError = Error & {
   code?: string;
@@ -52,7 +68,12 @@ type SdkError = Error & {
 };
 
 const unavailable = (why: string, retryAfter = UNAVAILABLE_RETRY_AFTER_S) =>
-  new DomainError('service_unavailable', `The data store is unavailable right now (${why}); retry after ${retryAfter} s.`, null, retryAfter);
+  new DomainError(
+    'service_unavailable',
+    `The data store is unavailable right now (${why}); retry after ${retryAfter} s.`,
+    null,
+    retryAfter,
+  );
 
 /**
  * The DomainError a store failure answers with, or undefined for an error that is an answer from
@@ -62,16 +83,23 @@ export function storeUnavailable(err: unknown): DomainError | undefined {
   if (err instanceof DomainError || !(err instanceof Error)) return undefined;
   const e = err as SdkError;
   if (e instanceof StoreCallTimeout) return unavailable(`no answer within ${e.budgetMs} ms`);
-  if (e.name === 'DeadlineExceeded' || e.name === 'AbortError' || e.name === 'TimeoutError') return unavailable('no answer in time');
+  if (e.name === 'DeadlineExceeded' || e.name === 'AbortError' || e.name === 'TimeoutError')
+    return unavailable('no answer in time');
   if (THROTTLING.has(e.name)) return unavailable('throttling', THROTTLED_RETRY_AFTER_S);
   if (e.name === 'TransactionCanceledException') {
     // Cancelled only because a participating item was throttled: no condition said no.
     const codes = (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None').filter((c) => c !== 'None');
-    return codes.length > 0 && codes.every((c) => THROTTLING.has(c)) ? unavailable('throttling', THROTTLED_RETRY_AFTER_S) : undefined;
+    return codes.length > 0 && codes.every((c) => THROTTLING.has(c))
+      ? unavailable('throttling', THROTTLED_RETRY_AFTER_S)
+      : undefined;
   }
-  if (STORE_FAULTS.has(e.name) || (e.$metadata?.httpStatusCode ?? 0) >= 500) return unavailable('the store answered with an error');
+  if (STORE_FAULTS.has(e.name) || (e.$metadata?.httpStatusCode ?? 0) >= 500)
+    return unavailable('the store answered with an error');
   const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
-  if (code && NETWORK_CODES.has(code)) return unavailable(code === 'ECONNREFUSED' ? 'could not connect: connection refused' : `connection failed: ${code}`);
+  if (code && NETWORK_CODES.has(code))
+    return unavailable(
+      code === 'ECONNREFUSED' ? 'could not connect: connection refused' : `connection failed: ${code}`,
+    );
   return undefined;
 }
 
@@ -80,16 +108,22 @@ export function storeUnavailable(err: unknown): DomainError | undefined {
  * budget; the budget's signal also reaches the HTTP handler, which destroys the socket.
  */
 export function guardStoreCalls(client: DynamoDBClient, callBudgetMs: number): void {
-  const handler = client.config.requestHandler as { handle: (request: unknown, options?: { abortSignal?: unknown }) => Promise<unknown> };
+  const handler = client.config.requestHandler as {
+    handle: (request: unknown, options?: { abortSignal?: unknown }) => Promise<unknown>;
+  };
   const handle = handler.handle.bind(handler);
   // The SDK hands its handler the options given to `send` only; the call's signal comes from here.
-  handler.handle = (request, options) => handle(request, { ...options, abortSignal: callSignals.getStore() ?? options?.abortSignal });
+  handler.handle = (request, options) =>
+    handle(request, { ...options, abortSignal: callSignals.getStore() ?? options?.abortSignal });
 
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const left = remainingMs();
       if (left <= 0) throw unavailable('the request ran out of time');
-      const budget = Math.min(TABLE_COMMANDS.test(context.commandName ?? '') ? TABLE_COMMAND_BUDGET_MS : callBudgetMs, left);
+      const budget = Math.min(
+        TABLE_COMMANDS.test(context.commandName ?? '') ? TABLE_COMMAND_BUDGET_MS : callBudgetMs,
+        left,
+      );
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(new StoreCallTimeout(budget)), budget);
       const deadline = deadlineSignal();

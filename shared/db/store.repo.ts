@@ -3,7 +3,7 @@ import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { isConditionalCheckFailed, queryAll } from './helpers.ts';
-import { DomainError } from '../domain/errors.ts';
+import { DomainError } from '#domain/errors.ts';
 
 export interface Store {
   id: string;
@@ -29,9 +29,16 @@ export async function createStore(store: Store): Promise<Store> {
 }
 
 export async function getStore(storeId: string): Promise<Store | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.store(storeId), ConsistentRead: true }));
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.store(storeId), ConsistentRead: true }),
+  );
   if (!out.Item) return undefined;
-  return { id: out.Item.id, name: out.Item.name, currency_code: out.Item.currency_code, created_at: out.Item.created_at };
+  return {
+    id: out.Item.id,
+    name: out.Item.name,
+    currency_code: out.Item.currency_code,
+    created_at: out.Item.created_at,
+  };
 }
 
 /** Every store, by id (the admin console's first page): one index partition, written with the store. */

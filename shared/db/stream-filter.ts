@@ -14,7 +14,8 @@ export function matchesFilter(pattern: FilterPattern, record: unknown): boolean 
   for (const [field, rule] of Object.entries(pattern)) {
     const value = (record as Record<string, unknown>)[field];
     if (Array.isArray(rule)) {
-      if (rule.some((r) => r !== null && typeof r === 'object')) throw new Error(`filter rule for "${field}" is not an exact match`);
+      if (rule.some((r) => r !== null && typeof r === 'object'))
+        throw new Error(`filter rule for "${field}" is not an exact match`);
       if (!rule.includes(value as never)) return false;
     } else if (!matchesFilter(rule as FilterPattern, value)) return false;
   }

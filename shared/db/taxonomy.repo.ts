@@ -1,4 +1,4 @@
-import { nextUpdatedAt } from '../domain/clock.ts';
+import { nextUpdatedAt } from '#domain/clock.ts';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
@@ -6,7 +6,7 @@ import { keys } from './keys.ts';
 import { nextInSequence } from './sequence.ts';
 import { batchGet, cancellationReasons, itemKey, type Item } from './helpers.ts';
 import { eventPut } from './event-item.ts';
-import { buildEvent, keyOrigin } from '../domain/event/event.ts';
+import { buildEvent, keyOrigin } from '#domain/event/event.ts';
 
 /** Categories and tags: named by the calling key's external ids, numbered per store. */
 export type TaxonomyKind = 'category' | 'tag';
@@ -32,7 +32,13 @@ const keyOf = (kind: TaxonomyKind, keyId: number, externalId: string) =>
   kind === 'category' ? keys.category(keyId, externalId) : keys.tag(keyId, externalId);
 
 function toRecord(kind: TaxonomyKind, item: Item) {
-  return { id: item.id, external_id: item.external_id, [field[kind]]: item[field[kind]], created_at: item.created_at, updated_at: item.updated_at };
+  return {
+    id: item.id,
+    external_id: item.external_id,
+    [field[kind]]: item[field[kind]],
+    created_at: item.created_at,
+    updated_at: item.updated_at,
+  };
 }
 
 /**
@@ -42,7 +48,14 @@ function toRecord(kind: TaxonomyKind, item: Item) {
  * and the same text again writes nothing and raises nothing. `updated_at` moves only when the
  * text changes, and never back (nextUpdatedAt).
  */
-async function upsert(kind: TaxonomyKind, storeId: string, keyId: number, externalId: string, text: string, now: string): Promise<Item> {
+async function upsert(
+  kind: TaxonomyKind,
+  storeId: string,
+  keyId: number,
+  externalId: string,
+  text: string,
+  now: string,
+): Promise<Item> {
   const Key = keyOf(kind, keyId, externalId);
   for (let attempt = 0; attempt < 5; attempt++) {
     const existing = (await db().send(new GetCommand({ TableName: tableName(), Key, ConsistentRead: true }))).Item;
@@ -61,14 +74,26 @@ async function upsert(kind: TaxonomyKind, storeId: string, keyId: number, extern
           updated_at: now,
         };
     const guard = existing
-      ? { ConditionExpression: 'updated_at = :previous', ExpressionAttributeValues: { ':previous': existing.updated_at } }
+      ? {
+          ConditionExpression: 'updated_at = :previous',
+          ExpressionAttributeValues: { ':previous': existing.updated_at },
+        }
       : { ConditionExpression: 'attribute_not_exists(pk)' };
     const { external_id: _own, ...record } = toRecord(kind, item);
-    const event = buildEvent(`${kind}.upserted`, storeId, { [kind]: record }, item.updated_at as string, keyOrigin(keyId));
+    const event = buildEvent(
+      `${kind}.upserted`,
+      storeId,
+      { [kind]: record },
+      item.updated_at as string,
+      keyOrigin(keyId),
+    );
     try {
       await db().send(
         new TransactWriteCommand({
-          TransactItems: [{ Put: { TableName: tableName(), Item: item, ...guard } }, eventPut({ ...event, owner_key_id: keyId, external_id: externalId })],
+          TransactItems: [
+            { Put: { TableName: tableName(), Item: item, ...guard } },
+            eventPut({ ...event, owner_key_id: keyId, external_id: externalId }),
+          ],
         }),
       );
       return item;
@@ -80,11 +105,23 @@ async function upsert(kind: TaxonomyKind, storeId: string, keyId: number, extern
   throw new Error(`could not upsert ${kind} ${externalId}`);
 }
 
-export async function upsertCategory(storeId: string, keyId: number, externalId: string, name: string, now: string): Promise<Category> {
+export async function upsertCategory(
+  storeId: string,
+  keyId: number,
+  externalId: string,
+  name: string,
+  now: string,
+): Promise<Category> {
   return toRecord('category', await upsert('category', storeId, keyId, externalId, name, now)) as unknown as Category;
 }
 
-export async function upsertTag(storeId: string, keyId: number, externalId: string, value: string, now: string): Promise<Tag> {
+export async function upsertTag(
+  storeId: string,
+  keyId: number,
+  externalId: string,
+  value: string,
+  now: string,
+): Promise<Tag> {
   return toRecord('tag', await upsert('tag', storeId, keyId, externalId, value, now)) as unknown as Tag;
 }
 

@@ -35,9 +35,14 @@ export function parseIdempotencyKey(raw: string | undefined): IdempotencyKeyResu
   if (value.startsWith('"')) {
     const unquoted = unquoteSfString(value);
     if (unquoted === undefined) {
-      return { ok: false, reason: 'invalid', message: `${IDEMPOTENCY_HEADER} is not a valid quoted string (RFC 8941).` };
+      return {
+        ok: false,
+        reason: 'invalid',
+        message: `${IDEMPOTENCY_HEADER} is not a valid quoted string (RFC 8941).`,
+      };
     }
-    if (unquoted === '') return { ok: false, reason: 'missing', message: `The ${IDEMPOTENCY_HEADER} header is required.` };
+    if (unquoted === '')
+      return { ok: false, reason: 'missing', message: `The ${IDEMPOTENCY_HEADER} header is required.` };
     key = unquoted;
   } else {
     if (!VISIBLE_ASCII.test(value)) {
@@ -46,7 +51,11 @@ export function parseIdempotencyKey(raw: string | undefined): IdempotencyKeyResu
     key = value;
   }
   if (key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
-    return { ok: false, reason: 'invalid', message: `${IDEMPOTENCY_HEADER} must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.` };
+    return {
+      ok: false,
+      reason: 'invalid',
+      message: `${IDEMPOTENCY_HEADER} must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.`,
+    };
   }
   return { ok: true, key };
 }

@@ -68,7 +68,10 @@ const defaultClock = new RoundClock();
 
 /** Jittered, growing wait between contended rounds: 5–25 ms at first, at most ~205 ms; never past the budget's margin. */
 export function backoff(attempt: number): Promise<void> {
-  const ms = Math.min(5 + Math.random() * 20 * Math.min(Math.max(attempt, 1), 10), Math.max(0, remainingMs() - ROUND_MARGIN_MS));
+  const ms = Math.min(
+    5 + Math.random() * 20 * Math.min(Math.max(attempt, 1), 10),
+    Math.max(0, remainingMs() - ROUND_MARGIN_MS),
+  );
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 

@@ -32,7 +32,12 @@ export const cleanText = (multiLine = false) =>
     v.string('must be a string'),
     v.check((s) => !LONE_SURROGATE.test(s), 'must not contain unpaired UTF-16 surrogates (not representable as UTF-8)'),
     v.transform((s) => s.normalize('NFC')),
-    v.check((s) => !(multiLine ? CONTROL_MULTI_LINE : CONTROL_SINGLE_LINE).test(s), multiLine ? 'must not contain control characters other than tab and line breaks' : 'must not contain control characters (line breaks, tabs, NUL)'),
+    v.check(
+      (s) => !(multiLine ? CONTROL_MULTI_LINE : CONTROL_SINGLE_LINE).test(s),
+      multiLine
+        ? 'must not contain control characters other than tab and line breaks'
+        : 'must not contain control characters (line breaks, tabs, NUL)',
+    ),
     v.check((s) => !BIDI_CONTROL.test(s), 'must not contain bidirectional override or isolate characters'),
   );
 
@@ -42,5 +47,8 @@ export const plainText = ({ min, max, multiLine = false }: PlainTextRule) =>
     cleanText(multiLine),
     v.check((s) => codePoints(s) >= min, min === 1 ? 'must not be empty' : `must be at least ${min} characters`),
     v.check((s) => codePoints(s) <= max, `must be at most ${max} characters`),
-    v.check((s) => (s === '' && min === 0) || !INVISIBLE_ONLY.test(s), 'must not be blank (whitespace or invisible characters only)'),
+    v.check(
+      (s) => (s === '' && min === 0) || !INVISIBLE_ONLY.test(s),
+      'must not be blank (whitespace or invisible characters only)',
+    ),
   );

@@ -1,4 +1,4 @@
-import type { Ability } from '../domain/key/abilities.ts';
+import type { Ability } from '#domain/key/abilities.ts';
 
 /**
  * Every endpoint once: the CDK stack builds API Gateway resources from it, the local server
@@ -26,18 +26,85 @@ export const API_ROUTES = [
   { group: 'products', operation: 'getProduct', method: 'GET', path: '/products/{id}', ability: 'catalog:read' },
   { group: 'orders', operation: 'listOrders', method: 'GET', path: '/orders', ability: 'orders:read' },
   // The store's event log: any of the three read abilities; each key sees only the families it can read.
-  { group: 'orders', operation: 'listEvents', method: 'GET', path: '/events', ability: null, anyOf: ['orders:read', 'catalog:read', 'content:read'] },
-  { group: 'orders', operation: 'setOrderStatus', method: 'POST', path: '/orders/{reference}/status', ability: 'orders:write-status' },
-  { group: 'catalog', operation: 'getCatalogProduct', method: 'GET', path: '/catalog/products/{external_id}', ability: 'catalog:read' },
-  { group: 'catalog', operation: 'upsertProduct', method: 'PUT', path: '/catalog/products/{external_id}', ability: 'catalog:write' },
-  { group: 'catalog', operation: 'updateProduct', method: 'PATCH', path: '/catalog/products/{external_id}', ability: 'catalog:write' },
-  { group: 'catalog', operation: 'upsertProducts', method: 'POST', path: '/catalog/products/batch', ability: 'catalog:write' },
-  { group: 'catalog', operation: 'upsertCategory', method: 'PUT', path: '/catalog/categories/{external_id}', ability: 'catalog:write' },
-  { group: 'catalog', operation: 'upsertTag', method: 'PUT', path: '/catalog/tags/{external_id}', ability: 'catalog:write' },
+  {
+    group: 'orders',
+    operation: 'listEvents',
+    method: 'GET',
+    path: '/events',
+    ability: null,
+    anyOf: ['orders:read', 'catalog:read', 'content:read'],
+  },
+  {
+    group: 'orders',
+    operation: 'setOrderStatus',
+    method: 'POST',
+    path: '/orders/{reference}/status',
+    ability: 'orders:write-status',
+  },
+  {
+    group: 'catalog',
+    operation: 'getCatalogProduct',
+    method: 'GET',
+    path: '/catalog/products/{external_id}',
+    ability: 'catalog:read',
+  },
+  {
+    group: 'catalog',
+    operation: 'upsertProduct',
+    method: 'PUT',
+    path: '/catalog/products/{external_id}',
+    ability: 'catalog:write',
+  },
+  {
+    group: 'catalog',
+    operation: 'updateProduct',
+    method: 'PATCH',
+    path: '/catalog/products/{external_id}',
+    ability: 'catalog:write',
+  },
+  {
+    group: 'catalog',
+    operation: 'upsertProducts',
+    method: 'POST',
+    path: '/catalog/products/batch',
+    ability: 'catalog:write',
+  },
+  {
+    group: 'catalog',
+    operation: 'upsertCategory',
+    method: 'PUT',
+    path: '/catalog/categories/{external_id}',
+    ability: 'catalog:write',
+  },
+  {
+    group: 'catalog',
+    operation: 'upsertTag',
+    method: 'PUT',
+    path: '/catalog/tags/{external_id}',
+    ability: 'catalog:write',
+  },
   { group: 'content', operation: 'listPages', method: 'GET', path: '/content/pages', ability: 'content:read' },
-  { group: 'content', operation: 'savePage', method: 'PUT', path: '/content/pages/{external_id}', ability: 'content:write' },
-  { group: 'content', operation: 'publishPage', method: 'POST', path: '/content/pages/{external_id}/publish', ability: 'content:write' },
-  { group: 'content', operation: 'unpublishPage', method: 'POST', path: '/content/pages/{external_id}/unpublish', ability: 'content:write' },
+  {
+    group: 'content',
+    operation: 'savePage',
+    method: 'PUT',
+    path: '/content/pages/{external_id}',
+    ability: 'content:write',
+  },
+  {
+    group: 'content',
+    operation: 'publishPage',
+    method: 'POST',
+    path: '/content/pages/{external_id}/publish',
+    ability: 'content:write',
+  },
+  {
+    group: 'content',
+    operation: 'unpublishPage',
+    method: 'POST',
+    path: '/content/pages/{external_id}/unpublish',
+    ability: 'content:write',
+  },
   // MCP (Streamable HTTP, stateless): POST carries JSON-RPC. GET would open an SSE stream and
   // DELETE end a session, neither of which a stateless server has: both are 405 (Allow: POST), as
   // the transport spec asks, like any other method a known path does not have.
@@ -65,12 +132,16 @@ export const resourceOf = (route: Pick<ApiRoute, 'path'>) => API_BASE_PATH + rou
 const routeMethod = (method: string) => (method === 'HEAD' ? 'GET' : method);
 
 export function findRoute(method: string, resource: string): ApiRoute | undefined {
-  return (API_ROUTES as readonly ApiRoute[]).find((r) => r.method === routeMethod(method) && resourceOf(r) === resource);
+  return (API_ROUTES as readonly ApiRoute[]).find(
+    (r) => r.method === routeMethod(method) && resourceOf(r) === resource,
+  );
 }
 
 /** The methods a resource has (`Allow` of a 405), HEAD beside GET; empty for an unknown resource. */
 export function allowedMethods(resource: string): string[] {
-  const methods = (API_ROUTES as readonly ApiRoute[]).filter((r) => resourceOf(r) === resource).map((r) => r.method as string);
+  const methods = (API_ROUTES as readonly ApiRoute[])
+    .filter((r) => resourceOf(r) === resource)
+    .map((r) => r.method as string);
   if (methods.includes('GET')) methods.push('HEAD');
   return [...new Set(methods)].sort();
 }
@@ -88,7 +159,10 @@ export function resources(): { resource: string; group: Group }[] {
  * and `/orders/ORD:1/status` (and the MCP tool) are one scope. API Gateway REST may pass path
  * parameters still encoded, the local gateway decodes them: decode once more where possible.
  */
-export function canonicalPath(route: Pick<ApiRoute, 'path'>, pathParameters: Record<string, string | undefined>): string {
+export function canonicalPath(
+  route: Pick<ApiRoute, 'path'>,
+  pathParameters: Record<string, string | undefined>,
+): string {
   return resourceOf(route).replace(/\{(\w+)\}/g, (_m, name: string) => {
     const value = pathParameters[name] ?? '';
     try {

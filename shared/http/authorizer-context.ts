@@ -1,6 +1,6 @@
-import type { Ability } from '../domain/key/abilities.ts';
-import type { Principal } from '../domain/principal.ts';
-import type { RateDecision } from '../domain/key/rate-limit.ts';
+import type { Ability } from '#domain/key/abilities.ts';
+import type { Principal } from '#domain/principal.ts';
+import type { RateDecision } from '#domain/key/rate-limit.ts';
 
 /**
  * The authorizer → handler hand-over. API Gateway passes the authorizer's `context` as flat
@@ -25,7 +25,9 @@ export function principalToContext(principal: Principal, rate: RateDecision, mis
   };
 }
 
-export function principalFromContext(context: Record<string, unknown> | null | undefined): RequestPrincipal | undefined {
+export function principalFromContext(
+  context: Record<string, unknown> | null | undefined,
+): RequestPrincipal | undefined {
   if (!context || context.keyId === undefined || context.storeId === undefined) return undefined;
   const s = (k: string) => String(context[k] ?? '');
   return {

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../domain/errors.ts';
+import type { ErrorCode } from '#domain/errors.ts';
 
 type GatewayBody = { code: ErrorCode; message: string; field: null };
 
@@ -7,17 +7,37 @@ type GatewayBody = { code: ErrorCode; message: string; field: null };
  * renders them as gateway responses and the local gateway sends them, so both say the same.
  */
 export const GATEWAY_RESPONSES = {
-  unauthorized: { code: 'unauthenticated', message: 'A valid API key is required (Authorization: Bearer <key>).', field: null },
+  unauthorized: {
+    code: 'unauthenticated',
+    message: 'A valid API key is required (Authorization: Bearer <key>).',
+    field: null,
+  },
   notFound: { code: 'not_found', message: 'No such endpoint.', field: null },
   tooLarge: { code: 'payload_too_large', message: 'The request body is larger than the API accepts.', field: null },
   throttled: { code: 'rate_limited', message: 'Too many requests; retry later.', field: null },
   badRequest: { code: 'bad_request', message: 'The request could not be processed.', field: null },
-  forbidden: (ability: string) => ({ code: 'forbidden', message: `This key lacks the ability ${ability}.`, field: null }),
+  forbidden: (ability: string) => ({
+    code: 'forbidden',
+    message: `This key lacks the ability ${ability}.`,
+    field: null,
+  }),
   internal: { code: 'internal_error', message: 'Something went wrong on our side.', field: null },
-  unavailable: { code: 'service_unavailable', message: 'The API cannot check keys right now; retry shortly.', field: null },
-  unsupportedMediaType: { code: 'unsupported_media_type', message: 'The body\'s media type is not accepted; send application/json.', field: null },
+  unavailable: {
+    code: 'service_unavailable',
+    message: 'The API cannot check keys right now; retry shortly.',
+    field: null,
+  },
+  unsupportedMediaType: {
+    code: 'unsupported_media_type',
+    message: "The body's media type is not accepted; send application/json.",
+    field: null,
+  },
   badGateway: { code: 'bad_gateway', message: 'The service behind this route failed; retry shortly.', field: null },
-  gatewayTimeout: { code: 'gateway_timeout', message: 'The service did not answer in time; the request may have been applied.', field: null },
+  gatewayTimeout: {
+    code: 'gateway_timeout',
+    message: 'The service did not answer in time; the request may have been applied.',
+    field: null,
+  },
   firewall: { code: 'forbidden', message: 'The request was refused by the firewall.', field: null },
 } satisfies Record<string, GatewayBody | ((ability: string) => GatewayBody)>;
 
@@ -29,7 +49,8 @@ export const GATEWAY_RESPONSES = {
  * authorizer's Deny of a token that is no key; it never denies a key, see functions/authorizer).
  */
 export const BEARER_CHALLENGE = 'Bearer';
-export const INVALID_TOKEN_CHALLENGE = 'Bearer error="invalid_token", error_description="The API key is unknown, revoked or rotated away."';
+export const INVALID_TOKEN_CHALLENGE =
+  'Bearer error="invalid_token", error_description="The API key is unknown, revoked or rotated away."';
 
 /** API Gateway's gateway response types (AWS::ApiGateway::GatewayResponse ResponseType). */
 export type GatewayResponseType =
@@ -77,8 +98,19 @@ export const GATEWAY_RETRY_AFTER_SECONDS = 1;
  */
 export function gatewayResponseTable(rateLimitPerMinute: number): GatewayResponseSpec[] {
   const retry = String(GATEWAY_RETRY_AFTER_SECONDS);
-  const limited = { 'Retry-After': retry, 'RateLimit-Limit': String(rateLimitPerMinute), 'RateLimit-Remaining': '0', 'RateLimit-Reset': retry };
-  const r = (type: GatewayResponseType, status: number, body: GatewayBody, when: string, headers: Record<string, string> = {}): GatewayResponseSpec => ({
+  const limited = {
+    'Retry-After': retry,
+    'RateLimit-Limit': String(rateLimitPerMinute),
+    'RateLimit-Remaining': '0',
+    'RateLimit-Reset': retry,
+  };
+  const r = (
+    type: GatewayResponseType,
+    status: number,
+    body: GatewayBody,
+    when: string,
+    headers: Record<string, string> = {},
+  ): GatewayResponseSpec => ({
     type,
     status,
     body,
@@ -87,24 +119,65 @@ export function gatewayResponseTable(rateLimitPerMinute: number): GatewayRespons
   });
   const G = GATEWAY_RESPONSES;
   return [
-    r('UNAUTHORIZED', 401, G.unauthorized, 'No Authorization header, or the authorizer refused it.', { 'WWW-Authenticate': BEARER_CHALLENGE }),
-    r('ACCESS_DENIED', 401, G.unauthorized, 'The authorizer denied a token that is no key (malformed, unknown, revoked or rotated away); no group Lambda ran. It never denies a key: the handler answers a missing ability (403).', { 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE }),
-    r('MISSING_AUTHENTICATION_TOKEN', 404, G.notFound, 'No such path: API Gateway\'s own answer to an unknown route is a 403, here a 404.'),
+    r('UNAUTHORIZED', 401, G.unauthorized, 'No Authorization header, or the authorizer refused it.', {
+      'WWW-Authenticate': BEARER_CHALLENGE,
+    }),
+    r(
+      'ACCESS_DENIED',
+      401,
+      G.unauthorized,
+      'The authorizer denied a token that is no key (malformed, unknown, revoked or rotated away); no group Lambda ran. It never denies a key: the handler answers a missing ability (403).',
+      { 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE },
+    ),
+    r(
+      'MISSING_AUTHENTICATION_TOKEN',
+      404,
+      G.notFound,
+      "No such path: API Gateway's own answer to an unknown route is a 403, here a 404.",
+    ),
     r('RESOURCE_NOT_FOUND', 404, G.notFound, 'No such path.'),
     r('REQUEST_TOO_LARGE', 413, G.tooLarge, 'The body exceeds what API Gateway or Lambda accepts.'),
-    r('UNSUPPORTED_MEDIA_TYPE', 415, G.unsupportedMediaType, 'API Gateway cannot pass the body\'s media type on.'),
+    r('UNSUPPORTED_MEDIA_TYPE', 415, G.unsupportedMediaType, "API Gateway cannot pass the body's media type on."),
     r('THROTTLED', 429, G.throttled, 'The stage throttle (shared by every tenant) is spent.', limited),
     r('QUOTA_EXCEEDED', 429, G.throttled, 'A usage-plan quota is spent (none is configured today).', limited),
-    r('BAD_REQUEST_PARAMETERS', 400, G.badRequest, 'A request validator refused a parameter (none is configured today).'),
+    r(
+      'BAD_REQUEST_PARAMETERS',
+      400,
+      G.badRequest,
+      'A request validator refused a parameter (none is configured today).',
+    ),
     r('BAD_REQUEST_BODY', 400, G.badRequest, 'A request validator refused the body (none is configured today).'),
-    r('INVALID_API_KEY', 401, G.unauthorized, 'An API Gateway API key was required and wrong (none is required today).', { 'WWW-Authenticate': BEARER_CHALLENGE }),
-    r('INVALID_SIGNATURE', 401, G.unauthorized, 'A SigV4 signature was wrong (no method uses IAM auth).', { 'WWW-Authenticate': BEARER_CHALLENGE }),
-    r('EXPIRED_TOKEN', 401, G.unauthorized, 'A SigV4 token expired (no method uses IAM auth).', { 'WWW-Authenticate': BEARER_CHALLENGE }),
-    r('WAF_FILTERED', 403, G.firewall, 'A web ACL rule without a custom response blocked the request (ours all have one).'),
-    r('AUTHORIZER_FAILURE', 503, G.unavailable, 'The authorizer failed or timed out (the key store is unreachable); nothing ran.', { 'Retry-After': retry }),
+    r(
+      'INVALID_API_KEY',
+      401,
+      G.unauthorized,
+      'An API Gateway API key was required and wrong (none is required today).',
+      { 'WWW-Authenticate': BEARER_CHALLENGE },
+    ),
+    r('INVALID_SIGNATURE', 401, G.unauthorized, 'A SigV4 signature was wrong (no method uses IAM auth).', {
+      'WWW-Authenticate': BEARER_CHALLENGE,
+    }),
+    r('EXPIRED_TOKEN', 401, G.unauthorized, 'A SigV4 token expired (no method uses IAM auth).', {
+      'WWW-Authenticate': BEARER_CHALLENGE,
+    }),
+    r(
+      'WAF_FILTERED',
+      403,
+      G.firewall,
+      'A web ACL rule without a custom response blocked the request (ours all have one).',
+    ),
+    r(
+      'AUTHORIZER_FAILURE',
+      503,
+      G.unavailable,
+      'The authorizer failed or timed out (the key store is unreachable); nothing ran.',
+      { 'Retry-After': retry },
+    ),
     r('AUTHORIZER_CONFIGURATION_ERROR', 500, G.internal, 'The authorizer answered something API Gateway cannot read.'),
     r('API_CONFIGURATION_ERROR', 500, G.internal, 'The deployment is misconfigured.'),
-    r('INTEGRATION_FAILURE', 502, G.badGateway, 'The function crashed, was throttled or answered malformed.', { 'Retry-After': retry }),
+    r('INTEGRATION_FAILURE', 502, G.badGateway, 'The function crashed, was throttled or answered malformed.', {
+      'Retry-After': retry,
+    }),
     r('INTEGRATION_TIMEOUT', 504, G.gatewayTimeout, 'No answer from the function within 29 s.'),
     r('DEFAULT_4XX', 400, G.badRequest, 'Any other 4xx API Gateway adds later.'),
     r('DEFAULT_5XX', 500, G.internal, 'Any other 5xx API Gateway adds later.'),

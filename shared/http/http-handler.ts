@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { canonicalPath, type Group, type OperationOf } from './api-routes.ts';
 import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from './middlewares.ts';
 import { json, type RouteResult } from './response.ts';

@@ -1,9 +1,9 @@
-import { DomainError } from '../domain/errors.ts';
+import { DomainError } from '#domain/errors.ts';
 import type { RouteResult } from './response.ts';
 import { errorBody, statusOf } from './error-status.ts';
 import type { RouteInput } from './http-handler.ts';
-import { IdempotencyKeyTaken, type IdempotentSession } from '../app/idempotent-commit.ts';
-import { IDEMPOTENCY_HEADER, parseIdempotencyKey, requestFingerprint } from '../domain/idempotency.ts';
+import { IdempotencyKeyTaken, type IdempotentSession } from '#app/idempotent-commit.ts';
+import { IDEMPOTENCY_HEADER, parseIdempotencyKey, requestFingerprint } from '#domain/idempotency.ts';
 import {
   answerWrite,
   classifyExisting,
@@ -12,8 +12,8 @@ import {
   storeAnswer,
   type Refusal,
   type StoredResponse,
-} from '../db/idempotency.repo.ts';
-import { addInvocationContext } from '../log-context.ts';
+} from '#db/idempotency.repo.ts';
+import { addInvocationContext } from '#shared/log-context.ts';
 
 /**
  * An endpoint that takes an Idempotency-Key (docs/contract.md#idempotency), as one wrapper:
@@ -36,15 +36,22 @@ import { addInvocationContext } from '../log-context.ts';
 export function idempotencyKeyOf(headers: Record<string, string>): string {
   const parsed = parseIdempotencyKey(headers[IDEMPOTENCY_HEADER.toLowerCase()]);
   if (parsed.ok) return parsed.key;
-  if (parsed.reason === 'missing') throw new DomainError('idempotency_key_required', parsed.message, IDEMPOTENCY_HEADER);
+  if (parsed.reason === 'missing')
+    throw new DomainError('idempotency_key_required', parsed.message, IDEMPOTENCY_HEADER);
   throw new DomainError('validation_failed', parsed.message, IDEMPOTENCY_HEADER);
 }
 
 /** On every answer that is a replay of an earlier one (Stripe's name for it). */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
-const freeze = (result: RouteResult): StoredResponse => ({ status: result.status ?? 200, body: JSON.stringify(result.body) });
-const thaw = (stored: StoredResponse): RouteResult => ({ status: stored.status, body: JSON.parse(stored.body) as unknown });
+const freeze = (result: RouteResult): StoredResponse => ({
+  status: result.status ?? 200,
+  body: JSON.stringify(result.body),
+});
+const thaw = (stored: StoredResponse): RouteResult => ({
+  status: stored.status,
+  body: JSON.parse(stored.body) as unknown,
+});
 const errorResult = (err: DomainError): RouteResult => ({ status: statusOf(err.code), body: errorBody(err) });
 /** Answers about the request itself are stored; failures of ours (5xx) are not, so a retry runs again. */
 const storable = (err: unknown): err is DomainError => err instanceof DomainError && statusOf(err.code) < 500;
@@ -63,9 +70,18 @@ function refusal(outcome: Refusal): RouteResult {
       // The same bytes as the first answer; the header tells a client this one changed nothing.
       return { ...thaw(outcome.response), headers: { [REPLAYED_HEADER]: 'true' } };
     case 'reused':
-      throw new DomainError('idempotency_key_reused', `This ${IDEMPOTENCY_HEADER} was already used for a different request.`, IDEMPOTENCY_HEADER);
+      throw new DomainError(
+        'idempotency_key_reused',
+        `This ${IDEMPOTENCY_HEADER} was already used for a different request.`,
+        IDEMPOTENCY_HEADER,
+      );
     case 'in_progress':
-      throw new DomainError('idempotency_in_progress', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry shortly.`, IDEMPOTENCY_HEADER, 1);
+      throw new DomainError(
+        'idempotency_in_progress',
+        `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry shortly.`,
+        IDEMPOTENCY_HEADER,
+        1,
+      );
   }
 }
 
@@ -73,7 +89,12 @@ export async function idempotent<T>(
   input: RouteInput,
   steps: { precheck?: () => T; run: (session: IdempotentSession, checked: T) => Promise<RouteResult> },
 ): Promise<RouteResult> {
-  const recordKey = idempotencyRecordKey({ keyId: input.principal.keyId, method: input.method, path: input.path, key: idempotencyKeyOf(input.headers) });
+  const recordKey = idempotencyRecordKey({
+    keyId: input.principal.keyId,
+    method: input.method,
+    path: input.path,
+    key: idempotencyKeyOf(input.headers),
+  });
   // No body and `{}` are the same request (a POST action may come without one).
   const fingerprint = requestFingerprint(input.body ?? {});
   const store = async (response: StoredResponse): Promise<RouteResult> => {
@@ -110,7 +131,8 @@ export async function idempotent<T>(
     result = await steps.run(session, checked);
   } catch (err) {
     if (err instanceof Refused) return refusal(err.refusal);
-    if (err instanceof IdempotencyKeyTaken) return refusal(err.busy ? { outcome: 'in_progress' } : await readIdempotencyOutcome(recordKey, fingerprint));
+    if (err instanceof IdempotencyKeyTaken)
+      return refusal(err.busy ? { outcome: 'in_progress' } : await readIdempotencyOutcome(recordKey, fingerprint));
     if (!storable(err)) throw err;
     result = errorResult(err);
   }

@@ -1,12 +1,17 @@
 import type { Context } from 'aws-lambda';
-import { currentDbStats, withDbStats } from '../db/client.ts';
-import { log, logs, requestLoggingEnabled } from '../log.ts';
-import { coldStartTracker, invocationContext, withInvocationContext } from '../log-context.ts';
-import { emitMetrics, metricFields, MetricUnit, type Unit } from '../metrics.ts';
+import { currentDbStats, withDbStats } from '#db/client.ts';
+import { log, logs, requestLoggingEnabled } from '#shared/log.ts';
+import { coldStartTracker, invocationContext, withInvocationContext } from '#shared/log-context.ts';
+import { emitMetrics, metricFields, MetricUnit, type Unit } from '#shared/metrics.ts';
 import { findRoute } from './api-routes.ts';
-import { withDeadline } from '../domain/deadline.ts';
+import { withDeadline } from '#domain/deadline.ts';
 
-type ApiEvent = { requestContext?: { requestId?: string } | null; httpMethod?: string; resource?: string; methodArn?: string };
+type ApiEvent = {
+  requestContext?: { requestId?: string } | null;
+  httpMethod?: string;
+  resource?: string;
+  methodArn?: string;
+};
 
 /** The operation a metric is filed under: the route table's name, or `authorizer`. */
 function operationOf(event: ApiEvent): string {
@@ -22,11 +27,25 @@ type RequestMetrics = { dimensions: Record<string, string>; values: [string, Uni
  * (Unauthorized, its 401, a thrown "Unauthorized"): every request it lets through is counted by the
  * handler, and its time by Lambda's own Duration; 429 and 403 are answered, and counted, by the handler.
  */
-function requestMetrics(event: ApiEvent, status: number | null, threw: boolean, ms: number): RequestMetrics | undefined {
+function requestMetrics(
+  event: ApiEvent,
+  status: number | null,
+  threw: boolean,
+  ms: number,
+): RequestMetrics | undefined {
   const operation = operationOf(event);
   const count = (on: boolean) => (on ? 1 : 0);
   if (operation === 'authorizer') {
-    return threw ? { dimensions: { operation }, values: [['Requests', MetricUnit.Count, 1], ['Unauthorized', MetricUnit.Count, 1], ['Latency', MetricUnit.Milliseconds, ms]] } : undefined;
+    return threw
+      ? {
+          dimensions: { operation },
+          values: [
+            ['Requests', MetricUnit.Count, 1],
+            ['Unauthorized', MetricUnit.Count, 1],
+            ['Latency', MetricUnit.Milliseconds, ms],
+          ],
+        }
+      : undefined;
   }
   const code = threw ? 500 : (status ?? 200);
   return {
@@ -48,7 +67,12 @@ function requestMetrics(event: ApiEvent, status: number | null, threw: boolean, 
  * names the key and store). CloudWatch Logs bills every byte, so a 2xx costs the access log line
  * and this one (docs/observability.md). Metrics without a line when the line is not printed.
  */
-function emitRequest(authorizer: boolean, threw: boolean, line: Record<string, unknown> | undefined, metrics: RequestMetrics | undefined): void {
+function emitRequest(
+  authorizer: boolean,
+  threw: boolean,
+  line: Record<string, unknown> | undefined,
+  metrics: RequestMetrics | undefined,
+): void {
   const level = authorizer && !threw ? 'debug' : 'info';
   if (line && logs(level)) {
     log(level, 'request', { ...line, ...(metrics ? metricFields(metrics.dimensions, metrics.values) : undefined) });
@@ -76,7 +100,9 @@ export const NO_EARLY_TIMEOUT = { timeoutEarlyInMillis: 0 } as const;
 /** The time budget of one API request: the gateway's, or less when the function's timeout comes first. */
 export function requestBudgetMs(context?: Pick<Context, 'getRemainingTimeInMillis'>): number {
   const left = context?.getRemainingTimeInMillis?.();
-  return typeof left === 'number' && Number.isFinite(left) && left > 0 ? Math.max(0, Math.min(GATEWAY_BUDGET_MS, left - ANSWER_MARGIN_MS)) : GATEWAY_BUDGET_MS;
+  return typeof left === 'number' && Number.isFinite(left) && left > 0
+    ? Math.max(0, Math.min(GATEWAY_BUDGET_MS, left - ANSWER_MARGIN_MS))
+    : GATEWAY_BUDGET_MS;
 }
 
 /**
@@ -92,50 +118,62 @@ export function instrument<E extends ApiEvent, R>(
 ) {
   const isColdStart = coldStartTracker();
   return (event: E, context: Context): Promise<R> =>
-    withDeadline(requestBudgetMs(context), () => withInvocationContext(
-      {
-        request_id: event.requestContext?.requestId ?? context?.awsRequestId ?? null,
-        function_name: context?.functionName ?? null,
-        cold_start: isColdStart(),
-        key_id: null,
-        store_id: null,
-      },
-      async () => {
-        const started = performance.now();
-        let result: R | undefined;
-        let threw = false;
-        let line: Record<string, unknown> | undefined;
-        try {
-          // Under the local gateway the request's counts are already being taken (authorizer and
-          // handler together); the line is still printed when asked for, as the cost bench does.
-          const outer = currentDbStats();
-          if (outer && !requestLoggingEnabled()) return (result = await fn(event, context));
-          const measured = outer ? { result: await fn(event, context), stats: outer } : await withDbStats(() => fn(event, context));
-          result = measured.result;
-          if (requestLoggingEnabled()) {
-            const { stats } = measured;
-            line = {
-              ...describe(event, result),
-              ms: Math.round(performance.now() - started),
-              ddb_calls: stats.calls,
-              ...(logs('debug') ? { ddb_ops: stats.ops.join(',') } : {}),
-              rcu: stats.rcu,
-              wcu: stats.wcu,
-            };
+    withDeadline(requestBudgetMs(context), () =>
+      withInvocationContext(
+        {
+          request_id: event.requestContext?.requestId ?? context?.awsRequestId ?? null,
+          function_name: context?.functionName ?? null,
+          cold_start: isColdStart(),
+          key_id: null,
+          store_id: null,
+        },
+        async () => {
+          const started = performance.now();
+          let result: R | undefined;
+          let threw = false;
+          let line: Record<string, unknown> | undefined;
+          try {
+            // Under the local gateway the request's counts are already being taken (authorizer and
+            // handler together); the line is still printed when asked for, as the cost bench does.
+            const outer = currentDbStats();
+            if (outer && !requestLoggingEnabled()) return (result = await fn(event, context));
+            const measured = outer
+              ? { result: await fn(event, context), stats: outer }
+              : await withDbStats(() => fn(event, context));
+            result = measured.result;
+            if (requestLoggingEnabled()) {
+              const { stats } = measured;
+              line = {
+                ...describe(event, result),
+                ms: Math.round(performance.now() - started),
+                ddb_calls: stats.calls,
+                ...(logs('debug') ? { ddb_ops: stats.ops.join(',') } : {}),
+                rcu: stats.rcu,
+                wcu: stats.wcu,
+              };
+            }
+            return result;
+          } catch (err) {
+            threw = true;
+            throw err;
+          } finally {
+            const status = (result as { statusCode?: unknown } | undefined)?.statusCode;
+            const metrics = requestMetrics(
+              event,
+              typeof status === 'number' ? status : null,
+              threw,
+              Math.round(performance.now() - started),
+            );
+            emitRequest(event.methodArn !== undefined, threw, line, metrics);
           }
-          return result;
-        } catch (err) {
-          threw = true;
-          throw err;
-        } finally {
-          const status = (result as { statusCode?: unknown } | undefined)?.statusCode;
-          const metrics = requestMetrics(event, typeof status === 'number' ? status : null, threw, Math.round(performance.now() - started));
-          emitRequest(event.methodArn !== undefined, threw, line, metrics);
-        }
-      },
-    ));
+        },
+      ),
+    );
 }
 
-function defaultDescription(event: { httpMethod?: string; path?: string }, result: { statusCode?: number } | undefined) {
+function defaultDescription(
+  event: { httpMethod?: string; path?: string },
+  result: { statusCode?: number } | undefined,
+) {
   return { method: event.httpMethod, path: event.path, status: result?.statusCode };
 }

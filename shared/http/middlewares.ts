@@ -1,13 +1,13 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { DomainError } from '../domain/errors.ts';
-import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/json-text.ts';
+import { DomainError } from '#domain/errors.ts';
+import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/json-text.ts';
 import { json } from './response.ts';
 import { errorResponse } from './error-status.ts';
 import { allowedMethods, findRoute, type ApiRoute } from './api-routes.ts';
 import { principalFromContext, type RequestPrincipal } from './authorizer-context.ts';
-import { errorFields, log } from '../log.ts';
-import { addInvocationContext } from '../log-context.ts';
+import { errorFields, log } from '#shared/log.ts';
+import { addInvocationContext } from '#shared/log-context.ts';
 import { BEARER_CHALLENGE } from './gateway-responses.ts';
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
@@ -105,7 +105,12 @@ export function authorizedKey(): Middleware {
         'RateLimit-Reset': String(principal.rate.resetSeconds),
       };
       if (principal.rate.limited) {
-        throw new DomainError('rate_limited', `This key exceeded its allowance of ${principal.rate.limit} requests per minute.`, null, principal.rate.resetSeconds);
+        throw new DomainError(
+          'rate_limited',
+          `This key exceeded its allowance of ${principal.rate.limit} requests per minute.`,
+          null,
+          principal.rate.resetSeconds,
+        );
       }
       // The authorizer flags a missing ability (context.missingAbility); the check is repeated here
       // from the route table so that a handler never relies on that flag alone.

@@ -1,7 +1,7 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { config } from '../config.ts';
-import type { DeliveryMessage } from '../domain/webhook/delivery.ts';
-import type { ProbeMessage } from '../domain/webhook/endpoint.ts';
+import { config } from '#shared/config.ts';
+import type { DeliveryMessage } from '#domain/webhook/delivery.ts';
+import type { ProbeMessage } from '#domain/webhook/endpoint.ts';
 
 /**
  * The webhook queue (WEBHOOK_QUEUE_URL), in this client's region. The endpoint comes from the
@@ -47,5 +47,11 @@ export async function sendDeliveryMessage(message: DeliveryMessage | ProbeMessag
 
 /** Sleeps one received message: it comes back after `seconds` (0: at once). */
 export async function setVisibility(receiptHandle: string, seconds: number): Promise<void> {
-  await sqs().send(new ChangeMessageVisibilityCommand({ QueueUrl: webhookQueueUrl(), ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
+  await sqs().send(
+    new ChangeMessageVisibilityCommand({
+      QueueUrl: webhookQueueUrl(),
+      ReceiptHandle: receiptHandle,
+      VisibilityTimeout: seconds,
+    }),
+  );
 }

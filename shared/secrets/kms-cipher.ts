@@ -1,7 +1,7 @@
 import type { KMSClient } from '@aws-sdk/client-kms';
-import { config } from '../config.ts';
+import { config } from '#shared/config.ts';
 import type { SecretCipher } from './webhook-secret-cipher.ts';
-import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '../domain/webhook/signature.ts';
+import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '#domain/webhook/signature.ts';
 
 // Loaded on first use: the local stack and the admin CLI (key file, no KMS) never load the client.
 const sdk = () => import('@aws-sdk/client-kms');
@@ -20,13 +20,21 @@ export function kmsCipher(keyId: string | undefined): SecretCipher {
     prefix: 'kms:',
     async encrypt(plaintext) {
       const { EncryptCommand } = await sdk();
-      const out = await (await kms()).send(new EncryptCommand({ KeyId: keyId, Plaintext: Buffer.from(plaintext, 'utf8'), EncryptionContext: context }));
+      const out = await (await kms()).send(
+        new EncryptCommand({ KeyId: keyId, Plaintext: Buffer.from(plaintext, 'utf8'), EncryptionContext: context }),
+      );
       if (!out.CiphertextBlob) throw new Error('KMS returned no ciphertext');
       return Buffer.from(out.CiphertextBlob).toString('base64');
     },
     async decrypt(sealed) {
       const { DecryptCommand } = await sdk();
-      const out = await (await kms()).send(new DecryptCommand({ CiphertextBlob: Buffer.from(sealed, 'base64'), EncryptionContext: context, ...(keyId ? { KeyId: keyId } : {}) }));
+      const out = await (await kms()).send(
+        new DecryptCommand({
+          CiphertextBlob: Buffer.from(sealed, 'base64'),
+          EncryptionContext: context,
+          ...(keyId ? { KeyId: keyId } : {}),
+        }),
+      );
       if (!out.Plaintext) throw new Error('KMS returned no plaintext');
       return Buffer.from(out.Plaintext).toString('utf8');
     },

@@ -1,4 +1,4 @@
-import { config } from '../config.ts';
+import { config } from '#shared/config.ts';
 import { kmsCipher } from './kms-cipher.ts';
 import { localCipher } from './local-cipher.ts';
 
@@ -43,7 +43,8 @@ export async function decryptWebhookSecret(stored: string): Promise<string> {
   let plaintext: string;
   if (stored.startsWith('kms:')) plaintext = await kmsCipher(cfg.webhookSecretKmsKeyId).decrypt(stored.slice(4));
   else if (stored.startsWith('aesgcm:')) {
-    if (!cfg.webhookSecretKeyFile) throw new Error('a webhook secret is sealed with the local key, but WEBHOOK_SECRET_KEY_FILE is not set');
+    if (!cfg.webhookSecretKeyFile)
+      throw new Error('a webhook secret is sealed with the local key, but WEBHOOK_SECRET_KEY_FILE is not set');
     plaintext = await localCipher(cfg.webhookSecretKeyFile).decrypt(stored.slice(7));
   } else plaintext = stored;
   if (opened.size >= OPENED_MAX) opened.delete(opened.keys().next().value as string);

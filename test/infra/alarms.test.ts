@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { Match } from 'aws-cdk-lib/assertions';
-import { IN_FLIGHT_THRESHOLD } from '../../infra/constructs/operations-alarms.ts';
-import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '../../infra/metric-names.ts';
-import { TABLE } from '../../shared/db/table.ts';
+import { IN_FLIGHT_THRESHOLD } from '#infra/constructs/operations-alarms.ts';
+import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '#infra/metric-names.ts';
+import { TABLE } from '#db/table.ts';
 import { logicalId, synthStacks } from './synth.ts';
 
-type Alarm = { Properties: Record<string, unknown> & { AlarmDescription: string; Metrics?: { Expression?: string; MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions?: unknown[] }; Stat: string } }[] } };
+type Alarm = {
+  Properties: Record<string, unknown> & {
+    AlarmDescription: string;
+    Metrics?: {
+      Expression?: string;
+      MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions?: unknown[] }; Stat: string };
+    }[];
+  };
+};
 
 describe('Alarms', () => {
   const { api, stateful, template } = synthStacks({ alarmEmail: 'ops@example.com' });
@@ -25,7 +33,11 @@ describe('Alarms', () => {
       expect(a.Properties.OKActions).toEqual([topicRef]);
       expect(a.Properties.TreatMissingData).toBe('notBreaching');
     }
-    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: topicRef });
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+      TopicArn: topicRef,
+    });
   });
 
   it('subscribes no e-mail when none is given', () => {
@@ -35,13 +47,31 @@ describe('Alarms', () => {
   it('watches the API 5xx rate (not a count) and p99 latency', () => {
     const rate = alarm('Api5xxRate');
     expect(rate.Metrics!.find((m) => m.Expression)?.Expression).toBe('IF(requests >= 20, errors / requests, 0)');
-    expect(rate.Metrics!.map((m) => m.MetricStat?.Metric.MetricName).filter(Boolean).sort()).toEqual(['5XXError', 'Count']);
+    expect(
+      rate
+        .Metrics!.map((m) => m.MetricStat?.Metric.MetricName)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(['5XXError', 'Count']);
     expect(rate.Threshold).toBe(0.02);
-    expect(alarm('ApiLatencyP99')).toMatchObject({ MetricName: 'Latency', ExtendedStatistic: 'p99', Namespace: 'AWS/ApiGateway' });
+    expect(alarm('ApiLatencyP99')).toMatchObject({
+      MetricName: 'Latency',
+      ExtendedStatistic: 'p99',
+      Namespace: 'AWS/ApiGateway',
+    });
   });
 
   it('watches errors and throttles of every function, the authorizer first', () => {
-    const fns = [api.authorizerFunction, ...Object.values(api.functions), api.adminFunction, api.webhooks.eventsFunction, api.webhooks.webhooksFunction, api.webhooks.deadLetterFunction, api.nameIndexer.function, api.openApiFunction];
+    const fns = [
+      api.authorizerFunction,
+      ...Object.values(api.functions),
+      api.adminFunction,
+      api.webhooks.eventsFunction,
+      api.webhooks.webhooksFunction,
+      api.webhooks.deadLetterFunction,
+      api.nameIndexer.function,
+      api.openApiFunction,
+    ];
     for (const fn of fns) {
       for (const metric of ['Errors', 'Throttles']) {
         template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -51,20 +81,38 @@ describe('Alarms', () => {
         });
       }
     }
-    const lambdaAlarms = alarms.filter(([, a]) => a.Properties.Namespace === 'AWS/Lambda' && a.Properties.MetricName !== 'IteratorAge');
-    expect(lambdaAlarms[0]![1].Properties.Dimensions).toEqual([{ Name: 'FunctionName', Value: { Ref: logicalId(api.authorizerFunction) } }]);
+    const lambdaAlarms = alarms.filter(
+      ([, a]) => a.Properties.Namespace === 'AWS/Lambda' && a.Properties.MetricName !== 'IteratorAge',
+    );
+    expect(lambdaAlarms[0]![1].Properties.Dimensions).toEqual([
+      { Name: 'FunctionName', Value: { Ref: logicalId(api.authorizerFunction) } },
+    ]);
     expect(alarm('AuthorizerThrottles').Threshold).toBe(1);
   });
 
   it('watches DynamoDB throttles on the table and on gsi1', () => {
-    const metrics = alarm('TableThrottles').Metrics!.filter((m) => m.MetricStat).map((m) => m.MetricStat!.Metric);
-    expect(metrics.map((m) => m.MetricName).sort()).toEqual(['ReadThrottleEvents', 'ReadThrottleEvents', 'WriteThrottleEvents', 'WriteThrottleEvents']);
+    const metrics = alarm('TableThrottles')
+      .Metrics!.filter((m) => m.MetricStat)
+      .map((m) => m.MetricStat!.Metric);
+    expect(metrics.map((m) => m.MetricName).sort()).toEqual([
+      'ReadThrottleEvents',
+      'ReadThrottleEvents',
+      'WriteThrottleEvents',
+      'WriteThrottleEvents',
+    ]);
     expect(JSON.stringify(metrics)).toContain(`"GlobalSecondaryIndexName","Value":"${TABLE.gsi1.indexName}"`);
   });
 
   it('watches queue age, in-flight messages, and new dead letters as a rate', () => {
-    expect(alarm('WebhookQueueAge')).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Statistic: 'Maximum', Threshold: 3600 });
-    expect(alarm('WebhookInFlight')).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesNotVisible', Threshold: IN_FLIGHT_THRESHOLD });
+    expect(alarm('WebhookQueueAge')).toMatchObject({
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Statistic: 'Maximum',
+      Threshold: 3600,
+    });
+    expect(alarm('WebhookInFlight')).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesNotVisible',
+      Threshold: IN_FLIGHT_THRESHOLD,
+    });
     expect(IN_FLIGHT_THRESHOLD).toBeLessThan(120_000);
     const dead = alarm('WebhookNewDeadLetters');
     // Redrive does not count in the DLQ's NumberOfMessagesSent; the consumer's receives do.
@@ -86,10 +134,16 @@ describe('Alarms', () => {
       ]),
     });
     expect(tenant.AlarmDescription).toMatch(/^Tenant:/);
-    for (const [id, a] of alarms) if (!id.includes('Tenant')) expect(a.Properties.AlarmDescription).toMatch(/^Platform:/);
+    for (const [id, a] of alarms)
+      if (!id.includes('Tenant')) expect(a.Properties.AlarmDescription).toMatch(/^Platform:/);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('Signs and POSTs'),
-      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: WEBHOOK_METRICS.service, POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE }) },
+      Environment: {
+        Variables: Match.objectLike({
+          POWERTOOLS_SERVICE_NAME: WEBHOOK_METRICS.service,
+          POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        }),
+      },
     });
   });
 });

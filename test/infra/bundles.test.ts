@@ -4,11 +4,11 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lambdaEsbuildOptions } from '../../infra/bundling.ts';
-import { synthesize } from '../../emulation/rehearsal/synth.ts';
+import { lambdaEsbuildOptions } from '#infra/bundling.ts';
+import { synthesize } from '#emulation/rehearsal/synth.ts';
 import { lambdaBundles } from '../../bench/lambda-bundles.ts';
-import * as source from '../../shared/domain/page/sanitize.ts';
-import { XSS_PAYLOADS } from '../fixtures/xss-payloads.ts';
+import * as source from '#domain/page/sanitize.ts';
+import { XSS_PAYLOADS } from '#fixtures/xss-payloads.ts';
 
 /**
  * What `cdk deploy` would upload for each Lambda (issue 13, cold start): the app synthesized with
@@ -25,7 +25,16 @@ const BUDGET_BYTES = 400 * 1024;
  */
 const MCP_BUDGET_BYTES = 425 * 1024;
 const budgetOf = (fn: string) => (fn === 'McpFunction' ? MCP_BUDGET_BYTES : BUDGET_BYTES);
-const FUNCTIONS = ['AuthorizerFunction', 'ProductsFunction', 'CatalogFunction', 'OrdersFunction', 'ContentFunction', 'McpFunction', 'AdminFunction', 'OpenApiFunction'];
+const FUNCTIONS = [
+  'AuthorizerFunction',
+  'ProductsFunction',
+  'CatalogFunction',
+  'OrdersFunction',
+  'ContentFunction',
+  'McpFunction',
+  'AdminFunction',
+  'OpenApiFunction',
+];
 
 // Inside the repository, so a bundle's external `@aws-sdk/*` imports resolve from node_modules as
 // the runtime's copy would.
@@ -50,20 +59,29 @@ describe('Lambda bundles', () => {
 
   it('keeps every bundle under 400 KB (MCP under 425 KB), its source map a separate file without the sources', () => {
     const sizes = bundles.map(({ fn, file }) => ({ fn, kb: Math.round(statSync(file).size / 1024) }));
-    expect(sizes.filter((s) => s.kb * 1024 > budgetOf(s.fn)), JSON.stringify(sizes)).toEqual([]);
+    expect(
+      sizes.filter((s) => s.kb * 1024 > budgetOf(s.fn)),
+      JSON.stringify(sizes),
+    ).toEqual([]);
     for (const { file } of bundles) {
       // --enable-source-maps parses the map as the bundle loads: mappings only, not the sources' text.
-      expect((JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sourcesContent?: unknown }).sourcesContent).toBeUndefined();
+      expect(
+        (JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sourcesContent?: unknown }).sourcesContent,
+      ).toBeUndefined();
       expect(readFileSync(file, 'utf8')).not.toContain('sourceMappingURL=data:');
     }
   });
 
   it('loads every bundle in a fresh node process: no stub of infra/bundling.ts runs at import', () => {
     const failures = bundles.flatMap(({ fn, file }) => {
-      const run = spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(file).href)});`], {
-        encoding: 'utf8',
-        env: { ...process.env, TABLE_NAME: 'bundles-test', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'silent' },
-      });
+      const run = spawnSync(
+        process.execPath,
+        ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(file).href)});`],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, TABLE_NAME: 'bundles-test', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'silent' },
+        },
+      );
       return run.status === 0 ? [] : [`${fn}: ${run.stderr.slice(0, 500)}`];
     });
     expect(failures).toEqual([]);
@@ -77,19 +95,31 @@ describe('the page sanitizer as bundled (aliases of infra/bundling.ts)', () => {
   beforeAll(async () => {
     dir = scratch();
     const outfile = join(dir, 'sanitize.mjs');
-    const result = await build({ ...lambdaEsbuildOptions(), entryPoints: ['shared/domain/page/sanitize.ts'], metafile: true, outfile });
+    const result = await build({
+      ...lambdaEsbuildOptions(),
+      entryPoints: ['shared/domain/page/sanitize.ts'],
+      metafile: true,
+      outfile,
+    });
     inputs = Object.keys(result.metafile.inputs);
     bundled = (await import(pathToFileURL(outfile).href)) as typeof source;
   }, 60_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('holds one htmlparser2 (ESM) and neither postcss, dom-serializer nor a second entities', () => {
-    expect(inputs.filter((p) => /node_modules\/(postcss|source-map-js|dom-serializer|domutils|domhandler|dayjs)\//.test(p))).toEqual([]);
-    expect(inputs.filter((p) => /htmlparser2\/dist\/commonjs|entities\/dist\/commonjs|node_modules\/entities\/lib\//.test(p))).toEqual([]);
+    expect(
+      inputs.filter((p) => /node_modules\/(postcss|source-map-js|dom-serializer|domutils|domhandler|dayjs)\//.test(p)),
+    ).toEqual([]);
+    expect(
+      inputs.filter((p) =>
+        /htmlparser2\/dist\/commonjs|entities\/dist\/commonjs|node_modules\/entities\/lib\//.test(p),
+      ),
+    ).toEqual([]);
   });
 
   it('still drops style attributes and style elements (the path that would call postcss)', () => {
-    const html = '<p style="color:red;background:url(javascript:alert(1))" onclick="x()">a<span style="x">b</span></p><style>p{}</style>';
+    const html =
+      '<p style="color:red;background:url(javascript:alert(1))" onclick="x()">a<span style="x">b</span></p><style>p{}</style>';
     expect(bundled.sanitizePageBody(html)).toBe('<p>ab</p>');
     expect(bundled.sanitizePageBody(html)).toBe(source.sanitizePageBody(html));
   });
@@ -100,7 +130,8 @@ describe('the page sanitizer as bundled (aliases of infra/bundling.ts)', () => {
       '<table><caption>c</caption><tr><th scope="col" colspan="2">h</th></tr><tr><td rowspan="1">d</td></tr></table>',
       '<blockquote><pre><code>x &lt; y</code></pre></blockquote><img src="https://ok.example/a.png" alt="a" width="2">',
     ];
-    for (const html of [...XSS_PAYLOADS, ...allowed]) expect(bundled.sanitizePageBody(html), html).toBe(source.sanitizePageBody(html));
+    for (const html of [...XSS_PAYLOADS, ...allowed])
+      expect(bundled.sanitizePageBody(html), html).toBe(source.sanitizePageBody(html));
   });
 
   it('still refuses markup nested past the bound', () => {

@@ -1,13 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
-import { gatewayResponseTable } from '../../shared/http/gateway-responses.ts';
-import { ERROR_CATALOGUE } from '../../shared/http/error-status.ts';
-import { GATEWAY_DOC, renderGatewayDoc } from '../../infra/gateway-docs.ts';
-import { DEFAULT_SETTINGS } from '../../infra/settings.ts';
+import { gatewayResponseTable } from '#http/gateway-responses.ts';
+import { ERROR_CATALOGUE } from '#http/error-status.ts';
+import { GATEWAY_DOC, renderGatewayDoc } from '#infra/gateway-docs.ts';
+import { DEFAULT_SETTINGS } from '#infra/settings.ts';
 import { synthStacks } from './synth.ts';
 
-type GatewayResponse = { Properties: { ResponseType: string; StatusCode: string; ResponseTemplates: Record<string, string>; ResponseParameters: Record<string, string> } };
+type GatewayResponse = {
+  Properties: {
+    ResponseType: string;
+    StatusCode: string;
+    ResponseTemplates: Record<string, string>;
+    ResponseParameters: Record<string, string>;
+  };
+};
 
 /** API Gateway's own answers: one per type, each with its status and a catalogued code, as docs/gateway.md says. */
 describe('gateway responses', () => {
@@ -16,7 +23,9 @@ describe('gateway responses', () => {
   const table = gatewayResponseTable(45);
 
   it('sets every type API Gateway has, so DEFAULT_4XX/5XX lend their status to none', () => {
-    const known = Object.values(apigw.ResponseType).filter((v): v is apigw.ResponseType => v instanceof apigw.ResponseType).map((t) => t.responseType);
+    const known = Object.values(apigw.ResponseType)
+      .filter((v): v is apigw.ResponseType => v instanceof apigw.ResponseType)
+      .map((t) => t.responseType);
     expect(known.length).toBeGreaterThanOrEqual(21);
     expect(inTemplate.map((r) => r.Properties.ResponseType).sort()).toEqual([...known].sort());
     expect(table.map((r) => r.type).sort()).toEqual([...known].sort());
@@ -27,19 +36,28 @@ describe('gateway responses', () => {
       const r = inTemplate.find((g) => g.Properties.ResponseType === spec.type)!.Properties;
       expect(r.StatusCode, spec.type).toBe(String(spec.status));
       expect(JSON.parse(r.ResponseTemplates['application/json']!), spec.type).toEqual(spec.body);
-      const headers = Object.fromEntries(Object.entries(r.ResponseParameters).map(([k, v]) => [k.replace('gatewayresponse.header.', ''), v.replace(/^'|'$/g, '')]));
+      const headers = Object.fromEntries(
+        Object.entries(r.ResponseParameters).map(([k, v]) => [
+          k.replace('gatewayresponse.header.', ''),
+          v.replace(/^'|'$/g, ''),
+        ]),
+      );
       expect(headers, spec.type).toEqual({ 'Content-Type': 'application/json', ...spec.headers });
     }
   });
 
   it('answers with the status the error catalogue gives each code', () => {
-    for (const spec of table) expect(spec.status, `${spec.type} ${spec.body.code}`).toBe(ERROR_CATALOGUE[spec.body.code].status);
+    for (const spec of table)
+      expect(spec.status, `${spec.type} ${spec.body.code}`).toBe(ERROR_CATALOGUE[spec.body.code].status);
   });
 
   it('says when to retry on every 429, 502 and 503, with RateLimit-* on the 429s', () => {
     const status = (type: string) => table.find((r) => r.type === type)!;
     for (const type of ['THROTTLED', 'QUOTA_EXCEEDED']) {
-      expect(status(type)).toMatchObject({ status: 429, headers: { 'Retry-After': '1', 'RateLimit-Limit': '45', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '1' } });
+      expect(status(type)).toMatchObject({
+        status: 429,
+        headers: { 'Retry-After': '1', 'RateLimit-Limit': '45', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '1' },
+      });
     }
     expect(status('UNSUPPORTED_MEDIA_TYPE').status).toBe(415);
     expect(status('INTEGRATION_TIMEOUT').status).toBe(504);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TABLE } from '../../shared/db/table.ts';
-import { toOrder } from '../../shared/db/order.repo.ts';
-import { toPage } from '../../shared/db/page.repo.ts';
+import { TABLE } from '#db/table.ts';
+import { toOrder } from '#db/order.repo.ts';
+import { toPage } from '#db/page.repo.ts';
 
 /** The top-level attributes a mapper reads, recorded through a proxy item that answers anything. */
 function attributesRead(mapper: (item: Record<string, unknown>) => unknown): string[] {
@@ -22,7 +22,9 @@ describe('gsi1 projection', () => {
     ['toOrder', toOrder],
     ['toPage', toPage],
   ] as const)('holds every attribute %s reads', (_name, mapper) => {
-    const missing = attributesRead(mapper as never).filter((a) => !(TABLE.gsi1.projectedAttributes as readonly string[]).includes(a));
+    const missing = attributesRead(mapper as never).filter(
+      (a) => !(TABLE.gsi1.projectedAttributes as readonly string[]).includes(a),
+    );
     expect(missing).toEqual([]);
   });
 });

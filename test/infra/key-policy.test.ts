@@ -1,12 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { App } from 'aws-cdk-lib';
-import { StatefulStack } from '../../infra/stateful-stack.ts';
-import { ApiStack } from '../../infra/api-stack.ts';
-import { KEY_ADMIN_ACTIONS } from '../../infra/key-policy.ts';
-import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '../../shared/domain/webhook/signature.ts';
+import { StatefulStack } from '#infra/stateful-stack.ts';
+import { ApiStack } from '#infra/api-stack.ts';
+import { KEY_ADMIN_ACTIONS } from '#infra/key-policy.ts';
+import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '#domain/webhook/signature.ts';
 import { synthStacks } from './synth.ts';
 
-type Statement = { Sid?: string; Effect: string; Action: string | string[]; Principal: unknown; Condition?: Record<string, Record<string, unknown>> };
+type Statement = {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Principal: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+};
 
 /** The webhook secrets key: no account-wide kms:*, use only by the API stack's roles with the cipher's encryption context. */
 describe('webhook secrets key policy', () => {
@@ -23,10 +29,12 @@ describe('webhook secrets key policy', () => {
     expect(statements.map((s) => s.Sid).sort()).toEqual(['KeyAdministration', 'WebhookSecretsOfTheApiStack']);
   });
 
-  it('lets only the API stack\'s roles encrypt and decrypt, only with the encryption context the cipher sends', () => {
+  it("lets only the API stack's roles encrypt and decrypt, only with the encryption context the cipher sends", () => {
     const use = statements.find((s) => s.Sid === 'WebhookSecretsOfTheApiStack')!;
     expect(actions(use).sort()).toEqual(['kms:Decrypt', 'kms:Encrypt']);
-    expect(use.Condition!.StringEquals).toEqual({ 'kms:EncryptionContext:purpose': WEBHOOK_SECRET_ENCRYPTION_CONTEXT.purpose });
+    expect(use.Condition!.StringEquals).toEqual({
+      'kms:EncryptionContext:purpose': WEBHOOK_SECRET_ENCRYPTION_CONTEXT.purpose,
+    });
     expect(JSON.stringify(use.Condition!.ArnLike!['aws:PrincipalArn'])).toMatch(/:role\/Api-\*"/);
   });
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { App, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { defineStacks } from '../../infra/app.ts';
-import { acknowledgeMethodNotAllowed, addNagChecks } from '../../infra/nag-acknowledgements.ts';
+import { defineStacks } from '#infra/app.ts';
+import { acknowledgeMethodNotAllowed, addNagChecks } from '#infra/nag-acknowledgements.ts';
 
 /** Synthesizes `app` afresh (a new App each time: a second synth() would return the cached assembly). */
 function synthReport(app: App): string {
@@ -48,7 +48,9 @@ describe('cdk-nag in synthesis', () => {
       addNagChecks(app);
       const stack = new Stack(app, 'Open');
       const api = new apigw.RestApi(stack, 'Api', { cloudWatchRole: false, deploy: false });
-      const method = api.root.addMethod('ANY', new apigw.MockIntegration(), { authorizationType: apigw.AuthorizationType.NONE });
+      const method = api.root.addMethod('ANY', new apigw.MockIntegration(), {
+        authorizationType: apigw.AuthorizationType.NONE,
+      });
       if (acknowledged) acknowledgeMethodNotAllowed(method);
       return synthReport(app);
     };

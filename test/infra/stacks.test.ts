@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { App } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
-import { StatefulStack } from '../../infra/stateful-stack.ts';
-import { ApiStack } from '../../infra/api-stack.ts';
-import { settingsFromContext } from '../../infra/settings.ts';
-import { API_ROUTES, groups } from '../../shared/http/api-routes.ts';
-import { principalToContext } from '../../shared/http/authorizer-context.ts';
-import { TABLE } from '../../shared/db/table.ts';
+import { StatefulStack } from '#infra/stateful-stack.ts';
+import { ApiStack } from '#infra/api-stack.ts';
+import { settingsFromContext } from '#infra/settings.ts';
+import { API_ROUTES, groups } from '#http/api-routes.ts';
+import { principalToContext } from '#http/authorizer-context.ts';
+import { TABLE } from '#db/table.ts';
 import { actionsOf, logicalId, statementsOf, synthStacks } from './synth.ts';
-import { MIN_COMPRESSION_BYTES } from '../../shared/http/compression.ts';
+import { MIN_COMPRESSION_BYTES } from '#http/compression.ts';
 
 describe('CDK stacks', () => {
   const { stateful, api, data, template } = synthStacks();
@@ -51,7 +51,10 @@ describe('CDK stacks', () => {
   });
 
   it('keeps the webhook secrets key in the stateful stack, rotated and retained', () => {
-    data.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain', Properties: Match.objectLike({ EnableKeyRotation: true }) });
+    data.hasResource('AWS::KMS::Key', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ EnableKeyRotation: true }),
+    });
     template.resourceCountIs('AWS::KMS::Key', 0);
   });
 
@@ -60,7 +63,13 @@ describe('CDK stacks', () => {
     const kmsOf = (fn: Parameters<typeof statementsOf>[1]) => actionsOf(statementsOf(template, fn), 'kms');
     expect(kmsOf(api.adminFunction)).toEqual(['kms:Decrypt', 'kms:Encrypt']);
     expect(kmsOf(api.webhooks.webhooksFunction)).toEqual(['kms:Decrypt']);
-    const others = [api.authorizerFunction, ...Object.values(api.functions), api.webhooks.eventsFunction, api.webhooks.deadLetterFunction, api.nameIndexer.function];
+    const others = [
+      api.authorizerFunction,
+      ...Object.values(api.functions),
+      api.webhooks.eventsFunction,
+      api.webhooks.deadLetterFunction,
+      api.nameIndexer.function,
+    ];
     for (const fn of others) expect(kmsOf(fn)).toEqual([]);
     for (const fn of [api.adminFunction, api.webhooks.webhooksFunction]) {
       template.hasResourceProperties('AWS::Lambda::Function', {
@@ -71,13 +80,23 @@ describe('CDK stacks', () => {
   });
 
   it('lets only the admin function query the access log group (keys requests), and nothing else of the logs', () => {
-    const accessLogs = Object.keys(template.findResources('AWS::Logs::LogGroup')).find((id) => id.startsWith('AccessLogs'))!;
-    const logsOf = (fn: Parameters<typeof statementsOf>[1]) => statementsOf(template, fn).filter((s) => [s.Action].flat().some((a) => a.startsWith('logs:')));
+    const accessLogs = Object.keys(template.findResources('AWS::Logs::LogGroup')).find((id) =>
+      id.startsWith('AccessLogs'),
+    )!;
+    const logsOf = (fn: Parameters<typeof statementsOf>[1]) =>
+      statementsOf(template, fn).filter((s) => [s.Action].flat().some((a) => a.startsWith('logs:')));
     expect(logsOf(api.adminFunction).map((s) => [s.Action, s.Resource])).toEqual([
       ['logs:StartQuery', { 'Fn::GetAtt': [accessLogs, 'Arn'] }],
       ['logs:GetQueryResults', '*'],
     ]);
-    const others = [api.authorizerFunction, ...Object.values(api.functions), api.webhooks.webhooksFunction, api.webhooks.eventsFunction, api.webhooks.deadLetterFunction, api.nameIndexer.function];
+    const others = [
+      api.authorizerFunction,
+      ...Object.values(api.functions),
+      api.webhooks.webhooksFunction,
+      api.webhooks.eventsFunction,
+      api.webhooks.deadLetterFunction,
+      api.nameIndexer.function,
+    ];
     for (const fn of others) expect(logsOf(fn)).toEqual([]);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: (api.adminFunction.node.defaultChild as unknown as { description: string }).description,
@@ -90,7 +109,9 @@ describe('CDK stacks', () => {
     const keyed = Object.values(methods).filter((m) => !['OPTIONS', 'ANY'].includes(m.Properties.HttpMethod));
     // The public methods: the OpenAPI document, from its own small function (a MOCK fails under binaryMediaTypes */*).
     const open = keyed.filter((m) => m.Properties.AuthorizationType === 'NONE');
-    expect(open.map((m) => [m.Properties.HttpMethod, m.Properties.OperationName, m.Properties.Integration.Type])).toEqual([
+    expect(
+      open.map((m) => [m.Properties.HttpMethod, m.Properties.OperationName, m.Properties.Integration.Type]),
+    ).toEqual([
       ['GET', 'getOpenApiDocument', 'AWS_PROXY'],
       ['HEAD', 'getOpenApiDocumentHead', 'AWS_PROXY'],
     ]);
@@ -111,25 +132,32 @@ describe('CDK stacks', () => {
   it('refuses a non-zero authorizer cache at synth, naming why', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const data = new StatefulStack(app, 'Data');
-    expect(() => new ApiStack(app, 'Api', { data, authorizerCacheSeconds: 300 })).toThrow(/authorizerCacheSeconds must be 0, got 300: .*covers one method/);
+    expect(() => new ApiStack(app, 'Api', { data, authorizerCacheSeconds: 300 })).toThrow(
+      /authorizerCacheSeconds must be 0, got 300: .*covers one method/,
+    );
     const ctx = new App({ context: { authorizerCacheSeconds: '60' } });
     expect(() => settingsFromContext(ctx.node)).toThrow(/authorizerCacheSeconds must be 0/);
   });
 
   it('creates one Lambda per endpoint group plus the authorizer, admin, fan-out, signer, dead-letter consumer and name indexer, all traced', () => {
-    const fns = Object.values(template.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Runtime?.startsWith('nodejs'));
+    const fns = Object.values(template.findResources('AWS::Lambda::Function')).filter((f) =>
+      f.Properties.Runtime?.startsWith('nodejs'),
+    );
     expect(fns).toHaveLength(groups().length + 7); // + the OpenAPI document's
     for (const f of fns) {
       expect(f.Properties.Architectures).toEqual(['arm64']);
       expect(f.Properties.TracingConfig).toEqual({ Mode: 'Active' });
       // Every function but the OpenAPI document's reads the table.
-      if (!/OpenAPI/.test(f.Properties.Description)) expect(f.Properties.Environment.Variables.TABLE_NAME).toBeDefined();
+      if (!/OpenAPI/.test(f.Properties.Description))
+        expect(f.Properties.Environment.Variables.TABLE_NAME).toBeDefined();
       expect(f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME).toBeDefined();
     }
   });
 
   it('reserves concurrency for the authorizer and the signer within a default account, and caps the signer poller to it', () => {
-    const reserved = (fn: object) => (fn as { node: { defaultChild: { reservedConcurrentExecutions?: number } } }).node.defaultChild.reservedConcurrentExecutions;
+    const reserved = (fn: object) =>
+      (fn as { node: { defaultChild: { reservedConcurrentExecutions?: number } } }).node.defaultChild
+        .reservedConcurrentExecutions;
     expect(reserved(api.authorizerFunction)).toBe(100);
     expect(reserved(api.webhooks.webhooksFunction)).toBe(50);
     expect(100 + 50).toBeLessThanOrEqual(1000 - 100);
@@ -138,8 +166,13 @@ describe('CDK stacks', () => {
       ScalingConfig: { MaximumConcurrency: 50 },
     });
     const ctx = (c: Record<string, string>) => settingsFromContext(new App({ context: c }).node);
-    expect(ctx({ authorizerConcurrency: '300', signerConcurrency: '20' })).toMatchObject({ authorizerConcurrency: 300, signerConcurrency: 20 });
-    expect(() => ctx({ authorizerConcurrency: '850', signerConcurrency: '60' })).toThrow(/leaves less than 100 .* unreserved/);
+    expect(ctx({ authorizerConcurrency: '300', signerConcurrency: '20' })).toMatchObject({
+      authorizerConcurrency: 300,
+      signerConcurrency: 20,
+    });
+    expect(() => ctx({ authorizerConcurrency: '850', signerConcurrency: '60' })).toThrow(
+      /leaves less than 100 .* unreserved/,
+    );
     expect(() => ctx({ signerConcurrency: '1' })).toThrow(/signerConcurrency must be 0/);
   });
 
@@ -148,14 +181,24 @@ describe('CDK stacks', () => {
     expect(stage.TracingEnabled).toBe(true);
     const format = JSON.parse(stage.AccessLogSetting.Format as string) as Record<string, string>;
     // The context keys the variables read are the ones the authorizer hands over.
-    const context = principalToContext({ keyId: 7, storeId: 'acme', abilities: [], currency: null }, { allowed: true, slot: 0, limit: 60, remaining: 59, resetSeconds: 60 }, null);
+    const context = principalToContext(
+      { keyId: 7, storeId: 'acme', abilities: [], currency: null },
+      { allowed: true, slot: 0, limit: 60, remaining: 59, resetSeconds: 60 },
+      null,
+    );
     expect(format.key_id).toBe('$context.authorizer.keyId');
     expect(format.store_id).toBe('$context.authorizer.storeId');
     expect(Object.keys(context)).toEqual(expect.arrayContaining(['keyId', 'storeId']));
-    expect(format).toMatchObject({ request_id: '$context.requestId', status: '$context.status', latency_ms: '$context.responseLatency' });
+    expect(format).toMatchObject({
+      request_id: '$context.requestId',
+      status: '$context.status',
+      latency_ms: '$context.responseLatency',
+    });
     expect(JSON.stringify(format)).not.toMatch(/Authorization|header/i);
     // Per-method metrics are off by default: ~7 custom metrics per method, each $0.30 a month (docs/performance.md).
-    expect(stage.MethodSettings).toEqual([expect.objectContaining({ LoggingLevel: 'ERROR', DataTraceEnabled: false, MetricsEnabled: false })]);
+    expect(stage.MethodSettings).toEqual([
+      expect.objectContaining({ LoggingLevel: 'ERROR', DataTraceEnabled: false, MetricsEnabled: false }),
+    ]);
   });
 
   it('gzips answers of 1 KB and more for clients that accept it', () => {
@@ -164,7 +207,9 @@ describe('CDK stacks', () => {
   });
 
   it('logs no Lambda platform start and report lines (every byte is billed)', () => {
-    const functions = Object.values(template.findResources('AWS::Lambda::Function')).map((f) => f.Properties.LoggingConfig);
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')).map(
+      (f) => f.Properties.LoggingConfig,
+    );
     expect(functions.length).toBeGreaterThan(5);
     for (const config of functions) expect(config).toMatchObject({ LogFormat: 'JSON', SystemLogLevel: 'WARN' });
   });
@@ -179,7 +224,11 @@ describe('CDK stacks', () => {
     template.resourceCountIs('AWS::ApiGateway::Account', 1);
     template.hasResource('AWS::IAM::Role', {
       DeletionPolicy: 'Retain',
-      Properties: Match.objectLike({ AssumeRolePolicyDocument: Match.objectLike({ Statement: [Match.objectLike({ Principal: { Service: 'apigateway.amazonaws.com' } })] }) }),
+      Properties: Match.objectLike({
+        AssumeRolePolicyDocument: Match.objectLike({
+          Statement: [Match.objectLike({ Principal: { Service: 'apigateway.amazonaws.com' } })],
+        }),
+      }),
     });
   });
 
@@ -194,8 +243,14 @@ describe('CDK stacks', () => {
       StatusCode: '401',
       ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"code":"unauthenticated"') },
     });
-    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'MISSING_AUTHENTICATION_TOKEN', StatusCode: '404' });
-    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'DEFAULT_5XX', StatusCode: '500' });
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'MISSING_AUTHENTICATION_TOKEN',
+      StatusCode: '404',
+    });
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'DEFAULT_5XX',
+      StatusCode: '500',
+    });
   });
 
   it('challenges every gateway 401 with WWW-Authenticate: Bearer', () => {
@@ -210,7 +265,9 @@ describe('CDK stacks', () => {
   });
 
   it('answers unknown methods of every known path through an ANY method without the authorizer (405 in the handler)', () => {
-    const any = Object.values(template.findResources('AWS::ApiGateway::Method')).filter((m) => m.Properties.HttpMethod === 'ANY');
+    const any = Object.values(template.findResources('AWS::ApiGateway::Method')).filter(
+      (m) => m.Properties.HttpMethod === 'ANY',
+    );
     expect(any).toHaveLength(new Set(API_ROUTES.map((r) => r.path)).size + 1); // + /openapi.json's (its function answers 405)
     for (const m of any) expect(m.Properties.AuthorizationType).toBe('NONE');
   });
@@ -229,7 +286,10 @@ describe('CDK stacks with waf=true', () => {
       Scope: 'REGIONAL',
       DefaultAction: { Allow: {} },
       Rules: Match.arrayWith([
-        Match.objectLike({ Name: 'PerIp', Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 3000, EvaluationWindowSec: 60 } } }),
+        Match.objectLike({
+          Name: 'PerIp',
+          Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 3000, EvaluationWindowSec: 60 } },
+        }),
         Match.objectLike({
           Name: 'PerAuthorizationHeader',
           Action: { Block: { CustomResponse: Match.objectLike({ ResponseCode: 429 }) } },
@@ -251,11 +311,14 @@ describe('CDK stacks with waf=true', () => {
   });
 
   it('reads the WAF flag and limits from context', () => {
-    const s = settingsFromContext(new App({ context: { waf: 'true', wafPerIpPerMinute: '1200', alarmEmail: 'ops@example.com' } }).node);
+    const s = settingsFromContext(
+      new App({ context: { waf: 'true', wafPerIpPerMinute: '1200', alarmEmail: 'ops@example.com' } }).node,
+    );
     expect(s).toMatchObject({ waf: true, wafPerIpPerMinute: 1200, alarmEmail: 'ops@example.com' });
     expect(settingsFromContext(new App().node).waf).toBe(true);
     expect(settingsFromContext(new App({ context: { waf: 'false' } }).node).waf).toBe(false);
-    expect(() => settingsFromContext(new App({ context: { alarmEmail: 'not-an-address' } }).node)).toThrow(/alarmEmail/);
+    expect(() => settingsFromContext(new App({ context: { alarmEmail: 'not-an-address' } }).node)).toThrow(
+      /alarmEmail/,
+    );
   });
-
 });

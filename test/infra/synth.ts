@@ -1,7 +1,7 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { StatefulStack } from '../../infra/stateful-stack.ts';
-import { ApiStack, type ApiStackProps } from '../../infra/api-stack.ts';
+import { StatefulStack } from '#infra/stateful-stack.ts';
+import { ApiStack, type ApiStackProps } from '#infra/api-stack.ts';
 
 /** Both stacks, templates only (bundling skipped: the assertions are about wiring, not bundles). */
 export function synthStacks(props: Partial<Omit<ApiStackProps, 'data'>> = {}) {
@@ -12,7 +12,8 @@ export function synthStacks(props: Partial<Omit<ApiStackProps, 'data'>> = {}) {
 }
 
 /** The logical id CloudFormation knows a construct by. */
-export const logicalId = (c: { node: { defaultChild?: unknown } }) => Stack.of(c as never).getLogicalId(c.node.defaultChild as never);
+export const logicalId = (c: { node: { defaultChild?: unknown } }) =>
+  Stack.of(c as never).getLogicalId(c.node.defaultChild as never);
 
 type Statement = { Action: string | string[]; Resource: unknown; Condition?: Record<string, unknown> };
 
@@ -26,4 +27,10 @@ export function statementsOf(template: Template, fn: { role?: { node: { defaultC
 }
 
 export const actionsOf = (statements: Statement[], service: string) =>
-  [...new Set(statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action])).filter((a) => a.startsWith(`${service}:`)))].sort();
+  [
+    ...new Set(
+      statements
+        .flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]))
+        .filter((a) => a.startsWith(`${service}:`)),
+    ),
+  ].sort();

@@ -1,19 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { App } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
-import { capacityModel, capacityRefusal } from '../../infra/capacity.ts';
-import { TOO_LARGE_CONTENT_LENGTH, WELL_FORMED_AUTHORIZATION } from '../../infra/constructs/rate-limit-web-acl.ts';
-import { DEFAULT_SETTINGS, settingsFromContext } from '../../infra/settings.ts';
-import { GATEWAY_METRICS, METRICS_NAMESPACE } from '../../infra/metric-names.ts';
-import { generateToken } from '../../shared/domain/key/token.ts';
-import { bearerToken } from '../../functions/authorizer/handler.ts';
-import { INVALID_TOKEN_CHALLENGE } from '../../shared/http/gateway-responses.ts';
+import { capacityModel, capacityRefusal } from '#infra/capacity.ts';
+import { TOO_LARGE_CONTENT_LENGTH, WELL_FORMED_AUTHORIZATION } from '#infra/constructs/rate-limit-web-acl.ts';
+import { DEFAULT_SETTINGS, settingsFromContext } from '#infra/settings.ts';
+import { GATEWAY_METRICS, METRICS_NAMESPACE } from '#infra/metric-names.ts';
+import { generateToken } from '#domain/key/token.ts';
+import { bearerToken } from '#functions/authorizer/handler.ts';
+import { INVALID_TOKEN_CHALLENGE } from '#http/gateway-responses.ts';
 import { logicalId, synthStacks } from './synth.ts';
 
 type Rule = {
   Name: string;
   Priority: number;
-  Action: { Block?: { CustomResponse: { ResponseCode: number; CustomResponseBodyKey: string; ResponseHeaders?: { Name: string; Value: string }[] } } };
+  Action: {
+    Block?: {
+      CustomResponse: {
+        ResponseCode: number;
+        CustomResponseBodyKey: string;
+        ResponseHeaders?: { Name: string; Value: string }[];
+      };
+    };
+  };
   Statement: Record<string, any>;
   VisibilityConfig: { SampledRequestsEnabled: boolean; CloudWatchMetricsEnabled: boolean };
 };
@@ -31,7 +39,13 @@ describe('per-tenant protection (default settings)', () => {
   it('puts the web ACL on the stage by default, with sampled requests off everywhere (a sample shows the bearer token)', () => {
     template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 1);
     expect(acl.VisibilityConfig.SampledRequestsEnabled).toBe(false);
-    expect(acl.Rules.map((r) => [r.Name, r.VisibilityConfig.SampledRequestsEnabled, r.VisibilityConfig.CloudWatchMetricsEnabled])).toEqual([
+    expect(
+      acl.Rules.map((r) => [
+        r.Name,
+        r.VisibilityConfig.SampledRequestsEnabled,
+        r.VisibilityConfig.CloudWatchMetricsEnabled,
+      ]),
+    ).toEqual([
       ['MalformedAuthorization', false, true],
       ['BodyTooLarge', false, true],
       ['PerIp', false, true],
@@ -41,20 +55,44 @@ describe('per-tenant protection (default settings)', () => {
 
   it('limits each key (Authorization value) to twice its allowance, each IP as configured', () => {
     const perKey = rule('PerAuthorizationHeader');
-    expect(perKey.Statement.RateBasedStatement).toMatchObject({ Limit: 2 * DEFAULT_SETTINGS.rateLimitPerMinute, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS' });
-    expect(perKey.Statement.RateBasedStatement.CustomKeys).toEqual([{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }]);
-    expect(perKey.Action.Block!.CustomResponse).toMatchObject({ ResponseCode: 429, ResponseHeaders: [{ Name: 'Retry-After', Value: '60' }] });
-    expect(rule('PerIp').Statement.RateBasedStatement).toMatchObject({ Limit: DEFAULT_SETTINGS.wafPerIpPerMinute, AggregateKeyType: 'IP' });
+    expect(perKey.Statement.RateBasedStatement).toMatchObject({
+      Limit: 2 * DEFAULT_SETTINGS.rateLimitPerMinute,
+      EvaluationWindowSec: 60,
+      AggregateKeyType: 'CUSTOM_KEYS',
+    });
+    expect(perKey.Statement.RateBasedStatement.CustomKeys).toEqual([
+      { Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } },
+    ]);
+    expect(perKey.Action.Block!.CustomResponse).toMatchObject({
+      ResponseCode: 429,
+      ResponseHeaders: [{ Name: 'Retry-After', Value: '60' }],
+    });
+    expect(rule('PerIp').Statement.RateBasedStatement).toMatchObject({
+      Limit: DEFAULT_SETTINGS.wafPerIpPerMinute,
+      AggregateKeyType: 'IP',
+    });
   });
 
   it('refuses a present but malformed Authorization header with 401 before any Lambda runs', () => {
     const malformed = rule('MalformedAuthorization');
     expect(malformed.Priority).toBe(0);
-    expect(malformed.Action.Block!.CustomResponse).toMatchObject({ ResponseCode: 401, ResponseHeaders: [{ Name: 'WWW-Authenticate', Value: INVALID_TOKEN_CHALLENGE }] });
-    expect(JSON.parse(acl.CustomResponseBodies[malformed.Action.Block!.CustomResponse.CustomResponseBodyKey]!.Content).code).toBe('unauthenticated');
+    expect(malformed.Action.Block!.CustomResponse).toMatchObject({
+      ResponseCode: 401,
+      ResponseHeaders: [{ Name: 'WWW-Authenticate', Value: INVALID_TOKEN_CHALLENGE }],
+    });
+    expect(
+      JSON.parse(acl.CustomResponseBodies[malformed.Action.Block!.CustomResponse.CustomResponseBodyKey]!.Content).code,
+    ).toBe('unauthenticated');
     const [present, notWellFormed] = malformed.Statement.AndStatement.Statements;
-    expect(present.SizeConstraintStatement).toMatchObject({ FieldToMatch: { SingleHeader: { Name: 'authorization' } }, ComparisonOperator: 'GT', Size: 0 });
-    expect(notWellFormed.NotStatement.Statement.RegexMatchStatement).toMatchObject({ FieldToMatch: { SingleHeader: { Name: 'authorization' } }, RegexString: WELL_FORMED_AUTHORIZATION });
+    expect(present.SizeConstraintStatement).toMatchObject({
+      FieldToMatch: { SingleHeader: { Name: 'authorization' } },
+      ComparisonOperator: 'GT',
+      Size: 0,
+    });
+    expect(notWellFormed.NotStatement.Statement.RegexMatchStatement).toMatchObject({
+      FieldToMatch: { SingleHeader: { Name: 'authorization' } },
+      RegexString: WELL_FORMED_AUTHORIZATION,
+    });
   });
 
   it('lets through exactly the headers the authorizer reads a token from (the regex WAF runs, checked here with JS)', () => {
@@ -64,13 +102,23 @@ describe('per-tenant protection (default settings)', () => {
       expect(wellFormed.test(header), header).toBe(true);
       expect(bearerToken({ Authorization: header }), header).toBe(token);
     }
-    for (const header of ['Bearer', `Basic ${token}`, `Bearer ${token.slice(0, -1)}`, `Bearer ${token}x`, `Bearer sia_${'!'.repeat(43)}`, `Bearer ${token} ${token}`, token]) {
+    for (const header of [
+      'Bearer',
+      `Basic ${token}`,
+      `Bearer ${token.slice(0, -1)}`,
+      `Bearer ${token}x`,
+      `Bearer sia_${'!'.repeat(43)}`,
+      `Bearer ${token} ${token}`,
+      token,
+    ]) {
       expect(wellFormed.test(header), header).toBe(false);
     }
   });
 
   it('refuses a token that is no key at the gateway: the authorizer guards every group method, and its Deny is a 401', () => {
-    const denied = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse')).find((r) => r.Properties.ResponseType === 'ACCESS_DENIED')!.Properties;
+    const denied = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse')).find(
+      (r) => r.Properties.ResponseType === 'ACCESS_DENIED',
+    )!.Properties;
     expect(denied.StatusCode).toBe('401');
     expect(denied.ResponseParameters['gatewayresponse.header.WWW-Authenticate']).toBe(`'${INVALID_TOKEN_CHALLENGE}'`);
     expect(JSON.parse(denied.ResponseTemplates['application/json']).code).toBe('unauthenticated');
@@ -78,14 +126,23 @@ describe('per-tenant protection (default settings)', () => {
     expect(authorizers).toHaveLength(1);
     const [authorizerId, authorizer] = authorizers[0]!;
     // A missing header is refused before the authorizer runs; no cached Allow outlives a revocation.
-    expect(authorizer.Properties).toMatchObject({ Type: 'REQUEST', IdentitySource: 'method.request.header.Authorization', AuthorizerResultTtlInSeconds: 0 });
+    expect(authorizer.Properties).toMatchObject({
+      Type: 'REQUEST',
+      IdentitySource: 'method.request.header.Authorization',
+      AuthorizerResultTtlInSeconds: 0,
+    });
     const groupFunctions = /^(Products|Catalog|Orders|Content|Mcp)Function/;
     const groupMethods = Object.values(template.findResources('AWS::ApiGateway::Method')).filter((m) =>
-      groupFunctions.test(JSON.stringify(m.Properties.Integration?.Uri ?? '').match(/"([A-Za-z]+Function[A-F0-9]{8})"/)?.[1] ?? ''),
+      groupFunctions.test(
+        JSON.stringify(m.Properties.Integration?.Uri ?? '').match(/"([A-Za-z]+Function[A-F0-9]{8})"/)?.[1] ?? '',
+      ),
     );
     expect(groupMethods.length).toBeGreaterThan(10);
     for (const m of groupMethods.filter((m) => m.Properties.HttpMethod !== 'ANY')) {
-      expect(m.Properties, `${m.Properties.HttpMethod} ${JSON.stringify(m.Properties.ResourceId)}`).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizerId } });
+      expect(m.Properties, `${m.Properties.HttpMethod} ${JSON.stringify(m.Properties.ResourceId)}`).toMatchObject({
+        AuthorizationType: 'CUSTOM',
+        AuthorizerId: { Ref: authorizerId },
+      });
     }
   });
 
@@ -93,15 +150,22 @@ describe('per-tenant protection (default settings)', () => {
     const tooLarge = new RegExp(TOO_LARGE_CONTENT_LENGTH);
     expect(['4000000', '5242880', '10485760', '99999999999', '004000000'].every((v) => tooLarge.test(v))).toBe(true);
     expect(['0', '1048576', '3999999', '', 'abc'].some((v) => tooLarge.test(v))).toBe(false);
-    expect(rule('BodyTooLarge').Action.Block!.CustomResponse).toEqual({ ResponseCode: 413, CustomResponseBodyKey: 'tooLarge' });
+    expect(rule('BodyTooLarge').Action.Block!.CustomResponse).toEqual({
+      ResponseCode: 413,
+      CustomResponseBodyKey: 'tooLarge',
+    });
   });
 
   it('sizes the stage throttle from the capacity model, not a constant', () => {
     const model = capacityModel({ ...DEFAULT_SETTINGS, wafPerKeyPerMinute: 2 * DEFAULT_SETTINGS.rateLimitPerMinute });
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
-      MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingRateLimit: model.stageRatePerSecond, ThrottlingBurstLimit: model.stageBurst })]),
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ ThrottlingRateLimit: model.stageRatePerSecond, ThrottlingBurstLimit: model.stageBurst }),
+      ]),
     });
-    expect(model.stageRatePerSecond).toBe(Math.ceil(DEFAULT_SETTINGS.plannedKeys * (DEFAULT_SETTINGS.rateLimitPerMinute / 60) * 1.5));
+    expect(model.stageRatePerSecond).toBe(
+      Math.ceil(DEFAULT_SETTINGS.plannedKeys * (DEFAULT_SETTINGS.rateLimitPerMinute / 60) * 1.5),
+    );
     expect(model.handlerConcurrencyNeeded).toBeLessThanOrEqual(model.handlerConcurrencyAvailable);
     expect(model.runawayKeysToFillStage).toBeGreaterThanOrEqual(100);
   });
@@ -115,13 +179,23 @@ describe('per-tenant protection (default settings)', () => {
   it('alarms on the 4xx share and on any request the shared stage throttle refused', () => {
     const alarms = Object.entries(template.findResources('AWS::CloudWatch::Alarm'));
     const clientErrors = alarms.find(([id]) => id.includes('Api4xxRate'))![1].Properties;
-    expect(clientErrors.Metrics.map((m: any) => m.MetricStat?.Metric.MetricName).filter(Boolean).sort()).toEqual(['4XXError', 'Count']);
+    expect(
+      clientErrors.Metrics.map((m: any) => m.MetricStat?.Metric.MetricName)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(['4XXError', 'Count']);
     const throttled = alarms.find(([id]) => id.includes('StageThrottled'))![1].Properties;
-    expect(throttled).toMatchObject({ Namespace: METRICS_NAMESPACE, MetricName: GATEWAY_METRICS.stageThrottled, Threshold: 1 });
+    expect(throttled).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      MetricName: GATEWAY_METRICS.stageThrottled,
+      Threshold: 1,
+    });
     template.hasResourceProperties('AWS::Logs::MetricFilter', {
       LogGroupName: { Ref: logicalId(api.node.findChild('AccessLogs') as never) },
       FilterPattern: '{ $.error = "THROTTLED" }',
-      MetricTransformations: [Match.objectLike({ MetricName: GATEWAY_METRICS.stageThrottled, MetricNamespace: METRICS_NAMESPACE })],
+      MetricTransformations: [
+        Match.objectLike({ MetricName: GATEWAY_METRICS.stageThrottled, MetricNamespace: METRICS_NAMESPACE }),
+      ],
     });
   });
 

@@ -1,23 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import { Match } from 'aws-cdk-lib/assertions';
-import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../../shared/config.ts';
-import { maxReceiveCount, receivesForSchedule } from '../../shared/domain/webhook/retry.ts';
-import { PLATFORM_ERROR_RECEIVES, queueMaxReceiveCount } from '../../infra/webhook-settings.ts';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '#shared/config.ts';
+import { maxReceiveCount, receivesForSchedule } from '#domain/webhook/retry.ts';
+import { PLATFORM_ERROR_RECEIVES, queueMaxReceiveCount } from '#infra/webhook-settings.ts';
 import { actionsOf, logicalId, statementsOf, synthStacks } from './synth.ts';
 
 describe('Webhook pipeline', () => {
   const { api, stateful, data, template } = synthStacks();
   const { queue, deadLetterQueue, streamFailureQueue } = stateful.queues;
   // Cross-stack references: `Ref` exports carry the id after "Ref", attribute exports before the attribute.
-  const exportName = (c: Parameters<typeof logicalId>[0], attr: 'Arn' | 'QueueUrl') => (attr === 'Arn' ? `FnGetAtt${logicalId(c)}Arn` : `Ref${logicalId(c)}`);
-  const imported = (c: Parameters<typeof logicalId>[0], attr: 'Arn' | 'QueueUrl') => ({ 'Fn::ImportValue': Match.stringLikeRegexp(exportName(c, attr)) });
+  const exportName = (c: Parameters<typeof logicalId>[0], attr: 'Arn' | 'QueueUrl') =>
+    attr === 'Arn' ? `FnGetAtt${logicalId(c)}Arn` : `Ref${logicalId(c)}`;
+  const imported = (c: Parameters<typeof logicalId>[0], attr: 'Arn' | 'QueueUrl') => ({
+    'Fn::ImportValue': Match.stringLikeRegexp(exportName(c, attr)),
+  });
   const { eventsFunction, webhooksFunction, deadLetterFunction } = api.webhooks;
 
   it('feeds the fan-out only outbox INSERTs, with bisection, retries, partial failures and an on-failure queue', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: logicalId(eventsFunction) },
       StartingPosition: 'TRIM_HORIZON',
-      FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT'], dynamodb: { NewImage: { type: { S: ['outbox'] } } } }) }] },
+      FilterCriteria: {
+        Filters: [
+          { Pattern: JSON.stringify({ eventName: ['INSERT'], dynamodb: { NewImage: { type: { S: ['outbox'] } } } }) },
+        ],
+      },
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -64,14 +71,19 @@ describe('Webhook pipeline', () => {
     expect(limit).toBeGreaterThanOrEqual(maxReceiveCount(DEFAULT_WEBHOOK_RETRY_SCHEDULE));
     expect(limit).toBeLessThanOrEqual(1000); // SQS's own ceiling
     data.hasResourceProperties('AWS::SQS::Queue', {
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(deadLetterQueue), 'Arn'] }, maxReceiveCount: limit },
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(deadLetterQueue), 'Arn'] },
+        maxReceiveCount: limit,
+      },
       MessageRetentionPeriod: 14 * 24 * 3600,
       VisibilityTimeout: 180,
     });
   });
 
   it('keeps the queue visibility timeout above the signer timeout', () => {
-    const fn = template.findResources('AWS::Lambda::Function', { Properties: { Description: Match.stringLikeRegexp('Signs and POSTs') } });
+    const fn = template.findResources('AWS::Lambda::Function', {
+      Properties: { Description: Match.stringLikeRegexp('Signs and POSTs') },
+    });
     const timeout = Object.values(fn)[0]?.Properties.Timeout as number;
     expect(timeout).toBeGreaterThan(10); // the POST itself may take 10 s
     expect(180).toBeGreaterThan(timeout);
@@ -94,8 +106,17 @@ describe('Webhook pipeline', () => {
 
   it('lets the signer re-send on its own queue (DelaySeconds) and the fan-out only send', () => {
     const sqsOf = (fn: Parameters<typeof statementsOf>[1]) => actionsOf(statementsOf(template, fn), 'sqs');
-    expect(sqsOf(webhooksFunction)).toEqual(expect.arrayContaining(['sqs:SendMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:ReceiveMessage']));
-    const signerSend = statementsOf(template, webhooksFunction).find((s) => JSON.stringify(s.Action).includes('sqs:SendMessage'));
+    expect(sqsOf(webhooksFunction)).toEqual(
+      expect.arrayContaining([
+        'sqs:SendMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+      ]),
+    );
+    const signerSend = statementsOf(template, webhooksFunction).find((s) =>
+      JSON.stringify(s.Action).includes('sqs:SendMessage'),
+    );
     expect(signerSend?.Resource).toEqual({ 'Fn::ImportValue': expect.stringContaining(exportName(queue, 'Arn')) });
     expect(sqsOf(eventsFunction)).toContain('sqs:SendMessage');
     expect(sqsOf(eventsFunction)).not.toContain('sqs:ReceiveMessage');
@@ -105,7 +126,10 @@ describe('Webhook pipeline', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'EndpointsParked',
       Namespace: 'StoreIntegrations',
-      Dimensions: Match.arrayWith([{ Name: 'reason', Value: 'sustained_failures' }, { Name: 'service', Value: 'webhooks' }]),
+      Dimensions: Match.arrayWith([
+        { Name: 'reason', Value: 'sustained_failures' },
+        { Name: 'service', Value: 'webhooks' },
+      ]),
       Statistic: 'Sum',
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',

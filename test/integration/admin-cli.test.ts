@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { inject, describe, expect, it } from 'vitest';
-import { client } from '../fixtures/api.ts';
-import { closedPort } from '../fixtures/webhooks.ts';
+import { client } from '#fixtures/api.ts';
+import { closedPort } from '#fixtures/webhooks.ts';
 
 const run = promisify(execFile);
 
@@ -12,10 +12,15 @@ const run = promisify(execFile);
  * (npm_config_loglevel among them), so that npm reads its settings from the repository's .npmrc
  * as it does for someone typing the command.
  */
-const shellEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_config_')));
+const shellEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_config_')),
+);
 
 /** The real CLI exactly as documented (`npm run admin -- ...`), in its own process, against the test store. */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run('npm', ['run', 'admin', '--', ...args], {
       env: {
@@ -40,16 +45,45 @@ describe('admin CLI', () => {
 
   // Seven CLI processes in a row: on a loaded machine each takes 10 s or more to start.
   it('creates a store and a key, printing exactly one JSON document with --json', async () => {
-    const created = await cli(['stores', 'create', '--id', store, '--name', 'CLI store', '--currency', 'USD', '--json']);
+    const created = await cli([
+      'stores',
+      'create',
+      '--id',
+      store,
+      '--name',
+      'CLI store',
+      '--currency',
+      'USD',
+      '--json',
+    ]);
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({ id: store, name: 'CLI store', currency_code: 'USD' });
 
-    const key = await cli(['keys', 'create', '--store', store, '--name', 'crm', '--abilities', 'catalog:read,orders:read', '--webhook-url', 'http://127.0.0.1:9/hook', '--json']);
+    const key = await cli([
+      'keys',
+      'create',
+      '--store',
+      store,
+      '--name',
+      'crm',
+      '--abilities',
+      'catalog:read,orders:read',
+      '--webhook-url',
+      'http://127.0.0.1:9/hook',
+      '--json',
+    ]);
     expect(key.code).toBe(0);
     expect(key.stdout.trim().split('\n')).toHaveLength(1);
     const k = JSON.parse(key.stdout);
-    expect(Object.keys(k).sort()).toEqual(['abilities', 'created_at', 'events', 'id', 'name', 'store_id', 'token', 'webhook_secret', 'webhook_url'].sort());
-    expect(k).toMatchObject({ store_id: store, name: 'crm', abilities: ['catalog:read', 'orders:read'], webhook_url: 'http://127.0.0.1:9/hook' });
+    expect(Object.keys(k).sort()).toEqual(
+      ['abilities', 'created_at', 'events', 'id', 'name', 'store_id', 'token', 'webhook_secret', 'webhook_url'].sort(),
+    );
+    expect(k).toMatchObject({
+      store_id: store,
+      name: 'crm',
+      abilities: ['catalog:read', 'orders:read'],
+      webhook_url: 'http://127.0.0.1:9/hook',
+    });
     expect(k.events).toEqual(['order.created', 'order.paid', 'order.status_changed']);
     expect(k.webhook_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const res = await client(k.token).get('/products');
@@ -59,12 +93,26 @@ describe('admin CLI', () => {
     const list = await cli(['keys', 'list', '--store', store, '--json']);
     const listed = JSON.parse(list.stdout).data;
     expect(listed).toHaveLength(1);
-    expect(listed[0]).toMatchObject({ id: k.id, status: 'active', events: ['order.created', 'order.paid', 'order.status_changed'] });
+    expect(listed[0]).toMatchObject({
+      id: k.id,
+      status: 'active',
+      events: ['order.created', 'order.paid', 'order.status_changed'],
+    });
     expect(listed[0].last_used_at).toMatch(/Z$/);
     expect(listed[0]).not.toHaveProperty('token');
     expect(listed[0]).not.toHaveProperty('webhook_secret');
 
-    const webhook = await cli(['keys', 'set-webhook', '--id', String(k.id), '--url', '', '--events', 'order.paid,order.created', '--json']);
+    const webhook = await cli([
+      'keys',
+      'set-webhook',
+      '--id',
+      String(k.id),
+      '--url',
+      '',
+      '--events',
+      'order.paid,order.created',
+      '--json',
+    ]);
     expect(JSON.parse(webhook.stdout)).toMatchObject({ webhook_url: null, events: ['order.created', 'order.paid'] });
 
     const rotated = JSON.parse((await cli(['keys', 'rotate', '--id', String(k.id), '--json'])).stdout);
@@ -77,32 +125,83 @@ describe('admin CLI', () => {
     expect((await client(rotated.token).get('/products')).status).toBe(401);
   }, 600_000);
 
-  it.each([[['stores', 'list']], [['console']]])('%j says in one line which endpoint and DATA_DIR it tried when the stack is not running', async (args) => {
-    const out = await cli(args, { DYNAMODB_ENDPOINT: `http://127.0.0.1:${await closedPort()}`, DATA_DIR: '/tmp/no-stack-here' });
-    expect(out.code).toBe(1);
-    const lines = out.stderr.trim().split('\n').filter((l) => !l.includes('Warning'));
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/cannot reach DynamoDB at http:\/\/127\.0\.0\.1:\d+ .*DATA_DIR \/tmp\/no-stack-here.*npm start.*DYNAMODB_PORT/);
-  });
+  it.each([[['stores', 'list']], [['console']]])(
+    '%j says in one line which endpoint and DATA_DIR it tried when the stack is not running',
+    async (args) => {
+      const out = await cli(args, {
+        DYNAMODB_ENDPOINT: `http://127.0.0.1:${await closedPort()}`,
+        DATA_DIR: '/tmp/no-stack-here',
+      });
+      expect(out.code).toBe(1);
+      const lines = out.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.includes('Warning'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /cannot reach DynamoDB at http:\/\/127\.0\.0\.1:\d+ .*DATA_DIR \/tmp\/no-stack-here.*npm start.*DYNAMODB_PORT/,
+      );
+    },
+  );
 
   it.each([
-    [['keys', 'create', '--store', 'nope-store', '--name', 'x', '--abilities', 'catalog:read'], /store "nope-store" does not exist/],
-    [['keys', 'create', '--store', 'demo', '--name', 'x', '--abilities', 'catalog:read,orders:delete'], /unknown abilities: orders:delete/],
+    [
+      ['keys', 'create', '--store', 'nope-store', '--name', 'x', '--abilities', 'catalog:read'],
+      /store "nope-store" does not exist/,
+    ],
+    [
+      ['keys', 'create', '--store', 'demo', '--name', 'x', '--abilities', 'catalog:read,orders:delete'],
+      /unknown abilities: orders:delete/,
+    ],
     [['keys', 'revoke', '--id', '99999999'], /does not exist/],
     [['keys', 'revoke', '--id', 'abc'], /id/],
     [['stores', 'create', '--id', 'x', '--name', 'y', '--currency', 'euro'], /currency/],
     [['keys', 'explode'], /unknown command/],
     [['keys'], /expected a command/],
-    [['keys', 'create', '--store', 'demo', '--name', 'x', '--abilities', 'orders:read', '--webhook-url', 'https://10.0.0.1/hook'], /webhook_url/],
-    [['keys', 'create', '--store', 'demo', '--name', 'x', '--abilities', 'orders:read', '--events', 'order.created,order.refunded'], /unknown events: order.refunded/],
-    [['keys', 'create', '--store', 'demo', '--name', 'x', '--abilities', 'orders:read', '--events', ''], /name at least one event/],
+    [
+      [
+        'keys',
+        'create',
+        '--store',
+        'demo',
+        '--name',
+        'x',
+        '--abilities',
+        'orders:read',
+        '--webhook-url',
+        'https://10.0.0.1/hook',
+      ],
+      /webhook_url/,
+    ],
+    [
+      [
+        'keys',
+        'create',
+        '--store',
+        'demo',
+        '--name',
+        'x',
+        '--abilities',
+        'orders:read',
+        '--events',
+        'order.created,order.refunded',
+      ],
+      /unknown events: order.refunded/,
+    ],
+    [
+      ['keys', 'create', '--store', 'demo', '--name', 'x', '--abilities', 'orders:read', '--events', ''],
+      /name at least one event/,
+    ],
     [['keys', 'set-webhook', '--id', '1', '--events', 'webhook.ping'], /unknown events: webhook.ping/],
     [['keys', 'set-webhook', '--id', '1'], /--url .* --events/],
   ])('exits non-zero with one error line for %j', async (args, message) => {
     const out = await cli([...args, '--json']);
     expect(out.code).not.toBe(0);
     expect(out.stdout).toBe('');
-    const lines = out.stderr.trim().split('\n').filter((l) => !l.includes('Warning'));
+    const lines = out.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => !l.includes('Warning'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(message);
   });

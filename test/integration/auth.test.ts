@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { adminCommand, client, createKey, createStore, expectErrorShape, storeWithKey } from '../fixtures/api.ts';
-import { ABILITIES } from '../../shared/domain/key/abilities.ts';
-import { API_ROUTES } from '../../shared/http/api-routes.ts';
+import { adminCommand, client, createKey, createStore, expectErrorShape, storeWithKey } from '#fixtures/api.ts';
+import { ABILITIES } from '#domain/key/abilities.ts';
+import { API_ROUTES } from '#http/api-routes.ts';
 
 const unauthenticated = { code: 'unauthenticated', message: expect.any(String), field: null };
 
@@ -72,9 +72,14 @@ describe('abilities', () => {
 
   it.each(cases)('answers 403 naming the ability for %s to a key holding every other ability', async (_, route) => {
     const storeId = await createStore();
-    const key = await createKey(storeId, ABILITIES.filter((a) => a !== route.ability));
+    const key = await createKey(
+      storeId,
+      ABILITIES.filter((a) => a !== route.ability),
+    );
     const path = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => paramValue[name] ?? 'x');
-    const res = await client(key.token).request(route.method, path, route.method === 'GET' ? undefined : {}, { 'Idempotency-Key': 'k-1' });
+    const res = await client(key.token).request(route.method, path, route.method === 'GET' ? undefined : {}, {
+      'Idempotency-Key': 'k-1',
+    });
     expect(res.status).toBe(403);
     expectErrorShape(res.body);
     expect(res.body.code).toBe('forbidden');

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../../emulation/local/dynamodb-local.ts';
-import { startLocalStack, type LocalStack } from '../../emulation/local/stack.ts';
-import { client, createKey, createStore, expectErrorShape } from '../fixtures/api.ts';
-import { freePort } from '../fixtures/free-port.ts';
-import { waitFor } from '../fixtures/webhooks.ts';
+import { startDynamoDbLocal, type DynamoDbLocal } from '#emulation/local/dynamodb-local.ts';
+import { startLocalStack, type LocalStack } from '#emulation/local/stack.ts';
+import { client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
+import { freePort } from '#fixtures/free-port.ts';
+import { waitFor } from '#fixtures/webhooks.ts';
 
 /**
  * The store stopped (SIGSTOP) and killed (SIGKILL) under load: every request answers, the answers
@@ -39,18 +39,45 @@ describe('brownout: the store stopped or killed under load', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('answers 503 with Retry-After while the store is gone, writes nothing it refused, and recovers without a restart', { timeout: 600_000 }, async () => {
+  it('answers 503 with Retry-After while the store is gone, writes nothing it refused, and recovers without a restart', {
+    timeout: 600_000,
+  }, async () => {
     const dynamodbPort = await freePort();
     const startStore = async () => {
       const started = startDynamoDbLocal({ port: dynamodbPort, dataDir, log: (line) => storeLines.push(line) });
       // Java takes seconds to start (tens of seconds on a loaded machine): wait for its port.
-      await waitFor('DynamoDB Local listening', () => fetch(started.endpoint).then(() => true, () => false), 180_000, 250);
+      await waitFor(
+        'DynamoDB Local listening',
+        () =>
+          fetch(started.endpoint).then(
+            () => true,
+            () => false,
+          ),
+        180_000,
+        250,
+      );
       return started;
     };
     store = await startStore();
-    stack = await startLocalStack({ port: 0, dynamodbPort, dataDir: null, endpoint: store.endpoint, tableName: 'brownout-test', env: { DYNAMODB_CALL_TIMEOUT_MS: '5000', RATE_LIMIT_PER_MINUTE: '1000' } });
+    stack = await startLocalStack({
+      port: 0,
+      dynamodbPort,
+      dataDir: null,
+      endpoint: store.endpoint,
+      tableName: 'brownout-test',
+      env: { DYNAMODB_CALL_TIMEOUT_MS: '5000', RATE_LIMIT_PER_MINUTE: '1000' },
+    });
     // Set-up on a cold store of a loaded machine may meet the call budget: retried, it is not under test.
-    const key = await waitFor('a key on the new store', () => createStore().then((id) => createKey(id), () => undefined), 120_000, 500);
+    const key = await waitFor(
+      'a key on the new store',
+      () =>
+        createStore().then(
+          (id) => createKey(id),
+          () => undefined,
+        ),
+      120_000,
+      500,
+    );
     const api = client(key.token, { base: stack.baseUrl });
 
     let n = 0;
@@ -58,9 +85,13 @@ describe('brownout: the store stopped or killed under load', () => {
     const one = async (phase: string, kind: Answer['kind']): Promise<Answer> => {
       const xid = kind === 'write' ? `bo-${phase}-${n++}` : 'bo-seed';
       const name = `Brownout ${xid}`;
-      const request = kind === 'write' ? api.put(`/catalog/products/${xid}`, { name, price: 100 }) : api.get('/products?limit=5');
+      const request =
+        kind === 'write' ? api.put(`/catalog/products/${xid}`, { name, price: 100 }) : api.get('/products?limit=5');
       let timer: NodeJS.Timeout | undefined;
-      const res = await Promise.race([request, new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), HANG_MS)))]);
+      const res = await Promise.race([
+        request,
+        new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), HANG_MS))),
+      ]);
       clearTimeout(timer);
       const answer: Answer =
         res === 'hung'
@@ -78,7 +109,8 @@ describe('brownout: the store stopped or killed under load', () => {
       );
       return answers.filter((a) => a.phase === phase);
     };
-    const recovered = () => waitFor('the API answering again', async () => (await one('probe', 'read')).status === 200, 180_000, 250);
+    const recovered = () =>
+      waitFor('the API answering again', async () => (await one('probe', 'read')).status === 200, 180_000, 250);
     const expectUnavailable = (list: Answer[]) => {
       for (const a of list) {
         expect(a.status, `${a.phase} ${a.kind} ${a.xid}`).toBe(503);
@@ -88,7 +120,12 @@ describe('brownout: the store stopped or killed under load', () => {
       }
     };
 
-    await waitFor('the seed product', async () => [200, 201].includes((await api.put('/catalog/products/bo-seed', { name: 'Seed', price: 1 })).status), 120_000, 500);
+    await waitFor(
+      'the seed product',
+      async () => [200, 201].includes((await api.put('/catalog/products/bo-seed', { name: 'Seed', price: 1 })).status),
+      120_000,
+      500,
+    );
     /** While the store is up: answered, and either served or refused retryably (a loaded machine may be slower than the budget). */
     const served = (list: Answer[]) => {
       for (const a of list) expect([200, 201, 503], `${a.phase} ${a.kind} ${a.xid}`).toContain(a.status);
@@ -141,7 +178,13 @@ describe('brownout: the store stopped or killed under load', () => {
     // though the API answered 503 (docs/availability.md): never partly, and a retry is safe.
     for (const a of writes.filter((w) => w.status === 503)) {
       expect([null, a.name]).toContain(await stored(a));
-      await waitFor(`the retry of ${a.xid}`, async () => [200, 201].includes((await api.put(`/catalog/products/${a.xid}`, { name: a.name, price: 100 })).status), 120_000, 250);
+      await waitFor(
+        `the retry of ${a.xid}`,
+        async () =>
+          [200, 201].includes((await api.put(`/catalog/products/${a.xid}`, { name: a.name, price: 100 })).status),
+        120_000,
+        250,
+      );
       expect(await stored(a)).toBe(a.name);
     }
   });

@@ -1,22 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { client, createKey, type ApiResponse, createStore, expectErrorShape, storeWithKey } from '../fixtures/api.ts';
-import { storeItems } from '../fixtures/content.ts';
+import { client, createKey, type ApiResponse, createStore, expectErrorShape, storeWithKey } from '#fixtures/api.ts';
+import { storeItems } from '#fixtures/content.ts';
 
 const BATCH = '/catalog/products/batch';
 /** Batches in flight at once, as a sync client would run them. */
 const CONCURRENCY = 2;
 
-const product = (xid: string, extra: Record<string, unknown> = {}) => ({ external_id: xid, name: `Product ${xid}`, price: 1000, ...extra });
-const productsOf = async (storeId: string) => (await storeItems(storeId, 'PRODUCT#')).filter((i) => i.type === 'product');
+const product = (xid: string, extra: Record<string, unknown> = {}) => ({
+  external_id: xid,
+  name: `Product ${xid}`,
+  price: 1000,
+  ...extra,
+});
+const productsOf = async (storeId: string) =>
+  (await storeItems(storeId, 'PRODUCT#')).filter((i) => i.type === 'product');
 
 describe('POST /catalog/products/batch', () => {
   it('loads 6,000 products with one key at the default allowance (60 requests) and every one reads back', async () => {
     const { storeId, key } = await storeWithKey(['catalog:write']);
     const api = client(key.token);
-    const batches = Array.from({ length: 60 }, (_, b) => Array.from({ length: 100 }, (_, i) => product(`sync-${b * 100 + i}`, { price: b * 100 + i })));
+    const batches = Array.from({ length: 60 }, (_, b) =>
+      Array.from({ length: 100 }, (_, i) => product(`sync-${b * 100 + i}`, { price: b * 100 + i })),
+    );
     const answers: ApiResponse[] = [];
     const sent = Date.now();
-    for (let i = 0; i < batches.length; i += CONCURRENCY) answers.push(...(await Promise.all(batches.slice(i, i + CONCURRENCY).map((items) => api.post(BATCH, { items })))));
+    for (let i = 0; i < batches.length; i += CONCURRENCY)
+      answers.push(
+        ...(await Promise.all(batches.slice(i, i + CONCURRENCY).map((items) => api.post(BATCH, { items })))),
+      );
     expect(answers.map((a) => a.status)).toEqual(Array(60).fill(200));
     expect(answers.every((a) => a.body.data.every((r: { status: number }) => r.status === 200))).toBe(true);
     // One allowance, counted rather than timed: each batch claimed one slot of the key's 60 and
@@ -54,20 +65,44 @@ describe('POST /catalog/products/batch', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(100);
     expect(res.body.data.map((r: { external_id: string }) => r.external_id)).toEqual(items.map((_, i) => `mix-${i}`));
-    expect(res.body.data[3]).toMatchObject({ status: 422, data: null, error: { code: 'validation_failed', field: 'price' } });
-    expect(res.body.data[50]).toMatchObject({ status: 422, data: null, error: { code: 'validation_failed', field: 'price' } });
-    expect(res.body.data[97]).toMatchObject({ status: 422, data: null, error: { code: 'unknown_reference', field: 'category_external_ids[0]' } });
+    expect(res.body.data[3]).toMatchObject({
+      status: 422,
+      data: null,
+      error: { code: 'validation_failed', field: 'price' },
+    });
+    expect(res.body.data[50]).toMatchObject({
+      status: 422,
+      data: null,
+      error: { code: 'validation_failed', field: 'price' },
+    });
+    expect(res.body.data[97]).toMatchObject({
+      status: 422,
+      data: null,
+      error: { code: 'unknown_reference', field: 'category_external_ids[0]' },
+    });
     for (const bad of [3, 50, 97]) expectErrorShape(res.body.data[bad].error);
-    expect(res.body.data[0]).toMatchObject({ status: 200, error: null, data: { external_id: 'mix-0', name: 'Product mix-0' } });
+    expect(res.body.data[0]).toMatchObject({
+      status: 200,
+      error: null,
+      data: { external_id: 'mix-0', name: 'Product mix-0' },
+    });
     const stored = await productsOf(storeId);
-    expect(stored.map((p) => p.external_id).sort()).toEqual(items.map((_, i) => `mix-${i}`).filter((x) => !['mix-3', 'mix-50', 'mix-97'].includes(x)).sort());
+    expect(stored.map((p) => p.external_id).sort()).toEqual(
+      items
+        .map((_, i) => `mix-${i}`)
+        .filter((x) => !['mix-3', 'mix-50', 'mix-97'].includes(x))
+        .sort(),
+    );
   });
 
   it('answers exactly what the single PUT answers for the same write', async () => {
     const { key } = await storeWithKey(['catalog:write']);
     const api = client(key.token);
-    const viaBatch = (await api.post(BATCH, { items: [product('same-1', { sku: 'S-1', quantity: 3 })] })).body.data[0].data;
-    const viaPut = (await api.put('/catalog/products/same-1', { name: 'Product same-1', price: 1000, sku: 'S-1', quantity: 3 })).body.data;
+    const viaBatch = (await api.post(BATCH, { items: [product('same-1', { sku: 'S-1', quantity: 3 })] })).body.data[0]
+      .data;
+    const viaPut = (
+      await api.put('/catalog/products/same-1', { name: 'Product same-1', price: 1000, sku: 'S-1', quantity: 3 })
+    ).body.data;
     expect(viaPut).toEqual(viaBatch);
   });
 
@@ -77,9 +112,15 @@ describe('POST /catalog/products/batch', () => {
     const items = Array.from({ length: 20 }, (_, i) => product(`retry-${i}`));
     const first = await api.post(BATCH, { items });
     const again = await api.post(BATCH, { items });
-    expect(again.body.data.map((r: { data: { id: number } }) => r.data.id)).toEqual(first.body.data.map((r: { data: { id: number } }) => r.data.id));
+    expect(again.body.data.map((r: { data: { id: number } }) => r.data.id)).toEqual(
+      first.body.data.map((r: { data: { id: number } }) => r.data.id),
+    );
     const racing = Array.from({ length: 10 }, (_, i) => product(`race-${i}`));
-    const answers = await Promise.all([api.post(BATCH, { items: racing }), api.post(BATCH, { items: racing }), api.post(BATCH, { items: racing })]);
+    const answers = await Promise.all([
+      api.post(BATCH, { items: racing }),
+      api.post(BATCH, { items: racing }),
+      api.post(BATCH, { items: racing }),
+    ]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     const ids = answers.map((a) => a.body.data.map((r: { data: { id: number } }) => r.data.id));
     expect(ids[1]).toEqual(ids[0]);
@@ -91,9 +132,23 @@ describe('POST /catalog/products/batch', () => {
     const { key } = await storeWithKey(['catalog:write']);
     const api = client(key.token);
     await api.post(BATCH, { items: [product('p-1', { quantity: 5, sku: 'P1' })] });
-    const res = await api.post(BATCH, { mode: 'patch', items: [{ external_id: 'p-1', price: 2500 }, { external_id: 'p-unknown', price: 1 }] });
-    expect(res.body.data[0]).toMatchObject({ status: 200, data: { external_id: 'p-1', name: 'Product p-1', min_price: 2500, quantity: 5 } });
-    expect(res.body.data[1]).toMatchObject({ external_id: 'p-unknown', status: 404, data: null, error: { code: 'not_found' } });
+    const res = await api.post(BATCH, {
+      mode: 'patch',
+      items: [
+        { external_id: 'p-1', price: 2500 },
+        { external_id: 'p-unknown', price: 1 },
+      ],
+    });
+    expect(res.body.data[0]).toMatchObject({
+      status: 200,
+      data: { external_id: 'p-1', name: 'Product p-1', min_price: 2500, quantity: 5 },
+    });
+    expect(res.body.data[1]).toMatchObject({
+      external_id: 'p-unknown',
+      status: 404,
+      data: null,
+      error: { code: 'not_found' },
+    });
   });
 
   it('refuses a batch naming one external id twice with 422 naming the second, and writes nothing', async () => {
@@ -104,16 +159,20 @@ describe('POST /catalog/products/batch', () => {
     expect(await productsOf(storeId)).toHaveLength(0);
   });
 
-  it('answers an item that is not an object or has no valid external id as that item\'s 422', async () => {
+  it("answers an item that is not an object or has no valid external id as that item's 422", async () => {
     const { key } = await storeWithKey(['catalog:write']);
-    const res = await client(key.token).post(BATCH, { items: [42, { name: 'x', price: 1 }, product('bad id!'), product('fine')] });
+    const res = await client(key.token).post(BATCH, {
+      items: [42, { name: 'x', price: 1 }, product('bad id!'), product('fine')],
+    });
     expect(res.status).toBe(200);
-    expect(res.body.data.map((r: { external_id: string | null; status: number }) => [r.external_id, r.status])).toEqual([
-      [null, 422],
-      [null, 422],
-      [null, 422],
-      ['fine', 200],
-    ]);
+    expect(res.body.data.map((r: { external_id: string | null; status: number }) => [r.external_id, r.status])).toEqual(
+      [
+        [null, 422],
+        [null, 422],
+        [null, 422],
+        ['fine', 200],
+      ],
+    );
     expect(res.body.data[1].error.field).toBe('external_id');
     expect(res.body.data[2].error.field).toBe('external_id');
   });

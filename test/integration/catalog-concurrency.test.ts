@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { client, createKey, createStore } from '../fixtures/api.ts';
-import { seedProduct } from '../fixtures/catalog.ts';
+import { client, createKey, createStore } from '#fixtures/api.ts';
+import { seedProduct } from '#fixtures/catalog.ts';
 
 const RW = ['catalog:read', 'catalog:write'] as const;
 const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
@@ -41,7 +41,12 @@ describe('concurrent catalog writes', () => {
   it('creates exactly one product when 20 different PUTs of one external id race, ending in one of the bodies', async () => {
     const storeId = await createStore();
     const api = await freshKey(storeId);
-    const bodies = Array.from({ length: 20 }, (_, i) => ({ name: `Variant body ${i}`, price: 100 + i, quantity: i, sku: `RACE-${i}` }));
+    const bodies = Array.from({ length: 20 }, (_, i) => ({
+      name: `Variant body ${i}`,
+      price: 100 + i,
+      quantity: i,
+      sku: `RACE-${i}`,
+    }));
     const results = await Promise.all(bodies.map((b) => api.put('/catalog/products/racer', b)));
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
@@ -63,9 +68,15 @@ describe('concurrent catalog writes', () => {
   it('gives 20 racing PUTs of different external ids 20 products with dense ids', async () => {
     const storeId = await createStore();
     const api = await freshKey(storeId);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api.put(`/catalog/products/dense-${i}?include=offers`, { name: `Dense ${i}`, price: i })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.put(`/catalog/products/dense-${i}?include=offers`, { name: `Dense ${i}`, price: i }),
+      ),
+    );
     expect(results.every((r) => r.status === 200)).toBe(true);
-    expect(results.map((r) => r.body.data.id).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(results.map((r) => r.body.data.id).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
     const offerIds = results.map((r) => r.body.data.offers[0].id);
     expect(new Set(offerIds).size).toBe(20);
     const list = await (await freshKey(storeId)).get('/products?limit=50');
@@ -80,7 +91,8 @@ describe('concurrent catalog writes', () => {
     await api.put('/catalog/categories/kitchen', { name: 'Kitchen' });
     for (let round = 0; round < 3; round++) {
       const xid = `merge-${round}`;
-      const created = (await api.put(`/catalog/products/${xid}`, { name: 'Original', price: 1, sku: 'ORIG' })).body.data;
+      const created = (await api.put(`/catalog/products/${xid}`, { name: 'Original', price: 1, sku: 'ORIG' })).body
+        .data;
       const patches = [
         { name: `Renamed ${round}` },
         { price: 2500 },
@@ -107,8 +119,15 @@ describe('concurrent catalog writes', () => {
         created_at: created.created_at,
       });
       // The last answer to land saw every other change (each PATCH merged onto the latest state).
-      const latest = results.map((r) => r.body.data).sort((a, b) => a.updated_at.localeCompare(b.updated_at)).at(-1);
-      expect(latest).toMatchObject({ tag_external_ids: ['hot'], category_external_ids: ['kitchen'], name: `Renamed ${round}` });
+      const latest = results
+        .map((r) => r.body.data)
+        .sort((a, b) => a.updated_at.localeCompare(b.updated_at))
+        .at(-1);
+      expect(latest).toMatchObject({
+        tag_external_ids: ['hot'],
+        category_external_ids: ['kitchen'],
+        name: `Renamed ${round}`,
+      });
       // updated_at strictly increased with every one of the changes.
       expect(new Set(results.map((r) => r.body.data.updated_at)).size).toBe(patches.length);
       expect((await api.get(`/products?${q({ 'filter[sku]': 'ORIG' })}`)).body.total).toBe(0);
@@ -118,7 +137,9 @@ describe('concurrent catalog writes', () => {
   it('creates one category when 10 PUTs of its external id race', async () => {
     const storeId = await createStore();
     const api = await freshKey(storeId);
-    const results = await Promise.all(Array.from({ length: 10 }, () => api.put('/catalog/categories/racing', { name: 'Racing' })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => api.put('/catalog/categories/racing', { name: 'Racing' })),
+    );
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
   });

@@ -1,12 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, createStore } from '../fixtures/api.ts';
-import { createGateway } from '../../emulation/local/gateway.ts';
-import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
+import { createKey, createStore } from '#fixtures/api.ts';
+import { createGateway } from '#emulation/local/gateway.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../../shared/db/client.ts';
-import { keys } from '../../shared/db/keys.ts';
+import { db, tableName } from '#db/client.ts';
+import { keys } from '#db/keys.ts';
 
 /**
  * DynamoDB round trips and capacity units per request, measured, not guessed: a second local
@@ -28,7 +28,10 @@ describe('DynamoDB cost of the catalog writes', () => {
   afterAll(async () => {
     await new Promise((r) => server.close(r));
     console.log(
-      ['request | round trips (incl. authorizer) | operations | RCU | WCU', ...Object.entries(measured).map(([k, m]) => `${k} | ${m.calls} | ${m.ops} | ${m.rcu} | ${m.wcu}`)].join('\n'),
+      [
+        'request | round trips (incl. authorizer) | operations | RCU | WCU',
+        ...Object.entries(measured).map(([k, m]) => `${k} | ${m.calls} | ${m.ops} | ${m.rcu} | ${m.wcu}`),
+      ].join('\n'),
     );
   });
 
@@ -42,7 +45,14 @@ describe('DynamoDB cost of the catalog writes', () => {
     const text = await res.text();
     const line = lines.slice(before).find((l) => l.includes(path.split('?')[0]!)) ?? '';
     const m = /ddb=(\d+)(?: \[([^\]]*)\] rcu=([\d.]+) wcu=([\d.]+))?/.exec(line);
-    const result = { status: res.status, body: text ? JSON.parse(text) : undefined, calls: Number(m?.[1]), ops: m?.[2] ?? '', rcu: Number(m?.[3] ?? 0), wcu: Number(m?.[4] ?? 0) };
+    const result = {
+      status: res.status,
+      body: text ? JSON.parse(text) : undefined,
+      calls: Number(m?.[1]),
+      ops: m?.[2] ?? '',
+      rcu: Number(m?.[3] ?? 0),
+      wcu: Number(m?.[4] ?? 0),
+    };
     measured[label] = { calls: result.calls, ops: result.ops, rcu: result.rcu, wcu: result.wcu };
     return result;
   }
@@ -55,9 +65,15 @@ describe('DynamoDB cost of the catalog writes', () => {
     const warm = await measure('authorizer alone (GET /products/1, 404)', token, 'GET', '/products/1');
     expect(warm.status).toBe(404);
 
-    expect((await measure('PUT category (create)', token, 'PUT', '/catalog/categories/c1', { name: 'C1' })).calls).toBeLessThanOrEqual(4);
-    expect((await measure('PUT category (rename)', token, 'PUT', '/catalog/categories/c1', { name: 'C1 renamed' })).calls).toBe(2);
-    expect((await measure('PUT category (unchanged)', token, 'PUT', '/catalog/categories/c1', { name: 'C1 renamed' })).calls).toBe(2);
+    expect(
+      (await measure('PUT category (create)', token, 'PUT', '/catalog/categories/c1', { name: 'C1' })).calls,
+    ).toBeLessThanOrEqual(4);
+    expect(
+      (await measure('PUT category (rename)', token, 'PUT', '/catalog/categories/c1', { name: 'C1 renamed' })).calls,
+    ).toBe(2);
+    expect(
+      (await measure('PUT category (unchanged)', token, 'PUT', '/catalog/categories/c1', { name: 'C1 renamed' })).calls,
+    ).toBe(2);
     await measure('PUT tag (create)', token, 'PUT', '/catalog/tags/t1', { value: 'T1' });
 
     // Every write: authorizer + one BatchGetItem (external-id link with the product's copy,
@@ -72,22 +88,42 @@ describe('DynamoDB cost of the catalog writes', () => {
     });
     expect(withLinks.ops).toBe('UpdateItem,BatchGetItem,TransactWriteItems');
 
-    const replace = await measure('PUT product (replace, name + SKU change)', token, 'PUT', '/catalog/products/p1', { ...product, name: 'Cost Probe 2', sku: 'COST-2' });
+    const replace = await measure('PUT product (replace, name + SKU change)', token, 'PUT', '/catalog/products/p1', {
+      ...product,
+      name: 'Cost Probe 2',
+      sku: 'COST-2',
+    });
     expect(replace.ops).toBe('UpdateItem,BatchGetItem,TransactWriteItems');
-    const replaceSmall = await measure('PUT product (replace, price only)', token, 'PUT', '/catalog/products/p1', { ...product, name: 'Cost Probe 2', sku: 'COST-2', price: 200 });
+    const replaceSmall = await measure('PUT product (replace, price only)', token, 'PUT', '/catalog/products/p1', {
+      ...product,
+      name: 'Cost Probe 2',
+      sku: 'COST-2',
+      price: 200,
+    });
     expect(replaceSmall.ops).toBe('UpdateItem,BatchGetItem,TransactWriteItems');
-    const unchanged = await measure('PUT product (unchanged)', token, 'PUT', '/catalog/products/p1', { ...product, name: 'Cost Probe 2', sku: 'COST-2', price: 200 });
+    const unchanged = await measure('PUT product (unchanged)', token, 'PUT', '/catalog/products/p1', {
+      ...product,
+      name: 'Cost Probe 2',
+      sku: 'COST-2',
+      price: 200,
+    });
     expect(unchanged.ops).toBe('UpdateItem,BatchGetItem');
     expect(unchanged.wcu).toBe(1); // the authorizer's rate-limit write only
 
     const patch = await measure('PATCH product (price)', token, 'PATCH', '/catalog/products/p1', { price: 300 });
     expect(patch.ops).toBe('UpdateItem,BatchGetItem,TransactWriteItems');
-    const patchName = await measure('PATCH product (name)', token, 'PATCH', '/catalog/products/p1', { name: 'Cost Probe 3' });
+    const patchName = await measure('PATCH product (name)', token, 'PATCH', '/catalog/products/p1', {
+      name: 'Cost Probe 3',
+    });
     expect(patchName.ops).toBe('UpdateItem,BatchGetItem,TransactWriteItems');
-    const patchSame = await measure('PATCH product (unchanged)', token, 'PATCH', '/catalog/products/p1', { price: 300 });
+    const patchSame = await measure('PATCH product (unchanged)', token, 'PATCH', '/catalog/products/p1', {
+      price: 300,
+    });
     expect(patchSame.ops).toBe('UpdateItem,BatchGetItem');
     // What the writes left is what was asked for.
-    const stored = await fetch(`${base}/products/${create.body.data.id}`, { headers: { Authorization: `Bearer ${token}` } }).then((r) => r.json() as Promise<{ data: unknown }>);
+    const stored = await fetch(`${base}/products/${create.body.data.id}`, {
+      headers: { Authorization: `Bearer ${token}` },
+    }).then((r) => r.json() as Promise<{ data: unknown }>);
     expect(stored.data).toMatchObject({ name: 'Cost Probe 3', sku: 'COST-2', min_price: 300 });
     const missing = await measure('PATCH product (404)', token, 'PATCH', '/catalog/products/nope', { price: 1 });
     expect(missing.status).toBe(404);
@@ -100,31 +136,55 @@ describe('DynamoDB cost of the catalog writes', () => {
     const storeId = await createStore();
     const { id: keyId, token } = await createKey(storeId, ['catalog:read', 'catalog:write']);
     await measure('warm-up', token, 'GET', '/products/1');
-    const created = (await measure('legacy: create', token, 'PUT', '/catalog/products/old-1', { name: 'Old', price: 100, sku: 'OLD-1' })).body.data;
+    const created = (
+      await measure('legacy: create', token, 'PUT', '/catalog/products/old-1', {
+        name: 'Old',
+        price: 100,
+        sku: 'OLD-1',
+      })
+    ).body.data;
     const productKey = keys.product(storeId, created.id);
 
     // A link as the previous version stored it: the product id only.
     const link = keys.externalId(keyId, 'product', 'old-1');
-    await db().send(new PutCommand({ TableName: tableName(), Item: { ...link, type: 'external_id', record_id: created.id } }));
-    const first = await measure('PATCH product (link without copy)', token, 'PATCH', '/catalog/products/old-1', { price: 200 });
+    await db().send(
+      new PutCommand({ TableName: tableName(), Item: { ...link, type: 'external_id', record_id: created.id } }),
+    );
+    const first = await measure('PATCH product (link without copy)', token, 'PATCH', '/catalog/products/old-1', {
+      price: 200,
+    });
     expect(first.status).toBe(200);
     expect(first.ops).toBe('UpdateItem,BatchGetItem,GetItem,TransactWriteItems');
     expect(first.body.data).toMatchObject({ id: created.id, name: 'Old', sku: 'OLD-1', min_price: 200 });
     // That write added the copy: the next one is back to one read.
-    const second = await measure('PUT product (link copy restored)', token, 'PUT', '/catalog/products/old-1', { name: 'Old', price: 300, sku: 'OLD-1' });
+    const second = await measure('PUT product (link copy restored)', token, 'PUT', '/catalog/products/old-1', {
+      name: 'Old',
+      price: 300,
+      sku: 'OLD-1',
+    });
     expect(second.ops).toBe('UpdateItem,BatchGetItem,TransactWriteItems');
 
     // The product changed by a writer that does not keep the copy (an older version still running).
     const later = new Date(Date.parse(second.body.data.updated_at) + 1000).toISOString();
     await db().send(
-      new UpdateCommand({ TableName: tableName(), Key: productKey, UpdateExpression: 'SET #n = :n, updated_at = :u', ExpressionAttributeNames: { '#n': 'name' }, ExpressionAttributeValues: { ':n': 'Renamed elsewhere', ':u': later } }),
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: productKey,
+        UpdateExpression: 'SET #n = :n, updated_at = :u',
+        ExpressionAttributeNames: { '#n': 'name' },
+        ExpressionAttributeValues: { ':n': 'Renamed elsewhere', ':u': later },
+      }),
     );
-    const stale = await measure('PATCH product (copy behind)', token, 'PATCH', '/catalog/products/old-1', { price: 400 });
+    const stale = await measure('PATCH product (copy behind)', token, 'PATCH', '/catalog/products/old-1', {
+      price: 400,
+    });
     expect(stale.status).toBe(200);
     // The guard on the product item refuses the copy's state; the retry reads the product itself: nothing is lost.
     expect(stale.ops).toBe('UpdateItem,BatchGetItem,TransactWriteItems,GetItem,TransactWriteItems');
     expect(stale.body.data).toMatchObject({ name: 'Renamed elsewhere', min_price: 400 });
-    const healed = await measure('PATCH product (copy healed)', token, 'PATCH', '/catalog/products/old-1', { quantity: 7 });
+    const healed = await measure('PATCH product (copy healed)', token, 'PATCH', '/catalog/products/old-1', {
+      quantity: 7,
+    });
     expect(healed.ops).toBe('UpdateItem,BatchGetItem,TransactWriteItems');
     expect(healed.body.data).toMatchObject({ name: 'Renamed elsewhere', min_price: 400, quantity: 7 });
   });
@@ -133,25 +193,42 @@ describe('DynamoDB cost of the catalog writes', () => {
     const storeId = await createStore();
     const { token } = await createKey(storeId, ['catalog:read', 'catalog:write']);
     await measure('warm-up', token, 'GET', '/products/1');
-    const items = (version: string) => Array.from({ length: 100 }, (_, i) => ({ external_id: `bulk-${i}`, name: `Bulk ${i}${version}`, price: 100 + i, sku: `BULK-${i}` }));
+    const items = (version: string) =>
+      Array.from({ length: 100 }, (_, i) => ({
+        external_id: `bulk-${i}`,
+        name: `Bulk ${i}${version}`,
+        price: 100 + i,
+        sku: `BULK-${i}`,
+      }));
     const tx = (n: number) => Array.from({ length: n }, () => 'TransactWriteItems').join(',');
 
-    const creates = await measure('POST batch (100 creates)', token, 'POST', '/catalog/products/batch', { items: items('') });
+    const creates = await measure('POST batch (100 creates)', token, 'POST', '/catalog/products/batch', {
+      items: items(''),
+    });
     expect(creates.body.data.every((r: { status: number }) => r.status === 200)).toBe(true);
     // authorizer, the targets (100 links: the sequence would need a call of its own, so it is read
     // by the first insert), then 24 + 24 + 24 + 24 + 4 products in five transactions.
     expect(creates.ops).toBe(`UpdateItem,BatchGetItem,GetItem,${tx(5)}`);
-    expect(creates.body.data.map((r: { data: { id: number } }) => r.data.id)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(creates.body.data.map((r: { data: { id: number } }) => r.data.id)).toEqual(
+      Array.from({ length: 100 }, (_, i) => i + 1),
+    );
 
-    const replaces = await measure('POST batch (100 replaces)', token, 'POST', '/catalog/products/batch', { items: items(' v2') });
+    const replaces = await measure('POST batch (100 replaces)', token, 'POST', '/catalog/products/batch', {
+      items: items(' v2'),
+    });
     expect(replaces.ops).toBe(`UpdateItem,BatchGetItem,${tx(100)}`);
-    const patches = await measure('POST batch (100 patches)', token, 'POST', '/catalog/products/batch', { mode: 'patch', items: items('').map(({ external_id }) => ({ external_id, quantity: 3 })) });
+    const patches = await measure('POST batch (100 patches)', token, 'POST', '/catalog/products/batch', {
+      mode: 'patch',
+      items: items('').map(({ external_id }) => ({ external_id, quantity: 3 })),
+    });
     expect(patches.ops).toBe(`UpdateItem,BatchGetItem,${tx(100)}`);
     expect(patches.body.data[42].data).toMatchObject({ name: 'Bulk 42 v2', quantity: 3, min_price: 142 });
 
     // A smaller batch mixing both reads the sequence with the targets: no GetItem.
     const mixed = [...items(' v3').slice(0, 10), { external_id: 'bulk-new', name: 'New', price: 1 }];
-    const both = await measure('POST batch (10 replaces + 1 create)', token, 'POST', '/catalog/products/batch', { items: mixed });
+    const both = await measure('POST batch (10 replaces + 1 create)', token, 'POST', '/catalog/products/batch', {
+      items: mixed,
+    });
     expect(both.ops).toBe(`UpdateItem,BatchGetItem,${tx(11)}`);
     expect(both.body.data[10].data.id).toBe(101);
   });

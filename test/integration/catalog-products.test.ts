@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, createKey, createStore, expectErrorShape } from '../fixtures/api.ts';
-import { modifyProduct } from '../../shared/db/product.repo.ts';
+import { client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
+import { modifyProduct } from '#db/product.repo.ts';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const RW = ['catalog:read', 'catalog:write'] as const;
@@ -61,7 +61,9 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
     expect(put.body.data).toMatchObject({ external_id: 'no-offers', category_external_ids: [], tag_external_ids: [] });
     const patch = await api.patch('/catalog/products/no-offers', { price: 200 });
     expect(patch.body.data).not.toHaveProperty('offers');
-    expect((await api.patch('/catalog/products/no-offers?include=offers', { price: 300 })).body.data.offers).toHaveLength(1);
+    expect(
+      (await api.patch('/catalog/products/no-offers?include=offers', { price: 300 })).body.data.offers,
+    ).toHaveLength(1);
     const bad = await api.put('/catalog/products/no-offers?include=variants', { name: 'Plain', price: 100 });
     expect(bad.status).toBe(422);
     expect(bad.body).toMatchObject({ code: 'validation_failed', field: 'include' });
@@ -188,7 +190,13 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
     expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(Date.parse(first.updated_at));
 
     const cleared = await api.patch('/catalog/products/pat', { sku: null, image_url: null, tag_external_ids: [] });
-    expect(cleared.body.data).toMatchObject({ sku: null, thumbnail_url: null, tag_external_ids: [], min_price: 1500, name: 'Patch Me' });
+    expect(cleared.body.data).toMatchObject({
+      sku: null,
+      thumbnail_url: null,
+      tag_external_ids: [],
+      min_price: 1500,
+      name: 'Patch Me',
+    });
   });
 
   it('answers an empty PATCH with the product unchanged (updated_at stays)', async () => {
@@ -207,19 +215,61 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
 
   it('keeps the variants of the store admin and the first variant’s other attributes on PUT and PATCH', async () => {
     const { api } = await writer();
-    const created = (await api.put('/catalog/products/multi?include=offers', { name: 'Chair', price: 4900, quantity: 2, sku: 'CH-S' })).body.data;
+    const created = (
+      await api.put('/catalog/products/multi?include=offers', { name: 'Chair', price: 4900, quantity: 2, sku: 'CH-S' })
+    ).body.data;
     // The store's own admin adds dimensions, properties and two more variants.
     await modifyProduct(storeId, created.id, (current) => ({
       ...current,
       offers: [
-        { ...current.offers[0]!, weight: 4.5, length: 45, height: 90, width: 50, properties: [{ name: 'size', value: 'S' }] },
-        { id: 900001, sku: 'CH-M', price: 5900, quantity: 4, properties: [{ name: 'size', value: 'M' }], weight: null, length: null, height: null, width: null },
-        { id: 900002, sku: 'CH-L', price: 3900, quantity: 5, properties: [{ name: 'size', value: 'L' }], weight: null, length: null, height: null, width: null },
+        {
+          ...current.offers[0]!,
+          weight: 4.5,
+          length: 45,
+          height: 90,
+          width: 50,
+          properties: [{ name: 'size', value: 'S' }],
+        },
+        {
+          id: 900001,
+          sku: 'CH-M',
+          price: 5900,
+          quantity: 4,
+          properties: [{ name: 'size', value: 'M' }],
+          weight: null,
+          length: null,
+          height: null,
+          width: null,
+        },
+        {
+          id: 900002,
+          sku: 'CH-L',
+          price: 3900,
+          quantity: 5,
+          properties: [{ name: 'size', value: 'L' }],
+          weight: null,
+          length: null,
+          height: null,
+          width: null,
+        },
       ],
       updated_at: new Date().toISOString(),
     }));
-    const put = await api.put('/catalog/products/multi?include=offers', { name: 'Chair', price: 5000, quantity: 1, sku: 'CH-S2' });
-    expect(put.body.data).toMatchObject({ has_offers: true, quantity: 10, min_price: 3900, max_price: 5900, sku: 'CH-S2', weight: 4.5, width: 50 });
+    const put = await api.put('/catalog/products/multi?include=offers', {
+      name: 'Chair',
+      price: 5000,
+      quantity: 1,
+      sku: 'CH-S2',
+    });
+    expect(put.body.data).toMatchObject({
+      has_offers: true,
+      quantity: 10,
+      min_price: 3900,
+      max_price: 5900,
+      sku: 'CH-S2',
+      weight: 4.5,
+      width: 50,
+    });
     expect(put.body.data.offers).toEqual([
       { id: created.offers[0].id, sku: 'CH-S2', price: 5000, quantity: 1, properties: [{ name: 'size', value: 'S' }] },
       { id: 900001, sku: 'CH-M', price: 5900, quantity: 4, properties: [{ name: 'size', value: 'M' }] },
@@ -242,9 +292,17 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
       category_external_ids: ['cat-b', 'cat-a'],
       tag_external_ids: ['tag-a', 'tag-b'],
     });
-    expect(put.body.data).toMatchObject({ category_id: b.id, category_external_ids: ['cat-b', 'cat-a'], tag_external_ids: ['tag-a', 'tag-b'] });
+    expect(put.body.data).toMatchObject({
+      category_id: b.id,
+      category_external_ids: ['cat-b', 'cat-a'],
+      tag_external_ids: ['tag-a', 'tag-b'],
+    });
     const patch = await api.patch('/catalog/products/links', { category_external_ids: ['cat-a'] });
-    expect(patch.body.data).toMatchObject({ category_id: a.id, category_external_ids: ['cat-a'], tag_external_ids: ['tag-a', 'tag-b'] });
+    expect(patch.body.data).toMatchObject({
+      category_id: a.id,
+      category_external_ids: ['cat-a'],
+      tag_external_ids: ['tag-a', 'tag-b'],
+    });
     const none = await api.patch('/catalog/products/links', { category_external_ids: [] });
     expect(none.body.data).toMatchObject({ category_id: null, category_external_ids: [] });
     expect((await api.get(`/products/${put.body.data.id}`)).body.data.category_id).toBeNull();
@@ -279,7 +337,8 @@ describe('written products in GET /products', () => {
     const api = client((await createKey(storeId, RW)).token);
     const before = (await api.get('/products')).body.total;
     expect(before).toBe(0);
-    const created = (await api.put('/catalog/products/lamp', { name: 'Brass Desk Lamp', price: 12900, sku: 'LAMP-BR' })).body.data;
+    const created = (await api.put('/catalog/products/lamp', { name: 'Brass Desk Lamp', price: 12900, sku: 'LAMP-BR' }))
+      .body.data;
     const list = await api.get('/products');
     expect(list.body.total).toBe(1);
     expect(list.body.data.map((p: { id: number }) => p.id)).toEqual([created.id]);
@@ -290,7 +349,9 @@ describe('written products in GET /products', () => {
     expect((await api.get(`/products?${q({ 'filter[name]': 'lamp' })}`)).body.total).toBe(0);
     expect((await api.get(`/products?${q({ 'filter[name]': 'BRASS' })}`)).body.total).toBe(0);
     const renamed = await api.get(`/products?${q({ 'filter[name]': 'floor light' })}`);
-    expect(renamed.body.data.map((p: { id: number; name: string }) => [p.id, p.name])).toEqual([[created.id, 'Copper Floor Light']]);
+    expect(renamed.body.data.map((p: { id: number; name: string }) => [p.id, p.name])).toEqual([
+      [created.id, 'Copper Floor Light'],
+    ]);
     expect((await api.get(`/products?${q({ 'filter[sku]': 'LAMP-BR' })}`)).body.total).toBe(0);
     expect((await api.get(`/products?${q({ 'filter[sku]': 'LIGHT-CU' })}`)).body.total).toBe(1);
 
@@ -312,15 +373,29 @@ describe('key scoping', () => {
     const b = client((await createKey(storeId, RW)).token);
     await a.put('/catalog/categories/shared-cat', { name: 'A’s category' });
     await a.put('/catalog/tags/shared-tag', { value: 'A’s tag' });
-    const pa = (await a.put('/catalog/products/same-xid', { name: 'From A', price: 1, category_external_ids: ['shared-cat'] })).body.data;
+    const pa = (
+      await a.put('/catalog/products/same-xid', { name: 'From A', price: 1, category_external_ids: ['shared-cat'] })
+    ).body.data;
 
     // B cannot see or change A's product through the same external id.
     expect((await b.patch('/catalog/products/same-xid', { name: 'Hijack' })).status).toBe(404);
     // B cannot reference A's category or tag.
-    const cat = await b.put('/catalog/products/same-xid', { name: 'From B', price: 2, category_external_ids: ['shared-cat'] });
+    const cat = await b.put('/catalog/products/same-xid', {
+      name: 'From B',
+      price: 2,
+      category_external_ids: ['shared-cat'],
+    });
     expect(cat.status).toBe(422);
-    expect(cat.body).toEqual({ code: 'unknown_reference', message: expect.stringContaining('shared-cat'), field: 'category_external_ids[0]' });
-    const tag = await b.put('/catalog/products/same-xid', { name: 'From B', price: 2, tag_external_ids: ['shared-tag'] });
+    expect(cat.body).toEqual({
+      code: 'unknown_reference',
+      message: expect.stringContaining('shared-cat'),
+      field: 'category_external_ids[0]',
+    });
+    const tag = await b.put('/catalog/products/same-xid', {
+      name: 'From B',
+      price: 2,
+      tag_external_ids: ['shared-tag'],
+    });
     expect(tag.body).toMatchObject({ code: 'unknown_reference', field: 'tag_external_ids[0]' });
     expect((await b.get('/products')).body.total).toBe(1);
 
@@ -358,19 +433,22 @@ describe('authentication and abilities', () => {
     }
   });
 
-  it.each(requests)('answers 403 naming catalog:write to %s %s from a key without it, and writes nothing', async (method, path, body) => {
-    const readOnly = client((await createKey(storeId, ['catalog:read', 'orders:read', 'content:write'])).token);
-    const res = await readOnly.request(method, path, body);
-    expect(res.status).toBe(403);
-    expect(res.body).toEqual({ code: 'forbidden', message: expect.stringContaining('catalog:write'), field: null });
-    expect((await readOnly.get('/products')).body.total).toBe(0);
-  });
+  it.each(requests)(
+    'answers 403 naming catalog:write to %s %s from a key without it, and writes nothing',
+    async (method, path, body) => {
+      const readOnly = client((await createKey(storeId, ['catalog:read', 'orders:read', 'content:write'])).token);
+      const res = await readOnly.request(method, path, body);
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ code: 'forbidden', message: expect.stringContaining('catalog:write'), field: null });
+      expect((await readOnly.get('/products')).body.total).toBe(0);
+    },
+  );
 
   it('answers 401 to a revoked key', async () => {
     const key = await createKey(storeId, RW);
     const api = client(key.token);
     expect((await api.put('/catalog/tags/r', { value: 'ok' })).status).toBe(200);
-    const { adminCommand } = await import('../fixtures/api.ts');
+    const { adminCommand } = await import('#fixtures/api.ts');
     await adminCommand('keys revoke', { id: key.id });
     expect((await api.put('/catalog/tags/r', { value: 'ok' })).status).toBe(401);
   });

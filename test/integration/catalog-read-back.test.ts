@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { baseUrl, client, createKey, createStore, expectErrorShape, type ApiResponse } from '../fixtures/api.ts';
+import { baseUrl, client, createKey, createStore, expectErrorShape, type ApiResponse } from '#fixtures/api.ts';
 
 function expectError(res: ApiResponse, status: number, code: string, field?: string) {
   expect(res.status).toBe(status);
@@ -22,12 +22,23 @@ describe('GET /catalog/products/{external_id}', () => {
   });
 
   it('answers the mapped product exactly as the PUT and PATCH that wrote it answered', async () => {
-    const put = await api.put('/catalog/products/rb-1', { name: 'Oak chair', price: 4900, sku: 'RB-1', category_external_ids: ['rb-cat'], tag_external_ids: ['rb-tag'] });
+    const put = await api.put('/catalog/products/rb-1', {
+      name: 'Oak chair',
+      price: 4900,
+      sku: 'RB-1',
+      category_external_ids: ['rb-cat'],
+      tag_external_ids: ['rb-tag'],
+    });
     expect(put.status).toBe(200);
     const read = await api.get('/catalog/products/rb-1');
     expect(read.status).toBe(200);
     expect(read.body).toEqual(put.body);
-    expect(read.body.data).toMatchObject({ external_id: 'rb-1', category_external_ids: ['rb-cat'], tag_external_ids: ['rb-tag'], sku: 'RB-1' });
+    expect(read.body.data).toMatchObject({
+      external_id: 'rb-1',
+      category_external_ids: ['rb-cat'],
+      tag_external_ids: ['rb-tag'],
+      sku: 'RB-1',
+    });
     const patched = await api.patch('/catalog/products/rb-1', { quantity: 7 });
     const again = await api.get('/catalog/products/rb-1');
     expect(again.body).toEqual(patched.body);
@@ -43,15 +54,18 @@ describe('GET /catalog/products/{external_id}', () => {
     expect(read.body.data.offers).toHaveLength(1);
   });
 
-  it('answers HEAD with the GET answer\'s status and no body', async () => {
+  it("answers HEAD with the GET answer's status and no body", async () => {
     await api.put('/catalog/products/rb-head', { name: 'Bench', price: 100 });
     // HEAD is not an operation of the document (it says HEAD works wherever GET does): plain fetch.
-    const head = await fetch(`${baseUrl()}/catalog/products/rb-head`, { method: 'HEAD', headers: { Authorization: `Bearer ${token}` } });
+    const head = await fetch(`${baseUrl()}/catalog/products/rb-head`, {
+      method: 'HEAD',
+      headers: { Authorization: `Bearer ${token}` },
+    });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
   });
 
-  it('answers 404 for an external id this key never wrote, and for another key\'s external id of the same store', async () => {
+  it("answers 404 for an external id this key never wrote, and for another key's external id of the same store", async () => {
     expectError(await api.get('/catalog/products/never-written'), 404, 'not_found');
     const other = client((await createKey(storeId, ['catalog:read', 'catalog:write'])).token);
     expect((await other.put('/catalog/products/theirs-1', { name: 'Theirs', price: 1 })).status).toBe(200);
@@ -60,7 +74,12 @@ describe('GET /catalog/products/{external_id}', () => {
   });
 
   it('answers 422 naming external_id for an id outside the allowed characters', async () => {
-    expectError(await api.get(`/catalog/products/${encodeURIComponent('bad id!')}`), 422, 'validation_failed', 'external_id');
+    expectError(
+      await api.get(`/catalog/products/${encodeURIComponent('bad id!')}`),
+      422,
+      'validation_failed',
+      'external_id',
+    );
   });
 
   it('answers 422 naming include for an unknown include', async () => {

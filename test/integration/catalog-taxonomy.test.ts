@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, createKey, createStore, expectErrorShape } from '../fixtures/api.ts';
-import { keyPool } from '../fixtures/key-pool.ts';
+import { client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
+import { keyPool } from '#fixtures/key-pool.ts';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const RW = ['catalog:read', 'catalog:write'] as const;
@@ -17,13 +17,24 @@ describe('PUT /catalog/categories/{external_id}', () => {
     const created = await api.put('/catalog/categories/chairs', { name: 'Chairs' });
     expect(created.status).toBe(200);
     expect(created.body).toEqual({
-      data: { id: expect.any(Number), external_id: 'chairs', name: 'Chairs', created_at: expect.stringMatching(ISO_MS), updated_at: expect.stringMatching(ISO_MS) },
+      data: {
+        id: expect.any(Number),
+        external_id: 'chairs',
+        name: 'Chairs',
+        created_at: expect.stringMatching(ISO_MS),
+        updated_at: expect.stringMatching(ISO_MS),
+      },
     });
     await sleep(5);
     const same = await api.put('/catalog/categories/chairs', { name: 'Chairs' });
     expect(same.body).toEqual(created.body);
     const renamed = await api.put('/catalog/categories/chairs', { name: 'Seating' });
-    expect(renamed.body.data).toMatchObject({ id: created.body.data.id, external_id: 'chairs', name: 'Seating', created_at: created.body.data.created_at });
+    expect(renamed.body.data).toMatchObject({
+      id: created.body.data.id,
+      external_id: 'chairs',
+      name: 'Seating',
+      created_at: created.body.data.created_at,
+    });
     expect(Date.parse(renamed.body.data.updated_at)).toBeGreaterThan(Date.parse(created.body.data.updated_at));
     const other = await api.put('/catalog/categories/tables', { name: 'Seating' });
     expect(other.body.data.id).not.toBe(created.body.data.id);
@@ -62,24 +73,56 @@ describe('PUT /catalog/tags/{external_id}', () => {
     const api = client((await createKey(storeId, RW)).token);
     const created = await api.put('/catalog/tags/sale', { value: 'Sale' });
     expect(created.body).toEqual({
-      data: { id: expect.any(Number), external_id: 'sale', value: 'Sale', created_at: expect.stringMatching(ISO_MS), updated_at: expect.stringMatching(ISO_MS) },
+      data: {
+        id: expect.any(Number),
+        external_id: 'sale',
+        value: 'Sale',
+        created_at: expect.stringMatching(ISO_MS),
+        updated_at: expect.stringMatching(ISO_MS),
+      },
     });
     await sleep(5);
     const renamed = await api.put('/catalog/tags/sale', { value: 'Clearance' });
-    expect(renamed.body.data).toMatchObject({ id: created.body.data.id, value: 'Clearance', created_at: created.body.data.created_at });
+    expect(renamed.body.data).toMatchObject({
+      id: created.body.data.id,
+      value: 'Clearance',
+      created_at: created.body.data.created_at,
+    });
     expect(renamed.body.data.updated_at > created.body.data.updated_at).toBe(true);
   });
 
   const reserved = [
-    'pending', 'paid', 'processing', 'shipped', 'delivered', 'cancelled', 'returned',
-    'active', 'draft', 'archived', 'published', 'unpublished',
-    'PAID', ' Paid ', 'Shipped\t', '\nDraft\n', '\u00a0active\u00a0', 'ＰＡＩＤ', 'pa\u200bid', '\ufeffArchived', 'UnPublished',
+    'pending',
+    'paid',
+    'processing',
+    'shipped',
+    'delivered',
+    'cancelled',
+    'returned',
+    'active',
+    'draft',
+    'archived',
+    'published',
+    'unpublished',
+    'PAID',
+    ' Paid ',
+    'Shipped\t',
+    '\nDraft\n',
+    '\u00a0active\u00a0',
+    'ＰＡＩＤ',
+    'pa\u200bid',
+    '\ufeffArchived',
+    'UnPublished',
   ];
   it.each(reserved)('refuses the status label %j with 422 reserved_tag_value naming value', async (value) => {
     const api = await pool();
     const res = await api.put('/catalog/tags/status', { value });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ code: 'reserved_tag_value', message: expect.stringContaining('status label'), field: 'value' });
+    expect(res.body).toEqual({
+      code: 'reserved_tag_value',
+      message: expect.stringContaining('status label'),
+      field: 'value',
+    });
   });
 
   it('refuses renaming an existing tag to a status label and keeps the old value', async () => {
@@ -116,8 +159,8 @@ describe('PUT /catalog/tags/{external_id}', () => {
 describe('category and tag timestamps', () => {
   it('never moves updated_at back, even when the stored one is ahead of this clock', async () => {
     const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { db, tableName } = await import('../../shared/db/client.ts');
-    const { keys } = await import('../../shared/db/keys.ts');
+    const { db, tableName } = await import('#db/client.ts');
+    const { keys } = await import('#db/keys.ts');
     const storeId = await createStore();
     const key = await createKey(storeId, RW);
     const api = client(key.token);

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, createKey, createStore, expectErrorShape } from '../fixtures/api.ts';
-import { keyPool } from '../fixtures/key-pool.ts';
+import { client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
+import { keyPool } from '#fixtures/key-pool.ts';
 
 const RW = ['catalog:read', 'catalog:write'] as const;
 const valid = { name: 'Valid', price: 100 };
@@ -37,10 +37,22 @@ const putCases: Array<[string, Record<string, unknown>, string]> = [
   ['category_external_ids not an array', { ...valid, category_external_ids: 'c1' }, 'category_external_ids'],
   ['category_external_ids null', { ...valid, category_external_ids: null }, 'category_external_ids'],
   ['category_external_ids with a number', { ...valid, category_external_ids: [1] }, 'category_external_ids[0]'],
-  ['category_external_ids with a space', { ...valid, category_external_ids: ['ok', 'bad id'] }, 'category_external_ids[1]'],
+  [
+    'category_external_ids with a space',
+    { ...valid, category_external_ids: ['ok', 'bad id'] },
+    'category_external_ids[1]',
+  ],
   ['category_external_ids with an empty id', { ...valid, category_external_ids: [''] }, 'category_external_ids[0]'],
-  ['category_external_ids with a 129-character id', { ...valid, category_external_ids: ['c'.repeat(129)] }, 'category_external_ids[0]'],
-  ['category_external_ids with a duplicate', { ...valid, category_external_ids: ['a', 'b', 'a'] }, 'category_external_ids[2]'],
+  [
+    'category_external_ids with a 129-character id',
+    { ...valid, category_external_ids: ['c'.repeat(129)] },
+    'category_external_ids[0]',
+  ],
+  [
+    'category_external_ids with a duplicate',
+    { ...valid, category_external_ids: ['a', 'b', 'a'] },
+    'category_external_ids[2]',
+  ],
   ['category_external_ids of 51', { ...valid, category_external_ids: ids(51) }, 'category_external_ids'],
   ['tag_external_ids with a duplicate', { ...valid, tag_external_ids: ['t', 't'] }, 'tag_external_ids[1]'],
   ['tag_external_ids with a slash', { ...valid, tag_external_ids: ['a/b'] }, 'tag_external_ids[0]'],
@@ -148,13 +160,29 @@ describe('product write validation', () => {
     const api = client(key.token);
     await api.put('/catalog/categories/known', { name: 'Known' });
     await api.put('/catalog/tags/known', { value: 'known' });
-    const cat = await api.put('/catalog/products/refs', { ...valid, category_external_ids: ['known', 'missing-1', 'missing-2'], tag_external_ids: ['missing'] });
+    const cat = await api.put('/catalog/products/refs', {
+      ...valid,
+      category_external_ids: ['known', 'missing-1', 'missing-2'],
+      tag_external_ids: ['missing'],
+    });
     expect(cat.status).toBe(422);
-    expect(cat.body).toEqual({ code: 'unknown_reference', message: expect.stringContaining('missing-1'), field: 'category_external_ids[1]' });
-    const tag = await api.put('/catalog/products/refs', { ...valid, category_external_ids: ['known'], tag_external_ids: ['known', 'nope'] });
+    expect(cat.body).toEqual({
+      code: 'unknown_reference',
+      message: expect.stringContaining('missing-1'),
+      field: 'category_external_ids[1]',
+    });
+    const tag = await api.put('/catalog/products/refs', {
+      ...valid,
+      category_external_ids: ['known'],
+      tag_external_ids: ['known', 'nope'],
+    });
     expect(tag.body).toMatchObject({ code: 'unknown_reference', field: 'tag_external_ids[1]' });
     // A tag's external id is not a category's, and the other way round.
-    const crossed = await api.put('/catalog/products/refs', { ...valid, category_external_ids: ['known'], tag_external_ids: ['known'] });
+    const crossed = await api.put('/catalog/products/refs', {
+      ...valid,
+      category_external_ids: ['known'],
+      tag_external_ids: ['known'],
+    });
     expect(crossed.status).toBe(200);
     const patch = await api.patch('/catalog/products/refs', { tag_external_ids: ['ghost'] });
     expect(patch.body).toMatchObject({ code: 'unknown_reference', field: 'tag_external_ids[0]' });
@@ -166,7 +194,14 @@ describe('nothing changes on any error', () => {
     const storeId = await createStore();
     const api = client((await createKey(storeId, RW)).token);
     await api.put('/catalog/categories/c1', { name: 'C1' });
-    const original = (await api.put('/catalog/products/stable?include=offers', { name: 'Stable Product', price: 500, sku: 'STABLE', category_external_ids: ['c1'] })).body.data;
+    const original = (
+      await api.put('/catalog/products/stable?include=offers', {
+        name: 'Stable Product',
+        price: 500,
+        sku: 'STABLE',
+        category_external_ids: ['c1'],
+      })
+    ).body.data;
     const refused = [
       // Valid changes next to one bad field: none of them may land.
       ['PUT', { name: 'Changed', price: 1, sku: 'CHANGED', category_external_ids: ['c1', 'ghost'] }, 422],
@@ -184,7 +219,9 @@ describe('nothing changes on any error', () => {
       expect(res.status, JSON.stringify(body)).toBe(status);
     }
     // A refused first PUT creates nothing: no product, no external-id mapping.
-    expect((await api.put('/catalog/products/never', { name: 'Never', price: 1, category_external_ids: ['ghost'] })).status).toBe(422);
+    expect(
+      (await api.put('/catalog/products/never', { name: 'Never', price: 1, category_external_ids: ['ghost'] })).status,
+    ).toBe(422);
     expect((await api.patch('/catalog/products/never', { price: 2 })).status).toBe(404);
 
     const after = await api.get(`/products/${original.id}?include=offers`);
@@ -247,7 +284,11 @@ describe('image_url', () => {
     const api = await pool(2);
     const put = await api.put('/catalog/products/img', { ...valid, image_url: url });
     expect(put.status).toBe(422);
-    expect(put.body).toEqual({ code: 'invalid_image_url', message: expect.stringMatching(/image_url/), field: 'image_url' });
+    expect(put.body).toEqual({
+      code: 'invalid_image_url',
+      message: expect.stringMatching(/image_url/),
+      field: 'image_url',
+    });
     const patch = await api.patch('/catalog/products/img', { image_url: url });
     // PATCH on an unknown product is 404, but only after the body is valid: the URL is refused first.
     expect(patch.status).toBe(422);

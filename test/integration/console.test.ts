@@ -3,17 +3,20 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { handler as admin } from '../../functions/admin/handler.ts';
-import { adminCommand, client, createKey, createStore } from '../fixtures/api.ts';
-import { waitFor } from '../fixtures/webhooks.ts';
-import { consoleBrowserFlows } from '../fixtures/console-flows.ts';
+import { handler as admin } from '#functions/admin/handler.ts';
+import { adminCommand, client, createKey, createStore } from '#fixtures/api.ts';
+import { waitFor } from '#fixtures/webhooks.ts';
+import { consoleBrowserFlows } from '#fixtures/console-flows.ts';
 
 /**
  * The README's screenshots of docs/console/, retaken by this test when CONSOLE_SCREENSHOTS=1 (they
  * carry random store ids, so an ordinary run leaves the committed pictures alone); otherwise each
  * page is still photographed, into a temporary folder, so a failure to render shows up here too.
  */
-const shots = process.env.CONSOLE_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/console') : mkdtempSync(path.join(tmpdir(), 'console-shots-'));
+const shots =
+  process.env.CONSOLE_SCREENSHOTS === '1'
+    ? path.resolve(import.meta.dirname, '../../docs/console')
+    : mkdtempSync(path.join(tmpdir(), 'console-shots-'));
 
 describe('admin commands behind the console', () => {
   it('keys requests refuses unknown keys and bad arguments; stores list takes none', async () => {
@@ -25,11 +28,14 @@ describe('admin commands behind the console', () => {
     expect(await fail('keys requests', { id: 'abc' })).toMatchObject({ code: 'validation_failed', field: 'id' });
     expect(await fail('keys requests', {})).toMatchObject({ code: 'validation_failed', field: 'id' });
     const key = await createKey(await createStore(), ['catalog:read']);
-    expect(await fail('keys requests', { id: key.id, limit: '0' })).toMatchObject({ code: 'validation_failed', field: 'limit' });
+    expect(await fail('keys requests', { id: key.id, limit: '0' })).toMatchObject({
+      code: 'validation_failed',
+      field: 'limit',
+    });
     expect(await fail('stores list', { store: 'x' })).toMatchObject({ code: 'validation_failed' });
   });
 
-  it('keys requests lists a key\'s requests newest first, with status and error code, and no other key\'s', async () => {
+  it("keys requests lists a key's requests newest first, with status and error code, and no other key's", async () => {
     const store = await createStore();
     const key = await createKey(store, ['catalog:read']);
     const other = await createKey(store, ['catalog:read']);
@@ -37,18 +43,27 @@ describe('admin commands behind the console', () => {
     expect((await client(key.token).get('/orders')).status).toBe(403);
     expect((await client(other.token).get('/products')).status).toBe(200);
     const rows = await waitFor('two logged requests', async () => {
-      const out = await adminCommand<{ data: { path: string; status: number; error_code: string | null; request_id: string }[] }>('keys requests', { id: key.id });
+      const out = await adminCommand<{
+        data: { path: string; status: number; error_code: string | null; request_id: string }[];
+      }>('keys requests', { id: key.id });
       return out.data.length === 2 ? out.data : undefined;
     });
-    expect(rows.map((r) => [r.path.replace(/^.*integrations/, ''), r.status, r.error_code])).toEqual([['/orders', 403, 'forbidden'], ['/products', 200, null]]);
+    expect(rows.map((r) => [r.path.replace(/^.*integrations/, ''), r.status, r.error_code])).toEqual([
+      ['/orders', 403, 'forbidden'],
+      ['/products', 200, null],
+    ]);
     expect(rows[0]!.request_id).toMatch(/^[0-9a-f-]{36}$/);
     expect((await adminCommand<{ data: { id: string }[] }>('stores list')).data.map((s) => s.id)).toContain(store);
   });
 });
 
 describe('npm run admin -- console', () => {
-  it('prints a login address with this run\'s secret; the address logs in, a guess does not', { timeout: 120_000 }, async () => {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_config_')));
+  it("prints a login address with this run's secret; the address logs in, a guess does not", {
+    timeout: 120_000,
+  }, async () => {
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_config_')),
+    );
     const child = spawn('npm', ['run', 'admin', '--', 'console'], {
       env: { ...env, DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), TABLE_NAME: inject('tableName') },
       detached: true,
@@ -57,7 +72,11 @@ describe('npm run admin -- console', () => {
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     try {
-      const loginUrl = await waitFor('the login address', () => /http:\/\/127\.0\.0\.1:\d+\/login\?secret=\S+/.exec(out)?.[0], 90_000);
+      const loginUrl = await waitFor(
+        'the login address',
+        () => /http:\/\/127\.0\.0\.1:\d+\/login\?secret=\S+/.exec(out)?.[0],
+        90_000,
+      );
       const login = await fetch(loginUrl, { redirect: 'manual' });
       expect(login.status).toBe(303);
       const cookie = login.headers.get('set-cookie')!.split(';')[0]!;

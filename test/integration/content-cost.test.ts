@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { createStore } from '../fixtures/api.ts';
-import { idem, insertTestPage, pageBody, slug, xid } from '../fixtures/content.ts';
-import { handler } from '../../functions/content/handler.ts';
-import type { DbStats } from '../../shared/db/client.ts';
-import { costRow, lambdaEvent, measureLambda, type EventInit } from '../fixtures/lambda-cost.ts';
-import type { Page } from '../../shared/domain/page/page.ts';
+import { createStore } from '#fixtures/api.ts';
+import { idem, insertTestPage, pageBody, slug, xid } from '#fixtures/content.ts';
+import { handler } from '#functions/content/handler.ts';
+import type { DbStats } from '#db/client.ts';
+import { costRow, lambdaEvent, measureLambda, type EventInit } from '#fixtures/lambda-cost.ts';
+import type { Page } from '#domain/page/page.ts';
 
 /**
  * Round trips and capacity units of the content Lambda itself (the authorizer's one UpdateItem
@@ -15,7 +15,9 @@ import type { Page } from '../../shared/domain/page/page.ts';
 const STORE_SIZE = 200;
 const KEY_ID = 999_998;
 /** A realistic article: ~2 KB of markup. */
-const ARTICLE = '<h2>Caring for oak</h2>' + '<p>Oak furniture lasts for generations when it is oiled twice a year and kept out of direct sun.</p>'.repeat(20);
+const ARTICLE =
+  '<h2>Caring for oak</h2>' +
+  '<p>Oak furniture lasts for generations when it is oiled twice a year and kept out of direct sun.</p>'.repeat(20);
 
 const eventFor = (storeId: string, operation: string, init: EventInit) => lambdaEvent(storeId, KEY_ID, operation, init);
 const measure = (event: APIGatewayProxyEvent) => measureLambda(handler, event);
@@ -31,13 +33,25 @@ describe('content: round trips and capacity per request', () => {
   beforeAll(async () => {
     storeId = await createStore();
     for (let i = 0; i < STORE_SIZE; i += 50) {
-      pages.push(...(await Promise.all(Array.from({ length: 50 }, (_, j) => insertTestPage(storeId, KEY_ID, { type: (i + j) % 10 === 0 ? 'blog' : 'page' })))));
+      pages.push(
+        ...(await Promise.all(
+          Array.from({ length: 50 }, (_, j) =>
+            insertTestPage(storeId, KEY_ID, { type: (i + j) % 10 === 0 ? 'blog' : 'page' }),
+          ),
+        )),
+      );
     }
     pages = pages.sort((a, b) => a.id - b.id);
   }, 300_000);
 
   const put = (externalId: string, body: unknown) =>
-    measure(eventFor(storeId, 'savePage', { path: `/content/pages/${externalId}`, params: { external_id: externalId }, body }));
+    measure(
+      eventFor(storeId, 'savePage', {
+        path: `/content/pages/${externalId}`,
+        params: { external_id: externalId },
+        body,
+      }),
+    );
   const action = (op: 'publishPage' | 'unpublishPage', externalId: string, key: string | null = idem()) =>
     measure(
       eventFor(storeId, op, {
@@ -119,6 +133,11 @@ describe('content: round trips and capacity per request', () => {
   });
 
   it('prints the table', () => {
-    console.log('\n' + Object.entries(rows).map(([k, v]) => `${k.padEnd(62)} ${v}`).join('\n'));
+    console.log(
+      '\n' +
+        Object.entries(rows)
+          .map(([k, v]) => `${k.padEnd(62)} ${v}`)
+          .join('\n'),
+    );
   });
 });

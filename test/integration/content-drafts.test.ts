@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, createKey, expectErrorShape, storeWithKey } from '../fixtures/api.ts';
-import { idem, pageBody, pagePath, publishPath, slug, storeItems, unpublishPath, xid } from '../fixtures/content.ts';
+import { client, createKey, expectErrorShape, storeWithKey } from '#fixtures/api.ts';
+import { idem, pageBody, pagePath, publishPath, slug, storeItems, unpublishPath, xid } from '#fixtures/content.ts';
 
 type Api = ReturnType<typeof client>;
 
@@ -39,10 +39,21 @@ describe('published pages stay live while edited', () => {
     const saved = await api.put(pagePath(external), edit);
     expect(saved.status).toBe(200);
     // The answer shows what was saved, and that it is not live yet.
-    expect(saved.body.data).toMatchObject({ ...edit, status: 'published', has_unpublished_changes: true, published_at: page.published_at });
+    expect(saved.body.data).toMatchObject({
+      ...edit,
+      status: 'published',
+      has_unpublished_changes: true,
+      published_at: page.published_at,
+    });
 
     const shown = await listed(page.id);
-    expect(shown).toMatchObject({ title: 'Shipping', body: '<p>Old body</p>', status: 'published', has_unpublished_changes: true, published_at: page.published_at });
+    expect(shown).toMatchObject({
+      title: 'Shipping',
+      body: '<p>Old body</p>',
+      status: 'published',
+      has_unpublished_changes: true,
+      published_at: page.published_at,
+    });
     expect(shown.updated_at).toBe(saved.body.data.updated_at);
     expect(await listed(page.id, 'live')).toEqual(shown);
     expect(await listed(page.id, 'draft')).toEqual({ ...shown, title: 'Shipping (fixed)', body: '<p>New body</p>' });
@@ -64,7 +75,12 @@ describe('published pages stay live while edited', () => {
     const repeat = await api.put(pagePath(external), { ...live, body: '<p>Edit</p>' });
     expect(repeat.body.data).toEqual(first.body.data);
     const back = await api.put(pagePath(external), live);
-    expect(back.body.data).toMatchObject({ ...live, status: 'published', has_unpublished_changes: false, published_at: page.published_at });
+    expect(back.body.data).toMatchObject({
+      ...live,
+      status: 'published',
+      has_unpublished_changes: false,
+      published_at: page.published_at,
+    });
     expect(await listed(page.id, 'draft')).toEqual(await listed(page.id));
   });
 
@@ -73,7 +89,12 @@ describe('published pages stay live while edited', () => {
     await api.put(pagePath(external), { ...live, body: '<p>Pending</p>' });
     const off = await api.post(unpublishPath(external), {});
     expect(off.status).toBe(200);
-    expect(off.body.data).toMatchObject({ status: 'unpublished', body: '<p>Pending</p>', has_unpublished_changes: false, published_at: page.published_at });
+    expect(off.body.data).toMatchObject({
+      status: 'unpublished',
+      body: '<p>Pending</p>',
+      has_unpublished_changes: false,
+      published_at: page.published_at,
+    });
     // An unpublished page is saved as a draft, as before.
     const saved = await api.put(pagePath(external), { ...live, body: '<p>Later</p>' });
     expect(saved.body.data).toMatchObject({ status: 'draft', body: '<p>Later</p>', has_unpublished_changes: false });
@@ -88,10 +109,17 @@ describe('published pages stay live while edited', () => {
     expect(await listed(page.id)).toMatchObject({ slug: live.slug, has_unpublished_changes: false });
 
     const moved = slug('moved');
-    expect((await api.put(pagePath(external), { ...live, slug: moved })).body.data).toMatchObject({ slug: moved, has_unpublished_changes: true });
+    expect((await api.put(pagePath(external), { ...live, slug: moved })).body.data).toMatchObject({
+      slug: moved,
+      has_unpublished_changes: true,
+    });
     expect(await listed(page.id)).toMatchObject({ slug: live.slug });
     // While the revision is pending both slugs belong to this page.
-    const claims = async () => (await storeItems(storeId, 'SLUG#')).filter((i) => i.page_id === page.id).map((i) => i.sk).sort();
+    const claims = async () =>
+      (await storeItems(storeId, 'SLUG#'))
+        .filter((i) => i.page_id === page.id)
+        .map((i) => i.sk)
+        .sort();
     expect(await claims()).toEqual([`SLUG#${live.slug}`, `SLUG#${moved}`].sort());
     const squatter = await api.put(pagePath(xid()), pageBody({ slug: live.slug }));
     expect(squatter.status).toBe(409);

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, createKey, createStore, expectErrorShape, storeWithKey, type TestKey } from '../fixtures/api.ts';
-import { insertTestPage, pageBody, pagePath, xid } from '../fixtures/content.ts';
-import type { Page, PageType } from '../../shared/domain/page/page.ts';
+import { client, createKey, createStore, expectErrorShape, storeWithKey, type TestKey } from '#fixtures/api.ts';
+import { insertTestPage, pageBody, pagePath, xid } from '#fixtures/content.ts';
+import type { Page, PageType } from '#domain/page/page.ts';
 
 type Api = ReturnType<typeof client>;
 
@@ -37,7 +37,8 @@ describe('GET /content/pages', () => {
     storeId = await createStore();
     key = await createKey(storeId, ['content:read', 'content:write']);
     api = client(key.token);
-    for (const type of layout) pages.push(await insertTestPage(storeId, key.id, { type, status: pages.length % 2 ? 'published' : 'draft' }));
+    for (const type of layout)
+      pages.push(await insertTestPage(storeId, key.id, { type, status: pages.length % 2 ? 'published' : 'draft' }));
     pages = pages.sort((a, b) => a.id - b.id);
   });
 
@@ -47,8 +48,26 @@ describe('GET /content/pages', () => {
     expect(res.body.data.map((p: any) => p.id)).toEqual(pages.slice(0, 15).map((p) => p.id));
     expect(res.body.next_cursor).toBe(pages[14]!.id);
     const first = res.body.data[0];
-    expect(Object.keys(first)).toEqual(['id', 'external_id', 'type', 'title', 'slug', 'body', 'status', 'has_unpublished_changes', 'published_at', 'created_at', 'updated_at']);
-    expect(first).toMatchObject({ id: pages[0]!.id, external_id: pages[0]!.external_id, type: pages[0]!.type, slug: pages[0]!.slug, status: pages[0]!.status });
+    expect(Object.keys(first)).toEqual([
+      'id',
+      'external_id',
+      'type',
+      'title',
+      'slug',
+      'body',
+      'status',
+      'has_unpublished_changes',
+      'published_at',
+      'created_at',
+      'updated_at',
+    ]);
+    expect(first).toMatchObject({
+      id: pages[0]!.id,
+      external_id: pages[0]!.external_id,
+      type: pages[0]!.type,
+      slug: pages[0]!.slug,
+      status: pages[0]!.status,
+    });
   });
 
   it.each([4, 7, 31, 50])('walks all pages without skips or repeats (limit %i)', async (limit) => {

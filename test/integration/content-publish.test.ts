@@ -1,7 +1,16 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { client, createKey, createStore, expectErrorShape, type TestKey } from '../fixtures/api.ts';
-import { idem, insertTestPage, pageBody, pagePath, publishPath, storeItems, unpublishPath, xid } from '../fixtures/content.ts';
-import type { PageStatus } from '../../shared/domain/page/page.ts';
+import { client, createKey, createStore, expectErrorShape, type TestKey } from '#fixtures/api.ts';
+import {
+  idem,
+  insertTestPage,
+  pageBody,
+  pagePath,
+  publishPath,
+  storeItems,
+  unpublishPath,
+  xid,
+} from '#fixtures/content.ts';
+import type { PageStatus } from '#domain/page/page.ts';
 
 type Api = ReturnType<typeof client>;
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -26,11 +35,20 @@ describe('publish and unpublish: every transition', () => {
     const page = await seed('draft');
     const res = await api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': idem() });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ id: page.id, status: 'published', created_at: page.created_at, title: page.title, body: page.body });
+    expect(res.body.data).toMatchObject({
+      id: page.id,
+      status: 'published',
+      created_at: page.created_at,
+      title: page.title,
+      body: page.body,
+    });
     expect(res.body.data.published_at).toMatch(ISO_MS);
     expect(res.body.data.published_at).toBe(res.body.data.updated_at);
     expect(res.body.data.updated_at > page.updated_at).toBe(true);
-    expect(await storedPage(storeId, page.id)).toMatchObject({ status: 'published', published_at: res.body.data.published_at });
+    expect(await storedPage(storeId, page.id)).toMatchObject({
+      status: 'published',
+      published_at: res.body.data.published_at,
+    });
   });
 
   it('publish: unpublished → published, with a new published_at', async () => {
@@ -45,7 +63,11 @@ describe('publish and unpublish: every transition', () => {
     const page = await seed('published');
     const res = await api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': idem() });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ status: 'published', published_at: page.published_at, updated_at: page.updated_at });
+    expect(res.body.data).toMatchObject({
+      status: 'published',
+      published_at: page.published_at,
+      updated_at: page.updated_at,
+    });
   });
 
   it('unpublish: published → unpublished, keeping published_at', async () => {
@@ -101,7 +123,11 @@ describe('publish and unpublish: every transition', () => {
 
   it('racing publishes with different keys make one change; every answer is the same published page', async () => {
     const page = await seed('draft');
-    const results = await Promise.all(Array.from({ length: 8 }, () => api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': idem() })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': idem() }),
+      ),
+    );
     expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
     expect(new Set(results.map((r) => r.body.data.published_at)).size).toBe(1);
     expect(new Set(results.map((r) => r.body.data.updated_at)).size).toBe(1);
@@ -205,7 +231,9 @@ describe('publish: Idempotency-Key (docs/contract.md#idempotency)', () => {
   it('racing requests with one key: one publishes, the others replay it or are told it is in progress', async () => {
     const page = await insertTestPage(storeId, key.id);
     const k = idem();
-    const results = await Promise.all(Array.from({ length: 6 }, () => api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': k })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => api.post(publishPath(page.external_id), undefined, { 'Idempotency-Key': k })),
+    );
     const ok = results.filter((r) => r.status === 200);
     expect(ok.length).toBeGreaterThanOrEqual(1);
     expect(new Set(ok.map((r) => r.text)).size).toBe(1);

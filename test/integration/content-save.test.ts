@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, createKey, createStore, expectErrorShape, storeWithKey } from '../fixtures/api.ts';
-import { idem, pageBody, pagePath, publishPath, slug, storeItems, xid } from '../fixtures/content.ts';
-import { BODY_MAX_BYTES } from '../../shared/domain/page/page-write.ts';
+import { client, createKey, createStore, expectErrorShape, storeWithKey } from '#fixtures/api.ts';
+import { idem, pageBody, pagePath, publishPath, slug, storeItems, xid } from '#fixtures/content.ts';
+import { BODY_MAX_BYTES } from '#domain/page/page-write.ts';
 
 type Api = ReturnType<typeof client>;
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -22,8 +22,29 @@ describe('PUT /content/pages/{external_id}: create and update', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['data']);
     const page = res.body.data;
-    expect(Object.keys(page)).toEqual(['id', 'external_id', 'type', 'title', 'slug', 'body', 'status', 'has_unpublished_changes', 'published_at', 'created_at', 'updated_at']);
-    expect(page).toMatchObject({ external_id: id, type: 'blog', title: 'Spring 2026', slug: body.slug, body: body.body, status: 'draft', has_unpublished_changes: false, published_at: null });
+    expect(Object.keys(page)).toEqual([
+      'id',
+      'external_id',
+      'type',
+      'title',
+      'slug',
+      'body',
+      'status',
+      'has_unpublished_changes',
+      'published_at',
+      'created_at',
+      'updated_at',
+    ]);
+    expect(page).toMatchObject({
+      external_id: id,
+      type: 'blog',
+      title: 'Spring 2026',
+      slug: body.slug,
+      body: body.body,
+      status: 'draft',
+      has_unpublished_changes: false,
+      published_at: null,
+    });
     expect(Number.isInteger(page.id)).toBe(true);
     expect(page.created_at).toMatch(ISO_MS);
     expect(page.updated_at).toBe(page.created_at);
@@ -35,7 +56,16 @@ describe('PUT /content/pages/{external_id}: create and update', () => {
     const next = pageBody({ type: 'blog', title: 'Renamed', body: '<p>new</p>' });
     const res = await api.put(pagePath(id), next);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ id: first.id, external_id: id, type: 'blog', title: 'Renamed', slug: next.slug, body: '<p>new</p>', status: 'draft', created_at: first.created_at });
+    expect(res.body.data).toMatchObject({
+      id: first.id,
+      external_id: id,
+      type: 'blog',
+      title: 'Renamed',
+      slug: next.slug,
+      body: '<p>new</p>',
+      status: 'draft',
+      created_at: first.created_at,
+    });
     expect(res.body.data.updated_at > first.updated_at).toBe(true);
     const stored = (await storeItems(storeId, 'PAGE#')).filter((p) => p.external_id === id);
     expect(stored).toHaveLength(1);
@@ -59,7 +89,12 @@ describe('PUT /content/pages/{external_id}: create and update', () => {
     expect(published.body.data.status).toBe('published');
     const saved = await api.put(pagePath(id), { ...body, body: '<p>edited</p>' });
     expect(saved.status).toBe(200);
-    expect(saved.body.data).toMatchObject({ status: 'published', has_unpublished_changes: true, body: '<p>edited</p>', published_at: published.body.data.published_at });
+    expect(saved.body.data).toMatchObject({
+      status: 'published',
+      has_unpublished_changes: true,
+      body: '<p>edited</p>',
+      published_at: published.body.data.published_at,
+    });
     expect(saved.body.data.updated_at > published.body.data.updated_at).toBe(true);
     const listed = await api.get(`/content/pages?cursor=${saved.body.data.id - 1}&limit=1`);
     expect(listed.body.data[0]).toEqual({ ...saved.body.data, body: published.body.data.body });
@@ -73,7 +108,8 @@ describe('PUT /content/pages/{external_id}: create and update', () => {
       '<iframe src="https://evil.example/"></iframe><style>p{}</style>';
     const res = await api.put(pagePath(id), pageBody({ body: dirty }));
     expect(res.status).toBe(200);
-    const clean = '<h2>Hi</h2><p>ok x <a href="https://example.com/">y</a></p><img src="https://cdn.example.com/a.png" alt="a" />';
+    const clean =
+      '<h2>Hi</h2><p>ok x <a href="https://example.com/">y</a></p><img src="https://cdn.example.com/a.png" alt="a" />';
     expect(res.body.data.body).toBe(clean);
     const [stored] = (await storeItems(storeId, 'PAGE#')).filter((p) => p.external_id === id);
     expect(stored!.body).toBe(clean);
@@ -83,7 +119,9 @@ describe('PUT /content/pages/{external_id}: create and update', () => {
     const id = xid();
     const created = (await api.put(pagePath(id), pageBody({ type: 'page' }))).body.data;
     const inList = async (type: string) =>
-      (await api.get(`/content/pages?type=${type}&cursor=${created.id - 1}&limit=1`)).body.data.some((p: any) => p.id === created.id);
+      (await api.get(`/content/pages?type=${type}&cursor=${created.id - 1}&limit=1`)).body.data.some(
+        (p: any) => p.id === created.id,
+      );
     expect([await inList('page'), await inList('blog')]).toEqual([true, false]);
     await api.put(pagePath(id), pageBody({ type: 'blog', slug: created.slug }));
     expect([await inList('page'), await inList('blog')]).toEqual([false, true]);
@@ -107,7 +145,10 @@ describe('PUT /content/pages/{external_id}: slugs', () => {
     const b = await writer(storeId);
     const s = slug();
     expect((await a.put(pagePath(xid()), pageBody({ slug: s }))).status).toBe(200);
-    for (const [api, id] of [[a, xid()], [b, xid()]] as const) {
+    for (const [api, id] of [
+      [a, xid()],
+      [b, xid()],
+    ] as const) {
       const res = await api.put(pagePath(id), pageBody({ slug: s }));
       expect(res.status).toBe(409);
       expectErrorShape(res.body);
@@ -151,7 +192,12 @@ describe('PUT /content/pages/{external_id}: slugs', () => {
     expect(p2.status).toBe(200);
     expect((await api.put(pagePath(xid()), pageBody({ slug: s2 }))).status).toBe(409);
     const claims = (await storeItems(storeId, 'SLUG#')).filter((c) => c.sk === `SLUG#${s1}` || c.sk === `SLUG#${s2}`);
-    expect(claims.map((c) => [c.sk, c.page_id]).sort()).toEqual([[`SLUG#${s1}`, p2.body.data.id], [`SLUG#${s2}`, first.id]].sort());
+    expect(claims.map((c) => [c.sk, c.page_id]).sort()).toEqual(
+      [
+        [`SLUG#${s1}`, p2.body.data.id],
+        [`SLUG#${s2}`, first.id],
+      ].sort(),
+    );
   });
 
   it('keeps one slug claim per page: every claim of the store names a page that has that slug', async () => {
@@ -168,7 +214,9 @@ describe('PUT /content/pages/{external_id}: races', () => {
     const storeId = await createStore();
     const api = await writer(storeId);
     const id = xid();
-    const bodies = Array.from({ length: 12 }, (_, i) => pageBody({ title: `Racer ${i}`, slug: i % 2 ? slug() : 'shared-slug' }));
+    const bodies = Array.from({ length: 12 }, (_, i) =>
+      pageBody({ title: `Racer ${i}`, slug: i % 2 ? slug() : 'shared-slug' }),
+    );
     const results = await Promise.all(bodies.map((b) => api.put(pagePath(id), b)));
     expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
     expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
@@ -194,10 +242,13 @@ describe('PUT /content/pages/{external_id}: races', () => {
     const keysOf = await Promise.all([writer(storeId), writer(storeId)]);
     for (let round = 0; round < 3; round++) {
       const s = slug('race');
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => keysOf[i % 2]!.put(pagePath(xid()), pageBody({ slug: s }))));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => keysOf[i % 2]!.put(pagePath(xid()), pageBody({ slug: s }))),
+      );
       const statuses = results.map((r) => r.status).sort();
       expect(statuses).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
-      for (const r of results.filter((x) => x.status === 409)) expect(r.body).toMatchObject({ code: 'slug_taken', field: 'slug' });
+      for (const r of results.filter((x) => x.status === 409))
+        expect(r.body).toMatchObject({ code: 'slug_taken', field: 'slug' });
       expect((await storeItems(storeId, 'PAGE#')).filter((p) => p.slug === s)).toHaveLength(1);
     }
   });
@@ -209,7 +260,10 @@ describe('PUT /content/pages/{external_id}: races', () => {
     const pa = (await api.put(pagePath(a), pageBody())).body.data;
     const pb = (await api.put(pagePath(b), pageBody())).body.data;
     const s = slug('target');
-    const [ra, rb] = await Promise.all([api.put(pagePath(a), pageBody({ slug: s })), api.put(pagePath(b), pageBody({ slug: s }))]);
+    const [ra, rb] = await Promise.all([
+      api.put(pagePath(a), pageBody({ slug: s })),
+      api.put(pagePath(b), pageBody({ slug: s })),
+    ]);
     expect([ra.status, rb.status].sort()).toEqual([200, 409]);
     const pages = await storeItems(storeId, 'PAGE#');
     const claims = await storeItems(storeId, 'SLUG#');

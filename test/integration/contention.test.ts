@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { client, createKey, createStore, type ApiResponse } from '../fixtures/api.ts';
-import { keyPool } from '../fixtures/key-pool.ts';
-import { recordGaps, reserveProductIds } from '../../shared/db/product-sequence.ts';
+import { client, createKey, createStore, type ApiResponse } from '#fixtures/api.ts';
+import { keyPool } from '#fixtures/key-pool.ts';
+import { recordGaps, reserveProductIds } from '#db/product-sequence.ts';
 
 /**
  * The contention suite (docs/catalog-writes.md, "Ids under contention" and "Time budget"): many
@@ -42,11 +42,22 @@ function expectSingleAnswers(results: ApiResponse[]) {
 }
 
 describe('writes under contention', () => {
-  it('20 keys × a batch of 100 new products on one store at once: every item stored once or refused retryably', { timeout: 180_000 }, async () => {
+  it('20 keys × a batch of 100 new products on one store at once: every item stored once or refused retryably', {
+    timeout: 180_000,
+  }, async () => {
     const storeId = await createStore();
     const writers = await Promise.all(Array.from({ length: 20 }, () => freshClient(storeId)));
-    const items = (k: number) => Array.from({ length: 100 }, (_, i) => ({ external_id: `k${k}-p${i}`, name: `Load k${k} p${i}`, price: 100 + i, quantity: i, sku: `K${k}-P${i}` }));
-    const answers = await Promise.all(writers.map((api, k) => api.post('/catalog/products/batch', { items: items(k) })));
+    const items = (k: number) =>
+      Array.from({ length: 100 }, (_, i) => ({
+        external_id: `k${k}-p${i}`,
+        name: `Load k${k} p${i}`,
+        price: 100 + i,
+        quantity: i,
+        sku: `K${k}-P${i}`,
+      }));
+    const answers = await Promise.all(
+      writers.map((api, k) => api.post('/catalog/products/batch', { items: items(k) })),
+    );
 
     const accepted = new Map<string, number>();
     const refused = new Set<string>();
@@ -78,12 +89,18 @@ describe('writes under contention', () => {
     expect(total).toBe(products.length);
   });
 
-  it('55 parallel PATCHes of one product from one key: each applied whole or refused retryably, none lost', { timeout: 120_000 }, async () => {
+  it('55 parallel PATCHes of one product from one key: each applied whole or refused retryably, none lost', {
+    timeout: 120_000,
+  }, async () => {
     const storeId = await createStore();
     const api = await freshClient(storeId);
     expect((await api.put('/catalog/products/hot-x', { name: 'Hot', price: 500, quantity: 0 })).status).toBe(200);
 
-    const results = await Promise.all(Array.from({ length: 55 }, (_, i) => api.patch('/catalog/products/hot-x', { quantity: i + 1, description: `patch ${i + 1}` })));
+    const results = await Promise.all(
+      Array.from({ length: 55 }, (_, i) =>
+        api.patch('/catalog/products/hot-x', { quantity: i + 1, description: `patch ${i + 1}` }),
+      ),
+    );
     expectSingleAnswers(results);
     const applied = new Set(results.filter((r) => r.status === 200).map((r) => r.body.data.quantity as number));
     // Every 200 answers the state its own PATCH made.
@@ -99,13 +116,29 @@ describe('writes under contention', () => {
     expect(detail.body.data.description).toBe(`patch ${final.quantity}`);
   });
 
-  it('50 parallel PUTs of one new external id with different bodies, beside other creates: one product, one whole body', { timeout: 180_000 }, async () => {
+  it('50 parallel PUTs of one new external id with different bodies, beside other creates: one product, one whole body', {
+    timeout: 180_000,
+  }, async () => {
     const storeId = await createStore();
     const api = await freshClient(storeId);
     // Other load on the same store's sequence meanwhile: 5 keys creating 100 products each.
     const others = await Promise.all(Array.from({ length: 5 }, () => freshClient(storeId)));
-    const load = others.map((o, k) => o.post('/catalog/products/batch', { items: Array.from({ length: 100 }, (_, i) => ({ external_id: `o${k}-${i}`, name: `Other ${k} ${i}`, price: 1, quantity: 1 })) }));
-    const bodies = Array.from({ length: 50 }, (_, i) => ({ name: `Body ${i}`, price: 1000 + i, quantity: i, sku: `ONE-${i}` }));
+    const load = others.map((o, k) =>
+      o.post('/catalog/products/batch', {
+        items: Array.from({ length: 100 }, (_, i) => ({
+          external_id: `o${k}-${i}`,
+          name: `Other ${k} ${i}`,
+          price: 1,
+          quantity: 1,
+        })),
+      }),
+    );
+    const bodies = Array.from({ length: 50 }, (_, i) => ({
+      name: `Body ${i}`,
+      price: 1000 + i,
+      quantity: i,
+      sku: `ONE-${i}`,
+    }));
     const results = await Promise.all(bodies.map((b) => api.put('/catalog/products/the-one', b)));
     const loaded = await Promise.all(load);
 
@@ -139,16 +172,25 @@ describe('writes under contention', () => {
   it('lists by position around the gaps unused reserved ids leave, with total counting products only', async () => {
     const storeId = await createStore();
     const api = await freshClient(storeId);
-    for (const x of ['a', 'b', 'c']) expect((await api.put(`/catalog/products/${x}`, { name: `Gap ${x}`, price: 1 })).status).toBe(200);
+    for (const x of ['a', 'b', 'c'])
+      expect((await api.put(`/catalog/products/${x}`, { name: `Gap ${x}`, price: 1 })).status).toBe(200);
     // What racers that reserved ids and then lost their external id leave behind: ids 4 and 5, recorded unused.
     const reserved = await reserveProductIds(storeId, 2, 2);
     expect(reserved.firstId).toBe(4);
     await recordGaps(storeId, [4, 5]);
-    for (const x of ['d', 'e', 'f']) expect((await api.put(`/catalog/products/${x}`, { name: `Gap ${x}`, price: 1 })).status).toBe(200);
+    for (const x of ['d', 'e', 'f'])
+      expect((await api.put(`/catalog/products/${x}`, { name: `Gap ${x}`, price: 1 })).status).toBe(200);
 
     const pages = await Promise.all([1, 2, 3, 4].map((p) => api.get(`/products?limit=2&page=${p}`)));
     expect(pages.map((r) => r.body.data.map((p: Listed) => p.id))).toEqual([[1, 2], [3, 6], [7, 8], []]);
-    expect(pages.map((r) => r.body.data.map((p: Listed) => p.name)).flat()).toEqual(['Gap a', 'Gap b', 'Gap c', 'Gap d', 'Gap e', 'Gap f']);
+    expect(pages.flatMap((r) => r.body.data.map((p: Listed) => p.name))).toEqual([
+      'Gap a',
+      'Gap b',
+      'Gap c',
+      'Gap d',
+      'Gap e',
+      'Gap f',
+    ]);
     expect(pages[0]!.body).toMatchObject({ total: 6, last_page: 3 });
     expect(pages[1]!.body).toMatchObject({ from: 3, to: 4 });
   });

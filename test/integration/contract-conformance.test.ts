@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
-import { adminCommand, createStore, storeWithKey } from '../fixtures/api.ts';
-import { freePort } from '../fixtures/free-port.ts';
+import { adminCommand, createStore, storeWithKey } from '#fixtures/api.ts';
+import { freePort } from '#fixtures/free-port.ts';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -25,9 +25,15 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /** The admin CLI against the test store, run as the contract writes it (`npm run admin -- ...`) or directly. */
-async function cli(args: string[], via: 'npm' | 'node' = 'node'): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  args: string[],
+  via: 'npm' | 'node' = 'node',
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = childEnv({ DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), TABLE_NAME: inject('tableName') });
-  const [file, argv] = via === 'npm' ? ['npm', ['run', 'admin', '--', ...args]] : [process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args]];
+  const [file, argv] =
+    via === 'npm'
+      ? ['npm', ['run', 'admin', '--', ...args]]
+      : [process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args]];
   try {
     const { stdout, stderr } = await run(file as string, argv as string[], { env, timeout: 120_000 });
     return { code: 0, stdout, stderr };
@@ -38,8 +44,24 @@ async function cli(args: string[], via: 'npm' | 'node' = 'node'): Promise<{ code
 }
 
 const READ_SHAPE = [
-  'id', 'name', 'description', 'sku', 'thumbnail_url', 'quantity', 'currency_code', 'min_price', 'max_price',
-  'weight', 'length', 'height', 'width', 'has_offers', 'is_archived', 'category_id', 'created_at', 'updated_at',
+  'id',
+  'name',
+  'description',
+  'sku',
+  'thumbnail_url',
+  'quantity',
+  'currency_code',
+  'min_price',
+  'max_price',
+  'weight',
+  'length',
+  'height',
+  'width',
+  'has_offers',
+  'is_archived',
+  'category_id',
+  'created_at',
+  'updated_at',
 ];
 
 describe('contract: HTTP', () => {
@@ -70,7 +92,10 @@ describe('contract: HTTP', () => {
 describe('contract: admin CLI', () => {
   it('prints exactly one JSON document on stdout for `npm run admin -- <command> --json` (docs/contract.md#admin-cli)', async () => {
     const id = `audit-${Date.now().toString(36)}`;
-    const out = await cli(['stores', 'create', '--id', id, '--name', 'Audit store', '--currency', 'EUR', '--json'], 'npm');
+    const out = await cli(
+      ['stores', 'create', '--id', id, '--name', 'Audit store', '--currency', 'EUR', '--json'],
+      'npm',
+    );
     expect(out.code).toBe(0);
     // npm's own "> store-integration-api@0.1.0 admin" banner lands on stdout before the document.
     expect(() => JSON.parse(out.stdout)).not.toThrow();
@@ -80,7 +105,19 @@ describe('contract: admin CLI', () => {
   it('exits non-zero with a one-line error for an unknown flag instead of ignoring it (docs/contract.md#admin-cli: malformed arguments)', async () => {
     const store = await createStore();
     // A typo of --webhook-url: today the key is created without a webhook and the CLI says nothing.
-    const out = await cli(['keys', 'create', '--store', store, '--name', 'crm', '--abilities', 'orders:read', '--webhookurl', 'https://crm.example.com/hooks', '--json']);
+    const out = await cli([
+      'keys',
+      'create',
+      '--store',
+      store,
+      '--name',
+      'crm',
+      '--abilities',
+      'orders:read',
+      '--webhookurl',
+      'https://crm.example.com/hooks',
+      '--json',
+    ]);
     expect(out.code).not.toBe(0);
     expect(out.stdout).toBe('');
     expect(out.stderr.trim().split('\n')).toHaveLength(1);
@@ -90,7 +127,9 @@ describe('contract: admin CLI', () => {
   it('prints the key as it is, last_used_at included, from keys set-webhook, rotate and revoke (docs/contract.md#admin-cli: "the key")', async () => {
     const { storeId, key, client: api } = await storeWithKey(['catalog:read']);
     expect((await api.get('/products')).status).toBe(200);
-    const listed = (await adminCommand<{ data: { id: number; last_used_at: string | null }[] }>('keys list', { store: storeId })).data.find((k) => k.id === key.id)!;
+    const listed = (
+      await adminCommand<{ data: { id: number; last_used_at: string | null }[] }>('keys list', { store: storeId })
+    ).data.find((k) => k.id === key.id)!;
     expect(listed.last_used_at).toMatch(/Z$/);
     const webhook = await adminCommand<{ last_used_at: string | null }>('keys set-webhook', { id: key.id, url: '' });
     const rotated = await adminCommand<{ last_used_at: string | null }>('keys rotate', { id: key.id });
@@ -103,7 +142,6 @@ describe('contract: admin CLI', () => {
     });
   });
 });
-
 
 /** True while any process of the group is alive. */
 function groupAlive(pgid: number): boolean {
@@ -138,7 +176,9 @@ async function npmStart(dataDir: string, port: number, dynamodbPort: number) {
 }
 
 describe('contract: npm start', () => {
-  it('stops the whole service (API, DynamoDB Local) when the npm process gets SIGTERM (docs/contract.md#running-it: stops cleanly)', { timeout: 600_000 }, async () => {
+  it('stops the whole service (API, DynamoDB Local) when the npm process gets SIGTERM (docs/contract.md#running-it: stops cleanly)', {
+    timeout: 600_000,
+  }, async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'audit-sigterm-'));
     const port = await freePort();
     const svc = await npmStart(dataDir, port, await freePort());
@@ -149,15 +189,23 @@ describe('contract: npm start', () => {
       // Once npm is gone, tsx, the server and java must follow (npm forwards no signal to them by
       // itself); the deadline is generous, as a loaded machine stops a JVM slowly.
       await waitUntil('the process group to exit', () => !groupAlive(svc.pgid), 90_000).catch(() => undefined);
-      const stillAnswering = await fetch(`${svc.baseUrl}/products`).then(() => true, () => false);
-      expect({ stillAnswering, processesLeft: groupAlive(svc.pgid) }).toEqual({ stillAnswering: false, processesLeft: false });
+      const stillAnswering = await fetch(`${svc.baseUrl}/products`).then(
+        () => true,
+        () => false,
+      );
+      expect({ stillAnswering, processesLeft: groupAlive(svc.pgid) }).toEqual({
+        stillAnswering: false,
+        processesLeft: false,
+      });
     } finally {
       if (groupAlive(svc.pgid)) process.kill(-svc.pgid, 'SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
-  it('stops cleanly on Ctrl-C (SIGINT to the process group), leaves no java behind, and keeps data and demo key across a restart (docs/contract.md#running-it)', { timeout: 900_000 }, async () => {
+  it('stops cleanly on Ctrl-C (SIGINT to the process group), leaves no java behind, and keeps data and demo key across a restart (docs/contract.md#running-it)', {
+    timeout: 900_000,
+  }, async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'audit-sigint-'));
     const port = await freePort();
     const dynamodbPort = await freePort();
@@ -168,13 +216,21 @@ describe('contract: npm start', () => {
       expect(first.output()).toContain('demo store:   demo (seeded now)');
       const put = await fetch(`${first.baseUrl}/catalog/categories/audit-persist`, {
         method: 'PUT',
-        headers: { Authorization: `Bearer ${first.token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+        headers: {
+          Authorization: `Bearer ${first.token}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+        },
         body: JSON.stringify({ name: 'Persisted' }),
       });
       expect(put.status).toBe(200);
       const created = ((await put.json()) as { data: { id: number } }).data;
       // One log line per request.
-      await waitUntil('the request log line', () => /PUT \/api\/v1\/integrations\/catalog\/categories\/audit-persist 200/.test(first.output()), 60_000);
+      await waitUntil(
+        'the request log line',
+        () => /PUT \/api\/v1\/integrations\/catalog\/categories\/audit-persist 200/.test(first.output()),
+        60_000,
+      );
       process.kill(-first.pgid, 'SIGINT');
       await waitUntil('every process of npm start to exit', () => !groupAlive(first.pgid), 90_000);
       expect(first.output()).toContain('SIGINT: stopping');
@@ -185,7 +241,11 @@ describe('contract: npm start', () => {
       expect(second.output()).not.toContain('(seeded now)');
       const again = await fetch(`${second.baseUrl}/catalog/categories/audit-persist`, {
         method: 'PUT',
-        headers: { Authorization: `Bearer ${second.token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+        headers: {
+          Authorization: `Bearer ${second.token}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+        },
         body: JSON.stringify({ name: 'Persisted' }),
       });
       expect(((await again.json()) as { data: { id: number } }).data.id).toBe(created.id);

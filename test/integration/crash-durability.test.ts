@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { orderFile } from '../fixtures/orders.ts';
-import { freePort } from '../fixtures/free-port.ts';
-import { startReceiver, verify, waitFor } from '../fixtures/webhooks.ts';
+import { orderFile } from '#fixtures/orders.ts';
+import { freePort } from '#fixtures/free-port.ts';
+import { startReceiver, verify, waitFor } from '#fixtures/webhooks.ts';
 
 /**
  * Issue 15: `npm start` on a data directory, concurrent writes through every write endpoint and the
@@ -36,7 +36,15 @@ function startStack(dataDir: string, ports: Ports): Promise<ChildProcess> {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...OWN_STORE, PORT: String(ports.api), DYNAMODB_PORT: String(ports.dynamodb), DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      ...OWN_STORE,
+      PORT: String(ports.api),
+      DYNAMODB_PORT: String(ports.dynamodb),
+      DATA_DIR: dataDir,
+      RATE_LIMIT_PER_MINUTE: '1000',
+      LOG_LEVEL: 'warn',
+    },
   });
   let out = '';
   return new Promise((resolve, reject) => {
@@ -68,14 +76,21 @@ function admin(ports: Ports, ...args: string[]): Promise<any> {
   let err = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (err += d));
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code === 0 ? JSON.parse(out) : { failed: err.trim() })));
+  return new Promise((resolve) =>
+    child.once('exit', (code) => resolve(code === 0 ? JSON.parse(out) : { failed: err.trim() })),
+  );
 }
 
 function api(ports: Ports) {
   return async (token: string, method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(`http://127.0.0.1:${ports.api}/api/v1/integrations${route}`, {
       method,
-      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json', ...headers },
+      headers: {
+        Authorization: `Bearer ${token}`,
+        Accept: 'application/json',
+        'Content-Type': 'application/json',
+        ...headers,
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json()) as any };
@@ -106,7 +121,9 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
     rmSync(orderFileDir, { recursive: true, force: true });
   });
 
-  it(`keeps every acknowledged write across ${ROUNDS} kill/restart rounds`, { timeout: ROUNDS * 300_000 + 60_000 }, async () => {
+  it(`keeps every acknowledged write across ${ROUNDS} kill/restart rounds`, {
+    timeout: ROUNDS * 300_000 + 60_000,
+  }, async () => {
     const ports = { api: await freePort(), dynamodb: await freePort() };
     const call = api(ports);
     const store = `crash-${randomUUID().slice(0, 8)}`;
@@ -118,15 +135,67 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
     const hooks = await startReceiver();
     receiver = hooks;
     stack = await startStack(dataDir, ports);
-    expect(await admin(ports, 'stores', 'create', '--id', store, '--name', 'Crash', '--currency', 'EUR')).toMatchObject({ id: store });
+    expect(await admin(ports, 'stores', 'create', '--id', store, '--name', 'Crash', '--currency', 'EUR')).toMatchObject(
+      { id: store },
+    );
     const main = await admin(ports, 'keys', 'create', '--store', store, '--name', 'main', '--abilities', ALL_ABILITIES);
-    let rotating = await admin(ports, 'keys', 'create', '--store', store, '--name', 'rotating', '--abilities', 'catalog:read');
+    let rotating = await admin(
+      ports,
+      'keys',
+      'create',
+      '--store',
+      store,
+      '--name',
+      'rotating',
+      '--abilities',
+      'catalog:read',
+    );
     // Two webhook keys: one whose secret rotates, one whose URL moves (one admin write each per burst).
-    const signing = await admin(ports, 'keys', 'create', '--store', store, '--name', 'signing', '--abilities', 'catalog:read', '--webhook-url', hooks.url, '--events', 'order.paid');
-    const moving = await admin(ports, 'keys', 'create', '--store', store, '--name', 'moving', '--abilities', 'catalog:read', '--webhook-url', hooks.url, '--events', 'order.paid');
+    const signing = await admin(
+      ports,
+      'keys',
+      'create',
+      '--store',
+      store,
+      '--name',
+      'signing',
+      '--abilities',
+      'catalog:read',
+      '--webhook-url',
+      hooks.url,
+      '--events',
+      'order.paid',
+    );
+    const moving = await admin(
+      ports,
+      'keys',
+      'create',
+      '--store',
+      store,
+      '--name',
+      'moving',
+      '--abilities',
+      'catalog:read',
+      '--webhook-url',
+      hooks.url,
+      '--events',
+      'order.paid',
+    );
     // A published page whose edits are draft revisions (docs/contract.md#pages).
-    expect((await call(main.token, 'PUT', '/content/pages/live', { type: 'page', title: 'Live', slug: 'live', body: '<p>live</p>' })).status).toBe(200);
-    expect((await call(main.token, 'POST', '/content/pages/live/publish', undefined, { 'Idempotency-Key': randomUUID() })).status).toBe(200);
+    expect(
+      (
+        await call(main.token, 'PUT', '/content/pages/live', {
+          type: 'page',
+          title: 'Live',
+          slug: 'live',
+          body: '<p>live</p>',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await call(main.token, 'POST', '/content/pages/live/publish', undefined, { 'Idempotency-Key': randomUUID() }))
+        .status,
+    ).toBe(200);
 
     /** What was acknowledged, and so must be there after every restart. */
     const expected = {
@@ -148,28 +217,62 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
       // Set-up of this round, acknowledged before the burst.
       const placed = [`R${round}-A`, `R${round}-B`, `R${round}-C`, `R${round}-D`];
       for (const reference of placed) {
-        expect(await admin(ports, 'orders', 'place', '--store', store, '--file', writeOrderFile(reference))).toMatchObject({ reference });
+        expect(
+          await admin(ports, 'orders', 'place', '--store', store, '--file', writeOrderFile(reference)),
+        ).toMatchObject({ reference });
         expected.orders.set(reference, 'pending');
       }
       const toPublish = [`p${round}-1`, `p${round}-2`, `p${round}-3`];
       const toUnpublish = `u${round}`;
       for (const xid of [...toPublish, toUnpublish]) {
-        expect((await call(main.token, 'PUT', `/content/pages/${xid}`, { type: 'page', title: xid, slug: xid, body: `<p>${xid}</p>` })).status).toBe(200);
+        expect(
+          (
+            await call(main.token, 'PUT', `/content/pages/${xid}`, {
+              type: 'page',
+              title: xid,
+              slug: xid,
+              body: `<p>${xid}</p>`,
+            })
+          ).status,
+        ).toBe(200);
         expected.pages.set(xid, { title: xid, status: 'draft' });
       }
-      expect((await call(main.token, 'POST', `/content/pages/${toUnpublish}/publish`, undefined, { 'Idempotency-Key': randomUUID() })).status).toBe(200);
+      expect(
+        (
+          await call(main.token, 'POST', `/content/pages/${toUnpublish}/publish`, undefined, {
+            'Idempotency-Key': randomUUID(),
+          })
+        ).status,
+      ).toBe(200);
       expected.pages.set(toUnpublish, { title: toUnpublish, status: 'published' });
-      const patched = await call(main.token, 'PUT', `/catalog/products/patch-${round}`, { name: `Patch ${round}`, price: 100, sku: `PA-${round}` });
+      const patched = await call(main.token, 'PUT', `/catalog/products/patch-${round}`, {
+        name: `Patch ${round}`,
+        price: 100,
+        sku: `PA-${round}`,
+      });
       expect(patched.status).toBe(200);
       expected.products.set(patched.body.data.id, `Patch ${round}`);
-      const victim = await admin(ports, 'keys', 'create', '--store', store, '--name', `victim ${round}`, '--abilities', 'catalog:read');
+      const victim = await admin(
+        ports,
+        'keys',
+        'create',
+        '--store',
+        store,
+        '--name',
+        `victim ${round}`,
+        '--abilities',
+        'catalog:read',
+      );
       expected.liveTokens.push(victim.token);
 
       // The burst: everything at once, then the kill as soon as the last answer is in.
       type Outcome = { what: string; status: number | string };
       const acknowledged = (what: string, res: { status: number; body: unknown }, record: () => void): Outcome => {
         if (res.status === 200) record();
-        return { what, status: res.status === 200 || res.status === 500 ? res.status : `${res.status} ${JSON.stringify(res.body)}` };
+        return {
+          what,
+          status: res.status === 200 || res.status === 500 ? res.status : `${res.status} ${JSON.stringify(res.body)}`,
+        };
       };
       const byAdmin = async (args: string[], record: (out: any) => void): Promise<Outcome> => {
         const out = await admin(ports, ...args);
@@ -180,7 +283,11 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
       const results = await Promise.all([
         ...Array.from({ length: PRODUCTS_PER_ROUND }, async (_, i) => {
           const name = `Crash ${round}-${i}`;
-          const res = await call(main.token, 'PUT', `/catalog/products/crash-${round}-${i}`, { name, price: 100 + i, sku: `CR-${round}-${i}` });
+          const res = await call(main.token, 'PUT', `/catalog/products/crash-${round}-${i}`, {
+            name,
+            price: 100 + i,
+            sku: `CR-${round}-${i}`,
+          });
           return acknowledged('PUT product', res, () => expected.products.set(res.body.data.id, name));
         }),
         (async () => {
@@ -188,7 +295,12 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
           return acknowledged('PATCH product', res, () => expected.products.set(res.body.data.id, `Patched ${round}`));
         })(),
         (async () => {
-          const items = Array.from({ length: BATCH_ITEMS }, (_, j) => ({ external_id: `batch-${round}-${j}`, name: `Batch ${round}-${j}`, price: 100, sku: `BA-${round}-${j}` }));
+          const items = Array.from({ length: BATCH_ITEMS }, (_, j) => ({
+            external_id: `batch-${round}-${j}`,
+            name: `Batch ${round}-${j}`,
+            price: 100,
+            sku: `BA-${round}-${j}`,
+          }));
           const res = await call(main.token, 'POST', '/catalog/products/batch', { items });
           return acknowledged('POST batch', res, () => {
             for (const [j, result] of (res.body.data as { status: number; data: { id: number } }[]).entries()) {
@@ -206,31 +318,67 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
           return acknowledged('PUT tag', res, () => expected.tags.push(`tag-${round}`));
         })(),
         ...placed.slice(0, 2).map(async (reference) => {
-          const res = await call(main.token, 'POST', `/orders/${reference}/status`, { status: 'processing' }, { 'Idempotency-Key': randomUUID() });
+          const res = await call(
+            main.token,
+            'POST',
+            `/orders/${reference}/status`,
+            { status: 'processing' },
+            { 'Idempotency-Key': randomUUID() },
+          );
           return acknowledged('POST order status', res, () => expected.orders.set(reference, 'processing'));
         }),
-        ...placed.slice(2).map((reference) => byAdmin(['orders', 'mark-paid', '--store', store, '--reference', reference], () => expected.orders.set(reference, 'paid'))),
-        ...newRefs.map((reference) => byAdmin(['orders', 'place', '--store', store, '--file', writeOrderFile(reference)], () => expected.orders.set(reference, 'pending'))),
+        ...placed
+          .slice(2)
+          .map((reference) =>
+            byAdmin(['orders', 'mark-paid', '--store', store, '--reference', reference], () =>
+              expected.orders.set(reference, 'paid'),
+            ),
+          ),
+        ...newRefs.map((reference) =>
+          byAdmin(['orders', 'place', '--store', store, '--file', writeOrderFile(reference)], () =>
+            expected.orders.set(reference, 'pending'),
+          ),
+        ),
         ...toPublish.map(async (xid) => {
-          const res = await call(main.token, 'POST', `/content/pages/${xid}/publish`, undefined, { 'Idempotency-Key': randomUUID() });
+          const res = await call(main.token, 'POST', `/content/pages/${xid}/publish`, undefined, {
+            'Idempotency-Key': randomUUID(),
+          });
           return acknowledged('publish', res, () => expected.pages.set(xid, { title: xid, status: 'published' }));
         }),
         (async () => {
           const res = await call(main.token, 'POST', `/content/pages/${toUnpublish}/unpublish`);
-          return acknowledged('unpublish', res, () => expected.pages.set(toUnpublish, { title: toUnpublish, status: 'unpublished' }));
+          return acknowledged('unpublish', res, () =>
+            expected.pages.set(toUnpublish, { title: toUnpublish, status: 'unpublished' }),
+          );
         })(),
         (async () => {
           const title = `Live ${round}`;
-          const res = await call(main.token, 'PUT', '/content/pages/live', { type: 'page', title, slug: 'live', body: `<p>${title}</p>` });
+          const res = await call(main.token, 'PUT', '/content/pages/live', {
+            type: 'page',
+            title,
+            slug: 'live',
+            body: `<p>${title}</p>`,
+          });
           return acknowledged('PUT page revision', res, () => (expected.liveDraftTitle = title));
         })(),
         (async () => {
           const xid = `new-${round}`;
-          const res = await call(main.token, 'PUT', `/content/pages/${xid}`, { type: 'blog', title: xid, slug: xid, body: `<p>${xid}</p>` });
+          const res = await call(main.token, 'PUT', `/content/pages/${xid}`, {
+            type: 'blog',
+            title: xid,
+            slug: xid,
+            body: `<p>${xid}</p>`,
+          });
           return acknowledged('PUT page', res, () => expected.pages.set(xid, { title: xid, status: 'draft' }));
         })(),
-        byAdmin(['stores', 'create', '--id', `${store}-r${round}`, '--name', `Round ${round}`, '--currency', 'EUR'], () => expected.stores.push(`${store}-r${round}`)),
-        byAdmin(['keys', 'create', '--store', store, '--name', `round ${round}`, '--abilities', 'catalog:read'], (out) => expected.liveTokens.push(out.token)),
+        byAdmin(
+          ['stores', 'create', '--id', `${store}-r${round}`, '--name', `Round ${round}`, '--currency', 'EUR'],
+          () => expected.stores.push(`${store}-r${round}`),
+        ),
+        byAdmin(
+          ['keys', 'create', '--store', store, '--name', `round ${round}`, '--abilities', 'catalog:read'],
+          (out) => expected.liveTokens.push(out.token),
+        ),
         byAdmin(['keys', 'rotate', '--id', String(rotating.id)], (out) => {
           expected.retiredTokens.push(rotating.token);
           rotating = out;
@@ -239,14 +387,23 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
           expected.liveTokens.splice(expected.liveTokens.indexOf(victim.token), 1);
           expected.retiredTokens.push(victim.token);
         }),
-        byAdmin(['keys', 'rotate-webhook-secret', '--id', String(signing.id)], (out) => (expected.webhookSecret = out.webhook_secret)),
-        byAdmin(['keys', 'set-webhook', '--id', String(moving.id), '--url', `${hooks.url}/r${round}`], () => (expected.webhookUrl = `${hooks.url}/r${round}`)),
+        byAdmin(
+          ['keys', 'rotate-webhook-secret', '--id', String(signing.id)],
+          (out) => (expected.webhookSecret = out.webhook_secret),
+        ),
+        byAdmin(
+          ['keys', 'set-webhook', '--id', String(moving.id), '--url', `${hooks.url}/r${round}`],
+          () => (expected.webhookUrl = `${hooks.url}/r${round}`),
+        ),
       ]);
       await killGroup(stack);
       stack = await startStack(dataDir, ports);
 
       // Only a 500 (the local Lambda timeout on a busy machine) may stand for "not acknowledged".
-      expect(results.filter((r) => r.status !== 200 && r.status !== 500), `round ${round}`).toEqual([]);
+      expect(
+        results.filter((r) => r.status !== 200 && r.status !== 500),
+        `round ${round}`,
+      ).toEqual([]);
       await readBack(round);
     }
     // The rounds acknowledged something of every kind (a burst that only timed out proves nothing).
@@ -268,32 +425,71 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
       const list = await call(main.token, 'GET', '/products?limit=50');
       expect(list.status).toBe(200);
       const total = list.body.total as number;
-      expect(list.body.data.map((p: { id: number }) => p.id)).toEqual(Array.from({ length: Math.min(total, 50) }, (_, i) => i + 1));
-      expect([(await call(main.token, 'GET', `/products/${total}`)).status, (await call(main.token, 'GET', `/products/${total + 1}`)).status]).toEqual([200, 404]);
+      expect(list.body.data.map((p: { id: number }) => p.id)).toEqual(
+        Array.from({ length: Math.min(total, 50) }, (_, i) => i + 1),
+      );
+      expect([
+        (await call(main.token, 'GET', `/products/${total}`)).status,
+        (await call(main.token, 'GET', `/products/${total + 1}`)).status,
+      ]).toEqual([200, 404]);
 
-      const orders = new Map((await listAll<{ reference: string; status: string }>(call, main.token, '/orders')).map((o) => [o.reference, o.status]));
-      for (const [reference, status] of expected.orders) expect([round, reference, orders.get(reference)]).toEqual([round, reference, status]);
+      const orders = new Map(
+        (await listAll<{ reference: string; status: string }>(call, main.token, '/orders')).map((o) => [
+          o.reference,
+          o.status,
+        ]),
+      );
+      for (const [reference, status] of expected.orders)
+        expect([round, reference, orders.get(reference)]).toEqual([round, reference, status]);
 
-      const pages = new Map((await listAll<{ external_id: string; title: string; status: string }>(call, main.token, '/content/pages')).map((p) => [p.external_id, p]));
-      for (const [xid, page] of expected.pages) expect([round, xid, pages.get(xid)?.title, pages.get(xid)?.status]).toEqual([round, xid, page.title, page.status]);
-      const drafts = await listAll<{ external_id: string; title: string }>(call, main.token, '/content/pages?version=draft');
+      const pages = new Map(
+        (await listAll<{ external_id: string; title: string; status: string }>(call, main.token, '/content/pages')).map(
+          (p) => [p.external_id, p],
+        ),
+      );
+      for (const [xid, page] of expected.pages)
+        expect([round, xid, pages.get(xid)?.title, pages.get(xid)?.status]).toEqual([
+          round,
+          xid,
+          page.title,
+          page.status,
+        ]);
+      const drafts = await listAll<{ external_id: string; title: string }>(
+        call,
+        main.token,
+        '/content/pages?version=draft',
+      );
       expect([round, drafts.find((p) => p.external_id === 'live')?.title]).toEqual([round, expected.liveDraftTitle]);
 
       // Every acknowledged category and tag is there to be referenced.
-      const referencing = await call(main.token, 'PUT', `/catalog/products/refs-${round}`, { name: `Refs ${round}`, price: 1, sku: `RF-${round}`, category_external_ids: expected.categories, tag_external_ids: expected.tags });
+      const referencing = await call(main.token, 'PUT', `/catalog/products/refs-${round}`, {
+        name: `Refs ${round}`,
+        price: 1,
+        sku: `RF-${round}`,
+        category_external_ids: expected.categories,
+        tag_external_ids: expected.tags,
+      });
       expect([round, referencing.status, referencing.body.error]).toEqual([round, 200, undefined]);
       expected.products.set(referencing.body.data.id, `Refs ${round}`);
 
-      for (const id of expected.stores) expect([round, id, (await admin(ports, 'keys', 'list', '--store', id)).failed]).toEqual([round, id, undefined]);
-      for (const token of [...expected.liveTokens, rotating.token]) expect([round, (await call(token, 'GET', '/products?limit=1')).status]).toEqual([round, 200]);
-      for (const token of expected.retiredTokens) expect([round, (await call(token, 'GET', '/products?limit=1')).status]).toEqual([round, 401]);
+      for (const id of expected.stores)
+        expect([round, id, (await admin(ports, 'keys', 'list', '--store', id)).failed]).toEqual([round, id, undefined]);
+      for (const token of [...expected.liveTokens, rotating.token])
+        expect([round, (await call(token, 'GET', '/products?limit=1')).status]).toEqual([round, 200]);
+      for (const token of expected.retiredTokens)
+        expect([round, (await call(token, 'GET', '/products?limit=1')).status]).toEqual([round, 401]);
 
-      const webhookKeys = (await admin(ports, 'keys', 'list', '--store', store)).data as { id: number; webhook_url: string | null }[];
+      const webhookKeys = (await admin(ports, 'keys', 'list', '--store', store)).data as {
+        id: number;
+        webhook_url: string | null;
+      }[];
       expect([round, webhookKeys.find((k) => k.id === moving.id)?.webhook_url]).toEqual([round, expected.webhookUrl]);
       // The signer holds the acknowledged secret: a ping it signs verifies with that secret.
       const before = hooks.received.length;
       expect(await admin(ports, 'webhooks', 'ping', '--id', String(signing.id))).toMatchObject({ status: 204 });
-      const ping = await waitFor('the ping', () => hooks.received.slice(before).find((r) => r.body.includes('webhook.ping')));
+      const ping = await waitFor('the ping', () =>
+        hooks.received.slice(before).find((r) => r.body.includes('webhook.ping')),
+      );
       expect(() => verify(expected.webhookSecret, ping)).not.toThrow();
     }
   });

@@ -1,19 +1,25 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminCommand, client, createKey, createStore, expectErrorShape } from '../fixtures/api.ts';
-import { startReceiver, waitFor } from '../fixtures/webhooks.ts';
-import { idem, insertTestPage } from '../fixtures/content.ts';
-import { orderFile } from '../fixtures/orders.ts';
-import { db, tableName } from '../../shared/db/client.ts';
-import { keys } from '../../shared/db/keys.ts';
-import { lastSequence } from '../../shared/db/event-log.repo.ts';
+import { adminCommand, client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
+import { startReceiver, waitFor } from '#fixtures/webhooks.ts';
+import { idem, insertTestPage } from '#fixtures/content.ts';
+import { orderFile } from '#fixtures/orders.ts';
+import { db, tableName } from '#db/client.ts';
+import { keys } from '#db/keys.ts';
+import { lastSequence } from '#db/event-log.repo.ts';
 
 /**
  * The store's event log (docs/webhooks.md, "How to never miss an event"): events in the write's
  * own transaction, numbered after the commit without holes, listed by GET /events, and the same
  * number in every webhook delivery.
  */
-type Listed = { id: string; sequence: number; type: string; origin: { kind: string; key_id?: number } | null; data: Record<string, any> };
+type Listed = {
+  id: string;
+  sequence: number;
+  type: string;
+  origin: { kind: string; key_id?: number } | null;
+  data: Record<string, any>;
+};
 
 const product = (name: string, sku: string) => ({ name, price: 100, sku });
 
@@ -49,10 +55,15 @@ describe('GET /events and numbered webhooks', () => {
 
   it('a receiver that was away for ten changes sees the gap in the next delivery and fetches exactly those events', async () => {
     const storeId = await createStore();
-    const key = await createKey(storeId, ['catalog:read', 'catalog:write'], { webhook_url: receiver.url, events: 'product.created,product.updated' });
+    const key = await createKey(storeId, ['catalog:read', 'catalog:write'], {
+      webhook_url: receiver.url,
+      events: 'product.created,product.updated',
+    });
     const api = client(key.token);
     expect((await api.put('/catalog/products/first', product('First', `${storeId}-0`))).status).toBe(200);
-    const firstDelivery = await waitFor('the first delivery', () => receiver.received.find((r) => JSON.parse(r.body).data.product?.sku === `${storeId}-0`));
+    const firstDelivery = await waitFor('the first delivery', () =>
+      receiver.received.find((r) => JSON.parse(r.body).data.product?.sku === `${storeId}-0`),
+    );
     const seen = JSON.parse(firstDelivery.body).sequence as number;
     expect(Number(firstDelivery.headers['webhook-sequence'])).toBe(seen);
 
@@ -66,7 +77,9 @@ describe('GET /events and numbered webhooks', () => {
     }
     await adminCommand('keys set-webhook', { id: key.id, url: receiver.url });
     await api.put('/catalog/products/back', product('Back', `${storeId}-back`));
-    const next = await waitFor('the next delivery', () => receiver.received.find((r) => JSON.parse(r.body).data.product?.sku === `${storeId}-back`));
+    const next = await waitFor('the next delivery', () =>
+      receiver.received.find((r) => JSON.parse(r.body).data.product?.sku === `${storeId}-back`),
+    );
     const arrived = JSON.parse(next.body).sequence as number;
     // The gap is visible from the numbers alone: ten events between the two deliveries.
     expect(arrived - seen - 1).toBe(10);
@@ -74,7 +87,11 @@ describe('GET /events and numbered webhooks', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.map((e: Listed) => e.sequence)).toEqual(Array.from({ length: 10 }, (_, i) => seen + 1 + i));
     expect(res.body.data.map((e: Listed) => e.data.product.sku)).toEqual(missed);
-    expect(res.body.data.every((e: Listed) => e.type === 'product.created' && e.origin?.kind === 'key' && e.origin.key_id === key.id)).toBe(true);
+    expect(
+      res.body.data.every(
+        (e: Listed) => e.type === 'product.created' && e.origin?.kind === 'key' && e.origin.key_id === key.id,
+      ),
+    ).toBe(true);
     // The owning key sees its own external id.
     expect(res.body.data[0].data.product.external_id).toBe('p1');
     expect(res.body.next_cursor).toBe(seen + 10);
@@ -92,15 +109,29 @@ describe('GET /events and numbered webhooks', () => {
     expect((await w.put('/catalog/categories/c1', { name: 'Shoes' })).status).toBe(200);
     expect((await w.put('/catalog/tags/t1', { value: 'sale' })).status).toBe(200);
     const page = await insertTestPage(storeId, writer.id);
-    expect((await w.post(`/content/pages/${page.external_id}/publish`, undefined, { 'Idempotency-Key': idem() })).status).toBe(200);
+    expect(
+      (await w.post(`/content/pages/${page.external_id}/publish`, undefined, { 'Idempotency-Key': idem() })).status,
+    ).toBe(200);
     expect((await client(other.token).put('/catalog/products/b', product('B', `${storeId}-b`))).status).toBe(200);
     await adminCommand('orders place', { store: storeId, file: orderFile() });
     const everything = await logHolds(storeId, writer.token, 6, 120_000);
-    expect(everything.map((e) => e.type).sort()).toEqual(['category.upserted', 'order.created', 'page.published', 'product.created', 'product.created', 'tag.upserted']);
+    expect(everything.map((e) => e.type).sort()).toEqual([
+      'category.upserted',
+      'order.created',
+      'page.published',
+      'product.created',
+      'product.created',
+      'tag.upserted',
+    ]);
     expect(everything.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
 
     expect((await allEvents(ordersOnly.token)).map((e) => e.type)).toEqual(['order.created']);
-    expect((await allEvents(catalogOnly.token)).map((e) => e.type).sort()).toEqual(['category.upserted', 'product.created', 'product.created', 'tag.upserted']);
+    expect((await allEvents(catalogOnly.token)).map((e) => e.type).sort()).toEqual([
+      'category.upserted',
+      'product.created',
+      'product.created',
+      'tag.upserted',
+    ]);
     expect((await allEvents(contentOnly.token)).map((e) => e.type)).toEqual(['page.published']);
     // Another key's product carries no external id; the order came from the storefront.
     const theirs = everything.find((e) => e.type === 'product.created' && e.origin?.key_id === other.id);
@@ -109,8 +140,15 @@ describe('GET /events and numbered webhooks', () => {
 
     const withoutOwn = await allEvents(writer.token, '&exclude_own=true');
     expect(withoutOwn.map((e) => e.origin)).toEqual([{ kind: 'key', key_id: other.id }, { kind: 'storefront' }]);
-    expect((await allEvents(other.token, '&exclude_own=true')).map((e) => e.type).sort()).toEqual(['category.upserted', 'product.created', 'tag.upserted']);
-    expect((await allEvents(writer.token, '&types=tag.upserted,order.created')).map((e) => e.type)).toEqual(['tag.upserted', 'order.created']);
+    expect((await allEvents(other.token, '&exclude_own=true')).map((e) => e.type).sort()).toEqual([
+      'category.upserted',
+      'product.created',
+      'tag.upserted',
+    ]);
+    expect((await allEvents(writer.token, '&types=tag.upserted,order.created')).map((e) => e.type)).toEqual([
+      'tag.upserted',
+      'order.created',
+    ]);
   });
 
   it('no-op writes, replays and ten racing PUTs of one body raise one event at most', async () => {
@@ -128,31 +166,55 @@ describe('GET /events and numbered webhooks', () => {
     expect((await api.put('/catalog/categories/c', { name: 'Same' })).status).toBe(200);
     const page = await insertTestPage(storeId, key.id);
     const k = idem();
-    expect((await api.post(`/content/pages/${page.external_id}/publish`, undefined, { 'Idempotency-Key': k })).status).toBe(200);
+    expect(
+      (await api.post(`/content/pages/${page.external_id}/publish`, undefined, { 'Idempotency-Key': k })).status,
+    ).toBe(200);
     const replay = await api.post(`/content/pages/${page.external_id}/publish`, undefined, { 'Idempotency-Key': k });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect((await api.post(`/content/pages/${page.external_id}/publish`, undefined, { 'Idempotency-Key': idem() })).status).toBe(200);
+    expect(
+      (await api.post(`/content/pages/${page.external_id}/publish`, undefined, { 'Idempotency-Key': idem() })).status,
+    ).toBe(200);
     // A marker written last: once it is numbered, everything before it is too.
     await api.put('/catalog/tags/marker', { value: 'marker' });
-    const events = await waitFor('the marker', async () => {
-      await waitFor('a numbered event', async () => (await lastSequence(storeId)) >= 1, 60_000, 250);
-      const all = await allEvents(key.token);
-      return all.some((e) => e.type === 'tag.upserted') ? all : undefined;
-    }, 120_000, 2_000);
-    expect(events.map((e) => e.type)).toEqual(['product.created', 'product.updated', 'category.upserted', 'page.published', 'tag.upserted']);
+    const events = await waitFor(
+      'the marker',
+      async () => {
+        await waitFor('a numbered event', async () => (await lastSequence(storeId)) >= 1, 60_000, 250);
+        const all = await allEvents(key.token);
+        return all.some((e) => e.type === 'tag.upserted') ? all : undefined;
+      },
+      120_000,
+      2_000,
+    );
+    expect(events.map((e) => e.type)).toEqual([
+      'product.created',
+      'product.updated',
+      'category.upserted',
+      'page.published',
+      'tag.upserted',
+    ]);
     expect(events[1]?.data.product.name).toBe('Raced');
   });
 
   it('webhooks events (admin CLI) pages the whole log from --after and refuses what it cannot answer', async () => {
     const storeId = await createStore();
     const key = await createKey(storeId, ['catalog:write', 'catalog:read']);
-    for (const x of ['a', 'b', 'c']) expect((await client(key.token).put(`/catalog/products/cli-${x}`, product(x, `${storeId}-${x}`))).status).toBe(200);
+    for (const x of ['a', 'b', 'c'])
+      expect((await client(key.token).put(`/catalog/products/cli-${x}`, product(x, `${storeId}-${x}`))).status).toBe(
+        200,
+      );
     await logHolds(storeId, key.token, 3);
-    const first = await adminCommand<{ data: { sequence: number; type: string; origin: unknown }[]; next_after: number | null }>('webhooks events', { store: storeId, limit: 2 });
+    const first = await adminCommand<{
+      data: { sequence: number; type: string; origin: unknown }[];
+      next_after: number | null;
+    }>('webhooks events', { store: storeId, limit: 2 });
     expect(first.data.map((e) => e.sequence)).toEqual([1, 2]);
     expect(first.data[0]).toMatchObject({ type: 'product.created', origin: { kind: 'key', key_id: key.id } });
     expect(first.next_after).toBe(2);
-    const rest = await adminCommand<{ data: { sequence: number }[]; next_after: number | null }>('webhooks events', { store: storeId, after: 2 });
+    const rest = await adminCommand<{ data: { sequence: number }[]; next_after: number | null }>('webhooks events', {
+      store: storeId,
+      after: 2,
+    });
     expect(rest).toMatchObject({ data: [{ sequence: 3 }], next_after: null });
     await expect(adminCommand('webhooks events', { store: 'no-such-store' })).rejects.toThrow(/not_found/);
     await expect(adminCommand('webhooks events', { store: storeId, limit: 0 })).rejects.toThrow(/validation_failed/);
@@ -161,14 +223,20 @@ describe('GET /events and numbered webhooks', () => {
 
   it('1,000 concurrent writes from 10 keys are numbered 1..1000, strictly increasing, without a hole', async () => {
     const storeId = await createStore();
-    const writers = await Promise.all(Array.from({ length: 10 }, () => createKey(storeId, ['catalog:write', 'catalog:read'])));
+    const writers = await Promise.all(
+      Array.from({ length: 10 }, () => createKey(storeId, ['catalog:write', 'catalog:read'])),
+    );
     const reader = await createKey(storeId, ['catalog:read']);
     type Res = { status: number; headers: Headers };
     // Each key writes 50 products one PUT at a time and 50 in five batches of ten: 55 requests, within
     // its 60 a minute, so no writer waits out the allowance and the writes really race.
-    const put = (k: { token: string }, w: number, i: number) => () => client(k.token).put(`/catalog/products/w${w}-${i}`, product(`W${w} ${i}`, `${storeId}-${w}-${i}`));
+    const put = (k: { token: string }, w: number, i: number) => () =>
+      client(k.token).put(`/catalog/products/w${w}-${i}`, product(`W${w} ${i}`, `${storeId}-${w}-${i}`));
     const batch = (k: { token: string }, w: number, b: number) => async (): Promise<Res> => {
-      const items = Array.from({ length: 10 }, (_, j) => 50 + b * 10 + j).map((i) => ({ external_id: `w${w}-${i}`, ...product(`W${w} ${i}`, `${storeId}-${w}-${i}`) }));
+      const items = Array.from({ length: 10 }, (_, j) => 50 + b * 10 + j).map((i) => ({
+        external_id: `w${w}-${i}`,
+        ...product(`W${w} ${i}`, `${storeId}-${w}-${i}`),
+      }));
       const res = await client(k.token).post('/catalog/products/batch', { items });
       // An item refused as retryable makes the whole batch worth sending again (the applied ones are then unchanged).
       const retry = res.status === 200 && res.body.data.some((r: { status: number }) => r.status >= 300);
@@ -181,18 +249,20 @@ describe('GET /events and numbered webhooks', () => {
     // Bounded: 20 requests in flight on loopback.
     let next = 0;
     const statuses: number[] = [];
-    await Promise.all(Array.from({ length: 20 }, async () => {
-      while (next < jobs.length) {
-        const job = jobs[next++] as () => Promise<Res>;
-        let res = await job();
-        // A retryable refusal (the keys' 60 a minute allowance, or load) is retried as a client would, after Retry-After.
-        for (let t = 0; t < 30 && [409, 429, 503].includes(res.status); t++) {
-          await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
-          res = await job();
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (next < jobs.length) {
+          const job = jobs[next++] as () => Promise<Res>;
+          let res = await job();
+          // A retryable refusal (the keys' 60 a minute allowance, or load) is retried as a client would, after Retry-After.
+          for (let t = 0; t < 30 && [409, 429, 503].includes(res.status); t++) {
+            await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
+            res = await job();
+          }
+          statuses.push(res.status);
         }
-        statuses.push(res.status);
-      }
-    }));
+      }),
+    );
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
     const events = await logHolds(storeId, reader.token, 1000, 600_000);
     expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
@@ -207,7 +277,15 @@ describe('GET /events and numbered webhooks', () => {
     await api.put('/catalog/tags/two', { value: 'two' });
     await logHolds(storeId, key.token, 2, 120_000);
     // Event 1 reached its 30-day TTL (DynamoDB deletes expired items lazily, so it may still be there).
-    await db().send(new UpdateCommand({ TableName: tableName(), Key: keys.eventLog(storeId, 1), UpdateExpression: 'SET #t = :past', ExpressionAttributeNames: { '#t': 'ttl' }, ExpressionAttributeValues: { ':past': 1 } }));
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.eventLog(storeId, 1),
+        UpdateExpression: 'SET #t = :past',
+        ExpressionAttributeNames: { '#t': 'ttl' },
+        ExpressionAttributeValues: { ':past': 1 },
+      }),
+    );
     const expired = await api.get('/events?cursor=0');
     expect(expired.status).toBe(410);
     expectErrorShape(expired.body);
@@ -227,7 +305,14 @@ describe('GET /events and numbered webhooks', () => {
     expect(forbidden.status).toBe(403);
     expect(forbidden.body.code).toBe('forbidden');
     expect((await client(key.token, { undocumented: true }).get('/events/1')).status).toBe(404);
-    for (const [query, field] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['cursor=-1', 'cursor'], ['types=order.deleted', 'types'], ['exclude_own=yes', 'exclude_own'], ['after=3', 'after']] as const) {
+    for (const [query, field] of [
+      ['limit=0', 'limit'],
+      ['limit=101', 'limit'],
+      ['cursor=-1', 'cursor'],
+      ['types=order.deleted', 'types'],
+      ['exclude_own=yes', 'exclude_own'],
+      ['after=3', 'after'],
+    ] as const) {
       const res = await client(key.token).get(`/events?${query}`);
       expect(res.status, query).toBe(422);
       expect(res.body.field, query).toBe(field);

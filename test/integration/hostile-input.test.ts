@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { baseUrl, storeWithKey } from '../fixtures/api.ts';
-import { idemKey, placeOrder, statusPath } from '../fixtures/orders.ts';
-import { idem, insertTestPage, publishPath } from '../fixtures/content.ts';
+import { baseUrl, storeWithKey } from '#fixtures/api.ts';
+import { idemKey, placeOrder, statusPath } from '#fixtures/orders.ts';
+import { idem, insertTestPage, publishPath } from '#fixtures/content.ts';
 
 /**
  * Issue 12: hostile request bodies, text and HTTP conventions, each fault through real HTTP.
@@ -10,7 +10,13 @@ import { idem, insertTestPage, publishPath } from '../fixtures/content.ts';
 const deep = (levels: number, inner = '"processing"') => '['.repeat(levels) + inner + ']'.repeat(levels);
 
 /** A raw request: bytes as given, no client-side JSON. */
-async function raw(method: string, path: string, token: string | null, body?: string | Uint8Array, headers: Record<string, string> = {}) {
+async function raw(
+  method: string,
+  path: string,
+  token: string | null,
+  body?: string | Uint8Array,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(baseUrl() + path, {
     method,
     headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers },
@@ -33,7 +39,9 @@ describe('deeply nested bodies', () => {
   it('answers 400 invalid_json to a 20,000-deep status on POST /orders/{ref}/status and leaves the order as it was', async () => {
     const { storeId, key, client: api } = await storeWithKey(['orders:read', 'orders:write-status']);
     const order = await placeOrder(storeId);
-    const res = await raw('POST', statusPath(order.reference), key.token, `{"status":${deep(20_000)}}`, { 'Idempotency-Key': idemKey() });
+    const res = await raw('POST', statusPath(order.reference), key.token, `{"status":${deep(20_000)}}`, {
+      'Idempotency-Key': idemKey(),
+    });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ code: 'invalid_json', message: expect.stringContaining('deeper'), field: null });
     const list = await api.get('/orders');
@@ -43,7 +51,9 @@ describe('deeply nested bodies', () => {
   it('answers 400 invalid_json to a deep body on POST /content/pages/{xid}/publish and leaves the page a draft', async () => {
     const { storeId, key, client: api } = await storeWithKey(['content:read', 'content:write']);
     const page = await insertTestPage(storeId, key.id);
-    const res = await raw('POST', publishPath(page.external_id), key.token, `{"x":${deep(20_000, '1')}}`, { 'Idempotency-Key': idem() });
+    const res = await raw('POST', publishPath(page.external_id), key.token, `{"x":${deep(20_000, '1')}}`, {
+      'Idempotency-Key': idem(),
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_json');
     const list = await api.get('/content/pages');
@@ -52,7 +62,12 @@ describe('deeply nested bodies', () => {
 
   it('answers 400 invalid_json to a deep PUT product body and stores nothing', async () => {
     const { key, client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
-    const res = await raw('PUT', '/catalog/products/deep-1', key.token, `{"name":"x","price":1,"description":${deep(40, '"x"')}}`);
+    const res = await raw(
+      'PUT',
+      '/catalog/products/deep-1',
+      key.token,
+      `{"name":"x","price":1,"description":${deep(40, '"x"')}}`,
+    );
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_json');
     expect((await api.get('/products')).body.total).toBe(0);
@@ -60,7 +75,12 @@ describe('deeply nested bodies', () => {
 
   it('accepts a body nested up to the limit and judges it on its fields (422, not 400)', async () => {
     const { key } = await storeWithKey(['catalog:write']);
-    const res = await raw('PUT', '/catalog/products/deep-2', key.token, `{"name":"x","price":1,"description":${deep(31, '"x"')}}`);
+    const res = await raw(
+      'PUT',
+      '/catalog/products/deep-2',
+      key.token,
+      `{"name":"x","price":1,"description":${deep(31, '"x"')}}`,
+    );
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({ code: 'validation_failed', field: 'description' });
   });
@@ -69,10 +89,14 @@ describe('deeply nested bodies', () => {
     const { storeId, key, client: api } = await storeWithKey(['orders:read', 'orders:write-status']);
     const order = await placeOrder(storeId);
     const args = `{"reference":"${order.reference}","idempotency_key":"${idemKey()}","status":${deep(20_000)}}`;
-    const res = await raw('POST', '/mcp', key.token, mcpCall(1, 'set_order_status', args), { Accept: 'application/json, text/event-stream' });
+    const res = await raw('POST', '/mcp', key.token, mcpCall(1, 'set_order_status', args), {
+      Accept: 'application/json, text/event-stream',
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_json');
-    expect((await api.get('/orders')).body.data.find((o: any) => o.reference === order.reference).status).toBe('pending');
+    expect((await api.get('/orders')).body.data.find((o: any) => o.reference === order.reference).status).toBe(
+      'pending',
+    );
   });
 });
 
@@ -96,14 +120,23 @@ describe('bodies that are not UTF-8', () => {
 
   it('stores valid multi-byte UTF-8 as sent', async () => {
     const { key } = await storeWithKey(['catalog:write']);
-    const res = await raw('PUT', '/catalog/products/bytes-3', key.token, Buffer.from('{"name":"Eiche – Bank 😀","price":1}'));
+    const res = await raw(
+      'PUT',
+      '/catalog/products/bytes-3',
+      key.token,
+      Buffer.from('{"name":"Eiche – Bank 😀","price":1}'),
+    );
     expect(res.status).toBe(200);
     expect(res.body.data.name).toBe('Eiche – Bank 😀');
   });
 
   it('answers 400 to invalid UTF-8 in an MCP message', async () => {
     const { key } = await storeWithKey(['catalog:write']);
-    const body = Buffer.concat([Buffer.from(mcpCall(1, 'upsert_product', '{"external_id":"b-1","name":"Oak')), Buffer.from([0xff]), Buffer.from('","price":1}}')]);
+    const body = Buffer.concat([
+      Buffer.from(mcpCall(1, 'upsert_product', '{"external_id":"b-1","name":"Oak')),
+      Buffer.from([0xff]),
+      Buffer.from('","price":1}}'),
+    ]);
     const res = await raw('POST', '/mcp', key.token, body, { Accept: 'application/json, text/event-stream' });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_json');
@@ -114,8 +147,18 @@ describe('text hygiene: one rule set for every plain text field', () => {
   const cases: [string, string, Record<string, unknown>, string][] = [
     ['a NUL in a product name', '/catalog/products/t-1', { name: 'Oak\u0000bench', price: 1 }, 'name'],
     ['a lone surrogate in a product name', '/catalog/products/t-2', { name: 'Oak \uD800', price: 1 }, 'name'],
-    ['a bidi override in a description', '/catalog/products/t-3', { name: 'Oak', price: 1, description: 'cheap \u202Eevil' }, 'description'],
-    ['a NUL in a description', '/catalog/products/t-4', { name: 'Oak', price: 1, description: 'a\u0000b' }, 'description'],
+    [
+      'a bidi override in a description',
+      '/catalog/products/t-3',
+      { name: 'Oak', price: 1, description: 'cheap \u202Eevil' },
+      'description',
+    ],
+    [
+      'a NUL in a description',
+      '/catalog/products/t-4',
+      { name: 'Oak', price: 1, description: 'a\u0000b' },
+      'description',
+    ],
     ['a control character in a sku', '/catalog/products/t-5', { name: 'Oak', price: 1, sku: 'A\u0007B' }, 'sku'],
     ['a zero-width-only sku', '/catalog/products/t-6', { name: 'Oak', price: 1, sku: '\u200B\u200B' }, 'sku'],
     ['a zero-width-only product name', '/catalog/products/t-7', { name: '\u200B\u2060\uFEFF', price: 1 }, 'name'],
@@ -134,7 +177,11 @@ describe('text hygiene: one rule set for every plain text field', () => {
 
   it('stores text NFC-normalized and keeps line breaks in a description', async () => {
     const { client: api } = await storeWithKey(['catalog:write']);
-    const res = await api.put('/catalog/products/nfc-1', { name: 'Cafe\u0301 chair', price: 1, description: 'Line 1\nLine 2\tend' });
+    const res = await api.put('/catalog/products/nfc-1', {
+      name: 'Cafe\u0301 chair',
+      price: 1,
+      description: 'Line 1\nLine 2\tend',
+    });
     expect(res.status).toBe(200);
     expect(res.body.data.name).toBe('Caf\u00e9 chair');
     expect(res.body.data.description).toBe('Line 1\nLine 2\tend');
@@ -142,24 +189,36 @@ describe('text hygiene: one rule set for every plain text field', () => {
 
   it('applies the same rules to a page title', async () => {
     const { client: api } = await storeWithKey(['content:write']);
-    const res = await api.put('/content/pages/p-1', { type: 'page', title: 'About \u202Eus', slug: 'about-us', body: '' });
+    const res = await api.put('/content/pages/p-1', {
+      type: 'page',
+      title: 'About \u202Eus',
+      slug: 'about-us',
+      body: '',
+    });
     expect(res.status).toBe(422);
     expect(res.body.field).toBe('title');
   });
 
-  it.each(['\u0440\u0430id', 'PA\u0130D', 'pai\u0301d', 'p\u0430\u0456d', '\u0455hipped', 'dr\u0430ft', 'SHIPPED\u0336'])(
-    'refuses the look-alike status label %j with 422 reserved_tag_value',
-    async (value) => {
-      const { client: api } = await storeWithKey(['catalog:write']);
-      const res = await api.put('/catalog/tags/look', { value });
-      expect(res.status).toBe(422);
-      expect(res.body).toMatchObject({ code: 'reserved_tag_value', field: 'value' });
-    },
-  );
+  it.each([
+    '\u0440\u0430id',
+    'PA\u0130D',
+    'pai\u0301d',
+    'p\u0430\u0456d',
+    '\u0455hipped',
+    'dr\u0430ft',
+    'SHIPPED\u0336',
+  ])('refuses the look-alike status label %j with 422 reserved_tag_value', async (value) => {
+    const { client: api } = await storeWithKey(['catalog:write']);
+    const res = await api.put('/catalog/tags/look', { value });
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ code: 'reserved_tag_value', field: 'value' });
+  });
 
   it('still accepts a tag in another script that is no status label', async () => {
     const { client: api } = await storeWithKey(['catalog:write']);
-    const res = await api.put('/catalog/tags/ru', { value: '\u0440\u0430\u0441\u043f\u0440\u043e\u0434\u0430\u0436\u0430' });
+    const res = await api.put('/catalog/tags/ru', {
+      value: '\u0440\u0430\u0441\u043f\u0440\u043e\u0434\u0430\u0436\u0430',
+    });
     expect(res.status).toBe(200);
   });
 });
@@ -176,7 +235,10 @@ describe('401 challenges and the Bearer scheme', () => {
     ['an unknown key', 'Bearer sia_' + 'A'.repeat(43)],
     ['a malformed key', 'Bearer not-a-token'],
   ])('answers %s with error="invalid_token", on the API and on /mcp', async (_, header) => {
-    for (const [method, path] of [['GET', '/products'], ['POST', '/mcp']] as const) {
+    for (const [method, path] of [
+      ['GET', '/products'],
+      ['POST', '/mcp'],
+    ] as const) {
       const res = await raw(method, path, null, method === 'POST' ? '{}' : undefined, { Authorization: header });
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
@@ -186,7 +248,7 @@ describe('401 challenges and the Bearer scheme', () => {
 
   it('answers a revoked key with error="invalid_token"', async () => {
     const { key } = await storeWithKey(['catalog:read']);
-    await (await import('../fixtures/api.ts')).adminCommand('keys revoke', { id: key.id });
+    await (await import('#fixtures/api.ts')).adminCommand('keys revoke', { id: key.id });
     const res = await raw('GET', '/products', null, undefined, { Authorization: `Bearer ${key.token}` });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
@@ -270,8 +332,14 @@ describe('MCP transport rules', () => {
   });
 
   it.each([
-    ['arguments as a string', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_products","arguments":"x"}}'],
-    ['arguments as an array', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_products","arguments":[1]}}'],
+    [
+      'arguments as a string',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_products","arguments":"x"}}',
+    ],
+    [
+      'arguments as an array',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_products","arguments":[1]}}',
+    ],
     ['a numeric tool name', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5,"arguments":{}}}'],
     ['a numeric list cursor', '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":5}}'],
   ])('answers %s with -32602 invalid params, not -32603', async (_, body) => {
@@ -294,7 +362,12 @@ describe('page links come from the API, not the client', () => {
           host: url.hostname,
           port: url.port,
           path: url.pathname + url.search,
-          headers: { Host: 'evil.example', 'X-Forwarded-Proto': 'javascript', 'X-Forwarded-Host': 'evil.example', Authorization: `Bearer ${key.token}` },
+          headers: {
+            Host: 'evil.example',
+            'X-Forwarded-Proto': 'javascript',
+            'X-Forwarded-Host': 'evil.example',
+            Authorization: `Bearer ${key.token}`,
+          },
         },
         (res) => {
           let text = '';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baseUrl as base, storeWithKey } from '../fixtures/api.ts';
+import { baseUrl as base, storeWithKey } from '#fixtures/api.ts';
 
 describe('request bodies', () => {
   it('answers 413 payload_too_large to a body over 1 MiB and creates nothing', async () => {
@@ -33,7 +33,7 @@ describe('request bodies', () => {
 });
 
 describe('X-Request-Id', () => {
-  it('is on every answer, the gateway\'s own and a handler\'s, success or error, and differs per request', async () => {
+  it("is on every answer, the gateway's own and a handler's, success or error, and differs per request", async () => {
     const baseUrl = base();
     const { client: api, key } = await storeWithKey(['catalog:read']);
     const token = key.token;

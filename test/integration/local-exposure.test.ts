@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { startLocalQueueServer, type LocalQueueServer } from '../../emulation/local/local-queue.ts';
-import { baseUrl } from '../fixtures/api.ts';
+import { startLocalQueueServer, type LocalQueueServer } from '#emulation/local/local-queue.ts';
+import { baseUrl } from '#fixtures/api.ts';
 
 /** Issue 12: the local stack's own servers answer on loopback only. */
 const reachable = (host: string, port: number) =>

@@ -7,14 +7,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createGateway } from '../../emulation/local/gateway.ts';
-import { setRequestLogging } from '../../shared/log.ts';
-import { setMetricsEnabled } from '../../shared/metrics.ts';
-import { startDynamoDbLocal } from '../../emulation/local/dynamodb-local.ts';
-import { baseUrl, storeWithKey } from '../fixtures/api.ts';
-import { seedProduct } from '../fixtures/catalog.ts';
-import { freePort } from '../fixtures/free-port.ts';
-import { waitFor } from '../fixtures/webhooks.ts';
+import { createGateway } from '#emulation/local/gateway.ts';
+import { setRequestLogging } from '#shared/log.ts';
+import { setMetricsEnabled } from '#shared/metrics.ts';
+import { startDynamoDbLocal } from '#emulation/local/dynamodb-local.ts';
+import { baseUrl, storeWithKey } from '#fixtures/api.ts';
+import { seedProduct } from '#fixtures/catalog.ts';
+import { freePort } from '#fixtures/free-port.ts';
+import { waitFor } from '#fixtures/webhooks.ts';
 
 /** The local gateway at the HTTP level (docs/api.md, "The local stack"), over connections a real client keeps alive. */
 interface Answer {
@@ -24,14 +24,31 @@ interface Answer {
   reusedSocket: boolean;
 }
 
-function send(agent: Agent, method: string, url: string, headers: Record<string, string> = {}, body?: Buffer): Promise<Answer> {
+function send(
+  agent: Agent,
+  method: string,
+  url: string,
+  headers: Record<string, string> = {},
+  body?: Buffer,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent, headers: { ...headers, ...(body ? { 'Content-Length': String(body.length) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks), reusedSocket: req.reusedSocket }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method, agent, headers: { ...headers, ...(body ? { 'Content-Length': String(body.length) } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+            reusedSocket: req.reusedSocket,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -71,15 +88,25 @@ const origin = () => new URL(baseUrl()).origin;
 const base = () => new URL(baseUrl()).pathname;
 
 describe('the local gateway over a keep-alive connection', () => {
-  it('answers a body over the limit 413 with Connection: close, and the client\'s next request works', async () => {
+  it("answers a body over the limit 413 with Connection: close, and the client's next request works", async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const warm = await send(agent, 'GET', `${baseUrl()}/openapi.json`);
       expect(warm.status).toBe(200);
-      const big = await send(agent, 'POST', `${baseUrl()}/catalog/products/batch`, { 'Content-Type': 'application/json' }, Buffer.alloc(10 * 1024 * 1024 + 1, 0x20));
+      const big = await send(
+        agent,
+        'POST',
+        `${baseUrl()}/catalog/products/batch`,
+        { 'Content-Type': 'application/json' },
+        Buffer.alloc(10 * 1024 * 1024 + 1, 0x20),
+      );
       expect(big.status).toBe(413);
       expect(big.headers.connection).toBe('close');
-      expect(JSON.parse(big.body.toString())).toEqual({ code: 'payload_too_large', message: expect.any(String), field: null });
+      expect(JSON.parse(big.body.toString())).toEqual({
+        code: 'payload_too_large',
+        message: expect.any(String),
+        field: null,
+      });
       const next = await send(agent, 'GET', `${baseUrl()}/openapi.json`);
       expect(next.status).toBe(200);
     } finally {
@@ -87,7 +114,7 @@ describe('the local gateway over a keep-alive connection', () => {
     }
   });
 
-  it('answers HEAD with GET\'s status and Content-Length and no body, and the socket carries the next request', async () => {
+  it("answers HEAD with GET's status and Content-Length and no body, and the socket carries the next request", async () => {
     const { storeId, key } = await storeWithKey(['catalog:read']);
     for (let i = 0; i < 3; i++) await seedProduct(storeId, { name: `Head ${i}` });
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -119,7 +146,10 @@ describe('the local gateway over a keep-alive connection', () => {
     for (const [bad, message] of [
       [`GET ${base()}/products HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n`, /not valid HTTP/],
       [`GET /a b c d\r\n\r\n`, /not valid HTTP/],
-      [`GET ${base()}/products HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, /headers are larger/],
+      [
+        `GET ${base()}/products HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        /headers are larger/,
+      ],
     ] as const) {
       const out = await raw(origin(), ok, bad);
       // The keep-alive request is answered, then the bad one on the same socket, then the server closes.
@@ -150,8 +180,15 @@ describe('the request log', () => {
     const port = (server.address() as { port: number }).port;
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
-      for (const query of [`access_token=${key.token}&page=2`, `page=2&token=${key.token}`, `api_key=${key.token}&page=2`, `page=2&key=${key.token}`]) {
-        await send(agent, 'GET', `http://127.0.0.1:${port}${base()}/products?${query}`, { Authorization: `Bearer ${key.token}` });
+      for (const query of [
+        `access_token=${key.token}&page=2`,
+        `page=2&token=${key.token}`,
+        `api_key=${key.token}&page=2`,
+        `page=2&key=${key.token}`,
+      ]) {
+        await send(agent, 'GET', `http://127.0.0.1:${port}${base()}/products?${query}`, {
+          Authorization: `Bearer ${key.token}`,
+        });
       }
       await waitFor('four request lines', () => lines.filter((l) => l.includes('/products?')).length === 4);
       const logged = lines.filter((l) => l.includes('/products?'));
@@ -166,7 +203,7 @@ describe('the request log', () => {
   });
 });
 
-describe('DynamoDB Local\'s data files', () => {
+describe("DynamoDB Local's data files", () => {
   it('are readable by their owner only: the directory 0700, its files 0600, also those an older start left 0644', async () => {
     const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'ddb-perms-')), 'dynamodb');
     const before = path.join(dataDir, 'left-by-an-older-start.db');
@@ -174,11 +211,30 @@ describe('DynamoDB Local\'s data files', () => {
     writeFileSync(before, '', { mode: 0o644 });
     const store = startDynamoDbLocal({ port: await freePort(), dataDir });
     try {
-      const client = new DynamoDBClient({ endpoint: store.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-      await waitFor('the store to answer', () => client.send(new ListTablesCommand({})).then(() => true, () => false), 120_000, 500);
-      await waitFor('its database file', () => readdirSync(dataDir).some((f) => f.startsWith('shared-local-instance')), 120_000, 200);
+      const client = new DynamoDBClient({
+        endpoint: store.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      });
+      await waitFor(
+        'the store to answer',
+        () =>
+          client.send(new ListTablesCommand({})).then(
+            () => true,
+            () => false,
+          ),
+        120_000,
+        500,
+      );
+      await waitFor(
+        'its database file',
+        () => readdirSync(dataDir).some((f) => f.startsWith('shared-local-instance')),
+        120_000,
+        200,
+      );
       expect(statSync(dataDir).mode & 0o777).toBe(0o700);
-      for (const file of readdirSync(dataDir)) expect([file, statSync(path.join(dataDir, file)).mode & 0o777]).toEqual([file, 0o600]);
+      for (const file of readdirSync(dataDir))
+        expect([file, statSync(path.join(dataDir, file)).mode & 0o777]).toEqual([file, 0o600]);
     } finally {
       await store.stop();
       rmSync(path.dirname(dataDir), { recursive: true, force: true });
@@ -189,22 +245,54 @@ describe('DynamoDB Local\'s data files', () => {
 describe('npm run admin against another DATA_DIR than the stack', () => {
   const run = promisify(execFile);
   const admin = async (env: Record<string, string | undefined>) => {
-    const full: NodeJS.ProcessEnv = { ...process.env, DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), TABLE_NAME: inject('tableName'), ...env };
+    const full: NodeJS.ProcessEnv = {
+      ...process.env,
+      DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+      TABLE_NAME: inject('tableName'),
+      ...env,
+    };
     for (const [name, value] of Object.entries(full)) if (value === undefined) delete full[name];
-    return run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', 'stores', 'create', '--id', 'never-made', '--name', 'x', '--currency', 'EUR', '--json'], { env: full, timeout: 120_000 }).then(
+    return run(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'bin/admin.ts',
+        'stores',
+        'create',
+        '--id',
+        'never-made',
+        '--name',
+        'x',
+        '--currency',
+        'EUR',
+        '--json',
+      ],
+      { env: full, timeout: 120_000 },
+    ).then(
       (out) => ({ code: 0, ...out }),
-      (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+      (err: { code: number; stdout: string; stderr: string }) => ({
+        code: err.code,
+        stdout: err.stdout,
+        stderr: err.stderr,
+      }),
     );
   };
-  const errorLines = (stderr: string) => stderr.trim().split('\n').filter((l) => l && !/Warning|node --trace-warnings/.test(l));
+  const errorLines = (stderr: string) =>
+    stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l && !/Warning|node --trace-warnings/.test(l));
 
-  it('refuses in one line naming the stack\'s key file, and makes no key of its own', async () => {
+  it("refuses in one line naming the stack's key file, and makes no key of its own", async () => {
     const otherDir = mkdtempSync(path.join(tmpdir(), 'other-data-'));
     try {
       const out = await admin({ WEBHOOK_SECRET_KEY_FILE: undefined, DATA_DIR: otherDir });
       expect(out.code).toBe(1);
       expect(out.stdout).toBe('');
-      expect(errorLines(out.stderr)).toEqual([expect.stringContaining(`the running stack seals webhook secrets with ${inject('webhookSecretKeyFile')}`)]);
+      expect(errorLines(out.stderr)).toEqual([
+        expect.stringContaining(`the running stack seals webhook secrets with ${inject('webhookSecretKeyFile')}`),
+      ]);
       expect(existsSync(path.join(otherDir, 'webhook-secret.key'))).toBe(false);
     } finally {
       rmSync(otherDir, { recursive: true, force: true });

@@ -2,11 +2,11 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { baseUrl, client, createKey, createStore, expectErrorShape, storeWithKey } from '../fixtures/api.ts';
-import { seedProduct } from '../fixtures/catalog.ts';
-import { idemKey, placeOrder, statusPath } from '../fixtures/orders.ts';
-import { ABILITIES, type Ability } from '../../shared/domain/key/abilities.ts';
-import { bindTools } from '../../functions/mcp/server.ts';
+import { baseUrl, client, createKey, createStore, expectErrorShape, storeWithKey } from '#fixtures/api.ts';
+import { seedProduct } from '#fixtures/catalog.ts';
+import { idemKey, placeOrder, statusPath } from '#fixtures/orders.ts';
+import { ABILITIES, type Ability } from '#domain/key/abilities.ts';
+import { bindTools } from '#functions/mcp/server.ts';
 
 /**
  * The MCP endpoint through the official SDK client against the real local gateway.
@@ -18,7 +18,9 @@ const open: Client[] = [];
 
 async function connect(token: string): Promise<Client> {
   const mcp = new Client({ name: 'mcp-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
   await mcp.connect(transport);
   open.push(mcp);
   return mcp;
@@ -47,7 +49,11 @@ function documentOf(result: CallToolResult & { structuredContent: any }) {
   return doc;
 }
 
-function expectToolError(result: CallToolResult & { structuredContent: any }, code: string, field: string | null = null) {
+function expectToolError(
+  result: CallToolResult & { structuredContent: any },
+  code: string,
+  field: string | null = null,
+) {
   expect(result.isError).toBe(true);
   const doc = documentOf(result);
   expectErrorShape(doc);
@@ -86,7 +92,9 @@ describe('MCP: connecting and listing tools', () => {
     expect(mcp.getServerVersion()).toMatchObject({ name: 'store-integration-api' });
     expect(mcp.getServerCapabilities()?.tools).toBeDefined();
     expect(mcp.getInstructions()).toContain('minor units');
-    expect((open.at(-1) as unknown as { transport: StreamableHTTPClientTransport }).transport.sessionId).toBeUndefined();
+    expect(
+      (open.at(-1) as unknown as { transport: StreamableHTTPClientTransport }).transport.sessionId,
+    ).toBeUndefined();
   });
 
   it('shows a catalog:read key exactly list_products, get_product and get_product_by_external_id', async () => {
@@ -96,7 +104,13 @@ describe('MCP: connecting and listing tools', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(['get_product', 'get_product_by_external_id', 'list_products']);
     const list = tools.find((t) => t.name === 'list_products')!;
     expect(list.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
-    expect(Object.keys(list.inputSchema.properties ?? {}).sort()).toEqual(['filter_name', 'filter_sku', 'include_offers', 'limit', 'page']);
+    expect(Object.keys(list.inputSchema.properties ?? {}).sort()).toEqual([
+      'filter_name',
+      'filter_sku',
+      'include_offers',
+      'limit',
+      'page',
+    ]);
     expect(list.annotations).toMatchObject({ readOnlyHint: true });
     expect(list.description).toContain('catalog:read');
   });
@@ -113,7 +127,18 @@ describe('MCP: connecting and listing tools', () => {
     const mcp = await connect(key.token);
     const names = (await mcp.listTools()).tools.map((t) => t.name).sort();
     expect(names).toEqual(toolsFor(ABILITIES));
-    expect(names).toEqual(expect.arrayContaining(['get_product', 'list_orders', 'list_products', 'set_order_status', 'update_product', 'upsert_category', 'upsert_product', 'upsert_tag']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'get_product',
+        'list_orders',
+        'list_products',
+        'set_order_status',
+        'update_product',
+        'upsert_category',
+        'upsert_product',
+        'upsert_tag',
+      ]),
+    );
     for (const t of (await mcp.listTools()).tools) {
       expect(t.inputSchema.type).toBe('object');
       expect(t.description).toBeTruthy();
@@ -140,7 +165,11 @@ describe('MCP: catalog tools', () => {
     const s = await storeWithKey();
     storeId = s.storeId;
     token = s.key.token;
-    for (let i = 1; i <= 4; i++) await seedProduct(storeId, { name: i % 2 ? `Oak chair ${i}` : `Linen cushion ${i}`, offers: [{ sku: `SKU-${i}`, price: 1000 * i, quantity: i }] });
+    for (let i = 1; i <= 4; i++)
+      await seedProduct(storeId, {
+        name: i % 2 ? `Oak chair ${i}` : `Linen cushion ${i}`,
+        offers: [{ sku: `SKU-${i}`, price: 1000 * i, quantity: i }],
+      });
   });
 
   it('list_products returns the same document as GET /products, links included', async () => {
@@ -170,17 +199,38 @@ describe('MCP: catalog tools', () => {
     documentOf(await call(mcp, 'upsert_category', { external_id: 'cat-1', name: 'Chairs' }));
     documentOf(await call(mcp, 'upsert_tag', { external_id: 'tag-1', value: 'Summer' }));
     const created = documentOf(
-      await call(mcp, 'upsert_product', { external_id: 'p-1', name: 'Tool chair', price: 4900, sku: 'TC-1', quantity: 3, category_external_ids: ['cat-1'], tag_external_ids: ['tag-1'] }),
+      await call(mcp, 'upsert_product', {
+        external_id: 'p-1',
+        name: 'Tool chair',
+        price: 4900,
+        sku: 'TC-1',
+        quantity: 3,
+        category_external_ids: ['cat-1'],
+        tag_external_ids: ['tag-1'],
+      }),
     );
-    expect(created.data).toMatchObject({ id: 1, external_id: 'p-1', name: 'Tool chair', category_external_ids: ['cat-1'], tag_external_ids: ['tag-1'], min_price: 4900 });
+    expect(created.data).toMatchObject({
+      id: 1,
+      external_id: 'p-1',
+      name: 'Tool chair',
+      category_external_ids: ['cat-1'],
+      tag_external_ids: ['tag-1'],
+      min_price: 4900,
+    });
     const listed = await client(key.token).get('/products');
     expect(listed.body.total).toBe(1);
     expect(listed.body.data[0]).toMatchObject({ id: 1, name: 'Tool chair', sku: 'TC-1', quantity: 3 });
-    const again = documentOf(await call(mcp, 'upsert_product', { external_id: 'p-1', name: 'Tool chair v2', price: 5000 }));
+    const again = documentOf(
+      await call(mcp, 'upsert_product', { external_id: 'p-1', name: 'Tool chair v2', price: 5000 }),
+    );
     expect(again.data).toMatchObject({ id: 1, name: 'Tool chair v2', quantity: 0, category_external_ids: [] });
     // Read back by the same external id: the document the write answered.
     expect(documentOf(await call(mcp, 'get_product_by_external_id', { external_id: 'p-1' }))).toEqual(again);
-    expectToolError(await call(mcp, 'get_product_by_external_id', { external_id: 'never' }), 'not_found', 'external_id');
+    expectToolError(
+      await call(mcp, 'get_product_by_external_id', { external_id: 'never' }),
+      'not_found',
+      'external_id',
+    );
   });
 
   it('update_product changes only the supplied fields and is not_found for an unknown external id', async () => {
@@ -192,16 +242,50 @@ describe('MCP: catalog tools', () => {
     expectToolError(await call(mcp, 'update_product', { external_id: 'nope', price: 1 }), 'not_found');
   });
 
-  it('answers the endpoints\' validation errors as tool errors naming the field, and writes nothing', async () => {
+  it("answers the endpoints' validation errors as tool errors naming the field, and writes nothing", async () => {
     const { key } = await storeWithKey(['catalog:write', 'catalog:read']);
     const mcp = await connect(key.token);
-    expectToolError(await call(mcp, 'upsert_product', { external_id: 'p-3', name: 'Bad', price: -1 }), 'validation_failed', 'price');
-    expectToolError(await call(mcp, 'upsert_product', { external_id: 'p-3', name: 'Bad', price: 1, colour: 'red' }), 'validation_failed', 'colour');
-    expectToolError(await call(mcp, 'upsert_product', { external_id: 'p-3', name: 'Bad', price: 1, category_external_ids: ['missing'] }), 'unknown_reference', 'category_external_ids[0]');
-    expectToolError(await call(mcp, 'upsert_product', { external_id: 'p-3', name: 'Bad', price: 1, image_url: 'http://10.0.0.1/a.png' }), 'invalid_image_url', 'image_url');
-    expectToolError(await call(mcp, 'upsert_product', { external_id: 'bad id!', name: 'Bad', price: 1 }), 'validation_failed', 'external_id');
+    expectToolError(
+      await call(mcp, 'upsert_product', { external_id: 'p-3', name: 'Bad', price: -1 }),
+      'validation_failed',
+      'price',
+    );
+    expectToolError(
+      await call(mcp, 'upsert_product', { external_id: 'p-3', name: 'Bad', price: 1, colour: 'red' }),
+      'validation_failed',
+      'colour',
+    );
+    expectToolError(
+      await call(mcp, 'upsert_product', {
+        external_id: 'p-3',
+        name: 'Bad',
+        price: 1,
+        category_external_ids: ['missing'],
+      }),
+      'unknown_reference',
+      'category_external_ids[0]',
+    );
+    expectToolError(
+      await call(mcp, 'upsert_product', {
+        external_id: 'p-3',
+        name: 'Bad',
+        price: 1,
+        image_url: 'http://10.0.0.1/a.png',
+      }),
+      'invalid_image_url',
+      'image_url',
+    );
+    expectToolError(
+      await call(mcp, 'upsert_product', { external_id: 'bad id!', name: 'Bad', price: 1 }),
+      'validation_failed',
+      'external_id',
+    );
     expectToolError(await call(mcp, 'upsert_product', { name: 'Bad', price: 1 }), 'validation_failed', 'external_id');
-    expectToolError(await call(mcp, 'upsert_tag', { external_id: 't-1', value: ' Paid ' }), 'reserved_tag_value', 'value');
+    expectToolError(
+      await call(mcp, 'upsert_tag', { external_id: 't-1', value: ' Paid ' }),
+      'reserved_tag_value',
+      'value',
+    );
     expect(documentOf(await call(mcp, 'list_products', {})).total).toBe(0);
   });
 
@@ -211,7 +295,11 @@ describe('MCP: catalog tools', () => {
     expectToolError(await call(mcp, 'list_products', { page: '2' }), 'validation_failed', 'page');
     expectToolError(await call(mcp, 'list_products', { limit: 51 }), 'validation_failed', 'limit');
     expectToolError(await call(mcp, 'list_products', { limit: 1.5 }), 'validation_failed', 'limit');
-    const long = expectToolError(await call(mcp, 'list_products', { filter_name: 'x'.repeat(256) }), 'validation_failed', 'filter_name');
+    const long = expectToolError(
+      await call(mcp, 'list_products', { filter_name: 'x'.repeat(256) }),
+      'validation_failed',
+      'filter_name',
+    );
     expect(long.message).not.toContain('filter[name]');
     expectToolError(await call(mcp, 'list_products', { include_offers: 'yes' }), 'validation_failed', 'include_offers');
     expectToolError(await call(mcp, 'list_products', { sort: 'name' }), 'validation_failed', 'sort');
@@ -228,7 +316,11 @@ describe('MCP: orders tools', () => {
     const doc = documentOf(await call(mcp, 'list_orders', { limit: 1 }));
     expect(doc).toEqual((await client(key.token).get('/orders?limit=1')).body);
     expect(doc.next_cursor).toBe(doc.data[0].id);
-    expectToolError(await call(mcp, 'list_orders', { updated_since: 'yesterday' }), 'validation_failed', 'updated_since');
+    expectToolError(
+      await call(mcp, 'list_orders', { updated_since: 'yesterday' }),
+      'validation_failed',
+      'updated_since',
+    );
   });
 
   it('set_order_status changes the status once; a replay with the same idempotency_key returns the first result', async () => {
@@ -236,10 +328,24 @@ describe('MCP: orders tools', () => {
     const order = await placeOrder(storeId);
     const mcp = await connect(key.token);
     const k = idemKey();
-    const first = await call(mcp, 'set_order_status', { reference: order.reference, status: 'processing', idempotency_key: k });
+    const first = await call(mcp, 'set_order_status', {
+      reference: order.reference,
+      status: 'processing',
+      idempotency_key: k,
+    });
     expect(documentOf(first).data).toMatchObject({ reference: order.reference, status: 'processing' });
-    documentOf(await call(mcp, 'set_order_status', { reference: order.reference, status: 'shipped', idempotency_key: idemKey() }));
-    const replay = await call(mcp, 'set_order_status', { reference: order.reference, status: 'processing', idempotency_key: k });
+    documentOf(
+      await call(mcp, 'set_order_status', {
+        reference: order.reference,
+        status: 'shipped',
+        idempotency_key: idemKey(),
+      }),
+    );
+    const replay = await call(mcp, 'set_order_status', {
+      reference: order.reference,
+      status: 'processing',
+      idempotency_key: k,
+    });
     expect(replay.content).toEqual(first.content);
     expect(replay.isError).toBeFalsy();
     const reused = expectToolError(
@@ -256,10 +362,18 @@ describe('MCP: orders tools', () => {
     const { storeId, key } = await storeWithKey(['orders:write-status']);
     const order = await placeOrder(storeId);
     const k = idemKey();
-    const http = await client(key.token).post(statusPath(order.reference), { status: 'cancelled' }, { 'Idempotency-Key': k });
+    const http = await client(key.token).post(
+      statusPath(order.reference),
+      { status: 'cancelled' },
+      { 'Idempotency-Key': k },
+    );
     expect(http.status).toBe(200);
     const mcp = await connect(key.token);
-    const result = await call(mcp, 'set_order_status', { reference: order.reference, status: 'cancelled', idempotency_key: k });
+    const result = await call(mcp, 'set_order_status', {
+      reference: order.reference,
+      status: 'cancelled',
+      idempotency_key: k,
+    });
     expect(documentOf(result)).toEqual(JSON.parse(http.text));
   });
 
@@ -267,25 +381,61 @@ describe('MCP: orders tools', () => {
     const { storeId, key } = await storeWithKey(['orders:read', 'orders:write-status']);
     const order = await placeOrder(storeId);
     const mcp = await connect(key.token);
-    const err = expectToolError(await call(mcp, 'set_order_status', { reference: order.reference, status: 'processing' }), 'idempotency_key_required', 'idempotency_key');
+    const err = expectToolError(
+      await call(mcp, 'set_order_status', { reference: order.reference, status: 'processing' }),
+      'idempotency_key_required',
+      'idempotency_key',
+    );
     expect(err.message).toContain('idempotency_key');
-    expectToolError(await call(mcp, 'set_order_status', { reference: order.reference, status: 'processing', idempotency_key: '' }), 'idempotency_key_required', 'idempotency_key');
-    expectToolError(await call(mcp, 'set_order_status', { reference: order.reference, status: 'processing', idempotency_key: 42 }), 'validation_failed', 'idempotency_key');
+    expectToolError(
+      await call(mcp, 'set_order_status', { reference: order.reference, status: 'processing', idempotency_key: '' }),
+      'idempotency_key_required',
+      'idempotency_key',
+    );
+    expectToolError(
+      await call(mcp, 'set_order_status', { reference: order.reference, status: 'processing', idempotency_key: 42 }),
+      'validation_failed',
+      'idempotency_key',
+    );
     expect((await client(key.token).get('/orders')).body.data[0].status).toBe('pending');
   });
 
-  it('applies the endpoint\'s rules: paid is not allowed, a forbidden move is invalid_transition, an unknown order not_found', async () => {
+  it("applies the endpoint's rules: paid is not allowed, a forbidden move is invalid_transition, an unknown order not_found", async () => {
     const { storeId, key } = await storeWithKey(['orders:write-status']);
     const order = await placeOrder(storeId);
     const mcp = await connect(key.token);
-    expectToolError(await call(mcp, 'set_order_status', { reference: order.reference, status: 'paid', idempotency_key: idemKey() }), 'status_not_allowed', 'status');
-    expectToolError(await call(mcp, 'set_order_status', { reference: order.reference, status: 'delivered', idempotency_key: idemKey() }), 'invalid_transition', 'status');
-    expectToolError(await call(mcp, 'set_order_status', { reference: 'NO-SUCH-ORDER', status: 'processing', idempotency_key: idemKey() }), 'not_found');
+    expectToolError(
+      await call(mcp, 'set_order_status', { reference: order.reference, status: 'paid', idempotency_key: idemKey() }),
+      'status_not_allowed',
+      'status',
+    );
+    expectToolError(
+      await call(mcp, 'set_order_status', {
+        reference: order.reference,
+        status: 'delivered',
+        idempotency_key: idemKey(),
+      }),
+      'invalid_transition',
+      'status',
+    );
+    expectToolError(
+      await call(mcp, 'set_order_status', {
+        reference: 'NO-SUCH-ORDER',
+        status: 'processing',
+        idempotency_key: idemKey(),
+      }),
+      'not_found',
+    );
   });
 });
 
 describe('MCP: content tools', () => {
-  const page = { type: 'page', title: 'About us', slug: 'about-us', body: '<p>Hello <script>alert(1)</script><b>there</b></p>' };
+  const page = {
+    type: 'page',
+    title: 'About us',
+    slug: 'about-us',
+    body: '<p>Hello <script>alert(1)</script><b>there</b></p>',
+  };
 
   it('save_page saves a sanitized draft; publish_page publishes once under an idempotency_key; unpublish_page takes it down', async () => {
     const { key } = await storeWithKey(['content:read', 'content:write']);
@@ -298,7 +448,11 @@ describe('MCP: content tools', () => {
     expect(documentOf(published).data).toMatchObject({ status: 'published', published_at: expect.any(String) });
     const replay = await call(mcp, 'publish_page', { external_id: 'pg-1', idempotency_key: k });
     expect(replay.content).toEqual(published.content);
-    expectToolError(await call(mcp, 'publish_page', { external_id: 'pg-1' }), 'idempotency_key_required', 'idempotency_key');
+    expectToolError(
+      await call(mcp, 'publish_page', { external_id: 'pg-1' }),
+      'idempotency_key_required',
+      'idempotency_key',
+    );
     expect(documentOf(await call(mcp, 'unpublish_page', { external_id: 'pg-1' })).data.status).toBe('unpublished');
     const listed = documentOf(await call(mcp, 'list_pages', { type: 'page', limit: 10 }));
     expect(listed).toEqual((await client(key.token).get('/content/pages?type=page&limit=10')).body);
@@ -311,17 +465,27 @@ describe('MCP: content tools', () => {
     documentOf(await call(mcp, 'save_page', { external_id: 'pg-scope', ...page, slug: 'scope' }));
     const k = idemKey();
     const viaTool = await call(mcp, 'publish_page', { external_id: 'pg-scope', idempotency_key: k });
-    const viaHttp = await client(key.token).post('/content/pages/pg-scope/publish', undefined, { 'Idempotency-Key': k });
+    const viaHttp = await client(key.token).post('/content/pages/pg-scope/publish', undefined, {
+      'Idempotency-Key': k,
+    });
     expect(viaHttp.status).toBe(200);
     expect(JSON.parse(viaHttp.text)).toEqual(documentOf(viaTool));
-    const reused = await client(key.token).post('/content/pages/pg-scope/publish', { force: true }, { 'Idempotency-Key': k });
+    const reused = await client(key.token).post(
+      '/content/pages/pg-scope/publish',
+      { force: true },
+      { 'Idempotency-Key': k },
+    );
     expect(reused.body).toMatchObject({ code: 'idempotency_key_reused' });
   });
 
   it('answers the content rules as tool errors: bad slug, slug taken, unpublishing a draft, unknown page', async () => {
     const { key } = await storeWithKey(['content:write']);
     const mcp = await connect(key.token);
-    expectToolError(await call(mcp, 'save_page', { external_id: 'pg-2', ...page, slug: 'Not A Slug' }), 'validation_failed', 'slug');
+    expectToolError(
+      await call(mcp, 'save_page', { external_id: 'pg-2', ...page, slug: 'Not A Slug' }),
+      'validation_failed',
+      'slug',
+    );
     documentOf(await call(mcp, 'save_page', { external_id: 'pg-2', ...page }));
     expectToolError(await call(mcp, 'save_page', { external_id: 'pg-3', ...page }), 'slug_taken', 'slug');
     expectToolError(await call(mcp, 'unpublish_page', { external_id: 'pg-2' }), 'invalid_transition');
@@ -334,9 +498,15 @@ describe('MCP: access', () => {
   it('refuses a tool the key lacks the ability for, naming the ability', async () => {
     const { key } = await storeWithKey(['catalog:read']);
     const mcp = await connect(key.token);
-    const err = expectToolError(await call(mcp, 'upsert_product', { external_id: 'p-1', name: 'X', price: 1 }), 'forbidden');
+    const err = expectToolError(
+      await call(mcp, 'upsert_product', { external_id: 'p-1', name: 'X', price: 1 }),
+      'forbidden',
+    );
     expect(err.message).toContain('catalog:write');
-    expectToolError(await call(mcp, 'set_order_status', { reference: 'R-1', status: 'processing', idempotency_key: 'k' }), 'forbidden');
+    expectToolError(
+      await call(mcp, 'set_order_status', { reference: 'R-1', status: 'processing', idempotency_key: 'k' }),
+      'forbidden',
+    );
   });
 
   it('answers an unknown tool with a JSON-RPC invalid-params error', async () => {
@@ -367,7 +537,12 @@ describe('MCP: access', () => {
     const listed = await rawPost(key.token, listToolsMessage);
     expect(listed.status).toBe(200);
     expect(listed.headers.get('ratelimit-remaining')).toBe('0');
-    const res = await rawPost(key.token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_products', arguments: {} } });
+    const res = await rawPost(key.token, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'list_products', arguments: {} },
+    });
     expect(res.status).toBe(429);
     expect(res.headers.get('ratelimit-remaining')).toBe('0');
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -376,13 +551,23 @@ describe('MCP: access', () => {
     expect(body.code).toBe('rate_limited');
   });
 
-  it('counts MCP tool calls against the key\'s allowance, and set-up not', async () => {
+  it("counts MCP tool calls against the key's allowance, and set-up not", async () => {
     const { key } = await storeWithKey(['catalog:read']);
     expect((await rawPost(key.token, listToolsMessage)).headers.get('ratelimit-remaining')).toBe('60');
-    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
     expect((await rawPost(key.token, initialize)).headers.get('ratelimit-remaining')).toBe('60');
     expect((await rawPost(key.token, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
-    const called = await rawPost(key.token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_products', arguments: {} } });
+    const called = await rawPost(key.token, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'list_products', arguments: {} },
+    });
     expect(called.headers.get('ratelimit-remaining')).toBe('59');
     expect((await client(key.token).get('/products')).headers.get('ratelimit-remaining')).toBe('58');
   });
@@ -391,7 +576,9 @@ describe('MCP: access', () => {
 describe('MCP: transport', () => {
   it('answers GET /mcp with 405 (no SSE stream in stateless mode)', async () => {
     const { key } = await storeWithKey();
-    const res = await fetch(mcpUrl(), { headers: { Accept: 'text/event-stream', Authorization: `Bearer ${key.token}` } });
+    const res = await fetch(mcpUrl(), {
+      headers: { Accept: 'text/event-stream', Authorization: `Bearer ${key.token}` },
+    });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST');
     expectErrorShape(await res.json());
@@ -410,7 +597,12 @@ describe('MCP: transport', () => {
   it('keeps no state between requests: tools/call works without initialize', async () => {
     const { storeId, key } = await storeWithKey(['catalog:read']);
     await seedProduct(storeId, { name: 'Stateless stool' });
-    const res = await rawPost(key.token, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_product', arguments: { id: 1 } } });
+    const res = await rawPost(key.token, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'get_product', arguments: { id: 1 } },
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
     expect(body.id).toBe(7);

@@ -1,14 +1,14 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectErrorShape, storeWithKey } from '../fixtures/api.ts';
-import { createGateway } from '../../emulation/local/gateway.ts';
-import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
-import { keys } from '../../shared/db/keys.ts';
-import { batchWrite } from '../../shared/db/helpers.ts';
-import { pendingNameCount } from '../../shared/db/name-index.repo.ts';
-import { SEARCH_READ_BUDGET_RCU } from '../../shared/db/name-search.repo.ts';
-import { normalizeName } from '../../shared/domain/product/product.ts';
+import { expectErrorShape, storeWithKey } from '#fixtures/api.ts';
+import { createGateway } from '#emulation/local/gateway.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+import { keys } from '#db/keys.ts';
+import { batchWrite } from '#db/helpers.ts';
+import { pendingNameCount } from '#db/name-index.repo.ts';
+import { SEARCH_READ_BUDGET_RCU } from '#db/name-search.repo.ts';
+import { normalizeName } from '#domain/product/product.ts';
 
 /**
  * filter[name] reads at most its budget of read units: a needle whose candidate postings do not
@@ -33,12 +33,16 @@ describe('filter[name] read budget', () => {
     const { storeId, key, client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
     const search = async (needle: string) => {
       const cost = new Promise<{ rcu: number }>((resolve) => (reported = resolve));
-      const res = await fetch(`${base}/products?filter%5Bname%5D=${encodeURIComponent(needle)}`, { headers: { Authorization: `Bearer ${key.token}` } });
+      const res = await fetch(`${base}/products?filter%5Bname%5D=${encodeURIComponent(needle)}`, {
+        headers: { Authorization: `Bearer ${key.token}` },
+      });
       return { status: res.status, body: (await res.json()) as Record<string, unknown>, ...(await cost) };
     };
     const name = (i: number) => normalizeName(`Walnut writing desk ${i}`);
     await batchWrite(
-      Array.from({ length: CROWD }, (_, i) => ({ PutRequest: { Item: { ...keys.nameGram(storeId, 'wal', 1_000_000 + i), n: name(i) } } })),
+      Array.from({ length: CROWD }, (_, i) => ({
+        PutRequest: { Item: { ...keys.nameGram(storeId, 'wal', 1_000_000 + i), n: name(i) } },
+      })),
       8,
     );
     expect([200, 201]).toContain((await api.put('/catalog/products/zebra', { name: 'Zebra lamp', price: 100 })).status);
@@ -57,7 +61,9 @@ describe('filter[name] read budget', () => {
       expect(broad.body.message).toMatch(/longer/);
       // The whole request: the search's budget plus what any search of this key costs besides.
       expect(broad.rcu, needle).toBeLessThanOrEqual(SEARCH_READ_BUDGET_RCU + rare.rcu);
-      console.log(`filter[name] "${needle}" among ${CROWD} postings: 422 after ${broad.rcu} RCU (rare needle: ${rare.rcu})`);
+      console.log(
+        `filter[name] "${needle}" among ${CROWD} postings: 422 after ${broad.rcu} RCU (rare needle: ${rare.rcu})`,
+      );
     }
     // A needle with a rare trigram besides the crowded one is answered from the rare list.
     expect((await search('walnut writing desk zebra')).status).toBe(200);

@@ -2,18 +2,18 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { adminCommand, type client, storeWithKey } from '../fixtures/api.ts';
-import { seedProduct } from '../fixtures/catalog.ts';
-import { createGateway } from '../../emulation/local/gateway.ts';
-import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
-import { db, tableName } from '../../shared/db/client.ts';
-import { keys } from '../../shared/db/keys.ts';
-import { batchWrite } from '../../shared/db/helpers.ts';
-import { markNamesPending } from '../../shared/db/product-index.repo.ts';
-import { indexPendingNames, pendingNameCount } from '../../shared/db/name-index.repo.ts';
-import { modifyProduct } from '../../shared/db/product.repo.ts';
-import { nameGrams } from '../../shared/domain/product/name-grams.ts';
-import { normalizeName } from '../../shared/domain/product/product.ts';
+import { adminCommand, type client, storeWithKey } from '#fixtures/api.ts';
+import { seedProduct } from '#fixtures/catalog.ts';
+import { createGateway } from '#emulation/local/gateway.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+import { db, tableName } from '#db/client.ts';
+import { keys } from '#db/keys.ts';
+import { batchWrite } from '#db/helpers.ts';
+import { markNamesPending } from '#db/product-index.repo.ts';
+import { indexPendingNames, pendingNameCount } from '#db/name-index.repo.ts';
+import { modifyProduct } from '#db/product.repo.ts';
+import { nameGrams } from '#domain/product/name-grams.ts';
+import { normalizeName } from '#domain/product/product.ts';
 
 /**
  * filter[name] through the trigram postings the stack's name indexer (the stream consumer the CDK
@@ -42,8 +42,34 @@ async function postingsOf(storeId: string, productId: number, name: string) {
   return found;
 }
 
-const NAMES = ['Walnut Desk', 'Oak Desk Lamp', 'Linen Shirt', 'ÜBER Brass 😀 Bowl', 'a', 'ﬁne Ｆｕｌｌwidth', 'Desk#Tidy 100%'];
-const NEEDLES = ['desk', 'DESK', 'k l', 'a', 'sk', '😀', ' bowl', 'über', 'fine', 'full', 'k#t', '100%', 'oak desk lamp', 'oak desk lamp!', 'zzz', 'W', 'lnu'];
+const NAMES = [
+  'Walnut Desk',
+  'Oak Desk Lamp',
+  'Linen Shirt',
+  'ÜBER Brass 😀 Bowl',
+  'a',
+  'ﬁne Ｆｕｌｌwidth',
+  'Desk#Tidy 100%',
+];
+const NEEDLES = [
+  'desk',
+  'DESK',
+  'k l',
+  'a',
+  'sk',
+  '😀',
+  ' bowl',
+  'über',
+  'fine',
+  'full',
+  'k#t',
+  '100%',
+  'oak desk lamp',
+  'oak desk lamp!',
+  'zzz',
+  'W',
+  'lnu',
+];
 
 describe('filter[name] on trigram postings', () => {
   let storeId: string;
@@ -51,7 +77,10 @@ describe('filter[name] on trigram postings', () => {
   const ids = new Map<string, number>();
 
   const expected = (needle: string) =>
-    [...ids].filter(([name]) => normalizeName(name).includes(normalizeName(needle))).map(([, id]) => id).sort((a, b) => a - b);
+    [...ids]
+      .filter(([name]) => normalizeName(name).includes(normalizeName(needle)))
+      .map(([, id]) => id)
+      .sort((a, b) => a - b);
   const found = async (needle: string) => {
     const res = await api.get(`/products?limit=50&filter%5Bname%5D=${encodeURIComponent(needle)}`);
     expect(res.status).toBe(200);
@@ -99,7 +128,9 @@ describe('filter[name] on trigram postings', () => {
     expect(await found('linen')).not.toContain(id);
     expect(await found('velvet')).toEqual([id]);
     const kept = nameGrams('velvet cushion');
-    expect(await postingsOf(storeId, id, 'Linen Shirt')).toEqual(nameGrams('linen shirt').filter((g) => kept.includes(g)));
+    expect(await postingsOf(storeId, id, 'Linen Shirt')).toEqual(
+      nameGrams('linen shirt').filter((g) => kept.includes(g)),
+    );
     expect(await postingsOf(storeId, id, 'Velvet Cushion')).toEqual(nameGrams('velvet cushion'));
   });
 
@@ -107,35 +138,59 @@ describe('filter[name] on trigram postings', () => {
     const product = await seedProduct(storeId, { name: 'Amber Vase' });
     await indexed(storeId);
     for (const name of ['Cobalt Vase', 'Amber Vase', 'Cobalt Vase']) {
-      await modifyProduct(storeId, product.id, (current) => ({ ...current, name, updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString() }));
+      await modifyProduct(storeId, product.id, (current) => ({
+        ...current,
+        name,
+        updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString(),
+      }));
     }
-    await indexPendingNames([{ storeId, productId: product.id }, { storeId, productId: product.id }]);
+    await indexPendingNames([
+      { storeId, productId: product.id },
+      { storeId, productId: product.id },
+    ]);
     await indexPendingNames([{ storeId, productId: product.id }]);
     await indexed(storeId);
     expect(await found('cobalt')).toEqual([product.id]);
     expect(await found('amber')).toEqual([]);
-    expect(await postingsOf(storeId, product.id, 'Amber Vase')).toEqual(nameGrams('amber vase').filter((g) => nameGrams('cobalt vase').includes(g)));
+    expect(await postingsOf(storeId, product.id, 'Amber Vase')).toEqual(
+      nameGrams('amber vase').filter((g) => nameGrams('cobalt vase').includes(g)),
+    );
   });
 });
 
 describe('products reindex-names', () => {
   it('gives products that predate the index their postings, and never overwrites a newer name', async () => {
     const { storeId, client: api } = await storeWithKey(['catalog:read']);
-    const old = [await seedProduct(storeId, { name: 'Heron Print' }), await seedProduct(storeId, { name: 'Egret Print' })];
+    const old = [
+      await seedProduct(storeId, { name: 'Heron Print' }),
+      await seedProduct(storeId, { name: 'Egret Print' }),
+    ];
     await indexed(storeId);
     // As a version before the index left them: no postings, no indexed record, nothing pending.
     for (const p of old) {
       const grams = nameGrams(normalizeName(p.name));
-      await batchWrite([...grams.map((g) => ({ DeleteRequest: { Key: keys.nameGram(storeId, g, p.id) } })), { DeleteRequest: { Key: keys.nameIndexed(storeId, p.id) } }]);
+      await batchWrite([
+        ...grams.map((g) => ({ DeleteRequest: { Key: keys.nameGram(storeId, g, p.id) } })),
+        { DeleteRequest: { Key: keys.nameIndexed(storeId, p.id) } },
+      ]);
     }
     expect((await api.get('/products?filter%5Bname%5D=print')).body.total).toBe(0);
 
-    expect(await adminCommand('products reindex-names', { store: storeId })).toEqual({ store_id: storeId, products: 2 });
+    expect(await adminCommand('products reindex-names', { store: storeId })).toEqual({
+      store_id: storeId,
+      products: 2,
+    });
     await indexed(storeId);
-    expect((await api.get('/products?filter%5Bname%5D=print')).body.data.map((p: { id: number }) => p.id)).toEqual(old.map((p) => p.id));
+    expect((await api.get('/products?filter%5Bname%5D=print')).body.data.map((p: { id: number }) => p.id)).toEqual(
+      old.map((p) => p.id),
+    );
 
     const [heron] = old;
-    await modifyProduct(storeId, heron!.id, (current) => ({ ...current, name: 'Crane Print', updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString() }));
+    await modifyProduct(storeId, heron!.id, (current) => ({
+      ...current,
+      name: 'Crane Print',
+      updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString(),
+    }));
     expect(await markNamesPending([heron!])).toBe(false);
     await indexed(storeId);
     expect((await api.get('/products?filter%5Bname%5D=heron')).body.total).toBe(0);
@@ -143,7 +198,9 @@ describe('products reindex-names', () => {
   });
 
   it('refuses an unknown store with one error', async () => {
-    await expect(adminCommand('products reindex-names', { store: 'no-such-store' })).rejects.toThrow(/not_found|No store/i);
+    await expect(adminCommand('products reindex-names', { store: 'no-such-store' })).rejects.toThrow(
+      /not_found|No store/i,
+    );
   });
 });
 
@@ -164,13 +221,19 @@ describe('filter[name] read cost', () => {
     const { storeId, key, client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
     const search = async (needle: string) => {
       const cost = new Promise<{ rcu: number; ops: string }>((resolve) => (reported = resolve));
-      const res = await fetch(`${base}/products?filter%5Bname%5D=${needle}`, { headers: { Authorization: `Bearer ${key.token}` } });
+      const res = await fetch(`${base}/products?filter%5Bname%5D=${needle}`, {
+        headers: { Authorization: `Bearer ${key.token}` },
+      });
       const body = (await res.json()) as { total: number };
       return { total: body.total, ...(await cost) };
     };
     const addBulk = async (from: number, count: number) => {
       for (let start = from; start < from + count; start += 100) {
-        const items = Array.from({ length: 100 }, (_, i) => ({ external_id: `b-${start + i}`, name: `Walnut item ${start + i}`, price: 100 }));
+        const items = Array.from({ length: 100 }, (_, i) => ({
+          external_id: `b-${start + i}`,
+          name: `Walnut item ${start + i}`,
+          price: 100,
+        }));
         expect((await api.post('/catalog/products/batch', { items })).status).toBe(200);
       }
     };
@@ -193,6 +256,8 @@ describe('filter[name] read cost', () => {
     // The common name's cost grows with its matches (10 times as many; the page read stays the same),
     // up to the search's read budget (name-search-budget.test.ts).
     expect(commonLarge.rcu).toBeGreaterThan(commonSmall.rcu + 5);
-    console.log(`filter[name] RCU: rare ${small.rcu} → ${large.rcu}, common ${commonSmall.rcu} → ${commonLarge.rcu} (101 → 1001 products)`);
+    console.log(
+      `filter[name] RCU: rare ${small.rcu} → ${large.rcu}, common ${commonSmall.rcu} → ${commonLarge.rcu} (101 → 1001 products)`,
+    );
   }, 300_000);
 });

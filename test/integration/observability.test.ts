@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { handler as authorizer } from '../../functions/authorizer/handler.ts';
-import { handler as orders } from '../../functions/orders/handler.ts';
-import { resetConfig } from '../../shared/config.ts';
-import { resourceOf } from '../../shared/http/api-routes.ts';
-import { createKey, createStore } from '../fixtures/api.ts';
-import { idemKey, placeOrder } from '../fixtures/orders.ts';
+import { handler as authorizer } from '#functions/authorizer/handler.ts';
+import { handler as orders } from '#functions/orders/handler.ts';
+import { resetConfig } from '#shared/config.ts';
+import { resourceOf } from '#http/api-routes.ts';
+import { createKey, createStore } from '#fixtures/api.ts';
+import { idemKey, placeOrder } from '#fixtures/orders.ts';
 
 /**
  * Logs and metrics as the Lambdas print them: the authorizer and the orders Lambda are invoked
@@ -16,7 +16,11 @@ import { idemKey, placeOrder } from '../fixtures/orders.ts';
 const STATUS_RESOURCE = resourceOf({ path: '/orders/{reference}/status' });
 
 function lambdaContext(requestId: string): Context {
-  return { functionName: 'orders-fn', awsRequestId: requestId, invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:orders-fn' } as Context;
+  return {
+    functionName: 'orders-fn',
+    awsRequestId: requestId,
+    invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:orders-fn',
+  } as Context;
 }
 
 let lines: string[] = [];
@@ -33,7 +37,11 @@ const emf = () => parsed().filter((l) => l._aws?.CloudWatchMetrics);
 /** Authorizer, then the orders Lambda with what it decided: one API request, as API Gateway runs it. */
 async function statusChange(token: string, reference: string, idempotencyKey: string) {
   const requestId = randomUUID();
-  const headers = { Authorization: `Bearer ${token}`, 'Idempotency-Key': idempotencyKey, 'Content-Type': 'application/json' };
+  const headers = {
+    Authorization: `Bearer ${token}`,
+    'Idempotency-Key': idempotencyKey,
+    'Content-Type': 'application/json',
+  };
   const path = `/orders/${reference}/status`;
   const authorizerEvent = {
     type: 'REQUEST',
@@ -87,11 +95,22 @@ describe('observability: log lines and EMF metrics of a request', () => {
     expect(logs.map((l) => l.msg)).toEqual(['request']);
     expect(Buffer.byteLength(lines.join('\n'))).toBeLessThanOrEqual(900);
     for (const line of logs) {
-      expect(line).toMatchObject({ level: 'info', key_id: key.id, store_id: storeId, service: 'store-integration-api' });
+      expect(line).toMatchObject({
+        level: 'info',
+        key_id: key.id,
+        store_id: storeId,
+        service: 'store-integration-api',
+      });
       expect(typeof line.cold_start).toBe('boolean');
       expect(line.time).toMatch(/^\d{4}-\d\d-\d\dT/);
     }
-    expect(logs[0]).toMatchObject({ request_id: requestId, function_name: 'orders-fn', status: 200, operation: 'setOrderStatus', Requests: 1 });
+    expect(logs[0]).toMatchObject({
+      request_id: requestId,
+      function_name: 'orders-fn',
+      status: 200,
+      operation: 'setOrderStatus',
+      Requests: 1,
+    });
     expect(logs[0]).not.toHaveProperty('ddb_ops');
     const all = lines.join('\n');
     expect(all).not.toContain(key.token);
@@ -119,7 +138,9 @@ describe('observability: log lines and EMF metrics of a request', () => {
       expect(directive.Namespace).toBe('ObservabilityTest');
       expect(directive.Dimensions).toEqual([['service', 'operation']]);
     }
-    expect(ofOperation.map((m) => [m.Requests, m.IdempotencyReplays, m.Forbidden, m.Throttled, m.ServerErrors])).toEqual([
+    expect(
+      ofOperation.map((m) => [m.Requests, m.IdempotencyReplays, m.Forbidden, m.Throttled, m.ServerErrors]),
+    ).toEqual([
       [1, 0, 0, 0, 0],
       [1, 1, 0, 0, 0],
       [1, 0, 1, 0, 0],
@@ -129,10 +150,20 @@ describe('observability: log lines and EMF metrics of a request', () => {
     expect(metrics.filter((m) => m.operation === 'authorizer')).toEqual([]);
   });
 
-  it('counts a request without a key once, as the authorizer\'s Unauthorized, and prints the detail only at debug', async () => {
+  it("counts a request without a key once, as the authorizer's Unauthorized, and prints the detail only at debug", async () => {
     captureStdout();
-    const noKey = { type: 'REQUEST', methodArn: 'arn:aws:execute-api:us-east-1:000000000000:api/prod/GET/orders', resource: '/v1/orders', path: '/orders', httpMethod: 'GET', headers: {}, requestContext: { requestId: randomUUID() } };
-    await expect(authorizer(noKey as unknown as APIGatewayRequestAuthorizerEvent, lambdaContext(randomUUID()))).rejects.toThrow('Unauthorized');
+    const noKey = {
+      type: 'REQUEST',
+      methodArn: 'arn:aws:execute-api:us-east-1:000000000000:api/prod/GET/orders',
+      resource: '/v1/orders',
+      path: '/orders',
+      httpMethod: 'GET',
+      headers: {},
+      requestContext: { requestId: randomUUID() },
+    };
+    await expect(
+      authorizer(noKey as unknown as APIGatewayRequestAuthorizerEvent, lambdaContext(randomUUID())),
+    ).rejects.toThrow('Unauthorized');
     vi.restoreAllMocks();
     expect(emf().map((m) => [m.operation, m.Unauthorized, m.Requests])).toEqual([['authorizer', 1, 1]]);
 

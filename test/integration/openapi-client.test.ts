@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import createClient from 'openapi-fetch';
-import { baseUrl, storeWithKey } from '../fixtures/api.ts';
-import { placeOrder } from '../fixtures/orders.ts';
-import { seedProduct } from '../fixtures/catalog.ts';
-import type { paths } from '../fixtures/openapi-types.ts';
-import { buildOpenApiDocument } from '../../shared/http/openapi/document.ts';
-import { CLIENT_TYPES_FILE, renderClientTypes } from '../../bin/openapi.ts';
+import { baseUrl, storeWithKey } from '#fixtures/api.ts';
+import { placeOrder } from '#fixtures/orders.ts';
+import { seedProduct } from '#fixtures/catalog.ts';
+import type { paths } from '#fixtures/openapi-types.ts';
+import { buildOpenApiDocument } from '#http/openapi/document.ts';
+import { CLIENT_TYPES_FILE, renderClientTypes } from '#bin/openapi.ts';
 
 /**
  * What an integrator does first: generate types from the served document with openapi-typescript
@@ -33,7 +33,8 @@ describe('a client generated from the OpenAPI document', () => {
     expect(products.response.status).toBe(200);
     expect(products.data!.data.map((p) => p.name)).toContain('Generated client chair');
 
-    const syncPage = (cursor: number) => api.GET('/orders', { params: { query: { cursor, limit: 2, updated_since: since } } });
+    const syncPage = (cursor: number) =>
+      api.GET('/orders', { params: { query: { cursor, limit: 2, updated_since: since } } });
     const seen: string[] = [];
     for (let cursor: number | null = 0; cursor !== null; ) {
       const { data, response } = await syncPage(cursor);

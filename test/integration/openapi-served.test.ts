@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { API_ROUTES } from '../../shared/http/api-routes.ts';
-import { baseUrl, client, storeWithKey } from '../fixtures/api.ts';
-import { checkContract, ContractViolation } from '../fixtures/contract.ts';
+import { API_ROUTES } from '#http/api-routes.ts';
+import { baseUrl, client, storeWithKey } from '#fixtures/api.ts';
+import { checkContract, ContractViolation } from '#fixtures/contract.ts';
 
 const run = promisify(execFile);
 
@@ -15,10 +15,15 @@ describe('GET {base}/openapi.json and {base}/docs', () => {
     const res = await fetch(`${baseUrl()}/openapi.json`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/json');
-    const doc = (await res.json()) as { openapi: string; servers: { url: string }[]; paths: Record<string, Record<string, unknown>> };
+    const doc = (await res.json()) as {
+      openapi: string;
+      servers: { url: string }[];
+      paths: Record<string, Record<string, unknown>>;
+    };
     expect(doc.openapi).toMatch(/^3\.1\./);
     expect(doc.servers[0]!.url).toBe(baseUrl());
-    for (const route of API_ROUTES) expect(doc.paths[route.path]?.[route.method.toLowerCase()], `${route.method} ${route.path}`).toBeDefined();
+    for (const route of API_ROUTES)
+      expect(doc.paths[route.path]?.[route.method.toLowerCase()], `${route.method} ${route.path}`).toBeDefined();
   });
 
   it('serves the reference page, which loads the document and the renderer from this server only (no CDN)', async () => {
@@ -27,7 +32,9 @@ describe('GET {base}/openapi.json and {base}/docs', () => {
     expect(res.headers.get('content-type')).toContain('text/html');
     const html = await res.text();
     const sources = [...html.matchAll(/(?:src|href|spec-url)="([^"]+)"/g)].map((m) => m[1]!);
-    expect(sources).toEqual(expect.arrayContaining(['/api/v1/integrations/openapi.json', '/api/v1/integrations/docs/redoc.standalone.js']));
+    expect(sources).toEqual(
+      expect.arrayContaining(['/api/v1/integrations/openapi.json', '/api/v1/integrations/docs/redoc.standalone.js']),
+    );
     for (const source of sources) {
       expect(source.startsWith('/'), `${source} is not served locally`).toBe(true);
       const asset = await fetch(new URL(source, baseUrl()));
@@ -40,13 +47,31 @@ describe('GET {base}/openapi.json and {base}/docs', () => {
   // installed (.ci/run installs Debian's chromium), and says in the output why when it is not.
   const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
   it('renders every operation in headless Chromium', async (ctx) => {
-    ctx.skip(!chromium, 'no Chromium at /usr/bin/chromium or /usr/bin/chromium-browser: install it (apt-get install chromium) to render the page');
+    ctx.skip(
+      !chromium,
+      'no Chromium at /usr/bin/chromium or /usr/bin/chromium-browser: install it (apt-get install chromium) to render the page',
+    );
     const profile = mkdtempSync(path.join(tmpdir(), 'chromium-'));
     try {
       // A fresh profile and nothing that reaches the network on its own: the page is loopback only.
-      const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`];
-      const { stdout } = await run(chromium!, [...flags, '--virtual-time-budget=15000', '--dump-dom', `${baseUrl()}/docs`], { maxBuffer: 50 * 1024 * 1024, timeout: 150_000 });
-      for (const summary of ['List products', 'Change an order\'s status', 'Save a page as draft']) expect(stdout).toContain(summary);
+      const flags = [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--user-data-dir=${profile}`,
+      ];
+      const { stdout } = await run(
+        chromium!,
+        [...flags, '--virtual-time-budget=15000', '--dump-dom', `${baseUrl()}/docs`],
+        { maxBuffer: 50 * 1024 * 1024, timeout: 150_000 },
+      );
+      for (const summary of ['List products', "Change an order's status", 'Save a page as draft'])
+        expect(stdout).toContain(summary);
     } finally {
       rmSync(profile, { recursive: true, force: true });
     }
@@ -64,10 +89,27 @@ describe('the contract check of the test client', () => {
   it('fails an answer whose body or status the document does not describe', () => {
     const url = `${baseUrl()}/products/1`;
     const headers = new Headers({ 'X-Request-Id': 'req-1' });
-    expect(() => checkContract({ method: 'GET', url }, { status: 404, headers: new Headers(), text: JSON.stringify({ code: 'not_found', message: 'x', field: null }) })).toThrow(/required header X-Request-Id/);
-    expect(() => checkContract({ method: 'GET', url }, { status: 200, headers, text: JSON.stringify({ data: { id: 1 } }) })).toThrow(/does not match/);
-    expect(() => checkContract({ method: 'GET', url }, { status: 404, headers, text: JSON.stringify({ code: 'slug_taken', message: 'x', field: null }) })).toThrow(/does not match/);
+    expect(() =>
+      checkContract(
+        { method: 'GET', url },
+        { status: 404, headers: new Headers(), text: JSON.stringify({ code: 'not_found', message: 'x', field: null }) },
+      ),
+    ).toThrow(/required header X-Request-Id/);
+    expect(() =>
+      checkContract({ method: 'GET', url }, { status: 200, headers, text: JSON.stringify({ data: { id: 1 } }) }),
+    ).toThrow(/does not match/);
+    expect(() =>
+      checkContract(
+        { method: 'GET', url },
+        { status: 404, headers, text: JSON.stringify({ code: 'slug_taken', message: 'x', field: null }) },
+      ),
+    ).toThrow(/does not match/);
     expect(() => checkContract({ method: 'GET', url }, { status: 418, headers, text: '{}' })).toThrow(/status not in/);
-    expect(() => checkContract({ method: 'GET', url }, { status: 404, headers, text: JSON.stringify({ code: 'not_found', message: 'x', field: null }) })).not.toThrow();
+    expect(() =>
+      checkContract(
+        { method: 'GET', url },
+        { status: 404, headers, text: JSON.stringify({ code: 'not_found', message: 'x', field: null }) },
+      ),
+    ).not.toThrow();
   });
 });

@@ -1,8 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminCommand, storeWithKey } from '../fixtures/api.ts';
-import { eventsOfOrder, idemKey, outboxEvents, insertTestOrder, orderFile, placeOrder, ref, statusPath } from '../fixtures/orders.ts';
-import { handler as admin } from '../../functions/admin/handler.ts';
-import { ORDER_STATUSES } from '../../shared/domain/order/order.ts';
+import { adminCommand, storeWithKey } from '#fixtures/api.ts';
+import {
+  eventsOfOrder,
+  idemKey,
+  outboxEvents,
+  insertTestOrder,
+  orderFile,
+  placeOrder,
+  ref,
+  statusPath,
+} from '#fixtures/orders.ts';
+import { handler as admin } from '#functions/admin/handler.ts';
+import { ORDER_STATUSES } from '#domain/order/order.ts';
 
 const outboxEventsOf = (storeId: string) => outboxEvents(storeId, 'any');
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -82,8 +91,16 @@ describe('admin: orders place and orders mark-paid', () => {
 
   it('marks a pending order paid: status paid, paid_total = total, a new updated_at, and one order.paid event', async () => {
     const placed = await placeOrder(storeId);
-    const paid = await adminCommand<Record<string, any>>('orders mark-paid', { store: storeId, reference: placed.reference });
-    expect(paid).toEqual({ ...placed, status: 'paid', paid_total: placed.total, updated_at: expect.stringMatching(ISO_MS) });
+    const paid = await adminCommand<Record<string, any>>('orders mark-paid', {
+      store: storeId,
+      reference: placed.reference,
+    });
+    expect(paid).toEqual({
+      ...placed,
+      status: 'paid',
+      paid_total: placed.total,
+      updated_at: expect.stringMatching(ISO_MS),
+    });
     expect(paid.updated_at > placed.updated_at).toBe(true);
     expect(await eventsOfOrder(storeId, placed.id)).toHaveLength(0); // a payment is not also a status change
     const [event, ...more] = await eventsOfOrder(storeId, placed.id, 'order.paid');
@@ -91,12 +108,20 @@ describe('admin: orders place and orders mark-paid', () => {
     expect(event).toMatchObject({
       event_type: 'order.paid',
       created_at: paid.updated_at,
-      payload: { type: 'order.paid', timestamp: paid.updated_at, data: { order: paid, previous_status: 'pending', status: 'paid' } },
+      payload: {
+        type: 'order.paid',
+        timestamp: paid.updated_at,
+        data: { order: paid, previous_status: 'pending', status: 'paid' },
+      },
     });
     const since = await api.get(`/orders?updated_since=${encodeURIComponent(paid.updated_at)}`);
     expect(since.body.data.map((o: { id: number }) => o.id)).toContain(placed.id);
     // And the integration can then move it on; paid_total stays.
-    const moved = await api.post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() });
+    const moved = await api.post(
+      statusPath(placed.reference),
+      { status: 'processing' },
+      { 'Idempotency-Key': idemKey() },
+    );
     expect(moved.body.data).toMatchObject({ status: 'processing', paid_total: placed.total });
   });
 
@@ -107,18 +132,23 @@ describe('admin: orders place and orders mark-paid', () => {
     expect(await eventsOfOrder(storeId, placed.id, 'order.paid')).toHaveLength(0);
   });
 
-  it.each(ORDER_STATUSES.filter((s) => s !== 'pending' && s !== 'paid'))('refuses to mark a %s order paid', async (status) => {
-    const order = await insertTestOrder(storeId, { status });
-    const out = await admin({ command: 'orders mark-paid', args: { store: storeId, reference: order.reference } });
-    expect(out).toMatchObject({ ok: false, error: { code: 'invalid_transition' } });
-  });
+  it.each(ORDER_STATUSES.filter((s) => s !== 'pending' && s !== 'paid'))(
+    'refuses to mark a %s order paid',
+    async (status) => {
+      const order = await insertTestOrder(storeId, { status });
+      const out = await admin({ command: 'orders mark-paid', args: { store: storeId, reference: order.reference } });
+      expect(out).toMatchObject({ ok: false, error: { code: 'invalid_transition' } });
+    },
+  );
 
   it('answers not_found for an unknown reference or store', async () => {
     expect(await admin({ command: 'orders mark-paid', args: { store: storeId, reference: 'NOPE-1' } })).toMatchObject({
       ok: false,
       error: { code: 'not_found', field: 'reference' },
     });
-    expect(await admin({ command: 'orders mark-paid', args: { store: 'no-such-store', reference: 'NOPE-1' } })).toMatchObject({
+    expect(
+      await admin({ command: 'orders mark-paid', args: { store: 'no-such-store', reference: 'NOPE-1' } }),
+    ).toMatchObject({
       ok: false,
       error: { code: 'not_found', field: 'store' },
     });

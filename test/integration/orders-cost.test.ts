@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { createStore } from '../fixtures/api.ts';
-import { idemKey, insertTestOrder } from '../fixtures/orders.ts';
-import { handler } from '../../functions/orders/handler.ts';
-import type { DbStats } from '../../shared/db/client.ts';
-import { costRow, lambdaEvent, measureLambda, type EventInit } from '../fixtures/lambda-cost.ts';
-import type { Order } from '../../shared/domain/order/order.ts';
+import { createStore } from '#fixtures/api.ts';
+import { idemKey, insertTestOrder } from '#fixtures/orders.ts';
+import { handler } from '#functions/orders/handler.ts';
+import type { DbStats } from '#db/client.ts';
+import { costRow, lambdaEvent, measureLambda, type EventInit } from '#fixtures/lambda-cost.ts';
+import type { Order } from '#domain/order/order.ts';
 
 /**
  * Round trips and capacity units of the orders Lambda itself (the authorizer's one UpdateItem
@@ -14,7 +14,8 @@ import type { Order } from '../../shared/domain/order/order.ts';
  */
 const STORE_SIZE = 1000;
 
-const eventFor = (storeId: string, operation: string, init: EventInit) => lambdaEvent(storeId, 999_999, operation, init);
+const eventFor = (storeId: string, operation: string, init: EventInit) =>
+  lambdaEvent(storeId, 999_999, operation, init);
 const measure = (event: APIGatewayProxyEvent) => measureLambda(handler, event);
 
 const rows: Record<string, string> = {};
@@ -29,13 +30,19 @@ describe('orders: round trips and capacity per request', () => {
   beforeAll(async () => {
     storeId = await createStore();
     for (let i = 0; i < STORE_SIZE; i += 50) {
-      orders.push(...(await Promise.all(Array.from({ length: 50 }, () => insertTestOrder(storeId, { status: 'paid', updatedAt: old })))));
+      orders.push(
+        ...(await Promise.all(
+          Array.from({ length: 50 }, () => insertTestOrder(storeId, { status: 'paid', updatedAt: old })),
+        )),
+      );
     }
     orders = orders.sort((a, b) => a.id - b.id);
   }, 300_000);
 
   it('GET /orders, a plain cursor page: one Query of limit + 1 orders', async () => {
-    const r = await measure(eventFor(storeId, 'listOrders', { path: '/orders', query: { cursor: '500', limit: '15' } }));
+    const r = await measure(
+      eventFor(storeId, 'listOrders', { path: '/orders', query: { cursor: '500', limit: '15' } }),
+    );
     expect(r.status).toBe(200);
     expect(r.body.data).toHaveLength(15);
     expect(r.stats.calls).toBe(1);
@@ -47,7 +54,14 @@ describe('orders: round trips and capacity per request', () => {
   it('GET /orders?updated_since, the common poll (3 of 1,000 changed): one index Query over the changed orders only', async () => {
     const since = new Date().toISOString();
     for (const o of orders.slice(100, 103)) {
-      const r = await measure(eventFor(storeId, 'setOrderStatus', { path: `/orders/${o.reference}/status`, params: { reference: o.reference }, body: { status: 'processing' }, headers: { 'idempotency-key': idemKey() } }));
+      const r = await measure(
+        eventFor(storeId, 'setOrderStatus', {
+          path: `/orders/${o.reference}/status`,
+          params: { reference: o.reference },
+          body: { status: 'processing' },
+          headers: { 'idempotency-key': idemKey() },
+        }),
+      );
       expect(r.status).toBe(200);
     }
     const r = await measure(eventFor(storeId, 'listOrders', { path: '/orders', query: { updated_since: since } }));
@@ -57,7 +71,12 @@ describe('orders: round trips and capacity per request', () => {
   });
 
   it('GET /orders?updated_since, the worst case (every order matches): the capped probe, then the id walk', async () => {
-    const r = await measure(eventFor(storeId, 'listOrders', { path: '/orders', query: { updated_since: '2000-01-01T00:00:00Z', limit: '15' } }));
+    const r = await measure(
+      eventFor(storeId, 'listOrders', {
+        path: '/orders',
+        query: { updated_since: '2000-01-01T00:00:00Z', limit: '15' },
+      }),
+    );
     expect(r.body.data).toHaveLength(15);
     expect(r.stats.calls).toBe(2);
     record('GET /orders?updated_since=<long ago> (1,000 match), one page of 15', r.stats);
@@ -67,7 +86,14 @@ describe('orders: round trips and capacity per request', () => {
     const since = new Date().toISOString();
     const changed = orders.slice(200, 500).filter((_, i) => i % 2 === 0);
     for (const o of changed) {
-      await measure(eventFor(storeId, 'setOrderStatus', { path: `/orders/${o.reference}/status`, params: { reference: o.reference }, body: { status: 'cancelled' }, headers: { 'idempotency-key': idemKey() } }));
+      await measure(
+        eventFor(storeId, 'setOrderStatus', {
+          path: `/orders/${o.reference}/status`,
+          params: { reference: o.reference },
+          body: { status: 'cancelled' },
+          headers: { 'idempotency-key': idemKey() },
+        }),
+      );
     }
     const r = await measure(eventFor(storeId, 'listOrders', { path: '/orders', query: { updated_since: since } }));
     expect(r.body.data.map((o: { id: number }) => o.id)).toEqual(changed.slice(0, 15).map((o) => o.id));
@@ -77,7 +103,13 @@ describe('orders: round trips and capacity per request', () => {
   it('POST /orders/{reference}/status: first call, replay, no-op, errors', async () => {
     const o = orders[700]!;
     const k = idemKey();
-    const ev = () => eventFor(storeId, 'setOrderStatus', { path: `/orders/${o.reference}/status`, params: { reference: o.reference }, body: { status: 'processing' }, headers: { 'idempotency-key': k } });
+    const ev = () =>
+      eventFor(storeId, 'setOrderStatus', {
+        path: `/orders/${o.reference}/status`,
+        params: { reference: o.reference },
+        body: { status: 'processing' },
+        headers: { 'idempotency-key': k },
+      });
     const first = await measure(ev());
     expect(first.status).toBe(200);
     // BatchGetItem (order by reference + idempotency record), TransactWriteItems.
@@ -89,7 +121,14 @@ describe('orders: round trips and capacity per request', () => {
     record('POST status, replay', replay.stats);
 
     const post = (body: unknown, reference = o.reference) =>
-      measure(eventFor(storeId, 'setOrderStatus', { path: `/orders/${reference}/status`, params: { reference }, body, headers: { 'idempotency-key': idemKey() } }));
+      measure(
+        eventFor(storeId, 'setOrderStatus', {
+          path: `/orders/${reference}/status`,
+          params: { reference },
+          body,
+          headers: { 'idempotency-key': idemKey() },
+        }),
+      );
     const noop = await post({ status: 'processing' });
     expect(noop.stats.ops).toEqual(['BatchGetItem', 'PutItem']);
     record('POST status, no-op (same status)', noop.stats);
@@ -106,6 +145,11 @@ describe('orders: round trips and capacity per request', () => {
   });
 
   it('prints the table', () => {
-    console.log('\n' + Object.entries(rows).map(([k, v]) => `${k.padEnd(62)} ${v}`).join('\n'));
+    console.log(
+      '\n' +
+        Object.entries(rows)
+          .map(([k, v]) => `${k.padEnd(62)} ${v}`)
+          .join('\n'),
+    );
   });
 });

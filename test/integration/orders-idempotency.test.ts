@@ -1,12 +1,20 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { baseUrl, client, createKey, createStore, expectErrorShape, storeWithKey, type TestKey } from '../fixtures/api.ts';
-import { eventsOfOrder, idemKey, insertTestOrder, placeOrder, statusPath } from '../fixtures/orders.ts';
-import { db, tableName } from '../../shared/db/client.ts';
-import { idempotencyRecordKey } from '../../shared/db/idempotency.repo.ts';
-import { putIdempotencyRecord } from '../fixtures/idempotency.ts';
-import { requestFingerprint } from '../../shared/domain/idempotency.ts';
-import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
+import {
+  baseUrl,
+  client,
+  createKey,
+  createStore,
+  expectErrorShape,
+  storeWithKey,
+  type TestKey,
+} from '#fixtures/api.ts';
+import { eventsOfOrder, idemKey, insertTestOrder, placeOrder, statusPath } from '#fixtures/orders.ts';
+import { db, tableName } from '#db/client.ts';
+import { idempotencyRecordKey } from '#db/idempotency.repo.ts';
+import { putIdempotencyRecord } from '#fixtures/idempotency.ts';
+import { requestFingerprint } from '#domain/idempotency.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
 
 type Api = ReturnType<typeof client>;
 
@@ -94,7 +102,10 @@ describe('POST /orders/{reference}/status: replays', () => {
       const again = await api.post(statusPath(placed.reference), body, { 'Idempotency-Key': k });
       expect(again.status).toBe(422);
       expect(again.text).toBe(first.text);
-      expect([first.headers.get('idempotent-replayed'), again.headers.get('idempotent-replayed')]).toEqual([null, 'true']);
+      expect([first.headers.get('idempotent-replayed'), again.headers.get('idempotent-replayed')]).toEqual([
+        null,
+        'true',
+      ]);
     }
   });
 
@@ -126,8 +137,12 @@ describe('POST /orders/{reference}/status: replays', () => {
     const a = await placeOrder(storeId);
     const b = await placeOrder(storeId);
     const k = idemKey();
-    expect((await api.post(statusPath(a.reference), { status: 'processing' }, { 'Idempotency-Key': k })).status).toBe(200);
-    expect((await api.post(statusPath(b.reference), { status: 'cancelled' }, { 'Idempotency-Key': k })).body.data.status).toBe('cancelled');
+    expect((await api.post(statusPath(a.reference), { status: 'processing' }, { 'Idempotency-Key': k })).status).toBe(
+      200,
+    );
+    expect(
+      (await api.post(statusPath(b.reference), { status: 'cancelled' }, { 'Idempotency-Key': k })).body.data.status,
+    ).toBe('cancelled');
     const otherKey = client((await createKey(storeId, ['orders:write-status'])).token);
     const res = await otherKey.post(statusPath(a.reference), { status: 'cancelled' }, { 'Idempotency-Key': k });
     expect(res.status).toBe(200);
@@ -139,7 +154,11 @@ describe('POST /orders/{reference}/status: replays', () => {
     const k = idemKey();
     await api.post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': k });
     const out = await db().send(
-      new GetCommand({ TableName: tableName(), Key: idempotencyRecordKey(scopeOf(key, placed.reference, k)), ConsistentRead: true }),
+      new GetCommand({
+        TableName: tableName(),
+        Key: idempotencyRecordKey(scopeOf(key, placed.reference, k)),
+        ConsistentRead: true,
+      }),
     );
     expect(out.Item).toMatchObject({ type: 'idempotency', state: 'completed', response_status: 200 });
     const inADay = Math.floor(Date.now() / 1000) + 24 * 3600;
@@ -178,7 +197,9 @@ describe('POST /orders/{reference}/status: records in odd states', () => {
   it('takes over a key whose holder (previous version) crashed once the 30 s lease has run out', async () => {
     const placed = await placeOrder(storeId);
     const k = idemKey();
-    await putIdempotencyRecord(scopeOf(key, placed.reference, k), requestFingerprint(body), { nowMs: Date.now() - 31_000 });
+    await putIdempotencyRecord(scopeOf(key, placed.reference, k), requestFingerprint(body), {
+      nowMs: Date.now() - 31_000,
+    });
     const res = await api.post(statusPath(placed.reference), body, { 'Idempotency-Key': k });
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe('processing');
@@ -190,7 +211,9 @@ describe('POST /orders/{reference}/status: records in odd states', () => {
   it('does not let another body take over an abandoned key', async () => {
     const placed = await placeOrder(storeId);
     const k = idemKey();
-    await putIdempotencyRecord(scopeOf(key, placed.reference, k), requestFingerprint(body), { nowMs: Date.now() - 31_000 });
+    await putIdempotencyRecord(scopeOf(key, placed.reference, k), requestFingerprint(body), {
+      nowMs: Date.now() - 31_000,
+    });
     const res = await api.post(statusPath(placed.reference), { status: 'cancelled' }, { 'Idempotency-Key': k });
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('idempotency_key_reused');
@@ -221,7 +244,9 @@ describe('POST /orders/{reference}/status: races', () => {
     const key = await createKey(storeId, ['orders:write-status']);
     const api = client(key.token);
     const results = await Promise.all(
-      Array.from({ length: 10 }, () => api.post(statusPath(order.reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() })),
+      Array.from({ length: 10 }, () =>
+        api.post(statusPath(order.reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
     expect(results.every((r) => r.body.data.status === 'processing')).toBe(true);
@@ -236,8 +261,21 @@ describe('POST /orders/{reference}/status: races', () => {
     const order = await insertTestOrder(storeId, { status: 'processing' });
     const key = await createKey(storeId, ['orders:write-status']);
     const api = client(key.token);
-    const targets = ['shipped', 'cancelled', 'shipped', 'cancelled', 'shipped', 'cancelled', 'shipped', 'cancelled', 'shipped', 'cancelled'];
-    const results = await Promise.all(targets.map((status) => api.post(statusPath(order.reference), { status }, { 'Idempotency-Key': idemKey() })));
+    const targets = [
+      'shipped',
+      'cancelled',
+      'shipped',
+      'cancelled',
+      'shipped',
+      'cancelled',
+      'shipped',
+      'cancelled',
+      'shipped',
+      'cancelled',
+    ];
+    const results = await Promise.all(
+      targets.map((status) => api.post(statusPath(order.reference), { status }, { 'Idempotency-Key': idemKey() })),
+    );
     const events = await eventsOfOrder(storeId, order.id);
     // From processing both moves are allowed; whichever wins, the other target is then shipped→cancelled
     // (forbidden) or cancelled→shipped (forbidden): one change in all.
@@ -254,7 +292,11 @@ describe('POST /orders/{reference}/status: races', () => {
     const key = await createKey(storeId, ['orders:write-status']);
     const api = client(key.token);
     const k = idemKey();
-    const results = await Promise.all(Array.from({ length: 10 }, () => api.post(statusPath(order.reference), { status: 'cancelled' }, { 'Idempotency-Key': k })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        api.post(statusPath(order.reference), { status: 'cancelled' }, { 'Idempotency-Key': k }),
+      ),
+    );
     const ok = results.filter((r) => r.status === 200);
     const busy = results.filter((r) => r.status === 409);
     expect(ok.length + busy.length).toBe(10);

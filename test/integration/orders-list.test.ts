@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, createKey, createStore, expectErrorShape, storeWithKey } from '../fixtures/api.ts';
-import { idemKey, insertTestOrder, placeOrder, statusPath } from '../fixtures/orders.ts';
+import { client, createKey, createStore, expectErrorShape, storeWithKey } from '#fixtures/api.ts';
+import { idemKey, insertTestOrder, placeOrder, statusPath } from '#fixtures/orders.ts';
 
 type Api = ReturnType<typeof client>;
 
@@ -13,7 +13,9 @@ async function walk(api: Api, query: string, limit: number) {
   const sizes: number[] = [];
   let cursor: number | null = 0;
   for (let guard = 0; cursor !== null && guard < 100; guard++) {
-    const res: { status: number; body: { data: { id: number }[]; next_cursor: number | null } } = await api.get(`/orders?limit=${limit}&cursor=${cursor}${query}`);
+    const res: { status: number; body: { data: { id: number }[]; next_cursor: number | null } } = await api.get(
+      `/orders?limit=${limit}&cursor=${cursor}${query}`,
+    );
     expect(res.status).toBe(200);
     ids.push(...res.body.data.map((o) => o.id));
     sizes.push(res.body.data.length);
@@ -137,7 +139,10 @@ describe('GET /orders: cursor pages in ascending id', () => {
   it('returns an empty list for a store without orders', async () => {
     const empty = await storeWithKey(['orders:read']);
     expect((await empty.client.get('/orders')).body).toEqual({ data: [], next_cursor: null });
-    expect((await empty.client.get('/orders?updated_since=2000-01-01T00:00:00Z')).body).toEqual({ data: [], next_cursor: null });
+    expect((await empty.client.get('/orders?updated_since=2000-01-01T00:00:00Z')).body).toEqual({
+      data: [],
+      next_cursor: null,
+    });
   });
 
   it('answers 401 without a valid key and 403 naming orders:read without the ability', async () => {
@@ -186,10 +191,19 @@ describe('GET /orders?updated_since', () => {
 
   it('reads the offset: +02:00 and -05:30 name the same instants as Z', async () => {
     const expected = idsUpdatedFrom(10);
-    for (const value of ['2026-01-01T12:00:00+02:00', '2026-01-01T04:30:00-05:30', '2026-01-01T12:00+0200', '2026-01-01T10:00:00.000Z', '2026-01-01t10:00:00z']) {
+    for (const value of [
+      '2026-01-01T12:00:00+02:00',
+      '2026-01-01T04:30:00-05:30',
+      '2026-01-01T12:00+0200',
+      '2026-01-01T10:00:00.000Z',
+      '2026-01-01t10:00:00z',
+    ]) {
       const res = await api.get(`/orders?updated_since=${encodeURIComponent(value)}&limit=50`);
       expect(res.status, value).toBe(200);
-      expect(res.body.data.map((o: { id: number }) => o.id), value).toEqual(expected);
+      expect(
+        res.body.data.map((o: { id: number }) => o.id),
+        value,
+      ).toEqual(expected);
     }
   });
 
@@ -227,13 +241,18 @@ describe('GET /orders?updated_since', () => {
   it('never skips or repeats while orders change during the walk', async () => {
     const s = await storeWithKey(['orders:read', 'orders:write-status']);
     const orders = [];
-    for (let i = 0; i < 12; i++) orders.push(await insertTestOrder(s.storeId, { updatedAt: hour(i % 2 === 0 ? 30 : 1) }));
+    for (let i = 0; i < 12; i++)
+      orders.push(await insertTestOrder(s.storeId, { updatedAt: hour(i % 2 === 0 ? 30 : 1) }));
     const since = `&updated_since=${encodeURIComponent(hour(24))}`; // matches the 6 even-indexed orders
     const page1 = await s.client.get(`/orders?limit=2${since}`);
     expect(page1.body.data.map((o: { id: number }) => o.id)).toEqual([1, 3]);
     // Change an order already returned (id 1) and one ahead of the cursor that did not match before (id 8).
     for (const o of [orders[0]!, orders[7]!]) {
-      const res = await s.client.post(statusPath(o.reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() });
+      const res = await s.client.post(
+        statusPath(o.reference),
+        { status: 'processing' },
+        { 'Idempotency-Key': idemKey() },
+      );
       expect(res.status).toBe(200);
     }
     const rest: number[] = [];

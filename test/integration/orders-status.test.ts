@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, createKey, createStore, expectErrorShape, storeWithKey } from '../fixtures/api.ts';
-import { eventsOfOrder, idemKey, insertTestOrder, outboxEvents, placeOrder, statusPath } from '../fixtures/orders.ts';
-import { ORDER_STATUSES, ORDER_TRANSITIONS, } from '../../shared/domain/order/order.ts';
+import { client, createKey, createStore, expectErrorShape, storeWithKey } from '#fixtures/api.ts';
+import { eventsOfOrder, idemKey, insertTestOrder, outboxEvents, placeOrder, statusPath } from '#fixtures/orders.ts';
+import { ORDER_STATUSES, ORDER_TRANSITIONS } from '#domain/order/order.ts';
 
 const SETTABLE = ORDER_STATUSES.filter((s) => s !== 'paid');
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -29,7 +29,13 @@ describe('POST /orders/{reference}/status: the state machine', () => {
         expect(events).toHaveLength(0);
       } else if (ORDER_TRANSITIONS[from].includes(to)) {
         expect(res.status).toBe(200);
-        expect(res.body.data).toMatchObject({ id: order.id, reference: order.reference, status: to, paid_total: order.paid_total, total: order.total });
+        expect(res.body.data).toMatchObject({
+          id: order.id,
+          reference: order.reference,
+          status: to,
+          paid_total: order.paid_total,
+          total: order.total,
+        });
         expect(res.body.data.updated_at > order.updated_at).toBe(true);
         expect(events).toHaveLength(1);
         expect(events[0]!.payload.data).toMatchObject({ previous_status: from, status: to });
@@ -65,7 +71,11 @@ describe('POST /orders/{reference}/status: response, event and rules', () => {
   it('returns the updated order and writes one order.status_changed event in the agreed format', async () => {
     const placed = await placeOrder(storeId, { status: 'paid' });
     const before = Date.now();
-    const res = await api.post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() });
+    const res = await api.post(
+      statusPath(placed.reference),
+      { status: 'processing' },
+      { 'Idempotency-Key': idemKey() },
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/json');
     expect(Object.keys(res.body)).toEqual(['data']);
@@ -163,7 +173,11 @@ describe('POST /orders/{reference}/status: response, event and rules', () => {
   it("cannot reach another store's order", async () => {
     const other = await storeWithKey(['orders:write-status']);
     const placed = await placeOrder(storeId);
-    const res = await other.client.post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() });
+    const res = await other.client.post(
+      statusPath(placed.reference),
+      { status: 'processing' },
+      { 'Idempotency-Key': idemKey() },
+    );
     expect(res.status).toBe(404);
   });
 
@@ -171,13 +185,19 @@ describe('POST /orders/{reference}/status: response, event and rules', () => {
     const res = await client(null).post(statusPath('X'), { status: 'processing' }, { 'Idempotency-Key': idemKey() });
     expect(res.status).toBe(401);
     expectErrorShape(res.body);
-    expect((await client('wrong').post(statusPath('X'), { status: 'processing' }, { 'Idempotency-Key': idemKey() })).status).toBe(401);
+    expect(
+      (await client('wrong').post(statusPath('X'), { status: 'processing' }, { 'Idempotency-Key': idemKey() })).status,
+    ).toBe(401);
   });
 
   it('answers 403 naming orders:write-status to a key that only reads orders, and changes nothing', async () => {
     const reader = await createKey(storeId, ['orders:read']);
     const placed = await placeOrder(storeId);
-    const res = await client(reader.token).post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() });
+    const res = await client(reader.token).post(
+      statusPath(placed.reference),
+      { status: 'processing' },
+      { 'Idempotency-Key': idemKey() },
+    );
     expect(res.status).toBe(403);
     expectErrorShape(res.body);
     expect(res.body.code).toBe('forbidden');
@@ -188,7 +208,11 @@ describe('POST /orders/{reference}/status: response, event and rules', () => {
   it('lets a key with orders:write-status alone change a status', async () => {
     const writer = await createKey(storeId, ['orders:write-status']);
     const placed = await placeOrder(storeId);
-    const res = await client(writer.token).post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() });
+    const res = await client(writer.token).post(
+      statusPath(placed.reference),
+      { status: 'processing' },
+      { 'Idempotency-Key': idemKey() },
+    );
     expect(res.status).toBe(200);
   });
 });
@@ -209,7 +233,11 @@ describe('POST /orders/{reference}/status: the Idempotency-Key header', () => {
     ['an empty quoted string', '""'],
   ])('answers 400 idempotency_key_required when it is %s', async (_, value) => {
     const placed = await placeOrder(storeId);
-    const res = await api.post(statusPath(placed.reference), { status: 'processing' }, value === undefined ? {} : { 'Idempotency-Key': value });
+    const res = await api.post(
+      statusPath(placed.reference),
+      { status: 'processing' },
+      value === undefined ? {} : { 'Idempotency-Key': value },
+    );
     expect(res.status).toBe(400);
     expectErrorShape(res.body);
     expect(res.body).toMatchObject({ code: 'idempotency_key_required', field: 'Idempotency-Key' });
@@ -231,14 +259,22 @@ describe('POST /orders/{reference}/status: the Idempotency-Key header', () => {
 
   it('accepts 255 characters', async () => {
     const placed = await placeOrder(storeId);
-    const res = await api.post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': 'k'.repeat(255) });
+    const res = await api.post(
+      statusPath(placed.reference),
+      { status: 'processing' },
+      { 'Idempotency-Key': 'k'.repeat(255) },
+    );
     expect(res.status).toBe(200);
   });
 
   it('takes a quoted key (RFC 8941) as the same key as the bare one', async () => {
     const placed = await placeOrder(storeId);
     const bare = idemKey();
-    const quoted = await api.post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': `"${bare}"` });
+    const quoted = await api.post(
+      statusPath(placed.reference),
+      { status: 'processing' },
+      { 'Idempotency-Key': `"${bare}"` },
+    );
     expect(quoted.status).toBe(200);
     const again = await api.post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': bare });
     expect(again.status).toBe(200);
@@ -252,9 +288,17 @@ describe('POST /orders/{reference}/status: the Idempotency-Key header', () => {
 
   it('unescapes \\" and \\\\ inside a quoted key', async () => {
     const placed = await placeOrder(storeId);
-    const first = await api.post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': '"a\\"b\\\\c"' });
+    const first = await api.post(
+      statusPath(placed.reference),
+      { status: 'processing' },
+      { 'Idempotency-Key': '"a\\"b\\\\c"' },
+    );
     expect(first.status).toBe(200);
-    const bare = await api.post(statusPath(placed.reference), { status: 'processing' }, { 'Idempotency-Key': 'a"b\\c' });
+    const bare = await api.post(
+      statusPath(placed.reference),
+      { status: 'processing' },
+      { 'Idempotency-Key': 'a"b\\c' },
+    );
     expect(bare.text).toBe(first.text);
     expect(await eventsOfOrder(storeId, placed.id)).toHaveLength(1);
   });

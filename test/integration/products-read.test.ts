@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, createKey, expectErrorShape, storeWithKey } from '../fixtures/api.ts';
-import { seedProduct } from '../fixtures/catalog.ts';
+import { client, createKey, expectErrorShape, storeWithKey } from '#fixtures/api.ts';
+import { seedProduct } from '#fixtures/catalog.ts';
 
 describe('GET /products and GET /products/{id}', () => {
   let api: ReturnType<typeof client>;
@@ -13,7 +13,16 @@ describe('GET /products and GET /products/{id}', () => {
     await seedProduct(storeId, {
       name: 'Oak Dining Chair',
       offers: [
-        { sku: 'CH-1-S', price: 4900, quantity: 3, weight: 4.5, length: 45, height: 90, width: 50, properties: [{ name: 'size', value: 'S' }] },
+        {
+          sku: 'CH-1-S',
+          price: 4900,
+          quantity: 3,
+          weight: 4.5,
+          length: 45,
+          height: 90,
+          width: 50,
+          properties: [{ name: 'size', value: 'S' }],
+        },
         { sku: 'CH-1-M', price: 5900, quantity: 4, properties: [{ name: 'size', value: 'M' }] },
         { sku: 'CH-1-L', price: 3900, quantity: 5, properties: [{ name: 'size', value: 'L' }] },
       ],
@@ -32,7 +41,15 @@ describe('GET /products and GET /products/{id}', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/json');
     const b = res.body;
-    expect(b).toMatchObject({ current_page: 1, per_page: 15, total: 23, from: 1, to: 15, last_page: 2, prev_page_url: null });
+    expect(b).toMatchObject({
+      current_page: 1,
+      per_page: 15,
+      total: 23,
+      from: 1,
+      to: 15,
+      last_page: 2,
+      prev_page_url: null,
+    });
     expect(b.data).toHaveLength(15);
     expect(b.data.map((p: { id: number }) => p.id)).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
     expect(b.path).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1\/integrations\/products$/);
@@ -86,11 +103,25 @@ describe('GET /products and GET /products/{id}', () => {
 
   it('walks the pages to the end and answers past the last page with empty data', async () => {
     const last = await api.get('/products?page=2');
-    expect(last.body).toMatchObject({ current_page: 2, from: 16, to: 23, total: 23, last_page: 2, next_page_url: null });
+    expect(last.body).toMatchObject({
+      current_page: 2,
+      from: 16,
+      to: 23,
+      total: 23,
+      last_page: 2,
+      next_page_url: null,
+    });
     expect(last.body.prev_page_url).toBe(`${last.body.path}?page=1`);
     const past = await api.get('/products?page=9&limit=10');
     expect(past.status).toBe(200);
-    expect(past.body).toMatchObject({ current_page: 9, data: [], from: null, to: null, last_page: 3, next_page_url: null });
+    expect(past.body).toMatchObject({
+      current_page: 9,
+      data: [],
+      from: null,
+      to: null,
+      last_page: 3,
+      next_page_url: null,
+    });
     const exact = await api.get('/products?limit=23');
     expect(exact.body).toMatchObject({ last_page: 1, to: 23, next_page_url: null });
   });

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { adminCommand, client, createKey, createStore, storeWithKey } from '../fixtures/api.ts';
-import { db } from '../../shared/db/client.ts';
-import { baseUrl } from '../fixtures/api.ts';
-import { eventsOfOrder, idemKey, insertTestOrder, placeOrder } from '../fixtures/orders.ts';
-import { lambdaEvent } from '../fixtures/lambda-cost.ts';
-import { handler as ordersHandler } from '../../functions/orders/handler.ts';
+import { adminCommand, client, createKey, createStore, storeWithKey } from '#fixtures/api.ts';
+import { db } from '#db/client.ts';
+import { baseUrl } from '#fixtures/api.ts';
+import { eventsOfOrder, idemKey, insertTestOrder, placeOrder } from '#fixtures/orders.ts';
+import { lambdaEvent } from '#fixtures/lambda-cost.ts';
+import { handler as ordersHandler } from '#functions/orders/handler.ts';
 import type { Context } from 'aws-lambda';
 
 /** One MCP tool call, one JSON-RPC message per POST (batches are refused). */
@@ -53,7 +53,8 @@ describe('races and bypasses found in review', () => {
     const key = await createKey(storeId, ['orders:read']);
     // Hold the rotation's transaction (it deletes the old token item) until the revoke has committed.
     const hold = holdCall(
-      (cmd) => cmd instanceof TransactWriteCommand && (cmd.input.TransactItems ?? []).some((i) => i.Delete !== undefined),
+      (cmd) =>
+        cmd instanceof TransactWriteCommand && (cmd.input.TransactItems ?? []).some((i) => i.Delete !== undefined),
     );
     const rotating = adminCommand<{ token: string }>('keys rotate', { id: key.id });
     await hold.arrived;
@@ -74,7 +75,8 @@ describe('races and bypasses found in review', () => {
     const { key, client: api } = await storeWithKey(['orders:read']);
     // The rotation reads the old token item (and its rate-limit slots) first, then swaps the items.
     const hold = holdCall(
-      (cmd) => cmd instanceof TransactWriteCommand && (cmd.input.TransactItems ?? []).some((i) => i.Delete !== undefined),
+      (cmd) =>
+        cmd instanceof TransactWriteCommand && (cmd.input.TransactItems ?? []).some((i) => i.Delete !== undefined),
     );
     const rotating = adminCommand<{ token: string }>('keys rotate', { id: key.id });
     await hold.arrived;
@@ -106,7 +108,13 @@ describe('races and bypasses found in review', () => {
     const key = await createKey(storeId, ['orders:read', 'orders:write-status']);
     const order = await placeOrder(storeId, { reference: `MCP-${Date.now()}` });
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => mcpCall(key.token, i + 1, 'set_order_status', { reference: order.reference, status: 'cancelled', idempotency_key: idemKey() })),
+      Array.from({ length: 10 }, (_, i) =>
+        mcpCall(key.token, i + 1, 'set_order_status', {
+          reference: order.reference,
+          status: 'cancelled',
+          idempotency_key: idemKey(),
+        }),
+      ),
     );
     const docs = results.map((r) => {
       expect(r.status).toBe(200);
@@ -128,9 +136,17 @@ describe('races and bypasses found in review', () => {
     const reference = `ORD:${Date.now()}`;
     await placeOrder(storeId, { reference });
     const k = idemKey();
-    const first = await api.post(`/orders/${encodeURIComponent(reference)}/status`, { status: 'processing' }, { 'Idempotency-Key': k });
+    const first = await api.post(
+      `/orders/${encodeURIComponent(reference)}/status`,
+      { status: 'processing' },
+      { 'Idempotency-Key': k },
+    );
     expect(first.status).toBe(200);
-    const moved = await api.post(`/orders/${encodeURIComponent(reference)}/status`, { status: 'shipped' }, { 'Idempotency-Key': idemKey() });
+    const moved = await api.post(
+      `/orders/${encodeURIComponent(reference)}/status`,
+      { status: 'shipped' },
+      { 'Idempotency-Key': idemKey() },
+    );
     expect(moved.status).toBe(200);
     // The client retries the first request; its HTTP library spells the reference without escaping.
     const retry = await api.post(`/orders/${reference}/status`, { status: 'processing' }, { 'Idempotency-Key': k });
@@ -142,9 +158,15 @@ describe('races and bypasses found in review', () => {
 describe('§8: twins with one Idempotency-Key, the record written only in the commit', () => {
   const context = { awsRequestId: 'twin', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
   const holdsRecord = (cmd: unknown) =>
-    cmd instanceof TransactWriteCommand && (cmd.input.TransactItems ?? []).some((i) => String(i.Put?.Item?.sk ?? '').startsWith('IDEMPOTENCY#'));
+    cmd instanceof TransactWriteCommand &&
+    (cmd.input.TransactItems ?? []).some((i) => String(i.Put?.Item?.sk ?? '').startsWith('IDEMPOTENCY#'));
   const statusEvent = (storeId: string, reference: string, status: string, key: string) =>
-    lambdaEvent(storeId, 777_001, 'setOrderStatus', { path: `/orders/${reference}/status`, params: { reference }, body: { status }, headers: { 'idempotency-key': key } });
+    lambdaEvent(storeId, 777_001, 'setOrderStatus', {
+      path: `/orders/${reference}/status`,
+      params: { reference },
+      body: { status },
+      headers: { 'idempotency-key': key },
+    });
 
   it('the first, whose commit is held while its twin commits, loses on the record and answers the twin’s bytes; one change, one event', async () => {
     const storeId = await createStore();

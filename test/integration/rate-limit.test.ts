@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adminCommand, client, storeWithKey } from '../fixtures/api.ts';
+import { adminCommand, client, storeWithKey } from '#fixtures/api.ts';
 
 describe('rate limit (60 requests per key per rolling minute)', () => {
   it('serves 60 requests, refuses the 61st with 429 and Retry-After, and counts down RateLimit-Remaining', async () => {
@@ -38,7 +38,11 @@ describe('rate limit (60 requests per key per rolling minute)', () => {
     const first = await storeWithKey(['catalog:read']);
     await Promise.all(Array.from({ length: 61 }, () => first.client.get('/products?limit=1')));
     expect((await first.client.get('/products')).status).toBe(429);
-    const other = await adminCommand<{ token: string }>('keys create', { store: first.storeId, name: 'second', abilities: 'catalog:read' });
+    const other = await adminCommand<{ token: string }>('keys create', {
+      store: first.storeId,
+      name: 'second',
+      abilities: 'catalog:read',
+    });
     expect((await client(other.token).get('/products')).status).toBe(200);
   });
 

@@ -1,8 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { handler as admin } from '../../functions/admin/handler.ts';
-import { adminCommand, createKey, createStore, type TestKey } from '../fixtures/api.ts';
-import { afterLaterEvent, deliveries, deliveryOf, newEventId, putOutboxEvent, startReceiver, verify, waitFor, type DeliveryView } from '../fixtures/webhooks.ts';
+import { handler as admin } from '#functions/admin/handler.ts';
+import { adminCommand, createKey, createStore, type TestKey } from '#fixtures/api.ts';
+import {
+  afterLaterEvent,
+  deliveries,
+  deliveryOf,
+  newEventId,
+  putOutboxEvent,
+  startReceiver,
+  verify,
+  waitFor,
+  type DeliveryView,
+} from '#fixtures/webhooks.ts';
 
 async function adminError(command: string, args: Record<string, unknown>) {
   const out = await admin({ command, args });
@@ -44,9 +54,29 @@ describe('webhooks: admin commands (delivery log, redeliver, secret rotation)', 
       expect(log.map((d) => d.event_id)).toEqual([...events].reverse());
       const [newest] = log as [DeliveryView];
       expect(Object.keys(newest).sort()).toEqual(
-        ['attempts', 'created_at', 'delivered_at', 'event_id', 'last_error', 'last_status_code', 'next_attempt_at', 'parked_at', 'redeliveries', 'state', 'type', 'updated_at'].sort(),
+        [
+          'attempts',
+          'created_at',
+          'delivered_at',
+          'event_id',
+          'last_error',
+          'last_status_code',
+          'next_attempt_at',
+          'parked_at',
+          'redeliveries',
+          'state',
+          'type',
+          'updated_at',
+        ].sort(),
       );
-      expect(newest).toMatchObject({ type: 'order.status_changed', attempts: 1, last_status_code: 200, state: 'delivered', last_error: null, next_attempt_at: null });
+      expect(newest).toMatchObject({
+        type: 'order.status_changed',
+        attempts: 1,
+        last_status_code: 200,
+        state: 'delivered',
+        last_error: null,
+        next_attempt_at: null,
+      });
       expect(newest.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       expect(Date.parse(newest.updated_at)).toBeGreaterThanOrEqual(Date.parse(newest.created_at));
     });
@@ -62,10 +92,19 @@ describe('webhooks: admin commands (delivery log, redeliver, secret rotation)', 
     });
 
     it('refuses unknown keys and malformed arguments', async () => {
-      expect(await adminError('webhooks deliveries', { id: 99_999_999 })).toMatchObject({ code: 'not_found', field: 'id' });
-      expect(await adminError('webhooks deliveries', { id: 'abc' })).toMatchObject({ code: 'validation_failed', field: 'id' });
+      expect(await adminError('webhooks deliveries', { id: 99_999_999 })).toMatchObject({
+        code: 'not_found',
+        field: 'id',
+      });
+      expect(await adminError('webhooks deliveries', { id: 'abc' })).toMatchObject({
+        code: 'validation_failed',
+        field: 'id',
+      });
       expect(await adminError('webhooks deliveries', {})).toMatchObject({ code: 'validation_failed', field: 'id' });
-      expect(await adminError('webhooks deliveries', { id: key.id, limit: '0' })).toMatchObject({ code: 'validation_failed', field: 'limit' });
+      expect(await adminError('webhooks deliveries', { id: key.id, limit: '0' })).toMatchObject({
+        code: 'validation_failed',
+        field: 'limit',
+      });
     });
   });
 
@@ -99,10 +138,22 @@ describe('webhooks: admin commands (delivery log, redeliver, secret rotation)', 
 
     it('refuses unknown keys and events, and malformed ids', async () => {
       const key = await createKey(await createStore(), ['orders:read'], { webhook_url: receiver.url });
-      expect(await adminError('webhooks redeliver', { id: key.id, event: newEventId() })).toMatchObject({ code: 'not_found', field: 'event' });
-      expect(await adminError('webhooks redeliver', { id: 99_999_999, event: newEventId() })).toMatchObject({ code: 'not_found', field: 'id' });
-      expect(await adminError('webhooks redeliver', { id: key.id, event: 'nope' })).toMatchObject({ code: 'validation_failed', field: 'event' });
-      expect(await adminError('webhooks redeliver', { id: key.id })).toMatchObject({ code: 'validation_failed', field: 'event' });
+      expect(await adminError('webhooks redeliver', { id: key.id, event: newEventId() })).toMatchObject({
+        code: 'not_found',
+        field: 'event',
+      });
+      expect(await adminError('webhooks redeliver', { id: 99_999_999, event: newEventId() })).toMatchObject({
+        code: 'not_found',
+        field: 'id',
+      });
+      expect(await adminError('webhooks redeliver', { id: key.id, event: 'nope' })).toMatchObject({
+        code: 'validation_failed',
+        field: 'event',
+      });
+      expect(await adminError('webhooks redeliver', { id: key.id })).toMatchObject({
+        code: 'validation_failed',
+        field: 'event',
+      });
     });
   });
 
@@ -110,7 +161,11 @@ describe('webhooks: admin commands (delivery log, redeliver, secret rotation)', 
     it('shows the new secret once; during the grace period deliveries carry both signatures and both verify', async () => {
       const store = await createStore();
       const key = await createKey(store, ['orders:read'], { webhook_url: receiver.url });
-      const rotated = await adminCommand<{ id: number; webhook_secret: string; previous_webhook_secret_expires_at: string }>('keys rotate-webhook-secret', { id: key.id });
+      const rotated = await adminCommand<{
+        id: number;
+        webhook_secret: string;
+        previous_webhook_secret_expires_at: string;
+      }>('keys rotate-webhook-secret', { id: key.id });
       expect(rotated.id).toBe(key.id);
       expect(rotated.webhook_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
       expect(rotated.webhook_secret).not.toBe(key.webhook_secret);
@@ -122,21 +177,31 @@ describe('webhooks: admin commands (delivery log, redeliver, secret rotation)', 
       expect(JSON.stringify(listed)).not.toContain(rotated.webhook_secret);
 
       const { eventId } = await putOutboxEvent(store);
-      const [request] = await waitFor('the delivery', () => (requestsFor(eventId).length ? requestsFor(eventId) : undefined));
+      const [request] = await waitFor('the delivery', () =>
+        requestsFor(eventId).length ? requestsFor(eventId) : undefined,
+      );
       const signatures = request!.headers['webhook-signature']!.split(' ');
       expect(signatures).toHaveLength(2);
       expect(signatures.every((s) => /^v1,[A-Za-z0-9+/]{43}=$/.test(s))).toBe(true);
       expect(() => verify(rotated.webhook_secret, request!)).not.toThrow();
       expect(() => verify(key.webhook_secret, request!)).not.toThrow();
       // Each secret matches exactly one of the two.
-      const only = (secret: string) => new Webhook(secret).sign(eventId, new Date(Number(request!.headers['webhook-timestamp']) * 1000), request!.body);
+      const only = (secret: string) =>
+        new Webhook(secret).sign(
+          eventId,
+          new Date(Number(request!.headers['webhook-timestamp']) * 1000),
+          request!.body,
+        );
       expect(signatures).toEqual([only(rotated.webhook_secret), only(key.webhook_secret)]);
     });
 
     it('refuses revoked and unknown keys', async () => {
       const key = await createKey(await createStore(), ['orders:read']);
       await adminCommand('keys revoke', { id: key.id });
-      expect(await adminError('keys rotate-webhook-secret', { id: key.id })).toMatchObject({ code: 'invalid_transition', field: 'id' });
+      expect(await adminError('keys rotate-webhook-secret', { id: key.id })).toMatchObject({
+        code: 'invalid_transition',
+        field: 'id',
+      });
       expect(await adminError('keys rotate-webhook-secret', { id: 99_999_999 })).toMatchObject({ code: 'not_found' });
     });
   });
@@ -151,20 +216,37 @@ describe('webhooks: admin commands (delivery log, redeliver, secret rotation)', 
       const late = await createKey(store, ['orders:read'], { webhook_url: receiver.url });
       expect(await deliveryOf(late.id, eventId)).toBeUndefined();
 
-      const replayed = await adminCommand<{ event_id: string; replayed_at: string }>('webhooks replay', { store, event: eventId });
+      const replayed = await adminCommand<{ event_id: string; replayed_at: string }>('webhooks replay', {
+        store,
+        event: eventId,
+      });
       expect(replayed.event_id).toBe(eventId);
       await delivered(late.id, eventId);
-      const requests = await waitFor('both deliveries', () => (requestsFor(eventId).length >= 2 ? requestsFor(eventId) : undefined));
+      const requests = await waitFor('both deliveries', () =>
+        requestsFor(eventId).length >= 2 ? requestsFor(eventId) : undefined,
+      );
       const marker = await afterLaterEvent(store, receiver);
       await waitFor('the marker at both keys', () => requestsFor(marker).length === 2);
       expect(requestsFor(eventId)).toHaveLength(2);
-      expect(requests.some((q) => { try { verify(late.webhook_secret, q); return true; } catch { return false; } })).toBe(true);
+      expect(
+        requests.some((q) => {
+          try {
+            verify(late.webhook_secret, q);
+            return true;
+          } catch {
+            return false;
+          }
+        }),
+      ).toBe(true);
       expect((await deliveryOf(first.id, eventId))!.attempts).toBe(1);
     });
 
     it('answers not_found for an event the store does not have', async () => {
       const store = await createStore();
-      expect(await adminError('webhooks replay', { store, event: newEventId() })).toMatchObject({ code: 'not_found', field: 'event' });
+      expect(await adminError('webhooks replay', { store, event: newEventId() })).toMatchObject({
+        code: 'not_found',
+        field: 'event',
+      });
     });
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as admin } from '../../functions/admin/handler.ts';
-import { adminCommand, createKey, createStore } from '../fixtures/api.ts';
-import { deliveries, newEventId, putOutboxEvent, startReceiver, waitFor } from '../fixtures/webhooks.ts';
+import { handler as admin } from '#functions/admin/handler.ts';
+import { adminCommand, createKey, createStore } from '#fixtures/api.ts';
+import { deliveries, newEventId, putOutboxEvent, startReceiver, waitFor } from '#fixtures/webhooks.ts';
 
 async function adminError(command: string, args: Record<string, unknown>) {
   const out = await admin({ command, args });
@@ -9,7 +9,12 @@ async function adminError(command: string, args: Record<string, unknown>) {
   return out.error;
 }
 
-interface Bulk { redelivered: number; skipped: string[]; next_since: string | null; data: { event_id: string; state: string; redeliveries: number }[] }
+interface Bulk {
+  redelivered: number;
+  skipped: string[];
+  next_since: string | null;
+  data: { event_id: string; state: string; redeliveries: number }[];
+}
 
 // The shared test stack (WEBHOOK_RETRY_SCHEDULE=1,1,2: a delivery fails for good after 4 attempts).
 describe('webhooks redeliver --since (bulk)', () => {
@@ -27,28 +32,47 @@ describe('webhooks redeliver --since (bulk)', () => {
     const store = await createStore();
     const key = await createKey(store, ['orders:read'], { webhook_url: receiver.url });
     const before = await putOutboxEvent(store);
-    await waitFor('the first event delivered', async () => (await deliveries(key.id)).some((d) => d.event_id === before.eventId && d.state === 'delivered'), 60_000);
+    await waitFor(
+      'the first event delivered',
+      async () => (await deliveries(key.id)).some((d) => d.event_id === before.eventId && d.state === 'delivered'),
+      60_000,
+    );
     const since = new Date().toISOString();
     const ok = await putOutboxEvent(store);
     const bad = await putOutboxEvent(store);
     failing.add(bad.eventId);
-    await waitFor('one delivered, one failed for good', async () => {
-      const log = await deliveries(key.id);
-      return log.find((d) => d.event_id === ok.eventId)?.state === 'delivered' && log.find((d) => d.event_id === bad.eventId)?.state === 'failed';
-    }, 60_000);
+    await waitFor(
+      'one delivered, one failed for good',
+      async () => {
+        const log = await deliveries(key.id);
+        return (
+          log.find((d) => d.event_id === ok.eventId)?.state === 'delivered' &&
+          log.find((d) => d.event_id === bad.eventId)?.state === 'failed'
+        );
+      },
+      60_000,
+    );
 
     // --state failed: only the failed one, which now succeeds.
     failing.delete(bad.eventId);
     const onlyFailed = await adminCommand<Bulk>('webhooks redeliver', { id: key.id, since, state: 'failed' });
     expect(onlyFailed).toMatchObject({ redelivered: 1, skipped: [], next_since: null });
     expect(onlyFailed.data.map((d) => d.event_id)).toEqual([bad.eventId]);
-    await waitFor('the failed one delivered', async () => (await deliveries(key.id)).find((d) => d.event_id === bad.eventId)?.state === 'delivered', 60_000);
+    await waitFor(
+      'the failed one delivered',
+      async () => (await deliveries(key.id)).find((d) => d.event_id === bad.eventId)?.state === 'delivered',
+      60_000,
+    );
     expect(requestsFor(ok.eventId)).toBe(1);
 
     // Everything since: both, oldest first; the event before `since` is left alone.
     const all = await adminCommand<Bulk>('webhooks redeliver', { id: key.id, since });
     expect(all.data.map((d) => d.event_id)).toEqual([ok.eventId, bad.eventId]);
-    await waitFor('both delivered again', () => requestsFor(ok.eventId) === 2 && requestsFor(bad.eventId) === 6, 60_000);
+    await waitFor(
+      'both delivered again',
+      () => requestsFor(ok.eventId) === 2 && requestsFor(bad.eventId) === 6,
+      60_000,
+    );
     expect(requestsFor(before.eventId)).toBe(1);
     const log = await deliveries(key.id);
     expect(log.find((d) => d.event_id === ok.eventId)).toMatchObject({ state: 'delivered', redeliveries: 1 });
@@ -58,15 +82,35 @@ describe('webhooks redeliver --since (bulk)', () => {
   it('refuses a bad request and changes nothing', async () => {
     const store = await createStore();
     const key = await createKey(store, ['orders:read'], { webhook_url: receiver.url });
-    expect(await adminError('webhooks redeliver', { id: key.id })).toMatchObject({ code: 'validation_failed', field: 'event' });
-    expect(await adminError('webhooks redeliver', { id: key.id, event: newEventId(), since: '2026-01-01T00:00:00Z' })).toMatchObject({ code: 'validation_failed', field: 'event' });
-    expect(await adminError('webhooks redeliver', { id: key.id, since: 'yesterday' })).toMatchObject({ code: 'validation_failed', field: 'since' });
-    expect(await adminError('webhooks redeliver', { id: key.id, since: '2026-01-01', state: 'lost' })).toMatchObject({ code: 'validation_failed', field: 'state' });
-    expect(await adminError('webhooks redeliver', { id: key.id, event: newEventId(), state: 'failed' })).toMatchObject({ code: 'validation_failed', field: 'state' });
-    expect(await adminError('webhooks redeliver', { id: 99_999_999, since: '2026-01-01' })).toMatchObject({ code: 'not_found', field: 'id' });
+    expect(await adminError('webhooks redeliver', { id: key.id })).toMatchObject({
+      code: 'validation_failed',
+      field: 'event',
+    });
+    expect(
+      await adminError('webhooks redeliver', { id: key.id, event: newEventId(), since: '2026-01-01T00:00:00Z' }),
+    ).toMatchObject({ code: 'validation_failed', field: 'event' });
+    expect(await adminError('webhooks redeliver', { id: key.id, since: 'yesterday' })).toMatchObject({
+      code: 'validation_failed',
+      field: 'since',
+    });
+    expect(await adminError('webhooks redeliver', { id: key.id, since: '2026-01-01', state: 'lost' })).toMatchObject({
+      code: 'validation_failed',
+      field: 'state',
+    });
+    expect(await adminError('webhooks redeliver', { id: key.id, event: newEventId(), state: 'failed' })).toMatchObject({
+      code: 'validation_failed',
+      field: 'state',
+    });
+    expect(await adminError('webhooks redeliver', { id: 99_999_999, since: '2026-01-01' })).toMatchObject({
+      code: 'not_found',
+      field: 'id',
+    });
     expect(await adminError('webhooks endpoints', {})).toMatchObject({ code: 'validation_failed', field: 'store' });
     // Nothing to redeliver is an empty answer, not an error.
-    expect(await adminCommand<Bulk>('webhooks redeliver', { id: key.id, since: '2026-01-01' })).toMatchObject({ redelivered: 0, data: [] });
+    expect(await adminCommand<Bulk>('webhooks redeliver', { id: key.id, since: '2026-01-01' })).toMatchObject({
+      redelivered: 0,
+      data: [],
+    });
     expect(await deliveries(key.id)).toEqual([]);
   });
 
@@ -74,7 +118,16 @@ describe('webhooks redeliver --since (bulk)', () => {
     const store = await createStore();
     const key = await createKey(store, ['orders:read'], { webhook_url: receiver.url });
     await createKey(store, ['orders:read']);
-    const out = await adminCommand<{ data: { key_id: number; endpoint: { state: string; reason: string | null } }[] }>('webhooks endpoints', { store });
-    expect(out.data).toEqual([expect.objectContaining({ key_id: key.id, webhook_url: receiver.url, endpoint: expect.objectContaining({ state: 'active', reason: null, consecutive_failures: 0 }) })]);
+    const out = await adminCommand<{ data: { key_id: number; endpoint: { state: string; reason: string | null } }[] }>(
+      'webhooks endpoints',
+      { store },
+    );
+    expect(out.data).toEqual([
+      expect.objectContaining({
+        key_id: key.id,
+        webhook_url: receiver.url,
+        endpoint: expect.objectContaining({ state: 'active', reason: null, consecutive_failures: 0 }),
+      }),
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminCommand, createKey, createStore, type TestKey } from '../fixtures/api.ts';
+import { adminCommand, createKey, createStore, type TestKey } from '#fixtures/api.ts';
 import {
   afterLaterEvent,
   deleteOutboxEvent,
@@ -10,7 +10,7 @@ import {
   startReceiver,
   verify,
   waitFor,
-} from '../fixtures/webhooks.ts';
+} from '#fixtures/webhooks.ts';
 
 describe('webhooks: outbox event → signed delivery', () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -30,16 +30,21 @@ describe('webhooks: outbox event → signed delivery', () => {
     await other.close();
     if (latencies.length) {
       const sorted = [...latencies].sort((a, b) => a - b);
-      console.info(`outbox write → delivery on the local stack: ${sorted.map((l) => `${l} ms`).join(', ')} (median ${sorted[Math.floor(sorted.length / 2)]} ms)`);
+      console.info(
+        `outbox write → delivery on the local stack: ${sorted.map((l) => `${l} ms`).join(', ')} (median ${sorted[Math.floor(sorted.length / 2)]} ms)`,
+      );
     }
   });
 
-  const requestsFor = (r: typeof receiver, eventId: string) => r.received.filter((q) => q.headers['webhook-id'] === eventId);
+  const requestsFor = (r: typeof receiver, eventId: string) =>
+    r.received.filter((q) => q.headers['webhook-id'] === eventId);
 
   it('POSTs the event signed by Standard Webhooks, and standardwebhooks verifies it', async () => {
     const order = sampleOrder({ status: 'shipped' });
     const { eventId, payload, writtenAt } = await putOutboxEvent(storeId, { order, previousStatus: 'processing' });
-    const [request] = await waitFor('the delivery', () => (requestsFor(receiver, eventId).length ? requestsFor(receiver, eventId) : undefined));
+    const [request] = await waitFor('the delivery', () =>
+      requestsFor(receiver, eventId).length ? requestsFor(receiver, eventId) : undefined,
+    );
     latencies.push((request?.at ?? 0) - writtenAt);
 
     expect(request?.headers['content-type']).toBe('application/json');
@@ -47,11 +52,18 @@ describe('webhooks: outbox event → signed delivery', () => {
     expect(request?.headers['webhook-id']).toBe(eventId);
     // Signed between the write and the arrival, however long the pipeline took.
     expect(Number(request?.headers['webhook-timestamp'])).toBeGreaterThanOrEqual(Math.floor(writtenAt / 1000));
-    expect(Number(request?.headers['webhook-timestamp'])).toBeLessThanOrEqual(Math.ceil((request?.headers ? request.at : 0) / 1000));
+    expect(Number(request?.headers['webhook-timestamp'])).toBeLessThanOrEqual(
+      Math.ceil((request?.headers ? request.at : 0) / 1000),
+    );
     expect(request?.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
     // What a receiver does: verify over the raw body, then parse.
     const sent = JSON.parse(request!.body);
-    expect(verify(key.webhook_secret, request!)).toEqual({ id: eventId, sequence: sent.sequence, origin: null, ...payload });
+    expect(verify(key.webhook_secret, request!)).toEqual({
+      id: eventId,
+      sequence: sent.sequence,
+      origin: null,
+      ...payload,
+    });
     // Numbered in the store's log before the fan-out, and the header says the same.
     expect(sent.sequence).toBeGreaterThanOrEqual(1);
     expect(request?.headers['webhook-sequence']).toBe(String(sent.sequence));
@@ -71,15 +83,27 @@ describe('webhooks: outbox event → signed delivery', () => {
       const d = await deliveryOf(key.id, eventId);
       return d?.state === 'delivered' ? d : undefined;
     });
-    expect(logged).toMatchObject({ event_id: eventId, type: 'order.status_changed', attempts: 1, last_status_code: 204, last_error: null, next_attempt_at: null, redeliveries: 0 });
+    expect(logged).toMatchObject({
+      event_id: eventId,
+      type: 'order.status_changed',
+      attempts: 1,
+      last_status_code: 204,
+      last_error: null,
+      next_attempt_at: null,
+      redeliveries: 0,
+    });
   });
 
   it('delivers to every receiving key of the store, each signed with its own secret, and to no other store', async () => {
     const second = await createKey(storeId, ['orders:read', 'catalog:read'], { webhook_url: other.url });
     const elsewhere = await createKey(await createStore(), ['orders:read'], { webhook_url: other.url });
     const { eventId, writtenAt } = await putOutboxEvent(storeId);
-    const [a] = await waitFor('first key', () => (requestsFor(receiver, eventId).length ? requestsFor(receiver, eventId) : undefined));
-    const [b] = await waitFor('second key', () => (requestsFor(other, eventId).length ? requestsFor(other, eventId) : undefined));
+    const [a] = await waitFor('first key', () =>
+      requestsFor(receiver, eventId).length ? requestsFor(receiver, eventId) : undefined,
+    );
+    const [b] = await waitFor('second key', () =>
+      requestsFor(other, eventId).length ? requestsFor(other, eventId) : undefined,
+    );
     latencies.push((a?.at ?? 0) - writtenAt);
     expect(() => verify(key.webhook_secret, a!)).not.toThrow();
     expect(() => verify(second.webhook_secret, b!)).not.toThrow();
@@ -95,7 +119,9 @@ describe('webhooks: outbox event → signed delivery', () => {
     const silent = await startReceiver();
     try {
       const listening = await createKey(quietStore, ['orders:read'], { webhook_url: receiver.url });
-      const noAbility = await createKey(quietStore, ['catalog:read', 'orders:write-status'], { webhook_url: silent.url });
+      const noAbility = await createKey(quietStore, ['catalog:read', 'orders:write-status'], {
+        webhook_url: silent.url,
+      });
       const noUrl = await createKey(quietStore, ['orders:read']);
       const revoked = await createKey(quietStore, ['orders:read'], { webhook_url: silent.url });
       await adminCommand('keys revoke', { id: revoked.id });

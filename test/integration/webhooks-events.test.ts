@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as admin } from '../../functions/admin/handler.ts';
-import { adminCommand, client, createKey, createStore } from '../fixtures/api.ts';
-import { idemKey, orderFile, statusPath } from '../fixtures/orders.ts';
-import { afterLaterEvent, startReceiver, verify, waitFor } from '../fixtures/webhooks.ts';
+import { handler as admin } from '#functions/admin/handler.ts';
+import { adminCommand, client, createKey, createStore } from '#fixtures/api.ts';
+import { idemKey, orderFile, statusPath } from '#fixtures/orders.ts';
+import { afterLaterEvent, startReceiver, verify, waitFor } from '#fixtures/webhooks.ts';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 const typesFor = (r: Receiver, reference: string) =>
@@ -39,14 +39,19 @@ describe('webhooks: a key chooses its events', () => {
   });
 
   it('delivers each key only the events it chose; the default is every order event', async () => {
-    const set = await adminCommand<Record<string, unknown>>('keys set-webhook', { id: laterKeyId, events: 'order.status_changed, order.paid' });
+    const set = await adminCommand<Record<string, unknown>>('keys set-webhook', {
+      id: laterKeyId,
+      events: 'order.status_changed, order.paid',
+    });
     expect(set).toMatchObject({ webhook_url: later.url, events: ['order.paid', 'order.status_changed'] });
 
     const writer = client((await createKey(storeId, ['orders:write-status'])).token);
     const reference = `EV-${randomUUID().slice(0, 8)}`;
     await adminCommand('orders place', { store: storeId, file: orderFile({ reference }) });
     await adminCommand('orders mark-paid', { store: storeId, reference });
-    expect((await writer.post(statusPath(reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() })).status).toBe(200);
+    expect(
+      (await writer.post(statusPath(reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() })).status,
+    ).toBe(200);
 
     await waitFor('all three events at the default key', () => typesFor(all, reference).length === 3);
     await waitFor('two events at the later key', () => typesFor(later, reference).length === 2);
@@ -75,7 +80,10 @@ describe('webhooks: a key chooses its events', () => {
     for (const events of ['order.refunded', 'order.created,nope', ' , ', 'webhook.ping']) {
       const set = await admin({ command: 'keys set-webhook', args: { id: laterKeyId, events } });
       expect(set, events).toMatchObject({ ok: false, error: { code: 'validation_failed', field: 'events' } });
-      const created = await admin({ command: 'keys create', args: { store: storeId, name: 'x', abilities: 'orders:read', events } });
+      const created = await admin({
+        command: 'keys create',
+        args: { store: storeId, name: 'x', abilities: 'orders:read', events },
+      });
       expect(created, events).toMatchObject({ ok: false, error: { code: 'validation_failed', field: 'events' } });
     }
     const listed = await adminCommand<{ data: { id: number; events: string[] }[] }>('keys list', { store: storeId });

@@ -1,13 +1,13 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { handler as fanOut } from '../../functions/events/handler.ts';
-import { resetConfig } from '../../shared/config.ts';
-import { setLogSink } from '../../shared/log.ts';
-import { useOwnPipeline } from '../fixtures/own-pipeline.ts';
-import { adminCommand, createKey, createStore } from '../fixtures/api.ts';
-import { deliveries, waitFor } from '../fixtures/webhooks.ts';
-import { outboxItem, streamRecord } from '../fixtures/stream-records.ts';
+import { handler as fanOut } from '#functions/events/handler.ts';
+import { resetConfig } from '#shared/config.ts';
+import { setLogSink } from '#shared/log.ts';
+import { useOwnPipeline } from '#fixtures/own-pipeline.ts';
+import { adminCommand, createKey, createStore } from '#fixtures/api.ts';
+import { deliveries, waitFor } from '#fixtures/webhooks.ts';
+import { outboxItem, streamRecord } from '#fixtures/stream-records.ts';
 
 /**
  * A receiver that never finishes an answer until released: `hang` sends nothing, `drip` sends
@@ -45,12 +45,13 @@ async function slowReceiver(mode: 'hang' | 'drip') {
       timers.forEach(clearInterval);
       for (const res of held) (res.headersSent ? res : res.writeHead(204)).end();
     },
-    close: () => new Promise<void>((resolve) => {
-      released = true;
-      timers.forEach(clearInterval);
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        released = true;
+        timers.forEach(clearInterval);
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -98,13 +99,19 @@ describe('webhooks: a slow or failing receiver never delays another key', () => 
 
     const healthyIds = () => new Set(healthy.received.map((q) => q.headers['webhook-id']));
     await waitFor('every healthy delivery', () => healthyIds().size === EVENTS, 60_000);
-    console.log(`healthy: ${EVENTS} deliveries ${Date.now() - t0} ms after the first fan-out; slow held ${hang.held()}+${drip.held()}`);
+    console.log(
+      `healthy: ${EVENTS} deliveries ${Date.now() - t0} ms after the first fan-out; slow held ${hang.held()}+${drip.held()}`,
+    );
     // The order that proves isolation: the healthy receiver has everything, and not one of the
     // slow requests has ended, so no healthy delivery waited for a slow one to finish. (A signer
     // that awaits a batch together holds the healthy messages behind the 5-minute hangs.)
     expect(hang.endedEarly()).toBe(0);
     expect(drip.endedEarly()).toBe(0);
-    await waitFor('every slow receiver holding every event', () => hang.ids.size === EVENTS && drip.ids.size === EVENTS, 60_000);
+    await waitFor(
+      'every slow receiver holding every event',
+      () => hang.ids.size === EVENTS && drip.ids.size === EVENTS,
+      60_000,
+    );
     expect(hang.endedEarly() + drip.endedEarly()).toBe(0);
     // (Held for longer than the queue's visibility timeout, a message may come back and be
     // attempted again: at least once, so `held` may exceed the events; the ids may not.)
@@ -115,8 +122,14 @@ describe('webhooks: a slow or failing receiver never delays another key', () => 
     // Released, the slow ones are delivered too: slow is not lost.
     hang.release();
     drip.release();
-    const [hangKey] = (await adminCommand<{ data: { key_id: number; webhook_url: string }[] }>('webhooks endpoints', { store })).data.filter((k) => k.webhook_url === hang.url);
-    await waitFor('the hanging key\'s deliveries delivered', async () => (await deliveries(hangKey!.key_id)).filter((d) => d.state === 'delivered').length === EVENTS, 120_000);
+    const [hangKey] = (
+      await adminCommand<{ data: { key_id: number; webhook_url: string }[] }>('webhooks endpoints', { store })
+    ).data.filter((k) => k.webhook_url === hang.url);
+    await waitFor(
+      "the hanging key's deliveries delivered",
+      async () => (await deliveries(hangKey!.key_id)).filter((d) => d.state === 'delivered').length === EVENTS,
+      120_000,
+    );
   }, 300_000);
 
   it('parks an endpoint that keeps failing, attempts nothing meanwhile, then drains the backlog oldest first', async () => {
@@ -134,11 +147,18 @@ describe('webhooks: a slow or failing receiver never delays another key', () => 
 
     const first = outboxItem(store);
     await fanOut({ Records: [streamRecord(first)] });
-    type Log = { endpoint: { state: string; reason: string | null; since: string | null }; data: { event_id: string; state: string; parked_at: string | null; attempts: number }[] };
-    const parked = await waitFor('the endpoint parked', async () => {
-      const log = await adminCommand<Log>('webhooks deliveries', { id: key.id });
-      return log.endpoint.state === 'parked' ? log : undefined;
-    }, 60_000);
+    type Log = {
+      endpoint: { state: string; reason: string | null; since: string | null };
+      data: { event_id: string; state: string; parked_at: string | null; attempts: number }[];
+    };
+    const parked = await waitFor(
+      'the endpoint parked',
+      async () => {
+        const log = await adminCommand<Log>('webhooks deliveries', { id: key.id });
+        return log.endpoint.state === 'parked' ? log : undefined;
+      },
+      60_000,
+    );
     expect(parked.endpoint.reason).toMatch(/^3 failed attempts in a row over .*; last: HTTP 503$/);
     expect(logged.some((l) => l.msg === 'webhook.endpoint_parked' && l.key_id === key.id)).toBe(true);
 
@@ -146,18 +166,26 @@ describe('webhooks: a slow or failing receiver never delays another key', () => 
     const later = Array.from({ length: 5 }, () => outboxItem(store));
     for (const item of later) await fanOut({ Records: [streamRecord(item)] });
     const all = [first, ...later].map((i) => i.event_id);
-    await waitFor('every delivery parked', async () => {
-      const log = await adminCommand<Log>('webhooks deliveries', { id: key.id });
-      return log.data.length === all.length && log.data.every((d) => d.state === 'pending' && d.parked_at !== null);
-    }, 60_000);
+    await waitFor(
+      'every delivery parked',
+      async () => {
+        const log = await adminCommand<Log>('webhooks deliveries', { id: key.id });
+        return log.data.length === all.length && log.data.every((d) => d.state === 'pending' && d.parked_at !== null);
+      },
+      60_000,
+    );
     await waitFor('a failed probe', () => answers.length > 3, 30_000);
     expect(new Set(answers.map((a) => a.id))).toEqual(new Set([first.event_id]));
 
     down = false;
-    const done = await waitFor('the backlog drained', async () => {
-      const log = await adminCommand<Log>('webhooks deliveries', { id: key.id });
-      return log.endpoint.state === 'active' && log.data.every((d) => d.state === 'delivered') ? log : undefined;
-    }, 60_000);
+    const done = await waitFor(
+      'the backlog drained',
+      async () => {
+        const log = await adminCommand<Log>('webhooks deliveries', { id: key.id });
+        return log.endpoint.state === 'active' && log.data.every((d) => d.state === 'delivered') ? log : undefined;
+      },
+      60_000,
+    );
     expect(done.data.every((d) => d.parked_at === null)).toBe(true);
     // Oldest first, each once.
     expect(answers.filter((a) => a.status === 204).map((a) => a.id)).toEqual(all);

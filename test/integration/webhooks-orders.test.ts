@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminCommand, client, createKey, createStore, type TestKey } from '../fixtures/api.ts';
-import { deliveries, startReceiver, verify, waitFor } from '../fixtures/webhooks.ts';
+import { adminCommand, client, createKey, createStore, type TestKey } from '#fixtures/api.ts';
+import { deliveries, startReceiver, verify, waitFor } from '#fixtures/webhooks.ts';
 
 /** End to end: each order change's outbox event, through the stream and the queue, to a receiver. */
 describe('webhooks: order.created, order.paid and order.status_changed, signed', () => {
@@ -62,7 +62,11 @@ describe('webhooks: order.created, order.paid and order.status_changed, signed',
 
     const request = await waitFor('the webhook', () => receivedFor(receiver, reference, 'order.status_changed')[0]);
     console.info(`status change → delivery through the API on the local stack: ${request.at - started} ms`);
-    const event = verify(listener.webhook_secret, request) as { type: string; timestamp: string; data: Record<string, any> };
+    const event = verify(listener.webhook_secret, request) as {
+      type: string;
+      timestamp: string;
+      data: Record<string, any>;
+    };
     expect(event.type).toBe('order.status_changed');
     expect(event.data.previous_status).toBe('pending');
     expect(event.data.status).toBe('processing');
@@ -90,7 +94,11 @@ describe('webhooks: order.created, order.paid and order.status_changed, signed',
     const reference = `WH-${randomUUID().slice(0, 8)}`;
     const placed = await placeOrder(reference);
     const request = await waitFor('order.created', () => receivedFor(receiver, reference, 'order.created')[0]);
-    const event = verify(listener.webhook_secret, request) as { type: string; timestamp: string; data: Record<string, unknown> };
+    const event = verify(listener.webhook_secret, request) as {
+      type: string;
+      timestamp: string;
+      data: Record<string, unknown>;
+    };
     expect(event).toEqual({ type: 'order.created', timestamp: placed.created_at, data: { order: placed } });
     await afterLaterChange();
     expect(receivedFor(receiver, reference, 'order.created')).toHaveLength(1);
@@ -103,12 +111,22 @@ describe('webhooks: order.created, order.paid and order.status_changed, signed',
     const paid = await adminCommand<Record<string, unknown>>('orders mark-paid', { store: storeId, reference });
     expect(await adminCommand('orders mark-paid', { store: storeId, reference })).toEqual(paid);
     const request = await waitFor('order.paid', () => receivedFor(receiver, reference, 'order.paid')[0]);
-    const event = verify(listener.webhook_secret, request) as { type: string; timestamp: string; data: Record<string, unknown> };
-    expect(event).toEqual({ type: 'order.paid', timestamp: paid.updated_at, data: { order: paid, previous_status: 'pending', status: 'paid' } });
+    const event = verify(listener.webhook_secret, request) as {
+      type: string;
+      timestamp: string;
+      data: Record<string, unknown>;
+    };
+    expect(event).toEqual({
+      type: 'order.paid',
+      timestamp: paid.updated_at,
+      data: { order: paid, previous_status: 'pending', status: 'paid' },
+    });
     await afterLaterChange();
     expect(receivedFor(receiver, reference, 'order.paid')).toHaveLength(1);
     expect(receivedFor(receiver, reference, 'order.status_changed')).toHaveLength(0);
-    const types = receiver.received.filter((q) => JSON.parse(q.body).data.order.reference === reference).map((q) => JSON.parse(q.body).type);
+    const types = receiver.received
+      .filter((q) => JSON.parse(q.body).data.order.reference === reference)
+      .map((q) => JSON.parse(q.body).type);
     expect(types.sort()).toEqual(['order.created', 'order.paid']);
   });
 });

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postWebhook, USER_AGENT, WEBHOOK_TIMEOUT_MS } from '../../functions/webhooks/post.ts';
-import { startReceiver } from '../fixtures/webhooks.ts';
+import { postWebhook, USER_AGENT, WEBHOOK_TIMEOUT_MS } from '#functions/webhooks/post.ts';
+import { startReceiver } from '#fixtures/webhooks.ts';
 
 /** One delivery attempt over real HTTP: timeouts, redirects, Retry-After and the SSRF refusals. */
 describe('webhook POST', () => {
@@ -50,9 +50,19 @@ describe('webhook POST', () => {
   it('sends JSON with the signature headers and its user agent, and reports the status', async () => {
     const r = await startReceiver(() => ({ status: 202 }));
     try {
-      const result = await postWebhook(r.url, { 'webhook-id': 'evt_1', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' }, '{"a":1}', { allowLoopback: true });
+      const result = await postWebhook(
+        r.url,
+        { 'webhook-id': 'evt_1', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' },
+        '{"a":1}',
+        { allowLoopback: true },
+      );
       expect(result).toMatchObject({ status: 202, error: null });
-      expect(r.received[0]?.headers).toMatchObject({ 'content-type': 'application/json', 'user-agent': USER_AGENT, 'webhook-id': 'evt_1', 'content-length': '7' });
+      expect(r.received[0]?.headers).toMatchObject({
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'webhook-id': 'evt_1',
+        'content-length': '7',
+      });
       expect(r.received[0]?.body).toBe('{"a":1}');
     } finally {
       await r.close();
@@ -63,7 +73,10 @@ describe('webhook POST', () => {
     const target = await startReceiver();
     const r = await startReceiver(() => ({ status: 307, headers: { Location: target.url } }));
     try {
-      expect(await postWebhook(r.url, {}, '{}', { allowLoopback: true })).toMatchObject({ status: 307, error: 'HTTP 307' });
+      expect(await postWebhook(r.url, {}, '{}', { allowLoopback: true })).toMatchObject({
+        status: 307,
+        error: 'HTTP 307',
+      });
       expect(target.received).toHaveLength(0);
     } finally {
       await Promise.all([r.close(), target.close()]);
@@ -89,7 +102,13 @@ describe('webhook POST', () => {
     try {
       const refused = await postWebhook(r.url, {}, '{}', { allowLoopback: false });
       expect(refused).toMatchObject({ status: null, error: 'refused: webhook_url must use https' });
-      for (const url of ['https://127.0.0.1/hooks', 'https://169.254.169.254/latest', 'https://[::1]/x', 'https://localhost/x', 'https://metadata.google.internal/x']) {
+      for (const url of [
+        'https://127.0.0.1/hooks',
+        'https://169.254.169.254/latest',
+        'https://[::1]/x',
+        'https://localhost/x',
+        'https://metadata.google.internal/x',
+      ]) {
         const out = await postWebhook(url, {}, '{}', { allowLoopback: false });
         expect(out.status, url).toBeNull();
         expect(out.error, url).toMatch(/^refused: /);

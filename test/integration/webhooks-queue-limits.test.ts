@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { handler as fanOut } from '../../functions/events/handler.ts';
-import { useOwnPipeline } from '../fixtures/own-pipeline.ts';
-import { resetConfig } from '../../shared/config.ts';
-import { createKey, createStore } from '../fixtures/api.ts';
-import { deliveryOf, verify, waitFor } from '../fixtures/webhooks.ts';
-import { outboxItem, streamRecord } from '../fixtures/stream-records.ts';
-import { queueCounts } from '../fixtures/queue.ts';
+import { handler as fanOut } from '#functions/events/handler.ts';
+import { useOwnPipeline } from '#fixtures/own-pipeline.ts';
+import { resetConfig } from '#shared/config.ts';
+import { createKey, createStore } from '#fixtures/api.ts';
+import { deliveryOf, verify, waitFor } from '#fixtures/webhooks.ts';
+import { outboxItem, streamRecord } from '#fixtures/stream-records.ts';
+import { queueCounts } from '#fixtures/queue.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../../shared/db/client.ts';
-import { keys } from '../../shared/db/keys.ts';
-import { setLogSink } from '../../shared/log.ts';
-import { DEAD_LETTER_ERROR } from '../../functions/webhooks/dead-letter.ts';
+import { db, tableName } from '#db/client.ts';
+import { keys } from '#db/keys.ts';
+import { setLogSink } from '#shared/log.ts';
+import { DEAD_LETTER_ERROR } from '#functions/webhooks/dead-letter.ts';
 
 /**
  * The queue's limits, on a pipeline of this file's own with a shortened plan: retry after 1 s,
@@ -19,7 +19,7 @@ import { DEAD_LETTER_ERROR } from '../../functions/webhooks/dead-letter.ts';
  * redrive limit is 3 receives (production: the schedule's + 30), so that a message the signer
  * cannot handle reaches the dead-letter queue, and its consumer, within seconds.
  */
-describe('webhooks: the queue\'s in-flight and receive limits', () => {
+describe("webhooks: the queue's in-flight and receive limits", () => {
   const { queues, receiver } = useOwnPipeline({
     maxReceiveCount: 3,
     before: () => {
@@ -68,7 +68,14 @@ describe('webhooks: the queue\'s in-flight and receive limits', () => {
     const store = await createStore();
     const key = await createKey(store, ['orders:read'], { webhook_url: r.url });
     // A broken key record (a bug, a bad migration): signing throws, which is no fault of the receiver.
-    await db().send(new UpdateCommand({ TableName: tableName(), Key: keys.key(key.id), UpdateExpression: 'SET webhook_secret = :s', ExpressionAttributeValues: { ':s': 'whsec_' } }));
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.key(key.id),
+        UpdateExpression: 'SET webhook_secret = :s',
+        ExpressionAttributeValues: { ':s': 'whsec_' },
+      }),
+    );
     const logged: Record<string, unknown>[] = [];
     setLogSink((line) => logged.push(JSON.parse(line)));
     try {
@@ -79,15 +86,30 @@ describe('webhooks: the queue\'s in-flight and receive limits', () => {
         return d?.state === 'failed' ? d : null;
       });
       // The consumer logs after it has written the record: wait for the line, do not assume it.
-      await waitFor('the dead-letter log line', () => logged.some((l) => l.msg === 'webhook dead-lettered; marked failed'));
+      await waitFor('the dead-letter log line', () =>
+        logged.some((l) => l.msg === 'webhook dead-lettered; marked failed'),
+      );
       expect(failed).toMatchObject({ attempts: 0, last_status_code: null, last_error: DEAD_LETTER_ERROR });
       expect(r.received).toHaveLength(0);
       const backoffs = logged.filter((l) => l.msg === 'webhook message failed; backing off');
       // Every receive the queue allowed ended in a backoff (visibility 2 s here, the test's cap), none in an attempt.
-      expect(backoffs.map((l) => [l.receive_count, l.retry_in_s])).toEqual([[1, 2], [2, 2], [3, 2]]);
+      expect(backoffs.map((l) => [l.receive_count, l.retry_in_s])).toEqual([
+        [1, 2],
+        [2, 2],
+        [3, 2],
+      ]);
       expect(backoffs.every((l) => l.error_message === 'webhook secret is empty')).toBe(true);
-      expect(logged).toContainEqual(expect.objectContaining({ msg: 'webhook dead-lettered; marked failed', event_id: item.event_id, key_id: key.id, recorded: true }));
-      await waitFor('an empty dead-letter queue', async () => (await queueCounts(queues().deadLetterQueueUrl)).every((n) => n === 0));
+      expect(logged).toContainEqual(
+        expect.objectContaining({
+          msg: 'webhook dead-lettered; marked failed',
+          event_id: item.event_id,
+          key_id: key.id,
+          recorded: true,
+        }),
+      );
+      await waitFor('an empty dead-letter queue', async () =>
+        (await queueCounts(queues().deadLetterQueueUrl)).every((n) => n === 0),
+      );
     } finally {
       setLogSink((line) => process.stdout.write(line + '\n'));
     }

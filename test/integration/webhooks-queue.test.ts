@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { handler as fanOut } from '../../functions/events/handler.ts';
-import { useOwnPipeline } from '../fixtures/own-pipeline.ts';
-import { keys } from '../../shared/db/keys.ts';
-import { setLogSink } from '../../shared/log.ts';
-import { createKey, createStore } from '../fixtures/api.ts';
-import { deliveries, deliveryOf, verify, waitFor, type Received } from '../fixtures/webhooks.ts';
-import { outboxItem, streamRecord } from '../fixtures/stream-records.ts';
-import { queueCounts } from '../fixtures/queue.ts';
+import { handler as fanOut } from '#functions/events/handler.ts';
+import { useOwnPipeline } from '#fixtures/own-pipeline.ts';
+import { keys } from '#db/keys.ts';
+import { setLogSink } from '#shared/log.ts';
+import { createKey, createStore } from '#fixtures/api.ts';
+import { deliveries, deliveryOf, verify, waitFor, type Received } from '#fixtures/webhooks.ts';
+import { outboxItem, streamRecord } from '#fixtures/stream-records.ts';
+import { queueCounts } from '#fixtures/queue.ts';
 
 /**
  * The Lambdas' own contracts, driven the way their event-source mappings drive them: this file
@@ -70,13 +70,23 @@ describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
     setLogSink((line) => process.stdout.write(line + '\n'));
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: poison.dynamodb?.SequenceNumber }]);
     expect(logged.map((l) => JSON.parse(l))).toContainEqual(
-      expect.objectContaining({ level: 'error', msg: 'webhook fan-out failed', sequence_number: poison.dynamodb?.SequenceNumber }),
+      expect.objectContaining({
+        level: 'error',
+        msg: 'webhook fan-out failed',
+        sequence_number: poison.dynamodb?.SequenceNumber,
+      }),
     );
-    await waitFor('the record before the poison', async () => (await deliveryOf(key.id, before.event_id))?.state === 'delivered');
+    await waitFor(
+      'the record before the poison',
+      async () => (await deliveryOf(key.id, before.event_id))?.state === 'delivered',
+    );
     expect(await deliveryOf(key.id, after.event_id)).toBeUndefined();
     // What bisection and the retry limit leave behind: the batch without the poison record.
     expect(await fanOut({ Records: [streamRecord(after)] })).toEqual({ batchItemFailures: [] });
-    await waitFor('the record after the poison', async () => (await deliveryOf(key.id, after.event_id))?.state === 'delivered');
+    await waitFor(
+      'the record after the poison',
+      async () => (await deliveryOf(key.id, after.event_id))?.state === 'delivered',
+    );
   });
 
   it('finishes a delivery given up on: failed in the log, its message deleted, not dead-lettered', async () => {

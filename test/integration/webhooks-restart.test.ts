@@ -2,12 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startLocalStack, type LocalStack } from '../../emulation/local/stack.ts';
-import { setLogSink } from '../../shared/log.ts';
-import { adminCommand, createStore, createKey } from '../fixtures/api.ts';
-import { deliveryOf, putOutboxEvent, startReceiver, waitFor } from '../fixtures/webhooks.ts';
-import { freePort } from '../fixtures/free-port.ts';
-
+import { startLocalStack, type LocalStack } from '#emulation/local/stack.ts';
+import { setLogSink } from '#shared/log.ts';
+import { adminCommand, createStore, createKey } from '#fixtures/api.ts';
+import { deliveryOf, putOutboxEvent, startReceiver, waitFor } from '#fixtures/webhooks.ts';
+import { freePort } from '#fixtures/free-port.ts';
 
 /**
  * `npm start` stopped and started again on the same data: this file runs a stack of its own with
@@ -19,7 +18,13 @@ describe('webhooks: the local pipeline across a restart', () => {
   setLogSink((line) => lines.push(line));
   let stack: LocalStack | undefined;
   const start = async (dynamodbPort: number) =>
-    startLocalStack({ port: 0, dynamodbPort, dataDir, tableName: 'restart-test', env: { LOG_LEVEL: 'info', WEBHOOK_RETRY_SCHEDULE: '1,1,2' } });
+    startLocalStack({
+      port: 0,
+      dynamodbPort,
+      dataDir,
+      tableName: 'restart-test',
+      env: { LOG_LEVEL: 'info', WEBHOOK_RETRY_SCHEDULE: '1,1,2' },
+    });
   afterAll(async () => {
     await stack?.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -35,7 +40,10 @@ describe('webhooks: the local pipeline across a restart', () => {
       const key = await createKey(store, ['orders:read'], { webhook_url: receiver.url });
 
       const delivered = await putOutboxEvent(store);
-      await waitFor('the first event', async () => (await deliveryOf(key.id, delivered.eventId))?.state === 'delivered');
+      await waitFor(
+        'the first event',
+        async () => (await deliveryOf(key.id, delivered.eventId))?.state === 'delivered',
+      );
       up = false;
       const pending = await putOutboxEvent(store);
       await waitFor('a failed attempt', async () => ((await deliveryOf(key.id, pending.eventId))?.attempts ?? 0) >= 1);
@@ -47,9 +55,15 @@ describe('webhooks: the local pipeline across a restart', () => {
       stack = await start(port);
 
       // The pending delivery lost its in-memory queue message with the old process; the new one queues it again.
-      await waitFor('the pending event after the restart', async () => (await deliveryOf(key.id, pending.eventId))?.state === 'delivered');
+      await waitFor(
+        'the pending event after the restart',
+        async () => (await deliveryOf(key.id, pending.eventId))?.state === 'delivered',
+      );
       const third = await putOutboxEvent(store);
-      await waitFor('an event written after the restart', async () => (await deliveryOf(key.id, third.eventId))?.state === 'delivered');
+      await waitFor(
+        'an event written after the restart',
+        async () => (await deliveryOf(key.id, third.eventId))?.state === 'delivered',
+      );
 
       const fannedOut = lines.filter((l) => l.includes('"webhook fan-out"')).map((l) => JSON.parse(l).event_id);
       // The stream resumed after its saved position: the events before the restart were not read again.

@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, createStore } from '../fixtures/api.ts';
-import { closedPort, deliveryOf, putOutboxEvent, startReceiver, verify, waitFor } from '../fixtures/webhooks.ts';
+import { createKey, createStore } from '#fixtures/api.ts';
+import { closedPort, deliveryOf, putOutboxEvent, startReceiver, verify, waitFor } from '#fixtures/webhooks.ts';
 
 // The test stack runs with WEBHOOK_RETRY_SCHEDULE=1,1,2: attempts at about 0, 1, 2 and 4 s.
 describe('webhooks: retries, backoff and outages', () => {
@@ -55,20 +55,19 @@ describe('webhooks: retries, backoff and outages', () => {
     expect(Date.parse(pending.next_attempt_at ?? '')).toBeGreaterThan(Date.parse(pending.updated_at));
 
     // 1 + 3 scheduled retries, then the delivery is given up on (and its message dead-lettered).
-    const failed = await waitFor(
-      'the delivery to fail for good',
-      async () => {
-        const x = await deliveryOf(key.id, eventId);
-        return x?.state === 'failed' ? x : undefined;
-      },
-    );
+    const failed = await waitFor('the delivery to fail for good', async () => {
+      const x = await deliveryOf(key.id, eventId);
+      return x?.state === 'failed' ? x : undefined;
+    });
     expect(failed).toMatchObject({ attempts: 4, last_status_code: 503, next_attempt_at: null });
     expect(failed.last_error).toMatch(/^HTTP 503; gave up after 4 attempts/);
     expect(r.received).toHaveLength(4);
   });
 
   it('honours Retry-After on 429', async () => {
-    const r = await receiver((_req, n) => (n === 1 ? { status: 429, headers: { 'Retry-After': '3' } } : { status: 200 }));
+    const r = await receiver((_req, n) =>
+      n === 1 ? { status: 429, headers: { 'Retry-After': '3' } } : { status: 200 },
+    );
     const store = nextStore();
     await createKey(store, ['orders:read'], { webhook_url: r.url });
     await putOutboxEvent(store);

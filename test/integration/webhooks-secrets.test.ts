@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../../shared/db/client.ts';
-import { keys } from '../../shared/db/keys.ts';
-import { generateWebhookSecret } from '../../shared/domain/key/token.ts';
-import { adminCommand, createKey, createStore } from '../fixtures/api.ts';
-import { putOutboxEvent, startReceiver, verify, waitFor } from '../fixtures/webhooks.ts';
+import { db, tableName } from '#db/client.ts';
+import { keys } from '#db/keys.ts';
+import { generateWebhookSecret } from '#domain/key/token.ts';
+import { adminCommand, createKey, createStore } from '#fixtures/api.ts';
+import { putOutboxEvent, startReceiver, verify, waitFor } from '#fixtures/webhooks.ts';
 
 /**
  * Webhook secrets at rest: the admin path seals them (here with the local stand-in for KMS, the
@@ -25,7 +25,7 @@ describe('webhooks: secrets encrypted at rest', () => {
   const deliveredTo = async (eventId: string) =>
     waitFor('the delivery', () => receiver.received.find((r) => r.headers['webhook-id'] === eventId));
 
-  it('stores a new key\'s secret sealed, and deliveries are signed with the plaintext the admin showed', async () => {
+  it("stores a new key's secret sealed, and deliveries are signed with the plaintext the admin showed", async () => {
     const storeId = await createStore();
     const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
     const stored = String((await storedKey(key.id)).webhook_secret);
@@ -57,7 +57,12 @@ describe('webhooks: secrets encrypted at rest', () => {
     const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
     const legacy = generateWebhookSecret();
     await db().send(
-      new UpdateCommand({ TableName: tableName(), Key: keys.key(key.id), UpdateExpression: 'SET webhook_secret = :s', ExpressionAttributeValues: { ':s': legacy } }),
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.key(key.id),
+        UpdateExpression: 'SET webhook_secret = :s',
+        ExpressionAttributeValues: { ':s': legacy },
+      }),
     );
     const { eventId } = await putOutboxEvent(storeId);
     const request = await deliveredTo(eventId);

@@ -2,13 +2,13 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, createStore, type TestKey } from '../fixtures/api.ts';
-import { idemKey, insertTestOrder } from '../fixtures/orders.ts';
-import { idem, insertTestPage, pageBody, xid } from '../fixtures/content.ts';
-import { createGateway } from '../../emulation/local/gateway.ts';
-import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
-import { db, tableName } from '../../shared/db/client.ts';
-import { keys } from '../../shared/db/keys.ts';
+import { createKey, createStore, type TestKey } from '#fixtures/api.ts';
+import { idemKey, insertTestOrder } from '#fixtures/orders.ts';
+import { idem, insertTestPage, pageBody, xid } from '#fixtures/content.ts';
+import { createGateway } from '#emulation/local/gateway.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+import { db, tableName } from '#db/client.ts';
+import { keys } from '#db/keys.ts';
 
 /**
  * DynamoDB round trips per request of the idempotent and addressed writes (issue 13), counted by
@@ -25,7 +25,9 @@ describe('round trips of the writes, authorizer included', () => {
   const costs: Cost[] = [];
 
   beforeAll(async () => {
-    server = createGateway({ onRequest: (r) => costs.push({ status: r.status, body: undefined, text: '', ops: r.ops }) });
+    server = createGateway({
+      onRequest: (r) => costs.push({ status: r.status, body: undefined, text: '', ops: r.ops }),
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}${API_BASE_PATH}`;
     storeId = await createStore();
@@ -39,7 +41,11 @@ describe('round trips of the writes, authorizer included', () => {
     const before = costs.length;
     const res = await fetch(base + path, {
       method,
-      headers: { Authorization: `Bearer ${key.token}`, 'Content-Type': 'application/json', ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) },
+      headers: {
+        Authorization: `Bearer ${key.token}`,
+        'Content-Type': 'application/json',
+        ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -113,27 +119,56 @@ describe('round trips of the writes, authorizer included', () => {
 
   it('items written before the copies existed still work, cost one read more once, and carry the copy afterwards', async () => {
     const order = await insertTestOrder(storeId, { status: 'paid' });
-    await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.orderRef(storeId, order.reference), type: 'order_ref', order_id: order.id } }));
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.orderRef(storeId, order.reference), type: 'order_ref', order_id: order.id },
+      }),
+    );
     const path = `/orders/${order.reference}/status`;
     const first = await call('POST', path, { status: 'processing' }, idemKey());
-    expect(first.body.data).toMatchObject({ id: order.id, reference: order.reference, status: 'processing', total: order.total });
+    expect(first.body.data).toMatchObject({
+      id: order.id,
+      reference: order.reference,
+      status: 'processing',
+      total: order.total,
+    });
     expect(first.ops).toEqual([AUTH, 'BatchGetItem', 'GetItem', 'TransactWriteItems']);
     const next = await call('POST', path, { status: 'shipped' }, idemKey());
     expect(next.body.data.status).toBe('shipped');
     expect(next.ops).toEqual([AUTH, 'BatchGetItem', 'TransactWriteItems']);
 
     const page = await insertTestPage(storeId, key.id);
-    await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.externalId(key.id, 'page', page.external_id), type: 'external_id', record_id: page.id } }));
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.externalId(key.id, 'page', page.external_id), type: 'external_id', record_id: page.id },
+      }),
+    );
     const published = await call('POST', `/content/pages/${page.external_id}/publish`, undefined, idem());
-    expect(published.body.data).toMatchObject({ id: page.id, external_id: page.external_id, status: 'published', body: page.body });
+    expect(published.body.data).toMatchObject({
+      id: page.id,
+      external_id: page.external_id,
+      status: 'published',
+      body: page.body,
+    });
     expect(published.ops).toEqual([AUTH, 'BatchGetItem', 'GetItem', 'TransactWriteItems']);
     const saved = await call('PUT', `/content/pages/${page.external_id}`, pageBody({ slug: page.slug }));
     expect(saved.body.data.id).toBe(page.id);
     expect(saved.ops).toEqual([AUTH, 'BatchGetItem', 'TransactWriteItems']);
 
     const other = await insertTestPage(storeId, key.id);
-    await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.externalId(key.id, 'page', other.external_id), type: 'external_id', record_id: other.id } }));
-    const legacySave = await call('PUT', `/content/pages/${other.external_id}`, pageBody({ slug: other.slug, title: 'Saved over a map-only item' }));
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.externalId(key.id, 'page', other.external_id), type: 'external_id', record_id: other.id },
+      }),
+    );
+    const legacySave = await call(
+      'PUT',
+      `/content/pages/${other.external_id}`,
+      pageBody({ slug: other.slug, title: 'Saved over a map-only item' }),
+    );
     expect(legacySave.body.data).toMatchObject({ id: other.id, title: 'Saved over a map-only item' });
     expect(legacySave.ops).toEqual([AUTH, 'BatchGetItem', 'GetItem', 'TransactWriteItems']);
   });
@@ -147,12 +182,23 @@ describe('round trips of the writes, authorizer included', () => {
     const replaced = await call('PUT', `/catalog/products/${id}`, { ...body, price: 200 });
     expect(replaced.body.data).toMatchObject({ id: created.body.data.id, min_price: 200 });
     expect(replaced.ops).toEqual([AUTH, 'BatchGetItem', 'TransactWriteItems']);
-    const renamed = await call('PUT', `/catalog/products/${id}`, { ...body, price: 200, name: 'Round Trip 2', sku: `${id}-2` });
+    const renamed = await call('PUT', `/catalog/products/${id}`, {
+      ...body,
+      price: 200,
+      name: 'Round Trip 2',
+      sku: `${id}-2`,
+    });
     expect(renamed.ops).toEqual([AUTH, 'BatchGetItem', 'TransactWriteItems']);
     const patched = await call('PATCH', `/catalog/products/${id}`, { quantity: 5 });
     expect(patched.body.data).toMatchObject({ name: 'Round Trip 2', sku: `${id}-2`, min_price: 200, quantity: 5 });
     expect(patched.ops).toEqual([AUTH, 'BatchGetItem', 'TransactWriteItems']);
-    const same = await call('PUT', `/catalog/products/${id}`, { ...body, price: 200, name: 'Round Trip 2', sku: `${id}-2`, quantity: 5 });
+    const same = await call('PUT', `/catalog/products/${id}`, {
+      ...body,
+      price: 200,
+      name: 'Round Trip 2',
+      sku: `${id}-2`,
+      quantity: 5,
+    });
     expect(same.body.data.updated_at).toBe(patched.body.data.updated_at);
     expect(same.ops).toEqual([AUTH, 'BatchGetItem']);
     const samePatch = await call('PATCH', `/catalog/products/${id}`, { quantity: 5 });

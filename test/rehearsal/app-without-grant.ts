@@ -6,7 +6,7 @@
  */
 import { App, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { defineStacks } from '../../infra/app.ts';
+import { defineStacks } from '#infra/app.ts';
 
 const app = new App();
 defineStacks(app);
@@ -14,7 +14,9 @@ defineStacks(app);
 const [pathPart, action] = String(app.node.tryGetContext('rehearsal:dropGrant') ?? '').split('=');
 if (!pathPart || !action) throw new Error('set -c rehearsal:dropGrant=<construct path part>=<action>');
 let dropped = 0;
-for (const policy of app.node.findAll().filter((c): c is iam.CfnPolicy => c instanceof iam.CfnPolicy && c.node.path.includes(pathPart))) {
+for (const policy of app.node
+  .findAll()
+  .filter((c): c is iam.CfnPolicy => c instanceof iam.CfnPolicy && c.node.path.includes(pathPart))) {
   // Read to find the statements; override only their Action lists, so that the references in
   // the rest of the document are still rendered by CDK (cross-stack imports included).
   const document = Stack.of(policy).resolve(policy.policyDocument) as { Statement: { Action: string | string[] }[] };

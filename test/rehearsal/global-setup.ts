@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import type { TestProject } from 'vitest/node';
-import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
-import { checkJava } from '../../emulation/local/dynamodb-local.ts';
-import { startRehearsal, type RehearsalStack } from '../../emulation/rehearsal/stack.ts';
-import { synthesize } from '../../emulation/rehearsal/synth.ts';
-import { freePort } from '../fixtures/free-port.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+import { checkJava } from '#emulation/local/dynamodb-local.ts';
+import { startRehearsal, type RehearsalStack } from '#emulation/rehearsal/stack.ts';
+import { synthesize } from '#emulation/rehearsal/synth.ts';
+import { freePort } from '#fixtures/free-port.ts';
 
 /**
  * The rehearsal project's one stack: the CDK app synthesized into .rehearsal/app.out (or the
@@ -20,7 +20,9 @@ export async function setup(project: TestProject) {
     process.stderr.write(java.message + '\n');
     process.exit(1);
   }
-  const assemblyDir = process.env.REHEARSAL_CDK_OUT ? path.resolve(process.env.REHEARSAL_CDK_OUT) : path.resolve('.rehearsal/app.out');
+  const assemblyDir = process.env.REHEARSAL_CDK_OUT
+    ? path.resolve(process.env.REHEARSAL_CDK_OUT)
+    : path.resolve('.rehearsal/app.out');
   if (!process.env.REHEARSAL_CDK_OUT) await synthesize({ outDir: assemblyDir });
   const tableName = `rehearsal-${Date.now()}`;
   // The files' set-up creates keys straight in the store, sealing their webhook secrets with this
@@ -42,7 +44,10 @@ export async function setup(project: TestProject) {
   project.provide('webhookSecretKeyFile', webhookSecretKeyFile);
   // The Lambda API in front of the functions (AWS_ENDPOINT_URL_LAMBDA), for the admin's --function path.
   project.provide('rehearsalUrl', stack.url);
-  project.provide('adminFunctionName', stack.functions.find((f) => f.logicalId.startsWith('AdminFunction'))?.name ?? '');
+  project.provide(
+    'adminFunctionName',
+    stack.functions.find((f) => f.logicalId.startsWith('AdminFunction'))?.name ?? '',
+  );
 }
 
 declare module 'vitest' {
@@ -56,5 +61,8 @@ export async function teardown() {
   const denials = stack?.denials ?? [];
   await stack?.stop();
   // A refused AWS call fails the run even when no assertion noticed it (a swallowed error).
-  if (denials.length) throw new Error(`IAM denied ${denials.length} call(s): ${denials.map((d) => `${d.function} ${d.action} on ${d.resource}`).join('; ')}`);
+  if (denials.length)
+    throw new Error(
+      `IAM denied ${denials.length} call(s): ${denials.map((d) => `${d.function} ${d.action} on ${d.resource}`).join('; ')}`,
+    );
 }

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
-import { startRehearsal, type RehearsalStack } from '../../emulation/rehearsal/stack.ts';
-import { synthesize } from '../../emulation/rehearsal/synth.ts';
-import { freePort } from '../fixtures/free-port.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+import { startRehearsal, type RehearsalStack } from '#emulation/rehearsal/stack.ts';
+import { synthesize } from '#emulation/rehearsal/synth.ts';
+import { freePort } from '#fixtures/free-port.ts';
 
 /**
  * The IAM check bites: the app synthesized with one grant removed (test/rehearsal/app-without-grant.ts)
@@ -18,16 +18,32 @@ let lambda: LambdaClient;
 
 async function admin(command: string, args: Record<string, unknown>) {
   const fn = stack.functions.find((f) => /AdminFunction/.test(f.logicalId))!;
-  const out = await lambda.send(new InvokeCommand({ FunctionName: fn.name, Payload: Buffer.from(JSON.stringify({ command, args })) }));
+  const out = await lambda.send(
+    new InvokeCommand({ FunctionName: fn.name, Payload: Buffer.from(JSON.stringify({ command, args })) }),
+  );
   expect(out.FunctionError).toBeUndefined();
   return JSON.parse(Buffer.from(out.Payload!).toString('utf8')) as { ok: boolean; data: Record<string, unknown> };
 }
 
 beforeAll(async () => {
   const outDir = path.resolve('.rehearsal/without-grant.out');
-  await synthesize({ outDir, app: 'npx tsx test/rehearsal/app-without-grant.ts', context: { 'rehearsal:dropGrant': `CatalogFunction=${DROPPED}` } });
-  stack = await startRehearsal({ assemblyDir: outDir, port: 0, dynamodbPort: await freePort(), dataDir: null, envOverrides: { LOG_LEVEL: 'error' } });
-  lambda = new LambdaClient({ endpoint: stack.url, region: 'us-east-1', credentials: { accessKeyId: 'operator', secretAccessKey: 'x' } });
+  await synthesize({
+    outDir,
+    app: 'npx tsx test/rehearsal/app-without-grant.ts',
+    context: { 'rehearsal:dropGrant': `CatalogFunction=${DROPPED}` },
+  });
+  stack = await startRehearsal({
+    assemblyDir: outDir,
+    port: 0,
+    dynamodbPort: await freePort(),
+    dataDir: null,
+    envOverrides: { LOG_LEVEL: 'error' },
+  });
+  lambda = new LambdaClient({
+    endpoint: stack.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'operator', secretAccessKey: 'x' },
+  });
 });
 
 afterAll(async () => {
@@ -49,13 +65,22 @@ describe('rehearsal: a grant missing from the CDK code', () => {
     expect(read.status).toBe(200);
     expect(stack.denials).toEqual([]);
 
-    const write = await fetch(`${api}/catalog/products/p-1`, { method: 'PUT', headers, body: JSON.stringify({ name: 'Mug', price: 1200 }) });
+    const write = await fetch(`${api}/catalog/products/p-1`, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify({ name: 'Mug', price: 1200 }),
+    });
     expect([500, 502]).toContain(write.status);
     expect(await write.json()).toMatchObject({ code: 'internal_error' });
 
     const table = stack.tables[0]!;
     expect(stack.denials).toContainEqual(
-      expect.objectContaining({ function: expect.stringContaining('CatalogFunction'), action: DROPPED, resource: table.arn, result: 'ImplicitlyDenied' }),
+      expect.objectContaining({
+        function: expect.stringContaining('CatalogFunction'),
+        action: DROPPED,
+        resource: table.arn,
+        result: 'ImplicitlyDenied',
+      }),
     );
     const after = await fetch(`${api}/products`, { headers });
     expect(((await after.json()) as { data: unknown[] }).data).toEqual([]);

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_BASE_PATH } from '../../shared/http/api-routes.ts';
-import { generateToken } from '../../shared/domain/key/token.ts';
-import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../../shared/http/gateway-responses.ts';
-import { startRehearsal, type RehearsalStack } from '../../emulation/rehearsal/stack.ts';
-import { freePort } from '../fixtures/free-port.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+import { generateToken } from '#domain/key/token.ts';
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '#http/gateway-responses.ts';
+import { startRehearsal, type RehearsalStack } from '#emulation/rehearsal/stack.ts';
+import { freePort } from '#fixtures/free-port.ts';
 
 /**
  * A request whose token is no key never runs a group Lambda (docs/gateway.md): the rehearsal of
@@ -16,21 +16,26 @@ import { freePort } from '../fixtures/free-port.ts';
 let stack: RehearsalStack;
 let lambda: LambdaClient;
 
-const count = (pattern: RegExp) => [...stack.invocations].filter(([id]) => pattern.test(id)).reduce((n, [, c]) => n + c, 0);
+const count = (pattern: RegExp) =>
+  [...stack.invocations].filter(([id]) => pattern.test(id)).reduce((n, [, c]) => n + c, 0);
 const AUTHORIZER = /^AuthorizerFunction/;
 /** Every function API Gateway may invoke behind the authorizer. */
 const GROUPS = /^(Products|Catalog|Orders|Content|Mcp)Function/;
 
 async function admin<T>(command: string, args: Record<string, unknown>): Promise<T> {
   const fn = stack.functions.find((f) => /AdminFunction/.test(f.logicalId))!;
-  const out = await lambda.send(new InvokeCommand({ FunctionName: fn.name, Payload: Buffer.from(JSON.stringify({ command, args })) }));
+  const out = await lambda.send(
+    new InvokeCommand({ FunctionName: fn.name, Payload: Buffer.from(JSON.stringify({ command, args })) }),
+  );
   const body = JSON.parse(Buffer.from(out.Payload!).toString('utf8')) as { ok: boolean; data: T };
   expect(body.ok, JSON.stringify(body)).toBe(true);
   return body.data;
 }
 
 beforeAll(async () => {
-  const assemblyDir = process.env.REHEARSAL_CDK_OUT ? path.resolve(process.env.REHEARSAL_CDK_OUT) : path.resolve('.rehearsal/app.out');
+  const assemblyDir = process.env.REHEARSAL_CDK_OUT
+    ? path.resolve(process.env.REHEARSAL_CDK_OUT)
+    : path.resolve('.rehearsal/app.out');
   stack = await startRehearsal({
     assemblyDir,
     port: 0,
@@ -39,7 +44,11 @@ beforeAll(async () => {
     // DynamoDB Local on a loaded machine answers slower than AWS's 2.5 s call budget: the local stack's 25 s.
     envOverrides: { LOG_LEVEL: 'error', DYNAMODB_CALL_TIMEOUT_MS: '25000' },
   });
-  lambda = new LambdaClient({ endpoint: stack.url, region: 'us-east-1', credentials: { accessKeyId: 'operator', secretAccessKey: 'x' } });
+  lambda = new LambdaClient({
+    endpoint: stack.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'operator', secretAccessKey: 'x' },
+  });
 });
 
 afterAll(async () => {
@@ -51,10 +60,19 @@ describe('rehearsal: a token that is no key', () => {
   it('is answered 401 by API Gateway without invoking any group Lambda', async () => {
     const storeId = `s-${Date.now()}`;
     await admin('stores create', { id: storeId, name: 'Rehearsal', currency: 'EUR' });
-    const key = await admin<{ id: number; token: string }>('keys create', { store: storeId, name: 'k', abilities: 'catalog:read' });
-    const revoked = await admin<{ id: number; token: string }>('keys create', { store: storeId, name: 'r', abilities: 'catalog:read' });
+    const key = await admin<{ id: number; token: string }>('keys create', {
+      store: storeId,
+      name: 'k',
+      abilities: 'catalog:read',
+    });
+    const revoked = await admin<{ id: number; token: string }>('keys create', {
+      store: storeId,
+      name: 'r',
+      abilities: 'catalog:read',
+    });
     await admin('keys revoke', { id: revoked.id });
-    const get = (authorization?: string) => fetch(`${stack.url}${API_BASE_PATH}/products`, { headers: authorization ? { authorization } : {} });
+    const get = (authorization?: string) =>
+      fetch(`${stack.url}${API_BASE_PATH}/products`, { headers: authorization ? { authorization } : {} });
 
     // The counter counts: a valid key runs the authorizer and the products Lambda once each.
     const [authBefore, groupsBefore] = [count(AUTHORIZER), count(GROUPS)];

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { idsAtPositions } from '../../shared/db/product-sequence.ts';
-import { requestBudgetMs, GATEWAY_BUDGET_MS } from '../../shared/http/instrument.ts';
-import { done, retryOnStale, ROUND_MARGIN_MS, stale } from '../../shared/domain/retry.ts';
-import { withDeadline } from '../../shared/domain/deadline.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
+import { idsAtPositions } from '#db/product-sequence.ts';
+import { requestBudgetMs, GATEWAY_BUDGET_MS } from '#http/instrument.ts';
+import { done, retryOnStale, ROUND_MARGIN_MS, stale } from '#domain/retry.ts';
+import { withDeadline } from '#domain/deadline.ts';
+import { DomainError } from '#domain/errors.ts';
 
 describe('ids at list positions, around the gaps of the product sequence', () => {
   it('is the plain range without gaps', () => {
@@ -20,7 +20,9 @@ describe('ids at list positions, around the gaps of the product sequence', () =>
   it('numbers every id that is not a gap exactly once across pages', () => {
     const gaps = [3, 4, 9, 15, 16, 17, 30];
     const pages = Array.from({ length: 6 }, (_, p) => idsAtPositions(p * 5 + 1, 5, gaps)).flat();
-    const expected = Array.from({ length: 37 }, (_, i) => i + 1).filter((id) => !gaps.includes(id)).slice(0, 30);
+    const expected = Array.from({ length: 37 }, (_, i) => i + 1)
+      .filter((id) => !gaps.includes(id))
+      .slice(0, 30);
     expect(pages).toEqual(expected);
   });
 });
@@ -60,13 +62,22 @@ describe('request budget', () => {
       rounds++;
       return done('ok');
     };
-    await expect(withDeadline(ROUND_MARGIN_MS - 1, () => retryOnStale({ what: 'x', read: async () => 1, round }))).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(
+      withDeadline(ROUND_MARGIN_MS - 1, () => retryOnStale({ what: 'x', read: async () => 1, round })),
+    ).rejects.toMatchObject({ code: 'service_unavailable' });
     expect(rounds).toBe(0);
-    await expect(withDeadline(10_000, () => retryOnStale({ what: 'x', read: async () => 1, round }))).resolves.toBe('ok');
+    await expect(withDeadline(10_000, () => retryOnStale({ what: 'x', read: async () => 1, round }))).resolves.toBe(
+      'ok',
+    );
   });
 
   it('bounds rounds by count only outside a budget, still with a retryable refusal', async () => {
-    const err = await retryOnStale({ what: 'x', read: async () => 1, round: async () => stale(1), maxAttempts: 3 }).catch((e: unknown) => e);
+    const err = await retryOnStale({
+      what: 'x',
+      read: async () => 1,
+      round: async () => stale(1),
+      maxAttempts: 3,
+    }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'service_unavailable' });
   });
 });

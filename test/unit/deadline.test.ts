@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeadlineExceeded, deadlineSignal, remainingMs, withDeadline } from '../../shared/domain/deadline.ts';
+import { DeadlineExceeded, deadlineSignal, remainingMs, withDeadline } from '#domain/deadline.ts';
 
 describe('request deadline', () => {
   it('is unbounded outside any budget', () => {

@@ -16,12 +16,19 @@ const described = (v: IViolation) => `${v.from} → ${v.to} (${v.rule.name})`;
 async function cruiseSource(): Promise<ICruiseResult> {
   const options = await extractDepcruiseOptions(path.join(root, '.dependency-cruiser.cjs'));
   const tsConfig = extractTSConfig(path.join(root, 'tsconfig.json'));
-  const out = await cruise(SOURCE.map((d) => path.join(root, d)), { ...options, baseDir: root, validate: true }, {}, { tsConfig });
+  const out = await cruise(
+    SOURCE.map((d) => path.join(root, d)),
+    { ...options, baseDir: root, validate: true },
+    {},
+    { tsConfig },
+  );
   return out.output as ICruiseResult;
 }
 
 describe('import rules (docs/architecture.md, .dependency-cruiser.cjs)', () => {
-  it('every import of bin, bench, emulation, functions, infra, scripts and shared follows the rules', { timeout: 180_000 }, async () => {
+  it('every import of bin, bench, emulation, functions, infra, scripts and shared follows the rules', {
+    timeout: 180_000,
+  }, async () => {
     const result = await cruiseSource();
     // The cruise itself worked: it found the product and followed its imports.
     expect(result.modules.some((m) => m.source === 'shared/db/order.repo.ts')).toBe(true);

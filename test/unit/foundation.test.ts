@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { keys } from '../../shared/db/keys.ts';
-import { denseIdsOfPage, pageEnvelope } from '../../shared/domain/pagination.ts';
-import { matchPath } from '../../emulation/local/match-path.ts';
-import { generateToken, hashToken, looksLikeToken } from '../../shared/domain/key/token.ts';
-import { parseAbilities } from '../../shared/domain/key/abilities.ts';
-import { toProductResource, type Product } from '../../shared/domain/product/product.ts';
-import { bearerToken } from '../../functions/authorizer/handler.ts';
+import { keys } from '#db/keys.ts';
+import { denseIdsOfPage, pageEnvelope } from '#domain/pagination.ts';
+import { matchPath } from '#emulation/local/match-path.ts';
+import { generateToken, hashToken, looksLikeToken } from '#domain/key/token.ts';
+import { parseAbilities } from '#domain/key/abilities.ts';
+import { toProductResource, type Product } from '#domain/product/product.ts';
+import { bearerToken } from '#functions/authorizer/handler.ts';
 
 describe('key builders', () => {
   it('pads ids so that sort keys order numerically', () => {
@@ -46,7 +46,13 @@ describe('page envelope', () => {
     expect(e.prev_page_url).toBe('https://x/api/v1/integrations/products?limit=2&page=1');
   });
   it('has null from/to and last_page 1 for an empty list', () => {
-    expect(pageEnvelope({ ...base, data: [], page: 1, limit: 2, total: 0 })).toMatchObject({ from: null, to: null, last_page: 1, next_page_url: null, prev_page_url: null });
+    expect(pageEnvelope({ ...base, data: [], page: 1, limit: 2, total: 0 })).toMatchObject({
+      from: null,
+      to: null,
+      last_page: 1,
+      next_page_url: null,
+      prev_page_url: null,
+    });
   });
   it('maps a page to its dense id range', () => {
     expect(denseIdsOfPage(3, 4)).toEqual([9, 10, 11, 12]);
@@ -124,7 +130,7 @@ describe('product read shape', () => {
 });
 
 describe('webhook URLs', async () => {
-  const { checkWebhookUrl } = await import('../../shared/domain/key/webhook-url.ts');
+  const { checkWebhookUrl } = await import('#domain/key/webhook-url.ts');
   it.each([
     ['https://crm.example.com/hooks', true],
     ['https://crm.example.com:8443/hooks', true],

@@ -1,11 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { createHttpHandler, type RouteFn } from '../../shared/http/http-handler.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
-import { log, setLogSink } from '../../shared/log.ts';
+import { createHttpHandler, type RouteFn } from '#http/http-handler.ts';
+import { DomainError } from '#domain/errors.ts';
+import { log, setLogSink } from '#shared/log.ts';
 
 /** The middy chain on its own, with a synthetic API Gateway event: pure request → response logic. */
-function event(over: Partial<APIGatewayProxyEvent> & { limited?: boolean; abilities?: string } = {}): APIGatewayProxyEvent {
+function event(
+  over: Partial<APIGatewayProxyEvent> & { limited?: boolean; abilities?: string } = {},
+): APIGatewayProxyEvent {
   const { limited, abilities, ...rest } = over;
   return {
     resource: '/api/v1/integrations/products',
@@ -38,7 +40,6 @@ function event(over: Partial<APIGatewayProxyEvent> & { limited?: boolean; abilit
 }
 const ctx = {} as Context;
 
-
 /** A products Lambda whose operations both run `route`. */
 const productsHandler = (route: RouteFn) => createHttpHandler('products', { listProducts: route, getProduct: route });
 
@@ -67,7 +68,9 @@ describe('the shared HTTP chain', () => {
   it('turns an unexpected error into 500 internal_error with the request id and no stack, and logs the cause', async () => {
     const lines: string[] = [];
     setLogSink((l) => lines.push(l));
-    const handler = productsHandler(async () => { throw new TypeError('secret detail at line 42'); });
+    const handler = productsHandler(async () => {
+      throw new TypeError('secret detail at line 42');
+    });
     const res = await handler(event(), ctx);
     expect(res.statusCode).toBe(500);
     const body = JSON.parse(res.body);
@@ -102,7 +105,9 @@ describe('the shared HTTP chain', () => {
   });
 
   it('passes DomainErrors through in the contract shape', async () => {
-    const handler = productsHandler(async () => { throw new DomainError('validation_failed', 'limit: too big', 'limit'); });
+    const handler = productsHandler(async () => {
+      throw new DomainError('validation_failed', 'limit: too big', 'limit');
+    });
     const res = await handler(event(), ctx);
     expect(res.statusCode).toBe(422);
     expect(JSON.parse(res.body)).toEqual({ code: 'validation_failed', message: 'limit: too big', field: 'limit' });

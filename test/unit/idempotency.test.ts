@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, parseIdempotencyKey, requestFingerprint } from '../../shared/domain/idempotency.ts';
-import { classifyExisting, idempotencyRecordKey } from '../../shared/db/idempotency.repo.ts';
+import { canonicalJson, parseIdempotencyKey, requestFingerprint } from '#domain/idempotency.ts';
+import { classifyExisting, idempotencyRecordKey } from '#db/idempotency.repo.ts';
 
 describe('Idempotency-Key header', () => {
   it.each([
@@ -39,7 +39,9 @@ describe('Idempotency-Key header', () => {
 
 describe('request fingerprint', () => {
   it('ignores key order and whitespace, not values', () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[1,{"y":2,"z":1}]},"b":1}',
+    );
     expect(requestFingerprint(JSON.parse('{ "status" : "shipped" }'))).toBe(requestFingerprint({ status: 'shipped' }));
     expect(requestFingerprint({ status: 'shipped', x: 1 })).toBe(requestFingerprint({ x: 1, status: 'shipped' }));
     expect(requestFingerprint({ status: 'shipped' })).not.toBe(requestFingerprint({ status: 'delivered' }));
@@ -50,7 +52,16 @@ describe('request fingerprint', () => {
 describe('stored responses replay byte for byte', () => {
   it('JSON.stringify(JSON.parse(s)) === s for what JSON.stringify produced', () => {
     const bodies = [
-      { data: { id: 1, reference: 'R', customer: { name: 'Zoë "Q" \\ \u2028', email: 'a@b', phone: null }, items: [], total: 1e21, paid_total: -0 } },
+      {
+        data: {
+          id: 1,
+          reference: 'R',
+          customer: { name: 'Zoë "Q" \\ \u2028', email: 'a@b', phone: null },
+          items: [],
+          total: 1e21,
+          paid_total: -0,
+        },
+      },
       { code: 'invalid_transition', message: 'An order cannot move from shipped to pending.', field: 'status' },
       { '2': 'numeric keys first', b: 1, '1': 0, a: [0.1, 1 / 3, 5e-324, '\ud800'] },
     ];
@@ -67,28 +78,52 @@ describe('idempotency records', () => {
   const base = { fingerprint: 'fp', ttl: sec + 100 };
 
   it('replays a completed record with the same fingerprint', () => {
-    expect(classifyExisting({ ...base, state: 'completed', response_status: 409, response_body: '{"x":1}' }, 'fp', now)).toEqual({
+    expect(
+      classifyExisting({ ...base, state: 'completed', response_status: 409, response_body: '{"x":1}' }, 'fp', now),
+    ).toEqual({
       outcome: 'replay',
       response: { status: 409, body: '{"x":1}' },
     });
   });
 
   it('calls another fingerprint a reuse, finished or not', () => {
-    expect(classifyExisting({ ...base, state: 'completed', response_status: 200, response_body: '{}' }, 'other', now)).toEqual({ outcome: 'reused' });
-    expect(classifyExisting({ ...base, state: 'in_progress', lease_expires_at: now + 1000 }, 'other', now)).toEqual({ outcome: 'reused' });
+    expect(
+      classifyExisting({ ...base, state: 'completed', response_status: 200, response_body: '{}' }, 'other', now),
+    ).toEqual({ outcome: 'reused' });
+    expect(classifyExisting({ ...base, state: 'in_progress', lease_expires_at: now + 1000 }, 'other', now)).toEqual({
+      outcome: 'reused',
+    });
   });
 
   it('reports a live lease as in progress, and an expired lease or record as free', () => {
-    expect(classifyExisting({ ...base, state: 'in_progress', lease_expires_at: now + 1 }, 'fp', now)).toEqual({ outcome: 'in_progress' });
+    expect(classifyExisting({ ...base, state: 'in_progress', lease_expires_at: now + 1 }, 'fp', now)).toEqual({
+      outcome: 'in_progress',
+    });
     expect(classifyExisting({ ...base, state: 'in_progress', lease_expires_at: now }, 'fp', now)).toBeUndefined();
-    expect(classifyExisting({ ...base, ttl: sec, state: 'completed', response_status: 200, response_body: '{}' }, 'other', now)).toBeUndefined();
+    expect(
+      classifyExisting(
+        { ...base, ttl: sec, state: 'completed', response_status: 200, response_body: '{}' },
+        'other',
+        now,
+      ),
+    ).toBeUndefined();
     expect(classifyExisting(undefined, 'fp', now)).toBeUndefined();
   });
 
   it('scopes by key id, method, path and key, and hashes an over-long path', () => {
-    const k = idempotencyRecordKey({ keyId: 3, method: 'POST', path: '/api/v1/integrations/orders/R-1/status', key: 'abc' });
+    const k = idempotencyRecordKey({
+      keyId: 3,
+      method: 'POST',
+      path: '/api/v1/integrations/orders/R-1/status',
+      key: 'abc',
+    });
     expect(k).toEqual({ pk: 'KEY#3', sk: 'IDEMPOTENCY#POST /api/v1/integrations/orders/R-1/status#abc' });
-    const long = idempotencyRecordKey({ keyId: 3, method: 'POST', path: '/x/' + 'a'.repeat(2000), key: 'k'.repeat(255) });
+    const long = idempotencyRecordKey({
+      keyId: 3,
+      method: 'POST',
+      path: '/x/' + 'a'.repeat(2000),
+      key: 'k'.repeat(255),
+    });
     expect(Buffer.byteLength(long.sk)).toBeLessThan(1024);
     expect(long.sk).toMatch(/^IDEMPOTENCY#POST sha256:/);
   });

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { checkImageUrl } from '../../shared/domain/product/image-url.ts';
+import { checkImageUrl } from '#domain/product/image-url.ts';
 
 // Reason families, matched loosely so wording can be polished without touching every row,
 // while still proving each payload is refused for the right reason (e.g. that `①②⑦.⓪.⓪.①`
@@ -223,10 +223,7 @@ const refused: Array<[input: string, reason: RegExp]> = [
 
 const accepted: Array<[input: string, normalized: string]> = [
   ['https://cdn.example.com/a.png', 'https://cdn.example.com/a.png'],
-  [
-    'https://cdn.example.com/a.png?w=200&h=200&fit=crop',
-    'https://cdn.example.com/a.png?w=200&h=200&fit=crop',
-  ],
+  ['https://cdn.example.com/a.png?w=200&h=200&fit=crop', 'https://cdn.example.com/a.png?w=200&h=200&fit=crop'],
   ['https://cdn.example.com/a.png#main', 'https://cdn.example.com/a.png#main'],
   ['https://cdn.example.com:443/x.png', 'https://cdn.example.com/x.png'],
   ['https://cdn.example.com:00443/x.png', 'https://cdn.example.com/x.png'],

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { log, redactQuery, setLogSink } from '../../shared/log.ts';
+import { log, redactQuery, setLogSink } from '#shared/log.ts';
 
 describe('credentials in URLs never reach a log line', () => {
   afterEach(() => setLogSink((line) => process.stdout.write(line + '\n')));
@@ -17,7 +17,10 @@ describe('credentials in URLs never reach a log line', () => {
   it('redacts a URL inside any string field or message of a structured line', () => {
     const lines: string[] = [];
     setLogSink((line) => lines.push(line));
-    log('error', 'GET /products?access_token=sia_secret1 failed', { url: 'http://127.0.0.1:3000/x?token=sia_secret2&page=1', note: 'plain?text' });
+    log('error', 'GET /products?access_token=sia_secret1 failed', {
+      url: 'http://127.0.0.1:3000/x?token=sia_secret2&page=1',
+      note: 'plain?text',
+    });
     expect(lines).toHaveLength(1);
     expect(lines[0]).not.toMatch(/sia_secret/);
     const line = JSON.parse(lines[0]!);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { TOOLS } from '../../functions/mcp/tools.ts';
-import { bindTools, toolResult } from '../../functions/mcp/server.ts';
-import { pathSegment } from '../../functions/mcp/args.ts';
-import { DomainError } from '../../shared/domain/errors.ts';
+import { TOOLS } from '#functions/mcp/tools.ts';
+import { bindTools, toolResult } from '#functions/mcp/server.ts';
+import { pathSegment } from '#functions/mcp/args.ts';
+import { DomainError } from '#domain/errors.ts';
 
 const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
 
@@ -17,7 +17,7 @@ function thrown(fn: () => unknown): DomainError {
 }
 
 describe('MCP tool table', () => {
-  it('has exactly the tools of docs/contract.md#mcp, each bound to its endpoint with the endpoint\'s ability', () => {
+  it("has exactly the tools of docs/contract.md#mcp, each bound to its endpoint with the endpoint's ability", () => {
     const abilities = Object.fromEntries([...bindTools().values()].map((b) => [b.tool.name, b.route.ability]));
     expect(abilities).toEqual({
       list_products: 'catalog:read',
@@ -37,7 +37,7 @@ describe('MCP tool table', () => {
     });
   });
 
-  it('generates each tool\'s JSON Schema from the valibot schemas the endpoint validates with', () => {
+  it("generates each tool's JSON Schema from the valibot schemas the endpoint validates with", () => {
     const schema = (name: string) => tool(name).inputSchema.properties as Record<string, Record<string, unknown>>;
     expect(schema('list_products').limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 50, default: 15 });
     expect(schema('upsert_product').price).toMatchObject({ type: 'integer', minimum: 0, maximum: 1_000_000_000_000 });
@@ -47,11 +47,14 @@ describe('MCP tool table', () => {
     expect(tool('save_page').inputSchema.required).toEqual(['external_id', 'type', 'title', 'slug', 'body']);
   });
 
-  it.each(TOOLS.map((t) => [t.name, t]))('%s declares a closed object schema whose required arguments are properties', (_, t) => {
-    expect(t.inputSchema.type).toBe('object');
-    expect(t.inputSchema.additionalProperties).toBe(false);
-    for (const name of t.inputSchema.required ?? []) expect(t.inputSchema.properties).toHaveProperty(name);
-  });
+  it.each(TOOLS.map((t) => [t.name, t]))(
+    '%s declares a closed object schema whose required arguments are properties',
+    (_, t) => {
+      expect(t.inputSchema.type).toBe('object');
+      expect(t.inputSchema.additionalProperties).toBe(false);
+      for (const name of t.inputSchema.required ?? []) expect(t.inputSchema.properties).toHaveProperty(name);
+    },
+  );
 
   it('requires idempotency_key exactly on set_order_status and publish_page', () => {
     const withKey = TOOLS.filter((t) => t.inputSchema.required?.includes('idempotency_key')).map((t) => t.name);
@@ -61,18 +64,31 @@ describe('MCP tool table', () => {
 
 describe('MCP arguments → endpoint request', () => {
   it('turns list_products arguments into the query of GET /products', () => {
-    expect(tool('list_products').toRequest({ page: 2, limit: 5, filter_name: 'oak', filter_sku: 'S-1', include_offers: true })).toEqual({
+    expect(
+      tool('list_products').toRequest({
+        page: 2,
+        limit: 5,
+        filter_name: 'oak',
+        filter_sku: 'S-1',
+        include_offers: true,
+      }),
+    ).toEqual({
       query: { page: '2', limit: '5', 'filter[name]': 'oak', 'filter[sku]': 'S-1', include: 'offers' },
     });
     expect(tool('list_products').toRequest({ include_offers: false })).toEqual({ query: {} });
   });
 
   it('refuses arguments of the wrong JSON type or unknown, naming them', () => {
-    expect(thrown(() => tool('list_products').toRequest({ page: '2' }))).toMatchObject({ code: 'validation_failed', field: 'page' });
+    expect(thrown(() => tool('list_products').toRequest({ page: '2' }))).toMatchObject({
+      code: 'validation_failed',
+      field: 'page',
+    });
     expect(thrown(() => tool('list_products').toRequest({ limit: 2.5 }))).toMatchObject({ field: 'limit' });
     expect(thrown(() => tool('list_orders').toRequest({ since: 'x' }))).toMatchObject({ field: 'since' });
     expect(thrown(() => tool('get_product').toRequest({}))).toMatchObject({ field: 'id' });
-    expect(thrown(() => tool('upsert_product').toRequest({ external_id: 7, name: 'x', price: 1 }))).toMatchObject({ field: 'external_id' });
+    expect(thrown(() => tool('upsert_product').toRequest({ external_id: 7, name: 'x', price: 1 }))).toMatchObject({
+      field: 'external_id',
+    });
   });
 
   it('puts external_id into the path and the other arguments into the body', () => {
@@ -83,12 +99,17 @@ describe('MCP arguments → endpoint request', () => {
   });
 
   it('sends idempotency_key as the Idempotency-Key and keeps it out of the body (the request fingerprint)', () => {
-    expect(tool('set_order_status').toRequest({ reference: 'ORD-1', status: 'shipped', idempotency_key: 'k-1' })).toEqual({
+    expect(
+      tool('set_order_status').toRequest({ reference: 'ORD-1', status: 'shipped', idempotency_key: 'k-1' }),
+    ).toEqual({
       pathParameters: { reference: 'ORD-1' },
       body: { status: 'shipped' },
       idempotencyKey: 'k-1',
     });
-    expect(tool('publish_page').toRequest({ external_id: 'pg-1', idempotency_key: 'k-2' })).toEqual({ pathParameters: { external_id: 'pg-1' }, idempotencyKey: 'k-2' });
+    expect(tool('publish_page').toRequest({ external_id: 'pg-1', idempotency_key: 'k-2' })).toEqual({
+      pathParameters: { external_id: 'pg-1' },
+      idempotencyKey: 'k-2',
+    });
   });
 
   it('refuses a missing or empty idempotency_key with idempotency_key_required naming the argument', () => {
@@ -97,7 +118,11 @@ describe('MCP arguments → endpoint request', () => {
       expect(err).toMatchObject({ code: 'idempotency_key_required', field: 'idempotency_key' });
       expect(err.message).toContain('idempotency_key argument');
     }
-    expect(thrown(() => tool('set_order_status').toRequest({ reference: 'R', status: 'shipped', idempotency_key: 'x'.repeat(256) }))).toMatchObject({
+    expect(
+      thrown(() =>
+        tool('set_order_status').toRequest({ reference: 'R', status: 'shipped', idempotency_key: 'x'.repeat(256) }),
+      ),
+    ).toMatchObject({
       code: 'validation_failed',
       field: 'idempotency_key',
     });
@@ -111,14 +136,31 @@ describe('MCP arguments → endpoint request', () => {
 
 describe('MCP tool results', () => {
   it('carries the document as text and as structured content', () => {
-    expect(toolResult(200, { data: { id: 1 } })).toEqual({ content: [{ type: 'text', text: '{"data":{"id":1}}' }], structuredContent: { data: { id: 1 } } });
+    expect(toolResult(200, { data: { id: 1 } })).toEqual({
+      content: [{ type: 'text', text: '{"data":{"id":1}}' }],
+      structuredContent: { data: { id: 1 } },
+    });
   });
 
   it('marks an error status as a tool error and names the argument the caller sent', () => {
-    const result = toolResult(422, { code: 'validation_failed', message: 'filter[name]: too long', field: 'filter[name]' }, { 'filter[name]': 'filter_name' });
+    const result = toolResult(
+      422,
+      { code: 'validation_failed', message: 'filter[name]: too long', field: 'filter[name]' },
+      { 'filter[name]': 'filter_name' },
+    );
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toEqual({ code: 'validation_failed', message: 'filter_name: too long', field: 'filter_name' });
-    expect(toolResult(422, { code: 'idempotency_key_reused', message: 'This Idempotency-Key was already used.', field: 'Idempotency-Key' }).structuredContent).toEqual({
+    expect(result.structuredContent).toEqual({
+      code: 'validation_failed',
+      message: 'filter_name: too long',
+      field: 'filter_name',
+    });
+    expect(
+      toolResult(422, {
+        code: 'idempotency_key_reused',
+        message: 'This Idempotency-Key was already used.',
+        field: 'Idempotency-Key',
+      }).structuredContent,
+    ).toEqual({
       code: 'idempotency_key_reused',
       message: 'This idempotency_key was already used.',
       field: 'idempotency_key',

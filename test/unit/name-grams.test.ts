@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_NAME_PROBES, NAME_GRAM_END, nameGrams, nameLookup } from '../../shared/domain/product/name-grams.ts';
+import { MAX_NAME_PROBES, NAME_GRAM_END, nameGrams, nameLookup } from '#domain/product/name-grams.ts';
 
 const E = NAME_GRAM_END;
 
@@ -7,7 +7,9 @@ const E = NAME_GRAM_END;
 function listedUnder(name: string, needle: string): boolean {
   const grams = nameGrams(name);
   const lookup = nameLookup(needle);
-  return lookup.kind === 'prefix' ? grams.some((g) => g.startsWith(lookup.prefix)) : lookup.grams.every((g) => grams.includes(g));
+  return lookup.kind === 'prefix'
+    ? grams.some((g) => g.startsWith(lookup.prefix))
+    : lookup.grams.every((g) => grams.includes(g));
 }
 
 describe('name trigrams', () => {

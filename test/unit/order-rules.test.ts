@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ORDER_STATUSES, ORDER_TRANSITIONS, type Order, type OrderStatus } from '../../shared/domain/order/order.ts';
-import { decideMarkPaid, decideStatusChange, referenceFromPath, withPayment, withStatus } from '../../shared/domain/order/rules.ts';
-import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '../../shared/domain/order/events.ts';
+import { ORDER_STATUSES, ORDER_TRANSITIONS, type Order, type OrderStatus } from '#domain/order/order.ts';
+import { decideMarkPaid, decideStatusChange, referenceFromPath, withPayment, withStatus } from '#domain/order/rules.ts';
+import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '#domain/order/events.ts';
 
 /** docs/contract.md#orders, written out once more by hand so that a change to the table is a visible decision. */
 const ALLOWED: Record<OrderStatus, OrderStatus[]> = {
@@ -46,13 +46,15 @@ describe('order state machine', () => {
   }
 
   it('never lets the API move an order to paid', () => {
-    for (const from of ORDER_STATUSES.filter((s) => s !== 'paid')) expect(decideStatusChange(from, 'paid').kind).toBe('forbidden');
+    for (const from of ORDER_STATUSES.filter((s) => s !== 'paid'))
+      expect(decideStatusChange(from, 'paid').kind).toBe('forbidden');
   });
 
   it('lets the payment side pay a pending order only; paid stays paid', () => {
     expect(decideMarkPaid('pending')).toEqual({ kind: 'change', from: 'pending', to: 'paid' });
     expect(decideMarkPaid('paid')).toEqual({ kind: 'noop' });
-    for (const s of ['processing', 'shipped', 'delivered', 'cancelled', 'returned'] as const) expect(decideMarkPaid(s).kind).toBe('forbidden');
+    for (const s of ['processing', 'shipped', 'delivered', 'cancelled', 'returned'] as const)
+      expect(decideMarkPaid(s).kind).toBe('forbidden');
   });
 
   it('changes only status and updated_at on a move, and sets paid_total = total on payment', () => {
@@ -68,7 +70,8 @@ describe('references in paths', () => {
     expect(referenceFromPath('DEMO-1001')).toBe('DEMO-1001');
     expect(referenceFromPath('a%3Ab')).toBe('a:b');
     expect(referenceFromPath('a.b_c:d-e')).toBe('a.b_c:d-e');
-    for (const bad of [undefined, '', 'a b', 'a/b', 'a%2Fb', '%E0%A4%A', 'x'.repeat(129), 'ü']) expect(referenceFromPath(bad)).toBeUndefined();
+    for (const bad of [undefined, '', 'a b', 'a/b', 'a%2Fb', '%E0%A4%A', 'x'.repeat(129), 'ü'])
+      expect(referenceFromPath(bad)).toBeUndefined();
   });
 });
 
@@ -100,7 +103,12 @@ describe('order.status_changed event', () => {
 
 describe('order.created and order.paid events', () => {
   it('order.created carries the order as placed, stamped with its created_at', () => {
-    const placed = { ...order, status: 'pending' as const, created_at: '2026-03-04T05:06:07.089Z', updated_at: '2026-03-04T05:06:07.089Z' };
+    const placed = {
+      ...order,
+      status: 'pending' as const,
+      created_at: '2026-03-04T05:06:07.089Z',
+      updated_at: '2026-03-04T05:06:07.089Z',
+    };
     const event = buildCreatedEvent(placed);
     expect(event).toMatchObject({
       event_type: 'order.created',
@@ -121,7 +129,11 @@ describe('order.created and order.paid events', () => {
       origin: { kind: 'storefront' },
       created_at: '2026-03-04T05:06:07.089Z',
       ttl: Math.floor(Date.parse('2026-03-04T05:06:07.089Z') / 1000) + 30 * 24 * 3600,
-      payload: { type: 'order.paid', timestamp: '2026-03-04T05:06:07.089Z', data: { previous_status: 'pending', status: 'paid' } },
+      payload: {
+        type: 'order.paid',
+        timestamp: '2026-03-04T05:06:07.089Z',
+        data: { previous_status: 'pending', status: 'paid' },
+      },
     });
     expect(event.payload.data.order).toMatchObject({ status: 'paid', paid_total: 100 });
   });

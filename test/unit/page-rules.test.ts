@@ -1,10 +1,10 @@
-import { nextUpdatedAt } from '../../shared/domain/clock.ts';
+import { nextUpdatedAt } from '#domain/clock.ts';
 import { describe, expect, it } from 'vitest';
 import * as v from 'valibot';
-import { PAGE_STATUSES, toPageResource, type Page, type PageStatus } from '../../shared/domain/page/page.ts';
-import { decide, decidePublish, decideUnpublish, newPage, savedPage, withStatus } from '../../shared/domain/page/rules.ts';
-import { BODY_MAX_BYTES, PageBody, SLUG_MAX, TITLE_MAX } from '../../shared/domain/page/page-write.ts';
-import { keys } from '../../shared/db/keys.ts';
+import { PAGE_STATUSES, toPageResource, type Page, type PageStatus } from '#domain/page/page.ts';
+import { decide, decidePublish, decideUnpublish, newPage, savedPage, withStatus } from '#domain/page/rules.ts';
+import { BODY_MAX_BYTES, PageBody, SLUG_MAX, TITLE_MAX } from '#domain/page/page-write.ts';
+import { keys } from '#db/keys.ts';
 
 const T0 = '2026-03-01T10:00:00.000Z';
 
@@ -48,9 +48,18 @@ describe('page state machine (docs/contract.md#pages)', () => {
   it('publishing stamps published_at and updated_at with the same instant; unpublishing keeps published_at', () => {
     const now = Date.parse('2026-03-02T00:00:00.000Z');
     const published = withStatus(page(), 'published', now);
-    expect(published).toMatchObject({ status: 'published', published_at: '2026-03-02T00:00:00.000Z', updated_at: '2026-03-02T00:00:00.000Z', created_at: T0 });
+    expect(published).toMatchObject({
+      status: 'published',
+      published_at: '2026-03-02T00:00:00.000Z',
+      updated_at: '2026-03-02T00:00:00.000Z',
+      created_at: T0,
+    });
     const unpublished = withStatus(published, 'unpublished', now + 5);
-    expect(unpublished).toMatchObject({ status: 'unpublished', published_at: '2026-03-02T00:00:00.000Z', updated_at: '2026-03-02T00:00:00.005Z' });
+    expect(unpublished).toMatchObject({
+      status: 'unpublished',
+      published_at: '2026-03-02T00:00:00.000Z',
+      updated_at: '2026-03-02T00:00:00.005Z',
+    });
   });
 });
 
@@ -59,14 +68,31 @@ describe('saving', () => {
 
   it('a new page is always a draft, never published, created_at = updated_at', () => {
     const draft = newPage(content, { storeId: 's1', keyId: 3, externalId: 'x' }, Date.parse(T0));
-    expect(draft).toMatchObject({ ...content, status: 'draft', published_at: null, created_at: T0, updated_at: T0, owner_key_id: 3, external_id: 'x' });
+    expect(draft).toMatchObject({
+      ...content,
+      status: 'draft',
+      published_at: null,
+      created_at: T0,
+      updated_at: T0,
+      owner_key_id: 3,
+      external_id: 'x',
+    });
   });
 
-  it.each(['draft', 'unpublished'] as const)('a save of a %s page leaves it a draft, keeps created_at and published_at', (status) => {
-    const current = page({ status, published_at: status === 'draft' ? null : T0 });
-    const next = savedPage(current, content, Date.parse('2026-03-03T00:00:00.000Z'))!;
-    expect(next).toMatchObject({ ...content, status: 'draft', created_at: T0, published_at: current.published_at, updated_at: '2026-03-03T00:00:00.000Z' });
-  });
+  it.each(['draft', 'unpublished'] as const)(
+    'a save of a %s page leaves it a draft, keeps created_at and published_at',
+    (status) => {
+      const current = page({ status, published_at: status === 'draft' ? null : T0 });
+      const next = savedPage(current, content, Date.parse('2026-03-03T00:00:00.000Z'))!;
+      expect(next).toMatchObject({
+        ...content,
+        status: 'draft',
+        created_at: T0,
+        published_at: current.published_at,
+        updated_at: '2026-03-03T00:00:00.000Z',
+      });
+    },
+  );
 
   it('a save that changes nothing is null, on a draft and on a published page', () => {
     const same = { type: 'page' as const, title: 'About', slug: 'about', body: '<p>x</p>' };
@@ -77,10 +103,21 @@ describe('saving', () => {
   it('a save of a published page keeps the live version and status, and holds the save as its revision', () => {
     const live = page({ status: 'published', published_at: T0 });
     const next = savedPage(live, content, Date.parse('2026-03-03T00:00:00.000Z'))!;
-    expect(next).toMatchObject({ title: 'About', slug: 'about', body: '<p>x</p>', status: 'published', published_at: T0, draft: content, updated_at: '2026-03-03T00:00:00.000Z' });
+    expect(next).toMatchObject({
+      title: 'About',
+      slug: 'about',
+      body: '<p>x</p>',
+      status: 'published',
+      published_at: T0,
+      draft: content,
+      updated_at: '2026-03-03T00:00:00.000Z',
+    });
     expect(savedPage(next, content)).toBeNull(); // the same revision again
     // Saving the live content again drops the revision: nothing is left to publish.
-    expect(savedPage(next, { type: 'page', title: 'About', slug: 'about', body: '<p>x</p>' })).toMatchObject({ draft: null, status: 'published' });
+    expect(savedPage(next, { type: 'page', title: 'About', slug: 'about', body: '<p>x</p>' })).toMatchObject({
+      draft: null,
+      status: 'published',
+    });
   });
 
   it('publishing a revision puts it live; unpublishing keeps it as the content; a published page without one is a no-op', () => {
@@ -88,8 +125,18 @@ describe('saving', () => {
     expect(decide('publish', 'published', true)).toEqual({ kind: 'change', from: 'published', to: 'published' });
     expect(decide('publish', 'published', false)).toEqual({ kind: 'noop' });
     const now = Date.parse('2026-03-04T00:00:00.000Z');
-    expect(withStatus(edited, 'published', now)).toMatchObject({ ...content, draft: null, status: 'published', published_at: '2026-03-04T00:00:00.000Z' });
-    expect(withStatus(edited, 'unpublished', now)).toMatchObject({ ...content, draft: null, status: 'unpublished', published_at: T0 });
+    expect(withStatus(edited, 'published', now)).toMatchObject({
+      ...content,
+      draft: null,
+      status: 'published',
+      published_at: '2026-03-04T00:00:00.000Z',
+    });
+    expect(withStatus(edited, 'unpublished', now)).toMatchObject({
+      ...content,
+      draft: null,
+      status: 'unpublished',
+      published_at: T0,
+    });
   });
 
   it('updated_at strictly increases even when the clock is behind', () => {
@@ -102,15 +149,36 @@ describe('saving', () => {
 describe('toPageResource', () => {
   it('is the record of docs/contract.md#pages in its field order', () => {
     expect(Object.keys(toPageResource(page()))).toEqual([
-      'id', 'external_id', 'type', 'title', 'slug', 'body', 'status', 'has_unpublished_changes', 'published_at', 'created_at', 'updated_at',
+      'id',
+      'external_id',
+      'type',
+      'title',
+      'slug',
+      'body',
+      'status',
+      'has_unpublished_changes',
+      'published_at',
+      'created_at',
+      'updated_at',
     ]);
   });
 
   it('shows the live version unless the draft version is asked for', () => {
     const content = { type: 'blog' as const, title: 'New', slug: 'new', body: '<p>new</p>' };
     const edited = page({ status: 'published', published_at: T0, draft: content });
-    expect(toPageResource(edited)).toMatchObject({ title: 'About', body: '<p>x</p>', status: 'published', has_unpublished_changes: true, published_at: T0 });
-    expect(toPageResource(edited, 3, 'draft')).toMatchObject({ ...content, status: 'published', has_unpublished_changes: true, published_at: T0 });
+    expect(toPageResource(edited)).toMatchObject({
+      title: 'About',
+      body: '<p>x</p>',
+      status: 'published',
+      has_unpublished_changes: true,
+      published_at: T0,
+    });
+    expect(toPageResource(edited, 3, 'draft')).toMatchObject({
+      ...content,
+      status: 'published',
+      has_unpublished_changes: true,
+      published_at: T0,
+    });
     expect(toPageResource(page(), 3, 'draft')).toEqual(toPageResource(page()));
   });
 
@@ -171,7 +239,10 @@ describe('PageBody schema', () => {
 
 describe('page keys', () => {
   it('puts a page in the index partition of its type, in id order', () => {
-    expect(keys.pageTypeIndex('s1', 'blog', 42)).toEqual({ gsi1pk: 'STORE#s1#PAGES#blog', gsi1sk: 'PAGE#000000000042' });
+    expect(keys.pageTypeIndex('s1', 'blog', 42)).toEqual({
+      gsi1pk: 'STORE#s1#PAGES#blog',
+      gsi1sk: 'PAGE#000000000042',
+    });
     expect(keys.pageTypeIndex('s1', 'page', 42).gsi1sk).toBe(keys.page('s1', 42).sk);
   });
 });

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import sanitizeHtml from 'sanitize-html';
-import { ALLOWED_TAGS, MAX_NESTING, NestingTooDeepError, isHttpsImageSource, sanitizePageBody } from '../../shared/domain/page/sanitize.ts';
-import { XSS_PAYLOADS as PAYLOADS } from '../fixtures/xss-payloads.ts';
+import {
+  ALLOWED_TAGS,
+  MAX_NESTING,
+  NestingTooDeepError,
+  isHttpsImageSource,
+  sanitizePageBody,
+} from '#domain/page/sanitize.ts';
+import { XSS_PAYLOADS as PAYLOADS } from '#fixtures/xss-payloads.ts';
 
 const ALLOWED_ATTRIBUTES: Record<string, string[]> = {
   a: ['href', 'title'],
@@ -18,11 +24,14 @@ const ALLOWED_ATTRIBUTES: Record<string, string[]> = {
  * so nothing in it depends on a second reading.
  */
 function expectSafe(output: string) {
-  for (const m of output.matchAll(/<\/?([^\s/>]*)/g)) expect(ALLOWED_TAGS, `tag in ${output}`).toContain(m[1]!.toLowerCase());
+  for (const m of output.matchAll(/<\/?([^\s/>]*)/g))
+    expect(ALLOWED_TAGS, `tag in ${output}`).toContain(m[1]!.toLowerCase());
   expect(output).not.toMatch(/<!--|<!\[CDATA|<\?/);
   // Attribute names of every tag (values are always double-quoted, with `"` escaped inside).
   for (const tag of output.match(/<[^>]*>/g) ?? []) {
-    expect(tag.replace(/"[^"]*"/g, '""').toLowerCase()).not.toMatch(/\s(on[a-z]+|style|srcdoc|srcset|xlink:href|background|formaction)\s*=/);
+    expect(tag.replace(/"[^"]*"/g, '""').toLowerCase()).not.toMatch(
+      /\s(on[a-z]+|style|srcdoc|srcset|xlink:href|background|formaction)\s*=/,
+    );
   }
   const seen: { name: string; attribs: Record<string, string> }[] = [];
   sanitizeHtml(output, {
@@ -36,7 +45,8 @@ function expectSafe(output: string) {
     for (const [attr, value] of Object.entries(attribs)) {
       expect(ALLOWED_ATTRIBUTES[name] ?? [], `${name}[${attr}] in ${output}`).toContain(attr);
       if (attr === 'src') expect(value).toMatch(/^https:\/\/[^/]/);
-      if (attr === 'href') expect(value.replace(/[\x00-\x20]/g, '')).toMatch(/^(https?:\/\/[^/]|mailto:|[/#?]|[^:]*$)/i);
+      if (attr === 'href')
+        expect(value.replace(/[\x00-\x20]/g, '')).toMatch(/^(https?:\/\/[^/]|mailto:|[/#?]|[^:]*$)/i);
     }
   }
   expect(sanitizePageBody(output)).toBe(output);
@@ -55,11 +65,20 @@ describe('sanitizePageBody: XSS payloads', () => {
     expect(sanitizePageBody('<img src=x onerror=alert(1)>')).toBe('');
     expect(sanitizePageBody('<img src="http://insecure.example/a.png">')).toBe('');
     expect(sanitizePageBody('<img src="data:image/png;base64,AAAA">')).toBe('');
-    expect(sanitizePageBody('<img src="https://ok.example/a.png" onerror="alert(1)">')).toBe('<img src="https://ok.example/a.png" />');
+    expect(sanitizePageBody('<img src="https://ok.example/a.png" onerror="alert(1)">')).toBe(
+      '<img src="https://ok.example/a.png" />',
+    );
   });
 
   it('keeps the text of a link whose target is refused, and drops the link', () => {
-    for (const href of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', '&#106;avascript:alert(1)', 'data:text/html,x', 'vbscript:x', '//evil.example/']) {
+    for (const href of [
+      'javascript:alert(1)',
+      'JaVaScRiPt:alert(1)',
+      '&#106;avascript:alert(1)',
+      'data:text/html,x',
+      'vbscript:x',
+      '//evil.example/',
+    ]) {
       expect(sanitizePageBody(`<a href="${href}">click <b>me</b></a>`)).toBe('click <b>me</b>');
     }
   });
@@ -104,7 +123,9 @@ describe('sanitizePageBody: the allow-list keeps ordinary content', () => {
   });
 
   it('normalizes markup spelling (case, quotes, void elements)', () => {
-    expect(sanitizePageBody("<P>x<BR><IMG SRC='https://a.example/i.png' ALT=pic></P>")).toBe('<p>x<br /><img src="https://a.example/i.png" alt="pic" /></p>');
+    expect(sanitizePageBody("<P>x<BR><IMG SRC='https://a.example/i.png' ALT=pic></P>")).toBe(
+      '<p>x<br /><img src="https://a.example/i.png" alt="pic" /></p>',
+    );
   });
 });
 
@@ -113,7 +134,9 @@ describe('sanitizePageBody: nesting bound (the parser is quadratic in depth)', (
     const deep = '<blockquote>'.repeat(MAX_NESTING) + 'x' + '</blockquote>'.repeat(MAX_NESTING);
     expect(sanitizePageBody(deep)).toBe(deep);
     // Implied closes (`<p>` after `<p>`, `<li>` after `<li>`) and void elements do not nest.
-    expect(() => sanitizePageBody('<ul>' + '<li>x'.repeat(5000) + '</ul>' + '<p>y'.repeat(5000) + '<br>'.repeat(5000))).not.toThrow();
+    expect(() =>
+      sanitizePageBody('<ul>' + '<li>x'.repeat(5000) + '</ul>' + '<p>y'.repeat(5000) + '<br>'.repeat(5000)),
+    ).not.toThrow();
   });
 
   // How fast is the bench's to say, not a test's (a loaded machine is slow at everything): here
@@ -126,7 +149,9 @@ describe('sanitizePageBody: nesting bound (the parser is quadratic in depth)', (
   });
 
   it('accepts a 1 MiB body just inside the bound, unchanged', () => {
-    const html = ('<b>'.repeat(MAX_NESTING - 1) + '</b>'.repeat(MAX_NESTING - 1)).repeat(Math.floor((1024 * 1024) / (7 * MAX_NESTING)));
+    const html = ('<b>'.repeat(MAX_NESTING - 1) + '</b>'.repeat(MAX_NESTING - 1)).repeat(
+      Math.floor((1024 * 1024) / (7 * MAX_NESTING)),
+    );
     expect(sanitizePageBody(html)).toBe(html);
   });
 });

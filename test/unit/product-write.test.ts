@@ -1,4 +1,4 @@
-import { nextUpdatedAt } from '../../shared/domain/clock.ts';
+import { nextUpdatedAt } from '#domain/clock.ts';
 import { describe, expect, it } from 'vitest';
 import * as v from 'valibot';
 import {
@@ -7,10 +7,10 @@ import {
   newProductDraft,
   ProductPatchBody,
   ProductPutBody,
-} from '../../shared/domain/product/product-write.ts';
-import { isReservedTagValue, tagComparisonForm } from '../../shared/domain/product/taxonomy.ts';
-import { externalIdFromPath, isExternalId } from '../../shared/domain/external-id.ts';
-import type { Product } from '../../shared/domain/product/product.ts';
+} from '#domain/product/product-write.ts';
+import { isReservedTagValue, tagComparisonForm } from '#domain/product/taxonomy.ts';
+import { externalIdFromPath, isExternalId } from '#domain/external-id.ts';
+import type { Product } from '#domain/product/product.ts';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:00:05.000Z';
@@ -28,8 +28,28 @@ const product = (over: Partial<Product> = {}): Product => ({
   category_external_ids: ['c'],
   tag_external_ids: ['t'],
   offers: [
-    { id: 10, sku: 'A', price: 100, quantity: 1, properties: [{ name: 'size', value: 'S' }], weight: 2, length: null, height: null, width: null },
-    { id: 11, sku: 'B', price: 200, quantity: 2, properties: [], weight: null, length: null, height: null, width: null },
+    {
+      id: 10,
+      sku: 'A',
+      price: 100,
+      quantity: 1,
+      properties: [{ name: 'size', value: 'S' }],
+      weight: 2,
+      length: null,
+      height: null,
+      width: null,
+    },
+    {
+      id: 11,
+      sku: 'B',
+      price: 200,
+      quantity: 2,
+      properties: [],
+      weight: null,
+      length: null,
+      height: null,
+      width: null,
+    },
   ],
   created_at: T0,
   updated_at: T0,
@@ -39,13 +59,29 @@ const product = (over: Partial<Product> = {}): Product => ({
 describe('applyProductChange', () => {
   it('returns null when the change leaves every field as it is', () => {
     expect(applyProductChange(product(), {}, T1)).toBeNull();
-    expect(applyProductChange(product(), { name: 'Chair', price: 100, sku: 'A', category_external_ids: ['c'], category_ids: [3] }, T1)).toBeNull();
+    expect(
+      applyProductChange(
+        product(),
+        { name: 'Chair', price: 100, sku: 'A', category_external_ids: ['c'], category_ids: [3] },
+        T1,
+      ),
+    ).toBeNull();
   });
 
   it('changes the first variant’s price, quantity and SKU only, keeping its other attributes and the other variants', () => {
     const next = applyProductChange(product(), { price: 150, sku: null }, T1)!;
     expect(next.offers).toEqual([
-      { id: 10, sku: null, price: 150, quantity: 1, properties: [{ name: 'size', value: 'S' }], weight: 2, length: null, height: null, width: null },
+      {
+        id: 10,
+        sku: null,
+        price: 150,
+        quantity: 1,
+        properties: [{ name: 'size', value: 'S' }],
+        weight: 2,
+        length: null,
+        height: null,
+        width: null,
+      },
       product().offers[1],
     ]);
     expect(next).toMatchObject({ name: 'Chair', created_at: T0, updated_at: T1 });
@@ -67,7 +103,17 @@ describe('applyProductChange', () => {
     expect(needsNewOffer(bare, { name: 'x' })).toBe(false);
     expect(() => applyProductChange(bare, { price: 5 }, T1)).toThrow();
     expect(applyProductChange(bare, { price: 5 }, T1, 99)!.offers).toEqual([
-      { id: 99, sku: null, price: 5, quantity: 0, properties: [], weight: null, length: null, height: null, width: null },
+      {
+        id: 99,
+        sku: null,
+        price: 5,
+        quantity: 0,
+        properties: [],
+        weight: null,
+        length: null,
+        height: null,
+        width: null,
+      },
     ]);
   });
 });
@@ -86,13 +132,28 @@ describe('nextUpdatedAt', () => {
 describe('write schemas', () => {
   it('fills the PUT defaults and leaves PATCH fields absent', () => {
     const put = v.parse(ProductPutBody, { name: 'N', price: 1 });
-    expect(put).toEqual({ name: 'N', price: 1, quantity: 0, sku: null, description: '', status: 'active', image_url: null, category_external_ids: [], tag_external_ids: [] });
+    expect(put).toEqual({
+      name: 'N',
+      price: 1,
+      quantity: 0,
+      sku: null,
+      description: '',
+      status: 'active',
+      image_url: null,
+      category_external_ids: [],
+      tag_external_ids: [],
+    });
     expect(v.parse(ProductPatchBody, { price: 2 })).toEqual({ price: 2 });
     expect(Object.keys(v.parse(ProductPatchBody, {}))).toEqual([]);
   });
 
   it('stores the normalized image URL and the empty SKU as null', () => {
-    const put = v.parse(ProductPutBody, { name: 'N', price: 1, image_url: 'https://CDN.example.com:443/a.png', sku: '' });
+    const put = v.parse(ProductPutBody, {
+      name: 'N',
+      price: 1,
+      image_url: 'https://CDN.example.com:443/a.png',
+      sku: '',
+    });
     expect(put).toMatchObject({ image_url: 'https://cdn.example.com/a.png', sku: null });
   });
 
@@ -106,22 +167,43 @@ describe('write schemas', () => {
     const put = v.parse(ProductPutBody, { name: 'N', price: 1, sku: 'S' });
     const draft = newProductDraft({ ...put, category_ids: [] }, { storeId: 's', keyId: 2, externalId: 'x' }, T0);
     expect(draft).toMatchObject({ store_id: 's', owner_key_id: 2, external_id: 'x', created_at: T0, updated_at: T0 });
-    expect(draft.offers).toEqual([{ sku: 'S', price: 1, quantity: 0, properties: [], weight: null, length: null, height: null, width: null }]);
+    expect(draft.offers).toEqual([
+      { sku: 'S', price: 1, quantity: 0, properties: [], weight: null, length: null, height: null, width: null },
+    ]);
   });
 });
 
 describe('reserved tag values', () => {
-  it.each(['paid', ' PAID ', 'Pending', 'processing', 'shipped', 'delivered', 'cancelled', 'returned', 'active', 'DRAFT', 'archived', 'published', 'Unpublished', 'ｐａｉｄ', 'pa\u200bid', '\u00a0paid\u2003', '\ufeffpaid'])(
-    '%j is reserved',
-    (value) => expect(isReservedTagValue(value)).toBe(true),
+  it.each([
+    'paid',
+    ' PAID ',
+    'Pending',
+    'processing',
+    'shipped',
+    'delivered',
+    'cancelled',
+    'returned',
+    'active',
+    'DRAFT',
+    'archived',
+    'published',
+    'Unpublished',
+    'ｐａｉｄ',
+    'pa\u200bid',
+    '\u00a0paid\u2003',
+    '\ufeffpaid',
+  ])('%j is reserved', (value) => expect(isReservedTagValue(value)).toBe(true));
+  it.each(['unpaid', 'paid in full', 'canceled', 'archive', 'p aid', 'new'])('%j is not', (value) =>
+    expect(isReservedTagValue(value)).toBe(false),
   );
-  it.each(['unpaid', 'paid in full', 'canceled', 'archive', 'p aid', 'new'])('%j is not', (value) => expect(isReservedTagValue(value)).toBe(false));
   it('compares in one normal form', () => expect(tagComparisonForm('  ＳＨＩＰＰＥＤ\t')).toBe('shipped'));
 });
 
 describe('external ids', () => {
   it.each(['a', 'A-Z_0.9:x', 'x'.repeat(128)])('%s is valid', (id) => expect(isExternalId(id)).toBe(true));
-  it.each(['', 'x'.repeat(129), 'a b', 'a/b', 'ü', 'a%3Ab', 'a#b'])('%j is not', (id) => expect(isExternalId(id)).toBe(false));
+  it.each(['', 'x'.repeat(129), 'a b', 'a/b', 'ü', 'a%3Ab', 'a#b'])('%j is not', (id) =>
+    expect(isExternalId(id)).toBe(false),
+  );
   it('decodes a percent-encoded path parameter once', () => {
     expect(externalIdFromPath('erp%3A42')).toBe('erp:42');
     expect(externalIdFromPath('erp:42')).toBe('erp:42');

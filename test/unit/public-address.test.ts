@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { checkPublicHttpsUrl, isForbiddenHostname, isPublicIp } from '../../shared/domain/net/public-address.ts';
+import { checkPublicHttpsUrl, isForbiddenHostname, isPublicIp } from '#domain/net/public-address.ts';
 
 // The URL policy's table of payloads runs through checkImageUrl (image-url.test.ts); this file
 // covers the address and host-name classifiers and the field-name parameter.
@@ -15,7 +15,10 @@ describe('checkPublicHttpsUrl', () => {
   });
 
   it('returns the normalized URL whatever the field', () => {
-    expect(checkPublicHttpsUrl('https://CDN.Example.com:443/a', 'webhook_url')).toEqual({ ok: true, url: 'https://cdn.example.com/a' });
+    expect(checkPublicHttpsUrl('https://CDN.Example.com:443/a', 'webhook_url')).toEqual({
+      ok: true,
+      url: 'https://cdn.example.com/a',
+    });
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterClaim, decide, slotsOf, WINDOW_MS } from '../../shared/domain/key/rate-limit.ts';
+import { afterClaim, decide, slotsOf, WINDOW_MS } from '#domain/key/rate-limit.ts';
 
 const now = 1_800_000_000_000;
 

@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiIntegration, GatewayResponse } from '../../emulation/rehearsal/api-model.ts';
-import { DEFAULT_STATUS, renderGatewayResponse } from '../../emulation/rehearsal/gateway-response.ts';
-import { isBinary, renderVelocity, runMock } from '../../emulation/rehearsal/mock-integration.ts';
+import type { ApiIntegration, GatewayResponse } from '#emulation/rehearsal/api-model.ts';
+import { DEFAULT_STATUS, renderGatewayResponse } from '#emulation/rehearsal/gateway-response.ts';
+import { isBinary, renderVelocity, runMock } from '#emulation/rehearsal/mock-integration.ts';
 
 /** The rehearsal's API Gateway rules that need no stack: gateway-response inheritance, binary media types, MOCK integrations. */
-const entry = (statusCode: number | undefined, template: string, headers: Record<string, string> = {}): GatewayResponse => ({ statusCode, template, headers });
+const entry = (
+  statusCode: number | undefined,
+  template: string,
+  headers: Record<string, string> = {},
+): GatewayResponse => ({ statusCode, template, headers });
 const ctx = { requestId: 'r-1', authorizer: { missingAbility: 'catalog:write' } };
 
 describe('rehearsal gateway responses', () => {
@@ -19,25 +23,45 @@ describe('rehearsal gateway responses', () => {
 
   it('a 4xx type without its own entry inherits DEFAULT_4XX: status, template and headers', () => {
     for (const type of ['QUOTA_EXCEEDED', 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_API_KEY', 'BAD_REQUEST_BODY']) {
-      expect(renderGatewayResponse(model, type, ctx)).toEqual({ status: 400, headers: { 'Content-Type': 'application/json', 'X-From': '4xx' }, body: '{"code":"bad_request"}' });
+      expect(renderGatewayResponse(model, type, ctx)).toEqual({
+        status: 400,
+        headers: { 'Content-Type': 'application/json', 'X-From': '4xx' },
+        body: '{"code":"bad_request"}',
+      });
     }
   });
 
   it('a 5xx type without its own entry inherits DEFAULT_5XX, status included', () => {
-    expect(renderGatewayResponse(model, 'INTEGRATION_TIMEOUT', ctx)).toMatchObject({ status: 500, body: '{"code":"internal_error"}' });
+    expect(renderGatewayResponse(model, 'INTEGRATION_TIMEOUT', ctx)).toMatchObject({
+      status: 500,
+      body: '{"code":"internal_error"}',
+    });
     expect(renderGatewayResponse(model, 'API_CONFIGURATION_ERROR', ctx).status).toBe(500);
   });
 
-  it('a type with its own entry keeps it; without a StatusCode there, the type\'s default status', () => {
-    expect(renderGatewayResponse(model, 'THROTTLED', ctx)).toMatchObject({ status: 429, headers: { 'Retry-After': '1' } });
-    expect(renderGatewayResponse(model, 'ACCESS_DENIED', ctx)).toEqual({ status: 403, headers: { 'Content-Type': 'application/json' }, body: '{"code":"forbidden","ability":"catalog:write"}' });
+  it("a type with its own entry keeps it; without a StatusCode there, the type's default status", () => {
+    expect(renderGatewayResponse(model, 'THROTTLED', ctx)).toMatchObject({
+      status: 429,
+      headers: { 'Retry-After': '1' },
+    });
+    expect(renderGatewayResponse(model, 'ACCESS_DENIED', ctx)).toEqual({
+      status: 403,
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"code":"forbidden","ability":"catalog:write"}',
+    });
   });
 
-  it('without DEFAULT_xXX StatusCodes, each type answers its default status with API Gateway\'s message', () => {
+  it("without DEFAULT_xXX StatusCodes, each type answers its default status with API Gateway's message", () => {
     const bare = { responses: new Map<string, GatewayResponse>() };
-    for (const [type, status] of Object.entries(DEFAULT_STATUS)) expect(renderGatewayResponse(bare, type, ctx).status).toBe(status);
-    expect(JSON.parse(renderGatewayResponse(bare, 'MISSING_AUTHENTICATION_TOKEN', ctx).body)).toEqual({ message: 'Missing Authentication Token' });
-    expect(renderGatewayResponse(bare, 'DEFAULT_5XX', ctx, 502)).toMatchObject({ status: 502, body: '{"message":"Internal server error"}' });
+    for (const [type, status] of Object.entries(DEFAULT_STATUS))
+      expect(renderGatewayResponse(bare, type, ctx).status).toBe(status);
+    expect(JSON.parse(renderGatewayResponse(bare, 'MISSING_AUTHENTICATION_TOKEN', ctx).body)).toEqual({
+      message: 'Missing Authentication Token',
+    });
+    expect(renderGatewayResponse(bare, 'DEFAULT_5XX', ctx, 502)).toMatchObject({
+      status: 502,
+      body: '{"message":"Internal server error"}',
+    });
   });
 });
 
@@ -47,7 +71,17 @@ describe('rehearsal binary media types and MOCK integrations', () => {
     timeoutMs: 29_000,
     contentHandling,
     requestTemplates: { 'application/json': '{"statusCode": 200}' },
-    responses: [{ statusCode: '200', selectionPattern: undefined, contentHandling: undefined, templates: { 'application/json': '#[[{"$ref":"#/x","url":"]]#https://$context.domainName/$context.stage#[["}]]#' }, parameters: { 'method.response.header.Cache-Control': "'max-age=60'" } }],
+    responses: [
+      {
+        statusCode: '200',
+        selectionPattern: undefined,
+        contentHandling: undefined,
+        templates: {
+          'application/json': '#[[{"$ref":"#/x","url":"]]#https://$context.domainName/$context.stage#[["}]]#',
+        },
+        parameters: { 'method.response.header.Cache-Control': "'max-age=60'" },
+      },
+    ],
   });
   const vars = { context: { domainName: 'api.example', stage: 'prod' }, stageVariables: {} };
 
@@ -73,7 +107,12 @@ describe('rehearsal binary media types and MOCK integrations', () => {
   });
 
   it('fails a MOCK method under */* without contentHandling (no request template runs), as API Gateway does', () => {
-    expect(runMock(mock(), { contentType: undefined, binaryMediaTypes: ['*/*'] }, vars)).toMatchObject({ ok: false, reason: expect.stringContaining('binary') });
-    expect(runMock(mock('CONVERT_TO_TEXT'), { contentType: undefined, binaryMediaTypes: ['*/*'] }, vars)).toMatchObject({ ok: true, status: 200 });
+    expect(runMock(mock(), { contentType: undefined, binaryMediaTypes: ['*/*'] }, vars)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('binary'),
+    });
+    expect(runMock(mock('CONVERT_TO_TEXT'), { contentType: undefined, binaryMediaTypes: ['*/*'] }, vars)).toMatchObject(
+      { ok: true, status: 200 },
+    );
   });
 });

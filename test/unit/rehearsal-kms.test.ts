@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withEncryptionContextDecided } from '../../emulation/rehearsal/kms.ts';
+import { withEncryptionContextDecided } from '#emulation/rehearsal/kms.ts';
 
 /** The rehearsal decides a key policy's encryption-context conditions as KMS does (the simulator cannot). */
 describe('rehearsal KMS: encryption-context conditions', () => {
@@ -12,7 +12,10 @@ describe('rehearsal KMS: encryption-context conditions', () => {
         Effect: 'Allow',
         Action: ['kms:Encrypt'],
         Resource: '*',
-        Condition: { ArnLike: { 'aws:PrincipalArn': 'arn:aws:iam::1:role/Api-*' }, StringEquals: { 'kms:EncryptionContext:purpose': 'webhook-secret' } },
+        Condition: {
+          ArnLike: { 'aws:PrincipalArn': 'arn:aws:iam::1:role/Api-*' },
+          StringEquals: { 'kms:EncryptionContext:purpose': 'webhook-secret' },
+        },
       },
     ],
   };
@@ -24,7 +27,9 @@ describe('rehearsal KMS: encryption-context conditions', () => {
   });
 
   it('leaves out a statement whose context differs or is missing: it cannot grant the request', () => {
-    expect(withEncryptionContextDecided(policy, { 'kms:EncryptionContext:purpose': 'other' }).Statement.map((s) => s.Sid)).toEqual(['Admin']);
+    expect(
+      withEncryptionContextDecided(policy, { 'kms:EncryptionContext:purpose': 'other' }).Statement.map((s) => s.Sid),
+    ).toEqual(['Admin']);
     expect(withEncryptionContextDecided(policy, {}).Statement.map((s) => s.Sid)).toEqual(['Admin']);
   });
 });

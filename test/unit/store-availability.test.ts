@@ -2,11 +2,12 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { DomainError } from '../../shared/domain/errors.ts';
-import { withDeadline } from '../../shared/domain/deadline.ts';
-import { CONNECT_TIMEOUT_MS, guardStoreCalls, storeUnavailable } from '../../shared/db/store-availability.ts';
+import { DomainError } from '#domain/errors.ts';
+import { withDeadline } from '#domain/deadline.ts';
+import { CONNECT_TIMEOUT_MS, guardStoreCalls, storeUnavailable } from '#db/store-availability.ts';
 
-const sdkError = (name: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(name), { name, ...extra });
+const sdkError = (name: string, extra: Record<string, unknown> = {}) =>
+  Object.assign(new Error(name), { name, ...extra });
 
 describe('store failures become 503 service_unavailable', () => {
   it('maps throttling, store faults, 5xx and network failures, with Retry-After', () => {
@@ -20,7 +21,9 @@ describe('store failures become 503 service_unavailable', () => {
       sdkError('Error', { code: 'ECONNRESET' }),
       sdkError('TimeoutError'),
       sdkError('AbortError'),
-      sdkError('TransactionCanceledException', { CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }] }),
+      sdkError('TransactionCanceledException', {
+        CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }],
+      }),
     ]) {
       const mapped = storeUnavailable(err);
       expect(mapped, err.name).toBeInstanceOf(DomainError);
@@ -32,9 +35,17 @@ describe('store failures become 503 service_unavailable', () => {
   });
 
   it('leaves the answers of a healthy store alone', () => {
-    expect(storeUnavailable(sdkError('ConditionalCheckFailedException', { $metadata: { httpStatusCode: 400 } }))).toBeUndefined();
+    expect(
+      storeUnavailable(sdkError('ConditionalCheckFailedException', { $metadata: { httpStatusCode: 400 } })),
+    ).toBeUndefined();
     expect(storeUnavailable(sdkError('ValidationException', { $metadata: { httpStatusCode: 400 } }))).toBeUndefined();
-    expect(storeUnavailable(sdkError('TransactionCanceledException', { CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'ThrottlingError' }] }))).toBeUndefined();
+    expect(
+      storeUnavailable(
+        sdkError('TransactionCanceledException', {
+          CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'ThrottlingError' }],
+        }),
+      ),
+    ).toBeUndefined();
     expect(storeUnavailable(new DomainError('conflict', 'x'))).toBeUndefined();
     expect(storeUnavailable(new TypeError('a bug'))).toBeUndefined();
   });
@@ -46,7 +57,15 @@ describe('a DynamoDB call against a store that does not answer', () => {
   const sockets: Socket[] = [];
   const ended = new Set<Socket>();
   beforeAll(async () => {
-    silent = createServer((s) => sockets.push(s.resume().on('error', () => undefined).on('end', () => ended.add(s)).on('close', () => ended.add(s))));
+    silent = createServer((s) =>
+      sockets.push(
+        s
+          .resume()
+          .on('error', () => undefined)
+          .on('end', () => ended.add(s))
+          .on('close', () => ended.add(s)),
+      ),
+    );
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   });
   afterAll(async () => {
@@ -66,7 +85,11 @@ describe('a DynamoDB call against a store that does not answer', () => {
     return client;
   };
   const get = new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' }, sk: { S: 'b' } } });
-  const failure = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => err);
+  const failure = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
 
   it('ends with service_unavailable once its budget is spent, retries included, and closes the socket', async () => {
     const client = clientFor(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`, 300);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseUpdatedSince } from '../../shared/domain/order/updated-since.ts';
+import { parseUpdatedSince } from '#domain/order/updated-since.ts';
 
 describe('updated_since', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../../shared/config.ts';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '#shared/config.ts';
 import {
   afterFailure,
   hopDelaySeconds,
@@ -10,14 +10,16 @@ import {
   platformErrorBackoffSeconds,
   queueWait,
   receivesForSchedule,
-} from '../../shared/domain/webhook/retry.ts';
+} from '#domain/webhook/retry.ts';
 
 const schedule = DEFAULT_WEBHOOK_RETRY_SCHEDULE; // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h
 
 describe('webhook retry plan', () => {
   it('waits the scheduled time after each failed attempt', () => {
     const max = maxReceiveCount(schedule);
-    const waits = schedule.map((_, i) => afterFailure({ schedule, attemptsInRound: i + 1, receiveCount: i + 1, maxReceiveCount: max }));
+    const waits = schedule.map((_, i) =>
+      afterFailure({ schedule, attemptsInRound: i + 1, receiveCount: i + 1, maxReceiveCount: max }),
+    );
     expect(waits).toEqual(schedule.map((s) => ({ retry: true, delaySeconds: s })));
   });
 
@@ -26,14 +28,16 @@ describe('webhook retry plan', () => {
       retry: false,
       reason: 'gave up after 8 attempts',
     });
-    expect(afterFailure({ schedule: [1, 1, 2], attemptsInRound: 4, receiveCount: 4, maxReceiveCount: 7 }).retry).toBe(false);
+    expect(afterFailure({ schedule: [1, 1, 2], attemptsInRound: 4, receiveCount: 4, maxReceiveCount: 7 }).retry).toBe(
+      false,
+    );
     expect(afterFailure({ schedule: [], attemptsInRound: 1, receiveCount: 1, maxReceiveCount: 4 }).retry).toBe(false);
   });
 
   it('gives up early when the queue would dead-letter the next receive anyway', () => {
     expect(afterFailure({ schedule, attemptsInRound: 2, receiveCount: 13, maxReceiveCount: 13 })).toEqual({
       retry: false,
-      reason: 'gave up after 13 receives (the queue\'s limit)',
+      reason: "gave up after 13 receives (the queue's limit)",
     });
   });
 
@@ -41,7 +45,10 @@ describe('webhook retry plan', () => {
     const base = { schedule, attemptsInRound: 1, receiveCount: 1, maxReceiveCount: 13 };
     expect(afterFailure({ ...base, retryAfterSeconds: 120 })).toEqual({ retry: true, delaySeconds: 120 });
     expect(afterFailure({ ...base, retryAfterSeconds: 1 })).toEqual({ retry: true, delaySeconds: 5 });
-    expect(afterFailure({ ...base, retryAfterSeconds: 10 ** 9 })).toEqual({ retry: true, delaySeconds: MAX_RETRY_AFTER_SECONDS });
+    expect(afterFailure({ ...base, retryAfterSeconds: 10 ** 9 })).toEqual({
+      retry: true,
+      delaySeconds: MAX_RETRY_AFTER_SECONDS,
+    });
   });
 
   it('spends waits up to 15 min in flight and longer ones on delayed copies of at most 900 s', () => {
@@ -67,10 +74,14 @@ describe('webhook retry plan', () => {
   });
 
   it('backs off exponentially on platform errors, up to the in-flight wait limit', () => {
-    expect([1, 2, 3, 4, 9, 10, 11, 40].map((n) => platformErrorBackoffSeconds(n))).toEqual([2, 4, 8, 16, 512, 900, 900, 900]);
+    expect([1, 2, 3, 4, 9, 10, 11, 40].map((n) => platformErrorBackoffSeconds(n))).toEqual([
+      2, 4, 8, 16, 512, 900, 900, 900,
+    ]);
     expect([1, 2, 3].map((n) => platformErrorBackoffSeconds(n, 3))).toEqual([2, 3, 3]);
     // The budget of platform-error receives covers hours, not minutes.
-    const covered = Array.from({ length: PLATFORM_ERROR_RECEIVES }, (_, i) => platformErrorBackoffSeconds(i + 1)).reduce((a, b) => a + b, 0);
+    const covered = Array.from({ length: PLATFORM_ERROR_RECEIVES }, (_, i) =>
+      platformErrorBackoffSeconds(i + 1),
+    ).reduce((a, b) => a + b, 0);
     expect(covered).toBeGreaterThan(5 * 3600);
   });
 

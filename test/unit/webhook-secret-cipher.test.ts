@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, resetConfig } from '../../shared/config.ts';
-import { decryptWebhookSecret, encryptWebhookSecret } from '../../shared/secrets/webhook-secret-cipher.ts';
+import { loadConfig, resetConfig } from '#shared/config.ts';
+import { decryptWebhookSecret, encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'secret-cipher-'));
 const useKeyFile = (name: string | undefined) => {
@@ -52,11 +52,16 @@ describe('webhook secret cipher (the local stand-in for KMS)', () => {
     await expect(decryptWebhookSecret(sealed)).rejects.toThrow(/WEBHOOK_SECRET_KEY_FILE/);
   });
 
-  it.each(['', '  ', 'undefined', 'null'])('refuses the key-file path %j instead of writing a key where the process runs', (raw) => {
-    expect(() => loadConfig({ WEBHOOK_SECRET_KEY_FILE: raw })).toThrow(/WEBHOOK_SECRET_KEY_FILE must be the path of the local AES key file/);
-    expect(loadConfig({}).webhookSecretKeyFile).toBeUndefined();
-    expect(loadConfig({ WEBHOOK_SECRET_KEY_FILE: join(dir, 'f.key') }).webhookSecretKeyFile).toBe(join(dir, 'f.key'));
-  });
+  it.each(['', '  ', 'undefined', 'null'])(
+    'refuses the key-file path %j instead of writing a key where the process runs',
+    (raw) => {
+      expect(() => loadConfig({ WEBHOOK_SECRET_KEY_FILE: raw })).toThrow(
+        /WEBHOOK_SECRET_KEY_FILE must be the path of the local AES key file/,
+      );
+      expect(loadConfig({}).webhookSecretKeyFile).toBeUndefined();
+      expect(loadConfig({ WEBHOOK_SECRET_KEY_FILE: join(dir, 'f.key') }).webhookSecretKeyFile).toBe(join(dir, 'f.key'));
+    },
+  );
 });
 
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));

@@ -1,8 +1,8 @@
-import { parse } from '../../../shared/domain/validation.ts';
-import { IncludeQuery } from '../../../shared/domain/product/include.ts';
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { getProductByExternalId } from '../../../shared/app/product-reads.ts';
-import { toMappedProduct } from '../../../shared/domain/product/product.ts';
+import { parse } from '#domain/validation.ts';
+import { IncludeQuery } from '#domain/product/include.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { getProductByExternalId } from '#app/product-reads.ts';
+import { toMappedProduct } from '#domain/product/product.ts';
 import { externalIdParam } from '../write-input.ts';
 
 /**

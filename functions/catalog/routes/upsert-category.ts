@@ -1,7 +1,7 @@
-import { parse } from '../../../shared/domain/validation.ts';
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { putCategory } from '../../../shared/app/taxonomy.ts';
-import { CategoryBody } from '../../../shared/domain/product/taxonomy.ts';
+import { parse } from '#domain/validation.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { putCategory } from '#app/taxonomy.ts';
+import { CategoryBody } from '#domain/product/taxonomy.ts';
 import { externalIdParam } from '../write-input.ts';
 
 /** PUT /catalog/categories/{external_id}: create or rename. */

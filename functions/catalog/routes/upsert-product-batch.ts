@@ -1,10 +1,10 @@
-import { parse } from '../../../shared/domain/validation.ts';
-import { IncludeQuery } from '../../../shared/domain/product/include.ts';
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { statusOf } from '../../../shared/http/error-status.ts';
-import { upsertProductBatch } from '../../../shared/app/product-batch.ts';
-import { toMappedProduct } from '../../../shared/domain/product/product.ts';
-import { assertDistinctExternalIds, ProductBatchBody } from '../../../shared/domain/product/batch.ts';
+import { parse } from '#domain/validation.ts';
+import { IncludeQuery } from '#domain/product/include.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { statusOf } from '#http/error-status.ts';
+import { upsertProductBatch } from '#app/product-batch.ts';
+import { toMappedProduct } from '#domain/product/product.ts';
+import { assertDistinctExternalIds, ProductBatchBody } from '#domain/product/batch.ts';
 
 /**
  * POST /catalog/products/batch: 1-100 product writes in one request (one unit of the key's
@@ -20,7 +20,12 @@ export const upsertProductBatchRoute: RouteFn = async ({ principal, body, query 
     body: {
       data: outcomes.map((o) =>
         o.ok
-          ? { external_id: o.external_id, status: 200, data: toMappedProduct(o.product, principal.currency, include === 'offers'), error: null }
+          ? {
+              external_id: o.external_id,
+              status: 200,
+              data: toMappedProduct(o.product, principal.currency, include === 'offers'),
+              error: null,
+            }
           : { external_id: o.external_id, status: statusOf(o.error.code), data: null, error: o.error },
       ),
     },

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import { fromQuery, parse } from '../../../shared/domain/validation.ts';
-import { validationFailed } from '../../../shared/domain/errors.ts';
-import { CURSOR, PAGE_LIMIT, DEFAULT_LIMIT } from '../../../shared/domain/pagination.ts';
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { listPages as listPagesOfStore } from '../../../shared/app/pages.ts';
-import { PAGE_TYPES, PAGE_VERSIONS } from '../../../shared/domain/page/page.ts';
+import { fromQuery, parse } from '#domain/validation.ts';
+import { validationFailed } from '#domain/errors.ts';
+import { CURSOR, PAGE_LIMIT, DEFAULT_LIMIT } from '#domain/pagination.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { listPages as listPagesOfStore } from '#app/pages.ts';
+import { PAGE_TYPES, PAGE_VERSIONS } from '#domain/page/page.ts';
 
 const KNOWN = ['type', 'version', 'cursor', 'limit'];
 

@@ -1,6 +1,6 @@
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { idempotent } from '../../../shared/http/idempotency.ts';
-import { changePageStatus } from '../../../shared/app/pages.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { idempotent } from '#http/idempotency.ts';
+import { changePageStatus } from '#app/pages.ts';
 import { checkAction } from '../input.ts';
 
 /**

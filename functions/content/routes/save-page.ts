@@ -1,7 +1,7 @@
-import { parse } from '../../../shared/domain/validation.ts';
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { savePage as savePageOf } from '../../../shared/app/pages.ts';
-import { PageBody } from '../../../shared/domain/page/page-write.ts';
+import { parse } from '#domain/validation.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { savePage as savePageOf } from '#app/pages.ts';
+import { PageBody } from '#domain/page/page-write.ts';
 import { pageExternalId } from '../input.ts';
 
 /** PUT /content/pages/{external_id}: the body is validated and sanitized before anything is read. */

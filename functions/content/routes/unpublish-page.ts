@@ -1,5 +1,5 @@
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { changePageStatus } from '../../../shared/app/pages.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { changePageStatus } from '#app/pages.ts';
 import { checkAction } from '../input.ts';
 
 /**

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import { fromQuery, integerIn, parse } from '../../../shared/domain/validation.ts';
-import { validationFailed } from '../../../shared/domain/errors.ts';
-import { CURSOR } from '../../../shared/domain/pagination.ts';
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { listEvents as listStoreEvents } from '../../../shared/app/events.ts';
-import { EVENT_TYPES, isEventType } from '../../../shared/domain/event/event.ts';
+import { fromQuery, integerIn, parse } from '#domain/validation.ts';
+import { validationFailed } from '#domain/errors.ts';
+import { CURSOR } from '#domain/pagination.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { listEvents as listStoreEvents } from '#app/events.ts';
+import { EVENT_TYPES, isEventType } from '#domain/event/event.ts';
 
 const KNOWN = ['cursor', 'limit', 'types', 'exclude_own'];
 
@@ -22,9 +22,20 @@ export const listEvents: RouteFn = async ({ principal, query }) => {
   const q = parse(ListEventsQuery, query);
   let types: string[] | undefined;
   if (q.types !== undefined) {
-    types = q.types.split(',').map((t) => t.trim()).filter((t) => t !== '');
+    types = q.types
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t !== '');
     const bad = types.find((t) => !isEventType(t));
-    if (bad !== undefined || types.length === 0) throw validationFailed('types', `name event types from: ${EVENT_TYPES.join(', ')}`);
+    if (bad !== undefined || types.length === 0)
+      throw validationFailed('types', `name event types from: ${EVENT_TYPES.join(', ')}`);
   }
-  return { body: await listStoreEvents(principal, { cursor: q.cursor, limit: q.limit, types, excludeOwn: q.exclude_own === 'true' }) };
+  return {
+    body: await listStoreEvents(principal, {
+      cursor: q.cursor,
+      limit: q.limit,
+      types,
+      excludeOwn: q.exclude_own === 'true',
+    }),
+  };
 };

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import { fromQuery, parse } from '../../../shared/domain/validation.ts';
-import { validationFailed } from '../../../shared/domain/errors.ts';
-import { CURSOR, PAGE_LIMIT, DEFAULT_LIMIT } from '../../../shared/domain/pagination.ts';
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { listOrders as listOrdersOfStore } from '../../../shared/app/orders.ts';
-import { parseUpdatedSince } from '../../../shared/domain/order/updated-since.ts';
+import { fromQuery, parse } from '#domain/validation.ts';
+import { validationFailed } from '#domain/errors.ts';
+import { CURSOR, PAGE_LIMIT, DEFAULT_LIMIT } from '#domain/pagination.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { listOrders as listOrdersOfStore } from '#app/orders.ts';
+import { parseUpdatedSince } from '#domain/order/updated-since.ts';
 
 const KNOWN = ['cursor', 'limit', 'updated_since'];
 

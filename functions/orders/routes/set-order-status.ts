@@ -1,18 +1,21 @@
 import * as v from 'valibot';
-import { parse } from '../../../shared/domain/validation.ts';
-import { notFound } from '../../../shared/domain/errors.ts';
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { idempotent } from '../../../shared/http/idempotency.ts';
-import { changeOrderStatus } from '../../../shared/app/orders.ts';
-import { ORDER_STATUSES } from '../../../shared/domain/order/order.ts';
-import { referenceFromPath } from '../../../shared/domain/order/rules.ts';
+import { parse } from '#domain/validation.ts';
+import { notFound } from '#domain/errors.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { idempotent } from '#http/idempotency.ts';
+import { changeOrderStatus } from '#app/orders.ts';
+import { ORDER_STATUSES } from '#domain/order/order.ts';
+import { referenceFromPath } from '#domain/order/rules.ts';
 
 export const SETTABLE_STATUSES = ORDER_STATUSES.filter((s) => s !== 'paid');
 
 export const StatusChangeBody = v.strictObject({
   status: v.pipe(
     v.string('must be a string'),
-    v.check((s) => s !== 'paid', 'status_not_allowed: paid is set by the payment side only and cannot be set through this API'),
+    v.check(
+      (s) => s !== 'paid',
+      'status_not_allowed: paid is set by the payment side only and cannot be set through this API',
+    ),
     v.picklist(SETTABLE_STATUSES, `must be one of ${SETTABLE_STATUSES.join(', ')}`),
   ),
 });
@@ -27,5 +30,7 @@ export const setOrderStatus: RouteFn = (input) =>
       if (reference === undefined) throw notFound('order');
       return { reference, status };
     },
-    run: async (session, { reference, status }) => ({ body: await changeOrderStatus(input.principal, reference, status, session) }),
+    run: async (session, { reference, status }) => ({
+      body: await changeOrderStatus(input.principal, reference, status, session),
+    }),
   });

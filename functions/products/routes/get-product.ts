@@ -1,8 +1,8 @@
-import { IncludeQuery } from '../../../shared/domain/product/include.ts';
-import { parse } from '../../../shared/domain/validation.ts';
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { getProduct as readProduct } from '../../../shared/app/product-reads.ts';
-import { toProductResource } from '../../../shared/domain/product/product.ts';
+import { IncludeQuery } from '#domain/product/include.ts';
+import { parse } from '#domain/validation.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { getProduct as readProduct } from '#app/product-reads.ts';
+import { toProductResource } from '#domain/product/product.ts';
 
 /** GET /products/{id}: a non-numeric id can name no product, so it is a 404 like any unknown id. */
 export const getProduct: RouteFn = async ({ principal, pathParameters, query }) => {

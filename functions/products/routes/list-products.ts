@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import { fromQuery, parse } from '../../../shared/domain/validation.ts';
-import type { RouteFn } from '../../../shared/http/http-handler.ts';
-import { listProducts as listProductsOfStore } from '../../../shared/app/product-reads.ts';
-import { toProductResource } from '../../../shared/domain/product/product.ts';
-import { pageEnvelope, PAGE_LIMIT, DEFAULT_LIMIT, PAGE_NUMBER } from '../../../shared/domain/pagination.ts';
+import { fromQuery, parse } from '#domain/validation.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { listProducts as listProductsOfStore } from '#app/product-reads.ts';
+import { toProductResource } from '#domain/product/product.ts';
+import { pageEnvelope, PAGE_LIMIT, DEFAULT_LIMIT, PAGE_NUMBER } from '#domain/pagination.ts';
 
 // Strict: an unknown parameter is 422 (a misspelt filter would otherwise silently list everything).
 export const ListProductsQuery = v.strictObject({
@@ -24,7 +24,8 @@ export const listProducts: RouteFn = async ({ principal, query, url }) => {
   const { products, total } = await listProductsOfStore(storeId, { page, limit, name, sku });
 
   const kept: Record<string, string> = {};
-  for (const k of ['limit', 'filter[name]', 'filter[sku]', 'include'] as const) if (query[k] !== undefined) kept[k] = query[k];
+  for (const k of ['limit', 'filter[name]', 'filter[sku]', 'include'] as const)
+    if (query[k] !== undefined) kept[k] = query[k];
   return {
     body: pageEnvelope({
       data: products.map((p) => toProductResource(p, principal.currency, q.include === 'offers')),

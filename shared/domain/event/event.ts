@@ -95,14 +95,33 @@ export interface EventView {
 }
 
 export function eventView(
-  e: { event_id: string; sequence: number; payload: EventPayload; origin: Origin | null; owner_key_id: number | null; external_id: string | null },
+  e: {
+    event_id: string;
+    sequence: number;
+    payload: EventPayload;
+    origin: Origin | null;
+    owner_key_id: number | null;
+    external_id: string | null;
+  },
   viewerKeyId: number,
 ): EventView {
   let data = e.payload.data;
   if (e.owner_key_id !== null && e.owner_key_id === viewerKeyId && e.external_id !== null) {
-    data = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, v !== null && typeof v === 'object' ? { ...v, external_id: e.external_id } : v]));
+    data = Object.fromEntries(
+      Object.entries(data).map(([k, v]) => [
+        k,
+        v !== null && typeof v === 'object' ? { ...v, external_id: e.external_id } : v,
+      ]),
+    );
   }
-  return { id: e.event_id, sequence: e.sequence, type: e.payload.type, timestamp: e.payload.timestamp, origin: e.origin, data };
+  return {
+    id: e.event_id,
+    sequence: e.sequence,
+    type: e.payload.type,
+    timestamp: e.payload.timestamp,
+    origin: e.origin,
+    data,
+  };
 }
 
 /** Whether `keyId` caused the event (a subscription or list with exclude_own skips it). */

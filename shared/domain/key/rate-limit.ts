@@ -58,7 +58,11 @@ export function decide(
  * parallel requests of one key each see the requests committed before them (59, 58, 57, ...), not
  * the state they all read before claiming.
  */
-export function afterClaim(slotsNow: readonly (number | undefined)[], now: number, limit: number): Pick<RateDecision, 'remaining' | 'resetSeconds'> {
+export function afterClaim(
+  slotsNow: readonly (number | undefined)[],
+  now: number,
+  limit: number,
+): Pick<RateDecision, 'remaining' | 'resetSeconds'> {
   const standing = decide(slotsNow, now, limit, () => 0);
   return { remaining: standing.allowed ? standing.remaining + 1 : 0, resetSeconds: standing.resetSeconds };
 }

@@ -15,7 +15,12 @@ export function checkWebhookUrl(input: string, allowPrivate: boolean): UrlCheck 
     return { ok: false, reason: 'webhook_url is not a valid URL' };
   }
   if (allowPrivate) {
-    if ((url.protocol === 'http:' || url.protocol === 'https:') && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname) && !url.username && !url.password) {
+    if (
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname) &&
+      !url.username &&
+      !url.password
+    ) {
       return { ok: true, url: url.href };
     }
   }

@@ -197,10 +197,7 @@ function isPublicV6(address: ipaddr.IPv6): boolean {
       return isPublicV4(v4FromParts(p(1), p(2)));
     case 'teredo':
       // Both the relay server and the (bit-inverted) client address carry traffic.
-      return (
-        isPublicV4(v4FromParts(p(2), p(3))) &&
-        isPublicV4(v4FromParts(~p(6) & 0xffff, ~p(7) & 0xffff))
-      );
+      return isPublicV4(v4FromParts(p(2), p(3))) && isPublicV4(v4FromParts(~p(6) & 0xffff, ~p(7) & 0xffff));
     case 'unicast':
       // ipaddr.js calls everything it has no special range for "unicast", including
       // IPv4-compatible ::a.b.c.d (deprecated, never returned by a resolver) and unallocated

@@ -1,5 +1,13 @@
 import { toOrderResource, type Order, type OrderStatus } from './order.ts';
-import { buildEvent, EVENT_RETENTION_SECONDS, newEventId, ORDER_EVENT_TYPES, STOREFRONT_ORIGIN, type Origin, type StoreEvent } from '../event/event.ts';
+import {
+  buildEvent,
+  EVENT_RETENTION_SECONDS,
+  newEventId,
+  ORDER_EVENT_TYPES,
+  STOREFRONT_ORIGIN,
+  type Origin,
+  type StoreEvent,
+} from '../event/event.ts';
 
 export { newEventId, ORDER_EVENT_TYPES };
 
@@ -21,7 +29,9 @@ export const OUTBOX_EVENT_TTL_SECONDS = EVENT_RETENTION_SECONDS;
 export type OrderResource = ReturnType<typeof toOrderResource>;
 
 /** What `data` holds: the order right after the change, and for a status move where it came from. */
-export type OrderEventData = { order: OrderResource } | { order: OrderResource; previous_status: OrderStatus; status: OrderStatus };
+export type OrderEventData =
+  | { order: OrderResource }
+  | { order: OrderResource; previous_status: OrderStatus; status: OrderStatus };
 
 /** The webhook body (docs/contract.md#webhooks). */
 export interface OrderEventPayload {
@@ -35,7 +45,14 @@ export interface OrderEvent extends StoreEvent {
   payload: OrderEventPayload;
 }
 
-function buildOrderEvent(type: OrderEventType, order: Order, data: OrderEventData, at: Date, eventId: string, origin: Origin): OrderEvent {
+function buildOrderEvent(
+  type: OrderEventType,
+  order: Order,
+  data: OrderEventData,
+  at: Date,
+  eventId: string,
+  origin: Origin,
+): OrderEvent {
   return buildEvent(type, order.store_id, data, at, origin, eventId) as OrderEvent;
 }
 
@@ -61,5 +78,12 @@ export function buildPaidEvent(order: Order, previousStatus: OrderStatus, eventI
 
 /** The storefront placed `order` (pending, or already paid); the moment is its created_at. */
 export function buildCreatedEvent(order: Order, eventId: string = newEventId()): OrderEvent {
-  return buildOrderEvent(ORDER_CREATED, order, { order: toOrderResource(order) }, new Date(order.created_at), eventId, STOREFRONT_ORIGIN);
+  return buildOrderEvent(
+    ORDER_CREATED,
+    order,
+    { order: toOrderResource(order) },
+    new Date(order.created_at),
+    eventId,
+    STOREFRONT_ORIGIN,
+  );
 }

@@ -1,5 +1,13 @@
 /** Orders: placed by the storefront, paid by the payment side, moved on by integrations. */
-export const ORDER_STATUSES = ['pending', 'paid', 'processing', 'shipped', 'delivered', 'cancelled', 'returned'] as const;
+export const ORDER_STATUSES = [
+  'pending',
+  'paid',
+  'processing',
+  'shipped',
+  'delivered',
+  'cancelled',
+  'returned',
+] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
 /** docs/contract.md#orders: the moves POST /orders/{reference}/status may make. `paid` is never a target here. */

@@ -23,7 +23,8 @@ export type StatusDecision =
  */
 export function decideStatusChange(current: OrderStatus, requested: OrderStatus): StatusDecision {
   if (current === requested) return { kind: 'noop' };
-  if (requested !== 'paid' && ORDER_TRANSITIONS[current].includes(requested)) return { kind: 'change', from: current, to: requested };
+  if (requested !== 'paid' && ORDER_TRANSITIONS[current].includes(requested))
+    return { kind: 'change', from: current, to: requested };
   return { kind: 'forbidden', from: current, to: requested };
 }
 

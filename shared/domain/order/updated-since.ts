@@ -7,19 +7,29 @@
  * comparison is time comparison. A sub-millisecond fraction rounds up: stored times have whole
  * milliseconds, and "at or after 10:00:00.0005" starts at 10:00:00.001.
  */
-const PATTERN = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+\- ])(\d{2}):?(\d{2}))$/;
+const PATTERN =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+\- ])(\d{2}):?(\d{2}))$/;
 
 export type UpdatedSince = { ok: true; value: string } | { ok: false; message: string };
 
-const INVALID = 'updated_since must be an ISO 8601 date-time with an offset, like 2026-11-22T01:24:20Z or 2026-11-22T03:24:20+02:00';
+const INVALID =
+  'updated_since must be an ISO 8601 date-time with an offset, like 2026-11-22T01:24:20Z or 2026-11-22T03:24:20+02:00';
 
 export function parseUpdatedSince(raw: string): UpdatedSince {
   const m = PATTERN.exec(raw);
   if (!m) return { ok: false, message: INVALID };
   const [, ys, mos, ds, hs, mis, ss, frac, , sign, ohs, oms] = m;
-  const [y, mo, d, h, mi, s] = [ys, mos, ds, hs, mis, ss ?? '0'].map(Number) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = [ys, mos, ds, hs, mis, ss ?? '0'].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const monthDays = mo === 2 ? (isLeap(y) ? 29 : 28) : [4, 6, 9, 11].includes(mo) ? 30 : 31;
-  if (mo < 1 || mo > 12 || d < 1 || d > monthDays || h > 23 || mi > 59 || s > 59) return { ok: false, message: INVALID };
+  if (mo < 1 || mo > 12 || d < 1 || d > monthDays || h > 23 || mi > 59 || s > 59)
+    return { ok: false, message: INVALID };
   let offsetMinutes = 0;
   if (sign !== undefined) {
     const oh = Number(ohs);

@@ -54,7 +54,10 @@ export const PageBody = v.strictObject({
   type: v.pipe(Type, v.description('page or blog.')),
   title: v.pipe(Title, v.description(`One line of plain text, 1-${TITLE_MAX} characters.`)),
   slug: v.pipe(Slug, v.description(`Unique in the store: ${SLUG_RULE}.`)),
-  body: v.pipe(Body, v.description('HTML (may be empty for a draft); scripts, styles, event handlers and unsafe URLs are removed.')),
+  body: v.pipe(
+    Body,
+    v.description('HTML (may be empty for a draft); scripts, styles, event handlers and unsafe URLs are removed.'),
+  ),
 });
 
 /** publish/unpublish carry no fields: an absent body and `{}` are the same request. */

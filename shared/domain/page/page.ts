@@ -53,7 +53,11 @@ export type PageResource = Omit<Page, 'store_id' | 'owner_key_id' | 'external_id
  * `version` chooses the content shown: the live one, or with `draft` the latest saved revision.
  * `status`, `published_at` (the live version's) and `has_unpublished_changes` are the same in both.
  */
-export function toPageResource(p: Page, viewerKeyId: number = p.owner_key_id, version: PageVersion = 'live'): PageResource {
+export function toPageResource(
+  p: Page,
+  viewerKeyId: number = p.owner_key_id,
+  version: PageVersion = 'live',
+): PageResource {
   const shown = version === 'draft' && p.draft ? p.draft : p;
   return {
     id: p.id,

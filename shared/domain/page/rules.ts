@@ -30,7 +30,8 @@ export const PAGE_TRANSITIONS: Record<PageAction, { to: PageStatus; from: readon
 
 export function decide(action: PageAction, current: PageStatus, hasUnpublishedChanges = false): PageDecision {
   const { to, from } = PAGE_TRANSITIONS[action];
-  if (action === 'publish' && current === 'published' && hasUnpublishedChanges) return { kind: 'change', from: current, to };
+  if (action === 'publish' && current === 'published' && hasUnpublishedChanges)
+    return { kind: 'change', from: current, to };
   if (current === to) return { kind: 'noop' };
   if (from.includes(current)) return { kind: 'change', from: current, to };
   return { kind: 'forbidden', from: current, to };
@@ -46,10 +47,18 @@ export const decideUnpublish = (current: PageStatus) => decide('unpublish', curr
  */
 export function withStatus(page: Page, status: PageStatus, nowMs: number = Date.now()): Page {
   const at = nextUpdatedAt(page.updated_at, nowMs);
-  return { ...page, ...(page.draft ?? {}), draft: null, status, updated_at: at, published_at: status === 'published' ? at : page.published_at };
+  return {
+    ...page,
+    ...(page.draft ?? {}),
+    draft: null,
+    status,
+    updated_at: at,
+    published_at: status === 'published' ? at : page.published_at,
+  };
 }
 
-const sameContent = (a: PageContent, b: PageContent) => a.type === b.type && a.title === b.title && a.slug === b.slug && a.body === b.body;
+const sameContent = (a: PageContent, b: PageContent) =>
+  a.type === b.type && a.title === b.title && a.slug === b.slug && a.body === b.body;
 
 /** A page that does not exist yet, as a save creates it: always a draft, never published. */
 export function newPage(
@@ -81,7 +90,8 @@ export function savedPage(current: Page, content: PageContent, nowMs: number = D
   const at = nextUpdatedAt(current.updated_at, nowMs);
   if (current.status === 'published') {
     const draft = sameContent(current, content) ? null : { ...content };
-    const unchanged = draft === null ? current.draft === null : current.draft !== null && sameContent(current.draft, draft);
+    const unchanged =
+      draft === null ? current.draft === null : current.draft !== null && sameContent(current.draft, draft);
     return unchanged ? null : { ...current, draft, updated_at: at };
   }
   if (current.status === 'draft' && sameContent(current, content)) return null;

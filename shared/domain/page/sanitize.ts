@@ -30,9 +30,27 @@ export const LINK_SCHEMES: readonly string[] = ['http', 'https', 'mailto'];
  * or a document of its own, never the author's prose.
  */
 const DROPPED_WITH_CONTENT = [
-  'script', 'style', 'template', 'textarea', 'select', 'option', 'title', 'head', 'xmp', 'plaintext',
-  'noscript', 'noembed', 'noframes', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet',
-  'svg', 'math',
+  'script',
+  'style',
+  'template',
+  'textarea',
+  'select',
+  'option',
+  'title',
+  'head',
+  'xmp',
+  'plaintext',
+  'noscript',
+  'noembed',
+  'noframes',
+  'iframe',
+  'frame',
+  'frameset',
+  'object',
+  'embed',
+  'applet',
+  'svg',
+  'math',
 ];
 
 // C0 controls other than tab, LF, CR and FF, and DEL: invalid in HTML text, and a JSON response

@@ -18,10 +18,17 @@ export const ProductBatchBody = v.strictObject({
     v.array(v.unknown(), 'must be an array of products'),
     v.minLength(1, 'must hold at least 1 product'),
     v.maxLength(MAX_BATCH_ITEMS, `must hold at most ${MAX_BATCH_ITEMS} products`),
-    v.description(`1-${MAX_BATCH_ITEMS} products, each with its external_id and the write fields of PUT (replace) or PATCH (patch).`),
+    v.description(
+      `1-${MAX_BATCH_ITEMS} products, each with its external_id and the write fields of PUT (replace) or PATCH (patch).`,
+    ),
   ),
   mode: v.optional(
-    v.pipe(v.picklist(BATCH_MODES, `must be one of ${BATCH_MODES.join(', ')}`), v.description('replace (default): each item is a full PUT; patch: each item changes only the fields it supplies of an existing product.')),
+    v.pipe(
+      v.picklist(BATCH_MODES, `must be one of ${BATCH_MODES.join(', ')}`),
+      v.description(
+        'replace (default): each item is a full PUT; patch: each item changes only the fields it supplies of an existing product.',
+      ),
+    ),
     'replace',
   ),
 });
@@ -35,7 +42,11 @@ export function assertDistinctExternalIds(items: readonly unknown[]): void {
   for (const [i, item] of items.entries()) {
     const xid = externalIdOf(item);
     if (xid === undefined) continue;
-    if (seen.has(xid)) throw validationFailed(`items[${i}].external_id`, `items[${i}].external_id repeats ${xid}; each product may appear once per batch`);
+    if (seen.has(xid))
+      throw validationFailed(
+        `items[${i}].external_id`,
+        `items[${i}].external_id repeats ${xid}; each product may appear once per batch`,
+      );
     seen.add(xid);
   }
 }

@@ -34,5 +34,8 @@ export function nameLookup(normalizedNeedle: string): NameLookup {
   const all = [...new Set(Array.from({ length: points.length - 2 }, (_, i) => points.slice(i, i + 3).join('')))];
   if (all.length <= MAX_NAME_PROBES) return { kind: 'grams', grams: all };
   const step = (all.length - 1) / (MAX_NAME_PROBES - 1);
-  return { kind: 'grams', grams: Array.from({ length: MAX_NAME_PROBES }, (_, i) => all[Math.round(i * step)] as string) };
+  return {
+    kind: 'grams',
+    grams: Array.from({ length: MAX_NAME_PROBES }, (_, i) => all[Math.round(i * step)] as string),
+  };
 }

@@ -73,7 +73,8 @@ const ExternalIdList = v.pipe(
   }),
 );
 
-const described = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
+const described = <S extends v.GenericSchema>(schema: S, description: string) =>
+  v.pipe(schema, v.description(description));
 
 /** The write fields with what they mean: the MCP tool schemas and the API reference are generated from these. */
 const fields = {
@@ -84,8 +85,14 @@ const fields = {
   description: described(Description, 'Plain text, at most 65,535 characters.'),
   status: described(Status, 'active (default), draft or archived; any status but active archives the product.'),
   image_url: described(ImageUrl, 'A public https address, or null.'),
-  category_external_ids: described(ExternalIdList, 'External ids of existing categories of this key (create them first); at most 50, distinct. Replaces the current list.'),
-  tag_external_ids: described(ExternalIdList, 'External ids of existing tags of this key (create them first); at most 50, distinct. Replaces the current list.'),
+  category_external_ids: described(
+    ExternalIdList,
+    'External ids of existing categories of this key (create them first); at most 50, distinct. Replaces the current list.',
+  ),
+  tag_external_ids: described(
+    ExternalIdList,
+    'External ids of existing tags of this key (create them first); at most 50, distinct. Replaces the current list.',
+  ),
 };
 
 /** PUT: every write field, omitted ones take their defaults (docs/contract.md#products). */
@@ -172,14 +179,27 @@ export function newProductDraft(
  * its other attributes and every further variant are the store admin's and are kept.
  * `newOfferId` is needed only when the stored product has no variant at all.
  */
-export function applyProductChange(current: Product, change: ProductChange, now: string, newOfferId?: number): Product | null {
+export function applyProductChange(
+  current: Product,
+  change: ProductChange,
+  now: string,
+  newOfferId?: number,
+): Product | null {
   const pick = <K extends keyof ProductChange>(k: K, fallback: NonNullable<ProductChange[K]> | null) =>
     (k in change ? change[k] : fallback) as NonNullable<ProductChange[K]>;
   const [first, ...rest] = current.offers;
   const touchesOffer = 'price' in change || 'quantity' in change || 'sku' in change;
   let offers = current.offers;
   if (first) {
-    offers = [{ ...first, price: pick('price', first.price), quantity: pick('quantity', first.quantity), sku: pick('sku', first.sku) }, ...rest];
+    offers = [
+      {
+        ...first,
+        price: pick('price', first.price),
+        quantity: pick('quantity', first.quantity),
+        sku: pick('sku', first.sku),
+      },
+      ...rest,
+    ];
   } else if (touchesOffer) {
     if (newOfferId === undefined) throw new Error('a product without variants needs an offer id');
     offers = [{ id: newOfferId, ...newOffer(change.price ?? 0, change.quantity ?? 0, change.sku ?? null) }];

@@ -84,7 +84,13 @@ export function toProductResource(p: Product, currency: string | null, includeOf
     updated_at: p.updated_at,
   };
   if (includeOffers) {
-    resource.offers = p.offers.map((o) => ({ id: o.id, sku: o.sku, price: o.price, quantity: o.quantity, properties: o.properties }));
+    resource.offers = p.offers.map((o) => ({
+      id: o.id,
+      sku: o.sku,
+      price: o.price,
+      quantity: o.quantity,
+      properties: o.properties,
+    }));
   }
   return resource;
 }

@@ -9,7 +9,12 @@ import { skeleton } from '../confusable.ts';
  * Status labels may not be tag values: a tag `paid` or `archived` would be read as a status by
  * the people and tools that look at products and orders.
  */
-export const RESERVED_TAG_VALUES: ReadonlySet<string> = new Set([...ORDER_STATUSES, ...PRODUCT_STATUSES, 'published', 'unpublished']);
+export const RESERVED_TAG_VALUES: ReadonlySet<string> = new Set([
+  ...ORDER_STATUSES,
+  ...PRODUCT_STATUSES,
+  'published',
+  'unpublished',
+]);
 
 /**
  * How a tag value is compared with the reserved labels: its look-alike skeleton (confusable.ts).
@@ -33,7 +38,8 @@ export const TagBody = v.strictObject({
     // Before the text rules, so that `Shipped\t` is named for what it is: a status label.
     v.check(
       (s) => !isReservedTagValue(s),
-      (issue) => `reserved_tag_value: ${tagComparisonForm(String(issue.input))} is a status label and cannot be a tag value`,
+      (issue) =>
+        `reserved_tag_value: ${tagComparisonForm(String(issue.input))} is a status label and cannot be a tag value`,
     ),
     label,
   ),

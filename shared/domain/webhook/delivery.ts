@@ -85,7 +85,11 @@ export function parseDeliveryMessage(body: string): DeliveryMessage {
 
 /** Secrets to sign with, newest first: the previous one only while its grace period runs. */
 export function signingSecrets(
-  key: { webhook_secret: string; previous_webhook_secret: string | null; previous_webhook_secret_expires_at: string | null },
+  key: {
+    webhook_secret: string;
+    previous_webhook_secret: string | null;
+    previous_webhook_secret_expires_at: string | null;
+  },
   now: Date,
 ): string[] {
   const previousValid =
@@ -101,8 +105,19 @@ const FIELD_ORDER: Record<string, readonly string[]> = {
   '': ['id', 'sequence', 'type', 'timestamp', 'origin', 'data'],
   data: ['order', 'previous_status', 'status'],
   'data.order': [
-    'id', 'reference', 'status', 'currency_code', 'customer', 'items', 'subtotal', 'shipping_total',
-    'discount_total', 'total', 'paid_total', 'created_at', 'updated_at',
+    'id',
+    'reference',
+    'status',
+    'currency_code',
+    'customer',
+    'items',
+    'subtotal',
+    'shipping_total',
+    'discount_total',
+    'total',
+    'paid_total',
+    'created_at',
+    'updated_at',
   ],
   'data.order.customer': ['name', 'email', 'phone'],
   'data.order.items[]': ['product_id', 'offer_id', 'sku', 'name', 'quantity', 'price', 'total'],
@@ -113,7 +128,12 @@ function ordered(value: unknown, path: string): unknown {
   if (value === null || typeof value !== 'object') return value;
   const obj = value as Record<string, unknown>;
   const known = FIELD_ORDER[path] ?? [];
-  const names = [...known.filter((k) => k in obj), ...Object.keys(obj).filter((k) => !known.includes(k)).sort()];
+  const names = [
+    ...known.filter((k) => k in obj),
+    ...Object.keys(obj)
+      .filter((k) => !known.includes(k))
+      .sort(),
+  ];
   return Object.fromEntries(names.map((k) => [k, ordered(obj[k], path === '' ? k : `${path}.${k}`)]));
 }
 

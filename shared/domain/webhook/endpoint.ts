@@ -26,8 +26,16 @@ export interface Endpoint {
 /** The state of an endpoint never seen failing. */
 export function activeEndpoint(keyId: number): Endpoint {
   return {
-    key_id: keyId, state: 'active', since: null, reason: null, consecutive_failures: 0, first_failure_at: null,
-    last_failure_at: null, last_error: null, next_probe_at: null, probe_lease_until: null,
+    key_id: keyId,
+    state: 'active',
+    since: null,
+    reason: null,
+    consecutive_failures: 0,
+    first_failure_at: null,
+    last_failure_at: null,
+    last_error: null,
+    next_probe_at: null,
+    probe_lease_until: null,
   };
 }
 
@@ -36,13 +44,23 @@ export function activeEndpoint(keyId: number): Endpoint {
  * of failures (one bad deploy at the receiver, many events at once) is not yet sustained, and a
  * single slow delivery failing through its schedule is not many.
  */
-export function shouldPark(e: Endpoint, nowMs: number, limits: { afterFailures: number; afterSeconds: number }): boolean {
-  if (e.state !== 'active' || e.consecutive_failures < limits.afterFailures || e.first_failure_at === null) return false;
+export function shouldPark(
+  e: Endpoint,
+  nowMs: number,
+  limits: { afterFailures: number; afterSeconds: number },
+): boolean {
+  if (e.state !== 'active' || e.consecutive_failures < limits.afterFailures || e.first_failure_at === null)
+    return false;
   return nowMs - Date.parse(e.first_failure_at) >= limits.afterSeconds * 1000;
 }
 
 export function parkReason(e: Endpoint, afterSeconds: number): string {
-  const minutes = Math.max(1, Math.round((Date.parse(e.last_failure_at ?? e.first_failure_at ?? '') - Date.parse(e.first_failure_at ?? '')) / 60_000));
+  const minutes = Math.max(
+    1,
+    Math.round(
+      (Date.parse(e.last_failure_at ?? e.first_failure_at ?? '') - Date.parse(e.first_failure_at ?? '')) / 60_000,
+    ),
+  );
   const span = Number.isNaN(minutes) ? `${afterSeconds} s` : `${minutes} min`;
   return `${e.consecutive_failures} failed attempts in a row over ${span}; last: ${e.last_error ?? 'unknown'}`;
 }
@@ -75,6 +93,12 @@ export function parseProbeMessage(body: string): ProbeMessage | undefined {
   } catch {
     return undefined;
   }
-  if (m?.kind !== 'probe' || !Number.isInteger(m.key_id) || typeof m.due_at !== 'string' || Number.isNaN(Date.parse(m.due_at))) return undefined;
+  if (
+    m?.kind !== 'probe' ||
+    !Number.isInteger(m.key_id) ||
+    typeof m.due_at !== 'string' ||
+    Number.isNaN(Date.parse(m.due_at))
+  )
+    return undefined;
   return { kind: 'probe', key_id: m.key_id as number, due_at: m.due_at };
 }

@@ -20,7 +20,9 @@ export function secretKey(secret: string): Buffer {
 }
 
 export function sign(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const mac = createHmac('sha256', secretKey(secret)).update(`${id}.${timestampSeconds}.${body}`, 'utf8').digest('base64');
+  const mac = createHmac('sha256', secretKey(secret))
+    .update(`${id}.${timestampSeconds}.${body}`, 'utf8')
+    .digest('base64');
   return `v1,${mac}`;
 }
 
@@ -31,7 +33,12 @@ export interface SignedHeaders {
 }
 
 /** The three headers of one delivery attempt; `secrets` newest first. */
-export function signedHeaders(secrets: readonly string[], id: string, timestampSeconds: number, body: string): SignedHeaders {
+export function signedHeaders(
+  secrets: readonly string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): SignedHeaders {
   if (secrets.length === 0) throw new Error('no webhook secret to sign with');
   return {
     'webhook-id': id,

@@ -6,7 +6,7 @@
  */
 import type * as v from 'valibot';
 import { API_ROUTES, type ApiRoute } from '../api-routes.ts';
-import { IDEMPOTENCY_HEADER } from '../../domain/idempotency.ts';
+import { IDEMPOTENCY_HEADER } from '#domain/idempotency.ts';
 import { OPERATION_DOCS, PATH_PARAMETERS, type OperationDoc } from './operations.ts';
 import { RESPONSE_BODIES } from './resources.ts';
 import { componentSchemas, inputSchema, outputSchema, querySchema, type JsonSchema } from './json-schema.ts';
@@ -31,7 +31,9 @@ export function buildOpenApiDocument(options: OpenApiOptions = { serverUrl: DEFA
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operationObject(route, doc);
   }
   paths[OPENAPI_DOCUMENT_PATH] = openApiPathItem();
-  const responseBodies = Object.fromEntries(Object.entries(RESPONSE_BODIES).map(([name, schema]) => [name, outputSchema(schema)]));
+  const responseBodies = Object.fromEntries(
+    Object.entries(RESPONSE_BODIES).map(([name, schema]) => [name, outputSchema(schema)]),
+  );
   return {
     openapi: '3.1.1',
     info: INFO,
@@ -49,7 +51,8 @@ export function buildOpenApiDocument(options: OpenApiOptions = { serverUrl: DEFA
           name: IDEMPOTENCY_HEADER,
           in: 'header',
           required: true,
-          description: 'A unique value per intended change (e.g. a UUID). A retry with the same key and body returns the first answer instead of acting twice; the same key with another body is refused (422 idempotency_key_reused).',
+          description:
+            'A unique value per intended change (e.g. a UUID). A retry with the same key and body returns the first answer instead of acting twice; the same key with another body is refused (422 idempotency_key_reused).',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
       },
@@ -71,7 +74,8 @@ function operationObject(route: ApiRoute, doc: OperationDoc) {
   const ability = route.anyOf
     ? `Requires any of ${route.anyOf.map((a) => `\`${a}\``).join(', ')}.`
     : route.ability === null
-      ? 'Any valid key (each MCP tool checks the ability of the operation it stands for).' : `Requires the \`${route.ability}\` ability.`;
+      ? 'Any valid key (each MCP tool checks the ability of the operation it stands for).'
+      : `Requires the \`${route.ability}\` ability.`;
   return {
     operationId: route.operation,
     summary: doc.summary,
@@ -80,7 +84,11 @@ function operationObject(route: ApiRoute, doc: OperationDoc) {
     'x-required-ability': route.anyOf ?? route.ability,
     parameters: parametersOf(route, doc),
     ...(doc.body ? { requestBody: requestBodyOf(route, doc) } : {}),
-    responses: { ...successResponses(route, doc), ...rawBodyResponses(doc), ...errorResponses(errorCodesOf(route, doc)) },
+    responses: {
+      ...successResponses(route, doc),
+      ...rawBodyResponses(doc),
+      ...errorResponses(errorCodesOf(route, doc)),
+    },
   };
 }
 
@@ -88,14 +96,26 @@ function parametersOf(route: ApiRoute, doc: OperationDoc): object[] {
   const params: object[] = [];
   for (const [, name] of route.path.matchAll(/\{(\w+)\}/g)) {
     const p = PATH_PARAMETERS[name!];
-    params.push({ name, in: 'path', required: true, description: p?.description, schema: p ? inputSchema(p.schema) : { type: 'string' } });
+    params.push({
+      name,
+      in: 'path',
+      required: true,
+      description: p?.description,
+      schema: p ? inputSchema(p.schema) : { type: 'string' },
+    });
   }
   if (doc.query) {
     const schema = querySchema(doc.query);
     const required = new Set((schema.required as string[] | undefined) ?? []);
     for (const [name, prop] of Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)) {
       const { description, ...rest } = prop;
-      params.push({ name, in: 'query', required: required.has(name), ...(description ? { description } : {}), schema: rest });
+      params.push({
+        name,
+        in: 'query',
+        required: required.has(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      });
     }
   }
   if (doc.idempotent) params.push({ $ref: '#/components/parameters/IdempotencyKey' });
@@ -106,7 +126,9 @@ function requestBodyOf(route: ApiRoute, doc: OperationDoc) {
   const example = requestExample(route.operation);
   return {
     required: !doc.bodyOptional,
-    content: { 'application/json': { schema: inputSchema(doc.body as v.GenericSchema), ...(example ? { example } : {}) } },
+    content: {
+      'application/json': { schema: inputSchema(doc.body as v.GenericSchema), ...(example ? { example } : {}) },
+    },
   };
 }
 
@@ -118,10 +140,13 @@ function successResponses(route: ApiRoute, doc: OperationDoc): Record<string, ob
     out['200'] = {
       description: doc.summary.replace(/^./, (c) => c.toUpperCase()) + ': done.',
       headers: doc.idempotent ? replayableHeaderRefs() : responseHeaderRefs(),
-      content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` }, ...(example ? { example } : {}) } },
+      content: {
+        'application/json': { schema: { $ref: `#/components/schemas/${name}` }, ...(example ? { example } : {}) },
+      },
     };
   }
-  for (const [status, description] of Object.entries(doc.otherSuccess ?? {})) out[status] = { description, headers: responseHeaderRefs() };
+  for (const [status, description] of Object.entries(doc.otherSuccess ?? {}))
+    out[status] = { description, headers: responseHeaderRefs() };
   return out;
 }
 

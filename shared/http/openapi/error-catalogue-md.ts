@@ -1,11 +1,14 @@
 /** docs/errors.md, generated from the one code → status table (ERROR_CATALOGUE). */
-import { ERROR_CODES } from '../../domain/errors.ts';
+import { ERROR_CODES } from '#domain/errors.ts';
 import { ERROR_CATALOGUE } from '../error-status.ts';
 
 export function errorCatalogueMarkdown(): string {
   const rows = [...ERROR_CODES]
     .sort((a, b) => ERROR_CATALOGUE[a].status - ERROR_CATALOGUE[b].status)
-    .map((code) => `| \`${code}\` | ${ERROR_CATALOGUE[code].status} | ${ERROR_CATALOGUE[code].when.replace(/\|/g, '\\|')} |`);
+    .map(
+      (code) =>
+        `| \`${code}\` | ${ERROR_CATALOGUE[code].status} | ${ERROR_CATALOGUE[code].when.replace(/\|/g, '\\|')} |`,
+    );
   return [
     '# Error codes',
     '',

@@ -3,13 +3,17 @@
  * status the operation can answer, with the `{code, message, field}` shape narrowed to the codes
  * that status can carry there, and what each code means.
  */
-import type { ErrorCode } from '../../domain/errors.ts';
+import type { ErrorCode } from '#domain/errors.ts';
 import { ERROR_CATALOGUE } from '../error-status.ts';
 import type { ApiRoute } from '../api-routes.ts';
 import type { OperationDoc } from './operations.ts';
 import type { JsonSchema } from './json-schema.ts';
 
-const IDEMPOTENCY_CODES: ErrorCode[] = ['idempotency_key_required', 'idempotency_in_progress', 'idempotency_key_reused'];
+const IDEMPOTENCY_CODES: ErrorCode[] = [
+  'idempotency_key_required',
+  'idempotency_in_progress',
+  'idempotency_key_reused',
+];
 
 /** Every code an operation can answer, the shared ones derived from what the operation takes. */
 export function errorCodesOf(route: ApiRoute, doc: OperationDoc): ErrorCode[] {
@@ -32,11 +36,16 @@ function headersOf(status: number, codes: ErrorCode[]): Record<string, object> {
   const headers: Record<string, object> = status === 401 ? requestIdHeaderRef() : responseHeaderRefs();
   const retrying = codes.filter((c) => RETRY_CODES.includes(c));
   if (retrying.length === codes.length) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
-  else if (retrying.length > 0) headers['Retry-After'] = { description: `Seconds to wait before retrying; sent with ${retrying.map((c) => `\`${c}\``).join(', ')}.`, schema: { type: 'integer', minimum: 1 } };
+  else if (retrying.length > 0)
+    headers['Retry-After'] = {
+      description: `Seconds to wait before retrying; sent with ${retrying.map((c) => `\`${c}\``).join(', ')}.`,
+      schema: { type: 'integer', minimum: 1 },
+    };
   return headers;
 }
 
-const headerRefs = (names: string[]) => Object.fromEntries(names.map((h) => [h, { $ref: `#/components/headers/${h}` }]));
+const headerRefs = (names: string[]) =>
+  Object.fromEntries(names.map((h) => [h, { $ref: `#/components/headers/${h}` }]));
 
 /**
  * A 401 has no key to count, so no RateLimit-*. Its X-Request-Id is not promised: in AWS the 401
@@ -46,13 +55,15 @@ const headerRefs = (names: string[]) => Object.fromEntries(names.map((h) => [h, 
  */
 export const requestIdHeaderRef = () => ({
   'X-Request-Id': {
-    description: "The request's id (see the X-Request-Id component). Absent only on API Gateway's own 401 in AWS (no Authorization header), which carries x-amzn-RequestId instead.",
+    description:
+      "The request's id (see the X-Request-Id component). Absent only on API Gateway's own 401 in AWS (no Authorization header), which carries x-amzn-RequestId instead.",
     schema: { type: 'string' },
   },
 });
 
 /** The headers every answer past the key check carries. */
-export const responseHeaderRefs = () => headerRefs(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+export const responseHeaderRefs = () =>
+  headerRefs(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
 
 /** A success of an operation that takes an Idempotency-Key may be a replay. */
 export const replayableHeaderRefs = () => ({ ...responseHeaderRefs(), ...headerRefs(['Idempotent-Replayed']) });

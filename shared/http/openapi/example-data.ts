@@ -3,9 +3,9 @@
  * from it, and the local stack's seed (emulation/local/seed.ts) writes the same records, so what
  * `npm start` serves is what the reference shows.
  */
-import { computeTotals, type Order, type OrderStatus } from '../../domain/order/order.ts';
-import type { Offer, ProductStatus } from '../../domain/product/product.ts';
-import type { PageStatus, PageType } from '../../domain/page/page.ts';
+import { computeTotals, type Order, type OrderStatus } from '#domain/order/order.ts';
+import type { Offer, ProductStatus } from '#domain/product/product.ts';
+import type { PageStatus, PageType } from '#domain/page/page.ts';
 
 export const DEMO_STORE = 'demo';
 export const DEMO_CURRENCY = 'EUR';
@@ -52,7 +52,11 @@ export function demoProducts(): DemoProduct[] {
       price: base + v * 1500,
       quantity: (i * 7 + v * 3) % 25,
       properties:
-        variants === 1 ? [] : i % 6 === 0 ? [{ name: 'color', value: COLORS[v] as string }] : [{ name: 'size', value: SIZES[v] as string }],
+        variants === 1
+          ? []
+          : i % 6 === 0
+            ? [{ name: 'color', value: COLORS[v] as string }]
+            : [{ name: 'size', value: SIZES[v] as string }],
       weight: 2 + (i % 9) * 1.5,
       length: 40 + (i % 5) * 10,
       height: 45 + (i % 4) * 15,
@@ -80,7 +84,18 @@ export interface DemoSku {
 }
 
 /** An order as the demo store places it: the stored order less what the store assigns. */
-export type DemoOrder = Pick<Order, 'reference' | 'status' | 'customer' | 'items' | 'subtotal' | 'shipping_total' | 'discount_total' | 'total' | 'paid_total'>;
+export type DemoOrder = Pick<
+  Order,
+  | 'reference'
+  | 'status'
+  | 'customer'
+  | 'items'
+  | 'subtotal'
+  | 'shipping_total'
+  | 'discount_total'
+  | 'total'
+  | 'paid_total'
+>;
 
 /** 35 orders in every status, their lines drawn from the stored variants (`skus`). */
 export function demoOrders(skus: readonly DemoSku[]): DemoOrder[] {
@@ -89,7 +104,14 @@ export function demoOrders(skus: readonly DemoSku[]): DemoOrder[] {
     const status = statuses[i % statuses.length] as OrderStatus;
     const lines = [0, 1].slice(0, 1 + (i % 2)).map((n) => {
       const s = skus[(i * 5 + n * 11) % skus.length]!;
-      return { product_id: s.productId, offer_id: s.offerId, sku: s.sku, name: s.name, quantity: 1 + ((i + n) % 3), price: s.price };
+      return {
+        product_id: s.productId,
+        offer_id: s.offerId,
+        sku: s.sku,
+        name: s.name,
+        quantity: 1 + ((i + n) % 3),
+        price: s.price,
+      };
     });
     const shipping = 990;
     const discount = i % 4 === 0 ? 500 : 0;
@@ -97,7 +119,11 @@ export function demoOrders(skus: readonly DemoSku[]): DemoOrder[] {
     return {
       reference: `DEMO-${String(1001 + i)}`,
       status,
-      customer: { name: `Customer ${i + 1}`, email: `customer${i + 1}@example.com`, phone: i % 3 === 0 ? null : `+3100000${String(i).padStart(4, '0')}` },
+      customer: {
+        name: `Customer ${i + 1}`,
+        email: `customer${i + 1}@example.com`,
+        phone: i % 3 === 0 ? null : `+3100000${String(i).padStart(4, '0')}`,
+      },
       items: totals.items,
       subtotal: totals.subtotal,
       shipping_total: shipping,
@@ -120,9 +146,27 @@ export interface DemoPage {
 export function demoPages(): DemoPage[] {
   const pages = [
     { external_id: 'about', type: 'page', title: 'About us', slug: 'about-us', status: 'published' },
-    { external_id: 'shipping', type: 'page', title: 'Shipping and returns', slug: 'shipping-and-returns', status: 'published' },
-    { external_id: 'care-guide', type: 'blog', title: 'Caring for oak furniture', slug: 'caring-for-oak-furniture', status: 'draft' },
-    { external_id: 'spring-2026', type: 'blog', title: 'Spring collection 2026', slug: 'spring-collection-2026', status: 'unpublished' },
+    {
+      external_id: 'shipping',
+      type: 'page',
+      title: 'Shipping and returns',
+      slug: 'shipping-and-returns',
+      status: 'published',
+    },
+    {
+      external_id: 'care-guide',
+      type: 'blog',
+      title: 'Caring for oak furniture',
+      slug: 'caring-for-oak-furniture',
+      status: 'draft',
+    },
+    {
+      external_id: 'spring-2026',
+      type: 'blog',
+      title: 'Spring collection 2026',
+      slug: 'spring-collection-2026',
+      status: 'unpublished',
+    },
   ] as const;
   return pages.map((p) => ({ ...p, body: `<h2>${p.title}</h2><p>Demo content of the local stack.</p>` }));
 }

@@ -3,11 +3,20 @@
  * handlers answer with, so the reference shows what `npm start` serves. Ids are numbered in seed
  * order; times are fixed so the document is stable.
  */
-import { toMappedProduct, toProductResource, type Product } from '../../domain/product/product.ts';
-import { toOrderResource, type Order } from '../../domain/order/order.ts';
-import { toPageResource } from '../../domain/page/page.ts';
-import { pageEnvelope } from '../../domain/pagination.ts';
-import { DEMO_CATEGORIES, DEMO_CURRENCY, DEMO_STORE, DEMO_TAGS, demoOrders, demoPages, demoProducts, type DemoSku } from './example-data.ts';
+import { toMappedProduct, toProductResource, type Product } from '#domain/product/product.ts';
+import { toOrderResource, type Order } from '#domain/order/order.ts';
+import { toPageResource } from '#domain/page/page.ts';
+import { pageEnvelope } from '#domain/pagination.ts';
+import {
+  DEMO_CATEGORIES,
+  DEMO_CURRENCY,
+  DEMO_STORE,
+  DEMO_TAGS,
+  demoOrders,
+  demoPages,
+  demoProducts,
+  type DemoSku,
+} from './example-data.ts';
 import type { Operation } from '../api-routes.ts';
 import { DEFAULT_SERVER_URL } from './defaults.ts';
 
@@ -36,11 +45,34 @@ function products(): Product[] {
 }
 
 function orders(all: Product[]): Order[] {
-  const skus: DemoSku[] = all.flatMap((p) => p.offers.map((o) => ({ sku: o.sku as string, name: p.name, price: o.price, productId: p.id, offerId: o.id })));
-  return demoOrders(skus).map(({ reference, status, ...rest }, i) => ({ id: i + 1, store_id: DEMO_STORE, reference, status, currency_code: DEMO_CURRENCY, ...rest, created_at: AT, updated_at: AT }));
+  const skus: DemoSku[] = all.flatMap((p) =>
+    p.offers.map((o) => ({ sku: o.sku as string, name: p.name, price: o.price, productId: p.id, offerId: o.id })),
+  );
+  return demoOrders(skus).map(({ reference, status, ...rest }, i) => ({
+    id: i + 1,
+    store_id: DEMO_STORE,
+    reference,
+    status,
+    currency_code: DEMO_CURRENCY,
+    ...rest,
+    created_at: AT,
+    updated_at: AT,
+  }));
 }
 
-const pages = () => demoPages().map((p, i) => toPageResource({ id: i + 1, store_id: DEMO_STORE, owner_key_id: KEY_ID, ...p, published_at: p.status === 'draft' ? null : AT, draft: null, created_at: AT, updated_at: AT }));
+const pages = () =>
+  demoPages().map((p, i) =>
+    toPageResource({
+      id: i + 1,
+      store_id: DEMO_STORE,
+      owner_key_id: KEY_ID,
+      ...p,
+      published_at: p.status === 'draft' ? null : AT,
+      draft: null,
+      created_at: AT,
+      updated_at: AT,
+    }),
+  );
 
 function examples() {
   const all = products();
@@ -67,7 +99,14 @@ function examples() {
   };
   const pageWrite = { type: draft.type, title: draft.title, slug: draft.slug, body: draft.body };
   const response: Partial<Record<Operation, unknown>> = {
-    listProducts: pageEnvelope({ data: [first, second].map((p) => toProductResource(p, DEMO_CURRENCY, false)), page: 1, limit: 2, total: all.length, path: `${DEFAULT_SERVER_URL}/products`, query: { limit: '2' } }),
+    listProducts: pageEnvelope({
+      data: [first, second].map((p) => toProductResource(p, DEMO_CURRENCY, false)),
+      page: 1,
+      limit: 2,
+      total: all.length,
+      path: `${DEFAULT_SERVER_URL}/products`,
+      query: { limit: '2' },
+    }),
     getProduct: { data: toProductResource(first, DEMO_CURRENCY, true) },
     upsertProduct: { data: mapped },
     updateProduct: { data: mapped },
@@ -93,7 +132,11 @@ function examples() {
     mcp: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
   };
   const webhook: Record<string, unknown> = {
-    'order.status_changed': { type: 'order.status_changed', timestamp: LATER, data: { order: shipped, previous_status: 'processing', status: 'shipped' } },
+    'order.status_changed': {
+      type: 'order.status_changed',
+      timestamp: LATER,
+      data: { order: shipped, previous_status: 'processing', status: 'shipped' },
+    },
   };
   return { response, request, webhook };
 }

@@ -4,7 +4,12 @@ import * as v from 'valibot';
 const id = v.union([v.string(), v.number(), v.null()]);
 
 export const JsonRpcRequest = v.pipe(
-  v.looseObject({ jsonrpc: v.literal('2.0'), method: v.string(), id: v.optional(id), params: v.optional(v.record(v.string(), v.unknown())) }),
+  v.looseObject({
+    jsonrpc: v.literal('2.0'),
+    method: v.string(),
+    id: v.optional(id),
+    params: v.optional(v.record(v.string(), v.unknown())),
+  }),
   v.description('One JSON-RPC request or notification (initialize, tools/list, tools/call, ...).'),
 );
 

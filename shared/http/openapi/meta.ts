@@ -8,7 +8,7 @@ export const INFO = {
   description: [
     'Every request carries `Authorization: Bearer <key>`; the key belongs to one store and holds abilities (`x-required-ability` on each operation).',
     'Errors are `{code, message, field}`; docs/errors.md lists every code with its status. Every answer carries `X-Request-Id` (quote it when reporting a problem), and every answer past the key check the `RateLimit-*` headers; a 429 says when to retry in `Retry-After`. An answer replayed for a repeated Idempotency-Key carries `Idempotent-Replayed: true`.',
-    'Order status changes (and the other events under `webhooks`) are POSTed to the key\'s webhook URL, signed with Standard Webhooks.',
+    "Order status changes (and the other events under `webhooks`) are POSTed to the key's webhook URL, signed with Standard Webhooks.",
     'HEAD works wherever GET does (the same headers, no body). A method a path does not have is answered 405 `method_not_allowed` with an `Allow` header listing the ones it has.',
   ].join('\n\n'),
   license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
@@ -31,7 +31,8 @@ export const SECURITY_SCHEMES = {
   bearerAuth: {
     type: 'http',
     scheme: 'bearer',
-    description: 'An API key issued by the store (admin CLI `keys create`). Scoped to one store and a set of abilities.',
+    description:
+      'An API key issued by the store (admin CLI `keys create`). Scoped to one store and a set of abilities.',
   },
 };
 
@@ -41,14 +42,20 @@ export const COMPONENT_HEADERS = {
   'RateLimit-Limit': { description: 'Requests the key may make per window.', schema: seconds },
   'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: seconds },
   'RateLimit-Reset': { description: 'Seconds until the window has room again.', schema: seconds },
-  'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 1 } },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    required: true,
+    schema: { type: 'integer', minimum: 1 },
+  },
   'X-Request-Id': {
-    description: 'The id of this request, on every answer: the logs know it, and a 500 quotes it. Quote it when reporting a problem.',
+    description:
+      'The id of this request, on every answer: the logs know it, and a 500 quotes it. Quote it when reporting a problem.',
     required: true,
     schema: { type: 'string' },
   },
   'Idempotent-Replayed': {
-    description: 'Present (`true`) when this answer is the stored answer to an earlier request with the same Idempotency-Key: the same status and body, and nothing was changed this time.',
+    description:
+      'Present (`true`) when this answer is the stored answer to an earlier request with the same Idempotency-Key: the same status and body, and nothing was changed this time.',
     schema: { type: 'string', enum: ['true'] },
   },
 };

@@ -5,21 +5,21 @@
  * Exhaustive over `Operation`: a route added to the table does not compile until it is described.
  * (This module reads the endpoints' own schemas, as the MCP tool table does.)
  */
-import { ListEventsQuery } from '../../../functions/orders/routes/list-events.ts';
+import { ListEventsQuery } from '#functions/orders/routes/list-events.ts';
 import * as v from 'valibot';
 import type { Operation } from '../api-routes.ts';
-import type { ErrorCode } from '../../domain/errors.ts';
-import { ExternalIdSchema } from '../../domain/external-id.ts';
-import { IncludeQuery } from '../../domain/product/include.ts';
-import { ProductPatchBody, ProductPutBody } from '../../domain/product/product-write.ts';
-import { ProductBatchBody } from '../../domain/product/batch.ts';
-import { CategoryBody, TagBody } from '../../domain/product/taxonomy.ts';
-import { ActionBody, PageBody } from '../../domain/page/page-write.ts';
-import { ORDER_REFERENCE_PATTERN } from '../../domain/order/rules.ts';
-import { ListProductsQuery } from '../../../functions/products/routes/list-products.ts';
-import { ListOrdersQuery } from '../../../functions/orders/routes/list-orders.ts';
-import { ListPagesQuery } from '../../../functions/content/routes/list-pages.ts';
-import { StatusChangeBody } from '../../../functions/orders/routes/set-order-status.ts';
+import type { ErrorCode } from '#domain/errors.ts';
+import { ExternalIdSchema } from '#domain/external-id.ts';
+import { IncludeQuery } from '#domain/product/include.ts';
+import { ProductPatchBody, ProductPutBody } from '#domain/product/product-write.ts';
+import { ProductBatchBody } from '#domain/product/batch.ts';
+import { CategoryBody, TagBody } from '#domain/product/taxonomy.ts';
+import { ActionBody, PageBody } from '#domain/page/page-write.ts';
+import { ORDER_REFERENCE_PATTERN } from '#domain/order/rules.ts';
+import { ListProductsQuery } from '#functions/products/routes/list-products.ts';
+import { ListOrdersQuery } from '#functions/orders/routes/list-orders.ts';
+import { ListPagesQuery } from '#functions/content/routes/list-pages.ts';
+import { StatusChangeBody } from '#functions/orders/routes/set-order-status.ts';
 import type { ResponseBody } from './resources.ts';
 import { JsonRpcRequest, JsonRpcResponse } from './json-rpc.ts';
 
@@ -44,9 +44,18 @@ export interface OperationDoc {
 
 /** Path parameters by name, wherever a route template uses them. */
 export const PATH_PARAMETERS: Record<string, { schema: v.GenericSchema; description: string }> = {
-  id: { schema: v.pipe(v.number(), v.integer(), v.minValue(1)), description: 'The product id in this store (from the product list).' },
-  reference: { schema: v.pipe(v.string(), v.regex(ORDER_REFERENCE_PATTERN)), description: 'The order reference, e.g. DEMO-1004.' },
-  external_id: { schema: ExternalIdSchema, description: 'Your id for the record (1-128 characters of A-Z a-z 0-9 . _ : -), scoped to this API key.' },
+  id: {
+    schema: v.pipe(v.number(), v.integer(), v.minValue(1)),
+    description: 'The product id in this store (from the product list).',
+  },
+  reference: {
+    schema: v.pipe(v.string(), v.regex(ORDER_REFERENCE_PATTERN)),
+    description: 'The order reference, e.g. DEMO-1004.',
+  },
+  external_id: {
+    schema: ExternalIdSchema,
+    description: 'Your id for the record (1-128 characters of A-Z a-z 0-9 . _ : -), scoped to this API key.',
+  },
 };
 
 const productWrite = ['invalid_image_url', 'unknown_reference'] satisfies ErrorCode[];
@@ -55,8 +64,8 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
   listProducts: {
     summary: 'List products',
     description:
-      'The store\'s products in ascending id order, 15 per page by default, optionally filtered by name or SKU (a Laravel-style page envelope). ' +
-      'A `filter[name]` needle whose candidates cannot be read within the search\'s read budget is refused with 422 `filter_too_broad`: use a longer needle.',
+      "The store's products in ascending id order, 15 per page by default, optionally filtered by name or SKU (a Laravel-style page envelope). " +
+      "A `filter[name]` needle whose candidates cannot be read within the search's read budget is refused with 422 `filter_too_broad`: use a longer needle.",
     query: ListProductsQuery,
     response: 'ProductPage',
     errors: ['filter_too_broad'],
@@ -68,10 +77,10 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     response: 'ProductDocument',
   },
   listEvents: {
-    summary: 'List events (the store\'s numbered event log)',
+    summary: "List events (the store's numbered event log)",
     description:
-      'The store\'s events after `cursor` (a `sequence`), ascending, 50 per page by default (1-100): those of the families this key can read ' +
-      '(`orders:read`, `catalog:read`, `content:read`), of `types` (comma list) if given, without the key\'s own changes with `exclude_own=true`. ' +
+      "The store's events after `cursor` (a `sequence`), ascending, 50 per page by default (1-100): those of the families this key can read " +
+      "(`orders:read`, `catalog:read`, `content:read`), of `types` (comma list) if given, without the key's own changes with `exclude_own=true`. " +
       'Sequences have no holes: a webhook receiver that saw 41 then 43 fetches `cursor=41`. Events are kept 30 days; a cursor whose next event is gone is 410 `cursor_expired` (re-sync). ' +
       'Follow `next_cursor` until it is null.',
     query: ListEventsQuery,
@@ -86,7 +95,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     response: 'OrderList',
   },
   setOrderStatus: {
-    summary: 'Change an order\'s status',
+    summary: "Change an order's status",
     description:
       'pending/paid → processing or cancelled; processing → shipped or cancelled; shipped → delivered or returned; delivered → returned. `paid` is set by the payment side only. Asking for the current status changes nothing. Each change sends an `order.status_changed` webhook.',
     body: StatusChangeBody,
@@ -96,7 +105,8 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
   },
   upsertProduct: {
     summary: 'Create or replace a product',
-    description: 'Creates the product with this external id, or replaces every write field of it (omitted fields take their defaults). Categories and tags must exist for this key.',
+    description:
+      'Creates the product with this external id, or replaces every write field of it (omitted fields take their defaults). Categories and tags must exist for this key.',
     query: IncludeQuery,
     body: ProductPutBody,
     response: 'MappedProductDocument',
@@ -105,13 +115,14 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
   getCatalogProduct: {
     summary: 'Get a product by your external id',
     description:
-      'The product this key\'s external id addresses, in the same mapped shape a PUT or PATCH answers (with `external_id`, `category_external_ids`, `tag_external_ids`); 404 for an external id this key has not written. Reads what the key just wrote.',
+      "The product this key's external id addresses, in the same mapped shape a PUT or PATCH answers (with `external_id`, `category_external_ids`, `tag_external_ids`); 404 for an external id this key has not written. Reads what the key just wrote.",
     query: IncludeQuery,
     response: 'MappedProductDocument',
   },
   updateProduct: {
     summary: 'Update a product',
-    description: 'Changes only the supplied fields of an existing product of this key; 404 for an unknown external id (after the body is valid).',
+    description:
+      'Changes only the supplied fields of an existing product of this key; 404 for an unknown external id (after the body is valid).',
     query: IncludeQuery,
     body: ProductPatchBody,
     response: 'MappedProductDocument',
@@ -120,28 +131,36 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
   upsertProducts: {
     summary: 'Write 1-100 products',
     description:
-      'Each item exactly as PUT (mode replace, the default) or PATCH (mode patch) would write it; one result per item in request order, and one item\'s error never fails the others.',
+      "Each item exactly as PUT (mode replace, the default) or PATCH (mode patch) would write it; one result per item in request order, and one item's error never fails the others.",
     query: IncludeQuery,
     body: ProductBatchBody,
     response: 'BatchResult',
   },
-  upsertCategory: { summary: 'Create or rename a category', description: 'Creates the category with this external id or renames it.', body: CategoryBody, response: 'CategoryDocument' },
+  upsertCategory: {
+    summary: 'Create or rename a category',
+    description: 'Creates the category with this external id or renames it.',
+    body: CategoryBody,
+    response: 'CategoryDocument',
+  },
   upsertTag: {
     summary: 'Create or change a tag',
-    description: 'Creates the tag with this external id or changes its value; status labels (paid, archived, published, ...) are refused.',
+    description:
+      'Creates the tag with this external id or changes its value; status labels (paid, archived, published, ...) are refused.',
     body: TagBody,
     response: 'TagDocument',
     errors: ['reserved_tag_value'],
   },
   listPages: {
     summary: 'List content pages',
-    description: 'Pages and blog posts of the store in ascending id order from `cursor`, optionally of one type; another key\'s page shows `external_id: null`.',
+    description:
+      "Pages and blog posts of the store in ascending id order from `cursor`, optionally of one type; another key's page shows `external_id: null`.",
     query: ListPagesQuery,
     response: 'PageList',
   },
   savePage: {
     summary: 'Save a page as draft',
-    description: 'Creates or replaces the page with this external id and leaves it a draft; the HTML body is sanitized.',
+    description:
+      'Creates or replaces the page with this external id and leaves it a draft; the HTML body is sanitized.',
     body: PageBody,
     response: 'PageDocument',
     errors: ['slug_taken'],
@@ -157,7 +176,8 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
   },
   unpublishPage: {
     summary: 'Unpublish a page',
-    description: 'published → unpublished; unpublished → no-op; a draft → 409 invalid_transition. A repeat is a no-op, so no Idempotency-Key is needed.',
+    description:
+      'published → unpublished; unpublished → no-op; a draft → 409 invalid_transition. A repeat is a no-op, so no Idempotency-Key is needed.',
     body: ActionBody,
     bodyOptional: true,
     response: 'PageDocument',
@@ -166,7 +186,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
   mcp: {
     summary: 'MCP tool server (JSON-RPC)',
     description:
-      'Model Context Protocol over Streamable HTTP, stateless, JSON answers: one JSON-RPC message per POST. Each tool stands for one operation of this API and needs that operation\'s ability (docs/mcp.md).',
+      "Model Context Protocol over Streamable HTTP, stateless, JSON answers: one JSON-RPC message per POST. Each tool stands for one operation of this API and needs that operation's ability (docs/mcp.md).",
     body: JsonRpcRequest,
     rawBody: true,
     response: { schema: JsonRpcResponse, name: 'JsonRpcResponse' },

@@ -1,4 +1,4 @@
-import { EVENT_TYPES } from '../../domain/event/event.ts';
+import { EVENT_TYPES } from '#domain/event/event.ts';
 /**
  * The response shapes of the API as valibot schemas: the one description the OpenAPI document
  * generates its response schemas from. The mappers keep their TypeScript types; the `Same` checks
@@ -6,12 +6,12 @@ import { EVENT_TYPES } from '../../domain/event/event.ts';
  * the contract tests check every response the suites receive against the generated document.
  */
 import * as v from 'valibot';
-import { ORDER_STATUSES } from '../../domain/order/order.ts';
-import type { OrderResource } from '../../domain/order/events.ts';
-import { PAGE_STATUSES, PAGE_TYPES, type PageResource } from '../../domain/page/page.ts';
-import type { ProductResource, toMappedProduct } from '../../domain/product/product.ts';
-import type { Category as CategoryRecord, Tag as TagRecord } from '../../db/taxonomy.repo.ts';
-import { ERROR_CODES } from '../../domain/errors.ts';
+import { ORDER_STATUSES } from '#domain/order/order.ts';
+import type { OrderResource } from '#domain/order/events.ts';
+import { PAGE_STATUSES, PAGE_TYPES, type PageResource } from '#domain/page/page.ts';
+import type { ProductResource, toMappedProduct } from '#domain/product/product.ts';
+import type { Category as CategoryRecord, Tag as TagRecord } from '#db/taxonomy.repo.ts';
+import { ERROR_CODES } from '#domain/errors.ts';
 
 const d = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
 const id = d(v.pipe(v.number(), v.integer(), v.minValue(1)), 'Numeric id, unique within the store.');
@@ -61,8 +61,20 @@ export const MappedProduct = v.strictObject({
   tag_external_ids: v.array(v.string()),
 });
 
-export const Category = v.strictObject({ id, external_id: v.string(), name: v.string(), created_at: dateTime, updated_at: dateTime });
-export const Tag = v.strictObject({ id, external_id: v.string(), value: v.string(), created_at: dateTime, updated_at: dateTime });
+export const Category = v.strictObject({
+  id,
+  external_id: v.string(),
+  name: v.string(),
+  created_at: dateTime,
+  updated_at: dateTime,
+});
+export const Tag = v.strictObject({
+  id,
+  external_id: v.string(),
+  value: v.string(),
+  created_at: dateTime,
+  updated_at: dateTime,
+});
 
 export const OrderItem = v.strictObject({
   product_id: nullable(v.number()),
@@ -98,7 +110,10 @@ export const Page = v.strictObject({
   slug: v.string(),
   body: d(v.string(), 'Sanitized HTML.'),
   status: v.picklist(PAGE_STATUSES),
-  has_unpublished_changes: d(v.boolean(), 'A revision saved over the published page waits for the next publish (`?version=draft` shows it).'),
+  has_unpublished_changes: d(
+    v.boolean(),
+    'A revision saved over the published page waits for the next publish (`?version=draft` shows it).',
+  ),
   published_at: d(nullable(dateTime), 'When the live version was published.'),
   created_at: dateTime,
   updated_at: dateTime,
@@ -138,7 +153,17 @@ export const BatchResult = v.strictObject({
 });
 
 /** The named shapes, as they appear under components.schemas. */
-export const RESOURCE_SCHEMAS = { Product, ProductOffer, MappedProduct, Category, Tag, Order, OrderItem, Page, Error: ErrorBody } as const;
+export const RESOURCE_SCHEMAS = {
+  Product,
+  ProductOffer,
+  MappedProduct,
+  Category,
+  Tag,
+  Order,
+  OrderItem,
+  Page,
+  Error: ErrorBody,
+} as const;
 
 /** Response bodies by name, each referring to the named shapes. */
 export const RESPONSE_BODIES = {
@@ -156,7 +181,9 @@ export const RESPONSE_BODIES = {
         sequence: v.pipe(v.number(), v.integer(), v.minValue(1)),
         type: v.picklist(EVENT_TYPES),
         timestamp: v.string(),
-        origin: v.nullable(v.object({ kind: v.picklist(['key', 'admin', 'storefront']), key_id: v.optional(v.number()) })),
+        origin: v.nullable(
+          v.object({ kind: v.picklist(['key', 'admin', 'storefront']), key_id: v.optional(v.number()) }),
+        ),
         data: v.record(v.string(), v.unknown()),
       }),
     ),

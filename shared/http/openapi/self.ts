@@ -8,7 +8,8 @@ export function openApiPathItem() {
     get: {
       operationId: 'getOpenApiDocument',
       summary: 'This OpenAPI document',
-      description: 'The OpenAPI 3.1 document of this API. Public: no key needed. A rendered reference is at `/docs` on the local stack.',
+      description:
+        'The OpenAPI 3.1 document of this API. Public: no key needed. A rendered reference is at `/docs` on the local stack.',
       tags: ['meta'],
       security: [],
       'x-required-ability': null,
@@ -17,7 +18,11 @@ export function openApiPathItem() {
           description: 'The document.',
           content: {
             'application/json': {
-              schema: { type: 'object', properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } }, required: ['openapi', 'info', 'paths'] },
+              schema: {
+                type: 'object',
+                properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } },
+                required: ['openapi', 'info', 'paths'],
+              },
             },
           },
         },

@@ -4,15 +4,19 @@
  * `{type, timestamp, data}`, signed with the Standard Webhooks headers.
  */
 import * as v from 'valibot';
-import { ORDER_STATUSES } from '../../domain/order/order.ts';
-import { ORDER_EVENT_TYPES } from '../../domain/order/events.ts';
-import type { OrderEventData } from '../../domain/order/events.ts';
+import { ORDER_STATUSES } from '#domain/order/order.ts';
+import { ORDER_EVENT_TYPES } from '#domain/order/events.ts';
+import type { OrderEventData } from '#domain/order/events.ts';
 import { Order } from './resources.ts';
 
 const envelope = <T extends string, S extends v.GenericSchema>(type: T, data: S) =>
   v.strictObject({
     type: v.literal(type),
-    timestamp: v.pipe(v.string(), v.isoTimestamp(), v.description('The moment of the change (the order’s updated_at).')),
+    timestamp: v.pipe(
+      v.string(),
+      v.isoTimestamp(),
+      v.description('The moment of the change (the order’s updated_at).'),
+    ),
     data,
   });
 
@@ -38,15 +42,21 @@ export const WEBHOOK_EVENTS = {
   },
   'order.paid': {
     summary: 'An order was paid',
-    description: 'The payment side confirmed payment; `data.order` is the order after it (status paid, paid_total = total).',
+    description:
+      'The payment side confirmed payment; `data.order` is the order after it (status paid, paid_total = total).',
     body: envelope('order.paid', v.strictObject({ order: Order, previous_status: status, status: v.literal('paid') })),
   },
   'webhook.ping': {
     summary: 'A test delivery',
-    description: 'Sent on request (admin `webhooks ping`) to check that the URL receives and verifies deliveries; acknowledge it like any event.',
+    description:
+      'Sent on request (admin `webhooks ping`) to check that the URL receives and verifies deliveries; acknowledge it like any event.',
     body: envelope(
       'webhook.ping',
-      v.strictObject({ key_id: v.pipe(v.number(), v.integer()), store_id: v.string(), events: v.array(v.picklist(ORDER_EVENT_TYPES)) }),
+      v.strictObject({
+        key_id: v.pipe(v.number(), v.integer()),
+        store_id: v.string(),
+        events: v.array(v.picklist(ORDER_EVENT_TYPES)),
+      }),
     ),
   },
 } as const satisfies Record<string, WebhookEventDoc>;

@@ -4,11 +4,20 @@ import { outputSchema } from './json-schema.ts';
 import { webhookExample } from './examples.ts';
 
 const SIGNATURE_HEADERS = [
-  { name: 'webhook-id', description: 'The event id (`evt_` + 32 hex), the same on every retry: deduplicate on it.', schema: { type: 'string', pattern: '^evt_[0-9a-f]{32}$' } },
-  { name: 'webhook-timestamp', description: 'Unix seconds of this attempt; reject values more than 5 minutes from your clock.', schema: { type: 'string', pattern: '^\\d+$' } },
+  {
+    name: 'webhook-id',
+    description: 'The event id (`evt_` + 32 hex), the same on every retry: deduplicate on it.',
+    schema: { type: 'string', pattern: '^evt_[0-9a-f]{32}$' },
+  },
+  {
+    name: 'webhook-timestamp',
+    description: 'Unix seconds of this attempt; reject values more than 5 minutes from your clock.',
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
   {
     name: 'webhook-signature',
-    description: 'Space-separated `v1,<base64 HMAC-SHA256>` over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with your `whsec_` secret; two during a secret rotation.',
+    description:
+      'Space-separated `v1,<base64 HMAC-SHA256>` over `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with your `whsec_` secret; two during a secret rotation.',
     schema: { type: 'string' },
   },
 ];
@@ -27,7 +36,10 @@ export function webhooksSection() {
             tags: ['orders'],
             security: [],
             parameters: SIGNATURE_HEADERS.map((h) => ({ ...h, in: 'header', required: true })),
-            requestBody: { required: true, content: { 'application/json': { schema: outputSchema(event.body), ...(example ? { example } : {}) } } },
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: outputSchema(event.body), ...(example ? { example } : {}) } },
+            },
             responses: {
               '200': { description: 'Acknowledged (any 2xx).' },
               default: { description: 'Anything else is a failed attempt and is retried for 24 hours.' },

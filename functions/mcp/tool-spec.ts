@@ -1,0 +1,47 @@
+import type * as v from 'valibot';
+import type { KeyedOperation } from '#http/api-routes.ts';
+import type { ResponseBody } from '#http/openapi/resources.ts';
+import type { Args } from './args.ts';
+import type { JsonSchemaObject } from './input-schema.ts';
+import type { outputSchemaOf } from './output-schema.ts';
+
+/** The shape of a tool (tools.ts holds them all). */
+export interface ToolRequest {
+  /** As API Gateway passes them: still URL-encoded. */
+  pathParameters?: Record<string, string>;
+  query?: Record<string, string>;
+  body?: Args;
+  /** Sent as the Idempotency-Key header. */
+  idempotencyKey?: string;
+}
+
+export interface ToolSpec {
+  name: string;
+  title: string;
+  description: string;
+  /** The arguments other than `idempotency_key`. */
+  args: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
+  /** Takes a required `idempotency_key` argument, sent as the Idempotency-Key header. */
+  idempotent?: boolean;
+  request: (args: Args) => ToolRequest;
+  /** Route error fields that a tool caller knows under another name (`filter[name]` → `filter_name`). */
+  fieldNames?: Record<string, string>;
+  /** The endpoint's response document (its outputSchema and untrusted fields). */
+  output: ResponseBody;
+  /**
+   * Annotations beyond read-only (docs/mcp.md#annotations): `destructive` when a call may
+   * overwrite or irreversibly change what exists; `openWorld` when the result carries text that
+   * others wrote (not only what this call sent).
+   */
+  hints: { destructive: boolean; openWorld: boolean };
+  /** What the input schema shows when it can say more than the validating schema converts to (enums, typed items). */
+  shown?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
+}
+
+export interface ToolDefinition extends Omit<ToolSpec, 'request'> {
+  operation: KeyedOperation;
+  inputSchema: JsonSchemaObject;
+  outputSchema: ReturnType<typeof outputSchemaOf>;
+  /** Validates the arguments (422 naming the argument) and builds the endpoint's request. */
+  toRequest: (args: Args) => ToolRequest;
+}

@@ -1,0 +1,37 @@
+import type { EventType } from '../event/event.ts';
+import type { Ability } from './abilities.ts';
+
+export interface ApiKey {
+  id: number;
+  store_id: string;
+  name: string;
+  abilities: Ability[];
+  status: 'active' | 'revoked';
+  webhook_url: string | null;
+  /** The events its webhook receives (default all order events). */
+  events: EventType[];
+  /** Whether its webhook skips the events this key caused itself (`--exclude-own`). */
+  exclude_own: boolean;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+/** The key record with its secrets, for the webhook path and the admin handler only. */
+export interface KeyRecord extends ApiKey {
+  token_hash: string;
+  webhook_secret: string;
+  previous_webhook_secret: string | null;
+  previous_webhook_secret_expires_at: string | null;
+}
+
+export function publicKey(record: KeyRecord): ApiKey {
+  const {
+    token_hash: _h,
+    webhook_secret: _s,
+    previous_webhook_secret: _p,
+    previous_webhook_secret_expires_at: _e,
+    ...rest
+  } = record;
+  return rest;
+}
