@@ -76,13 +76,25 @@ describe('admin CLI', () => {
     expect(key.stdout.trim().split('\n')).toHaveLength(1);
     const k = JSON.parse(key.stdout);
     expect(Object.keys(k).sort()).toEqual(
-      ['abilities', 'created_at', 'events', 'id', 'name', 'store_id', 'token', 'webhook_secret', 'webhook_url'].sort(),
+      [
+        'abilities',
+        'created_at',
+        'events',
+        'exclude_own',
+        'id',
+        'name',
+        'store_id',
+        'token',
+        'webhook_secret',
+        'webhook_url',
+      ].sort(),
     );
     expect(k).toMatchObject({
       store_id: store,
       name: 'crm',
       abilities: ['catalog:read', 'orders:read'],
       webhook_url: 'http://127.0.0.1:9/hook',
+      exclude_own: false,
     });
     expect(k.events).toEqual(['order.created', 'order.paid', 'order.status_changed']);
     expect(k.webhook_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);

@@ -7,7 +7,7 @@ import { setLogSink } from '#shared/log.ts';
 import { useOwnPipeline } from '#fixtures/own-pipeline.ts';
 import { adminCommand, createKey, createStore } from '#fixtures/api.ts';
 import { deliveries, waitFor } from '#fixtures/webhooks.ts';
-import { outboxItem, streamRecord } from '#fixtures/stream-records.ts';
+import { storedOutboxItem, streamRecord } from '#fixtures/stream-records.ts';
 
 /**
  * A receiver that never finishes an answer until released: `hang` sends nothing, `drip` sends
@@ -92,7 +92,7 @@ describe('webhooks: a slow or failing receiver never delays another key', () => 
     await createKey(store, ['orders:read'], { webhook_url: failing.url });
     await createKey(store, ['orders:read'], { webhook_url: healthy.url });
 
-    const items = Array.from({ length: EVENTS }, () => outboxItem(store));
+    const items = await Promise.all(Array.from({ length: EVENTS }, () => storedOutboxItem(store)));
     const t0 = Date.now();
     await fanOut({ Records: items.map((item) => streamRecord(item)) });
     console.log(`fan-out of ${EVENTS} events: ${Date.now() - t0} ms`);
@@ -145,7 +145,7 @@ describe('webhooks: a slow or failing receiver never delays another key', () => 
     const logged: Record<string, unknown>[] = [];
     setLogSink((line) => logged.push(JSON.parse(line)));
 
-    const first = outboxItem(store);
+    const first = await storedOutboxItem(store);
     await fanOut({ Records: [streamRecord(first)] });
     type Log = {
       endpoint: { state: string; reason: string | null; since: string | null };
@@ -163,7 +163,7 @@ describe('webhooks: a slow or failing receiver never delays another key', () => 
     expect(logged.some((l) => l.msg === 'webhook.endpoint_parked' && l.key_id === key.id)).toBe(true);
 
     // Later events wait in the log, pending and parked; none is attempted (only the probe, with the oldest).
-    const later = Array.from({ length: 5 }, () => outboxItem(store));
+    const later = await Promise.all(Array.from({ length: 5 }, () => storedOutboxItem(store)));
     for (const item of later) await fanOut({ Records: [streamRecord(item)] });
     const all = [first, ...later].map((i) => i.event_id);
     await waitFor(

@@ -99,7 +99,16 @@ describe('webhooks: order.created, order.paid and order.status_changed, signed',
       timestamp: string;
       data: Record<string, unknown>;
     };
-    expect(event).toEqual({ type: 'order.created', timestamp: placed.created_at, data: { order: placed } });
+    // The event id and its number in the store's log ride in the body and the headers alike.
+    expect(event).toEqual({
+      id: request.headers['webhook-id'],
+      sequence: Number(request.headers['webhook-sequence']),
+      type: 'order.created',
+      timestamp: placed.created_at,
+      origin: { kind: 'storefront' },
+      data: { order: placed },
+    });
+    expect(Number.isInteger(Number(request.headers['webhook-sequence']))).toBe(true);
     await afterLaterChange();
     expect(receivedFor(receiver, reference, 'order.created')).toHaveLength(1);
     expect(receiver.received.filter((q) => JSON.parse(q.body).data.order.reference === reference)).toHaveLength(1);
@@ -117,6 +126,9 @@ describe('webhooks: order.created, order.paid and order.status_changed, signed',
       data: Record<string, unknown>;
     };
     expect(event).toEqual({
+      id: request.headers['webhook-id'],
+      sequence: Number(request.headers['webhook-sequence']),
+      origin: { kind: 'storefront' },
       type: 'order.paid',
       timestamp: paid.updated_at,
       data: { order: paid, previous_status: 'pending', status: 'paid' },

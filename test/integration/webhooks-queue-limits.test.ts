@@ -4,7 +4,7 @@ import { useOwnPipeline } from '#fixtures/own-pipeline.ts';
 import { resetConfig } from '#shared/config.ts';
 import { createKey, createStore } from '#fixtures/api.ts';
 import { deliveryOf, verify, waitFor } from '#fixtures/webhooks.ts';
-import { outboxItem, streamRecord } from '#fixtures/stream-records.ts';
+import { storedOutboxItem, streamRecord } from '#fixtures/stream-records.ts';
 import { queueCounts } from '#fixtures/queue.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#db/client.ts';
@@ -33,7 +33,7 @@ describe("webhooks: the queue's in-flight and receive limits", () => {
     const r = await receiver((_req, n) => ({ status: n <= 2 ? 503 : 204 }));
     const store = await createStore();
     const key = await createKey(store, ['orders:read'], { webhook_url: r.url });
-    const item = outboxItem(store);
+    const item = await storedOutboxItem(store);
     await fanOut({ Records: [streamRecord(item)] });
     await waitFor('the second attempt', async () => (await deliveryOf(key.id, item.event_id))?.attempts === 2);
     // Waiting 6 s for the third attempt: between hops the delivery is one delayed message and
@@ -79,7 +79,7 @@ describe("webhooks: the queue's in-flight and receive limits", () => {
     const logged: Record<string, unknown>[] = [];
     setLogSink((line) => logged.push(JSON.parse(line)));
     try {
-      const item = outboxItem(store);
+      const item = await storedOutboxItem(store);
       await fanOut({ Records: [streamRecord(item)] });
       const failed = await waitFor('the delivery marked failed', async () => {
         const d = await deliveryOf(key.id, item.event_id);

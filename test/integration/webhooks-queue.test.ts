@@ -5,7 +5,7 @@ import { keys } from '#db/keys.ts';
 import { setLogSink } from '#shared/log.ts';
 import { createKey, createStore } from '#fixtures/api.ts';
 import { deliveries, deliveryOf, verify, waitFor, type Received } from '#fixtures/webhooks.ts';
-import { outboxItem, streamRecord } from '#fixtures/stream-records.ts';
+import { outboxItem, storedOutboxItem, streamRecord } from '#fixtures/stream-records.ts';
 import { queueCounts } from '#fixtures/queue.ts';
 
 /**
@@ -23,7 +23,7 @@ describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
    * queued ahead of the marker. Returns the marker's event id.
    */
   async function afterLaterFanOut(store: string, r: { received: Received[] }): Promise<string> {
-    const marker = outboxItem(store);
+    const marker = await storedOutboxItem(store);
     await fanOut({ Records: [streamRecord(marker)] });
     await waitFor('the later marker event', () => r.received.some((q) => q.headers['webhook-id'] === marker.event_id));
     return marker.event_id;
@@ -33,7 +33,7 @@ describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
     const r = await receiver();
     const store = await createStore();
     const key = await createKey(store, ['orders:read'], { webhook_url: r.url });
-    const item = outboxItem(store);
+    const item = await storedOutboxItem(store);
     // The same record twice in one batch, then again in a later batch (a retried shard).
     expect(await fanOut({ Records: [streamRecord(item), streamRecord(item)] })).toEqual({ batchItemFailures: [] });
     await waitFor('the delivery', () => r.received.length === 1);
@@ -49,7 +49,7 @@ describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
     const r = await receiver();
     const store = await createStore();
     const key = await createKey(store, ['orders:read'], { webhook_url: r.url });
-    const item = outboxItem(store);
+    const item = await storedOutboxItem(store);
     const other = { ...outboxItem(store), type: 'order' };
     await fanOut({ Records: [streamRecord(item, 'MODIFY'), streamRecord(item, 'REMOVE'), streamRecord(other)] });
     const marker = await afterLaterFanOut(store, r);
@@ -61,8 +61,8 @@ describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
     const r = await receiver();
     const store = await createStore();
     const key = await createKey(store, ['orders:read'], { webhook_url: r.url });
-    const before = outboxItem(store);
-    const after = outboxItem(store);
+    const before = await storedOutboxItem(store);
+    const after = await storedOutboxItem(store);
     const poison = streamRecord({ ...keys.outboxEvent(store, 'evt_broken'), type: 'outbox', event_id: 'evt_broken' });
     const logged: string[] = [];
     setLogSink((line) => logged.push(line));
@@ -93,7 +93,7 @@ describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
     const r = await receiver(() => ({ status: 500 }));
     const store = await createStore();
     const key = await createKey(store, ['orders:read'], { webhook_url: r.url });
-    const item = outboxItem(store);
+    const item = await storedOutboxItem(store);
     await fanOut({ Records: [streamRecord(item)] });
     await waitFor('failed in the log', async () => (await deliveryOf(key.id, item.event_id))?.state === 'failed');
     expect(r.received).toHaveLength(4);
