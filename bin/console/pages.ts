@@ -1,5 +1,5 @@
 import { ABILITIES } from '#domain/key/abilities.ts';
-import { ORDER_EVENT_TYPES } from '#domain/order/events.ts';
+import { EVENT_TYPES, ORDER_EVENT_TYPES } from '#domain/event/event.ts';
 import { button, fieldList, html, layout, notice, secret, table, value, type Crumb, type Html } from './html.ts';
 
 /** The console's pages: each takes what the admin handler answered and returns a document. */
@@ -56,7 +56,7 @@ export function storePage(ctx: PageContext, store: string, keys: Row[]): string 
     `Keys of store ${store}`,
     [home, storeCrumb(store)],
     html`${ctx.notice}
-<div class="actions"><a class="button" href="/stores/${encodeURIComponent(store)}/keys/new">Create a key</a></div>
+<div class="actions"><a class="button" href="/stores/${encodeURIComponent(store)}/keys/new">Create a key</a><a class="button" href="/stores/${encodeURIComponent(store)}/events">Event log</a></div>
 ${table(`Keys of ${store}`, keys, ['id', 'name', 'abilities', 'status', 'last_used_at', 'webhook_url', 'events'], {
   head: 'Open',
   cell: (k) => html`<a href="${keyPath(store, k.id)}">Key ${k.id}</a>`,
@@ -81,7 +81,7 @@ export function newKeyPage(ctx: PageContext, store: string): string {
 ${checkboxes('Abilities', 'abilities', ABILITIES, [])}
 <div><label for="key-webhook">Webhook URL (optional)</label><input type="url" id="key-webhook" name="webhook_url" autocomplete="off" aria-describedby="key-webhook-hint">
 <p class="hint" id="key-webhook-hint">Public https only; the local stack also takes http://127.0.0.1 receivers.</p></div>
-${checkboxes('Webhook events', 'events', ORDER_EVENT_TYPES, ORDER_EVENT_TYPES)}
+${checkboxes('Webhook events', 'events', EVENT_TYPES, ORDER_EVENT_TYPES)}
 <div><button type="submit" class="primary">Create key</button></div></form>`,
   );
 }
@@ -143,7 +143,7 @@ ${fieldList(key, ['id', 'name', 'status', 'abilities', 'last_used_at', 'webhook_
 <h2>Webhook</h2>
 <form method="post" action="${path}/webhook" class="stack">${csrfField(ctx.csrf)}
 <div><label for="webhook-url">Webhook URL (empty removes it)</label><input type="url" id="webhook-url" name="url" value="${String(key.webhook_url ?? '')}" autocomplete="off"></div>
-${checkboxes('Events', 'events', ORDER_EVENT_TYPES, events)}
+${checkboxes('Events', 'events', EVENT_TYPES, events)}
 <div><button type="submit">Save webhook</button></div></form>
 <h2>Irreversible actions</h2>
 ${
@@ -214,6 +214,32 @@ export function requestsPage(ctx: PageContext, store: string, key: Row, rows: Ro
 <p class="hint">Newest first, from the ${value(source)}.</p>
 <div class="actions"><a class="button" href="${keyPath(store, key.id)}/requests">Refresh</a></div>
 ${table(`Requests made with key ${key.id}`, rows, ['time', 'method', 'path', 'status', 'error_code', 'request_id'])}`,
+  );
+}
+
+/** Who caused an event, in words: a key by its id, the store's admin, or the storefront. */
+const originText = (origin: unknown) => {
+  const o = origin as { kind?: string; key_id?: number } | null;
+  return o?.kind === 'key' ? `key ${o.key_id}` : (o?.kind ?? '');
+};
+
+/** The store's event log (`webhooks events`): every family, ascending from `after`, a page at a time. */
+export function eventsPage(ctx: PageContext, store: string, rows: Row[], after: number, nextAfter: unknown): string {
+  const base = `/stores/${encodeURIComponent(store)}/events`;
+  const shown = rows.map((e) => ({
+    sequence: e.sequence,
+    type: e.type,
+    timestamp: e.timestamp,
+    origin: originText(e.origin),
+    id: e.id,
+  }));
+  return layout(
+    `Event log of store ${store}`,
+    [home, storeCrumb(store), { label: 'Event log' }],
+    html`${ctx.notice}
+<p class="hint">Every change of the store, numbered in order (kept 30 days), from sequence ${String(after + 1)}. Keys see the families their abilities read (GET /events).</p>
+<div class="actions"><a class="button" href="${base}?after=0">From the start</a>${typeof nextAfter === 'number' ? html`<a class="button" href="${base}?after=${String(nextAfter)}">Next page</a>` : ''}</div>
+${table(`Events of ${store}`, shown, ['sequence', 'type', 'timestamp', 'origin', 'id'])}`,
   );
 }
 

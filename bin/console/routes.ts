@@ -9,6 +9,7 @@ import {
   keyPath,
   newKeyPage,
   requestsPage,
+  eventsPage,
   shownOncePage,
   storePage,
   storesPage,
@@ -87,6 +88,20 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
     }
     const keysOf = async () => (await run<{ data: Row[] }>('keys list', { store })).data;
     if (parts.length === 2) return page(storePage(ctx, store, await keysOf()));
+    if (parts[2] === 'events' && parts.length === 3) {
+      const after = req.query.get('after') ?? '0';
+      try {
+        const log = await run<{ data: Row[]; next_after: number | null }>('webhooks events', {
+          store,
+          after,
+          limit: 50,
+        });
+        return page(eventsPage(ctx, store, log.data, Number(after), log.next_after));
+      } catch (err) {
+        if (!(err instanceof Refused)) throw err;
+        return fail(err.failure, (c) => eventsPage(c, store, [], 0, null));
+      }
+    }
     if (parts[2] !== 'keys') return notFound();
     if (parts.length === 3 && req.method === 'POST') {
       const args = {
