@@ -74,7 +74,16 @@ describe('webhooks redeliver --since (bulk)', () => {
       60_000,
     );
     expect(requestsFor(before.eventId)).toBe(1);
-    const log = await deliveries(key.id);
+    // The receiver sees the request before the signer records its answer: wait for the log too.
+    const log = await waitFor(
+      'both recorded as delivered',
+      async () => {
+        const rows = await deliveries(key.id);
+        const states = [ok.eventId, bad.eventId].map((id) => rows.find((d) => d.event_id === id)?.state);
+        return states.every((s) => s === 'delivered') ? rows : undefined;
+      },
+      60_000,
+    );
     expect(log.find((d) => d.event_id === ok.eventId)).toMatchObject({ state: 'delivered', redeliveries: 1 });
     expect(log.find((d) => d.event_id === bad.eventId)).toMatchObject({ state: 'delivered', redeliveries: 2 });
   }, 240_000);
