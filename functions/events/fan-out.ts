@@ -5,7 +5,7 @@ import type { OutboxRecord } from '#db/outbox-stream.ts';
 import { eventBody, type Delivery } from '#domain/webhook/delivery.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
 import { log } from '#shared/log.ts';
-import { assignSequence } from '#db/event-log.repo.ts';
+import { assignSequences } from '#db/event-log.repo.ts';
 import { canSee, causedBy, eventView, type EventPayload } from '#domain/event/event.ts';
 
 /** Keys that receive webhooks (docs/webhooks.md): active, with a URL. */
@@ -34,14 +34,35 @@ async function queueOnce(delivery: Delivery): Promise<boolean> {
   return true;
 }
 
+/** What the records of one store in one stream batch share: their numbers and the store's keys, each read once. */
+export interface StoreBatch {
+  sequences: Map<string, number>;
+  keys: () => Promise<KeyRecord[]>;
+}
+
+/** Numbers one store's events of a stream batch together (in stream order) and reads its keys once, when needed. */
+export async function prepareStoreBatch(storeId: string, records: readonly OutboxRecord[]): Promise<StoreBatch> {
+  const events = records.filter((r) => r.kind === 'event').map((r) => r.event_id);
+  const sequences = await assignSequences(storeId, events);
+  let keys: Promise<KeyRecord[]> | undefined;
+  return { sequences, keys: () => (keys ??= listKeysOfStore(storeId, false)) };
+}
+
 /**
- * The event is numbered first (assignSequence: idempotent, so a replayed stream record keeps its
- * number), then fanned out with that number in every body: a receiver that sees 41 then 43 knows
- * 42 is missing and can fetch it from `GET /events`.
+ * The event is numbered first (idempotent, so a replayed stream record keeps its number), then
+ * fanned out with that number in every body: a receiver that sees 41 then 43 knows 42 is missing
+ * and can fetch it from `GET /events`.
  */
-async function fanOutEvent(event: Extract<OutboxRecord, { kind: 'event' }>, now: string): Promise<number> {
-  const sequence = await assignSequence(event.store_id, event.event_id);
-  const targets = (await listKeysOfStore(event.store_id, false)).filter(receivesWebhooks).filter(wants(event));
+async function fanOutEvent(
+  event: Extract<OutboxRecord, { kind: 'event' }>,
+  now: string,
+  batch?: StoreBatch,
+): Promise<number> {
+  const sequence =
+    batch?.sequences.get(event.event_id) ??
+    (await assignSequences(event.store_id, [event.event_id])).get(event.event_id)!;
+  const keys = batch ? await batch.keys() : await listKeysOfStore(event.store_id, false);
+  const targets = keys.filter(receivesWebhooks).filter(wants(event));
   const queued = await Promise.all(
     targets.map(async (key) => {
       // Laid out once per key (only the owner of a product sees its external id): every retry sends the same bytes.
@@ -83,7 +104,7 @@ async function fanOutRedelivery(request: Extract<OutboxRecord, { kind: 'redelive
 }
 
 /** One outbox record → one queue message per receiving key (or the one key of a redelivery). */
-export async function fanOut(record: OutboxRecord, now = new Date().toISOString()): Promise<void> {
-  const queued = record.kind === 'event' ? await fanOutEvent(record, now) : await fanOutRedelivery(record);
+export async function fanOut(record: OutboxRecord, now = new Date().toISOString(), batch?: StoreBatch): Promise<void> {
+  const queued = record.kind === 'event' ? await fanOutEvent(record, now, batch) : await fanOutRedelivery(record);
   log('info', 'webhook fan-out', { kind: record.kind, event_id: record.event_id, queued });
 }

@@ -3,7 +3,8 @@ import { coldStartTracker, withInvocationContext } from '#shared/log-context.ts'
 import { outboxRecordFromImage } from '#db/outbox-stream.ts';
 import { isOutboxInsert } from '#db/outbox-stream-filter.ts';
 import { errorFields, log } from '#shared/log.ts';
-import { fanOut } from './fan-out.ts';
+import { fanOut, prepareStoreBatch } from './fan-out.ts';
+import type { OutboxRecord } from '#db/outbox-stream.ts';
 
 /**
  * Stream fan-out (table stream → webhook queue). The event-source mapping already filters on
@@ -31,11 +32,12 @@ export function handler(event: DynamoDBStreamEvent, context?: Context): Promise<
 /** Stores fanned out at once: each store's records stay in order, stores do not wait on each other. */
 const STORES_AT_ONCE = 8;
 
+type Indexed = { index: number; record: DynamoDBStreamEvent['Records'][number] };
+
 async function handleRecords(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   // Records of one store keep their order (numbering and delivery follow it); different stores'
-  // records are independent, so one store's backlog (a bulk load numbers one event per product)
-  // does not hold every other store's deliveries behind it.
-  const byStore = new Map<string, { index: number; record: (typeof event.Records)[number] }[]>();
+  // records are independent, so one store's backlog does not hold every other store's deliveries.
+  const byStore = new Map<string, Indexed[]>();
   for (const [index, record] of event.Records.entries()) {
     if (!isOutboxInsert(record) || !record.dynamodb?.NewImage) continue;
     const store = String(record.dynamodb.NewImage.pk?.S ?? '');
@@ -48,23 +50,52 @@ async function handleRecords(event: DynamoDBStreamEvent): Promise<DynamoDBBatchR
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(STORES_AT_ONCE, groups.length) }, async () => {
-      while (next < groups.length) {
-        for (const { index, record } of groups[next++]!) {
-          if (index > firstFailure) break;
-          try {
-            await fanOut(outboxRecordFromImage(record.dynamodb!.NewImage!));
-          } catch (err) {
-            log('error', 'webhook fan-out failed', {
-              sequence_number: record.dynamodb?.SequenceNumber,
-              ...errorFields(err),
-            });
-            firstFailure = Math.min(firstFailure, index);
-            break;
-          }
-        }
-      }
+      while (next < groups.length) firstFailure = Math.min(firstFailure, await fanOutStore(groups[next++]!));
     }),
   );
   const failed = event.Records[firstFailure];
   return { batchItemFailures: failed ? [{ itemIdentifier: failed.dynamodb?.SequenceNumber ?? '' }] : [] };
 }
+
+/**
+ * One store's records in order: numbered together first; if that fails (a record that cannot be
+ * numbered), one by one, so the failure is pinned to its record. Answers the index of the first
+ * record that failed, or Infinity.
+ */
+async function fanOutStore(group: Indexed[]): Promise<number> {
+  const parsed: { index: number; sequenceNumber: string | undefined; outbox: OutboxRecord }[] = [];
+  let failedAt = Number.POSITIVE_INFINITY;
+  for (const { index, record } of group) {
+    try {
+      parsed.push({
+        index,
+        sequenceNumber: record.dynamodb?.SequenceNumber,
+        outbox: outboxRecordFromImage(record.dynamodb!.NewImage!),
+      });
+    } catch (err) {
+      fanOutFailed(record.dynamodb?.SequenceNumber, err);
+      failedAt = index;
+      break;
+    }
+  }
+  const storeId = parsed.flatMap((p) => (p.outbox.kind === 'event' ? [p.outbox.store_id] : []))[0];
+  // A store's records share one pk, so one event's store_id is the group's.
+  const batch = storeId
+    ? await prepareStoreBatch(
+        storeId,
+        parsed.map((p) => p.outbox),
+      ).catch(() => undefined)
+    : undefined;
+  for (const { index, sequenceNumber, outbox } of parsed) {
+    try {
+      await fanOut(outbox, undefined, batch);
+    } catch (err) {
+      fanOutFailed(sequenceNumber, err);
+      return index;
+    }
+  }
+  return failedAt;
+}
+
+const fanOutFailed = (sequenceNumber: string | undefined, err: unknown) =>
+  log('error', 'webhook fan-out failed', { sequence_number: sequenceNumber, ...errorFields(err) });
