@@ -4,7 +4,7 @@ import { parse } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
 import { requireKey } from '#db/key.repo.ts';
 import type { AdminCommand } from './commands.ts';
-import { KeyIdArg } from './args.ts';
+import { IntegerArg, KeyIdArg } from './args.ts';
 
 /** One request of a key, as the console and `keys requests` show it. */
 export interface RequestRow {
@@ -17,17 +17,7 @@ export interface RequestRow {
   latency_ms: number | null;
 }
 
-const Limit = v.optional(
-  v.pipe(
-    v.union([v.number(), v.string()]),
-    v.transform(Number),
-    v.number(),
-    v.integer('must be an integer'),
-    v.minValue(1),
-    v.maxValue(1000),
-  ),
-  100,
-);
+const Limit = v.optional(IntegerArg(1, 1000), 100);
 
 /**
  * The local stack's request log (REQUEST_LOG_FILE, written by emulation/local/request-log.ts):

@@ -13,22 +13,13 @@ import { generateWebhookSecret } from '#domain/key/token.ts';
 import { pingWebhook } from '#functions/webhooks/ping.ts';
 import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import type { AdminCommand } from './commands.ts';
-import { KeyIdArg, StoreIdArg } from './args.ts';
+import { IntegerArg, KeyIdArg, StoreIdArg } from './args.ts';
 import { requireStore } from '#app/stores.ts';
 import { readEventLog } from '#db/event-log.repo.ts';
 
 const KeyId = KeyIdArg;
 const EventId = v.pipe(v.string(), v.regex(/^evt_[A-Za-z0-9]{1,64}$/, 'must be an event id like evt_0123abcd...'));
-const Limit = v.optional(
-  v.pipe(
-    v.union([v.number(), v.string()]),
-    v.transform(Number),
-    v.number(),
-    v.integer('must be an integer'),
-    v.minValue(1),
-    v.maxValue(10_000),
-  ),
-);
+const Limit = v.optional(IntegerArg(1, 10_000));
 
 /** docs/contract.md#admin-cli, docs/contract.md#webhooks: the delivery log, redelivery, test delivery and webhook secret rotation. */
 export const webhookCommands: Record<string, AdminCommand> = {
@@ -79,20 +70,11 @@ export const webhookCommands: Record<string, AdminCommand> = {
   // The store's whole event log (every family, every origin) from sequence `after` + 1, for an
   // operator checking what a receiver should have seen; `next_after` continues it.
   'webhooks events': async (args) => {
-    const Count = (max: number) =>
-      v.pipe(
-        v.union([v.number(), v.string()]),
-        v.transform(Number),
-        v.number(),
-        v.integer('must be an integer'),
-        v.minValue(0),
-        v.maxValue(max),
-      );
     const a = parse(
       v.strictObject({
         store: StoreIdArg,
-        after: v.optional(Count(Number.MAX_SAFE_INTEGER), 0),
-        limit: v.optional(v.pipe(Count(100), v.minValue(1)), 50),
+        after: v.optional(IntegerArg(0, Number.MAX_SAFE_INTEGER), 0),
+        limit: v.optional(IntegerArg(1, 100), 50),
       }),
       args,
     );
