@@ -103,8 +103,18 @@ async function fanOutRedelivery(request: Extract<OutboxRecord, { kind: 'redelive
   return (await queueOnce(delivery)) ? 1 : 0;
 }
 
-/** One outbox record → one queue message per receiving key (or the one key of a redelivery). */
-export async function fanOut(record: OutboxRecord, now = new Date().toISOString(), batch?: StoreBatch): Promise<void> {
+/**
+ * One outbox record → one queue message per receiving key (or the one key of a redelivery); answers
+ * how many were queued. The per-record line is debug: the handler logs one line per invocation
+ * (every product write raises an event, and CloudWatch bills each line), and each queued delivery
+ * is in the delivery log anyway.
+ */
+export async function fanOut(
+  record: OutboxRecord,
+  now = new Date().toISOString(),
+  batch?: StoreBatch,
+): Promise<number> {
   const queued = record.kind === 'event' ? await fanOutEvent(record, now, batch) : await fanOutRedelivery(record);
-  log('info', 'webhook fan-out', { kind: record.kind, event_id: record.event_id, queued });
+  log('debug', 'webhook fan-out', { kind: record.kind, event_id: record.event_id, queued });
+  return queued;
 }

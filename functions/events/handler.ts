@@ -47,13 +47,21 @@ async function handleRecords(event: DynamoDBStreamEvent): Promise<DynamoDBBatchR
   // other stores handled after it is replayed harmlessly (numbering and the delivery log are idempotent).
   let firstFailure = Number.POSITIVE_INFINITY;
   const groups = [...byStore.values()];
+  const tally = { queued: 0 };
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(STORES_AT_ONCE, groups.length) }, async () => {
-      while (next < groups.length) firstFailure = Math.min(firstFailure, await fanOutStore(groups[next++]!));
+      while (next < groups.length) firstFailure = Math.min(firstFailure, await fanOutStore(groups[next++]!, tally));
     }),
   );
   const failed = event.Records[firstFailure];
+  // One line per invocation, not per event, and only when it queued something (docs/observability.md).
+  log(tally.queued > 0 ? 'info' : 'debug', 'webhook fan-out', {
+    records: event.Records.length,
+    stores: groups.length,
+    queued: tally.queued,
+    failed_at: failed?.dynamodb?.SequenceNumber ?? null,
+  });
   return { batchItemFailures: failed ? [{ itemIdentifier: failed.dynamodb?.SequenceNumber ?? '' }] : [] };
 }
 
@@ -62,7 +70,7 @@ async function handleRecords(event: DynamoDBStreamEvent): Promise<DynamoDBBatchR
  * numbered), one by one, so the failure is pinned to its record. Answers the index of the first
  * record that failed, or Infinity.
  */
-async function fanOutStore(group: Indexed[]): Promise<number> {
+async function fanOutStore(group: Indexed[], tally: { queued: number }): Promise<number> {
   const parsed: { index: number; sequenceNumber: string | undefined; outbox: OutboxRecord }[] = [];
   let failedAt = Number.POSITIVE_INFINITY;
   for (const { index, record } of group) {
@@ -88,7 +96,7 @@ async function fanOutStore(group: Indexed[]): Promise<number> {
     : undefined;
   for (const { index, sequenceNumber, outbox } of parsed) {
     try {
-      await fanOut(outbox, undefined, batch);
+      tally.queued += await fanOut(outbox, undefined, batch);
     } catch (err) {
       fanOutFailed(sequenceNumber, err);
       return index;

@@ -3,6 +3,7 @@ import { handler as fanOut } from '#functions/events/handler.ts';
 import { useOwnPipeline } from '#fixtures/own-pipeline.ts';
 import { keys } from '#db/keys.ts';
 import { setLogSink } from '#shared/log.ts';
+import { resetConfig } from '#shared/config.ts';
 import { createKey, createStore } from '#fixtures/api.ts';
 import { deliveries, deliveryOf, verify, waitFor, type Received } from '#fixtures/webhooks.ts';
 import { outboxItem, storedOutboxItem, streamRecord } from '#fixtures/stream-records.ts';
@@ -55,6 +56,48 @@ describe('webhooks: the fan-out and signer Lambdas on a real queue', () => {
     const marker = await afterLaterFanOut(store, r);
     expect(r.received.map((q) => q.headers['webhook-id'])).toEqual([marker]);
     expect((await deliveries(key.id)).map((d) => d.event_id)).toEqual([marker]);
+  });
+
+  it('logs one info line per invocation that queued deliveries, and none for one that queued nothing', async () => {
+    const r = await receiver();
+    const subscribed = await createStore();
+    const quiet = await createStore();
+    const key = await createKey(subscribed, ['orders:read'], { webhook_url: r.url });
+    await createKey(quiet, ['orders:read']);
+    const items = [
+      await storedOutboxItem(subscribed),
+      await storedOutboxItem(quiet),
+      await storedOutboxItem(subscribed),
+      await storedOutboxItem(quiet),
+    ];
+    const unheard = await storedOutboxItem(quiet);
+    const logged: string[] = [];
+    const level = process.env.LOG_LEVEL;
+    process.env.LOG_LEVEL = 'info';
+    resetConfig();
+    setLogSink((line) => logged.push(line));
+    try {
+      expect(await fanOut({ Records: items.map((item) => streamRecord(item)) })).toEqual({ batchItemFailures: [] });
+      expect(await fanOut({ Records: [streamRecord(unheard)] })).toEqual({ batchItemFailures: [] });
+    } finally {
+      setLogSink((line) => process.stdout.write(line + '\n'));
+      process.env.LOG_LEVEL = level;
+      resetConfig();
+    }
+    // CloudWatch bills every line: not one per event, and none for events nobody receives.
+    // The signer of this file's own pipeline logs its deliveries through the same sink.
+    const fanOutLines = logged.map((l) => JSON.parse(l)).filter((l) => String(l.msg).startsWith('webhook fan-out'));
+    expect(fanOutLines).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        msg: 'webhook fan-out',
+        records: 4,
+        stores: 2,
+        queued: 2,
+        failed_at: null,
+      }),
+    ]);
+    await waitFor('both deliveries', async () => (await deliveries(key.id)).length === 2);
   });
 
   it('reports a poison record by its sequence number and stops there, so the shard resumes from it', async () => {
