@@ -13,7 +13,7 @@ import { parse } from '#domain/validation.ts';
 import type { Caller } from '#domain/principal.ts';
 import { INSERT_GROUP_SIZE, type ProductIds } from '#db/product-batch.repo.ts';
 import { productIdsFor } from '#db/product.repo.ts';
-import { contended } from '#domain/retry.ts';
+import { contended, undetermined } from '#domain/retry.ts';
 import { resolveManyWriteTargets, type WriteTargets } from '#db/product-refs.repo.ts';
 import { newDraft, patchResolved, putResolved } from './product-writes.ts';
 
@@ -112,6 +112,11 @@ async function insertFresh(
         outcomes[item.index] = { external_id: item.externalId, ok: true, product: inserted.products[i] as Product };
       else if (inserted.kind === 'out_of_time')
         outcomes[item.index] = failure(item.externalId, contended(`the product with external id ${item.externalId}`));
+      else if (inserted.kind === 'undetermined')
+        outcomes[item.index] = failure(
+          item.externalId,
+          undetermined(`the product with external id ${item.externalId}`),
+        );
       else
         outcomes[item.index] = await settle(item.externalId, () =>
           putResolved(caller, item.externalId, item.write, t, ids),

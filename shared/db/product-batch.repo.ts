@@ -14,9 +14,18 @@ import {
 } from './product-sequence.ts';
 import type { Offer, Product } from '#domain/product/product.ts';
 import { backoff, RoundClock } from '#domain/retry.ts';
-import { remainingMs } from '#domain/deadline.ts';
+import { remainingMs, withGrace } from '#domain/deadline.ts';
+import { errorFields, log } from '#shared/log.ts';
+import { DomainError } from '#domain/errors.ts';
 
 export type NewProduct = Omit<Product, 'id' | 'offers'> & { offers: Omit<Offer, 'id'>[] };
+
+/**
+ * Past the request's budget (shared/http/instrument.ts keeps 4 s before API Gateway's 29 s):
+ * finding out what an unanswered insert did, then recording the ids the request did not use.
+ */
+const SETTLE_GRACE_MS = 1_500;
+const BOOKKEEPING_GRACE_MS = 1_500;
 
 /** Products per insert transaction: at most 100 actions (the sequence, then per product: itself, its map, SKU link, pending name, its event). */
 export const INSERT_GROUP_SIZE = 19;
@@ -25,14 +34,16 @@ export const INSERT_GROUP_SIZE = 19;
  * How one insert transaction ended. `external_id_taken`: a racing write created one of the
  * external ids first (its link, with the winner's copy when the store returned it); `lost`: the
  * guarded sequence moved or the transaction conflicted; `out_of_time`: the request's budget
- * cannot hold another attempt. In every case but `inserted` nothing was written.
+ * cannot hold another attempt. In every case but `inserted` and `undetermined` nothing was written.
  */
 export type InsertOutcome =
   | { kind: 'inserted'; products: Product[] }
   | { kind: 'external_id_taken'; winner: Item | undefined }
   /** `unknown`: a store error left open whether it landed. */
   | { kind: 'lost'; unknown?: true }
-  | { kind: 'out_of_time' };
+  | { kind: 'out_of_time' }
+  /** The store answered neither the transaction nor its re-sends in time: it may or may not have landed. */
+  | { kind: 'undetermined' };
 
 const offerCount = (drafts: readonly NewProduct[]) => drafts.reduce((n, d) => n + d.offers.length, 0);
 
@@ -84,6 +95,8 @@ async function commitInsert(
     // insert retries with new ids, whose link guard finds its own product if it did land; a
     // reserved one retries with the same token, which answers success if it did.
     if (err instanceof Error && err.name === 'InternalServerError') return { kind: 'lost', unknown: true };
+    // Abandoned when the budget ended, or the store did not answer: it may still land.
+    if (err instanceof DomainError && err.code === 'service_unavailable') return { kind: 'lost', unknown: true };
     const reasons = cancellationReasons(err);
     if (!reasons) throw err;
     const taken = reasons
@@ -106,7 +119,31 @@ export async function insertGuarded(
   clock = new RoundClock(),
 ): Promise<InsertOutcome> {
   if (!clock.canStart()) return { kind: 'out_of_time' };
-  return clock.time(() => commitInsert(storeId, numbered(drafts, read.last + 1, read.offers + 1), read));
+  const products = numbered(drafts, read.last + 1, read.offers + 1);
+  const token = randomUUID();
+  const outcome = await clock.time(() => commitInsert(storeId, products, read, token));
+  return outcome.kind === 'lost' && outcome.unknown
+    ? settle(() => commitInsert(storeId, products, read, token))
+    : outcome;
+}
+
+/**
+ * The outcome of a transaction whose answer never came (abandoned at the end of the budget, or a
+ * store error), found by sending it again, same token and items, within a short budget of its
+ * own: a commit that landed answers success (the token), or its own link refuses the copy (an
+ * `external_id_taken` whose winner is this very product, which the single write then finds);
+ * one that did not land commits now or is refused as any attempt is. Never a guess: what stays
+ * unknown is `undetermined`, and the request says so instead of "nothing was written".
+ */
+async function settle(resend: () => Promise<InsertOutcome>): Promise<InsertOutcome> {
+  return withGrace(SETTLE_GRACE_MS, async () => {
+    for (let attempt = 1; remainingMs() > 0; attempt++) {
+      const outcome = await resend();
+      if (!(outcome.kind === 'lost' && outcome.unknown)) return outcome;
+      await backoff(attempt);
+    }
+    return { kind: 'undetermined' };
+  });
 }
 
 /**
@@ -126,6 +163,9 @@ export async function insertReserved(
     if (!clock.canStart()) return { kind: 'out_of_time' };
     const outcome = await clock.time(() => commitInsert(storeId, products, undefined, token));
     if (outcome.kind !== 'lost') return outcome;
+    const sent = token;
+    // No budget left to retry in, and the last answer never came: find out what it did.
+    if (outcome.unknown && !clock.canStart()) return settle(() => commitInsert(storeId, products, undefined, sent));
     if (!outcome.unknown) token = randomUUID();
     // Outside a request budget (scripts) the attempts are bounded here.
     if (attempt >= 50 && remainingMs() === Number.POSITIVE_INFINITY) return { kind: 'out_of_time' };
@@ -196,17 +236,33 @@ export class ProductIds {
 
   private async use(drafts: readonly NewProduct[], ids: ReservedIds): Promise<InsertOutcome> {
     const outcome = await insertReserved(this.storeId, drafts, ids, this.clock);
-    if (outcome.kind !== 'inserted') this.unused.push(...drafts.map((_, i) => ids.firstId + i));
+    if (outcome.kind === 'undetermined')
+      log('error', 'product insert undetermined', {
+        store_id: this.storeId,
+        ids: drafts.map((_, i) => ids.firstId + i),
+      });
+    else if (outcome.kind !== 'inserted') this.unused.push(...drafts.map((_, i) => ids.firstId + i));
     return outcome;
   }
 
-  /** Records the reserved ids that hold no product (the rest of the block included). */
+  /**
+   * Records the reserved ids that hold no product (the rest of the block included). It runs after
+   * the request's inserts, so it has a short budget of its own (a long batch may have spent the
+   * request's), and it never fails the request: the inserts landed and are answered as such. A
+   * gap it cannot record leaves the store's `total` one too high (docs/catalog-writes.md), and
+   * an error line naming the ids.
+   */
   async finish(): Promise<void> {
     if (this.block) {
       for (let id = this.block.nextId; id < this.block.endId; id++) this.unused.push(id);
       this.block.nextId = this.block.endId;
     }
     const ids = this.unused.splice(0);
-    await recordGaps(this.storeId, ids);
+    if (ids.length === 0) return;
+    try {
+      await withGrace(BOOKKEEPING_GRACE_MS, () => recordGaps(this.storeId, ids));
+    } catch (err) {
+      log('error', 'product id gaps not recorded', { store_id: this.storeId, gap_ids: ids, ...errorFields(err) });
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { contended, done, retryOnStale, stale } from '#domain/retry.ts';
+import { contended, done, retryOnStale, stale, undetermined } from '#domain/retry.ts';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
@@ -128,7 +128,8 @@ export async function insertProduct(draft: NewProduct, ids?: ProductIds): Promis
     const winner = readLink(outcome.winner);
     throw new ExternalIdTakenError(winner.productId, winner.product);
   }
-  throw contended(`the product with external id ${draft.external_id ?? ''}`);
+  const what = `the product with external id ${draft.external_id ?? ''}`;
+  throw outcome.kind === 'undetermined' ? undetermined(what) : contended(what);
 }
 
 /** An id source for one request that inserts at most a product or two (a PUT). */

@@ -38,6 +38,18 @@ export const contended = (what: string) =>
     CONTENDED_RETRY_AFTER_S,
   );
 
+/**
+ * The answer for a write the store neither confirmed nor refused in time (docs/catalog-writes.md,
+ * "Time budget"): it may have landed. Retrying is safe, since the write is keyed by its external id.
+ */
+export const undetermined = (what: string) =>
+  new DomainError(
+    'service_unavailable',
+    `The data store did not confirm in time whether ${what} was written; it may have been. Retrying is safe: the write is keyed by its external id. Retry after ${CONTENDED_RETRY_AFTER_S} s.`,
+    null,
+    CONTENDED_RETRY_AFTER_S,
+  );
+
 /** Throws `contended(what)` when the budget left cannot hold one more round. */
 export function assertRoundBudget(what: string, clock?: RoundClock): void {
   if (!(clock ?? defaultClock).canStart()) throw contended(what);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeadlineExceeded, deadlineSignal, remainingMs, withDeadline } from '#domain/deadline.ts';
+import { DeadlineExceeded, deadlineSignal, remainingMs, withDeadline, withGrace } from '#domain/deadline.ts';
 
 describe('request deadline', () => {
   it('is unbounded outside any budget', () => {
@@ -22,6 +22,20 @@ describe('request deadline', () => {
       const outer = remainingMs();
       await withDeadline(60_000, async () => expect(remainingMs()).toBeLessThanOrEqual(outer));
       await withDeadline(10, async () => expect(remainingMs()).toBeLessThanOrEqual(10));
+    });
+  });
+
+  it('gives the closing write a budget of its own once the work has spent its budget', async () => {
+    await withDeadline(1, async () => {
+      const spent = deadlineSignal()!;
+      if (!spent.aborted) await new Promise((resolve) => spent.addEventListener('abort', resolve, { once: true }));
+      expect(remainingMs()).toBe(0);
+      await withGrace(60_000, async () => {
+        expect(remainingMs()).toBeGreaterThan(1);
+        expect(deadlineSignal()?.aborted).toBe(false);
+      });
+      // Only inside: the spent budget is the work's again after it.
+      expect(remainingMs()).toBe(0);
     });
   });
 
