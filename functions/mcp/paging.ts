@@ -112,7 +112,7 @@ function fitting<T>(data: T[], answer: (n: number) => unknown, max: number, min:
 
 /**
  * The writes of a batch have happened, so its answer is never cut: past the bound the product
- * documents are left out (each item keeps its external id, status and error), and the marker names
+ * documents are left out (each item keeps its external id, status, result and error), and the marker names
  * the tool that reads one (its arguments: the external id of the item).
  */
 function slimBatch(doc: Doc): Record<string, unknown> {

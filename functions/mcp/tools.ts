@@ -140,7 +140,7 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     hints: { destructive: true, openWorld: true },
     title: 'Create, replace or update many products',
     description:
-      "Writes 1-100 products in one call, each exactly as upsert_product (mode replace, the default) or update_product (mode patch) would. Returns {data: [{external_id, status, data, error}]} in the order of items; one item's error never fails the others.",
+      "Writes 1-100 products in one call, each exactly as upsert_product (mode replace, the default) or update_product (mode patch) would. Returns {data: [{external_id, status, result, data, error}]} in the order of items (result: created, updated, or unchanged when the item changed nothing); one item's error never fails the others.",
     args: ProductBatchBody,
     // Each item is checked later by the single write's schema (one bad item fails only itself); the client still sees its fields.
     shown: v.strictObject({

@@ -110,7 +110,9 @@ function examples() {
     getProduct: { data: toProductResource(first, DEMO_CURRENCY, true) },
     upsertProduct: { data: mapped },
     updateProduct: { data: mapped },
-    upsertProducts: { data: [{ external_id: second.external_id, status: 200, data: mapped, error: null }] },
+    upsertProducts: {
+      data: [{ external_id: second.external_id, status: 200, result: 'updated', data: mapped, error: null }],
+    },
     upsertCategory: { data: { id: 1, external_id: categoryId, name: categoryName, created_at: AT, updated_at: AT } },
     upsertTag: { data: { id: 1, external_id: tagId, value: tagValue, created_at: AT, updated_at: AT } },
     listEvents: { data: [], next_cursor: null },
