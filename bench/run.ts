@@ -7,6 +7,7 @@
  *   search    filter[name] round trips, RCU and latency at 10,000 and 100,000 products
  *   creates   product creates per second on one store with 1, 10 and 50 writers, refusals and 5xx
  *   throughput  GET /products/{id} per second against raw GetItem on the same DynamoDB Local, CPU per request
+ *   events    the WRU each event adds to its write, numbering's units, GET /events round trips
  *   webhooks  a healthy receiver's delivery latency (p50/p95) beside receivers that hang, drip and fail
  *   bundles   each Lambda's bundle size and import time against the SDK floor (synthesizes the app)
  *
@@ -24,6 +25,7 @@ import { requestsSection } from './requests.ts';
 import { searchSection } from './search.ts';
 import { throughputSection } from './throughput.ts';
 import { webhooksSection } from './webhooks.ts';
+import { eventsSection } from './events.ts';
 import type { BenchSection } from './section.ts';
 
 // In this order: the import timings run after the stacks are down, not sharing the CPU with DynamoDB Local.
@@ -33,6 +35,7 @@ const SECTIONS: BenchSection[] = [
   searchSection,
   createsSection,
   throughputSection,
+  eventsSection,
   webhooksSection,
   bundlesSection,
 ];

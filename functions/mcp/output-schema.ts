@@ -26,7 +26,7 @@ const more = d(
   'Present when more records follow: call `tool` with `arguments`. Absent: this is everything.',
 );
 
-const LISTS: readonly ResponseBody[] = ['ProductPage', 'OrderList', 'PageList', 'BatchResult'];
+const LISTS: readonly ResponseBody[] = ['ProductPage', 'OrderList', 'PageList', 'EventList', 'BatchResult'];
 
 /** The success document of a tool as its structuredContent carries it: the endpoint's document plus the markers. */
 export function resultSchema(output: ResponseBody, extra: v.ObjectEntries = {}): v.GenericSchema {

@@ -32,21 +32,27 @@ export function bounded(
   max = MAX_RESULT_CHARS,
 ): Record<string, unknown> {
   if (output === 'OrderList' || output === 'PageList') return cursorList(tool, doc as Doc, args, max);
+  // The event log's cursor is the sequence (its ids are event ids, not numbers).
+  if (output === 'EventList') return cursorList(tool, doc as Doc, args, max, 'sequence');
   if (output === 'ProductPage') return pageList(tool, doc as Doc, args, max);
   if (output === 'BatchResult' && size(doc) > max) return slimBatch(doc as Doc);
   return doc;
 }
 
-type Entry = { id: number };
-
-function cursorList(tool: string, doc: Doc, args: Args, max: number): Record<string, unknown> {
-  let data = doc.data as Entry[];
+function cursorList(
+  tool: string,
+  doc: Doc,
+  args: Args,
+  max: number,
+  cursorField: 'id' | 'sequence' = 'id',
+): Record<string, unknown> {
+  let data = doc.data as Record<string, number>[];
   let reason: More['reason'] = 'limit';
   if (size(doc) > max) {
     reason = 'size';
     data = fitting(data, (n) => ({ ...doc, data: data.slice(0, n) }), max, 1);
   }
-  const nextCursor = data.length < doc.data.length ? data.at(-1)!.id : (doc.next_cursor as number | null);
+  const nextCursor = data.length < doc.data.length ? data.at(-1)![cursorField]! : (doc.next_cursor as number | null);
   const answer: Record<string, unknown> = { ...doc, data, next_cursor: nextCursor };
   if (nextCursor !== null)
     answer[MORE_KEY] = { reason, tool, arguments: { ...args, cursor: nextCursor } } satisfies More;
@@ -112,7 +118,7 @@ function fitting<T>(data: T[], answer: (n: number) => unknown, max: number, min:
 
 /**
  * The writes of a batch have happened, so its answer is never cut: past the bound the product
- * documents are left out (each item keeps its external id, status and error), and the marker names
+ * documents are left out (each item keeps its external id, status, result and error), and the marker names
  * the tool that reads one (its arguments: the external id of the item).
  */
 function slimBatch(doc: Doc): Record<string, unknown> {

@@ -32,19 +32,26 @@ export interface McpRequestContext {
 
 interface BoundTool {
   tool: ToolDefinition;
-  route: ApiRoute & { ability: Ability };
+  route: ApiRoute;
+  /** The endpoint's gate: a key holding any one of these may use the tool (most endpoints name one). */
+  abilities: readonly Ability[];
   run: RouteFn;
 }
 
-/** Each tool with its endpoint (ability, method, path) and its route function, by tool name. */
+/** Each tool with its endpoint (abilities, method, path) and its route function, by tool name. */
 export function bindTools(tools: readonly ToolDefinition[] = TOOLS): Map<string, BoundTool> {
   const bound = new Map<string, BoundTool>();
   for (const tool of tools) {
-    const route = API_ROUTES.find((r) => r.operation === tool.operation) as ApiRoute & { ability: Ability };
-    bound.set(tool.name, { tool, route, run: OPERATIONS[tool.operation] });
+    const route = API_ROUTES.find((r) => r.operation === tool.operation) as ApiRoute;
+    const abilities = route.ability ? [route.ability] : (route.anyOf ?? []);
+    bound.set(tool.name, { tool, route, abilities, run: OPERATIONS[tool.operation] });
   }
   return bound;
 }
+
+/** Whether the caller may use the tool: exactly the endpoint's own check (403 otherwise). */
+export const mayUse = (held: readonly string[], bound: Pick<BoundTool, 'abilities'>) =>
+  bound.abilities.some((a) => held.includes(a));
 
 const BOUND = bindTools();
 
@@ -75,7 +82,7 @@ export function createMcpServer(ctx: McpRequestContext): Server {
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...BOUND.values()].filter((b) => ctx.principal.abilities.includes(b.route.ability)).map(describe),
+    tools: [...BOUND.values()].filter((b) => mayUse(ctx.principal.abilities, b)).map(describe),
   }));
   server.setRequestHandler(CallToolRequestSchema, (request) =>
     callTool(ctx, request.params.name, request.params.arguments ?? {}),
@@ -83,11 +90,12 @@ export function createMcpServer(ctx: McpRequestContext): Server {
   return server;
 }
 
-function describe({ tool, route }: BoundTool): Tool {
+function describe({ tool, route, abilities }: BoundTool): Tool {
+  const gate = abilities.length === 1 ? `Ability: ${abilities[0]}.` : `Abilities: any of ${abilities.join(', ')}.`;
   return {
     name: tool.name,
     title: tool.title,
-    description: `${tool.description} Ability: ${route.ability}.`,
+    description: `${tool.description} ${gate}`,
     inputSchema: tool.inputSchema,
     outputSchema: tool.outputSchema,
     annotations: {
@@ -109,8 +117,12 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
   // client's McpError adds that again.
   if (!bound) throw Object.assign(new Error(`Unknown tool: ${name}`), { code: ErrorCode.InvalidParams });
   const { tool, route, run } = bound;
-  if (!ctx.principal.abilities.includes(route.ability)) {
-    return toolResult(403, errorBody(new DomainError('forbidden', `This key lacks the ability ${route.ability}.`)));
+  if (!mayUse(ctx.principal.abilities, bound)) {
+    const message =
+      bound.abilities.length === 1
+        ? `This key lacks the ability ${bound.abilities[0]}.`
+        : `This key holds none of the abilities ${bound.abilities.join(', ')}.`;
+    return toolResult(403, errorBody(new DomainError('forbidden', message)));
   }
   try {
     const request = tool.toRequest(args);

@@ -1,9 +1,9 @@
 import type * as v from 'valibot';
-import type { KeyedOperation } from '#http/api-routes.ts';
 import type { ResponseBody } from '#http/openapi/resources.ts';
 import type { Args } from './args.ts';
 import type { JsonSchemaObject } from './input-schema.ts';
 import type { outputSchemaOf } from './output-schema.ts';
+import type { ToolOperation } from './operations.ts';
 
 /** The shape of a tool (tools.ts holds them all). */
 export interface ToolRequest {
@@ -39,7 +39,7 @@ export interface ToolSpec {
 }
 
 export interface ToolDefinition extends Omit<ToolSpec, 'request'> {
-  operation: KeyedOperation;
+  operation: ToolOperation;
   inputSchema: JsonSchemaObject;
   outputSchema: ReturnType<typeof outputSchemaOf>;
   /** Validates the arguments (422 naming the argument) and builds the endpoint's request. */

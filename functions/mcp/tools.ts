@@ -15,6 +15,8 @@ import { IDEMPOTENCY_ARG, idempotencyKeyArg, pathSegment, rest, type Args } from
 import { inputSchemaOf } from './input-schema.ts';
 import { outputSchemaOf } from './output-schema.ts';
 import type { ToolDefinition, ToolRequest, ToolSpec } from './tool-spec.ts';
+import type { ToolOperation } from './operations.ts';
+import { ANY_OF_SPECS } from './event-tools.ts';
 
 /**
  * The MCP tools (docs/contract.md#mcp), one per keyed operation of the route table — exhaustive, so an
@@ -140,7 +142,7 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
     hints: { destructive: true, openWorld: true },
     title: 'Create, replace or update many products',
     description:
-      "Writes 1-100 products in one call, each exactly as upsert_product (mode replace, the default) or update_product (mode patch) would. Returns {data: [{external_id, status, data, error}]} in the order of items; one item's error never fails the others.",
+      "Writes 1-100 products in one call, each exactly as upsert_product (mode replace, the default) or update_product (mode patch) would. Returns {data: [{external_id, status, result, data, error}]} in the order of items (result: created, updated, or unchanged when the item changed nothing); one item's error never fails the others.",
     args: ProductBatchBody,
     // Each item is checked later by the single write's schema (one bad item fails only itself); the client still sees its fields.
     shown: v.strictObject({
@@ -259,7 +261,7 @@ function integerId() {
   return v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'));
 }
 
-function define(operation: KeyedOperation, { request, ...spec }: ToolSpec): ToolDefinition {
+function define(operation: ToolOperation, { request, ...spec }: ToolSpec): ToolDefinition {
   return {
     ...spec,
     operation,
@@ -275,6 +277,6 @@ function define(operation: KeyedOperation, { request, ...spec }: ToolSpec): Tool
   };
 }
 
-export const TOOLS: readonly ToolDefinition[] = (Object.entries(SPECS) as [KeyedOperation, ToolSpec][]).map(
-  ([operation, spec]) => define(operation, spec),
-);
+export const TOOLS: readonly ToolDefinition[] = (
+  Object.entries({ ...SPECS, ...ANY_OF_SPECS }) as [ToolOperation, ToolSpec][]
+).map(([operation, spec]) => define(operation, spec));

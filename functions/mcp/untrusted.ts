@@ -37,8 +37,15 @@ export const UNTRUSTED_FIELDS: Record<ResponseBody, readonly string[]> = {
   OrderDocument: under('data.', ORDER),
   PageList: under('data[].', PAGE),
   PageDocument: under('data.', PAGE),
-  // An event's data is the document of its family (product, category, tag, order or page).
-  EventList: under('data[].data.', [...new Set([...MAPPED_PRODUCT, ...ORDER, ...PAGE, 'value'])]),
+  // An event's data holds the document of its family under the family's name (the owning key
+  // also sees its external id there).
+  EventList: [
+    ...under('data[].data.product.', [...PRODUCT, 'external_id']),
+    ...under('data[].data.category.', ['external_id', 'name']),
+    ...under('data[].data.tag.', ['external_id', 'value']),
+    ...under('data[].data.order.', ORDER),
+    ...under('data[].data.page.', PAGE),
+  ],
 };
 
 type Json = unknown;

@@ -15,10 +15,10 @@ import { INSERT_GROUP_SIZE, type ProductIds } from '#db/product-batch.repo.ts';
 import { productIdsFor } from '#db/product.repo.ts';
 import { contended, undetermined } from '#domain/retry.ts';
 import { resolveManyWriteTargets, type WriteTargets } from '#db/product-refs.repo.ts';
-import { newDraft, patchResolved, putResolved } from './product-writes.ts';
+import { newDraft, patchResolved, putResolved, type WriteResult, type Written } from './product-writes.ts';
 
 export type BatchItemOutcome =
-  | { external_id: string | null; ok: true; product: Product }
+  | { external_id: string | null; ok: true; product: Product; result: WriteResult }
   | { external_id: string | null; ok: false; error: { code: ErrorCode; message: string; field: string | null } };
 
 type CheckedItem = { index: number; externalId: string } & (
@@ -109,7 +109,12 @@ async function insertFresh(
     });
     for (const [i, { item, targets: t }] of group.entries()) {
       if (inserted.kind === 'inserted')
-        outcomes[item.index] = { external_id: item.externalId, ok: true, product: inserted.products[i] as Product };
+        outcomes[item.index] = {
+          external_id: item.externalId,
+          ok: true,
+          product: inserted.products[i] as Product,
+          result: 'created',
+        };
       else if (inserted.kind === 'out_of_time')
         outcomes[item.index] = failure(item.externalId, contended(`the product with external id ${item.externalId}`));
       else if (inserted.kind === 'undetermined')
@@ -168,9 +173,9 @@ function settleSync(
   }
 }
 
-async function settle(externalId: string, write: () => Promise<Product>): Promise<BatchItemOutcome> {
+async function settle(externalId: string, write: () => Promise<Written>): Promise<BatchItemOutcome> {
   try {
-    return { external_id: externalId, ok: true, product: await write() };
+    return { external_id: externalId, ok: true, ...(await write()) };
   } catch (err) {
     if (err instanceof DomainError) return failure(externalId, err);
     throw err;

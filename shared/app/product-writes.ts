@@ -39,8 +39,15 @@ export async function putProduct(caller: Caller, externalId: string, write: Prod
     write.tag_external_ids,
     { sequenceOf: caller.storeId },
   );
-  return putResolved(caller, externalId, write, targets);
+  return (await putResolved(caller, externalId, write, targets)).product;
 }
+
+/**
+ * What a write did: `unchanged` when it changed nothing and so raised no event (a racing writer
+ * that got there first with the same body makes the later ones `unchanged`).
+ */
+export type WriteResult = 'created' | 'updated' | 'unchanged';
+export type Written = { product: Product; result: WriteResult };
 
 /**
  * `putProduct` once the write's targets are known (a batch resolves those of all its items at
@@ -52,7 +59,7 @@ export async function putResolved(
   write: ProductWrite,
   targets: WriteTargets,
   ids?: ProductIds,
-): Promise<Product> {
+): Promise<Written> {
   assertReferencesExist(targets, write.category_external_ids, write.tag_external_ids);
   const change = { ...write, category_ids: targets.categoryIds };
 
@@ -61,7 +68,7 @@ export async function putResolved(
   if (id === undefined) {
     const source = ids ?? productIdsFor(caller.storeId, targets.sequence);
     try {
-      return await insertProduct(newDraft(caller, externalId, write, targets), source);
+      return { product: await insertProduct(newDraft(caller, externalId, write, targets), source), result: 'created' };
     } catch (err) {
       if (!(err instanceof ExternalIdTakenError)) throw err;
       id = err.productId ?? (await productIdForExternalId(caller.keyId, externalId));
@@ -72,10 +79,10 @@ export async function putResolved(
       if (!ids) await source.finish();
     }
   }
-  const product = await applyToExisting(caller, id, change, known);
+  const written = await applyToExisting(caller, id, change, known);
   // The external-id map and its product are written in one transaction and never deleted.
-  if (!product) throw new Error(`external id maps to missing product ${id}`);
-  return product;
+  if (!written) throw new Error(`external id maps to missing product ${id}`);
+  return written;
 }
 
 /** A new product of this key from a full write whose references exist. */
@@ -99,44 +106,51 @@ export async function patchProduct(caller: Caller, externalId: string, patch: Pr
     patch.category_external_ids,
     patch.tag_external_ids,
   );
-  return patchResolved(caller, patch, targets);
+  return (await patchResolved(caller, patch, targets)).product;
 }
 
 /** `patchProduct` once the write's targets are known. */
-export async function patchResolved(caller: Caller, patch: ProductPatch, targets: WriteTargets): Promise<Product> {
+export async function patchResolved(caller: Caller, patch: ProductPatch, targets: WriteTargets): Promise<Written> {
   if (targets.productId === undefined) throw notFound('product');
   assertReferencesExist(targets, patch.category_external_ids, patch.tag_external_ids);
   const change: ProductChange = { ...patch };
   if (patch.category_external_ids !== undefined) change.category_ids = targets.categoryIds;
-  const product = await applyToExisting(caller, targets.productId, change, targets.product);
-  if (!product) throw notFound('product');
-  return product;
+  const written = await applyToExisting(caller, targets.productId, change, targets.product);
+  if (!written) throw notFound('product');
+  return written;
 }
 
 /**
  * Applies a write to the latest state of product `id` (PUT and PATCH alike), starting from
  * `known` (the link's copy) when there is one; undefined if the product is gone.
  */
-function applyToExisting(
+async function applyToExisting(
   caller: Caller,
   id: number,
   change: ProductChange,
   known: Product | undefined,
-): Promise<Product | undefined> {
+): Promise<Written | undefined> {
   const storeId = caller.storeId;
-  return modifyProduct(
+  // A round that meets a racing write runs the change again on the newer state, so the last
+  // round's answer is what was committed: a change (updated) or nothing to change (unchanged).
+  let changed = false;
+  const product = await modifyProduct(
     storeId,
     id,
-    async (current) =>
-      applyProductChange(
+    async (current) => {
+      const next = applyProductChange(
         current,
         change,
         nowIso(),
         needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined,
-      ),
+      );
+      changed = next !== null;
+      return next;
+    },
     known,
     keyOrigin(caller.keyId),
   );
+  return product && { product, result: changed ? 'updated' : 'unchanged' };
 }
 
 /** 422 `unknown_reference` naming the array element, e.g. `category_external_ids[1]`. */

@@ -160,6 +160,7 @@ describe('MCP: typed tools', () => {
       ['publish_page', { external_id: 'pg', idempotency_key: idemKey() }],
       ['unpublish_page', { external_id: 'pg' }],
       ['list_pages', { version: 'draft' }],
+      ['list_events', { limit: 5, types: ['product.created', 'order.created'] }],
     ];
     expect(calls.map(([name]) => name).sort()).toEqual(tools.map((t) => t.name).sort());
     for (const [name, args] of calls) {

@@ -6,7 +6,7 @@ import { baseUrl, client, createKey, createStore, expectErrorShape, storeWithKey
 import { seedProduct } from '#fixtures/catalog.ts';
 import { idemKey, placeOrder, statusPath } from '#fixtures/orders.ts';
 import { ABILITIES, type Ability } from '#domain/key/abilities.ts';
-import { bindTools } from '#functions/mcp/server.ts';
+import { bindTools, mayUse } from '#functions/mcp/server.ts';
 
 /**
  * The MCP endpoint through the official SDK client against the real local gateway.
@@ -77,10 +77,10 @@ function rawPost(token: string | null, body: string | object, headers: Record<st
 
 const listToolsMessage = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
 
-/** The tools whose endpoint and route function exist today, by the ability of that endpoint. */
+/** The tools whose endpoint and route function exist today, by the abilities of that endpoint. */
 function toolsFor(abilities: readonly Ability[]): string[] {
   return [...bindTools().values()]
-    .filter((b) => abilities.includes(b.route.ability))
+    .filter((b) => mayUse(abilities, b))
     .map((b) => b.tool.name)
     .sort();
 }
@@ -97,11 +97,16 @@ describe('MCP: connecting and listing tools', () => {
     ).toBeUndefined();
   });
 
-  it('shows a catalog:read key exactly list_products, get_product and get_product_by_external_id', async () => {
+  it('shows a catalog:read key exactly list_products, get_product, get_product_by_external_id and list_events', async () => {
     const { key } = await storeWithKey(['catalog:read']);
     const mcp = await connect(key.token);
     const { tools } = await mcp.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['get_product', 'get_product_by_external_id', 'list_products']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'get_product',
+      'get_product_by_external_id',
+      'list_events',
+      'list_products',
+    ]);
     const list = tools.find((t) => t.name === 'list_products')!;
     expect(list.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
     expect(Object.keys(list.inputSchema.properties ?? {}).sort()).toEqual([
@@ -154,7 +159,7 @@ describe('MCP: connecting and listing tools', () => {
     expect(res.headers.get('ratelimit-limit')).toBe('60');
     expect(res.headers.get('ratelimit-remaining')).toBe('60');
     const body = (await res.json()) as any;
-    expect(body.result.tools.map((t: { name: string }) => t.name)).toEqual(['list_orders']);
+    expect(body.result.tools.map((t: { name: string }) => t.name)).toEqual(['list_orders', 'list_events']);
   });
 });
 

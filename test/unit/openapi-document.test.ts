@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import * as v from 'valibot';
 import { API_ROUTES } from '#http/api-routes.ts';
+import { EVENT_TYPES } from '#domain/event/event.ts';
+import { WEBHOOK_EVENTS } from '#http/openapi/webhook-events.ts';
 import { ERROR_CATALOGUE } from '#http/error-status.ts';
 import { ERROR_CODES } from '#domain/errors.ts';
 import { buildOpenApiDocument } from '#http/openapi/document.ts';
@@ -78,13 +81,40 @@ describe('the OpenAPI document', () => {
     for (const code of ERROR_CODES) expect(md).toContain(`| \`${code}\` | ${ERROR_CATALOGUE[code].status} |`);
   });
 
-  it('describes the webhooks with the Standard Webhooks headers', () => {
-    expect(Object.keys(doc.webhooks)).toEqual(
-      expect.arrayContaining(['order.status_changed', 'order.created', 'order.paid', 'webhook.ping']),
-    );
-    for (const item of Object.values(doc.webhooks)) {
+  it('describes the webhooks with the Standard Webhooks headers, and the sequence on every logged event', () => {
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES, 'webhook.ping'].sort());
+    for (const [type, item] of Object.entries(doc.webhooks)) {
       const names = (item.post.parameters as { name: string }[]).map((p) => p.name);
-      expect(names).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+      const signed = ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
+      expect(names).toEqual(type === 'webhook.ping' ? signed : [...signed, 'webhook-sequence']);
+    }
+  });
+
+  it.each(EVENT_TYPES.map((t) => [t]))(
+    'has a webhooks entry for %s whose body is the delivery body (the GET /events item)',
+    (type) => {
+      const body = doc.webhooks[type]?.post.requestBody.content['application/json'].schema as any;
+      expect(body).toMatchObject({
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'sequence', 'type', 'timestamp', 'origin', 'data'],
+        properties: { type: { const: type }, sequence: { type: 'integer', minimum: 1 } },
+      });
+      const family = type.split('.')[0];
+      expect(body.properties.data.required).toContain(family);
+      expect(doc.webhooks[type]?.post.operationId).toBe(`webhook_${type.replace('.', '_')}`);
+    },
+  );
+
+  it('gives webhook examples that are valid bodies of their event', () => {
+    const examples = Object.entries(doc.webhooks).flatMap(([type, item]) => {
+      const example = item.post.requestBody.content['application/json'].example;
+      return example === undefined ? [] : [[type, example] as const];
+    });
+    expect(examples.map(([type]) => type)).toEqual(expect.arrayContaining(['order.status_changed', 'product.updated']));
+    for (const [type, example] of examples) {
+      const checked = v.safeParse(WEBHOOK_EVENTS[type as keyof typeof WEBHOOK_EVENTS].body, example);
+      expect(checked.success, `${type}: ${JSON.stringify(checked.issues?.map((i) => i.message))}`).toBe(true);
     }
   });
 

@@ -9,7 +9,9 @@ import { assertDistinctExternalIds, ProductBatchBody } from '#domain/product/bat
 /**
  * POST /catalog/products/batch: 1-100 product writes in one request (one unit of the key's
  * allowance). 200 with one result per item in request order: `status` is what the single
- * PUT/PATCH would have answered, `data` its product, `error` its `{code, message, field}`.
+ * PUT/PATCH would have answered, `result` what the write did (`created`, `updated`, or
+ * `unchanged`: it changed nothing and raised no event; null for an item in error), `data` its
+ * product, `error` its `{code, message, field}`.
  */
 export const upsertProductBatchRoute: RouteFn = async ({ principal, body, query }) => {
   const { include } = parse(IncludeQuery, query);
@@ -23,10 +25,11 @@ export const upsertProductBatchRoute: RouteFn = async ({ principal, body, query 
           ? {
               external_id: o.external_id,
               status: 200,
+              result: o.result,
               data: toMappedProduct(o.product, principal.currency, include === 'offers'),
               error: null,
             }
-          : { external_id: o.external_id, status: statusOf(o.error.code), data: null, error: o.error },
+          : { external_id: o.external_id, status: statusOf(o.error.code), result: null, data: null, error: o.error },
       ),
     },
   };

@@ -110,7 +110,9 @@ function examples() {
     getProduct: { data: toProductResource(first, DEMO_CURRENCY, true) },
     upsertProduct: { data: mapped },
     updateProduct: { data: mapped },
-    upsertProducts: { data: [{ external_id: second.external_id, status: 200, data: mapped, error: null }] },
+    upsertProducts: {
+      data: [{ external_id: second.external_id, status: 200, result: 'updated', data: mapped, error: null }],
+    },
     upsertCategory: { data: { id: 1, external_id: categoryId, name: categoryName, created_at: AT, updated_at: AT } },
     upsertTag: { data: { id: 1, external_id: tagId, value: tagValue, created_at: AT, updated_at: AT } },
     listEvents: { data: [], next_cursor: null },
@@ -131,12 +133,23 @@ function examples() {
     savePage: pageWrite,
     mcp: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
   };
+  const event = (sequence: number, type: string, timestamp: string, data: unknown) => ({
+    id: `evt_${String(sequence).padStart(32, '0')}`,
+    sequence,
+    type,
+    timestamp,
+    origin: { kind: 'key', key_id: KEY_ID },
+    data,
+  });
   const webhook: Record<string, unknown> = {
-    'order.status_changed': {
-      type: 'order.status_changed',
-      timestamp: LATER,
-      data: { order: shipped, previous_status: 'processing', status: 'shipped' },
-    },
+    'order.status_changed': event(42, 'order.status_changed', LATER, {
+      order: shipped,
+      previous_status: 'processing',
+      status: 'shipped',
+    }),
+    'product.updated': event(41, 'product.updated', AT, {
+      product: { ...toProductResource(first, null, true), external_id: first.external_id },
+    }),
   };
   return { response, request, webhook };
 }

@@ -146,6 +146,10 @@ export const BatchResult = v.strictObject({
     v.strictObject({
       external_id: nullable(v.string()),
       status: d(v.pipe(v.number(), v.integer()), 'What the single PUT/PATCH would have answered.'),
+      result: d(
+        nullable(v.picklist(['created', 'updated', 'unchanged'])),
+        'What the write did: `unchanged` means it changed nothing, so no event was raised; null for an item in error.',
+      ),
       data: nullable(MappedProduct),
       error: nullable(ErrorBody),
     }),

@@ -1,5 +1,5 @@
 /** The `webhooks` section: one POST per event type, with the Standard Webhooks headers. */
-import { WEBHOOK_EVENTS } from './webhook-events.ts';
+import { EVENT_BODIES, WEBHOOK_EVENTS } from './webhook-events.ts';
 import { outputSchema } from './json-schema.ts';
 import { webhookExample } from './examples.ts';
 
@@ -22,6 +22,18 @@ const SIGNATURE_HEADERS = [
   },
 ];
 
+/** Every logged event's delivery also carries its sequence (a ping is no logged event). */
+const SEQUENCE_HEADER = {
+  name: 'webhook-sequence',
+  description:
+    'The `sequence` of the body: the event’s number in the store’s log, for a receiver that reads headers first.',
+  schema: { type: 'string', pattern: '^[1-9]\\d*$' },
+};
+
+/** The tag of the paths whose resources the event is about (products, categories, tags: catalog). */
+const tagOf = (type: string) =>
+  type.startsWith('page.') ? 'content' : type.startsWith('order.') ? 'orders' : 'catalog';
+
 export function webhooksSection() {
   return Object.fromEntries(
     Object.entries(WEBHOOK_EVENTS).map(([type, event]) => {
@@ -32,10 +44,14 @@ export function webhooksSection() {
           post: {
             operationId: `webhook_${type.replace(/\./g, '_')}`,
             summary: event.summary,
-            description: `${event.description}\n\nSigned with [Standard Webhooks](https://www.standardwebhooks.com) (docs/webhooks.md). Delivery is at least once and not ordered; answer 2xx within 10 seconds.`,
-            tags: ['orders'],
+            description: `${event.description}\n\nSigned with [Standard Webhooks](https://www.standardwebhooks.com) (docs/webhooks.md). Delivery is at least once and not ordered (\`sequence\` gives the order); answer 2xx within 10 seconds.`,
+            tags: [tagOf(type)],
             security: [],
-            parameters: SIGNATURE_HEADERS.map((h) => ({ ...h, in: 'header', required: true })),
+            parameters: [...SIGNATURE_HEADERS, ...(type in EVENT_BODIES ? [SEQUENCE_HEADER] : [])].map((h) => ({
+              ...h,
+              in: 'header',
+              required: true,
+            })),
             requestBody: {
               required: true,
               content: { 'application/json': { schema: outputSchema(event.body), ...(example ? { example } : {}) } },

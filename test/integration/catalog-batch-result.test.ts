@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { client, storeWithKey } from '#fixtures/api.ts';
+import { waitFor } from '#fixtures/webhooks.ts';
+import { lastSequence } from '#db/event-log.repo.ts';
+
+/**
+ * Each batch item says what its write did (docs/api.md, batch): `created`, `updated`, or
+ * `unchanged`, which raised no event, so a syncing client can tell the three apart.
+ */
+const BATCH = '/catalog/products/batch';
+const product = (xid: string, price: number) => ({ external_id: xid, name: `Product ${xid}`, price });
+type Item = { external_id: string; status: number; result: string | null };
+
+/** Every event of the store the token can see once `count` are numbered, with their types. */
+async function eventsOnceNumbered(storeId: string, token: string, count: number) {
+  await waitFor(`${count} numbered events`, async () => (await lastSequence(storeId)) >= count, 300_000, 250);
+  const res = await client(token).get('/events?limit=100');
+  expect(res.status).toBe(200);
+  return res.body.data as { sequence: number; type: string; data: { product: { external_id?: string } } }[];
+}
+
+describe('POST /catalog/products/batch item result', () => {
+  it('answers created, updated and unchanged in one batch, and only the changes raise events', async () => {
+    const { storeId, key } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const api = client(key.token);
+    const first = await api.post(BATCH, { items: [product('keep', 100), product('change', 100)] });
+    expect(first.status).toBe(200);
+    expect(first.body.data.map((i: Item) => i.result)).toEqual(['created', 'created']);
+    await eventsOnceNumbered(storeId, key.token, 2);
+
+    const items = [product('keep', 100), product('change', 250), product('new', 100), product('bad', -1)];
+    const mixed = await api.post(BATCH, { items });
+    expect(mixed.status).toBe(200);
+    expect(mixed.body.data.map((i: Item) => [i.external_id, i.status, i.result])).toEqual([
+      ['keep', 200, 'unchanged'],
+      ['change', 200, 'updated'],
+      ['new', 200, 'created'],
+      ['bad', 422, null],
+    ]);
+    expect(mixed.body.data[1].data.min_price).toBe(250);
+
+    // The same batch again (a client retrying after a lost answer) changes nothing at all.
+    const again = await api.post(BATCH, { items });
+    expect(again.status).toBe(200);
+    expect(again.body.data.map((i: Item) => i.result)).toEqual(['unchanged', 'unchanged', 'unchanged', null]);
+    expect(again.body.data.slice(0, 3).map((i: { data: unknown }) => i.data)).toEqual(
+      mixed.body.data.slice(0, 3).map((i: { data: unknown }) => i.data),
+    );
+
+    // Two changes in the second batch, none in the third: four events in all, and no fifth. A
+    // later marker write's event is numbered after anything the batches raised, so once it is
+    // in the log nothing of theirs can still be on its way.
+    const marker = await api.put('/catalog/products/marker', { name: 'Marker', price: 1 });
+    expect(marker.status).toBe(200);
+    const events = await eventsOnceNumbered(storeId, key.token, 5);
+    expect(events.map((e) => [e.type, e.data.product.external_id])).toEqual([
+      ['product.created', 'keep'],
+      ['product.created', 'change'],
+      ['product.updated', 'change'],
+      ['product.created', 'new'],
+      ['product.created', 'marker'],
+    ]);
+  }, 600_000);
+
+  it('a patch batch answers updated or unchanged, and an unknown external id is 404 with no result', async () => {
+    const { key } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const api = client(key.token);
+    expect((await api.post(BATCH, { items: [product('p1', 100), product('p2', 100)] })).status).toBe(200);
+    const res = await api.post(BATCH, {
+      mode: 'patch',
+      items: [
+        { external_id: 'p1', price: 100 },
+        { external_id: 'p2', price: 300 },
+        { external_id: 'p3', price: 100 },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((i: Item) => [i.status, i.result])).toEqual([
+      [200, 'unchanged'],
+      [200, 'updated'],
+      [404, null],
+    ]);
+  });
+});
