@@ -6,6 +6,7 @@ import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from 
 import { json, type RouteResult } from './response.ts';
 import type { RequestPrincipal } from './authorizer-context.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
+import { dryRunWrite, takeDryRun } from './dry-run.ts';
 
 export { instrument, NO_EARLY_TIMEOUT };
 
@@ -71,17 +72,25 @@ export function createHttpHandler<G extends Group>(_group: G, operations: GroupO
       const operation = byName[route.operation];
       // API Gateway routes only this group's resources here; anything else is a wiring fault.
       if (!operation) throw new Error(`operation ${route.operation} does not belong to this group`);
-      const result = await operation({
+      const { dryRun, query } = takeDryRun(
+        route.operation,
+        (event.queryStringParameters ?? {}) as Record<string, string>,
+      );
+      const input: RouteInput = {
         principal: state.principal!,
         pathParameters: (event.pathParameters ?? {}) as Record<string, string>,
-        query: (event.queryStringParameters ?? {}) as Record<string, string>,
+        query,
         body: state.body,
         headers: (event.headers ?? {}) as Record<string, string>,
         requestId: event.requestContext?.requestId ?? '',
         url: absoluteUrl(event),
         method: event.httpMethod,
         path: canonicalPath(route, event.pathParameters ?? {}),
-      });
+      };
+      // A dry run (docs/api.md#dry-runs) runs the same operation with its writes held back.
+      const result = dryRun
+        ? await dryRunWrite(route.operation as Parameters<typeof dryRunWrite>[0], operation, input)
+        : await operation(input);
       const response = json(result.status ?? 200, result.body, result.headers);
       // HEAD: the GET answer's status and headers, Content-Length included (RFC 9110 9.3.2), no body.
       if (event.httpMethod !== 'HEAD') return response;
