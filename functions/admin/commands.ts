@@ -4,7 +4,8 @@ import { DomainError } from '#domain/errors.ts';
 import { createStore, listStores } from '#db/store.repo.ts';
 import { requireStore } from '#app/stores.ts';
 import { createKey, listKeysOfStore, requireKey, revokeKey, rotateKeyToken, updateKeyWebhook } from '#db/key.repo.ts';
-import { publicKey } from '#domain/key/api-key.ts';
+import { MCP_MODES, publicKey } from '#domain/key/api-key.ts';
+import { setKeyMcpMode } from '#db/key-mcp.repo.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { generateToken, generateWebhookSecret, hashToken } from '#domain/key/token.ts';
 import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
@@ -45,6 +46,9 @@ const ExcludeOwn = v.optional(
   ]),
 );
 
+/** `--mcp read-only`: the MCP server offers the key only its read tools (docs/mcp.md#read-only-keys). */
+const Mcp = v.picklist(MCP_MODES, `must be one of ${MCP_MODES.join(', ')}`);
+
 function eventsArg(raw: string): EventType[] {
   try {
     return parseEventTypes(raw);
@@ -83,6 +87,7 @@ export const commands: Record<string, AdminCommand> = {
         webhook_url: v.optional(v.string()),
         events: v.optional(v.string()),
         exclude_own: ExcludeOwn,
+        mcp: v.optional(Mcp),
       }),
       args,
     );
@@ -108,6 +113,7 @@ export const commands: Record<string, AdminCommand> = {
       webhookUrl,
       events,
       excludeOwn: a.exclude_own ?? false,
+      mcp: a.mcp ?? 'full',
       tokenHash: hashToken(token),
       webhookSecret: await encryptWebhookSecret(webhookSecret),
       now: new Date().toISOString(),
@@ -157,6 +163,12 @@ export const commands: Record<string, AdminCommand> = {
     };
     await requireKey(a.id);
     return publicKey(await updateKeyWebhook(a.id, changes));
+  },
+
+  /** `--mcp read-only|full`: which MCP tools the key gets; HTTP is unaffected. */
+  'keys set-mcp': async (args) => {
+    const a = parse(v.strictObject({ id: KeyId, mcp: Mcp }), args);
+    return publicKey(await setKeyMcpMode(a.id, a.mcp));
   },
 
   ...webhookCommands,

@@ -77,12 +77,21 @@ export function createMcpServer(ctx: McpRequestContext): Server {
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...BOUND.values()].filter((b) => ctx.principal.abilities.includes(b.route.ability)).map(describe),
+    tools: [...BOUND.values()].filter((b) => offered(ctx, b)).map(describe),
   }));
   server.setRequestHandler(CallToolRequestSchema, (request) =>
     callTool(ctx, request.params.name, request.params.arguments ?? {}),
   );
   return server;
+}
+
+const READ_ONLY_REFUSAL =
+  'This key may use only the read tools over MCP (its MCP mode is read-only); its writes go through the HTTP API.';
+
+/** The key's abilities allow the tool, and a key in read-only MCP mode gets the reads only (docs/mcp.md#read-only-keys). */
+function offered(ctx: McpRequestContext, { route }: BoundTool): boolean {
+  if (!ctx.principal.abilities.includes(route.ability)) return false;
+  return !ctx.principal.mcpReadOnly || route.method === 'GET';
 }
 
 function describe({ tool, route }: BoundTool): Tool {
@@ -113,6 +122,9 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
   const { tool, route, run } = bound;
   if (!ctx.principal.abilities.includes(route.ability)) {
     return toolResult(403, errorBody(new DomainError('forbidden', `This key lacks the ability ${route.ability}.`)));
+  }
+  if (!offered(ctx, bound)) {
+    return toolResult(403, errorBody(new DomainError('forbidden', READ_ONLY_REFUSAL)));
   }
   try {
     const request = tool.toRequest(args);

@@ -40,6 +40,7 @@ function principalOf(item: Item): Principal {
     storeId: item.store_id,
     abilities: item.abilities,
     currency: item.currency_code ?? null,
+    ...(item.mcp === 'read-only' ? { mcpReadOnly: true } : {}),
   };
 }
 
@@ -105,7 +106,8 @@ export async function authenticate(
       remember(tokenHash, out.Attributes);
       return {
         ok: true,
-        principal: principalOf(state),
+        // The item as this request left it: a setting the admin just changed applies at once.
+        principal: principalOf(out.Attributes ?? state),
         rate: { ...rate, ...afterClaim(slotsOf(out.Attributes ?? {}, limit), nowMs, limit) },
       };
     } catch (err) {

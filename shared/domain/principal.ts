@@ -6,6 +6,8 @@ export interface Principal {
   storeId: string;
   abilities: Ability[];
   currency: string | null;
+  /** Only the MCP read tools for this key (docs/mcp.md#read-only-keys). */
+  mcpReadOnly?: boolean;
 }
 
 /** What a write needs of its caller: external ids are scoped to the key, records to the store. */

@@ -16,6 +16,7 @@ export function principalToContext(principal: Principal, rate: RateDecision, mis
     storeId: principal.storeId,
     abilities: principal.abilities.join(','),
     currency: principal.currency ?? '',
+    mcp: principal.mcpReadOnly ? 'read-only' : '',
     rateLimit: String(rate.limit),
     rateRemaining: String(rate.remaining),
     rateReset: String(rate.resetSeconds),
@@ -35,6 +36,7 @@ export function principalFromContext(
     storeId: s('storeId'),
     abilities: s('abilities').split(',').filter(Boolean) as Ability[],
     currency: s('currency') || null,
+    ...(s('mcp') === 'read-only' ? { mcpReadOnly: true } : {}),
     rate: {
       limit: Number(s('rateLimit')),
       remaining: Number(s('rateRemaining')),

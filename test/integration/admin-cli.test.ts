@@ -82,6 +82,7 @@ describe('admin CLI', () => {
         'events',
         'exclude_own',
         'id',
+        'mcp',
         'name',
         'store_id',
         'token',

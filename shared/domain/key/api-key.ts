@@ -1,6 +1,9 @@
 import type { EventType } from '../event/event.ts';
 import type { Ability } from './abilities.ts';
 
+export const MCP_MODES = ['full', 'read-only'] as const;
+export type McpMode = (typeof MCP_MODES)[number];
+
 export interface ApiKey {
   id: number;
   store_id: string;
@@ -12,6 +15,8 @@ export interface ApiKey {
   events: EventType[];
   /** Whether its webhook skips the events this key caused itself (`--exclude-own`). */
   exclude_own: boolean;
+  /** `read-only`: the MCP server offers this key only its read tools, whatever its abilities (docs/mcp.md#read-only-keys). */
+  mcp: McpMode;
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
