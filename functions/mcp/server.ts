@@ -22,7 +22,8 @@ import { NO_ELICITATION } from './no-elicitation.ts';
 import { UNTRUSTED_FIELDS, UNTRUSTED_KEY, untrustedText } from './untrusted.ts';
 import { bounded, MAX_RESULT_CHARS } from './paging.ts';
 import type { ResponseBody } from '#http/openapi/resources.ts';
-import { dryRunWrite } from '#http/dry-run.ts';
+import { canDryRun, dryRunWrite } from '#http/dry-run.ts';
+import { spendWriteBudget } from '#app/write-budget.ts';
 
 export interface McpRequestContext {
   principal: RequestPrincipal;
@@ -144,6 +145,8 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
       method: route.method,
       path: canonicalPath(route, pathParameters),
     };
+    if (!request.dryRun && canDryRun(tool.operation))
+      await spendWriteBudget(ctx.principal, tool.operation === 'setOrderStatus');
     const result = request.dryRun ? await dryRunWrite(tool.operation, run, input) : await run(input);
     const status = result.status ?? 200;
     if (status >= 400) return toolResult(status, result.body, tool.fieldNames);

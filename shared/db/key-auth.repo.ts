@@ -41,6 +41,9 @@ function principalOf(item: Item): Principal {
     abilities: item.abilities,
     currency: item.currency_code ?? null,
     ...(item.mcp === 'read-only' ? { mcpReadOnly: true } : {}),
+    ...(item.writes_per_hour != null || item.status_changes_per_hour != null
+      ? { budget: { writes: item.writes_per_hour ?? null, statusChanges: item.status_changes_per_hour ?? null } }
+      : {}),
   };
 }
 

@@ -22,6 +22,8 @@ export async function createKey(input: {
   events: EventType[];
   excludeOwn?: boolean;
   mcp?: McpMode;
+  writesPerHour?: number | null;
+  statusChangesPerHour?: number | null;
   tokenHash: string;
   webhookSecret: string;
   now: string;
@@ -37,6 +39,8 @@ export async function createKey(input: {
     events: input.events,
     exclude_own: input.excludeOwn ?? false,
     mcp: input.mcp ?? 'full',
+    writes_per_hour: input.writesPerHour ?? null,
+    status_changes_per_hour: input.statusChangesPerHour ?? null,
     created_at: input.now,
     revoked_at: null,
     last_used_at: null,

@@ -6,7 +6,8 @@ import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from 
 import { json, type RouteResult } from './response.ts';
 import type { RequestPrincipal } from './authorizer-context.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
-import { dryRunWrite, takeDryRun } from './dry-run.ts';
+import { canDryRun, dryRunWrite, takeDryRun } from './dry-run.ts';
+import { spendWriteBudget } from '#app/write-budget.ts';
 
 export { instrument, NO_EARLY_TIMEOUT };
 
@@ -88,6 +89,9 @@ export function createHttpHandler<G extends Group>(_group: G, operations: GroupO
         path: canonicalPath(route, event.pathParameters ?? {}),
       };
       // A dry run (docs/api.md#dry-runs) runs the same operation with its writes held back.
+      // A dry run writes nothing, so it spends nothing of the key's write budget.
+      if (!dryRun && canDryRun(route.operation))
+        await spendWriteBudget(input.principal, route.operation === 'setOrderStatus');
       const result = dryRun
         ? await dryRunWrite(route.operation as Parameters<typeof dryRunWrite>[0], operation, input)
         : await operation(input);

@@ -84,10 +84,12 @@ describe('admin CLI', () => {
         'id',
         'mcp',
         'name',
+        'status_changes_per_hour',
         'store_id',
         'token',
         'webhook_secret',
         'webhook_url',
+        'writes_per_hour',
       ].sort(),
     );
     expect(k).toMatchObject({

@@ -17,6 +17,10 @@ export interface ApiKey {
   exclude_own: boolean;
   /** `read-only`: the MCP server offers this key only its read tools, whatever its abilities (docs/mcp.md#read-only-keys). */
   mcp: McpMode;
+  /** Write requests per hour (docs/api.md#write-budget); null: no budget. */
+  writes_per_hour: number | null;
+  /** Order status changes per hour; null: no budget. */
+  status_changes_per_hour: number | null;
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
