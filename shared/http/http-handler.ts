@@ -7,7 +7,7 @@ import { json, type RouteResult } from './response.ts';
 import type { RequestPrincipal } from './authorizer-context.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
 import { canDryRun, dryRunWrite, takeDryRun } from './dry-run.ts';
-import { spendWriteBudget } from '#app/write-budget.ts';
+import type { Principal } from '#domain/principal.ts';
 
 export { instrument, NO_EARLY_TIMEOUT };
 
@@ -59,7 +59,12 @@ export function absoluteUrl(event: APIGatewayProxyEvent): string {
  * One endpoint group's Lambda: the shared middy chain, then the operation the route table names.
  * Middleware order is the order of the checks a client sees: 401, 429, 403, 413/400, then the route.
  */
-export function createHttpHandler<G extends Group>(_group: G, operations: GroupOperations<G>) {
+export function createHttpHandler<G extends Group>(
+  _group: G,
+  operations: GroupOperations<G>,
+  /** The groups that write pass the write budget (docs/api.md#write-budget); a read-only group's bundle stays without it. */
+  options: { spendWriteBudget?: (principal: Principal, statusChange: boolean) => Promise<void> } = {},
+) {
   const byName: Readonly<Record<string, RouteFn>> = operations;
   const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult>(NO_EARLY_TIMEOUT)
     .use(httpHeaderNormalizer())
@@ -91,7 +96,7 @@ export function createHttpHandler<G extends Group>(_group: G, operations: GroupO
       // A dry run (docs/api.md#dry-runs) runs the same operation with its writes held back.
       // A dry run writes nothing, so it spends nothing of the key's write budget.
       if (!dryRun && canDryRun(route.operation))
-        await spendWriteBudget(input.principal, route.operation === 'setOrderStatus');
+        await options.spendWriteBudget?.(input.principal, route.operation === 'setOrderStatus');
       const result = dryRun
         ? await dryRunWrite(route.operation as Parameters<typeof dryRunWrite>[0], operation, input)
         : await operation(input);
