@@ -14,13 +14,16 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   console [--port N]                               (a web console on 127.0.0.1: docs/console.md)
   stores list
   stores create --id ID --name NAME --currency CODE
-  keys create --store ID --name NAME --abilities a,b,... [--webhook-url URL] [--events e,f,...] [--exclude-own true]
+  keys create --store ID --name NAME --abilities a,b,... [--webhook-url URL] [--events e,f,...] [--exclude-own true] [--mcp read-only]
+                 [--writes-per-hour N] [--status-changes-per-hour N]
   keys list --store ID
   keys revoke --id KEY_ID
   keys rotate --id KEY_ID
   keys rotate-webhook-secret --id KEY_ID
   keys set-webhook --id KEY_ID [--url URL] [--events e,f,...] [--exclude-own true|false]   (--url '' removes it)
                  events: order.created, order.paid, order.status_changed (default all)
+  keys set-budget --id KEY_ID [--writes-per-hour N|none] [--status-changes-per-hour N|none]
+  keys set-mcp --id KEY_ID --mcp read-only|full    (read-only: the MCP server offers the key its read tools only)
   orders place --store ID --file ORDER.json
   orders mark-paid --store ID --reference REF
   products reindex-names --store ID                (once after deploying over products older than filter[name]'s index)

@@ -4,7 +4,8 @@ import { DomainError } from '#domain/errors.ts';
 import { createStore, listStores } from '#db/store.repo.ts';
 import { requireStore } from '#app/stores.ts';
 import { createKey, listKeysOfStore, requireKey, revokeKey, rotateKeyToken, updateKeyWebhook } from '#db/key.repo.ts';
-import { publicKey } from '#domain/key/api-key.ts';
+import { MCP_MODES, publicKey } from '#domain/key/api-key.ts';
+import { updateKeySettings } from '#db/key-settings.repo.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { generateToken, generateWebhookSecret, hashToken } from '#domain/key/token.ts';
 import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
@@ -16,7 +17,7 @@ import { orderCommands } from './order-commands.ts';
 import { productCommands } from './product-commands.ts';
 import { requestCommands } from './request-commands.ts';
 import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
-import { KeyIdArg, StoreIdArg } from './args.ts';
+import { IntegerArg, KeyIdArg, StoreIdArg } from './args.ts';
 
 /**
  * The admin surface (docs/contract.md#admin-cli): one entry per CLI command, each validating its own arguments.
@@ -44,6 +45,18 @@ const ExcludeOwn = v.optional(
     ),
   ]),
 );
+
+/** `--mcp read-only`: the MCP server offers the key only its read tools (docs/mcp.md#read-only-keys). */
+const Mcp = v.picklist(MCP_MODES, `must be one of ${MCP_MODES.join(', ')}`);
+
+/** A write budget per hour (docs/api.md#write-budget): 1-1,000,000, or `none` for no limit. */
+const PerHour = v.union([
+  v.pipe(
+    v.literal('none'),
+    v.transform(() => null),
+  ),
+  IntegerArg(1, 1_000_000),
+]);
 
 function eventsArg(raw: string): EventType[] {
   try {
@@ -83,6 +96,9 @@ export const commands: Record<string, AdminCommand> = {
         webhook_url: v.optional(v.string()),
         events: v.optional(v.string()),
         exclude_own: ExcludeOwn,
+        mcp: v.optional(Mcp),
+        writes_per_hour: v.optional(PerHour),
+        status_changes_per_hour: v.optional(PerHour),
       }),
       args,
     );
@@ -108,6 +124,9 @@ export const commands: Record<string, AdminCommand> = {
       webhookUrl,
       events,
       excludeOwn: a.exclude_own ?? false,
+      mcp: a.mcp ?? 'full',
+      writesPerHour: a.writes_per_hour ?? null,
+      statusChangesPerHour: a.status_changes_per_hour ?? null,
       tokenHash: hashToken(token),
       webhookSecret: await encryptWebhookSecret(webhookSecret),
       now: new Date().toISOString(),
@@ -157,6 +176,28 @@ export const commands: Record<string, AdminCommand> = {
     };
     await requireKey(a.id);
     return publicKey(await updateKeyWebhook(a.id, changes));
+  },
+
+  /** `--mcp read-only|full`: which MCP tools the key gets; HTTP is unaffected. */
+  'keys set-mcp': async (args) => {
+    const a = parse(v.strictObject({ id: KeyId, mcp: Mcp }), args);
+    return publicKey(await updateKeySettings(a.id, { mcp: a.mcp }));
+  },
+
+  /** `--writes-per-hour` and/or `--status-changes-per-hour`, a number or `none`; what is not given stays. */
+  'keys set-budget': async (args) => {
+    const a = parse(
+      v.strictObject({ id: KeyId, writes_per_hour: v.optional(PerHour), status_changes_per_hour: v.optional(PerHour) }),
+      args,
+    );
+    if (a.writes_per_hour === undefined && a.status_changes_per_hour === undefined)
+      throw new DomainError(
+        'validation_failed',
+        'give --writes-per-hour and/or --status-changes-per-hour (a number or none)',
+        'writes_per_hour',
+      );
+    const { id, ...changes } = a;
+    return publicKey(await updateKeySettings(id, changes));
   },
 
   ...webhookCommands,

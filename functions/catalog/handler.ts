@@ -1,3 +1,4 @@
+import { spendWriteBudget } from '#app/write-budget.ts';
 import { createHttpHandler, type GroupOperations } from '#http/http-handler.ts';
 import { upsertProduct } from './routes/upsert-product.ts';
 import { updateProduct } from './routes/update-product.ts';
@@ -16,4 +17,4 @@ export const operations = {
   upsertTag,
 } satisfies GroupOperations<'catalog'>;
 
-export const handler = createHttpHandler('catalog', operations);
+export const handler = createHttpHandler('catalog', operations, { spendWriteBudget });

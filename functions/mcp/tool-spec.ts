@@ -13,6 +13,8 @@ export interface ToolRequest {
   body?: Args;
   /** Sent as the Idempotency-Key header. */
   idempotencyKey?: string;
+  /** Answer what the write would do, writing nothing (docs/mcp.md#dry-runs). */
+  dryRun?: boolean;
 }
 
 export interface ToolSpec {

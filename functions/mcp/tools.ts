@@ -14,6 +14,7 @@ import { SETTABLE_STATUSES, StatusChangeBody } from '#functions/orders/routes/se
 import { IDEMPOTENCY_ARG, idempotencyKeyArg, pathSegment, rest, type Args } from './args.ts';
 import { inputSchemaOf } from './input-schema.ts';
 import { outputSchemaOf } from './output-schema.ts';
+import { DRY_RUN_ARG, DRY_RUN_SCHEMA, dryRunArg, dryRunSchema, isWrite } from './dry-run.ts';
 import type { ToolDefinition, ToolRequest, ToolSpec } from './tool-spec.ts';
 import type { ToolOperation } from './operations.ts';
 import { ANY_OF_SPECS } from './event-tools.ts';
@@ -262,17 +263,25 @@ function integerId() {
 }
 
 function define(operation: ToolOperation, { request, ...spec }: ToolSpec): ToolDefinition {
+  const write = isWrite(operation);
+  const inputSchema = inputSchemaOf(spec.shown ?? spec.args, { idempotent: spec.idempotent === true });
+  if (write) inputSchema.properties = { ...inputSchema.properties, [DRY_RUN_ARG]: DRY_RUN_SCHEMA };
   return {
     ...spec,
     operation,
-    inputSchema: inputSchemaOf(spec.shown ?? spec.args, { idempotent: spec.idempotent === true }),
-    outputSchema: outputSchemaOf(spec.output),
+    inputSchema,
+    outputSchema: outputSchemaOf(spec.output, write ? [dryRunSchema(spec.output)] : []),
     toRequest: (args) => {
       // The key first: without it nothing may run, whatever else is wrong.
       const idempotencyKey = spec.idempotent ? idempotencyKeyArg(args) : undefined;
-      const others = spec.idempotent ? rest(args, [IDEMPOTENCY_ARG]) : args;
+      const dryRun = write ? dryRunArg(args) : false;
+      const others = rest(args, [...(spec.idempotent ? [IDEMPOTENCY_ARG] : []), ...(write ? [DRY_RUN_ARG] : [])]);
       parse(spec.args, others);
-      return { ...request(others), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+      return {
+        ...request(others),
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+        ...(dryRun ? { dryRun } : {}),
+      };
     },
   };
 }

@@ -1,3 +1,4 @@
+import { spendWriteBudget } from '#app/write-budget.ts';
 import { createHttpHandler, type GroupOperations } from '#http/http-handler.ts';
 import { listOrders } from './routes/list-orders.ts';
 import { setOrderStatus } from './routes/set-order-status.ts';
@@ -9,4 +10,4 @@ import { listEvents } from './routes/list-events.ts';
  */
 export const operations = { listOrders, setOrderStatus, listEvents } satisfies GroupOperations<'orders'>;
 
-export const handler = createHttpHandler('orders', operations);
+export const handler = createHttpHandler('orders', operations, { spendWriteBudget });

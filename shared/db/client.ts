@@ -3,6 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
 import { CONNECT_TIMEOUT_MS, guardStoreCalls, LOCAL_CONNECT_TIMEOUT_MS } from './store-availability.ts';
+import { holdWritesInDryRun } from './dry-run.ts';
 
 /**
  * Round trips and capacity units of the current request. Every DynamoDB call made inside
@@ -102,6 +103,7 @@ function createClients() {
     },
     { step: 'initialize', name: 'countRoundTrips' },
   );
+  holdWritesInDryRun(base);
   for (const decorate of decorators) decorate(base);
   const doc = DynamoDBDocumentClient.from(base, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },

@@ -40,6 +40,10 @@ function principalOf(item: Item): Principal {
     storeId: item.store_id,
     abilities: item.abilities,
     currency: item.currency_code ?? null,
+    ...(item.mcp === 'read-only' ? { mcpReadOnly: true } : {}),
+    ...(item.writes_per_hour != null || item.status_changes_per_hour != null
+      ? { budget: { writes: item.writes_per_hour ?? null, statusChanges: item.status_changes_per_hour ?? null } }
+      : {}),
   };
 }
 
@@ -105,7 +109,8 @@ export async function authenticate(
       remember(tokenHash, out.Attributes);
       return {
         ok: true,
-        principal: principalOf(state),
+        // The item as this request left it: a setting the admin just changed applies at once.
+        principal: principalOf(out.Attributes ?? state),
         rate: { ...rate, ...afterClaim(slotsOf(out.Attributes ?? {}, limit), nowMs, limit) },
       };
     } catch (err) {

@@ -5,7 +5,7 @@ import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll } from './helpers.ts';
 import type { Ability } from '#domain/key/abilities.ts';
-import type { KeyRecord } from '#domain/key/api-key.ts';
+import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
 import type { EventType } from '#domain/event/event.ts';
 import { DomainError } from '#domain/errors.ts';
 import { nextInSequence } from './sequence.ts';
@@ -21,6 +21,9 @@ export async function createKey(input: {
   webhookUrl: string | null;
   events: EventType[];
   excludeOwn?: boolean;
+  mcp?: McpMode;
+  writesPerHour?: number | null;
+  statusChangesPerHour?: number | null;
   tokenHash: string;
   webhookSecret: string;
   now: string;
@@ -35,6 +38,9 @@ export async function createKey(input: {
     webhook_url: input.webhookUrl,
     events: input.events,
     exclude_own: input.excludeOwn ?? false,
+    mcp: input.mcp ?? 'full',
+    writes_per_hour: input.writesPerHour ?? null,
+    status_changes_per_hour: input.statusChangesPerHour ?? null,
     created_at: input.now,
     revoked_at: null,
     last_used_at: null,

@@ -125,6 +125,16 @@ export async function upsertTag(
   return toRecord('tag', await upsert('tag', storeId, keyId, externalId, value, now)) as unknown as Tag;
 }
 
+/** The category or tag this key's external id names, as an upsert answers it (a dry run's "before"). */
+export async function readTaxonomy(
+  kind: TaxonomyKind,
+  keyId: number,
+  externalId: string,
+): Promise<Record<string, unknown> | undefined> {
+  const item = (await batchGet([keyOf(kind, keyId, externalId)])).values().next().value;
+  return item ? toRecord(kind, item) : undefined;
+}
+
 /** Resolves external ids of this key, in order; `missing` is the index of the first unknown one. */
 export async function resolveTaxonomy(
   kind: TaxonomyKind,

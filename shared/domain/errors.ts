@@ -23,6 +23,7 @@ export const ERROR_CODES = [
   'status_not_allowed',
   'idempotency_key_reused',
   'rate_limited',
+  'write_budget_exceeded',
   'internal_error',
   'service_unavailable',
   'filter_too_broad',

@@ -6,6 +6,10 @@ export interface Principal {
   storeId: string;
   abilities: Ability[];
   currency: string | null;
+  /** Only the MCP read tools for this key (docs/mcp.md#read-only-keys). */
+  mcpReadOnly?: boolean;
+  /** Present when the key has a write budget (docs/api.md#write-budget): per hour, null for no limit. */
+  budget?: { writes: number | null; statusChanges: number | null };
 }
 
 /** What a write needs of its caller: external ids are scoped to the key, records to the store. */

@@ -16,6 +16,9 @@ export function principalToContext(principal: Principal, rate: RateDecision, mis
     storeId: principal.storeId,
     abilities: principal.abilities.join(','),
     currency: principal.currency ?? '',
+    mcp: principal.mcpReadOnly ? 'read-only' : '',
+    writesPerHour: String(principal.budget?.writes ?? ''),
+    statusChangesPerHour: String(principal.budget?.statusChanges ?? ''),
     rateLimit: String(rate.limit),
     rateRemaining: String(rate.remaining),
     rateReset: String(rate.resetSeconds),
@@ -35,6 +38,15 @@ export function principalFromContext(
     storeId: s('storeId'),
     abilities: s('abilities').split(',').filter(Boolean) as Ability[],
     currency: s('currency') || null,
+    ...(s('mcp') === 'read-only' ? { mcpReadOnly: true } : {}),
+    ...(s('writesPerHour') || s('statusChangesPerHour')
+      ? {
+          budget: {
+            writes: s('writesPerHour') ? Number(s('writesPerHour')) : null,
+            statusChanges: s('statusChangesPerHour') ? Number(s('statusChangesPerHour')) : null,
+          },
+        }
+      : {}),
     rate: {
       limit: Number(s('rateLimit')),
       remaining: Number(s('rateRemaining')),

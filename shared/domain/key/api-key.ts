@@ -1,6 +1,9 @@
 import type { EventType } from '../event/event.ts';
 import type { Ability } from './abilities.ts';
 
+export const MCP_MODES = ['full', 'read-only'] as const;
+export type McpMode = (typeof MCP_MODES)[number];
+
 export interface ApiKey {
   id: number;
   store_id: string;
@@ -12,6 +15,12 @@ export interface ApiKey {
   events: EventType[];
   /** Whether its webhook skips the events this key caused itself (`--exclude-own`). */
   exclude_own: boolean;
+  /** `read-only`: the MCP server offers this key only its read tools, whatever its abilities (docs/mcp.md#read-only-keys). */
+  mcp: McpMode;
+  /** Write requests per hour (docs/api.md#write-budget); null: no budget. */
+  writes_per_hour: number | null;
+  /** Order status changes per hour; null: no budget. */
+  status_changes_per_hour: number | null;
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;

@@ -4,6 +4,8 @@
  * error answers from the code → status table, webhooks from the event table. `npm run openapi`
  * writes it to docs/openapi.json; the local gateway serves it at {base}/openapi.json.
  */
+import { canDryRun } from '../dry-run.ts';
+import { DRY_RUN_BODIES, dryRunParameter, withDryRun } from './dry-run.ts';
 import type * as v from 'valibot';
 import { API_ROUTES, type ApiRoute } from '../api-routes.ts';
 import { IDEMPOTENCY_HEADER } from '#domain/idempotency.ts';
@@ -32,7 +34,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = { serverUrl: DEFA
   }
   paths[OPENAPI_DOCUMENT_PATH] = openApiPathItem();
   const responseBodies = Object.fromEntries(
-    Object.entries(RESPONSE_BODIES).map(([name, schema]) => [name, outputSchema(schema)]),
+    Object.entries({ ...RESPONSE_BODIES, ...DRY_RUN_BODIES }).map(([name, schema]) => [name, outputSchema(schema)]),
   );
   return {
     openapi: '3.1.1',
@@ -118,6 +120,7 @@ function parametersOf(route: ApiRoute, doc: OperationDoc): object[] {
       });
     }
   }
+  if (canDryRun(route.operation)) params.push(dryRunParameter);
   if (doc.idempotent) params.push({ $ref: '#/components/parameters/IdempotencyKey' });
   return params;
 }
@@ -141,7 +144,10 @@ function successResponses(route: ApiRoute, doc: OperationDoc): Record<string, ob
       description: doc.summary.replace(/^./, (c) => c.toUpperCase()) + ': done.',
       headers: doc.idempotent ? replayableHeaderRefs() : responseHeaderRefs(),
       content: {
-        'application/json': { schema: { $ref: `#/components/schemas/${name}` }, ...(example ? { example } : {}) },
+        'application/json': {
+          schema: withDryRun(route.operation, { $ref: `#/components/schemas/${name}` }),
+          ...(example ? { example } : {}),
+        },
       },
     };
   }

@@ -3,6 +3,7 @@
  * status the operation can answer, with the `{code, message, field}` shape narrowed to the codes
  * that status can carry there, and what each code means.
  */
+import { canDryRun } from '../dry-run.ts';
 import type { ErrorCode } from '#domain/errors.ts';
 import { ERROR_CATALOGUE } from '../error-status.ts';
 import type { ApiRoute } from '../api-routes.ts';
@@ -19,6 +20,7 @@ const IDEMPOTENCY_CODES: ErrorCode[] = [
 export function errorCodesOf(route: ApiRoute, doc: OperationDoc): ErrorCode[] {
   const codes = new Set<ErrorCode>(['unauthenticated', 'rate_limited', 'internal_error', 'service_unavailable']);
   if (route.ability !== null || route.anyOf) codes.add('forbidden');
+  if (canDryRun(route.operation)) codes.add('write_budget_exceeded');
   const hasPathParameters = route.path.includes('{');
   if (hasPathParameters) codes.add('not_found');
   if (doc.body) codes.add('payload_too_large');
@@ -30,7 +32,12 @@ export function errorCodesOf(route: ApiRoute, doc: OperationDoc): ErrorCode[] {
 }
 
 /** Headers each error status carries besides the rate-limit ones. */
-const RETRY_CODES: ErrorCode[] = ['rate_limited', 'idempotency_in_progress', 'service_unavailable'];
+const RETRY_CODES: ErrorCode[] = [
+  'rate_limited',
+  'write_budget_exceeded',
+  'idempotency_in_progress',
+  'service_unavailable',
+];
 
 function headersOf(status: number, codes: ErrorCode[]): Record<string, object> {
   const headers: Record<string, object> = status === 401 ? requestIdHeaderRef() : responseHeaderRefs();
