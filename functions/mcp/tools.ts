@@ -1,6 +1,5 @@
 import * as v from 'valibot';
 import type { KeyedOperation } from '#http/api-routes.ts';
-import { parse } from '#domain/validation.ts';
 import { ExternalIdSchema } from '#domain/external-id.ts';
 import { CURSOR, DEFAULT_LIMIT, PAGE_LIMIT, PAGE_NUMBER } from '#domain/pagination.ts';
 import { ProductPatchBody, ProductPutBody } from '#domain/product/product-write.ts';
@@ -11,11 +10,9 @@ import { ORDER_REFERENCE_PATTERN } from '#domain/order/rules.ts';
 import { ListProductsQuery } from '#functions/products/routes/list-products.ts';
 import { ListPagesQuery } from '#functions/content/routes/list-pages.ts';
 import { SETTABLE_STATUSES, StatusChangeBody } from '#functions/orders/routes/set-order-status.ts';
-import { IDEMPOTENCY_ARG, idempotencyKeyArg, pathSegment, rest, type Args } from './args.ts';
-import { inputSchemaOf } from './input-schema.ts';
-import { outputSchemaOf } from './output-schema.ts';
-import { DRY_RUN_ARG, DRY_RUN_SCHEMA, dryRunArg, dryRunSchema, isWrite } from './dry-run.ts';
+import { pathSegment, rest, type Args } from './args.ts';
 import type { ToolDefinition, ToolRequest, ToolSpec } from './tool-spec.ts';
+import { define } from './define-tool.ts';
 import type { ToolOperation } from './operations.ts';
 import { ANY_OF_SPECS } from './event-tools.ts';
 
@@ -260,30 +257,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
 
 function integerId() {
   return v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'));
-}
-
-function define(operation: ToolOperation, { request, ...spec }: ToolSpec): ToolDefinition {
-  const write = isWrite(operation);
-  const inputSchema = inputSchemaOf(spec.shown ?? spec.args, { idempotent: spec.idempotent === true });
-  if (write) inputSchema.properties = { ...inputSchema.properties, [DRY_RUN_ARG]: DRY_RUN_SCHEMA };
-  return {
-    ...spec,
-    operation,
-    inputSchema,
-    outputSchema: outputSchemaOf(spec.output, write ? [dryRunSchema(spec.output)] : []),
-    toRequest: (args) => {
-      // The key first: without it nothing may run, whatever else is wrong.
-      const idempotencyKey = spec.idempotent ? idempotencyKeyArg(args) : undefined;
-      const dryRun = write ? dryRunArg(args) : false;
-      const others = rest(args, [...(spec.idempotent ? [IDEMPOTENCY_ARG] : []), ...(write ? [DRY_RUN_ARG] : [])]);
-      parse(spec.args, others);
-      return {
-        ...request(others),
-        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-        ...(dryRun ? { dryRun } : {}),
-      };
-    },
-  };
 }
 
 export const TOOLS: readonly ToolDefinition[] = (
