@@ -5,8 +5,8 @@ import { decide, newPage, savedPage, withStatus, type PageAction, type PageConte
 import { DomainError, notFound } from '#domain/errors.ts';
 import { done, retryOnStale, stale } from '#domain/retry.ts';
 import type { Caller } from '#domain/principal.ts';
-import { buildEvent, keyOrigin } from '#domain/event/event.ts';
-import { eventPut } from '#db/event-item.ts';
+import { keyOrigin } from '#domain/event/event.ts';
+import { eventPut, pageEvent } from '#db/event-item.ts';
 import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit.ts';
 
 export type PageDocument = { data: PageResource };
@@ -93,9 +93,7 @@ export async function changePageStatus(
       const document = { data: toPageResource(next) };
       const prepared = session?.prepare({ body: document });
       const type = action === 'publish' ? 'page.published' : 'page.unpublished';
-      const event = eventPut(
-        buildEvent(type, caller.storeId, { page: document.data }, next.updated_at, keyOrigin(caller.keyId)),
-      );
+      const event = eventPut(pageEvent(type, next, keyOrigin(caller.keyId)));
       const result = await commitPageChange(page, next, [...(prepared ? [prepared.write] : []), event]);
       if (result.kind === 'committed') {
         if (prepared) session?.committed(prepared);

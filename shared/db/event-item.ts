@@ -11,6 +11,7 @@ import {
   type StoreEvent,
 } from '#domain/event/event.ts';
 import { toProductResource, type Product } from '#domain/product/product.ts';
+import { toPageResource, type Page } from '#domain/page/page.ts';
 
 /**
  * The outbox item of an event, as one action of the change's own transaction: the change and its
@@ -52,3 +53,19 @@ export const productEventPut = (
   p: Product,
   origin?: Origin,
 ) => eventPut(productEvent(type, p, origin));
+
+/**
+ * `page.published` / `page.unpublished`: the page's live read shape. As with products, the owning
+ * key's external id rides beside the payload, so only that key is shown it.
+ */
+export function pageEvent(
+  type: Extract<EventType, 'page.published' | 'page.unpublished'>,
+  p: Page,
+  origin: Origin,
+): StoreEvent {
+  return {
+    ...buildEvent(type, p.store_id, { page: toPageResource(p, null) }, p.updated_at, origin),
+    owner_key_id: p.owner_key_id,
+    external_id: p.external_id,
+  };
+}

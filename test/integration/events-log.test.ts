@@ -132,7 +132,11 @@ describe('GET /events and numbered webhooks', () => {
       'product.created',
       'tag.upserted',
     ]);
-    expect((await allEvents(contentOnly.token)).map((e) => e.type)).toEqual(['page.published']);
+    const pageEvents = await allEvents(contentOnly.token);
+    expect(pageEvents.map((e) => e.type)).toEqual(['page.published']);
+    // A page's external id is its owner's alone, in events as in reads.
+    expect(pageEvents[0]?.data.page.external_id).toBeNull();
+    expect(everything.find((e) => e.type === 'page.published')?.data.page.external_id).toBe(page.external_id);
     // Another key's product carries no external id; the order came from the storefront.
     const theirs = everything.find((e) => e.type === 'product.created' && e.origin?.key_id === other.id);
     expect(theirs?.data.product.external_id).toBeUndefined();

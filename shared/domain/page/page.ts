@@ -55,7 +55,8 @@ export type PageResource = Omit<Page, 'store_id' | 'owner_key_id' | 'external_id
  */
 export function toPageResource(
   p: Page,
-  viewerKeyId: number = p.owner_key_id,
+  /** Who reads it: only the owning key is shown the page's external id (null: nobody, as in an event). */
+  viewerKeyId: number | null = p.owner_key_id,
   version: PageVersion = 'live',
 ): PageResource {
   const shown = version === 'draft' && p.draft ? p.draft : p;
