@@ -105,15 +105,16 @@ export function eventView(
   },
   viewerKeyId: number,
 ): EventView {
-  let data = e.payload.data;
-  if (e.owner_key_id !== null && e.owner_key_id === viewerKeyId && e.external_id !== null) {
-    data = Object.fromEntries(
-      Object.entries(data).map(([k, v]) => [
-        k,
-        v !== null && typeof v === 'object' ? { ...v, external_id: e.external_id } : v,
-      ]),
-    );
-  }
+  const owner = e.owner_key_id !== null && e.owner_key_id === viewerKeyId && e.external_id !== null;
+  // Anyone else is shown no external id, even one a payload holds (page events logged before the
+  // owner rode beside the payload carried the owner's).
+  const data = Object.fromEntries(
+    Object.entries(e.payload.data).map(([k, v]) => {
+      if (v === null || typeof v !== 'object') return [k, v];
+      if (owner) return [k, { ...v, external_id: e.external_id }];
+      return [k, 'external_id' in v ? { ...v, external_id: null } : v];
+    }),
+  );
   return {
     id: e.event_id,
     sequence: e.sequence,
