@@ -5,8 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { baseUrl, storeWithKey } from '#fixtures/api.ts';
-import { lastSequence, snapshot } from '#fixtures/dry-run.ts';
-import { waitFor } from '#fixtures/webhooks.ts';
+import { nothingRaisedSince, numbered, snapshot } from '#fixtures/dry-run.ts';
 import { idemKey, placeOrder } from '#fixtures/orders.ts';
 
 /** `dry_run: true` on the MCP write tools (docs/mcp.md#dry-runs), through the official SDK client. */
@@ -29,22 +28,6 @@ async function connect(token: string): Promise<Client> {
 type Result = CallToolResult & { structuredContent: any };
 const call = async (mcp: Client, name: string, args: Record<string, unknown>) =>
   (await mcp.callTool({ name, arguments: args })) as Result;
-
-async function settled(storeId: string): Promise<number> {
-  let last = -1;
-  await waitFor(
-    'the event log to settle',
-    async () => {
-      const now = await lastSequence(storeId);
-      const same = now === last;
-      last = now;
-      return same;
-    },
-    60_000,
-    500,
-  );
-  return last;
-}
 
 describe('MCP write tools: dry_run', () => {
   it('every write tool takes dry_run and no read tool does; dry-run results validate against the outputSchema', async () => {
@@ -73,7 +56,7 @@ describe('MCP write tools: dry_run', () => {
     expect(await snapshot(storeId, key.id)).toEqual(before);
 
     expect((await call(mcp, 'upsert_product', { external_id: 'm-2', name: 'Oak', price: 100 })).isError).toBeFalsy();
-    const events = await settled(storeId);
+    const events = await numbered(storeId, 1);
     const written = await snapshot(storeId, key.id);
     const same = await call(mcp, 'upsert_product', { external_id: 'm-2', name: 'Oak', price: 100, dry_run: true });
     expect(same.structuredContent).toMatchObject({ result: 'unchanged', changed_fields: [] });
@@ -91,7 +74,7 @@ describe('MCP write tools: dry_run', () => {
       'would_create',
     ]);
     expect(await snapshot(storeId, key.id)).toEqual(written);
-    expect(await lastSequence(storeId)).toBe(events);
+    await nothingRaisedSince(storeId, events);
   });
 
   it('an invalid call gives the same tool error dry or not; dry_run must be a boolean', async () => {
@@ -110,7 +93,7 @@ describe('MCP write tools: dry_run', () => {
   it('set_order_status: the dry run moves nothing and leaves the idempotency_key free for the real call', async () => {
     const { storeId, key } = await storeWithKey(['orders:read', 'orders:write-status']);
     const order = await placeOrder(storeId);
-    await settled(storeId);
+    await numbered(storeId, 1);
     const before = await snapshot(storeId, key.id);
     const mcp = await connect(key.token);
     const k = idemKey();

@@ -23,7 +23,8 @@ describe('webhooks: the local pipeline across a restart', () => {
       dynamodbPort,
       dataDir,
       tableName: 'restart-test',
-      env: { LOG_LEVEL: 'info', WEBHOOK_RETRY_SCHEDULE: '1,1,2' },
+      // debug: the fan-out's line per record (its info line is one per invocation).
+      env: { LOG_LEVEL: 'debug', WEBHOOK_RETRY_SCHEDULE: '1,1,2' },
     });
   afterAll(async () => {
     await stack?.stop();
@@ -65,7 +66,10 @@ describe('webhooks: the local pipeline across a restart', () => {
         async () => (await deliveryOf(key.id, third.eventId))?.state === 'delivered',
       );
 
-      const fannedOut = lines.filter((l) => l.includes('"webhook fan-out"')).map((l) => JSON.parse(l).event_id);
+      const fannedOut = lines
+        .filter((l) => l.includes('"webhook fan-out"'))
+        .map((l) => JSON.parse(l).event_id)
+        .filter(Boolean);
       // The stream resumed after its saved position: the events before the restart were not read again.
       expect(fannedOut).toEqual([third.eventId]);
       const ids = receiver.received.map((q) => q.headers['webhook-id']);
