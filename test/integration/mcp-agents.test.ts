@@ -1,33 +1,19 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { baseUrl, client, storeWithKey } from '#fixtures/api.ts';
+import { client, storeWithKey } from '#fixtures/api.ts';
 import { seedProduct } from '#fixtures/catalog.ts';
 import { idemKey, placeOrder } from '#fixtures/orders.ts';
 import { MAX_RESULT_CHARS } from '#functions/mcp/paging.ts';
+import { useMcpClients } from '#fixtures/mcp-client.ts';
 
 /**
  * MCP for agents (docs/mcp.md#untrusted-content, #bounded-answers): what others wrote comes back
  * marked, every result matches its tool's outputSchema, and big lists page with a marker.
  */
-const open: Client[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((c) => c.close()));
-});
-
-async function connect(token: string): Promise<Client> {
-  const mcp = new Client({ name: 'mcp-agents-test', version: '1.0.0' });
-  await mcp.connect(
-    new StreamableHTTPClientTransport(new URL(`${baseUrl()}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  open.push(mcp);
-  return mcp;
-}
+const connect = useMcpClients('mcp-agents-test');
 
 type Result = CallToolResult & { structuredContent: any };
 const call = async (mcp: Client, name: string, args: Record<string, unknown> = {}) =>
@@ -246,7 +232,7 @@ describe('MCP: session set-up uses no allowance', () => {
       const result = await call(mcp, 'list_products', { limit: 1 }).catch((err: Error) => err);
       if (!(result instanceof Error) && !result.isError) admitted++;
       else refused.push(result instanceof Error ? result.message : textOf(result));
-      await Promise.all(open.splice(0).map((c) => c.close()));
+      await mcp.close();
     }
     expect({ admitted, refused }).toEqual({ admitted: 60, refused: [] });
   });

@@ -1,29 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { baseUrl, storeWithKey } from '#fixtures/api.ts';
+import { storeWithKey } from '#fixtures/api.ts';
 import { nothingRaisedSince, numbered, snapshot } from '#fixtures/dry-run.ts';
 import { idemKey, placeOrder } from '#fixtures/orders.ts';
+import { useMcpClients } from '#fixtures/mcp-client.ts';
 
 /** `dry_run: true` on the MCP write tools (docs/mcp.md#dry-runs), through the official SDK client. */
-const open: Client[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((c) => c.close()));
-});
-
-async function connect(token: string): Promise<Client> {
-  const mcp = new Client({ name: 'mcp-dry-run-test', version: '1.0.0' });
-  await mcp.connect(
-    new StreamableHTTPClientTransport(new URL(`${baseUrl()}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  open.push(mcp);
-  return mcp;
-}
+const connect = useMcpClients('mcp-dry-run-test');
 
 type Result = CallToolResult & { structuredContent: any };
 const call = async (mcp: Client, name: string, args: Record<string, unknown>) =>

@@ -1,35 +1,21 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { baseUrl, client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
+import { client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
 import { placeOrder } from '#fixtures/orders.ts';
 import { waitFor } from '#fixtures/webhooks.ts';
 import { lastSequence } from '#db/event-log.repo.ts';
 import { EVENT_TYPES } from '#domain/event/event.ts';
+import { useMcpClients } from '#fixtures/mcp-client.ts';
 
 /**
  * The `list_events` tool (docs/mcp.md): GET /events through MCP, for any key holding a read
  * ability, showing only the event families that key can read, with the same answer as the
  * endpoint, its outputSchema, untrusted marking and `more_available` paging.
  */
-const open: Client[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((c) => c.close()));
-});
-
-async function connect(token: string): Promise<Client> {
-  const mcp = new Client({ name: 'mcp-events-test', version: '1.0.0' });
-  await mcp.connect(
-    new StreamableHTTPClientTransport(new URL(`${baseUrl()}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  open.push(mcp);
-  return mcp;
-}
+const connect = useMcpClients('mcp-events-test');
 
 type Result = CallToolResult & { structuredContent: any };
 const call = async (mcp: Client, args: Record<string, unknown> = {}) =>

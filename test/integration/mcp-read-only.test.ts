@@ -1,27 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { handler as admin } from '#functions/admin/handler.ts';
-import { adminCommand, baseUrl, client, createKey, createStore } from '#fixtures/api.ts';
+import { adminCommand, client, createKey, createStore } from '#fixtures/api.ts';
 import { snapshot } from '#fixtures/dry-run.ts';
+import { useMcpClients } from '#fixtures/mcp-client.ts';
 
 /** A key in read-only MCP mode (docs/mcp.md#read-only-keys), through the official SDK client. */
-const open: Client[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((c) => c.close()));
-});
-
-async function connect(token: string): Promise<Client> {
-  const mcp = new Client({ name: 'mcp-read-only-test', version: '1.0.0' });
-  await mcp.connect(
-    new StreamableHTTPClientTransport(new URL(`${baseUrl()}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  open.push(mcp);
-  return mcp;
-}
+const connect = useMcpClients('mcp-read-only-test');
 
 type Result = CallToolResult & { structuredContent: any };
 const READS = ['get_product', 'get_product_by_external_id', 'list_orders', 'list_pages', 'list_products'];
