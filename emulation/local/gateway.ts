@@ -61,6 +61,9 @@ export interface GatewayOptions {
   requestLog?: (entry: RequestLogEntry) => void;
 }
 
+/** How long an idle keep-alive connection stays open (`Keep-Alive: timeout=65`). */
+export const KEEP_ALIVE_MS = 65_000;
+
 export function createGateway(options: GatewayOptions = {}): Server {
   const loaded = new Map<string, Promise<HttpLambda>>();
   const lambdaFor = (group: Group) => {
@@ -257,6 +260,11 @@ export function createGateway(options: GatewayOptions = {}): Server {
   // A request Node cannot parse (a malformed request line, headers past its limit) gets the
   // API's JSON error body, not Node's empty 400/431.
   server.on('clientError', answerClientError);
+  // An idle keep-alive connection is closed by the client, never under it: Node's default of 5 s
+  // lets a busy machine's client send its next request on a socket the server is just closing
+  // ("other side closed"). Like a load balancer's idle timeout (60 s), with the header timeout above it.
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1_000;
   return server;
 }
 

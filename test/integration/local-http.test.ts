@@ -114,6 +114,22 @@ describe('the local gateway over a keep-alive connection', () => {
     }
   });
 
+  it('keeps an idle keep-alive connection open for 65 s, not 5: the client closes it, never the server under it', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const first = await send(agent, 'GET', `${baseUrl()}/openapi.json`);
+      expect(first.status).toBe(200);
+      expect(first.headers['keep-alive']).toBe('timeout=65');
+      // Idle past Node's default of 5 s: with it the server has closed the socket by now.
+      await new Promise((r) => setTimeout(r, 6_000));
+      const next = await send(agent, 'GET', `${baseUrl()}/openapi.json`);
+      expect(next.status).toBe(200);
+      expect(next.reusedSocket).toBe(true);
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it("answers HEAD with GET's status and Content-Length and no body, and the socket carries the next request", async () => {
     const { storeId, key } = await storeWithKey(['catalog:read']);
     for (let i = 0; i < 3; i++) await seedProduct(storeId, { name: `Head ${i}` });
