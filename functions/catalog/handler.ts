@@ -1,5 +1,8 @@
 import { spendWriteBudget } from '#app/write-budget.ts';
+import { currentMappedProduct } from '#app/product-writes.ts';
+import { currentTaxonomy } from '#app/taxonomy.ts';
 import { createHttpHandler, type GroupOperations } from '#http/http-handler.ts';
+import { pathExternalId, type CurrentStatesOf } from '#http/dry-run.ts';
 import { upsertProduct } from './routes/upsert-product.ts';
 import { updateProduct } from './routes/update-product.ts';
 import { upsertCategory } from './routes/upsert-category.ts';
@@ -17,4 +20,12 @@ export const operations = {
   upsertTag,
 } satisfies GroupOperations<'catalog'>;
 
-export const handler = createHttpHandler('catalog', operations, { spendWriteBudget });
+/** What each write addresses as stored now, for its dry run (the batch reads each item with upsertProduct's). */
+export const currentStates = {
+  upsertProduct: (i) => currentMappedProduct(i.principal, pathExternalId(i), i.query.include === 'offers'),
+  updateProduct: (i) => currentMappedProduct(i.principal, pathExternalId(i), i.query.include === 'offers'),
+  upsertCategory: (i) => currentTaxonomy('category', i.principal, pathExternalId(i)),
+  upsertTag: (i) => currentTaxonomy('tag', i.principal, pathExternalId(i)),
+} satisfies CurrentStatesOf<'catalog'>;
+
+export const handler = createHttpHandler('catalog', operations, { spendWriteBudget, currentStates });

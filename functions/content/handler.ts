@@ -1,5 +1,7 @@
 import { spendWriteBudget } from '#app/write-budget.ts';
+import { currentPage } from '#app/pages.ts';
 import { createHttpHandler, type GroupOperations } from '#http/http-handler.ts';
+import { pathExternalId, type CurrentStatesOf } from '#http/dry-run.ts';
 import { listPages } from './routes/list-pages.ts';
 import { savePage } from './routes/save-page.ts';
 import { publishPage } from './routes/publish-page.ts';
@@ -8,4 +10,11 @@ import { unpublishPage } from './routes/unpublish-page.ts';
 /** Content pages and blog posts: GET /content/pages (content:read), PUT, publish, unpublish (content:write). */
 export const operations = { listPages, savePage, publishPage, unpublishPage } satisfies GroupOperations<'content'>;
 
-export const handler = createHttpHandler('content', operations, { spendWriteBudget });
+/** What each write addresses as stored now, for its dry run: a save answers the draft, publish and unpublish the page. */
+export const currentStates = {
+  savePage: (i) => currentPage(i.principal, pathExternalId(i), true),
+  publishPage: (i) => currentPage(i.principal, pathExternalId(i), false),
+  unpublishPage: (i) => currentPage(i.principal, pathExternalId(i), false),
+} satisfies CurrentStatesOf<'content'>;
+
+export const handler = createHttpHandler('content', operations, { spendWriteBudget, currentStates });

@@ -15,7 +15,7 @@ import type { Ability } from '#domain/key/abilities.ts';
 import { errorFields, log } from '#shared/log.ts';
 import { IDEMPOTENCY_HEADER } from '#domain/idempotency.ts';
 import { IDEMPOTENCY_ARG, type Args } from './args.ts';
-import { OPERATIONS } from './operations.ts';
+import { CURRENT_STATES, OPERATIONS } from './operations.ts';
 import { TOOLS } from './tools.ts';
 import type { ToolDefinition } from './tool-spec.ts';
 import { NO_ELICITATION } from './no-elicitation.ts';
@@ -159,7 +159,7 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
     };
     if (!request.dryRun && canDryRun(tool.operation))
       await spendWriteBudget(ctx.principal, tool.operation === 'setOrderStatus');
-    const result = request.dryRun ? await dryRunWrite(tool.operation, run, input) : await run(input);
+    const result = request.dryRun ? await dryRunWrite(tool.operation, run, input, CURRENT_STATES) : await run(input);
     const status = result.status ?? 200;
     if (status >= 400) return toolResult(status, result.body, tool.fieldNames);
     return dataResult(tool.output, bounded(tool.name, tool.output, result.body as Record<string, unknown>, args));

@@ -1,5 +1,8 @@
 import { spendWriteBudget } from '#app/write-budget.ts';
+import { currentOrder } from '#app/orders.ts';
+import { referenceFromPath } from '#domain/order/rules.ts';
 import { createHttpHandler, type GroupOperations } from '#http/http-handler.ts';
+import type { CurrentStatesOf } from '#http/dry-run.ts';
 import { listOrders } from './routes/list-orders.ts';
 import { setOrderStatus } from './routes/set-order-status.ts';
 import { listEvents } from './routes/list-events.ts';
@@ -10,4 +13,9 @@ import { listEvents } from './routes/list-events.ts';
  */
 export const operations = { listOrders, setOrderStatus, listEvents } satisfies GroupOperations<'orders'>;
 
-export const handler = createHttpHandler('orders', operations, { spendWriteBudget });
+/** What a status change addresses as stored now, for its dry run. */
+export const currentStates = {
+  setOrderStatus: (i) => currentOrder(i.principal, referenceFromPath(i.pathParameters.reference) ?? ''),
+} satisfies CurrentStatesOf<'orders'>;
+
+export const handler = createHttpHandler('orders', operations, { spendWriteBudget, currentStates });

@@ -156,3 +156,9 @@ export async function listOrders(
   const last = page.orders.at(-1);
   return { data: page.orders.map(toOrderResource), next_cursor: page.more && last ? last.id : null };
 }
+
+/** A dry run's "before" (docs/api.md#dry-runs): the order as a status change answers it. */
+export async function currentOrder(caller: Caller, reference: string) {
+  const { order } = await readOrderByReference(caller.storeId, reference);
+  return order && toOrderResource(order);
+}

@@ -120,3 +120,13 @@ export async function listPages(
     next_cursor: list.more && last ? last.id : null,
   };
 }
+
+/**
+ * A dry run's "before" (docs/api.md#dry-runs). `draft`: as a save answers it (the saved version);
+ * otherwise as publish and unpublish do.
+ */
+export async function currentPage(caller: Caller, externalId: string, draft: boolean) {
+  const { page } = await readPageByExternalId(caller, externalId);
+  if (!page) return undefined;
+  return draft ? toPageResource(page, caller.keyId, 'draft') : toPageResource(page);
+}

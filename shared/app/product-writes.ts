@@ -9,8 +9,13 @@ import {
 import type { ProductIds } from '#db/product-batch.repo.ts';
 import { markNamesPending } from '#db/product-index.repo.ts';
 import { productCount, readProductSequence } from '#db/product-sequence.ts';
-import { productIdForExternalId, resolveWriteTargets, type WriteTargets } from '#db/product-refs.repo.ts';
-import type { Product } from '#domain/product/product.ts';
+import {
+  productByExternalId,
+  productIdForExternalId,
+  resolveWriteTargets,
+  type WriteTargets,
+} from '#db/product-refs.repo.ts';
+import { toMappedProduct, type Product } from '#domain/product/product.ts';
 import {
   applyProductChange,
   needsNewOffer,
@@ -185,4 +190,14 @@ export async function reindexProductNames(storeId: string): Promise<{ store_id: 
     }
   }
   return { store_id: storeId, products: productCount(sequence) };
+}
+
+/** A dry run's "before" (docs/api.md#dry-runs): the product this key's external id addresses, as a write answers it. */
+export async function currentMappedProduct(
+  caller: Caller & { currency: string | null },
+  externalId: string,
+  includeOffers: boolean,
+) {
+  const product = await productByExternalId(caller.storeId, caller.keyId, externalId);
+  return product && toMappedProduct(product, caller.currency, includeOffers);
 }

@@ -1,4 +1,11 @@
-import { upsertCategory, upsertTag, type Category, type Tag } from '#db/taxonomy.repo.ts';
+import {
+  readTaxonomy,
+  upsertCategory,
+  upsertTag,
+  type Category,
+  type Tag,
+  type TaxonomyKind,
+} from '#db/taxonomy.repo.ts';
 import { nowIso } from '#domain/clock.ts';
 import type { Caller } from '#domain/principal.ts';
 
@@ -9,3 +16,7 @@ export const putCategory = (caller: Caller, externalId: string, name: string): P
 /** Create or rename a tag of this key; status labels were refused by validation (422 reserved_tag_value). */
 export const putTag = (caller: Caller, externalId: string, value: string): Promise<Tag> =>
   upsertTag(caller.storeId, caller.keyId, externalId, value, nowIso());
+
+/** A dry run's "before" (docs/api.md#dry-runs): this key's category or tag of that external id. */
+export const currentTaxonomy = (kind: TaxonomyKind, caller: Caller, externalId: string) =>
+  readTaxonomy(kind, caller.keyId, externalId);

@@ -119,6 +119,11 @@ export type Operation = RouteEntry['operation'];
 export type OperationOf<G extends Group> = Extract<RouteEntry, { group: G }>['operation'];
 /** The operations an API key's ability gates one by one: each is also an MCP tool. */
 export type KeyedOperation = Extract<RouteEntry, { ability: string }>['operation'];
+/** One group's writes: its keyed operations that are not a GET (each can be dry run). */
+export type WriteOperationOf<G extends Group> = Extract<
+  RouteEntry,
+  { group: G; ability: string; method: 'POST' | 'PUT' | 'PATCH' }
+>['operation'];
 
 /** Every group has one Lambda (the CDK stack and the local server create one per group). */
 export function groups(): Group[] {

@@ -1,8 +1,7 @@
 import { DomainError } from '#domain/errors.ts';
 import { externalIdFromPath } from '#domain/external-id.ts';
-import { referenceFromPath } from '#domain/order/rules.ts';
-import { currentMappedProduct, currentOrder, currentPage, currentTaxonomy, withoutWrites } from '#app/dry-run.ts';
-import type { KeyedOperation } from './api-routes.ts';
+import { withoutWrites } from '#app/dry-run.ts';
+import { API_ROUTES, type Group, type KeyedOperation, type WriteOperationOf } from './api-routes.ts';
 import type { RouteFn, RouteInput } from './http-handler.ts';
 import type { RouteResult } from './response.ts';
 
@@ -21,26 +20,33 @@ export type DryRunResult = 'would_create' | 'would_update' | 'unchanged';
 const BOOKKEEPING = new Set(['updated_at', 'created_at']);
 
 type Data = Record<string, unknown>;
-type Reader = (input: RouteInput) => Promise<Data | undefined>;
 
-const xid = (input: RouteInput) =>
+/**
+ * The current state of what a write addresses, in the shape of its answer's `data`; undefined when
+ * it does not exist yet.
+ */
+export type CurrentState = (input: RouteInput) => Promise<Data | undefined>;
+
+/**
+ * Each write operation's reader, given by the group that owns the operation (its handler.ts), so
+ * a group's bundle holds only its own entities. The batch reads each item's product with
+ * `upsertProduct`'s reader, the item's external id in place of the path's.
+ */
+export type CurrentStates = Partial<Record<KeyedOperation, CurrentState>>;
+
+/** A group's readers: one for each of its writes, the batch excepted (a missing one does not compile). */
+export type CurrentStatesOf<G extends Group> = Record<Exclude<WriteOperationOf<G>, 'upsertProducts'>, CurrentState>;
+
+/** The external id a write's path addresses (as the route itself reads it). */
+export const pathExternalId = (input: RouteInput) =>
   externalIdFromPath(input.pathParameters.external_id) ?? input.pathParameters.external_id ?? '';
-const offers = (input: RouteInput) => input.query.include === 'offers';
 
-/** The current state of what each write addresses, in the shape of its answer's `data`. */
-const CURRENT: Partial<Record<KeyedOperation, Reader>> = {
-  upsertProduct: (i) => currentMappedProduct(i.principal, xid(i), offers(i)),
-  updateProduct: (i) => currentMappedProduct(i.principal, xid(i), offers(i)),
-  upsertCategory: (i) => currentTaxonomy('category', i.principal, xid(i)),
-  upsertTag: (i) => currentTaxonomy('tag', i.principal, xid(i)),
-  savePage: (i) => currentPage(i.principal, xid(i), true),
-  publishPage: (i) => currentPage(i.principal, xid(i), false),
-  unpublishPage: (i) => currentPage(i.principal, xid(i), false),
-  setOrderStatus: (i) => currentOrder(i.principal, referenceFromPath(i.pathParameters.reference) ?? ''),
-};
+/** Every write of the route table: each keyed operation that is not a GET. */
+const WRITES: ReadonlySet<string> = new Set(
+  API_ROUTES.filter((r) => r.method !== 'GET' && r.ability !== null).map((r) => r.operation),
+);
 
-export const canDryRun = (operation: string): boolean =>
-  operation === 'upsertProducts' || Object.hasOwn(CURRENT, operation);
+export const canDryRun = (operation: string): boolean => WRITES.has(operation);
 
 /**
  * Reads and removes `dry_run` from a write's query: `true` or `false`, anything else is 422 (the
@@ -55,16 +61,27 @@ export function takeDryRun(operation: string, query: Record<string, string>) {
 }
 
 /** What the write would do: its answer with every write held back, compared with what is stored now. */
-export async function dryRunWrite(operation: string, run: RouteFn, input: RouteInput): Promise<RouteResult> {
+export async function dryRunWrite(
+  operation: string,
+  run: RouteFn,
+  input: RouteInput,
+  current: CurrentStates,
+): Promise<RouteResult> {
   const { result } = await withoutWrites(() => run(input));
   if ((result.status ?? 200) >= 400) return { status: result.status, body: result.body };
   const doc = result.body as { data: unknown };
-  if (operation === 'upsertProducts') return { body: { dry_run: true, data: await batchPlan(input, doc.data) } };
+  if (operation === 'upsertProducts') {
+    const reader = current.upsertProduct;
+    if (!reader) throw new Error('the batch dry run needs the upsertProduct reader');
+    return { body: { dry_run: true, data: await batchPlan(input, doc.data, reader) } };
+  }
   // A replay of an earlier answer (the Idempotency-Key was used) changes nothing.
   const replayed = result.headers?.['Idempotent-Replayed'] === 'true';
   const after = doc.data as Data;
-  const current = canDryRun(operation) ? CURRENT[operation as KeyedOperation] : undefined;
-  const before = replayed ? after : await current?.(input);
+  const reader = current[operation as KeyedOperation];
+  // A write without its reader is a wiring fault of its group, not "would create".
+  if (!replayed && !reader) throw new Error(`no dry-run reader for ${operation}`);
+  const before = replayed ? after : await reader?.(input);
   return { body: { dry_run: true, ...planOf(before, after), data: after } };
 }
 
@@ -79,7 +96,7 @@ export function planOf(before: Data | undefined, after: Data): { result: DryRunR
 type BatchItem = { external_id: string; status: number; data: Data | null };
 
 /** Each item that would succeed gets its plan; an item's error stays as the real batch answers it. */
-async function batchPlan(input: RouteInput, items: unknown) {
+async function batchPlan(input: RouteInput, items: unknown, reader: CurrentState) {
   const out: Data[] = [];
   const list = items as BatchItem[];
   for (let i = 0; i < list.length; i += 10) {
@@ -88,7 +105,7 @@ async function batchPlan(input: RouteInput, items: unknown) {
       ...(await Promise.all(
         chunk.map(async (item) => {
           if (item.status >= 300 || !item.data) return item;
-          const before = await currentMappedProduct(input.principal, item.external_id, offers(input));
+          const before = await reader({ ...input, pathParameters: { external_id: item.external_id } });
           return { ...item, ...planOf(before, item.data) };
         }),
       )),

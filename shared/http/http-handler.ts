@@ -6,7 +6,7 @@ import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from 
 import { json, type RouteResult } from './response.ts';
 import type { RequestPrincipal } from './authorizer-context.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
-import { canDryRun, dryRunWrite, takeDryRun } from './dry-run.ts';
+import { canDryRun, dryRunWrite, takeDryRun, type CurrentStates, type CurrentStatesOf } from './dry-run.ts';
 import type { Principal } from '#domain/principal.ts';
 
 export { instrument, NO_EARLY_TIMEOUT };
@@ -62,8 +62,15 @@ export function absoluteUrl(event: APIGatewayProxyEvent): string {
 export function createHttpHandler<G extends Group>(
   _group: G,
   operations: GroupOperations<G>,
-  /** The groups that write pass the write budget (docs/api.md#write-budget); a read-only group's bundle stays without it. */
-  options: { spendWriteBudget?: (principal: Principal, statusChange: boolean) => Promise<void> } = {},
+  /**
+   * The groups that write pass the write budget (docs/api.md#write-budget), and what each write
+   * addresses as stored now, for its dry run (docs/api.md#dry-runs); a read-only group's bundle
+   * stays without either.
+   */
+  options: {
+    spendWriteBudget?: (principal: Principal, statusChange: boolean) => Promise<void>;
+    currentStates?: CurrentStatesOf<G>;
+  } = {},
 ) {
   const byName: Readonly<Record<string, RouteFn>> = operations;
   const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult>(NO_EARLY_TIMEOUT)
@@ -98,7 +105,7 @@ export function createHttpHandler<G extends Group>(
       if (!dryRun && canDryRun(route.operation))
         await options.spendWriteBudget?.(input.principal, route.operation === 'setOrderStatus');
       const result = dryRun
-        ? await dryRunWrite(route.operation as Parameters<typeof dryRunWrite>[0], operation, input)
+        ? await dryRunWrite(route.operation, operation, input, (options.currentStates ?? {}) as CurrentStates)
         : await operation(input);
       const response = json(result.status ?? 200, result.body, result.headers);
       // HEAD: the GET answer's status and headers, Content-Length included (RFC 9110 9.3.2), no body.
