@@ -79,7 +79,7 @@ export async function getKey(keyId: number): Promise<KeyRecord | undefined> {
 }
 
 /** The record with `last_used_at`, which lives on the token item (the hot path writes it there). */
-async function withLastUsed(record: KeyRecord): Promise<KeyRecord> {
+export async function withLastUsed(record: KeyRecord): Promise<KeyRecord> {
   const out = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.token(record.token_hash), ConsistentRead: true }),
   );
@@ -109,48 +109,6 @@ export async function listKeysOfStore(storeId: string, withLastUsed = true): Pro
     const t = tokens.get(`${keys.token(i.token_hash).pk}|TOKEN`);
     return toKeyRecord(i, t?.last_used_at ?? null);
   });
-}
-
-export async function revokeKey(keyId: number, now: string): Promise<KeyRecord> {
-  // Guarded on the token the key had when read: a rotation in between makes this round fail and
-  // the next one revoke the new token (never a revoked record with a live token).
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const key = await requireKey(keyId);
-    if (key.status === 'revoked') return withLastUsed(key);
-    try {
-      await db().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: tableName(),
-                Key: keys.key(keyId),
-                UpdateExpression: 'SET #s = :revoked, revoked_at = :now',
-                ConditionExpression: 'token_hash = :hash',
-                ExpressionAttributeNames: { '#s': 'status' },
-                ExpressionAttributeValues: { ':revoked': 'revoked', ':now': now, ':hash': key.token_hash },
-              },
-            },
-            {
-              // The token item is what the authorizer reads: revoking it takes effect on the next request.
-              Update: {
-                TableName: tableName(),
-                Key: keys.token(key.token_hash),
-                UpdateExpression: 'SET #s = :revoked',
-                ConditionExpression: 'attribute_exists(pk)',
-                ExpressionAttributeNames: { '#s': 'status' },
-                ExpressionAttributeValues: { ':revoked': 'revoked' },
-              },
-            },
-          ],
-        }),
-      );
-      return withLastUsed({ ...key, status: 'revoked', revoked_at: now });
-    } catch (err) {
-      if (!cancellationReasons(err)) throw err;
-    }
-  }
-  throw new Error(`key ${keyId} kept changing while being revoked`);
 }
 
 /**
