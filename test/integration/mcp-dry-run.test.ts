@@ -29,6 +29,18 @@ describe('MCP write tools: dry_run', () => {
     const upsert = tools.find((t) => t.name === 'upsert_product')!;
     const result = await call(mcp, 'upsert_product', { external_id: 'm-1', name: 'Oak', price: 100, dry_run: true });
     expect(ajv.validate(upsert.outputSchema!, result.structuredContent), ajv.errorsText()).toBe(true);
+    // The batch's plan, an item in error included, has the shape the HTTP dry run documents.
+    const batchTool = tools.find((t) => t.name === 'upsert_products')!;
+    const batch = await call(mcp, 'upsert_products', {
+      items: [
+        { external_id: 'm-1', name: 'Oak', price: 100 },
+        { external_id: 'm-9', name: '', price: 100 },
+      ],
+      dry_run: true,
+    });
+    expect(batch.isError, JSON.stringify(batch.content)).toBeFalsy();
+    expect(batch.structuredContent.data.map((i: { status: number }) => i.status)).toEqual([200, 422]);
+    expect(ajv.validate(batchTool.outputSchema!, batch.structuredContent), ajv.errorsText()).toBe(true);
   });
 
   it('upsert_product: would_create, then unchanged and would_update after the real call; nothing written, no event', async () => {
