@@ -3,7 +3,8 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { TABLE } from './table.ts';
 import { keys } from './keys.ts';
-import { cancellationReasons, itemFromError, type TransactItem } from './helpers.ts';
+import type { TransactItem } from './helpers.ts';
+import { namedTransaction } from './transaction.ts';
 import { orderRefItem, outboxPut, toOrder } from './order.repo.ts';
 import type { Order } from '#domain/order/order.ts';
 import type { OrderEvent } from '#domain/order/events.ts';
@@ -30,45 +31,47 @@ export async function commitOrderChange(
   event: OrderEvent,
   withWrites: TransactItem[] = [],
 ): Promise<OrderCommit> {
+  const tx = namedTransaction([
+    [
+      'order',
+      {
+        Update: {
+          TableName: tableName(),
+          Key: keys.order(next.store_id, next.id),
+          UpdateExpression: 'SET #status = :to, paid_total = :paid, updated_at = :now, #gsk = :gsk',
+          ConditionExpression: 'updated_at = :previous',
+          ExpressionAttributeNames: { '#status': 'status', '#gsk': TABLE.gsi1.sortKey },
+          ExpressionAttributeValues: {
+            ':previous': previous.updated_at,
+            ':to': next.status,
+            ':paid': next.paid_total,
+            ':now': next.updated_at,
+            ':gsk': keys.orderUpdateIndex(next.store_id, next.updated_at, next.id).gsi1sk,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+    ],
+    ['reference', { Put: { TableName: tableName(), Item: orderRefItem(next) } }],
+    ['event', outboxPut(event)],
+    ['own', withWrites],
+  ]);
   try {
     await db().send(
       new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.order(next.store_id, next.id),
-              UpdateExpression: 'SET #status = :to, paid_total = :paid, updated_at = :now, #gsk = :gsk',
-              ConditionExpression: 'updated_at = :previous',
-              ExpressionAttributeNames: { '#status': 'status', '#gsk': TABLE.gsi1.sortKey },
-              ExpressionAttributeValues: {
-                ':previous': previous.updated_at,
-                ':to': next.status,
-                ':paid': next.paid_total,
-                ':now': next.updated_at,
-                ':gsk': keys.orderUpdateIndex(next.store_id, next.updated_at, next.id).gsi1sk,
-              },
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
-          { Put: { TableName: tableName(), Item: orderRefItem(next) } },
-          outboxPut(event),
-          ...withWrites,
-        ],
+        TransactItems: tx.items,
         // The SDK retries a call whose answer was lost; the token makes that retry a no-op, not a failure.
         ClientRequestToken: randomUUID(),
       }),
     );
     return { kind: 'committed' };
   } catch (err) {
-    const reasons = cancellationReasons(err);
-    if (!reasons) throw err;
-    const own = reasons.slice(3);
-    if (own.some((r) => r.Code === 'ConditionalCheckFailed')) return { kind: 'guard_failed', busy: false };
-    if (own.some((r) => r.Code === 'TransactionConflict')) return { kind: 'guard_failed', busy: true };
-    const orderReason = reasons[0];
-    if (orderReason?.Code === 'ConditionalCheckFailed') {
-      const old = itemFromError(orderReason.Item);
+    const cancelled = tx.cancelledBy(err);
+    if (!cancelled) throw err;
+    if (cancelled.failed('own')) return { kind: 'guard_failed', busy: false };
+    if (cancelled.conflicted('own')) return { kind: 'guard_failed', busy: true };
+    if (cancelled.failed('order')) {
+      const old = cancelled.item('order');
       return { kind: 'stale', current: old ? toOrder(old) : undefined };
     }
     return { kind: 'conflict' };

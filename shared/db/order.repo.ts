@@ -4,7 +4,8 @@ import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dyn
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
-import { cancellationReasons, getWithAlongside, type Item, type TransactItem } from './helpers.ts';
+import { getWithAlongside, type Item, type TransactItem } from './helpers.ts';
+import { namedTransaction } from './transaction.ts';
 import type { Order } from '#domain/order/order.ts';
 import type { OrderEvent } from '#domain/order/events.ts';
 import { DomainError } from '#domain/errors.ts';
@@ -75,25 +76,21 @@ const nextOrderId = (storeId: string) => nextInSequence(keys.sequence(storeId, '
 export async function insertOrder(draft: Omit<Order, 'id'>, eventOf?: (order: Order) => OrderEvent): Promise<Order> {
   const order: Order = { ...draft, id: await nextOrderId(draft.store_id) };
   const event = eventOf?.(order);
+  const tx = namedTransaction([
+    [
+      'order',
+      { Put: { TableName: tableName(), Item: orderItem(order), ConditionExpression: 'attribute_not_exists(pk)' } },
+    ],
+    [
+      'reference',
+      { Put: { TableName: tableName(), Item: orderRefItem(order), ConditionExpression: 'attribute_not_exists(pk)' } },
+    ],
+    ['event', event && outboxPut(event)],
+  ]);
   try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: tableName(), Item: orderItem(order), ConditionExpression: 'attribute_not_exists(pk)' } },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: orderRefItem(order),
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-          ...(event ? [outboxPut(event)] : []),
-        ],
-        ClientRequestToken: randomUUID(),
-      }),
-    );
+    await db().send(new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
   } catch (err) {
-    if (cancellationReasons(err)?.[1]?.Code === 'ConditionalCheckFailed') {
+    if (tx.cancelledBy(err)?.failed('reference')) {
       throw new DomainError('conflict', `an order with reference "${order.reference}" already exists`, 'reference');
     }
     throw err;

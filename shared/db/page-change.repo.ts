@@ -3,7 +3,8 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { TABLE } from './table.ts';
 import { keys } from './keys.ts';
-import { cancellationReasons, itemFromError, type TransactItem } from './helpers.ts';
+import type { TransactItem } from './helpers.ts';
+import { namedTransaction } from './transaction.ts';
 import { pageItem, pageLinkItem, slugClaim, toPage } from './page.repo.ts';
 import type { Page } from '#domain/page/page.ts';
 
@@ -88,34 +89,27 @@ export async function commitPageChange(
         ExpressionAttributeValues: { ':id': previous.id },
       },
     }));
-  const slugMoves = [...claims, ...releases];
-
+  const tx = namedTransaction([
+    ['page', pageUpdate],
+    ['link', { Put: { TableName: tableName(), Item: pageLinkItem(next) } }],
+    ['claims', claims],
+    ['releases', releases],
+    ['own', withWrites],
+  ]);
   try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          pageUpdate,
-          { Put: { TableName: tableName(), Item: pageLinkItem(next) } },
-          ...slugMoves,
-          ...withWrites,
-        ],
-        ClientRequestToken: randomUUID(),
-      }),
-    );
+    await db().send(new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
     return { kind: 'committed' };
   } catch (err) {
-    const reasons = cancellationReasons(err);
-    if (!reasons) throw err;
-    const failed = (r: { Code?: string } | undefined) => r?.Code === 'ConditionalCheckFailed';
-    const own = reasons.slice(2 + slugMoves.length);
-    if (own.some(failed)) return { kind: 'guard_failed', busy: false };
-    if (own.some((r) => r.Code === 'TransactionConflict')) return { kind: 'guard_failed', busy: true };
-    if (failed(reasons[0])) {
-      const old = itemFromError(reasons[0]?.Item);
+    const cancelled = tx.cancelledBy(err);
+    if (!cancelled) throw err;
+    if (cancelled.failed('own')) return { kind: 'guard_failed', busy: false };
+    if (cancelled.conflicted('own')) return { kind: 'guard_failed', busy: true };
+    if (cancelled.failed('page')) {
+      const old = cancelled.item('page');
       return { kind: 'stale', current: old ? toPage(old) : undefined };
     }
     // The page was as read, so a new claim is held by another page.
-    if (reasons.slice(2, 2 + claims.length).some(failed)) return { kind: 'slug_taken' };
+    if (cancelled.failed('claims')) return { kind: 'slug_taken' };
     return { kind: 'conflict' };
   }
 }

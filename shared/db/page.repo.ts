@@ -4,7 +4,8 @@ import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dyn
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
-import { cancellationReasons, getWithAlongside, itemFromError, type Item, type TransactItem } from './helpers.ts';
+import { getWithAlongside, type Item } from './helpers.ts';
+import { namedTransaction } from './transaction.ts';
 import type { Page, PageContent, PageType } from '#domain/page/page.ts';
 import { readSequence, sequenceMove, sequenceValue } from './sequence.ts';
 
@@ -108,38 +109,46 @@ export async function createPage(draft: Omit<Page, 'id'>, sequence?: number): Pr
     assertRoundBudget(`the page with external id ${draft.external_id}`);
     read ??= await readSequence(pageSequenceKey(draft.store_id));
     const page: Page = { ...draft, id: read + 1 };
-    const items: TransactItem[] = [
-      { Put: { TableName: tableName(), Item: pageItem(page), ConditionExpression: 'attribute_not_exists(pk)' } },
-      {
-        Put: {
-          TableName: tableName(),
-          Item: pageLinkItem(page),
-          ConditionExpression: 'attribute_not_exists(pk)',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    const tx = namedTransaction([
+      [
+        'page',
+        { Put: { TableName: tableName(), Item: pageItem(page), ConditionExpression: 'attribute_not_exists(pk)' } },
+      ],
+      [
+        'link',
+        {
+          Put: {
+            TableName: tableName(),
+            Item: pageLinkItem(page),
+            ConditionExpression: 'attribute_not_exists(pk)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
         },
-      },
-      { Put: { TableName: tableName(), Item: slugClaim(page), ConditionExpression: 'attribute_not_exists(pk)' } },
-      sequenceMove(pageSequenceKey(page.store_id), read, page.id),
-    ];
+      ],
+      [
+        'slug',
+        { Put: { TableName: tableName(), Item: slugClaim(page), ConditionExpression: 'attribute_not_exists(pk)' } },
+      ],
+      ['sequence', sequenceMove(pageSequenceKey(page.store_id), read, page.id)],
+    ]);
     try {
       // The token turns an SDK retry of a commit whose answer was lost into a success, not a conflict.
-      await db().send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() }));
+      await db().send(new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
       return { kind: 'created', page };
     } catch (err) {
-      const reasons = cancellationReasons(err);
-      if (!reasons) throw err;
+      const cancelled = tx.cancelledBy(err);
+      if (!cancelled) throw err;
       // The external id first: a racing save of the same page with the same slug is an update, not a 409.
-      const xid = reasons[1];
-      if (xid?.Code === 'ConditionalCheckFailed') {
-        const link = itemFromError(xid.Item);
+      if (cancelled.failed('link')) {
+        const link = cancelled.item('link');
         return {
           kind: 'external_id_taken',
           page: link && carriesPage(link) ? toPage(link) : undefined,
           pageId: link?.record_id as number | undefined,
         };
       }
-      if (reasons[2]?.Code === 'ConditionalCheckFailed') return { kind: 'slug_taken' };
-      if (reasons[0]?.Code === 'ConditionalCheckFailed' && reasons[3]?.Code !== 'ConditionalCheckFailed') {
+      if (cancelled.failed('slug')) return { kind: 'slug_taken' };
+      if (cancelled.failed('page') && !cancelled.failed('sequence')) {
         throw new Error(`page id ${page.id} of store ${page.store_id} is taken but the page sequence says ${read}`);
       }
       // The sequence moved (a concurrent create) or the transaction conflicted: read it again, take the next id.

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
-import { cancellationReasons, itemFromError, type Item, type TransactItem } from './helpers.ts';
+import type { Item } from './helpers.ts';
+import { namedTransaction } from './transaction.ts';
 import { newLinkWrite, productItem } from './product-item.ts';
 import { productEventPut } from './event-item.ts';
 import { groupIndexWrites } from './product-index.repo.ts';
@@ -64,30 +65,22 @@ async function commitInsert(
   guard?: ProductSequence,
   token?: string,
 ): Promise<InsertOutcome> {
-  const links = products.flatMap((p) => newLinkWrite(p) ?? []);
-  const head: TransactItem[] = guard
-    ? [
-        productSequenceMove(
-          storeId,
-          guard,
-          products.length,
-          products.reduce((n, p) => n + p.offers.length, 0),
-        ),
-      ]
-    : [];
-  const items: TransactItem[] = [
-    ...head,
-    ...links,
-    ...products.map((p) => ({
-      Put: { TableName: tableName(), Item: productItem(p), ConditionExpression: 'attribute_not_exists(pk)' },
-    })),
-    ...groupIndexWrites(products),
-    // Last, so the cancellation reasons above keep their positions.
-    ...products.map((p) => productEventPut('product.created', p)),
-  ];
+  const offers = products.reduce((n, p) => n + p.offers.length, 0);
+  const tx = namedTransaction([
+    ['sequence', guard && productSequenceMove(storeId, guard, products.length, offers)],
+    ['links', products.flatMap((p) => newLinkWrite(p) ?? [])],
+    [
+      'products',
+      products.map((p) => ({
+        Put: { TableName: tableName(), Item: productItem(p), ConditionExpression: 'attribute_not_exists(pk)' },
+      })),
+    ],
+    ['index', groupIndexWrites(products)],
+    ['events', products.map((p) => productEventPut('product.created', p))],
+  ]);
   try {
     await db().send(
-      new TransactWriteCommand({ TransactItems: items, ...(token ? { ClientRequestToken: token } : {}) }),
+      new TransactWriteCommand({ TransactItems: tx.items, ...(token ? { ClientRequestToken: token } : {}) }),
     );
     return { kind: 'inserted', products };
   } catch (err) {
@@ -97,16 +90,11 @@ async function commitInsert(
     if (err instanceof Error && err.name === 'InternalServerError') return { kind: 'lost', unknown: true };
     // Abandoned when the budget ended, or the store did not answer: it may still land.
     if (err instanceof DomainError && err.code === 'service_unavailable') return { kind: 'lost', unknown: true };
-    const reasons = cancellationReasons(err);
-    if (!reasons) throw err;
-    const taken = reasons
-      .slice(head.length, head.length + links.length)
-      .find((r) => r.Code === 'ConditionalCheckFailed');
-    if (taken) return { kind: 'external_id_taken', winner: itemFromError(taken.Item) };
-    const productClash = reasons
-      .slice(head.length + links.length, head.length + links.length + products.length)
-      .some((r) => r.Code === 'ConditionalCheckFailed');
-    if (productClash && !guard) throw new Error(`store ${storeId}: a reserved product id already holds a product`);
+    const cancelled = tx.cancelledBy(err);
+    if (!cancelled) throw err;
+    if (cancelled.failed('links')) return { kind: 'external_id_taken', winner: cancelled.item('links') };
+    if (cancelled.failed('products') && !guard)
+      throw new Error(`store ${storeId}: a reserved product id already holds a product`);
     return { kind: 'lost' };
   }
 }
