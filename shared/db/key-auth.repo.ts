@@ -2,7 +2,17 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { keys } from './keys.ts';
 import { isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
-import { afterClaim, decide, slotAttribute, slotsOf, WINDOW_MS, type RateDecision } from '#domain/key/rate-limit.ts';
+import {
+  afterClaim,
+  decide,
+  encodeSlot,
+  freeSlotBound,
+  LEGACY_SLOT_MIN,
+  slotAttribute,
+  slotsOf,
+  WINDOW_MS,
+  type RateDecision,
+} from '#domain/key/rate-limit.ts';
 import type { Principal } from '#domain/principal.ts';
 
 /**
@@ -93,10 +103,15 @@ export async function authenticate(
           Key: keys.token(tokenHash),
           // `uses` lets a rotation know that no request slipped in between its read and its write.
           UpdateExpression: 'SET #slot = :now, last_used_at = :iso ADD uses :one',
-          ConditionExpression: '(attribute_not_exists(#slot) OR #slot <= :cutoff) AND #s = :active',
+          // Free: never used, or its time is 60 s past (compact tenths of a second, or a millisecond
+          // epoch stored before the compact encoding).
+          ConditionExpression:
+            '(attribute_not_exists(#slot) OR #slot <= :free OR (#slot >= :legacy AND #slot <= :cutoff)) AND #s = :active',
           ExpressionAttributeNames: { '#slot': slotAttribute(rate.slot), '#s': 'status' },
           ExpressionAttributeValues: {
-            ':now': nowMs,
+            ':now': encodeSlot(nowMs),
+            ':free': freeSlotBound(nowMs),
+            ':legacy': LEGACY_SLOT_MIN,
             ':cutoff': nowMs - WINDOW_MS,
             ':active': 'active',
             ':iso': new Date(nowMs).toISOString(),

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { adminCommand, client, storeWithKey } from '#fixtures/api.ts';
+import { db, tableName } from '#db/client.ts';
+import { keys } from '#db/keys.ts';
+import { hashToken } from '#domain/key/token.ts';
+import { LEGACY_SLOT_MIN } from '#domain/key/rate-limit.ts';
+import { itemSize } from '../../bench/billing-units.ts';
+
+const tokenItem = async (token: string) =>
+  (await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(token)), ConsistentRead: true })))
+    .Item ?? {};
 
 describe('rate limit (60 requests per key per rolling minute)', () => {
   it('serves 60 requests, refuses the 61st with 429 and Retry-After, and counts down RateLimit-Remaining', async () => {
@@ -32,6 +42,38 @@ describe('rate limit (60 requests per key per rolling minute)', () => {
     // Each admitted request counts the ones committed before it: 59 down to 0, each once.
     const remaining = answers.filter((r) => r.status === 200).map((r) => Number(r.headers.get('ratelimit-remaining')));
     expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+  });
+
+  it('stores slot times compactly: the token item of a key at its allowance stays under 1 KB (one WRU a request)', async () => {
+    const { key, client: api } = await storeWithKey(['catalog:read']);
+    await Promise.all(Array.from({ length: 60 }, () => api.get('/products?limit=1')));
+    const item = await tokenItem(key.token);
+    const slots = Object.entries(item).filter(([k]) => /^rl\d+$/.test(k));
+    expect(slots).toHaveLength(60);
+    for (const [, v] of slots) expect(v).toBeLessThan(LEGACY_SLOT_MIN);
+    expect(itemSize(item)).toBeLessThan(1024);
+  });
+
+  it('reads slots stored as millisecond epochs (before the compact encoding): live ones count, old ones are free', async () => {
+    const { key, client: api } = await storeWithKey(['catalog:read']);
+    const now = Date.now();
+    // 59 requests a second ago and one 61 s ago, as the earlier encoding stored them.
+    const legacy = Object.fromEntries(
+      Array.from({ length: 60 }, (_, i) => [`:v${i}`, i === 0 ? now - 61_000 : now - 1_000]),
+    );
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.token(hashToken(key.token)),
+        UpdateExpression: `SET ${Array.from({ length: 60 }, (_, i) => `rl${i} = :v${i}`).join(', ')}`,
+        ExpressionAttributeValues: legacy,
+      }),
+    );
+    const admitted = await api.get('/products?limit=1');
+    expect(admitted.status).toBe(200);
+    expect(admitted.headers.get('ratelimit-remaining')).toBe('0');
+    expect((await tokenItem(key.token)).rl0).toBeLessThan(LEGACY_SLOT_MIN);
+    expect((await api.get('/products?limit=1')).status).toBe(429);
   });
 
   it('keeps keys apart: one key at its limit does not slow another key of the same store', async () => {

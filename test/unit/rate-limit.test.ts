@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { afterClaim, decide, slotsOf, WINDOW_MS } from '#domain/key/rate-limit.ts';
+import { itemSize } from '../../bench/billing-units.ts';
+import {
+  afterClaim,
+  decide,
+  decodeSlot,
+  encodeSlot,
+  freeSlotBound,
+  SLOT_EPOCH_MS,
+  slotsOf,
+  WINDOW_MS,
+} from '#domain/key/rate-limit.ts';
 
 const now = 1_800_000_000_000;
 
@@ -59,5 +69,65 @@ describe('sliding-window slots', () => {
     expect(afterClaim([now, now - 30_000, now - 59_000], now, 3)).toEqual({ remaining: 0, resetSeconds: 1 });
     // A slot older than the window is free again.
     expect(afterClaim([now, now - WINDOW_MS, undefined], now, 3)).toEqual({ remaining: 2, resetSeconds: 60 });
+  });
+});
+
+describe('compact slot times', () => {
+  it('stores tenths of a second since 2026, rounded up, and reads them back in milliseconds', () => {
+    const ms = Date.UTC(2026, 10, 25, 12, 0, 0, 1);
+    expect(encodeSlot(ms)).toBe(Math.ceil((ms - SLOT_EPOCH_MS) / 100));
+    expect(decodeSlot(encodeSlot(ms)) - ms).toBeGreaterThanOrEqual(0);
+    expect(decodeSlot(encodeSlot(ms)) - ms).toBeLessThan(100);
+    // Stored before the compact encoding: a millisecond epoch reads as itself.
+    expect(decodeSlot(ms)).toBe(ms);
+    expect(slotsOf({ rl0: ms, rl1: encodeSlot(ms) }, 2)).toEqual([ms, decodeSlot(encodeSlot(ms))]);
+  });
+
+  it('frees a slot exactly when its stored time is 60 s past: the condition bound and decide agree', () => {
+    const t = Date.UTC(2026, 10, 25, 12, 0, 0, 0);
+    for (const offset of [0, 1, 50, 99, 100, 101]) {
+      const stored = encodeSlot(t + offset);
+      for (const later of [59_900, 59_999, 60_000, 60_099, 60_100, 60_200]) {
+        const now = t + offset + later;
+        const freeByCondition = stored <= freeSlotBound(now);
+        const freeByDecide = decide([decodeSlot(stored)], now, 1).allowed;
+        expect(freeByCondition, `${offset} ${later}`).toBe(freeByDecide);
+        // Never free before its request is a full window old.
+        if (freeByDecide) expect(now - (t + offset)).toBeGreaterThanOrEqual(WINDOW_MS);
+      }
+    }
+  });
+
+  it('says at most 60 s until the window has room, though a slot is stored up to 100 ms ahead', () => {
+    const now = Date.UTC(2026, 10, 25, 12, 0, 0, 1);
+    expect(afterClaim([decodeSlot(encodeSlot(now))], now, 1).resetSeconds).toBe(60);
+  });
+
+  it('keeps the token item under 1 KB at the default allowance of 60 (one write unit per request)', () => {
+    const now = Date.UTC(2026, 10, 25, 12, 0, 0, 0);
+    const item: Record<string, unknown> = {
+      pk: `TOKEN#${'a'.repeat(64)}`,
+      sk: 'TOKEN',
+      type: 'token',
+      key_id: 1_000_000,
+      store_id: `s-${'x'.repeat(62)}`,
+      abilities: [
+        'catalog:read',
+        'catalog:write',
+        'orders:read',
+        'orders:write-status',
+        'content:read',
+        'content:write',
+      ],
+      mcp: 'read-only',
+      writes_per_hour: 1_000_000,
+      status_changes_per_hour: 1_000_000,
+      currency_code: 'EUR',
+      status: 'active',
+      last_used_at: new Date(now).toISOString(),
+      uses: 1_000_000_000,
+    };
+    for (let i = 0; i < 60; i++) item[`rl${i}`] = encodeSlot(now + i * 997);
+    expect(itemSize(item)).toBeLessThan(1024);
   });
 });

@@ -19,11 +19,29 @@ export interface RateDecision {
 
 export const slotAttribute = (slot: number) => `rl${slot}`;
 
-/** The slot times stored on an item (`rl0`, `rl1`, ...), indexed by slot. */
+/**
+ * How a slot time is stored: tenths of a second since 2026-01-01, rounded up, so a slot is 6
+ * bytes instead of a millisecond epoch's 8 and the token item stays under DynamoDB's 1 KB write
+ * unit at the default allowance (60 slots: one WRU per request, not two). Rounding up only keeps a
+ * slot taken up to 100 ms longer: never a request more in any 60 s. A value of 10^12 or more is a
+ * millisecond epoch, as slots were stored before; it is read as such and freed on its time.
+ */
+export const SLOT_EPOCH_MS = Date.UTC(2026, 0, 1);
+export const SLOT_UNIT_MS = 100;
+/** Stored values at or above this are millisecond epochs (written before the compact encoding). */
+export const LEGACY_SLOT_MIN = 1e12;
+
+export const encodeSlot = (ms: number): number => Math.ceil((ms - SLOT_EPOCH_MS) / SLOT_UNIT_MS);
+export const decodeSlot = (stored: number): number =>
+  stored >= LEGACY_SLOT_MIN ? stored : SLOT_EPOCH_MS + stored * SLOT_UNIT_MS;
+/** The largest stored value of a slot that is free at `nowMs` (decoded time ≤ nowMs − 60 s). */
+export const freeSlotBound = (nowMs: number): number => Math.floor((nowMs - WINDOW_MS - SLOT_EPOCH_MS) / SLOT_UNIT_MS);
+
+/** The slot times stored on an item (`rl0`, `rl1`, ...), indexed by slot, in milliseconds. */
 export function slotsOf(item: Record<string, unknown>, limit: number): (number | undefined)[] {
   return Array.from({ length: limit }, (_, i) => {
     const v = item[slotAttribute(i)];
-    return typeof v === 'number' ? v : undefined;
+    return typeof v === 'number' ? decodeSlot(v) : undefined;
   });
 }
 
@@ -41,7 +59,8 @@ export function decide(
     if (t !== undefined && t > cutoff) live.push(t);
     else free.push(i);
   }
-  const oldest = live.length ? Math.min(...live) : now;
+  // A slot stored rounded up (up to 100 ms ahead of now) still reads as at most one window away.
+  const oldest = Math.min(now, live.length ? Math.min(...live) : now);
   const resetSeconds = Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000));
   if (free.length === 0) return { allowed: false, slot: undefined, limit, remaining: 0, resetSeconds };
   return {
