@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { client, createKey, createStore, expectErrorShape, storeWithKey } from '#fixtures/api.ts';
 import { eventsOfOrder, idemKey, insertTestOrder, outboxEvents, placeOrder, statusPath } from '#fixtures/orders.ts';
 import { ORDER_STATUSES, ORDER_TRANSITIONS } from '#domain/order/order.ts';
+import { waitFor } from '#fixtures/webhooks.ts';
 
 const SETTABLE = ORDER_STATUSES.filter((s) => s !== 'paid');
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -85,8 +86,17 @@ describe('POST /orders/{reference}/status: response, event and rules', () => {
     expect(order).toEqual({ ...placed, status: 'processing', updated_at: expect.stringMatching(ISO_MS) });
     expect(order.paid_total).toBe(placed.total);
 
-    const events = await outboxEvents(storeId);
-    const event = events.find((e) => e.payload.data.order.id === placed.id)!;
+    // Read once the stream consumer has numbered it (after the commit, off the request path), so
+    // the item is the same however late a busy machine lets the numbering run.
+    const event = await waitFor(
+      'the event numbered',
+      async () => {
+        const found = (await outboxEvents(storeId)).find((e) => e.payload.data.order.id === placed.id);
+        return typeof found?.sequence === 'number' ? found : undefined;
+      },
+      120_000,
+      100,
+    );
     expect(event).toEqual({
       pk: `STORE#${storeId}`,
       sk: `EVENT#${event.event_id}`,
@@ -97,6 +107,7 @@ describe('POST /orders/{reference}/status: response, event and rules', () => {
       created_at: order.updated_at,
       ttl: expect.any(Number),
       origin: { kind: 'key', key_id: keyId },
+      sequence: expect.any(Number),
       payload: {
         type: 'order.status_changed',
         timestamp: order.updated_at,
