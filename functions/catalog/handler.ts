@@ -2,7 +2,7 @@ import { spendWriteBudget } from '#app/write-budget.ts';
 import { currentMappedProduct } from '#app/product-writes.ts';
 import { currentTaxonomy } from '#app/taxonomy.ts';
 import { createHttpHandler, type GroupOperations } from '#http/http-handler.ts';
-import { pathExternalId, type CurrentStatesOf } from '#http/dry-run.ts';
+import { pathExternalId, type CurrentState, type CurrentStatesOf } from '#http/dry-run.ts';
 import { upsertProduct } from './routes/upsert-product.ts';
 import { updateProduct } from './routes/update-product.ts';
 import { upsertCategory } from './routes/upsert-category.ts';
@@ -20,10 +20,14 @@ export const operations = {
   upsertTag,
 } satisfies GroupOperations<'catalog'>;
 
+/** The product at the path's external id as the caller sees it (PUT and PATCH address the same one). */
+const currentProductAtPath: CurrentState = (i) =>
+  currentMappedProduct(i.principal, pathExternalId(i), i.query.include === 'offers');
+
 /** What each write addresses as stored now, for its dry run (the batch reads each item with upsertProduct's). */
 export const currentStates = {
-  upsertProduct: (i) => currentMappedProduct(i.principal, pathExternalId(i), i.query.include === 'offers'),
-  updateProduct: (i) => currentMappedProduct(i.principal, pathExternalId(i), i.query.include === 'offers'),
+  upsertProduct: currentProductAtPath,
+  updateProduct: currentProductAtPath,
   upsertCategory: (i) => currentTaxonomy('category', i.principal, pathExternalId(i)),
   upsertTag: (i) => currentTaxonomy('tag', i.principal, pathExternalId(i)),
 } satisfies CurrentStatesOf<'catalog'>;

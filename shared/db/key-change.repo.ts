@@ -16,6 +16,13 @@ export interface KeyAndTokenSet {
   values: Record<string, unknown>;
 }
 
+/** A further condition on the key item, ANDed with the token guard. */
+export interface KeyGuard {
+  condition: string;
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+}
+
 /**
  * Changes a key item and its token item (what the authorizer reads, so the change takes effect
  * on the next request) in one transaction, guarded on the token the key item held when read: a
@@ -25,10 +32,7 @@ export interface KeyAndTokenSet {
  */
 export async function updateKeyAndToken(
   keyId: number,
-  plan: (key: KeyRecord) =>
-    | { done: KeyRecord }
-    /** `keyGuard`: a further condition on the key item (its `set` holds the condition's expression). */
-    | { update: KeyAndTokenSet; keyGuard?: KeyAndTokenSet; after: KeyRecord },
+  plan: (key: KeyRecord) => { done: KeyRecord } | { update: KeyAndTokenSet; keyGuard?: KeyGuard; after: KeyRecord },
 ): Promise<KeyRecord> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const key = await requireKey(keyId);
@@ -45,7 +49,7 @@ export async function updateKeyAndToken(
                 TableName: tableName(),
                 Key: keys.key(keyId),
                 UpdateExpression: set,
-                ConditionExpression: `token_hash = :hash${guard ? ` AND ${guard.set}` : ''}`,
+                ConditionExpression: `token_hash = :hash${guard ? ` AND ${guard.condition}` : ''}`,
                 ExpressionAttributeNames: { ...names, ...guard?.names },
                 ExpressionAttributeValues: { ...values, ...guard?.values, ':hash': key.token_hash },
               },
@@ -105,7 +109,7 @@ export async function updateKeySettings(keyId: number, changes: KeySettings): Pr
     if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
     return {
       update: { set, names, values },
-      keyGuard: { set: '#s = :active', names: { '#s': 'status' }, values: { ':active': 'active' } },
+      keyGuard: { condition: '#s = :active', names: { '#s': 'status' }, values: { ':active': 'active' } },
       after: { ...key, ...changes },
     };
   });

@@ -51,6 +51,11 @@ export const keys = {
   storesIndex: () => ({ gsi1pk: 'STORES' }),
   keyIndexEntry: (storeId: string, keyId: number) => ({ gsi1pk: `STORE#${storeId}#KEYS`, gsi1sk: `KEY#${pad(keyId)}` }),
   token: (tokenHash: string): Key => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  /** A key's write-budget counters for the UTC hour that starts at `hourStartMs` (kept until its TTL). */
+  writeBudget: (keyId: number, hourStartMs: number): Key => ({
+    pk: `KEY#${keyId}`,
+    sk: `BUDGET#${new Date(hourStartMs).toISOString().slice(0, 13)}`,
+  }),
   product: (storeId: string, id: number): Key => ({ pk: `STORE#${storeId}`, sk: `PRODUCT#${pad(id)}` }),
   /** Postings of trigrams that start with the first code point of `text` (a trigram or a needle's prefix): one partition, so a one- or two-letter needle is one sort-key prefix. */
   nameGramPartition,

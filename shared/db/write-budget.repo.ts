@@ -1,5 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
+import { keys } from './keys.ts';
 import { isConditionalCheckFailed } from './helpers.ts';
 
 /**
@@ -32,7 +33,7 @@ export async function countWrite(
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: { pk: `KEY#${keyId}`, sk: `BUDGET#${new Date(hourStartMs).toISOString().slice(0, 13)}` },
+        Key: keys.writeBudget(keyId, hourStartMs),
         UpdateExpression: `SET #ttl = :ttl ADD ${adds.join(', ')}`,
         ConditionExpression: conditions.join(' AND '),
         ExpressionAttributeNames: { ...names, '#ttl': 'ttl' },

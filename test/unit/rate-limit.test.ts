@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { itemSize } from '../../bench/billing-units.ts';
+import { ABILITIES } from '#domain/key/abilities.ts';
 import {
   afterClaim,
   decide,
@@ -111,14 +112,7 @@ describe('compact slot times', () => {
       type: 'token',
       key_id: 1_000_000,
       store_id: `s-${'x'.repeat(62)}`,
-      abilities: [
-        'catalog:read',
-        'catalog:write',
-        'orders:read',
-        'orders:write-status',
-        'content:read',
-        'content:write',
-      ],
+      abilities: [...ABILITIES],
       mcp: 'read-only',
       writes_per_hour: 1_000_000,
       status_changes_per_hour: 1_000_000,
