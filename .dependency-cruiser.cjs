@@ -1,6 +1,6 @@
 /**
  * The parts of the code and the directions they may depend on each other, checked by
- * dependency-cruiser on every `npm test` (test/unit/dependencies.test.ts runs it; so does
+ * dependency-cruiser on every `npm test` (test/lint/dependencies.test.ts runs it; so does
  * `npm run lint:deps`). docs/architecture.md draws the same picture and says why.
  *
  * Every rule below is a forbidden direction: a new import that crosses one fails the test and

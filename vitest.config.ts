@@ -1,10 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Three projects in one run: `npm test` runs them all, `npm run test:<name>` one of them.
+ * Four projects in one run: `npm test` runs them all, `npm run test:<name>` one of them.
  * - unit: pure code, no local stack, so neither DynamoDB Local nor Java. The files share one
  *   worker's module cache (isolate: false): they hold no state between tests, and starting a
  *   fresh worker per file costs more than the tests themselves.
+ * - lint: the gates that run a whole tool over the tree (dependency-cruiser's import rules,
+ *   Redocly on the OpenAPI document): seconds each, so they stay out of the quick unit loop.
  * - integration: the whole local stack (DynamoDB Local, gateway, queue), started once by globalSetup.
  * - infra: CDK templates synthesised in memory, without bundling; needs no stack either.
  * The rehearsal (test/rehearsal) has its own config, vitest.rehearsal.config.ts: the end-to-end
@@ -38,6 +40,7 @@ export default defineConfig({
           pool: 'forks',
         },
       },
+      { test: { ...shared, name: 'lint', include: ['test/lint/**/*.test.ts'], pool: 'forks' } },
       { test: { ...shared, name: 'infra', include: ['test/infra/**/*.test.ts'], pool: 'forks' } },
     ],
   },

@@ -20,7 +20,7 @@ function sourceFiles(): string[] {
 
 const files = sourceFiles();
 
-/** Import rules are dependency-cruiser's job (test/unit/dependencies.test.ts); this one is not about imports. */
+/** Import rules are dependency-cruiser's job (test/lint/dependencies.test.ts); this one is not about imports. */
 describe('file size', () => {
   it('no source file outside test/ is over 300 lines', () => {
     const long = files
