@@ -4,6 +4,7 @@ import { parseDeliveryMessage } from '#domain/webhook/delivery.ts';
 import { errorFields, log } from '#shared/log.ts';
 import { addInvocationContext, coldStartTracker, invocation, withInvocationContext } from '#shared/log-context.ts';
 import { recordDelivery } from './delivery-metrics.ts';
+import { processSqsBatch } from './sqs-batch.ts';
 
 export const DEAD_LETTER_ERROR =
   'dead-lettered: the signer could not process this delivery (a platform error, see its logs); redeliver it once fixed';
@@ -51,26 +52,20 @@ async function recordDeadLetter(record: SQSRecord): Promise<void> {
 
 /**
  * Dead-letter consumer (webhook DLQ → delivery log). A record that cannot be written (the table
- * throttles) is a batch item failure and comes back; the DLQ keeps it 14 days.
+ * throttles) is a batch item failure (sqs-batch.ts) and comes back; the DLQ keeps it 14 days.
  */
 const isColdStart = coldStartTracker();
 
-export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+export function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   const cold = isColdStart();
-  const failed = await Promise.all(
-    event.Records.map((record) =>
-      withInvocationContext(invocation(record, context, cold), async () => {
-        try {
-          await recordDeadLetter(record);
-          return null;
-        } catch (err) {
-          log('error', 'could not record a dead letter', { message_id: record.messageId, ...errorFields(err) });
-          return record.messageId;
-        }
-      }),
-    ),
+  return processSqsBatch(event, context, (record) =>
+    withInvocationContext(invocation(record, context, cold), async () => {
+      try {
+        await recordDeadLetter(record);
+      } catch (err) {
+        log('error', 'could not record a dead letter', { message_id: record.messageId, ...errorFields(err) });
+        throw err;
+      }
+    }),
   );
-  return {
-    batchItemFailures: failed.filter((id): id is string => id !== null).map((itemIdentifier) => ({ itemIdentifier })),
-  };
 }

@@ -5,6 +5,7 @@ import { setVisibility } from '#queue/sqs.ts';
 import { errorFields, log } from '#shared/log.ts';
 import { processMessage } from './attempt.ts';
 import { coldStartTracker, invocation, withInvocationContext } from '#shared/log-context.ts';
+import { processSqsBatch } from './sqs-batch.ts';
 
 /**
  * An unexpected error (throttling, a bad deploy, an unreadable message) is not the receiver's
@@ -26,37 +27,39 @@ async function backOff(record: SQSRecord, receiveCount: number, err: unknown): P
 }
 
 /**
+ * A message the signer keeps in the queue on purpose: its next attempt is scheduled by the
+ * visibility the attempt set (retry.ts), so it is reported as a batch item failure.
+ */
+class KeptForRetry extends Error {}
+
+/**
  * Webhook signer (webhook queue → receivers). Messages of a batch are independent deliveries,
  * so they run in parallel (each POST may take its full 10 s). Every message that is not finished
- * is reported as a batch item failure and stays in the queue with the visibility its retry plan
- * (or its backoff) set.
+ * is reported as a batch item failure (Powertools' batch utility, sqs-batch.ts) and stays in the
+ * queue with the visibility its retry plan (or its backoff) set.
  *
  * No middy chain: there is no HTTP to normalize and the partial-batch response is the only output.
  */
 const isColdStart = coldStartTracker();
 
-export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+export function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   const cold = isColdStart();
-  const kept = await Promise.all(
-    event.Records.map((record) =>
-      withInvocationContext(invocation(record, context, cold), async () => {
-        const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
-        try {
-          const outcome = await processMessage({
-            messageId: record.messageId,
-            receiptHandle: record.receiptHandle,
-            body: record.body,
-            receiveCount,
-          });
-          return outcome === 'keep' ? record.messageId : null;
-        } catch (err) {
-          await backOff(record, receiveCount, err);
-          return record.messageId;
-        }
-      }),
-    ),
+  return processSqsBatch(event, context, (record) =>
+    withInvocationContext(invocation(record, context, cold), async () => {
+      const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+      let outcome: Awaited<ReturnType<typeof processMessage>>;
+      try {
+        outcome = await processMessage({
+          messageId: record.messageId,
+          receiptHandle: record.receiptHandle,
+          body: record.body,
+          receiveCount,
+        });
+      } catch (err) {
+        await backOff(record, receiveCount, err);
+        throw err;
+      }
+      if (outcome === 'keep') throw new KeptForRetry(record.messageId);
+    }),
   );
-  return {
-    batchItemFailures: kept.filter((id): id is string => id !== null).map((itemIdentifier) => ({ itemIdentifier })),
-  };
 }
