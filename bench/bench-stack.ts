@@ -35,6 +35,8 @@ export async function startBenchStack(options: {
   keys: number;
   env?: Record<string, string>;
   requestLog?: GatewayOptions['requestLog'];
+  /** false: the stack runs no stream consumers (fan-out, name indexer). */
+  streamConsumers?: boolean;
 }): Promise<BenchStack> {
   let samples: Sample[] = [];
   const stack = await startLocalStack({
@@ -42,6 +44,7 @@ export async function startBenchStack(options: {
     dynamodbPort: await freePort(),
     dataDir: null,
     tableName: 'bench',
+    ...(options.streamConsumers === false ? { streamConsumers: false } : {}),
     env: { LOG_LEVEL: 'warn', ...options.env },
     gateway: {
       ...(options.requestLog ? { requestLog: options.requestLog } : {}),

@@ -10,6 +10,7 @@
  *   events    the WRU each event adds to its write, numbering's units, GET /events round trips
  *   webhooks  a healthy receiver's delivery latency (p50/p95) beside receivers that hang, drip and fail
  *   bundles   each Lambda's bundle size and import time against the SDK floor (synthesizes the app)
+ *   path      the project's files one PUT /catalog/products/{external_id} runs through (V8 coverage)
  *
  * `BENCH_ONLY=requests,bundles` runs only those and prints them. A full run (no BENCH_ONLY) also
  * rewrites docs/performance.md and the README's cost section (bench/readme-cost.ts), so the figures
@@ -26,6 +27,7 @@ import { searchSection } from './search.ts';
 import { throughputSection } from './throughput.ts';
 import { webhooksSection } from './webhooks.ts';
 import { eventsSection } from './events.ts';
+import { codePathSection } from './code-path.ts';
 import type { BenchSection } from './section.ts';
 
 // In this order: the import timings run after the stacks are down, not sharing the CPU with DynamoDB Local.
@@ -37,6 +39,7 @@ const SECTIONS: BenchSection[] = [
   throughputSection,
   eventsSection,
   webhooksSection,
+  codePathSection,
   bundlesSection,
 ];
 const DOC = 'docs/performance.md';

@@ -29,6 +29,8 @@ export interface LocalStackOptions {
   /** What the line about the embedded store's unexpected exit tells the reader to do. */
   storeRecovery?: string;
   gateway?: GatewayOptions;
+  /** false: no stream consumers (webhook fan-out, name indexer); a bench that counts one request's work alone. */
+  streamConsumers?: boolean;
 }
 
 export interface LocalStack {
@@ -85,10 +87,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     let webhooks: Awaited<ReturnType<typeof startWebhookPipeline>> | undefined;
     let nameIndexer: ReturnType<typeof startNameIndexer> | undefined;
     try {
-      webhooks = table.streamArn
-        ? await startWebhookPipeline({ streamArn: table.streamArn, endpoint, log: options.log })
-        : undefined;
-      nameIndexer = table.streamArn ? startNameIndexer({ streamArn: table.streamArn, endpoint }) : undefined;
+      const streamArn = options.streamConsumers === false ? undefined : table.streamArn;
+      webhooks = streamArn ? await startWebhookPipeline({ streamArn, endpoint, log: options.log }) : undefined;
+      nameIndexer = streamArn ? startNameIndexer({ streamArn, endpoint }) : undefined;
     } catch (err) {
       server.close();
       server.closeAllConnections();
