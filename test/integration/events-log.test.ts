@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCommand, client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
-import { startReceiver, waitFor } from '#fixtures/webhooks.ts';
+import { STREAM_TEST_TIMEOUT_MS, STREAM_WAIT_MS, startReceiver, waitFor } from '#fixtures/webhooks.ts';
 import { idem, insertTestPage } from '#fixtures/content.ts';
 import { orderFile } from '#fixtures/orders.ts';
 import { db, tableName } from '#db/client.ts';
@@ -46,7 +46,7 @@ async function logHolds(storeId: string, token: string, count: number, timeoutMs
   return allEvents(token);
 }
 
-describe('GET /events and numbered webhooks', () => {
+describe('GET /events and numbered webhooks', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -183,11 +183,11 @@ describe('GET /events and numbered webhooks', () => {
     const events = await waitFor(
       'the marker',
       async () => {
-        await waitFor('a numbered event', async () => (await lastSequence(storeId)) >= 1, 60_000, 250);
+        await waitFor('a numbered event', async () => (await lastSequence(storeId)) >= 1, STREAM_WAIT_MS, 250);
         const all = await allEvents(key.token);
         return all.some((e) => e.type === 'tag.upserted') ? all : undefined;
       },
-      120_000,
+      STREAM_WAIT_MS,
       2_000,
     );
     expect(events.map((e) => e.type)).toEqual([

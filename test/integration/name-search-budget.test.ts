@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectErrorShape, storeWithKey } from '#fixtures/api.ts';
+import { STREAM_TEST_TIMEOUT_MS, STREAM_WAIT_MS, waitFor } from '#fixtures/webhooks.ts';
 import { createGateway } from '#emulation/local/gateway.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';
 import { keys } from '#db/keys.ts';
@@ -18,7 +19,7 @@ import { normalizeName } from '#domain/product/product.ts';
  */
 const CROWD = 3000; // postings of ~90 bytes: ~66 strongly consistent units for one list, over the budget
 
-describe('filter[name] read budget', () => {
+describe('filter[name] read budget', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
   let server: Server;
   let base: string;
   let reported: (cost: { rcu: number }) => void = () => {};
@@ -46,7 +47,7 @@ describe('filter[name] read budget', () => {
       8,
     );
     expect([200, 201]).toContain((await api.put('/catalog/products/zebra', { name: 'Zebra lamp', price: 100 })).status);
-    for (let i = 0; i < 1200 && (await pendingNameCount(storeId)) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await waitFor('the zebra indexed', async () => (await pendingNameCount(storeId)) === 0, STREAM_WAIT_MS);
 
     await search('zebra'); // the key's first request on this gateway also reads its token
     const rare = await search('zebra');
@@ -67,5 +68,5 @@ describe('filter[name] read budget', () => {
     }
     // A needle with a rare trigram besides the crowded one is answered from the rare list.
     expect((await search('walnut writing desk zebra')).status).toBe(200);
-  }, 180_000);
+  });
 });

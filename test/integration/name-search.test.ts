@@ -14,6 +14,7 @@ import { indexPendingNames, pendingNameCount } from '#db/name-index.repo.ts';
 import { modifyProduct } from '#db/product.repo.ts';
 import { nameGrams } from '#domain/product/name-grams.ts';
 import { normalizeName } from '#domain/product/product.ts';
+import { STREAM_TEST_TIMEOUT_MS, STREAM_WAIT_MS, waitFor } from '#fixtures/webhooks.ts';
 
 /**
  * filter[name] through the trigram postings the stack's name indexer (the stream consumer the CDK
@@ -27,11 +28,7 @@ const hasPosting = async (key: { pk: string; sk: string }) =>
 
 /** Waits until the indexer has taken every pending name of the store into the postings. */
 async function indexed(storeId: string): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if ((await pendingNameCount(storeId)) === 0) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`names of ${storeId} still pending after 60 s`);
+  await waitFor(`names of ${storeId} indexed`, async () => (await pendingNameCount(storeId)) === 0, STREAM_WAIT_MS);
 }
 
 async function postingsOf(storeId: string, productId: number, name: string) {
@@ -71,7 +68,7 @@ const NEEDLES = [
   'lnu',
 ];
 
-describe('filter[name] on trigram postings', () => {
+describe('filter[name] on trigram postings', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
   let storeId: string;
   let api: ReturnType<typeof client>;
   const ids = new Map<string, number>();
@@ -158,7 +155,7 @@ describe('filter[name] on trigram postings', () => {
   });
 });
 
-describe('products reindex-names', () => {
+describe('products reindex-names', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
   it('gives products that predate the index their postings, and never overwrites a newer name', async () => {
     const { storeId, client: api } = await storeWithKey(['catalog:read']);
     const old = [
@@ -204,7 +201,7 @@ describe('products reindex-names', () => {
   });
 });
 
-describe('filter[name] read cost', () => {
+describe('filter[name] read cost', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
   let server: Server;
   let base: string;
   // The gateway reports a request's cost once it has answered: a measurement awaits both.

@@ -160,7 +160,11 @@ describe('webhooks: a slow or failing receiver never delays another key', () => 
       60_000,
     );
     expect(parked.endpoint.reason).toMatch(/^3 failed attempts in a row over .*; last: HTTP 503$/);
-    expect(logged.some((l) => l.msg === 'webhook.endpoint_parked' && l.key_id === key.id)).toBe(true);
+    // The signer announces the parking after it is stored (and after the probe is scheduled), so
+    // the line may come a moment after the state can be read: wait for it, do not race it.
+    await waitFor('the parking announced', () =>
+      logged.some((l) => l.msg === 'webhook.endpoint_parked' && l.key_id === key.id),
+    );
 
     // Later events wait in the log, pending and parked; none is attempted (only the probe, with the oldest).
     const later = await Promise.all(Array.from({ length: 5 }, () => storedOutboxItem(store)));
