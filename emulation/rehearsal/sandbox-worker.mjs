@@ -1,6 +1,7 @@
 // One Lambda execution environment: loads the bundled handler the way the Node.js runtime does
 // (`file.export` from the code directory) and runs one invocation at a time for the pool in
 // sandbox.ts. Plain JavaScript: it runs in a worker thread without the TypeScript loader.
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -44,6 +45,10 @@ parentPort.on('message', async ({ requestId, event, deadline }) => {
     logStreamName: 'rehearsal',
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
   };
+  // As the Node.js runtime does for a function with active tracing (every function here): the
+  // invocation's trace header in the environment, where the X-Ray SDK finds it. Not sampled: the
+  // rehearsal runs no X-Ray daemon, so spans are built as in AWS and none is sent.
+  process.env._X_AMZN_TRACE_ID = `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')};Parent=${randomBytes(8).toString('hex')};Sampled=0`;
   try {
     const result = await fn(JSON.parse(event), context);
     parentPort.postMessage({ requestId, ok: true, result: result === undefined ? 'null' : JSON.stringify(result) });

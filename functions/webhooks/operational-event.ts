@@ -1,5 +1,6 @@
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { config } from '#shared/config.ts';
+import { awsClientBuilt } from '#shared/aws-clients.ts';
 import { errorFields, log } from '#shared/log.ts';
 
 let client: SNSClient | undefined;
@@ -14,7 +15,7 @@ export async function publishOperationalEvent(type: string, data: Record<string,
   log('warn', type, data);
   const topicArn = config().operationsTopicArn;
   if (!topicArn) return;
-  client ??= new SNSClient({ region: config().region, maxAttempts: 3 });
+  client ??= awsClientBuilt(new SNSClient({ region: config().region, maxAttempts: 3 }));
   try {
     await client.send(new PublishCommand({ TopicArn: topicArn, Subject: type, Message: JSON.stringify(event) }));
   } catch (err) {

@@ -4,6 +4,7 @@ import { signingSecrets, type Delivery } from '#domain/webhook/delivery.ts';
 import { signedHeaders } from '#domain/webhook/signature.ts';
 import { decryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import { postWebhook, type PostResult } from './post.ts';
+import { tracePost } from './tracing.ts';
 import { abilityFor } from '#domain/event/event.ts';
 
 const READS = ['orders:read', 'catalog:read', 'content:read'] as const;
@@ -25,17 +26,21 @@ export function whyNotDeliverable(key: KeyRecord | undefined, eventType?: string
 /**
  * One signed POST of a delivery's body. A fresh timestamp on every attempt (receivers reject old
  * ones); the secret is opened only here, and a failure to open it is a platform error (it throws).
+ * The POST is a span of its own in X-Ray (tracing.ts).
  */
 export async function sendAttempt(key: DeliverableKey, delivery: Delivery, nowMs = Date.now()): Promise<PostResult> {
   const cfg = config();
   const secrets = await Promise.all(signingSecrets(key, new Date(nowMs)).map(decryptWebhookSecret));
   const headers = signedHeaders(secrets, delivery.event_id, Math.floor(nowMs / 1000), delivery.body);
   const sequence = sequenceInBody(delivery.body);
-  return postWebhook(
-    key.webhook_url,
-    { ...headers, ...(sequence === undefined ? {} : { 'webhook-sequence': String(sequence) }) },
-    delivery.body,
-    { allowLoopback: cfg.allowPrivateWebhooks, timeoutMs: cfg.webhookResponseTimeoutMs },
+  const span = { host: hostOf(key.webhook_url), eventType: delivery.event_type, attempt: delivery.round_attempts + 1 };
+  return tracePost(span, () =>
+    postWebhook(
+      key.webhook_url,
+      { ...headers, ...(sequence === undefined ? {} : { 'webhook-sequence': String(sequence) }) },
+      delivery.body,
+      { allowLoopback: cfg.allowPrivateWebhooks, timeoutMs: cfg.webhookResponseTimeoutMs },
+    ),
   );
 }
 

@@ -4,6 +4,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
 import { CONNECT_TIMEOUT_MS, guardStoreCalls, LOCAL_CONNECT_TIMEOUT_MS } from './store-availability.ts';
 import { holdWritesInDryRun } from './dry-run.ts';
+import { awsClientBuilt, awsClientDropped } from '#shared/aws-clients.ts';
 
 /**
  * Round trips and capacity units of the current request. Every DynamoDB call made inside
@@ -105,6 +106,7 @@ function createClients() {
   );
   holdWritesInDryRun(base);
   for (const decorate of decorators) decorate(base);
+  awsClientBuilt(base);
   const doc = DynamoDBDocumentClient.from(base, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
   });
@@ -131,5 +133,6 @@ export function tableName(): string {
 /** For the local stack and tests, which point the process at a new endpoint. */
 export function resetDbClients(): void {
   clients?.base.destroy();
+  awsClientDropped(clients?.base);
   clients = undefined;
 }

@@ -1,5 +1,6 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config.ts';
+import { awsClientBuilt, awsClientDropped } from '#shared/aws-clients.ts';
 import type { DeliveryMessage } from '#domain/webhook/delivery.ts';
 import type { ProbeMessage } from '#domain/webhook/endpoint.ts';
 
@@ -23,13 +24,15 @@ export function sqs(): SQSClient {
   const url = webhookQueueUrl();
   if (client && clientFor === url) return client;
   client?.destroy();
-  client = new SQSClient({ region: config().region, useQueueUrlAsEndpoint: false, maxAttempts: 4 });
+  awsClientDropped(client);
+  client = awsClientBuilt(new SQSClient({ region: config().region, useQueueUrlAsEndpoint: false, maxAttempts: 4 }));
   clientFor = url;
   return client;
 }
 
 export function resetSqsClient(): void {
   client?.destroy();
+  awsClientDropped(client);
   client = undefined;
   clientFor = undefined;
 }

@@ -1,12 +1,14 @@
 import type { KMSClient } from '@aws-sdk/client-kms';
 import { config } from '#shared/config.ts';
+import { awsClientBuilt } from '#shared/aws-clients.ts';
 import type { SecretCipher } from './webhook-secret-cipher.ts';
 import { WEBHOOK_SECRET_ENCRYPTION_CONTEXT } from '#domain/webhook/signature.ts';
 
 // Loaded on first use: the local stack and the admin CLI (key file, no KMS) never load the client.
 const sdk = () => import('@aws-sdk/client-kms');
 let client: KMSClient | undefined;
-const kms = async () => (client ??= new (await sdk()).KMSClient({ region: config().region, maxAttempts: 4 }));
+const kms = async () =>
+  (client ??= awsClientBuilt(new (await sdk()).KMSClient({ region: config().region, maxAttempts: 4 })));
 
 /**
  * AWS KMS (symmetric key). The encryption context names the purpose, so a ciphertext made for

@@ -1,0 +1,60 @@
+import { Tracer } from '@aws-lambda-powertools/tracer';
+import { onAwsClient } from '#shared/aws-clients.ts';
+
+/**
+ * X-Ray spans for the webhook signer, by Powertools Tracer: every DynamoDB, SQS, KMS and SNS
+ * call it makes (each client handed to `captureAWSv3Client` as it is built, shared/aws-clients.ts)
+ * and one subsegment per webhook POST, so a slow delivery shows whether the receiver or the
+ * platform took the time. Off outside Lambda (Tracer's own rule: no AWS_EXECUTION_ENV), so the
+ * local stack sends nothing.
+ *
+ * Only the signer carries Tracer: it adds the X-Ray SDK (~125 KB minified) to a bundle, and the
+ * API functions keep their cold start at the floor (docs/observability.md#traces says what they
+ * trace instead). Outgoing HTTP is not patched (`captureHTTPsRequests: false`): the patch would
+ * add an `X-Amzn-Trace-Id` header to every POST, handing our trace ids to the tenant's receiver.
+ */
+export const tracer = new Tracer({
+  serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'store-integration-api',
+  captureHTTPsRequests: false,
+});
+
+onAwsClient((client) => tracer.captureAWSv3Client(client));
+
+/** What a webhook POST's span records: the receiver's host, never its path or query (they may hold a secret). */
+export interface PostSpan {
+  host: string;
+  eventType: string;
+  attempt: number;
+}
+
+/**
+ * Runs one webhook POST inside its own subsegment (`webhook POST`), annotated with the host, the
+ * event type, the attempt and the answer's status (or the error that prevented one). A POST that
+ * got no 2xx marks the span as an error (the receiver's), not a fault (ours).
+ */
+export async function tracePost<T extends { status: number | null; error: string | null }>(
+  span: PostSpan,
+  post: () => Promise<T>,
+): Promise<T> {
+  const parent = tracer.isTracingEnabled() ? tracer.getSegment() : undefined;
+  if (!parent) return post();
+  const sub = parent.addNewSubsegment('webhook POST');
+  sub.namespace = 'remote';
+  sub.addAnnotation('webhook_host', span.host);
+  sub.addAnnotation('event_type', span.eventType);
+  sub.addAnnotation('attempt', span.attempt);
+  try {
+    const result = await post();
+    if (result.status !== null) sub.addAnnotation('status', result.status);
+    if (result.error !== null) {
+      sub.addMetadata('error', result.error);
+      sub.addErrorFlag();
+    }
+    return result;
+  } catch (err) {
+    sub.addError(err as Error);
+    throw err;
+  } finally {
+    sub.close();
+  }
+}
