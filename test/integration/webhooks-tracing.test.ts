@@ -30,8 +30,8 @@ describe('webhooks: X-Ray spans of the signer', () => {
       xrayDocuments().filter((d) => d.name === 'webhook POST' && d.annotations?.event_type === item.event_type);
     await waitFor('both POSTs traced', () => posts().length >= 2);
     const host = (url: string) => new URL(url).host;
-    const ok = posts().find((d) => d.annotations.webhook_host === host(healthy.url));
-    const refused = posts().find((d) => d.annotations.webhook_host === host(failing.url));
+    const ok = posts().find((d) => d.annotations.webhook_host === host(healthy.url))!;
+    const refused = posts().find((d) => d.annotations.webhook_host === host(failing.url))!;
     expect(ok).toMatchObject({
       trace_id: TRACE_ROOT,
       namespace: 'remote',
