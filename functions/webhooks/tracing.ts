@@ -1,24 +1,44 @@
-import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { onAwsClient } from '#shared/aws-clients.ts';
 
 /**
  * X-Ray spans for the webhook signer, by Powertools Tracer: every DynamoDB, SQS, KMS and SNS
  * call it makes (each client handed to `captureAWSv3Client` as it is built, shared/aws-clients.ts)
  * and one subsegment per webhook POST, so a slow delivery shows whether the receiver or the
- * platform took the time. Off outside Lambda (Tracer's own rule: no AWS_EXECUTION_ENV), so the
- * local stack sends nothing.
+ * platform took the time.
  *
  * Only the signer carries Tracer: it adds the X-Ray SDK (~125 KB minified) to a bundle, and the
  * API functions keep their cold start at the floor (docs/observability.md#traces says what they
  * trace instead). Outgoing HTTP is not patched (`captureHTTPsRequests: false`): the patch would
  * add an `X-Amzn-Trace-Id` header to every POST, handing our trace ids to the tenant's receiver.
  */
-export const tracer = new Tracer({
-  serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'store-integration-api',
-  captureHTTPsRequests: false,
-});
 
-onAwsClient((client) => tracer.captureAWSv3Client(client));
+/**
+ * Whether Tracer would trace here, by its own rule (a Lambda execution environment, not SAM's or
+ * Amplify's emulation, POWERTOOLS_TRACE_ENABLED not "false"). Anywhere else the X-Ray SDK is not
+ * even loaded: it installs async hooks (cls-hooked) as it loads, which track every promise of the
+ * process (measured: 300,000 awaited promises 86 ms without it, 1,717 ms with it), and the local
+ * stack, the tests and the bench run the signer inside the process that serves the API.
+ */
+export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+  const execution = env.AWS_EXECUTION_ENV ?? '';
+  return (
+    execution !== '' &&
+    execution !== 'AWS_Lambda_amplify-mock' &&
+    (env.AWS_SAM_LOCAL ?? '') === '' &&
+    (env.POWERTOOLS_TRACE_ENABLED ?? '').toLowerCase() !== 'false'
+  );
+}
+
+/** Tracer in Lambda; undefined elsewhere (nothing to trace, and nothing loaded). */
+export const tracer: Tracer | undefined = tracingWanted()
+  ? new (await import('@aws-lambda-powertools/tracer')).Tracer({
+      serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'store-integration-api',
+      captureHTTPsRequests: false,
+    })
+  : undefined;
+
+if (tracer) onAwsClient((client) => tracer.captureAWSv3Client(client));
 
 /** What a webhook POST's span records: the receiver's host, never its path or query (they may hold a secret). */
 export interface PostSpan {
@@ -36,7 +56,7 @@ export async function tracePost<T extends { status: number | null; error: string
   span: PostSpan,
   post: () => Promise<T>,
 ): Promise<T> {
-  const parent = tracer.isTracingEnabled() ? tracer.getSegment() : undefined;
+  const parent = tracer?.isTracingEnabled() ? tracer.getSegment() : undefined;
   if (!parent) return post();
   const sub = parent.addNewSubsegment('webhook POST');
   sub.namespace = 'remote';
