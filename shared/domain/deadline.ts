@@ -64,10 +64,16 @@ export function withGrace<T>(ms: number, fn: () => Promise<T>): Promise<T> {
   return budgets.exit(() => withDeadline(ms, fn));
 }
 
-/** Milliseconds left in the current budget (never negative); Infinity outside any budget. */
+/**
+ * Milliseconds left in the current budget (never negative); Infinity outside any budget; 0 once
+ * its signal has aborted. The abort comes from a timer, and Node runs timers against the event
+ * loop's clock, read when the loop turned: on a busy process a timer fires a few milliseconds
+ * before the wall-clock deadline, and work that saw its signal abort must not find time left.
+ */
 export function remainingMs(now: number = Date.now()): number {
   const budget = budgets.getStore();
-  return budget === undefined ? Number.POSITIVE_INFINITY : Math.max(0, budget.deadline - now);
+  if (budget === undefined) return Number.POSITIVE_INFINITY;
+  return budget.signal.aborted ? 0 : Math.max(0, budget.deadline - now);
 }
 
 /** Aborts when the current budget runs out; undefined outside any budget. */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DeadlineExceeded, deadlineSignal, remainingMs, withDeadline, withGrace } from '#domain/deadline.ts';
 
 describe('request deadline', () => {
@@ -37,6 +37,22 @@ describe('request deadline', () => {
       // Only inside: the spent budget is the work's again after it.
       expect(remainingMs()).toBe(0);
     });
+  });
+
+  it('has no time left once its signal has aborted, though the wall clock has not reached the deadline', async () => {
+    // Node fires timers by the event loop's clock, read when the loop turned, so on a busy
+    // process the abort can come a few milliseconds early. Faked timers make that early firing
+    // certain: the abort timer runs while Date.now() is a minute short of the deadline.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await withDeadline(60_000, async () => {
+        vi.advanceTimersByTime(60_000);
+        expect(deadlineSignal()?.aborted).toBe(true);
+        expect(remainingMs()).toBe(0);
+      });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('aborts the signal with DeadlineExceeded when the budget runs out', async () => {
