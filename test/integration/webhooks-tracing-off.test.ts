@@ -19,7 +19,7 @@ function xraySdkLoaded(env: Record<string, string>): boolean {
   const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     cwd: process.cwd(),
     encoding: 'utf8',
-    env: { ...rest, TABLE_NAME: 'tracing-off', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'silent', ...env },
+    env: { ...rest, TABLE_NAME: 'tracing-off', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'warn', ...env },
   });
   return JSON.parse(out) as boolean;
 }
