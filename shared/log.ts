@@ -1,13 +1,13 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger, LogFormatter, LogItem } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 import { config } from './config.ts';
-import { invocationContext } from './log-context.ts';
 
 /**
  * One JSON object per line, the same shape in Lambda and on the local stack, written by
  * Powertools' Logger: `level`, `time`, `msg`, `service`, then the invocation's `request_id`,
- * `function_name`, `cold_start`, `key_id`, `store_id` (null until known; log-context.ts), then the
- * line's own fields. Never pass tokens, secrets or whole request bodies here; fields whose names
+ * `function_name`, `cold_start`, `key_id`, `store_id` (null until known; the invocation context
+ * below), then the line's own fields. Never pass tokens, secrets or whole request bodies here; fields whose names
  * say they hold one are replaced by "[redacted]" all the same.
  */
 const levels = { debug: 10, info: 20, warn: 30, error: 40 } as const;
@@ -118,4 +118,70 @@ export function log(level: Level, msg: string, fields: Record<string, unknown> =
 export function errorFields(err: unknown): Record<string, unknown> {
   if (err instanceof Error) return { error: err.name, error_message: err.message, stack: err.stack };
   return { error: String(err) };
+}
+
+/**
+ * What every log line and metric of one invocation carries: set when the invocation starts
+ * (request id, function, cold start) and filled in as it learns more (the key and store once the
+ * authorizer or the delivery log named them). Held per async context, so the local gateway's
+ * concurrent requests never share one (a Lambda container runs one invocation at a time).
+ */
+export interface InvocationContext {
+  request_id: string | null;
+  function_name: string | null;
+  cold_start: boolean | null;
+  key_id: number | null;
+  store_id: string | null;
+  /** For the request metrics: set by the idempotency layer when it answered from storage. */
+  idempotency_replay?: boolean;
+}
+
+const scope = new AsyncLocalStorage<InvocationContext>();
+
+const empty = (): InvocationContext => ({
+  request_id: null,
+  function_name: null,
+  cold_start: null,
+  key_id: null,
+  store_id: null,
+});
+
+/** Runs `fn` with a context of its own (what is not given is inherited from the outer one). */
+export function withInvocationContext<T>(fields: Partial<InvocationContext>, fn: () => T): T {
+  return scope.run({ ...(scope.getStore() ?? empty()), ...fields }, fn);
+}
+
+/** Adds what the invocation has learnt (key, store) to its context; outside one, nothing. */
+export function addInvocationContext(fields: Partial<InvocationContext>): void {
+  const current = scope.getStore();
+  if (current) Object.assign(current, fields);
+}
+
+export function invocationContext(): InvocationContext {
+  return scope.getStore() ?? empty();
+}
+
+/** True on the first call of each returned function: one per Lambda handler module, as Lambda's cold start. */
+export function coldStartTracker(): () => boolean {
+  let cold = true;
+  return () => {
+    const was = cold;
+    cold = false;
+    return was;
+  };
+}
+
+/** The context of one queue message: the invocation's request id (the message id locally), key and store to come. */
+export function invocation(
+  record: { messageId: string },
+  context: { awsRequestId?: string; functionName?: string } | undefined,
+  coldStart: boolean,
+): InvocationContext {
+  return {
+    request_id: context?.awsRequestId ?? record.messageId,
+    function_name: context?.functionName ?? null,
+    cold_start: coldStart,
+    key_id: null,
+    store_id: null,
+  };
 }

@@ -1,11 +1,10 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { authenticate } from '#db/key-auth.repo.ts';
-import { hashToken, looksLikeToken } from '#domain/key/token.ts';
-import { findRoute } from '#http/api-routes.ts';
-import { principalToContext } from '#http/authorizer-context.ts';
+import { hashToken, looksLikeToken } from '#domain/key/api-key.ts';
+import { findRoute, principalToContext } from '#http/api-routes.ts';
 import { config } from '#shared/config.ts';
 import { instrument } from '#http/http-handler.ts';
-import { addInvocationContext } from '#shared/log-context.ts';
+import { addInvocationContext } from '#shared/log.ts';
 import type { Principal } from '#domain/principal.ts';
 
 /** API Gateway's contract for "401": throw exactly this message. */

@@ -1,6 +1,5 @@
 import { validationFailed } from '#domain/errors.ts';
-import { parse } from '#domain/validation.ts';
-import { EXTERNAL_ID_RULE, externalIdFromPath, isExternalId } from '#domain/external-id.ts';
+import { parse, EXTERNAL_ID_RULE, externalIdFromPath, isExternalId } from '#domain/validation.ts';
 import { ActionBody } from '#domain/page/page-write.ts';
 
 /**

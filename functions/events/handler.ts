@@ -1,10 +1,8 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { coldStartTracker, withInvocationContext } from '#shared/log-context.ts';
-import { outboxRecordFromImage } from '#db/outbox-stream.ts';
+import { coldStartTracker, withInvocationContext, errorFields, log } from '#shared/log.ts';
+import { outboxRecordFromImage, type OutboxRecord } from '#db/outbox-stream.ts';
 import { isOutboxInsert } from '#db/outbox-stream-filter.ts';
-import { errorFields, log } from '#shared/log.ts';
 import { fanOut, prepareStoreBatch } from './fan-out.ts';
-import type { OutboxRecord } from '#db/outbox-stream.ts';
 
 /**
  * Stream fan-out (table stream → webhook queue). The event-source mapping already filters on

@@ -3,7 +3,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { authorizedKey, bodyText, internal, resolveRoute, responseShaper } from '#http/middlewares.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/json-text.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
 import { absoluteUrl, instrument, NO_EARLY_TIMEOUT } from '#http/http-handler.ts';
 import { DomainError } from '#domain/errors.ts';
 import { json } from '#http/response.ts';

@@ -6,9 +6,8 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { API_ROUTES, canonicalPath, type ApiRoute } from '#http/api-routes.ts';
+import { API_ROUTES, canonicalPath, type ApiRoute, type RequestPrincipal } from '#http/api-routes.ts';
 import type { RouteFn } from '#http/http-handler.ts';
-import type { RequestPrincipal } from '#http/authorizer-context.ts';
 import { DomainError } from '#domain/errors.ts';
 import { errorBody, statusOf } from '#http/error-status.ts';
 import type { Ability } from '#domain/key/abilities.ts';

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { KeyedOperation } from '#http/api-routes.ts';
-import { ExternalIdSchema } from '#domain/external-id.ts';
+import { ExternalIdSchema } from '#domain/validation.ts';
 import { CURSOR, DEFAULT_LIMIT, PAGE_LIMIT, PAGE_NUMBER } from '#domain/pagination.ts';
 import { ProductPatchBody, ProductPutBody } from '#domain/product/product-write.ts';
 import { MAX_BATCH_ITEMS, ProductBatchBody } from '#domain/product/batch.ts';

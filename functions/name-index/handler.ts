@@ -1,8 +1,7 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { coldStartTracker, withInvocationContext } from '#shared/log-context.ts';
+import { coldStartTracker, withInvocationContext, errorFields, log } from '#shared/log.ts';
 import { isPendingNameWrite, pendingNameFromImage } from '#db/name-index-stream.ts';
 import { indexPendingNames } from '#db/name-index.repo.ts';
-import { errorFields, log } from '#shared/log.ts';
 
 /**
  * Name indexer (table stream → filter[name]'s trigram postings, see shared/db/name-index.repo.ts).

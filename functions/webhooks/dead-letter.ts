@@ -1,8 +1,14 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { getDelivery, updateDelivery } from '#db/delivery.repo.ts';
 import { parseDeliveryMessage } from '#domain/webhook/delivery.ts';
-import { errorFields, log } from '#shared/log.ts';
-import { addInvocationContext, coldStartTracker, invocation, withInvocationContext } from '#shared/log-context.ts';
+import {
+  errorFields,
+  log,
+  addInvocationContext,
+  coldStartTracker,
+  invocation,
+  withInvocationContext,
+} from '#shared/log.ts';
 import { recordDelivery } from './delivery-metrics.ts';
 import { processSqsBatch } from './sqs-batch.ts';
 

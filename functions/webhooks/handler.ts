@@ -2,9 +2,8 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { config } from '#shared/config.ts';
 import { platformErrorBackoffSeconds } from '#domain/webhook/retry.ts';
 import { setVisibility } from '#queue/sqs.ts';
-import { errorFields, log } from '#shared/log.ts';
+import { errorFields, log, coldStartTracker, invocation, withInvocationContext } from '#shared/log.ts';
 import { processMessage } from './attempt.ts';
-import { coldStartTracker, invocation, withInvocationContext } from '#shared/log-context.ts';
 import { processSqsBatch } from './sqs-batch.ts';
 
 /**

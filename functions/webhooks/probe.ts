@@ -5,8 +5,7 @@ import { claimProbe, getEndpoint, resumeEndpoint, scheduleProbe } from '#db/endp
 import type { ProbeMessage } from '#domain/webhook/endpoint.ts';
 import { DUE_TOLERANCE_MS, hopDelaySeconds } from '#domain/webhook/retry.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
-import { log } from '#shared/log.ts';
-import { addInvocationContext } from '#shared/log-context.ts';
+import { log, addInvocationContext } from '#shared/log.ts';
 import type { MessageOutcome } from './attempt.ts';
 import { recordDelivery } from './delivery-metrics.ts';
 import { parkDelivery, probeFailed, sendProbe } from './endpoint-health.ts';

@@ -21,7 +21,7 @@ export function addGatewayResponses(api: apigw.RestApi, rateLimitPerMinute: numb
 
 /**
  * One JSON line per request in the access log, with the key and store the authorizer resolved
- * (its context keys are keyId and storeId, shared/http/authorizer-context.ts). Never the token.
+ * (its context keys are keyId and storeId, shared/http/api-routes.ts). Never the token.
  */
 export const ACCESS_LOG_FIELDS = {
   request_id: '$context.requestId',

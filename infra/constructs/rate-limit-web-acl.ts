@@ -13,7 +13,7 @@ export interface RateLimitWebAclProps {
 
 /**
  * `Bearer <token>` as the authorizer reads it (functions/authorizer/handler.ts, and the token
- * shape of shared/domain/key/token.ts `looksLikeToken`): the scheme in any case, then `sia_` and
+ * shape of shared/domain/key/api-key.ts `looksLikeToken`): the scheme in any case, then `sia_` and
  * 43 base64url characters. WAF's regex has no case-insensitive flag, hence the classes.
  */
 export const WELL_FORMED_AUTHORIZATION = '^[Bb][Ee][Aa][Rr][Ee][Rr][ \\t]+sia_[A-Za-z0-9_-]{43}[ \\t]*$';

@@ -5,8 +5,7 @@ import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '#do
 import { keyOrigin } from '#domain/event/event.ts';
 import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '#domain/order/events.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
-import { nextUpdatedAt } from '#domain/clock.ts';
-import { done, retryOnStale, stale } from '#domain/retry.ts';
+import { nextUpdatedAt, done, retryOnStale, stale } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
 import { requireStore } from './stores.ts';
 import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit.ts';

@@ -8,13 +8,13 @@ import {
 } from '#db/product.repo.ts';
 import type { ProductIds } from '#db/product-batch.repo.ts';
 import { markNamesPending } from '#db/product-index.repo.ts';
-import { productCount, readProductSequence } from '#db/product-sequence.ts';
+import { productCount, readProductSequence } from '#db/sequence.ts';
 import {
   productByExternalId,
   productIdForExternalId,
   resolveWriteTargets,
   type WriteTargets,
-} from '#db/product-refs.repo.ts';
+} from '#db/product-item.ts';
 import { toMappedProduct, type Product } from '#domain/product/product.ts';
 import {
   applyProductChange,
@@ -25,7 +25,7 @@ import {
   type ProductWrite,
 } from '#domain/product/product-write.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
-import { nowIso } from '#domain/clock.ts';
+import { nowIso } from '#domain/time.ts';
 import { keyOrigin } from '#domain/event/event.ts';
 import type { Caller } from '#domain/principal.ts';
 

@@ -6,7 +6,7 @@ import {
   type Tag,
   type TaxonomyKind,
 } from '#db/taxonomy.repo.ts';
-import { nowIso } from '#domain/clock.ts';
+import { nowIso } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
 
 /** Create or rename a category of this key; the same name again is a 200 that writes nothing. */

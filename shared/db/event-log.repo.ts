@@ -4,7 +4,7 @@ import { ENTITY } from './table.ts';
 import { keys } from './keys.ts';
 import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from './helpers.ts';
 import { readSequence, sequenceMove, sequenceValue } from './sequence.ts';
-import { backoff } from '#domain/retry.ts';
+import { backoff } from '#domain/time.ts';
 import type { Origin } from '#domain/event/event.ts';
 
 /**

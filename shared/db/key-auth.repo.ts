@@ -12,7 +12,7 @@ import {
   slotsOf,
   WINDOW_MS,
   type RateDecision,
-} from '#domain/key/rate-limit.ts';
+} from '#domain/key/api-key.ts';
 import type { Principal } from '#domain/principal.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { KeyRecord } from '#domain/key/api-key.ts';
 import { DomainError } from '#domain/errors.ts';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { backoff } from '#domain/retry.ts';
+import { backoff } from '#domain/time.ts';
 import { db, tableName } from './client.ts';
 import { keys } from './keys.ts';
 import { cancellationReasons } from './helpers.ts';

@@ -1,4 +1,4 @@
-import { backoff } from '#domain/retry.ts';
+import { backoff } from '#domain/time.ts';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';

@@ -4,8 +4,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dyn
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
-import { getWithAlongside, type Item, type TransactItem } from './helpers.ts';
-import { namedTransaction } from './transaction.ts';
+import { getWithAlongside, type Item, type TransactItem, namedTransaction } from './helpers.ts';
 import type { Order } from '#domain/order/order.ts';
 import type { OrderEvent } from '#domain/order/events.ts';
 import { DomainError } from '#domain/errors.ts';

@@ -3,8 +3,7 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { TABLE } from './table.ts';
 import { keys } from './keys.ts';
-import type { TransactItem } from './helpers.ts';
-import { namedTransaction } from './transaction.ts';
+import { type TransactItem, namedTransaction } from './helpers.ts';
 import { pageItem, pageLinkItem, slugClaim, toPage } from './page.repo.ts';
 import type { Page } from '#domain/page/page.ts';
 

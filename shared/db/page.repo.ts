@@ -1,11 +1,10 @@
-import { assertRoundBudget, backoff } from '#domain/retry.ts';
+import { assertRoundBudget, backoff } from '#domain/time.ts';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY, TABLE } from './table.ts';
 import { keys, type Key } from './keys.ts';
-import { getWithAlongside, type Item } from './helpers.ts';
-import { namedTransaction } from './transaction.ts';
+import { getWithAlongside, type Item, namedTransaction } from './helpers.ts';
 import type { Page, PageContent, PageType } from '#domain/page/page.ts';
 import { readSequence, sequenceMove, sequenceValue } from './sequence.ts';
 

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
-import type { Item } from './helpers.ts';
-import { namedTransaction } from './transaction.ts';
+import { type Item, namedTransaction } from './helpers.ts';
 import { newLinkWrite, productItem } from './product-item.ts';
 import { productEventPut } from './event-item.ts';
 import { groupIndexWrites } from './product-index.repo.ts';
@@ -12,10 +11,9 @@ import {
   reserveProductIds,
   type ProductSequence,
   type ReservedIds,
-} from './product-sequence.ts';
+} from './sequence.ts';
 import type { Offer, Product } from '#domain/product/product.ts';
-import { backoff, RoundClock } from '#domain/retry.ts';
-import { remainingMs, withGrace } from '#domain/deadline.ts';
+import { backoff, RoundClock, remainingMs, withGrace } from '#domain/time.ts';
 import { errorFields, log } from '#shared/log.ts';
 import { DomainError } from '#domain/errors.ts';
 

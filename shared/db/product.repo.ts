@@ -1,13 +1,12 @@
-import { contended, done, retryOnStale, stale, undetermined } from '#domain/retry.ts';
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { contended, done, retryOnStale, stale, undetermined } from '#domain/time.ts';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
-import { keys } from './keys.ts';
+import { keys, type Key } from './keys.ts';
 import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from './helpers.ts';
-import type { Key } from './keys.ts';
 import type { Product } from '#domain/product/product.ts';
 import { indexWrites } from './product-index.repo.ts';
-import { linkCopyWrite, readLink, toProduct } from './product-item.ts';
+import { getProduct, linkCopyWrite, readLink, toProduct } from './product-item.ts';
 import {
   idsAtPositions,
   productCount,
@@ -15,7 +14,7 @@ import {
   readProductSequence,
   sequenceOf,
   type ProductSequence,
-} from './product-sequence.ts';
+} from './sequence.ts';
 import { ProductIds, type NewProduct } from './product-batch.repo.ts';
 import { productEventPut } from './event-item.ts';
 import type { Origin } from '#domain/event/event.ts';
@@ -25,19 +24,6 @@ import type { Origin } from '#domain/event/event.ts';
  * inserts the product), so page p of the list is exactly the ids (p-1)*l+1..p*l and the total
  * is the sequence value: a list page is one BatchGetItem, whatever the size of the store.
  */
-
-/**
- * Product reads are eventually consistent (half the units): a product changed a moment ago may
- * come back as its previous version for typically well under a second. Never a 404 or a gap for a
- * product that exists: an id the eventually consistent read does not find is read again strongly
- * (docs/api.md, "Consistency").
- */
-export async function getProduct(storeId: string, id: number, consistent = false): Promise<Product | undefined> {
-  const read = (strong: boolean) =>
-    db().send(new GetCommand({ TableName: tableName(), Key: keys.product(storeId, id), ConsistentRead: strong }));
-  const item = (await read(consistent)).Item ?? (consistent ? undefined : (await read(true)).Item);
-  return item ? toProduct(item) : undefined;
-}
 
 /** `found` plus, read strongly, the keys of `wanted` it lacks (an eventually consistent read may not see an item just written). */
 async function completeStrongly(found: Map<string, Item>, wanted: Key[]): Promise<Map<string, Item>> {

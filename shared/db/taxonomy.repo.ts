@@ -1,4 +1,4 @@
-import { nextUpdatedAt } from '#domain/clock.ts';
+import { nextUpdatedAt } from '#domain/time.ts';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { ENTITY } from './table.ts';

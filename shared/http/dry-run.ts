@@ -1,5 +1,5 @@
 import { DomainError } from '#domain/errors.ts';
-import { externalIdFromPath } from '#domain/external-id.ts';
+import { externalIdFromPath } from '#domain/validation.ts';
 import { withoutWrites } from '#app/dry-run.ts';
 import { API_ROUTES, type Group, type KeyedOperation, type WriteOperationOf } from './api-routes.ts';
 import type { RouteFn, RouteInput } from './http-handler.ts';

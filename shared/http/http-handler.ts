@@ -1,10 +1,9 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { canonicalPath, type Group, type OperationOf } from './api-routes.ts';
+import { canonicalPath, type Group, type OperationOf, type RequestPrincipal } from './api-routes.ts';
 import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from './middlewares.ts';
 import { json, type RouteResult } from './response.ts';
-import type { RequestPrincipal } from './authorizer-context.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
 import { canDryRun, dryRunWrite, takeDryRun, type CurrentStates, type CurrentStatesOf } from './dry-run.ts';
 import type { Principal } from '#domain/principal.ts';

@@ -13,7 +13,7 @@ import {
   type Refusal,
   type StoredResponse,
 } from '#db/idempotency.repo.ts';
-import { addInvocationContext } from '#shared/log-context.ts';
+import { addInvocationContext } from '#shared/log.ts';
 
 /**
  * An endpoint that takes an Idempotency-Key (docs/contract.md#idempotency), as one wrapper:

@@ -1,10 +1,16 @@
 import type { Context } from 'aws-lambda';
 import { currentDbStats, withDbStats } from '#db/client.ts';
-import { log, logs, requestLoggingEnabled } from '#shared/log.ts';
-import { coldStartTracker, invocationContext, withInvocationContext } from '#shared/log-context.ts';
+import {
+  log,
+  logs,
+  requestLoggingEnabled,
+  coldStartTracker,
+  invocationContext,
+  withInvocationContext,
+} from '#shared/log.ts';
 import { emitMetrics, metricFields, MetricUnit, type Unit } from '#shared/metrics.ts';
 import { findRoute } from './api-routes.ts';
-import { withDeadline } from '#domain/deadline.ts';
+import { withDeadline } from '#domain/time.ts';
 
 type ApiEvent = {
   requestContext?: { requestId?: string } | null;

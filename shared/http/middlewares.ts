@@ -1,13 +1,11 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { DomainError } from '#domain/errors.ts';
-import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/json-text.ts';
+import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
 import { json } from './response.ts';
 import { errorResponse } from './error-status.ts';
-import { allowedMethods, findRoute, type ApiRoute } from './api-routes.ts';
-import { principalFromContext, type RequestPrincipal } from './authorizer-context.ts';
-import { errorFields, log } from '#shared/log.ts';
-import { addInvocationContext } from '#shared/log-context.ts';
+import { allowedMethods, findRoute, type ApiRoute, principalFromContext, type RequestPrincipal } from './api-routes.ts';
+import { errorFields, log, addInvocationContext } from '#shared/log.ts';
 import { BEARER_CHALLENGE } from './gateway-responses.ts';
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;

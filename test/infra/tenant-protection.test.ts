@@ -5,7 +5,7 @@ import { capacityModel, capacityRefusal } from '#infra/capacity.ts';
 import { TOO_LARGE_CONTENT_LENGTH, WELL_FORMED_AUTHORIZATION } from '#infra/constructs/rate-limit-web-acl.ts';
 import { DEFAULT_SETTINGS, settingsFromContext } from '#infra/settings.ts';
 import { GATEWAY_METRICS, METRICS_NAMESPACE } from '#infra/metric-names.ts';
-import { generateToken } from '#domain/key/token.ts';
+import { generateToken } from '#domain/key/api-key.ts';
 import { bearerToken } from '#functions/authorizer/handler.ts';
 import { INVALID_TOKEN_CHALLENGE } from '#http/gateway-responses.ts';
 import { logicalId, synthStacks } from './synth.ts';

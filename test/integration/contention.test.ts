@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { client, createKey, createStore, type ApiResponse } from '#fixtures/api.ts';
 import { keyPool } from '#fixtures/key-pool.ts';
-import { readProductSequence, recordGaps, reserveProductIds } from '#db/product-sequence.ts';
+import { readProductSequence, recordGaps, reserveProductIds } from '#db/sequence.ts';
 import { productIdsFor } from '#db/product.repo.ts';
 import type { NewProduct } from '#db/product-batch.repo.ts';
-import { deadlineSignal, remainingMs, withDeadline } from '#domain/deadline.ts';
+import { deadlineSignal, remainingMs, withDeadline } from '#domain/time.ts';
 
 /**
  * The contention suite (docs/catalog-writes.md, "Ids under contention" and "Time budget"): many

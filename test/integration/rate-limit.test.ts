@@ -3,8 +3,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { adminCommand, client, storeWithKey } from '#fixtures/api.ts';
 import { db, tableName } from '#db/client.ts';
 import { keys } from '#db/keys.ts';
-import { hashToken } from '#domain/key/token.ts';
-import { LEGACY_SLOT_MIN } from '#domain/key/rate-limit.ts';
+import { hashToken, LEGACY_SLOT_MIN } from '#domain/key/api-key.ts';
 import { itemSize } from '../../bench/billing-units.ts';
 
 const tokenItem = async (token: string) =>

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_BASE_PATH } from '#http/api-routes.ts';
-import { generateToken } from '#domain/key/token.ts';
+import { generateToken } from '#domain/key/api-key.ts';
 import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '#http/gateway-responses.ts';
 import { startRehearsal, type RehearsalStack } from '#emulation/rehearsal/stack.ts';
 import { freePort } from '#fixtures/free-port.ts';

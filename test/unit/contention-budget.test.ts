@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { idsAtPositions } from '#db/product-sequence.ts';
+import { idsAtPositions } from '#db/sequence.ts';
 import { requestBudgetMs, GATEWAY_BUDGET_MS } from '#http/instrument.ts';
-import { done, retryOnStale, ROUND_MARGIN_MS, stale } from '#domain/retry.ts';
-import { withDeadline } from '#domain/deadline.ts';
+import { done, retryOnStale, ROUND_MARGIN_MS, stale, withDeadline } from '#domain/time.ts';
 import { DomainError } from '#domain/errors.ts';
 
 describe('ids at list positions, around the gaps of the product sequence', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DeadlineExceeded, deadlineSignal, remainingMs, withDeadline, withGrace } from '#domain/deadline.ts';
+import { DeadlineExceeded, deadlineSignal, remainingMs, withDeadline, withGrace } from '#domain/time.ts';
 
 describe('request deadline', () => {
   it('is unbounded outside any budget', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { keys } from '#db/keys.ts';
 import { denseIdsOfPage, pageEnvelope } from '#domain/pagination.ts';
 import { matchPath } from '#emulation/local/match-path.ts';
-import { generateToken, hashToken, looksLikeToken } from '#domain/key/token.ts';
+import { generateToken, hashToken, looksLikeToken } from '#domain/key/api-key.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { toProductResource, type Product } from '#domain/product/product.ts';
 import { bearerToken } from '#functions/authorizer/handler.ts';

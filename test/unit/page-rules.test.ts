@@ -1,4 +1,4 @@
-import { nextUpdatedAt } from '#domain/clock.ts';
+import { nextUpdatedAt } from '#domain/time.ts';
 import { describe, expect, it } from 'vitest';
 import * as v from 'valibot';
 import { PAGE_STATUSES, toPageResource, type Page, type PageStatus } from '#domain/page/page.ts';

@@ -1,4 +1,4 @@
-import { nextUpdatedAt } from '#domain/clock.ts';
+import { nextUpdatedAt } from '#domain/time.ts';
 import { describe, expect, it } from 'vitest';
 import * as v from 'valibot';
 import {
@@ -9,7 +9,7 @@ import {
   ProductPutBody,
 } from '#domain/product/product-write.ts';
 import { isReservedTagValue, tagComparisonForm } from '#domain/product/taxonomy.ts';
-import { externalIdFromPath, isExternalId } from '#domain/external-id.ts';
+import { externalIdFromPath, isExternalId } from '#domain/validation.ts';
 import type { Product } from '#domain/product/product.ts';
 
 const T0 = '2026-01-01T00:00:00.000Z';

@@ -10,7 +10,7 @@ import {
   SLOT_EPOCH_MS,
   slotsOf,
   WINDOW_MS,
-} from '#domain/key/rate-limit.ts';
+} from '#domain/key/api-key.ts';
 
 const now = 1_800_000_000_000;
 

@@ -1,10 +1,9 @@
-import { createServer, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server, type Socket, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DomainError } from '#domain/errors.ts';
-import { withDeadline } from '#domain/deadline.ts';
-import { CONNECT_TIMEOUT_MS, guardStoreCalls, storeUnavailable } from '#db/store-availability.ts';
+import { withDeadline } from '#domain/time.ts';
+import { CONNECT_TIMEOUT_MS, guardStoreCalls, storeUnavailable } from '#db/client.ts';
 
 const sdkError = (name: string, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(name), { name, ...extra });

@@ -1,9 +1,8 @@
-import { parse } from '#domain/validation.ts';
+import { parse, externalIdParam } from '#domain/validation.ts';
 import { IncludeQuery } from '#domain/product/include.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { getProductByExternalId } from '#app/product-reads.ts';
 import { toMappedProduct } from '#domain/product/product.ts';
-import { externalIdParam } from '../write-input.ts';
 
 /**
  * GET /catalog/products/{external_id}: the mapped product this key's external id addresses, as a

@@ -1,10 +1,9 @@
-import { parse } from '#domain/validation.ts';
+import { parse, externalIdParam } from '#domain/validation.ts';
 import { IncludeQuery } from '#domain/product/include.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { patchProduct } from '#app/product-writes.ts';
 import { toMappedProduct } from '#domain/product/product.ts';
 import { ProductPatchBody } from '#domain/product/product-write.ts';
-import { externalIdParam } from '../write-input.ts';
 
 /** PATCH /catalog/products/{external_id}: only the supplied fields change; 404 (after the body is valid) for an unknown external id. */
 export const updateProduct: RouteFn = async ({ principal, pathParameters, body, query }) => {

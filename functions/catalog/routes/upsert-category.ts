@@ -1,8 +1,7 @@
-import { parse } from '#domain/validation.ts';
+import { parse, externalIdParam } from '#domain/validation.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { putCategory } from '#app/taxonomy.ts';
 import { CategoryBody } from '#domain/product/taxonomy.ts';
-import { externalIdParam } from '../write-input.ts';
 
 /** PUT /catalog/categories/{external_id}: create or rename. */
 export const upsertCategory: RouteFn = async ({ principal, pathParameters, body }) => {

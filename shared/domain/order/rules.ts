@@ -1,5 +1,5 @@
 import { ORDER_TRANSITIONS, type Order, type OrderStatus } from './order.ts';
-import { EXTERNAL_ID_PATTERN, EXTERNAL_ID_RULE, externalIdFromPath } from '../external-id.ts';
+import { EXTERNAL_ID_PATTERN, EXTERNAL_ID_RULE, externalIdFromPath } from '../validation.ts';
 
 /**
  * A reference travels in a URL path and a sort key, so it uses the alphabet of external ids

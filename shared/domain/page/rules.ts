@@ -1,4 +1,4 @@
-import { nextUpdatedAt } from '../clock.ts';
+import { nextUpdatedAt } from '../time.ts';
 import type { Page, PageContent, PageStatus } from './page.ts';
 
 export type { PageContent } from './page.ts';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { isExternalId } from '../external-id.ts';
+import { isExternalId } from '../validation.ts';
 import { validationFailed } from '../errors.ts';
 
 /** At most this many products per batch request: one request of the key's allowance, one Lambda run. */

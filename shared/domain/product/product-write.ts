@@ -2,11 +2,11 @@
  * The product write shape (docs/contract.md#resources-and-fields, docs/contract.md#products): its validation and how a write lands on a
  * stored product. Pure: the route resolves references and the repository does the I/O.
  */
-import { nextUpdatedAt } from '../clock.ts';
+import { nextUpdatedAt } from '../time.ts';
 import * as v from 'valibot';
 import { checkImageUrl } from './image-url.ts';
 import { PRODUCT_STATUSES, type Offer, type Product, type ProductStatus } from './product.ts';
-import { ExternalIdSchema } from '../external-id.ts';
+import { ExternalIdSchema } from '../validation.ts';
 import { plainText } from '../text.ts';
 
 export const MAX_PRICE = 1_000_000_000_000;

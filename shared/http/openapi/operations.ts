@@ -9,7 +9,7 @@ import { ListEventsQuery } from '#functions/orders/routes/list-events.ts';
 import * as v from 'valibot';
 import type { Operation } from '../api-routes.ts';
 import type { ErrorCode } from '#domain/errors.ts';
-import { ExternalIdSchema } from '#domain/external-id.ts';
+import { ExternalIdSchema } from '#domain/validation.ts';
 import { IncludeQuery } from '#domain/product/include.ts';
 import { ProductPatchBody, ProductPutBody } from '#domain/product/product-write.ts';
 import { ProductBatchBody } from '#domain/product/batch.ts';
