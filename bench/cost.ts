@@ -5,7 +5,7 @@
  * access log line, and the answer's bytes; priced by bench/cost-model.ts with bench/prices.ts.
  * Requests run one at a time, so every DynamoDB call and log line belongs to the request in flight.
  */
-import { ACCESS_LOG_FIELDS } from '#infra/constructs/gateway-responses.ts';
+import { ACCESS_LOG_FIELDS } from '#infra/access-log-fields.ts';
 import { rawDb } from '#db/client.ts';
 import { setRequestLogging } from '#shared/log.ts';
 import { setMetricsEnabled } from '#shared/metrics.ts';

@@ -7,7 +7,8 @@ import { API_ROUTES, groups, resourceOf, resources, type Group } from '#http/api
 import { AlarmTopic } from './constructs/alarm-topic.ts';
 import { GatewayAlarms } from './constructs/gateway-alarms.ts';
 import { capacityModel, capacityRefusal } from './capacity.ts';
-import { ACCESS_LOG_FIELDS, addGatewayResponses } from './constructs/gateway-responses.ts';
+import { addGatewayResponses } from './constructs/gateway-responses.ts';
+import { ACCESS_LOG_FIELDS } from './access-log-fields.ts';
 import { OperationsAlarms } from './constructs/operations-alarms.ts';
 import { RateLimitWebAcl } from './constructs/rate-limit-web-acl.ts';
 import { ServiceFunction } from './constructs/service-function.ts';

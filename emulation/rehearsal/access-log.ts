@@ -2,7 +2,7 @@
  * One access log line as API Gateway writes it from the stage's `AccessLogSetting.Format`: each
  * `$context.*` variable the rehearsal knows is replaced by its value, any other by `-`, which is
  * what API Gateway writes for a value it does not have. Values are JSON-escaped so that a JSON
- * format (ours, infra/constructs/gateway-responses.ts) stays one parseable line.
+ * format (ours, infra/access-log-fields.ts) stays one parseable line.
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-variables-for-access-logging.html
  */
 export interface AccessLogRequest {

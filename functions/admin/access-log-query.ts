@@ -9,7 +9,7 @@ import type { RequestRow } from './request-commands.ts';
 
 /**
  * A key's recent requests in AWS: one CloudWatch Logs Insights query over the API's access log
- * group (ACCESS_LOG_GROUP; one JSON line per request, infra/constructs/gateway-responses.ts).
+ * group (ACCESS_LOG_GROUP; one JSON line per request, infra/access-log-fields.ts).
  * Insights bills by the bytes it scans, so the window is the last day, not the month kept.
  */
 export const ACCESS_LOG_WINDOW_HOURS = 24;

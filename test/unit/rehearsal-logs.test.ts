@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderAccessLog, requestTime } from '#emulation/rehearsal/access-log.ts';
 import { logsChecks, RehearsalLogs } from '#emulation/rehearsal/logs.ts';
-import { ACCESS_LOG_FIELDS } from '#infra/constructs/gateway-responses.ts';
+import { ACCESS_LOG_FIELDS } from '#infra/access-log-fields.ts';
 import { accessLogQuery } from '#functions/admin/access-log-query.ts';
 
 const GROUP_ARN = 'arn:aws:logs:us-east-1:000000000000:log-group:Api-AccessLogs1234:*';
