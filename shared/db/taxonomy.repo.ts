@@ -7,25 +7,7 @@ import { nextInSequence } from './sequence.ts';
 import { batchGet, cancellationReasons, itemKey, type Item } from './helpers.ts';
 import { eventPut } from './event-item.ts';
 import { buildEvent, keyOrigin } from '#domain/event/event.ts';
-
-/** Categories and tags: named by the calling key's external ids, numbered per store. */
-export type TaxonomyKind = 'category' | 'tag';
-
-export interface Category {
-  id: number;
-  external_id: string;
-  name: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Tag {
-  id: number;
-  external_id: string;
-  value: string;
-  created_at: string;
-  updated_at: string;
-}
+import type { Category, Tag, TaxonomyKind } from '#domain/product/taxonomy.ts';
 
 const field = { category: 'name', tag: 'value' } as const;
 const keyOf = (kind: TaxonomyKind, keyId: number, externalId: string) =>

@@ -5,6 +5,25 @@ import { PRODUCT_STATUSES } from './product.ts';
 import { plainText } from '../text.ts';
 import { skeleton } from '../confusable.ts';
 
+/** Categories and tags: named by the calling key's external ids, numbered per store. */
+export type TaxonomyKind = 'category' | 'tag';
+
+export interface Category {
+  id: number;
+  external_id: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Tag {
+  id: number;
+  external_id: string;
+  value: string;
+  created_at: string;
+  updated_at: string;
+}
+
 /**
  * Status labels may not be tag values: a tag `paid` or `archived` would be read as a status by
  * the people and tools that look at products and orders.

@@ -10,7 +10,7 @@ import { ORDER_STATUSES } from '#domain/order/order.ts';
 import type { OrderResource } from '#domain/order/events.ts';
 import { PAGE_STATUSES, PAGE_TYPES, type PageResource } from '#domain/page/page.ts';
 import type { ProductResource, toMappedProduct } from '#domain/product/product.ts';
-import type { Category as CategoryRecord, Tag as TagRecord } from '#db/taxonomy.repo.ts';
+import type { Category as CategoryRecord, Tag as TagRecord } from '#domain/product/taxonomy.ts';
 import { ERROR_CODES } from '#domain/errors.ts';
 
 const d = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
