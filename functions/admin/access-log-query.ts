@@ -1,9 +1,4 @@
-import {
-  CloudWatchLogsClient,
-  GetQueryResultsCommand,
-  StartQueryCommand,
-  type ResultField,
-} from '@aws-sdk/client-cloudwatch-logs';
+import type { CloudWatchLogsClient, ResultField } from '@aws-sdk/client-cloudwatch-logs';
 import { DomainError } from '#domain/errors.ts';
 import type { RequestRow } from './request-commands.ts';
 
@@ -17,6 +12,13 @@ export const ACCESS_LOG_WINDOW_HOURS = 24;
 const QUERY_DEADLINE_MS = 20_000;
 const POLL_MS = 500;
 
+/**
+ * Loaded on the first query, not with the admin function: every other admin command (and a
+ * cold start) would otherwise import the CloudWatch Logs client for nothing. A static import
+ * here would be one in the bundle too: esbuild inlines request-commands' `import()` of this
+ * module and hoists its external imports to the bundle's top.
+ */
+const sdk = () => import('@aws-sdk/client-cloudwatch-logs');
 let client: CloudWatchLogsClient | undefined;
 
 /** The query; `keyId` is a validated integer, so nothing from outside reaches the query text. */
@@ -50,6 +52,7 @@ export function rowOf(fields: ResultField[]): RequestRow {
 }
 
 export async function queryAccessLog(logGroupName: string, keyId: number, limit: number): Promise<RequestRow[]> {
+  const { CloudWatchLogsClient, GetQueryResultsCommand, StartQueryCommand } = await sdk();
   client ??= new CloudWatchLogsClient({});
   const now = Date.now();
   const { queryId } = await client.send(

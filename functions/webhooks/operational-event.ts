@@ -1,8 +1,11 @@
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import type { SNSClient } from '@aws-sdk/client-sns';
 import { config } from '#shared/config.ts';
 import { awsClientBuilt } from '#shared/aws-clients.ts';
 import { errorFields, log } from '#shared/log.ts';
 
+// Loaded on the first event (an endpoint parked: rare), not with the signer, whose every cold
+// start would otherwise import the SNS client; the local stack, without a topic, never loads it.
+const sdk = () => import('@aws-sdk/client-sns');
 let client: SNSClient | undefined;
 
 /**
@@ -15,8 +18,9 @@ export async function publishOperationalEvent(type: string, data: Record<string,
   log('warn', type, data);
   const topicArn = config().operationsTopicArn;
   if (!topicArn) return;
-  client ??= awsClientBuilt(new SNSClient({ region: config().region, maxAttempts: 3 }));
   try {
+    const { PublishCommand, SNSClient } = await sdk();
+    client ??= awsClientBuilt(new SNSClient({ region: config().region, maxAttempts: 3 }));
     await client.send(new PublishCommand({ TopicArn: topicArn, Subject: type, Message: JSON.stringify(event) }));
   } catch (err) {
     log('error', 'could not publish an operational event', { type, ...errorFields(err) });

@@ -72,6 +72,23 @@ describe('Lambda bundles', () => {
     }
   });
 
+  it('imports at load only the SDK clients every invocation uses; the rest wait for their first call', () => {
+    // Each AWS SDK client is a package of its own that the runtime loads at the bundle's import
+    // (100+ ms of a cold start for the clients below). One used by a rare command (the admin's
+    // access-log query, the signer's operational SNS message, KMS for webhook secrets) is imported
+    // where it is called. A static import in a module that is itself loaded by `import()` does not
+    // count as lazy: esbuild inlines that module and hoists its external imports to the top.
+    const DYNAMODB = ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', '@aws-sdk/util-dynamodb'];
+    const SQS_EVERY_INVOCATION = new Set(['WebhooksEventsFunction', 'WebhooksWebhooksFunction']);
+    const STATIC_IMPORT = /\bimport\s*(?:[\w*{}\s,$]+?\s*from\s*)?["']([^"']+)["']/g;
+    const unexpected = bundles.flatMap(({ fn, file }) => {
+      const allowed = new Set([...DYNAMODB, ...(SQS_EVERY_INVOCATION.has(fn) ? ['@aws-sdk/client-sqs'] : [])]);
+      const imported = [...readFileSync(file, 'utf8').matchAll(STATIC_IMPORT)].map((m) => m[1]!);
+      return imported.filter((p) => p.startsWith('@aws-sdk/') && !allowed.has(p)).map((p) => `${fn}: ${p}`);
+    });
+    expect(unexpected).toEqual([]);
+  });
+
   it('loads every bundle in a fresh node process: no stub of infra/bundling.ts runs at import', () => {
     const failures = bundles.flatMap(({ fn, file }) => {
       const run = spawnSync(
