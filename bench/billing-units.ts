@@ -164,6 +164,13 @@ function readUnitsOf(
  * Adds the meter to `client`; `sink` receives each counted call's units. Only calls made inside a
  * request's counts (the gateway's) are metered: the stack's pollers and indexers are not requests.
  */
+/** BENCH_WRU_DETAIL=1: each write action's sort key, billed size and units on stderr (what a write's WRU are made of). */
+const WRU_DETAIL = process.env.BENCH_WRU_DETAIL === '1';
+const skOf = (key: Item) => {
+  const sk = key[TABLE.sortKey] as { S?: string } | string;
+  return typeof sk === 'string' ? sk : sk.S;
+};
+
 export function meterBillingUnits(client: DynamoDBClient, sink: (billed: Billed, command: string) => void): void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -187,10 +194,13 @@ export function meterBillingUnits(client: DynamoDBClient, sink: (billed: Billed,
       const before = actions.length ? await sizesNow() : [];
       const bill = async (failed: boolean) => {
         const after = failed ? actions.map((a) => itemSize(a.put)) : actions.length ? await sizesNow() : [];
-        return actions.reduce(
-          (sum, a, i) => sum + factor * writeUnits(Math.max(before[i]!, after[i]!, itemSize(a.put))),
-          0,
-        );
+        const sizes = actions.map((a, i) => Math.max(before[i]!, after[i]!, itemSize(a.put)));
+        if (WRU_DETAIL)
+          for (const [i, a] of actions.entries())
+            process.stderr.write(
+              `bench: wru: ${command} ${skOf(a.key)} ${sizes[i]} B -> ${factor * writeUnits(sizes[i]!)}\n`,
+            );
+        return actions.reduce((sum, _a, i) => sum + factor * writeUnits(sizes[i]!), 0);
       };
       try {
         const out = await next(args);
