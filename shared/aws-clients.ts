@@ -1,7 +1,8 @@
 /**
- * Every AWS SDK client the product builds (DynamoDB, SQS, KMS) is announced here as it is
- * created, so that a function can instrument them without the modules that build them knowing:
- * the webhook signer hands each one to Powertools Tracer (functions/webhooks/tracing.ts). A hook
+ * Every AWS SDK client the product builds (DynamoDB, SQS, KMS, SNS) is announced here as it is
+ * created, so that whoever instruments them does it without the modules that build them knowing:
+ * the webhook signer hands each one to Powertools Tracer (functions/webhooks/tracing.ts), and the
+ * local stack adds its commit barrier to DynamoDB's (emulation/local/commit-barrier.ts). A hook
  * also sees the clients built before it was added. A leaf: it imports nothing.
  */
 type AwsClient = object;

@@ -1,6 +1,7 @@
-import { PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { decorateDbClients, outsideDbStats } from '#db/client.ts';
+import { outsideDbStats } from '#db/client.ts';
+import { onAwsClient } from '#shared/aws-clients.ts';
 import { config } from '#shared/config.ts';
 
 /**
@@ -40,5 +41,8 @@ let installed = false;
 export function installLocalCommitBarrier(): void {
   if (installed) return;
   installed = true;
-  decorateDbClients(addCommitBarrier);
+  // Every AWS client the product builds is announced (shared/aws-clients.ts); the barrier is for DynamoDB's.
+  onAwsClient((client) => {
+    if (client instanceof DynamoDBClient) addCommitBarrier(client);
+  });
 }

@@ -35,19 +35,6 @@ export function outsideDbStats<T>(fn: () => Promise<T>): Promise<T> {
   return statsStore.exit(fn);
 }
 
-/**
- * Middleware a host adds to every client this module builds, now and after a reset. The product
- * adds none; an emulator that needs one (the local stack's commit barrier) registers it at
- * start-up, so that this module keeps no branch for it.
- */
-export type DbClientDecorator = (client: DynamoDBClient) => void;
-const decorators: DbClientDecorator[] = [];
-
-export function decorateDbClients(decorate: DbClientDecorator): void {
-  decorators.push(decorate);
-  if (clients) decorate(clients.base);
-}
-
 type Capacity = { ReadCapacityUnits?: number; WriteCapacityUnits?: number; CapacityUnits?: number };
 
 function addCapacity(stats: DbStats, operation: string, consumed: Capacity | Capacity[] | undefined) {
@@ -106,7 +93,8 @@ function createClients() {
     { step: 'initialize', name: 'countRoundTrips' },
   );
   holdWritesInDryRun(base);
-  for (const decorate of decorators) decorate(base);
+  // Announced like every AWS client the product builds: a host that instruments clients (Tracer in
+  // the signer, the local stack's commit barrier) does it from outside (shared/aws-clients.ts).
   awsClientBuilt(base);
   const doc = DynamoDBDocumentClient.from(base, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
