@@ -2,6 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { EventType } from '../event/event.ts';
 import type { Ability } from './abilities.ts';
 
+/**
+ * An API key in the domain: what it is (`ApiKey`, and `KeyRecord` with its secrets), its token
+ * (made, hashed, recognised) and its request allowance (the rate limit's slots on the token item).
+ */
+
 export const MCP_MODES = ['full', 'read-only'] as const;
 export type McpMode = (typeof MCP_MODES)[number];
 
