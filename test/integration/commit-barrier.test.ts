@@ -20,7 +20,11 @@ describe('the local commit barrier on the product client', () => {
       { step: 'initialize', name: 'commitBarrierTestRecorder', priority: 'high' },
     );
     try {
-      expect(rawDb().middlewareStack.identify().some((m) => m.startsWith('localCommitBarrier'))).toBe(true);
+      expect(
+        rawDb()
+          .middlewareStack.identify()
+          .some((m) => m.startsWith('localCommitBarrier')),
+      ).toBe(true);
       await db().send(
         new TransactWriteCommand({
           TransactItems: [{ Put: { TableName: tableName(), Item: { pk: 'TEST#barrier', sk: randomUUID() } } }],
