@@ -53,7 +53,7 @@ function importRun(bundle: string, nodeOptions: string): Run {
       NODE_OPTIONS: nodeOptions,
       TABLE_NAME: 'bench',
       AWS_REGION: 'eu-west-1',
-      LOG_LEVEL: 'silent',
+      LOG_LEVEL: 'warn',
     },
   });
   if (run.status !== 0) throw new Error(`importing ${bundle} failed: ${run.stderr}`);

@@ -96,7 +96,7 @@ describe('Lambda bundles', () => {
         ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(file).href)});`],
         {
           encoding: 'utf8',
-          env: { ...process.env, TABLE_NAME: 'bundles-test', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'silent' },
+          env: { ...process.env, TABLE_NAME: 'bundles-test', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'warn' },
         },
       );
       return run.status === 0 ? [] : [`${fn}: ${run.stderr.slice(0, 500)}`];
