@@ -85,7 +85,7 @@ export function externalIdFromPath(raw: string | undefined): string | undefined 
   return isExternalId(value) ? value : undefined;
 }
 
-/** The `{external_id}` of a catalog path, or 422 naming `external_id` (docs/contract.md#limits). */
+/** The `{external_id}` of a catalog or page path, or 422 naming `external_id` (docs/contract.md#limits). */
 export function externalIdParam(pathParameters: Record<string, string>): string {
   const id = externalIdFromPath(pathParameters.external_id);
   if (id === undefined) throw validationFailed('external_id', `external_id must be ${EXTERNAL_ID_RULE}`);
