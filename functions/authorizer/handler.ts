@@ -36,7 +36,7 @@ function invalidToken(methodArn: string): APIGatewayAuthorizerResult {
 
 /**
  * Resolves the bearer token to key, store and abilities in one conditional UpdateItem that also
- * takes the rate-limit slot. It denies a token that is no key and lets every valid key through to exactly this method, with its
+ * counts the request against the rate limit. It denies a token that is no key and lets every valid key through to exactly this method, with its
  * verdicts in the context: a missing ability and a spent allowance are answered by the handler's
  * first middleware (403 naming the ability, 429), because an authorizer cannot answer 429 and a
  * gateway Deny cannot carry the RateLimit-* headers every response must have (gateway responses
@@ -47,10 +47,10 @@ export const handler = instrument(
     const token = bearerToken(event.headers);
     if (!token) throw unauthorized();
     const route = findRoute(event.httpMethod, event.resource);
-    // Requests the handler will refuse (403) take no rate-limit slot: a key lacking the ability.
+    // Requests the handler will refuse (403) use no allowance: a key lacking the ability.
     // MCP: session set-up (initialize, tools/list, notifications) uses no allowance, and only the
-    // body tells it from a tool call, which an authorizer never sees; so the authorizer takes no
-    // slot for /mcp and the MCP handler takes it for what is not set-up (docs/mcp.md#rate-limit).
+    // body tells it from a tool call, which an authorizer never sees; so the authorizer counts
+    // nothing for /mcp and the MCP handler counts what is not set-up (docs/mcp.md#rate-limit).
     const mcp = route?.group === 'mcp';
     const admits = (p: Principal) => !mcp && (!route?.ability || p.abilities.includes(route.ability));
     const auth = looksLikeToken(token)

@@ -7,7 +7,7 @@ import { bearerToken } from '#functions/authorizer/handler.ts';
 
 /**
  * Session set-up costs a connecting client nothing of its key's allowance
- * (docs/mcp.md#rate-limit): these methods, and every notification, take no slot.
+ * (docs/mcp.md#rate-limit): these methods, and every notification, use no allowance.
  */
 const SET_UP = new Set(['initialize', 'ping', 'tools/list']);
 
@@ -21,11 +21,11 @@ export function isSetUp(body: string): boolean {
 }
 
 /**
- * Takes the slot the authorizer left for this request (it cannot see the body), with the same
+ * Counts the request the authorizer left uncounted (it cannot see the body), with the same
  * conditional write on the token item as the authorizer's: the RateLimit-* headers of the answer,
  * or 429 when the allowance is spent, and 401 for a key revoked since the authorizer saw it.
  */
-export async function claimSlot(
+export async function claimAllowance(
   event: APIGatewayProxyEvent,
   state: { responseHeaders?: Record<string, string> },
 ): Promise<void> {

@@ -10,7 +10,7 @@ import { json } from '#http/response.ts';
 import { createMcpServer } from './server.ts';
 import { invalidParamsAnswer } from './message-check.ts';
 import { isForeignOrigin } from '#http/origin.ts';
-import { claimSlot, isSetUp } from './allowance.ts';
+import { claimAllowance, isSetUp } from './allowance.ts';
 
 /**
  * POST /mcp: the MCP tool server over Streamable HTTP, stateless, JSON responses (no SSE). The
@@ -28,7 +28,7 @@ export const handler = instrument(
     .handler(async (event, context) => {
       const state = internal({ context });
       const body = bodyOf(event);
-      // One JSON-RPC message per POST: each tool call takes one slot of the key's rate limit, so
+      // One JSON-RPC message per POST: each tool call counts once against the key's rate limit, so
       // a batch of 100 calls would cost one. (Batching is gone from MCP since 2025-06-18 anyway.)
       if (body.trimStart().startsWith('[')) {
         return json(400, {
@@ -42,7 +42,7 @@ export const handler = instrument(
       if (isForeignOrigin(event)) {
         throw new DomainError('forbidden', 'Requests from another web origin are refused (Origin header).');
       }
-      if (!isSetUp(body)) await claimSlot(event, state);
+      if (!isSetUp(body)) await claimAllowance(event, state);
       const invalid = invalidParamsAnswer(body);
       if (invalid) return json(200, invalid);
       const url = absoluteUrl(event);

@@ -4,19 +4,17 @@ import { keys } from './keys.ts';
 import { isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
 import {
   afterClaim,
+  bucketAttribute,
   decide,
-  encodeSlot,
-  freeSlotBound,
-  LEGACY_SLOT_MIN,
-  slotAttribute,
-  slotsOf,
-  WINDOW_MS,
+  HEAD_ATTRIBUTE,
+  ringOf,
+  type RateClaim,
   type RateDecision,
 } from '#domain/key/api-key.ts';
 import type { Principal } from '#domain/principal.ts';
 
 /**
- * The authorizer's hot path: a bearer token's hash → the key's principal and a rate-limit slot,
+ * The authorizer's hot path: a bearer token's hash → the key's principal and its place in the rate limit,
  * read from the token item alone (the key item is the admin side's, see key.repo.ts). Kept apart
  * so the authorizer bundle carries none of the key management code.
  */
@@ -59,7 +57,7 @@ function principalOf(item: Item): Principal {
 
 /**
  * `admits`: whether the request will be served at all once the key is known. A refused one (a
- * missing ability: 403) is answered without taking a rate-limit slot (docs/contract.md#limits), from a state
+ * missing ability: 403) is answered without using allowance (docs/contract.md#limits), from a state
  * confirmed against the table so that a revoked key is still 401.
  */
 export async function authenticate(
@@ -70,8 +68,8 @@ export async function authenticate(
 ): Promise<AuthResult> {
   let state = tokenCache.get(tokenHash)?.item;
   let fresh = false;
-  // A stale cache costs one failed condition, which hands back the current item; a slot taken by
-  // a parallel request of the same key costs the same and the next try picks another free slot.
+  // A stale cache costs one failed condition, which hands back the current item; so does a
+  // parallel request of the same key that moved the ring to a new second first.
   for (let attempt = 0; attempt < 8; attempt++) {
     if (!state) {
       const out = await db().send(
@@ -87,8 +85,8 @@ export async function authenticate(
       state = undefined;
       continue;
     }
-    const rate = decide(slotsOf(state, limit), nowMs, limit);
-    if (!admits(principalOf(state)) || !rate.allowed || rate.slot === undefined) {
+    const rate = decide(ringOf(state), nowMs, limit);
+    if (!admits(principalOf(state)) || !rate.claim) {
       // A refusal (403 or 429) from a stale cache is confirmed against the table (the key may be revoked: 401 wins).
       if (!fresh) {
         state = undefined;
@@ -97,36 +95,13 @@ export async function authenticate(
       return { ok: true, principal: principalOf(state), rate };
     }
     try {
-      const out = await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: keys.token(tokenHash),
-          // `uses` lets a rotation know that no request slipped in between its read and its write.
-          UpdateExpression: 'SET #slot = :now, last_used_at = :iso ADD uses :one',
-          // Free: never used, or its time is 60 s past (compact tenths of a second, or a millisecond
-          // epoch stored before the compact encoding).
-          ConditionExpression:
-            '(attribute_not_exists(#slot) OR #slot <= :free OR (#slot >= :legacy AND #slot <= :cutoff)) AND #s = :active',
-          ExpressionAttributeNames: { '#slot': slotAttribute(rate.slot), '#s': 'status' },
-          ExpressionAttributeValues: {
-            ':now': encodeSlot(nowMs),
-            ':free': freeSlotBound(nowMs),
-            ':legacy': LEGACY_SLOT_MIN,
-            ':cutoff': nowMs - WINDOW_MS,
-            ':active': 'active',
-            ':iso': new Date(nowMs).toISOString(),
-            ':one': 1,
-          },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      const out = await db().send(new UpdateCommand(claimUpdate(tokenHash, rate.claim, nowMs)));
       remember(tokenHash, out.Attributes);
       return {
         ok: true,
         // The item as this request left it: a setting the admin just changed applies at once.
         principal: principalOf(out.Attributes ?? state),
-        rate: { ...rate, ...afterClaim(slotsOf(out.Attributes ?? {}, limit), nowMs, limit) },
+        rate: { allowed: true, limit, ...afterClaim(out.Attributes ?? {}, nowMs, limit) },
       };
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
@@ -142,6 +117,57 @@ export async function authenticate(
   return {
     ok: true,
     principal: principalOf(state!),
-    rate: { allowed: false, slot: undefined, limit, remaining: 0, resetSeconds: 1 },
+    rate: { allowed: false, limit, remaining: 0, resetSeconds: 1 },
+  };
+}
+
+/**
+ * The conditional UpdateItem that admits a request (see the ring in shared/domain/key/api-key.ts):
+ * it joins the head second's count or moves the head, stamps last_used_at and counts `uses`, which
+ * lets a rotation know that no request slipped in between its read and its write.
+ */
+function claimUpdate(tokenHash: string, claim: RateClaim, nowMs: number) {
+  const names: Record<string, string> = {};
+  const name = (attribute: string) => {
+    names[`#${attribute}`] = attribute;
+    return `#${attribute}`;
+  };
+  const values: Record<string, unknown> = { ':active': 'active', ':iso': new Date(nowMs).toISOString(), ':one': 1 };
+  const sets = ['last_used_at = :iso'];
+  const removes = claim.removeLegacy.map(name);
+  const conditions = [`${name('status')} = :active`];
+  const head = name(HEAD_ATTRIBUTE);
+  if (claim.head === undefined) conditions.push(`attribute_not_exists(${head})`);
+  else {
+    conditions.push(`${head} = :head`);
+    values[':head'] = claim.head;
+  }
+  if (claim.move) {
+    sets.push(`${head} = :second`);
+    values[':second'] = claim.second;
+    claim.move.counts.forEach(([second, count], i) => {
+      sets.push(`${name(bucketAttribute(second))} = :n${i}`);
+      values[`:n${i}`] = count;
+    });
+    removes.push(...claim.move.clear.map((second) => name(bucketAttribute(second))));
+  } else {
+    const bucket = name(bucketAttribute(claim.second));
+    sets.push(`${bucket} = if_not_exists(${bucket}, :zero) + :one`);
+    values[':zero'] = 0;
+  }
+  if (claim.guard) {
+    const guarded = name(bucketAttribute(claim.guard.second));
+    conditions.push(`(attribute_not_exists(${guarded}) OR ${guarded} < :cap)`);
+    values[':cap'] = claim.guard.cap;
+  }
+  return {
+    TableName: tableName(),
+    Key: keys.token(tokenHash),
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''} ADD uses :one`,
+    ConditionExpression: conditions.join(' AND '),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+    ReturnValues: 'ALL_NEW' as const,
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
   };
 }

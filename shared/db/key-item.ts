@@ -1,4 +1,4 @@
-import type { KeyRecord } from '#domain/key/api-key.ts';
+import { isRateAttribute, type KeyRecord } from '#domain/key/api-key.ts';
 import { storedEvents } from '#domain/webhook/event-subscription.ts';
 import type { Item } from './helpers.ts';
 import { keys } from './keys.ts';
@@ -42,7 +42,7 @@ export function tokenItem(record: KeyRecord, currency: string | null, carried: I
     currency_code: currency,
     status: record.status,
     last_used_at: carried.last_used_at ?? null,
-    // The rate-limit slots move with the key: rotating is no way around the allowance.
-    ...Object.fromEntries(Object.entries(carried).filter(([k]) => /^rl\d+$/.test(k))),
+    // The rate-limit ring moves with the key: rotating is no way around the allowance.
+    ...Object.fromEntries(Object.entries(carried).filter(([k]) => isRateAttribute(k))),
   };
 }

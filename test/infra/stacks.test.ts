@@ -182,7 +182,7 @@ describe('CDK stacks', () => {
     // The context keys the variables read are the ones the authorizer hands over.
     const context = principalToContext(
       { keyId: 7, storeId: 'acme', abilities: [], currency: null },
-      { allowed: true, slot: 0, limit: 60, remaining: 59, resetSeconds: 60 },
+      { allowed: true, limit: 60, remaining: 59, resetSeconds: 60 },
       null,
     );
     expect(format.key_id).toBe('$context.authorizer.keyId');

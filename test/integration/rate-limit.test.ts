@@ -3,7 +3,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { adminCommand, client, storeWithKey } from '#fixtures/api.ts';
 import { db, tableName } from '#db/client.ts';
 import { keys } from '#db/keys.ts';
-import { hashToken, LEGACY_SLOT_MIN } from '#domain/key/api-key.ts';
+import { bucketAttribute, hashToken, HEAD_ATTRIBUTE, RING_SIZE, secondOf } from '#domain/key/api-key.ts';
 import { itemSize } from '../../bench/billing-units.ts';
 
 const tokenItem = async (token: string) =>
@@ -27,7 +27,8 @@ describe('rate limit (60 requests per key per rolling minute)', () => {
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(Number.isInteger(retryAfter)).toBe(true);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(60);
+    // A request counts until the end of its second 60 s on: at most 61 s.
+    expect(retryAfter).toBeLessThanOrEqual(61);
     expect(refused.headers.get('ratelimit-remaining')).toBe('0');
     expect(Number(refused.headers.get('ratelimit-reset'))).toBe(retryAfter);
   });
@@ -43,20 +44,45 @@ describe('rate limit (60 requests per key per rolling minute)', () => {
     expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
   });
 
-  it('stores slot times compactly: the token item of a key at its allowance stays under 1 KB (one WRU a request)', async () => {
+  it('keeps the allowance in at most 61 per-second counts: the token item of a key at its limit stays under 1 KB', async () => {
     const { key, client: api } = await storeWithKey(['catalog:read']);
     await Promise.all(Array.from({ length: 60 }, () => api.get('/products?limit=1')));
     const item = await tokenItem(key.token);
-    const slots = Object.entries(item).filter(([k]) => /^rl\d+$/.test(k));
-    expect(slots).toHaveLength(60);
-    for (const [, v] of slots) expect(v).toBeLessThan(LEGACY_SLOT_MIN);
+    const counts = Object.entries(item).filter(([k]) => /^rc.$/.test(k));
+    expect(counts.length).toBeGreaterThanOrEqual(1);
+    expect(counts.length).toBeLessThanOrEqual(RING_SIZE);
+    expect(counts.reduce((sum, [, n]) => sum + (n as number), 0)).toBe(60);
+    expect(Object.keys(item).filter((k) => /^rl\d+$/.test(k))).toEqual([]);
     expect(itemSize(item)).toBeLessThan(1024);
   });
 
-  it('reads slots stored as millisecond epochs (before the compact encoding): live ones count, old ones are free', async () => {
+  it('moves the ring to a new second once under 30 parallel requests, and still admits exactly what the window leaves', async () => {
+    const { key, client: api } = await storeWithKey(['catalog:read']);
+    // 40 requests five seconds ago: every parallel request below first tries to move the head.
+    const past = secondOf(Date.now()) - 5;
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.token(hashToken(key.token)),
+        UpdateExpression: 'SET #h = :past, #b = :forty',
+        ExpressionAttributeNames: { '#h': HEAD_ATTRIBUTE, '#b': bucketAttribute(past) },
+        ExpressionAttributeValues: { ':past': past, ':forty': 40 },
+      }),
+    );
+    const answers = await Promise.all(Array.from({ length: 30 }, () => api.get('/products?limit=1')));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(20);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(10);
+    const remaining = answers.filter((r) => r.status === 200).map((r) => Number(r.headers.get('ratelimit-remaining')));
+    expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    const item = await tokenItem(key.token);
+    expect(item[HEAD_ATTRIBUTE]).toBeGreaterThan(past);
+    expect(item[bucketAttribute(past)]).toBe(40);
+  });
+
+  it('counts the slots the earlier limiter stored (live ones count, old ones do not), then removes them', async () => {
     const { key, client: api } = await storeWithKey(['catalog:read']);
     const now = Date.now();
-    // 59 requests a second ago and one 61 s ago, as the earlier encoding stored them.
+    // 59 requests a second ago and one 61 s ago, as millisecond epochs (its first form).
     const legacy = Object.fromEntries(
       Array.from({ length: 60 }, (_, i) => [`:v${i}`, i === 0 ? now - 61_000 : now - 1_000]),
     );
@@ -71,7 +97,9 @@ describe('rate limit (60 requests per key per rolling minute)', () => {
     const admitted = await api.get('/products?limit=1');
     expect(admitted.status).toBe(200);
     expect(admitted.headers.get('ratelimit-remaining')).toBe('0');
-    expect((await tokenItem(key.token)).rl0).toBeLessThan(LEGACY_SLOT_MIN);
+    const item = await tokenItem(key.token);
+    expect(Object.keys(item).filter((k) => /^rl\d+$/.test(k))).toEqual([]);
+    expect(item[HEAD_ATTRIBUTE]).toBeGreaterThanOrEqual(secondOf(now));
     expect((await api.get('/products?limit=1')).status).toBe(429);
   });
 

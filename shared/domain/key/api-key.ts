@@ -4,7 +4,7 @@ import type { Ability } from './abilities.ts';
 
 /**
  * An API key in the domain: what it is (`ApiKey`, and `KeyRecord` with its secrets), its token
- * (made, hashed, recognised) and its request allowance (the rate limit's slots on the token item).
+ * (made, hashed, recognised) and its request allowance (the rate limit's ring on the token item).
  */
 
 export const MCP_MODES = ['full', 'read-only'] as const;
@@ -77,89 +77,161 @@ export function generateWebhookSecret(): string {
 }
 
 /**
- * Exact sliding-window limit kept as `limit` slots, each holding the time of one accepted request.
- * A request is admitted by claiming a slot whose time is older than the window (a conditional
- * write on that one slot), so at most `limit` requests fall within any 60 s, and the 61st is
- * refused exactly. Parallel requests of one key claim different free slots instead of fighting
- * over one counter, so a burst needs no retry rounds. Refused requests claim nothing.
+ * The rolling-minute allowance, kept on the token item as a ring of per-second counts: `rls`, the
+ * newest second the ring counts (since 2026-01-01), and one small count per second of the last 61
+ * that saw a request (`rc0` … `rcy`, the second's position in the ring). A request counts in the
+ * whole second it falls in, as if it came at that second's end: so the ring never admits more
+ * than `limit` requests in any 60 s (exactly the 61st is refused), and it may refuse one up to a
+ * second before an exact log of request times would, which `Retry-After` accounts for (up to 61).
+ * At most 61 counts, whatever the allowance: the token item stays under DynamoDB's 1 KB write
+ * unit (one WRU per request) at 1,000 requests a minute as at 60.
+ *
+ * One conditional UpdateItem admits a request, and parallel requests of one key do not retry
+ * against each other: within a second they all add to its count under a condition on that count
+ * alone (DynamoDB checks it against the item as it is, in write order), and the counts of earlier
+ * seconds cannot change while `rls` stays (only the write that moves it rewrites them). Moving
+ * `rls` to a new second is guarded on `rls` and, near the limit, on the old head's count.
  */
 export const WINDOW_MS = 60_000;
+export const BUCKET_MS = 1_000;
+/** Seconds the window spans as the ring counts them: s − 60 … s. */
+export const RING_SIZE = WINDOW_MS / BUCKET_MS + 1;
+export const RING_EPOCH_MS = Date.UTC(2026, 0, 1);
+export const HEAD_ATTRIBUTE = 'rls';
+const POSITIONS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'.slice(0, RING_SIZE);
+const BUCKET_NAME = /^rc[0-9A-Za-y]$/;
+/** Slots of the earlier limiter (`rl0` …, one request time each); folded into the ring, then removed. */
+const LEGACY_SLOT_NAME = /^rl\d+$/;
+/** Legacy slots a write removes at most (an update expression is at most 4 KB). */
+export const LEGACY_REMOVALS_PER_WRITE = 100;
+
+const mod = (n: number) => ((n % RING_SIZE) + RING_SIZE) % RING_SIZE;
+export const secondOf = (ms: number): number => Math.floor((ms - RING_EPOCH_MS) / BUCKET_MS);
+export const bucketAttribute = (second: number): string => `rc${POSITIONS[mod(second)]}`;
+/** The token item's attributes that hold the allowance (carried over when the token rotates). */
+export const isRateAttribute = (name: string): boolean =>
+  name === HEAD_ATTRIBUTE || BUCKET_NAME.test(name) || LEGACY_SLOT_NAME.test(name);
+
+/**
+ * How the earlier limiter stored a slot's time: tenths of a second since 2026-01-01 (rounded up),
+ * or before that a millisecond epoch (10^12 and above).
+ */
+export const decodeLegacySlot = (stored: number): number => (stored >= 1e12 ? stored : RING_EPOCH_MS + stored * 100);
+
+/** The ring as stored: its head, the count of each second it holds, and any earlier slots. */
+export interface Ring {
+  head: number | undefined;
+  counts: Map<number, number>;
+  legacy: string[];
+}
+
+export function ringOf(item: Record<string, unknown>): Ring {
+  const stored = item[HEAD_ATTRIBUTE];
+  const head = typeof stored === 'number' ? stored : undefined;
+  const counts = new Map<number, number>();
+  const legacy: string[] = [];
+  for (const [name, value] of Object.entries(item)) {
+    if (typeof value !== 'number') continue;
+    if (LEGACY_SLOT_NAME.test(name)) {
+      legacy.push(name);
+      // Before the ring exists, each live slot is a request to count in its second.
+      if (head === undefined) {
+        const second = secondOf(decodeLegacySlot(value));
+        counts.set(second, (counts.get(second) ?? 0) + 1);
+      }
+    } else if (head !== undefined && BUCKET_NAME.test(name)) {
+      counts.set(head - mod(head - POSITIONS.indexOf(name[2]!)), value);
+    }
+  }
+  return { head, counts, legacy };
+}
+
+/** The one write that admits a request (shared/db/key-auth.repo.ts turns it into an UpdateItem). */
+export interface RateClaim {
+  /** The second this request counts in; the head once written. */
+  second: number;
+  /** The head as read: a join requires it unchanged, a move requires it (or its absence) too. */
+  head: number | undefined;
+  /** `rls` moves to `second`: the counts to write (this request's included) and the seconds to clear. */
+  move?: { counts: [number, number][]; clear: number[] };
+  /** The second whose count the write is guarded on (it must stay below `cap`), if any. */
+  guard?: { second: number; cap: number };
+  /** Earlier slots to remove with this write. */
+  removeLegacy: string[];
+}
 
 export interface RateDecision {
   allowed: boolean;
-  /** The slot to claim when allowed. */
-  slot: number | undefined;
   limit: number;
   remaining: number;
   /** Seconds until the window has room again (RateLimit-Reset, and Retry-After when refused; ≥ 1). */
   resetSeconds: number;
+  /** The write that takes this request's place in the window, when allowed. */
+  claim?: RateClaim;
 }
 
-export const slotAttribute = (slot: number) => `rl${slot}`;
+/** Seconds from `nowMs` until the requests of `second` leave the window (≥ 1). */
+const untilFree = (second: number, nowMs: number) =>
+  Math.max(1, Math.ceil((RING_EPOCH_MS + (second + RING_SIZE) * BUCKET_MS - nowMs) / 1000));
 
-/**
- * How a slot time is stored: tenths of a second since 2026-01-01, rounded up, so a slot is 6
- * bytes instead of a millisecond epoch's 8 and the token item stays under DynamoDB's 1 KB write
- * unit at the default allowance (60 slots: one WRU per request, not two). Rounding up only keeps a
- * slot taken up to 100 ms longer: never a request more in any 60 s. A value of 10^12 or more is a
- * millisecond epoch, as slots were stored before; it is read as such and freed on its time.
- */
-export const SLOT_EPOCH_MS = Date.UTC(2026, 0, 1);
-export const SLOT_UNIT_MS = 100;
-/** Stored values at or above this are millisecond epochs (written before the compact encoding). */
-export const LEGACY_SLOT_MIN = 1e12;
-
-export const encodeSlot = (ms: number): number => Math.ceil((ms - SLOT_EPOCH_MS) / SLOT_UNIT_MS);
-export const decodeSlot = (stored: number): number =>
-  stored >= LEGACY_SLOT_MIN ? stored : SLOT_EPOCH_MS + stored * SLOT_UNIT_MS;
-/** The largest stored value of a slot that is free at `nowMs` (decoded time ≤ nowMs − 60 s). */
-export const freeSlotBound = (nowMs: number): number => Math.floor((nowMs - WINDOW_MS - SLOT_EPOCH_MS) / SLOT_UNIT_MS);
-
-/** The slot times stored on an item (`rl0`, `rl1`, ...), indexed by slot, in milliseconds. */
-export function slotsOf(item: Record<string, unknown>, limit: number): (number | undefined)[] {
-  return Array.from({ length: limit }, (_, i) => {
-    const v = item[slotAttribute(i)];
-    return typeof v === 'number' ? decodeSlot(v) : undefined;
-  });
-}
-
-export function decide(
-  slots: readonly (number | undefined)[],
-  now: number,
-  limit: number,
-  random: () => number = Math.random,
-): RateDecision {
-  const cutoff = now - WINDOW_MS;
-  const live: number[] = [];
-  const free: number[] = [];
-  for (let i = 0; i < limit; i++) {
-    const t = slots[i];
-    if (t !== undefined && t > cutoff) live.push(t);
-    else free.push(i);
+/** The window at `nowMs`: live counts, their total and the oldest second among them. */
+function windowAt(ring: Ring, nowMs: number) {
+  const second = Math.max(secondOf(nowMs), ring.head ?? -Infinity, ...ring.counts.keys());
+  const live = new Map<number, number>();
+  const stale: number[] = [];
+  let total = 0;
+  let oldest = second;
+  for (const [s, n] of ring.counts) {
+    if (s <= second - RING_SIZE) stale.push(s);
+    else if (n > 0) {
+      live.set(s, n);
+      total += n;
+      oldest = Math.min(oldest, s);
+    }
   }
-  // A slot stored rounded up (up to 100 ms ahead of now) still reads as at most one window away.
-  const oldest = Math.min(now, live.length ? Math.min(...live) : now);
-  const resetSeconds = Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000));
-  if (free.length === 0) return { allowed: false, slot: undefined, limit, remaining: 0, resetSeconds };
+  return { second, live, stale, total, oldest };
+}
+
+export function decide(ring: Ring, nowMs: number, limit: number): RateDecision {
+  const { second, live, stale, total, oldest } = windowAt(ring, nowMs);
+  if (total >= limit) return { allowed: false, limit, remaining: 0, resetSeconds: untilFree(oldest, nowMs) };
+  const removeLegacy = ring.legacy.slice(0, LEGACY_REMOVALS_PER_WRITE);
+  const othersThan = (s: number) => total - (live.get(s) ?? 0);
+  let claim: RateClaim;
+  if (ring.head === second) {
+    claim = { second, head: second, guard: { second, cap: limit - othersThan(second) }, removeLegacy };
+  } else {
+    const counts = new Map(live).set(second, (live.get(second) ?? 0) + 1);
+    const written = new Set([...counts.keys()].map(mod));
+    // Only the old head's count can still grow under this write (requests joining it); others are settled.
+    const headLive = ring.head !== undefined && live.has(ring.head);
+    claim = {
+      second,
+      head: ring.head,
+      move: {
+        // Without a head (earlier slots folded in) every live count is written; with one, only the new second's.
+        counts: ring.head === undefined ? [...counts] : [[second, counts.get(second)!]],
+        clear: ring.head === undefined ? [] : stale.filter((s) => !written.has(mod(s))),
+      },
+      ...(headLive ? { guard: { second: ring.head!, cap: limit - othersThan(ring.head!) } } : {}),
+      removeLegacy,
+    };
+  }
   return {
     allowed: true,
-    slot: free[Math.floor(random() * free.length)],
     limit,
-    remaining: free.length - 1,
-    resetSeconds,
+    remaining: limit - total - 1,
+    resetSeconds: untilFree(oldest, nowMs),
+    claim,
   };
 }
 
 /**
- * The headers' view once this request's slot is written: from the item as the write left it, so
+ * The headers' view once this request's count is written: from the item as the write left it, so
  * parallel requests of one key each see the requests committed before them (59, 58, 57, ...), not
  * the state they all read before claiming.
  */
-export function afterClaim(
-  slotsNow: readonly (number | undefined)[],
-  now: number,
-  limit: number,
-): Pick<RateDecision, 'remaining' | 'resetSeconds'> {
-  const standing = decide(slotsNow, now, limit, () => 0);
-  return { remaining: standing.allowed ? standing.remaining + 1 : 0, resetSeconds: standing.resetSeconds };
+export function afterClaim(item: Record<string, unknown>, nowMs: number, limit: number) {
+  const { total, oldest } = windowAt(ringOf(item), nowMs);
+  return { remaining: Math.max(0, limit - total), resetSeconds: untilFree(oldest, nowMs) };
 }
