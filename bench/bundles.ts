@@ -2,7 +2,7 @@
  * Bundle size and import time of every Lambda, read from what `cdk deploy` would upload: the
  * synthesized templates in cdk.out and their asset folders (run `npx cdk synth` first, or let
  * `measureBundles` do it). Size is the bundle the handler loads; its source map is a separate
- * file, uploaded but read only when an error's stack is printed (`--enable-source-maps`).
+ * file, uploaded but read only when an error's stack is printed (shared/stack-traces.ts).
  *
  * Import time is measured in fresh `node` processes, each importing the DynamoDB SDK (the floor:
  * the Lambda runtime provides the SDK, so bundles leave it external and import it from there) and
@@ -111,7 +111,7 @@ function bundleTable({ floor, rows }: Awaited<ReturnType<typeof measureBundles>>
       `| ${r.fn} | ${(r.bytes / 1024).toFixed(0)} | ${ms(r.import.wallMs)} | ${ms(r.overFloor.wallMs)} | ${ms(r.import.cpuMs)} | ${ms(r.overFloor.cpuMs)} |`,
   );
   return (
-    `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external; KB = the handler's .mjs, its source map is a separate file, parsed at load under the function's \`--enable-source-maps\`). ` +
+    `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external; KB = the handler's .mjs, its source map is a separate file, read only when a stack is printed: shared/stack-traces.ts). ` +
     `Import times: medians of ${RUNS} fresh node processes per function, each importing the SDK floor ` +
     `(client-dynamodb + lib-dynamodb: ${ms(floor.wallMs)} ms wall, ${ms(floor.cpuMs)} ms CPU) and then the bundle; "over" is what the bundle adds in that process. ` +
     'The two reference rows are bundled the same way and not deployed: an empty module (what loading any bundle costs) and the official MCP SDK alone (the least the MCP function can import in).\n\n' +

@@ -16,7 +16,8 @@ type Template = {
  * The Lambda functions of every stack synthesized into `outDir` (a cloud assembly such as
  * cdk.out): logical id without its hash, and the bundle file its handler loads (not the separate
  * source map beside it), and the NODE_OPTIONS the function runs with (`--enable-source-maps`
- * makes node read and parse that map when the bundle loads).
+ * would make node read and parse that map when the bundle loads; the functions do without it,
+ * see shared/stack-traces.ts).
  */
 export function lambdaBundles(outDir: string): Array<{ fn: string; file: string; nodeOptions: string }> {
   const found: Array<{ fn: string; file: string; nodeOptions: string }> = [];

@@ -21,13 +21,28 @@ function htmlparser2Parser(): string {
 }
 
 /**
+ * util-dynamodb's ESM build, bundled instead of left to the runtime's SDK. The functions use
+ * `unmarshall` alone (a failed condition's item, stream records), and an ESM bundle's import of the
+ * runtime's CommonJS package costs a resolution and a scan of its exports at every cold start
+ * (~9 ms of the Products function's import, `npm run bench`); bundled, it is ~3 KB of plain code.
+ */
+function utilDynamodbEsm(): string {
+  const commonjsIndex = createRequire(import.meta.url).resolve('@aws-sdk/util-dynamodb');
+  const esm = join(dirname(commonjsIndex), '..', 'dist-es', 'index.js');
+  if (!existsSync(esm))
+    throw new Error(`@aws-sdk/util-dynamodb moved its ESM build (expected ${esm}); update infra/bundling.ts`);
+  return esm;
+}
+
+/**
  * What esbuild bundles in place of a package, for every Lambda. Each replacement is code the
- * functions never execute, or the one module of a package they use; test/infra/bundles.test.ts
+ * functions never execute, or the one build of a package they use; test/infra/bundles.test.ts
  * checks the bundled sanitizer and MCP server behave as the unbundled ones and that no bundle
  * exceeds its size budget.
  */
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   htmlparser2: htmlparser2Parser(),
+  '@aws-sdk/util-dynamodb': utilDynamodbEsm(),
   postcss: stub('postcss'),
   ajv: stub('ajv'),
   'ajv-formats': stub('ajv-formats'),
@@ -37,14 +52,6 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
 /** ESM bundles need a require shim for the few CommonJS dependencies. */
 export const REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
-/**
- * How every Lambda is bundled: minified ESM for Node 20+, the AWS SDK left to the runtime (smaller
- * bundles, faster cold starts), a separate source map without the sources' text
- * (--enable-source-maps parses the whole map when the bundle loads, and stack traces need only
- * the mappings: MCP 1.9 MB → 0.5 MB to parse). ServiceFunction hands these to NodejsFunction;
- * the bundle test and `npm run bench` build with `lambdaEsbuildOptions()`, so they measure what
- * the deploy ships.
- */
 /** Every function's memory unless it says otherwise (infra/constructs/service-function.ts); the cost bench bills Lambda time at it. */
 export const FUNCTION_MEMORY_MB = 512;
 /**
@@ -54,11 +61,20 @@ export const FUNCTION_MEMORY_MB = 512;
  */
 export const LOG_PLATFORM_LINES = false;
 
+/**
+ * How every Lambda is bundled: minified ESM for Node 20+, the AWS SDK left to the runtime (smaller
+ * bundles, faster cold starts), a separate source map without the sources' text (stack traces
+ * need only the mappings), and shared/stack-traces.ts injected, which reads that map the first
+ * time a stack is printed instead of at every cold start as `--enable-source-maps` would (7–24 ms
+ * of an import). ServiceFunction hands these to NodejsFunction; the bundle test and `npm run
+ * bench` build with `lambdaEsbuildOptions()`, so they measure what the deploy ships.
+ */
 export const LAMBDA_BUNDLING = {
   target: 'node20',
   minify: true,
   sourcesContent: false,
   external: ['@aws-sdk/*'],
+  inject: [fileURLToPath(new URL('../shared/stack-traces.ts', import.meta.url))],
 } as const;
 
 /** LAMBDA_BUNDLING and the aliases as esbuild build options (with `sourcemap` written beside the bundle). */
@@ -71,6 +87,7 @@ export const lambdaEsbuildOptions = (): BuildOptions => ({
   sourcemap: true,
   sourcesContent: LAMBDA_BUNDLING.sourcesContent,
   external: [...LAMBDA_BUNDLING.external],
+  inject: [...LAMBDA_BUNDLING.inject],
   banner: { js: REQUIRE_BANNER },
   alias: { ...BUNDLE_ALIASES },
 });

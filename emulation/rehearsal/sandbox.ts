@@ -51,7 +51,8 @@ export class FunctionSandbox {
         memoryMb: this.spec.memoryMb,
       },
       resourceLimits: { maxOldGenerationSizeMb: this.spec.memoryMb },
-      execArgv: ['--enable-source-maps'],
+      // As deployed: no --enable-source-maps; a bundle maps its own stacks when printed (shared/stack-traces.ts).
+      execArgv: [],
     });
     worker.unref();
     const ready = new Promise<void>((resolve, reject) => {

@@ -44,7 +44,6 @@ export class ServiceFunction extends NodejsFunction {
       // The platform's start and report lines are INFO (infra/bundling.ts, LOG_PLATFORM_LINES).
       systemLogLevelV2: LOG_PLATFORM_LINES ? lambda.SystemLogLevel.INFO : lambda.SystemLogLevel.WARN,
       environment: {
-        NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: service,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         ...environment,
@@ -57,6 +56,8 @@ export class ServiceFunction extends NodejsFunction {
         sourceMap: true,
         sourcesContent: LAMBDA_BUNDLING.sourcesContent,
         externalModules: [...LAMBDA_BUNDLING.external],
+        // Stack traces mapped through the source map when first printed, not parsed at every cold start.
+        inject: [...LAMBDA_BUNDLING.inject],
         banner: REQUIRE_BANNER,
         // Packages replaced by the one module used or by a stub for code never run (infra/bundling.ts).
         esbuildArgs: aliasArgs(),
