@@ -75,7 +75,7 @@ export async function pollQueue(
   mapping: { client?: SQSClient; batchSize?: number; concurrent?: number } = {},
 ): Promise<void> {
   const region = config().region;
-  const client = () => mapping.client ?? sqs();
+  const client = async () => mapping.client ?? (await sqs());
   const running = new Set<Promise<void>>();
   while (!signal.aborted) {
     if (mapping.concurrent !== undefined && running.size >= mapping.concurrent) {
@@ -84,7 +84,7 @@ export async function pollQueue(
     }
     let messages: Message[];
     try {
-      const out = await client().send(
+      const out = await (await client()).send(
         new ReceiveMessageCommand({
           QueueUrl: queue.url,
           MaxNumberOfMessages: Math.min(
@@ -108,7 +108,7 @@ export async function pollQueue(
     if (messages.length === 0) continue;
     if (mapping.concurrent !== undefined) {
       for (const m of messages) {
-        const p = handleOne(m, queue, handle, client()).finally(() => running.delete(p));
+        const p = handleOne(m, queue, handle, await client()).finally(() => running.delete(p));
         running.add(p);
       }
       continue;
@@ -124,7 +124,7 @@ export async function pollQueue(
     const finished = messages.filter((m) => m.MessageId && !failed.has(m.MessageId));
     if (finished.length === 0) continue;
     try {
-      await client().send(
+      await (await client()).send(
         new DeleteMessageBatchCommand({
           QueueUrl: queue.url,
           Entries: finished.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),

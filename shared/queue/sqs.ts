@@ -1,4 +1,4 @@
-import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config.ts';
 import { awsClientBuilt, awsClientDropped } from '#shared/aws-clients.ts';
 import type { DeliveryMessage } from '#domain/webhook/delivery.ts';
@@ -13,6 +13,14 @@ import type { ProbeMessage } from '#domain/webhook/endpoint.ts';
 let client: SQSClient | undefined;
 let clientFor: string | undefined;
 
+/**
+ * The SQS client package, loaded at first use (~25 ms of a cold start on this machine's bench,
+ * `BENCH_ONLY=bundles npm run bench`): the signer needs it only to delay a retry or to queue a
+ * probe, so a container that only delivers never loads it; the fan-out loads it with the first
+ * delivery it queues. A static import would load it with the bundle (test/infra/bundles.test.ts).
+ */
+const sdk = () => import('@aws-sdk/client-sqs');
+
 export function webhookQueueUrl(): string {
   const url = config().webhookQueueUrl;
   if (!url) throw new Error('WEBHOOK_QUEUE_URL is not set: the webhook queue is unknown');
@@ -20,8 +28,10 @@ export function webhookQueueUrl(): string {
 }
 
 /** Built once per process and queue URL (a Lambda container, or the local stack). */
-export function sqs(): SQSClient {
+export async function sqs(): Promise<SQSClient> {
   const url = webhookQueueUrl();
+  if (client && clientFor === url) return client;
+  const { SQSClient } = await sdk();
   if (client && clientFor === url) return client;
   client?.destroy();
   awsClientDropped(client);
@@ -39,7 +49,8 @@ export function resetSqsClient(): void {
 
 /** Queues a delivery; `delaySeconds` (≤ 900) keeps it invisible, and out of the in-flight count, that long. */
 export async function sendDeliveryMessage(message: DeliveryMessage | ProbeMessage, delaySeconds = 0): Promise<void> {
-  await sqs().send(
+  const [{ SendMessageCommand }, queue] = await Promise.all([sdk(), sqs()]);
+  await queue.send(
     new SendMessageCommand({
       QueueUrl: webhookQueueUrl(),
       MessageBody: JSON.stringify(message),
@@ -50,7 +61,8 @@ export async function sendDeliveryMessage(message: DeliveryMessage | ProbeMessag
 
 /** Sleeps one received message: it comes back after `seconds` (0: at once). */
 export async function setVisibility(receiptHandle: string, seconds: number): Promise<void> {
-  await sqs().send(
+  const [{ ChangeMessageVisibilityCommand }, queue] = await Promise.all([sdk(), sqs()]);
+  await queue.send(
     new ChangeMessageVisibilityCommand({
       QueueUrl: webhookQueueUrl(),
       ReceiptHandle: receiptHandle,

@@ -75,15 +75,15 @@ describe('Lambda bundles', () => {
   it('imports at load only the SDK clients every invocation uses; the rest wait for their first call', () => {
     // Each AWS SDK client is a package of its own that the runtime loads at the bundle's import
     // (100+ ms of a cold start for the clients below). One used by a rare command (the admin's
-    // access-log query, the signer's operational SNS message, KMS for webhook secrets) is imported
-    // where it is called. A static import in a module that is itself loaded by `import()` does not
+    // access-log query, the signer's operational SNS message, KMS for webhook secrets, SQS, which the
+    // signer needs only for a retry or a probe and the fan-out only for a delivery to queue) is
+    // imported where it is called. A static import in a module that is itself loaded by `import()` does not
     // count as lazy: esbuild inlines that module and hoists its external imports to the top.
     // util-dynamodb is bundled (infra/bundling.ts): importing the runtime's CommonJS copy costs more than its code.
     const DYNAMODB = ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb'];
-    const SQS_EVERY_INVOCATION = new Set(['WebhooksEventsFunction', 'WebhooksWebhooksFunction']);
     const STATIC_IMPORT = /\bimport\s*(?:[\w*{}\s,$]+?\s*from\s*)?["']([^"']+)["']/g;
     const unexpected = bundles.flatMap(({ fn, file }) => {
-      const allowed = new Set([...DYNAMODB, ...(SQS_EVERY_INVOCATION.has(fn) ? ['@aws-sdk/client-sqs'] : [])]);
+      const allowed = new Set(DYNAMODB);
       const imported = [...readFileSync(file, 'utf8').matchAll(STATIC_IMPORT)].map((m) => m[1]!);
       return imported.filter((p) => p.startsWith('@aws-sdk/') && !allowed.has(p)).map((p) => `${fn}: ${p}`);
     });
