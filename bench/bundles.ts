@@ -51,6 +51,8 @@ function importRun(bundle: string, nodeOptions: string): Run {
     env: {
       ...process.env,
       NODE_OPTIONS: nodeOptions,
+      // As the Lambda runtime sets it: the signer loads its X-Ray tracer only there (functions/webhooks/tracing.ts).
+      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
       TABLE_NAME: 'bench',
       AWS_REGION: 'eu-west-1',
       LOG_LEVEL: 'warn',
@@ -114,7 +116,8 @@ function bundleTable({ floor, rows }: Awaited<ReturnType<typeof measureBundles>>
     `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external; KB = the handler's .mjs, its source map is a separate file, read only when a stack is printed: shared/stack-traces.ts). ` +
     `Import times: medians of ${RUNS} fresh node processes per function, each importing the SDK floor ` +
     `(client-dynamodb + lib-dynamodb: ${ms(floor.wallMs)} ms wall, ${ms(floor.cpuMs)} ms CPU) and then the bundle; "over" is what the bundle adds in that process. ` +
-    'The two reference rows are bundled the same way and not deployed: an empty module (what loading any bundle costs) and the official MCP SDK alone (the least the MCP function can import in).\n\n' +
+    'The two reference rows are bundled the same way and not deployed: an empty module (what loading any bundle costs) and the official MCP SDK alone (the least the MCP function can import in). ' +
+    'SDK clients a function needs only on some paths load at their first use and are not in these figures: SQS (the fan-out at its first delivery to queue, the signer for a retry or a probe), KMS, SNS and CloudWatch Logs.\n\n' +
     '| function | KB | import ms | over the SDK floor ms | import CPU ms | over the floor CPU ms |\n|---|---|---|---|---|---|\n' +
     lines.join('\n') +
     '\n'

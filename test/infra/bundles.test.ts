@@ -126,7 +126,14 @@ describe('Lambda bundles', () => {
         ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(file).href)});`],
         {
           encoding: 'utf8',
-          env: { ...process.env, TABLE_NAME: 'bundles-test', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'warn' },
+          env: {
+            ...process.env,
+            // As in Lambda, where the signer also loads its tracer at import (functions/webhooks/tracing.ts).
+            AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+            TABLE_NAME: 'bundles-test',
+            AWS_REGION: 'eu-west-1',
+            LOG_LEVEL: 'warn',
+          },
         },
       );
       return run.status === 0 ? [] : [`${fn}: ${run.stderr.slice(0, 500)}`];
