@@ -13,11 +13,7 @@ const stub = (name: string) => fileURLToPath(new URL(`./bundle-stubs/${name}.ts`
  * `entities`) that sanitize-html never uses. Both only construct `Parser`, so both get this file.
  */
 function htmlparser2Parser(): string {
-  const commonjsIndex = createRequire(import.meta.url).resolve('htmlparser2');
-  const parser = join(dirname(commonjsIndex), '..', 'esm', 'Parser.js');
-  if (!existsSync(parser))
-    throw new Error(`htmlparser2 moved its ESM Parser (expected ${parser}); update infra/bundling.ts`);
-  return parser;
+  return besideCommonjsEntry('htmlparser2', '../esm/Parser.js', 'its ESM Parser');
 }
 
 /**
@@ -27,11 +23,14 @@ function htmlparser2Parser(): string {
  * (~9 ms of the Products function's import, `npm run bench`); bundled, it is ~3 KB of plain code.
  */
 function utilDynamodbEsm(): string {
-  const commonjsIndex = createRequire(import.meta.url).resolve('@aws-sdk/util-dynamodb');
-  const esm = join(dirname(commonjsIndex), '..', 'dist-es', 'index.js');
-  if (!existsSync(esm))
-    throw new Error(`@aws-sdk/util-dynamodb moved its ESM build (expected ${esm}); update infra/bundling.ts`);
-  return esm;
+  return besideCommonjsEntry('@aws-sdk/util-dynamodb', '../dist-es/index.js', 'its ESM build');
+}
+
+/** A file of `pkg` found from its CommonJS entry's folder; fails the build loudly if a release moved it. */
+function besideCommonjsEntry(pkg: string, relative: string, what: string): string {
+  const file = join(dirname(createRequire(import.meta.url).resolve(pkg)), relative);
+  if (!existsSync(file)) throw new Error(`${pkg} moved ${what} (expected ${file}); update infra/bundling.ts`);
+  return file;
 }
 
 /**

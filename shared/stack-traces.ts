@@ -38,11 +38,12 @@ function originOf(site: NodeJS.CallSite) {
   return origin && 'fileName' in origin ? origin : undefined;
 }
 
-function formatFrame(site: NodeJS.CallSite, caller: NodeJS.CallSite | undefined): string {
-  const origin = originOf(site);
+type Origin = NonNullable<ReturnType<typeof originOf>>;
+
+function formatFrame(site: NodeJS.CallSite, origin: Origin | undefined, caller: Origin | undefined): string {
   if (!origin) return String(site);
   // A minified frame's function name is mangled; the caller's call expression names it as written.
-  const name = (caller && originOf(caller)?.name) ?? site.getFunctionName();
+  const name = caller?.name ?? site.getFunctionName();
   const where = `${origin.fileName.replace(/^(\.\.\/)+/, '')}:${origin.lineNumber}:${origin.columnNumber}`;
   return name ? `${name} (${where})` : where;
 }
@@ -55,11 +56,9 @@ function header(error: unknown): string {
   }
 }
 
-export function installLazySourceMaps(): boolean {
-  if (!bundlePath.endsWith('.mjs') || !existsSync(`${bundlePath}.map`)) return false;
-  Error.prepareStackTrace = (error, sites) =>
-    header(error) + sites.map((site, i) => `\n    at ${formatFrame(site, sites[i + 1])}`).join('');
-  return true;
+if (bundlePath.endsWith('.mjs') && existsSync(`${bundlePath}.map`)) {
+  Error.prepareStackTrace = (error, sites) => {
+    const origins = sites.map(originOf);
+    return header(error) + sites.map((site, i) => `\n    at ${formatFrame(site, origins[i], origins[i + 1])}`).join('');
+  };
 }
-
-installLazySourceMaps();
