@@ -117,7 +117,7 @@ function bundleTable({ floor, rows }: Awaited<ReturnType<typeof measureBundles>>
     `Import times: medians of ${RUNS} fresh node processes per function, each importing the SDK floor ` +
     `(client-dynamodb + lib-dynamodb: ${ms(floor.wallMs)} ms wall, ${ms(floor.cpuMs)} ms CPU) and then the bundle; "over" is what the bundle adds in that process. ` +
     'The two reference rows are bundled the same way and not deployed: an empty module (what loading any bundle costs) and the official MCP SDK alone (the least the MCP function can import in). ' +
-    'SDK clients a function needs only on some paths load at their first use and are not in these figures: SQS (the fan-out at its first delivery to queue, the signer for a retry or a probe), KMS, SNS and CloudWatch Logs.\n\n' +
+    'SDK clients a function needs only on some paths load at their first use and are not in these figures: SQS (the fan-out at its first delivery to queue, the signer for a retry or a probe), KMS, SNS and CloudWatch Logs. Nor is the page sanitizer (sanitize-html, htmlparser2, entities): Content and MCP load it with the first page body they clean (shared/domain/page/page-write.ts).\n\n' +
     '| function | KB | import ms | over the SDK floor ms | import CPU ms | over the floor CPU ms |\n|---|---|---|---|---|---|\n' +
     lines.join('\n') +
     '\n'

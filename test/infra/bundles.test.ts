@@ -192,3 +192,43 @@ describe('the page sanitizer as bundled (aliases of infra/bundling.ts)', () => {
     expect(() => bundled.sanitizePageBody('<b>'.repeat(source.MAX_NESTING + 1))).toThrow(/nest more than/);
   });
 });
+
+describe('what a bundle leaves to its first use (dynamic imports, which esbuild evaluates when called)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = scratch();
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The inputs of `entry`'s bundle that its import evaluates: reached from the entry without crossing an `import()`. */
+  async function loadedAtImport(entry: string): Promise<string[]> {
+    const { metafile } = await build({
+      ...lambdaEsbuildOptions(),
+      entryPoints: [entry],
+      metafile: true,
+      outfile: join(dir, entry.replace(/\W/g, '_'), 'index.mjs'),
+    });
+    const seen = new Set([entry]);
+    const queue = [entry];
+    for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
+      for (const edge of metafile.inputs[file]?.imports ?? []) {
+        if (edge.external || edge.kind === 'dynamic-import' || seen.has(edge.path)) continue;
+        seen.add(edge.path);
+        queue.push(edge.path);
+      }
+    }
+    return [...seen];
+  }
+
+  const SANITIZER = /shared\/domain\/page\/sanitize\.ts|node_modules\/(sanitize-html|htmlparser2|entities)\//;
+
+  it.each(['functions/content/handler.ts', 'functions/mcp/handler.ts'])(
+    '%s loads the page sanitizer at the first body it cleans, not at import',
+    async (entry) => {
+      const loaded = await loadedAtImport(entry);
+      expect(loaded).toContain('shared/domain/page/page-write.ts');
+      expect(loaded.filter((f) => SANITIZER.test(f))).toEqual([]);
+    },
+    60_000,
+  );
+});
