@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
+import { mcpSdkForBundling } from './mcp-sdk.ts';
 
 const stub = (name: string) => fileURLToPath(new URL(`./bundle-stubs/${name}.ts`, import.meta.url));
 
@@ -42,6 +43,8 @@ function besideCommonjsEntry(pkg: string, relative: string, what: string): strin
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   htmlparser2: htmlparser2Parser(),
   '@aws-sdk/util-dynamodb': utilDynamodbEsm(),
+  // Its ESM build with the protocol schemas nothing uses left out (infra/mcp-sdk.ts).
+  '@modelcontextprotocol/sdk': mcpSdkForBundling(),
   postcss: stub('postcss'),
   ajv: stub('ajv'),
   'ajv-formats': stub('ajv-formats'),

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaEsbuildOptions } from '#infra/bundling.ts';
@@ -9,6 +10,10 @@ import { synthesize } from '#emulation/rehearsal/synth.ts';
 import { lambdaBundles } from '../../bench/lambda-bundles.ts';
 import * as source from '#domain/page/sanitize.ts';
 import { XSS_PAYLOADS } from '#fixtures/xss-payloads.ts';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { principalToContext } from '#http/api-routes.ts';
+import { ABILITIES } from '#domain/key/abilities.ts';
+import { setLogSink } from '#shared/log.ts';
 
 /**
  * What `cdk deploy` would upload for each Lambda (issue 13, cold start): the app synthesized with
@@ -42,6 +47,42 @@ const scratch = () => {
   mkdirSync(resolve('node_modules/.cache'), { recursive: true });
   return mkdtempSync(resolve('node_modules/.cache/bundles-test-'));
 };
+
+/** POST /mcp as API Gateway hands it to the function, from a key with every ability. */
+function mcpEvent(body: string) {
+  return {
+    resource: '/api/v1/integrations/mcp',
+    path: '/api/v1/integrations/mcp',
+    httpMethod: 'POST',
+    headers: {
+      Host: 'api.example.com',
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    },
+    multiValueHeaders: {},
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: null,
+    stageVariables: null,
+    body,
+    isBase64Encoded: false,
+    requestContext: {
+      requestId: 'bundles-test',
+      path: '/api/v1/integrations/mcp',
+      authorizer: principalToContext(
+        { keyId: 1, storeId: 'store-1', abilities: [...ABILITIES], currency: 'EUR' },
+        { allowed: true, limit: 60, remaining: 59, resetSeconds: 60 },
+        null,
+      ),
+    },
+  } as unknown as APIGatewayProxyEvent;
+}
+
+/** What a client reads of an answer: the status and the parsed body (headers carry per-request ids). */
+const answerOf = (r: { statusCode: number; body: string }) => ({
+  status: r.statusCode,
+  body: r.body ? (JSON.parse(r.body) as unknown) : null,
+});
 
 describe('Lambda bundles', () => {
   let out: string;
@@ -118,6 +159,72 @@ describe('Lambda bundles', () => {
     expect(run.stdout).toMatch(/\n {4}at .*\(?shared\/http\/instrument\.ts:\d+:\d+\)?\n/);
     expect(run.stdout).not.toMatch(/index\.mjs:\d+/);
   });
+
+  it('answers MCP set-up messages exactly as the unbundled handler (the SDK is bundled from infra/mcp-sdk.ts)', async () => {
+    // The MCP bundle carries a copy of the SDK whose unused protocol schemas esbuild drops; these
+    // messages pass through the ones it keeps (JSON-RPC, initialize, tools/list, errors). None needs
+    // the table: set-up messages are not counted against the allowance.
+    const messages = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
+      { jsonrpc: '2.0', id: 3, method: 'ping' },
+      { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { cursor: 7 } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+    ];
+    const events = messages.map((m) => mcpEvent(JSON.stringify(m)));
+    const { handler } = await import('#functions/mcp/handler.ts');
+    const unbundled = [];
+    setLogSink(() => {});
+    try {
+      for (const e of events) unbundled.push(answerOf(await handler(e, {} as never)));
+    } finally {
+      setLogSink((l) => process.stdout.write(`${l}\n`));
+    }
+    const mcp = bundles.find((b) => b.fn === 'McpFunction')!;
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { handler } = await import(${JSON.stringify(pathToFileURL(mcp.file).href)});
+         const out = [];
+         for (const e of ${JSON.stringify(events)}) out.push(await handler(e, {}));
+         process.stdout.write('\\nANSWERS ' + JSON.stringify(out) + '\\n');`,
+      ],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, TABLE_NAME: 'bundles-test', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'warn' },
+      },
+    );
+    const line = run.stdout.split('\n').find((l) => l.startsWith('ANSWERS '));
+    expect(line, run.stderr.slice(0, 2000)).toBeDefined();
+    const bundled = (JSON.parse(line!.slice('ANSWERS '.length)) as Array<{ statusCode: number; body: string }>).map(
+      answerOf,
+    );
+    expect(bundled).toEqual(unbundled);
+    // What is compared is an answer, not two failures alike.
+    expect(bundled[0]).toMatchObject({ status: 200, body: { result: { serverInfo: expect.any(Object) } } });
+    expect((bundled[1]!.body as { result: { tools: unknown[] } }).result.tools.length).toBeGreaterThan(10);
+    expect(bundled[3]).toMatchObject({ body: { error: { code: -32602 } } });
+    expect(bundled[4]).toMatchObject({ status: 202 });
+    // And the copy is what was bundled: the completion references, which no code of the server
+    // reaches, are gone from it (the SDK's own types.js builds them).
+    const sdkTypes = readFileSync(
+      createRequire(import.meta.url)
+        .resolve('@modelcontextprotocol/sdk/types.js')
+        .replace(/cjs([/\\])types\.js$/, 'esm$1types.js'),
+      'utf8',
+    );
+    for (const unused of ["'ref/prompt'", "'ref/resource'"]) {
+      expect(sdkTypes).toContain(unused);
+      expect(readFileSync(mcp.file, 'utf8')).not.toContain(unused.replaceAll("'", '"'));
+    }
+  }, 60_000);
 
   it('loads every bundle in a fresh node process: no stub of infra/bundling.ts runs at import', () => {
     const failures = bundles.flatMap(({ fn, file }) => {
