@@ -36,9 +36,10 @@ function besideCommonjsEntry(pkg: string, relative: string, what: string): strin
 
 /**
  * What esbuild bundles in place of a package, for every Lambda. Each replacement is code the
- * functions never execute, or the one build of a package they use; test/infra/bundles.test.ts
- * checks the bundled sanitizer and MCP server behave as the unbundled ones and that no bundle
- * exceeds its size budget.
+ * functions never execute, the one build of a package they use, or the part of it they call;
+ * test/infra/bundles.test.ts checks the bundled sanitizer and MCP server behave as the unbundled
+ * ones, that the signer calls no more of semver than its stub has, and that no bundle exceeds its
+ * size budget.
  */
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   htmlparser2: htmlparser2Parser(),
@@ -49,6 +50,7 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   ajv: stub('ajv'),
   'ajv-formats': stub('ajv-formats'),
   dayjs: stub('dayjs'),
+  semver: stub('semver'),
 };
 
 /** ESM bundles need a require shim for the few CommonJS dependencies. */

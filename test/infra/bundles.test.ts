@@ -339,4 +339,35 @@ describe('what a bundle leaves to its first use (dynamic imports, which esbuild 
     },
     60_000,
   );
+
+  it('bundles semver as its gte alone, which is all that the modules requiring it call', async () => {
+    // infra/bundle-stubs/semver.ts: a module that starts to call anything else of semver fails here,
+    // not in Lambda. Each must name it `semver` (so its calls can be read), and call `gte` only.
+    const entry = 'functions/webhooks/handler.ts';
+    const { metafile } = await build({
+      ...lambdaEsbuildOptions(),
+      entryPoints: [entry],
+      metafile: true,
+      outfile: join(dir, 'semver-users', 'index.mjs'),
+    });
+    const importers = Object.entries(metafile.inputs)
+      .filter(([, input]) => input.imports.some((edge) => edge.original === 'semver'))
+      .map(([file]) => file);
+    expect(importers).toEqual([expect.stringContaining('aws-xray-sdk-core')]);
+    for (const file of importers) {
+      const calls = [...readFileSync(file, 'utf8').matchAll(/\bsemver\.(\w+)/g)].map((m) => m[1]);
+      expect(calls.length, file).toBeGreaterThan(0);
+      expect(new Set(calls), file).toEqual(new Set(['gte']));
+    }
+    expect(
+      Object.keys(metafile.inputs).filter((f) => /node_modules\/semver\/(index|ranges|classes\/range)/.test(f)),
+    ).toEqual([]);
+    // And the stub answers as semver does.
+    const stub = await import('#infra/bundle-stubs/semver.ts');
+    expect([stub.gte('2.1.0', '2.0.9'), stub.gte('2.0.0', '2.0.0'), stub.gte('1.9.9', '2.0.0')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+  }, 60_000);
 });
