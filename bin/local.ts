@@ -81,12 +81,29 @@ process.stdout.write(
   ].join('\n') + '\n',
 );
 
+/**
+ * How long a stop waits for work in flight (a poller's batch, a webhook POST) before the process
+ * ends anyway. Nothing is lost by ending it: the next start resumes the stream pollers from their
+ * stored positions and queues again every delivery still waiting (emulation/local/pending-deliveries.ts),
+ * and DynamoDB Local, killed with the process, keeps every acknowledged write. Without the bound, a
+ * stop on a loaded machine could wait on a DynamoDB call for longer than a supervisor waits.
+ */
+const STOP_GRACE_MS = 15_000;
+
 let stopping = false;
 const stop = async (signal: string) => {
   if (stopping) return;
   stopping = true;
   process.stdout.write(`\n${signal}: stopping...\n`);
+  const grace = setTimeout(() => {
+    process.stderr.write(
+      `${signal}: work in flight did not finish within ${STOP_GRACE_MS / 1000} s; stopping now (it resumes at the next start)\n`,
+    );
+    process.exit(1);
+  }, STOP_GRACE_MS);
+  grace.unref();
   await stack.stop();
+  clearTimeout(grace);
   process.exit(0);
 };
 process.on('SIGINT', () => void stop('SIGINT'));
