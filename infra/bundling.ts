@@ -45,7 +45,9 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   htmlparser2: htmlparser2Parser(),
   '@aws-sdk/util-dynamodb': utilDynamodbEsm(),
   // Its ESM build with the protocol schemas nothing uses left out (infra/mcp-sdk.ts).
-  '@modelcontextprotocol/sdk': mcpSdkForBundling(),
+  '@modelcontextprotocol/sdk': mcpSdkForBundling(
+    besideCommonjsEntry('@modelcontextprotocol/sdk/types.js', '../esm', 'its ESM build'),
+  ),
   postcss: stub('postcss'),
   ajv: stub('ajv'),
   'ajv-formats': stub('ajv-formats'),

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'acorn';
 
@@ -12,8 +11,9 @@ import { parse } from 'acorn';
  * The SDK builds its whole protocol in zod at import: 152 exported `const XSchema = z.object(…)`.
  * esbuild cannot tell that such a call only builds a value, so it keeps all of them, and the MCP
  * function built each one before its first request. The bundled server reaches 73 of them; the
- * rest cost ~10 ms of CPU at every cold start (`npm run bench`, section bundles). The copy marks each of those initializers pure (wrapped in an arrow function
- * called with `@__PURE__`, the convention esbuild honours), so a schema nothing references is
+ * rest cost ~10 ms of CPU at every cold start (`npm run bench`, section bundles). The copy marks
+ * each of those initializers pure (wrapped in an arrow function called with `@__PURE__`, the
+ * convention esbuild honours), so a schema nothing references is
  * left out of the bundle like an unused function. Nothing else changes: a schema that is used is
  * built exactly as before, at the same point of the module. What a dropped schema's construction
  * did besides return a value (zod's `describe` adds it to zod's global registry, which nothing of
@@ -49,21 +49,11 @@ export function pureTopLevelCalls(source: string): { code: string; wrapped: numb
   return { code, wrapped: edits.length / 2 };
 }
 
-/** The folder of the SDK's ESM build (`dist/esm`), found from its CommonJS entry; fails loudly if a release moved it. */
-function sdkEsmFolder(): string {
-  const cjsEntry = createRequire(import.meta.url).resolve('@modelcontextprotocol/sdk/types.js');
-  const folder = resolve(dirname(cjsEntry), '../esm');
-  if (!existsSync(join(folder, 'types.js')) || !cjsEntry.endsWith(join('dist', 'cjs', 'types.js')))
-    throw new Error(`@modelcontextprotocol/sdk moved its ESM build (expected ${folder}); update infra/mcp-sdk.ts`);
-  return folder;
-}
-
 /**
- * The path of the copy (made on first use, reused after). Written to a fresh folder and renamed
+ * The path of the copy of `from`, the SDK's `dist/esm` folder (made on first use, reused after). Written to a fresh folder and renamed
  * into place, so two builds at once (the tests synthesize in parallel) never see half a copy.
  */
-export function mcpSdkForBundling(): string {
-  const from = sdkEsmFolder();
+export function mcpSdkForBundling(from: string): string {
   const types = readFileSync(join(from, 'types.js'), 'utf8');
   const transform = readFileSync(fileURLToPath(import.meta.url), 'utf8');
   const key = createHash('sha256').update(types).update(transform).digest('hex').slice(0, 16);
