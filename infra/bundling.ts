@@ -44,7 +44,7 @@ function besideCommonjsEntry(pkg: string, relative: string, what: string): strin
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   htmlparser2: htmlparser2Parser(),
   '@aws-sdk/util-dynamodb': utilDynamodbEsm(),
-  // Its ESM build with the protocol schemas nothing uses left out (infra/mcp-sdk.ts).
+  // Its ESM build with the protocol schemas built at their first use, and those nothing uses left out (infra/mcp-sdk.ts).
   '@modelcontextprotocol/sdk': mcpSdkForBundling(
     besideCommonjsEntry('@modelcontextprotocol/sdk/types.js', '../esm', 'its ESM build'),
   ),
