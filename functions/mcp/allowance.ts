@@ -11,13 +11,10 @@ import { bearerToken } from '#functions/authorizer/handler.ts';
  */
 const SET_UP = new Set(['initialize', 'ping', 'tools/list']);
 
-export function isSetUp(body: string): boolean {
-  try {
-    const method = (JSON.parse(body) as { method?: unknown }).method;
-    return typeof method === 'string' && (SET_UP.has(method) || method.startsWith('notifications/'));
-  } catch {
-    return false;
-  }
+/** Whether `message` (the parsed body; undefined if it is not JSON) is one of those. */
+export function isSetUp(message: unknown): boolean {
+  const method = typeof message === 'object' && message !== null ? (message as { method?: unknown }).method : undefined;
+  return typeof method === 'string' && (SET_UP.has(method) || method.startsWith('notifications/'));
 }
 
 /**

@@ -42,8 +42,9 @@ export const handler = instrument(
       if (isForeignOrigin(event)) {
         throw new DomainError('forbidden', 'Requests from another web origin are refused (Origin header).');
       }
-      if (!isSetUp(body)) await claimAllowance(event, state);
-      const invalid = invalidParamsAnswer(body);
+      const message = parsedMessage(body);
+      if (!isSetUp(message)) await claimAllowance(event, state);
+      const invalid = invalidParamsAnswer(message);
       if (invalid) return json(200, invalid);
       const url = absoluteUrl(event);
       const server = createMcpServer({
@@ -57,8 +58,19 @@ export const handler = instrument(
       });
       await server.connect(transport);
       try {
+        // The message as parsed here, so the transport does not read it back from a body stream:
+        // releasing that stream's reader makes Node build two errors, and formatting their stacks
+        // made the first request of every container parse the bundle's source map
+        // (shared/stack-traces.ts). Text that is not JSON goes to the transport as a body, for its
+        // own -32700 answer. The transport's own size limit (4 MiB) applies only to a body it reads;
+        // ours (1 MiB, bodyOf) applies to every request.
         const response = await transport.handleRequest(
-          new Request(url, { method: 'POST', headers: headersOf(event), body }),
+          new Request(url, {
+            method: 'POST',
+            headers: headersOf(event),
+            body: message === undefined ? body : undefined,
+          }),
+          message === undefined ? undefined : { parsedBody: message },
         );
         return {
           statusCode: response.status,
@@ -93,6 +105,15 @@ function bodyOf(event: APIGatewayProxyEvent): string {
   if (nestsDeeperThan(text))
     throw new DomainError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   return text;
+}
+
+/** The body as JSON, or undefined if it is not JSON (JSON.parse never answers undefined). */
+function parsedMessage(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `Content-Type`, not `content-type`: the rest of the stack writes headers in canonical case and must not add a twin. */

@@ -20,14 +20,12 @@ function problemOf(method: unknown, params: unknown): string | undefined {
   return undefined;
 }
 
-/** A JSON-RPC error answer for a request with params of the wrong shape, or undefined to go on. */
-export function invalidParamsAnswer(text: string): object | undefined {
-  let message: unknown;
-  try {
-    message = JSON.parse(text);
-  } catch {
-    return undefined; // the transport answers -32700
-  }
+/**
+ * A JSON-RPC error answer for a request (`message`, the parsed body) with params of the wrong
+ * shape, or undefined to go on. A body that is not JSON (undefined) is the transport's to answer
+ * (-32700).
+ */
+export function invalidParamsAnswer(message: unknown): object | undefined {
   if (!isObject(message) || message.jsonrpc !== '2.0' || message.id === undefined) return undefined;
   const problem = problemOf(message.method, message.params);
   return problem === undefined

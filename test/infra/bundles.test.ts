@@ -8,11 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaEsbuildOptions } from '#infra/bundling.ts';
 import { synthesize } from '#emulation/rehearsal/synth.ts';
 import { lambdaBundles } from '../../bench/lambda-bundles.ts';
+import { MCP_OPENING, mcpEvent } from '../../bench/mcp-event.ts';
 import * as source from '#domain/page/sanitize.ts';
 import { XSS_PAYLOADS } from '#fixtures/xss-payloads.ts';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { principalToContext } from '#http/api-routes.ts';
-import { ABILITIES } from '#domain/key/abilities.ts';
 import { setLogSink } from '#shared/log.ts';
 
 /**
@@ -49,36 +47,6 @@ const scratch = () => {
   mkdirSync(resolve('node_modules/.cache'), { recursive: true });
   return mkdtempSync(resolve('node_modules/.cache/bundles-test-'));
 };
-
-/** POST /mcp as API Gateway hands it to the function, from a key with every ability. */
-function mcpEvent(body: string) {
-  return {
-    resource: '/api/v1/integrations/mcp',
-    path: '/api/v1/integrations/mcp',
-    httpMethod: 'POST',
-    headers: {
-      Host: 'api.example.com',
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-    },
-    multiValueHeaders: {},
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: null,
-    stageVariables: null,
-    body,
-    isBase64Encoded: false,
-    requestContext: {
-      requestId: 'bundles-test',
-      path: '/api/v1/integrations/mcp',
-      authorizer: principalToContext(
-        { keyId: 1, storeId: 'store-1', abilities: [...ABILITIES], currency: 'EUR' },
-        { allowed: true, limit: 60, remaining: 59, resetSeconds: 60 },
-        null,
-      ),
-    },
-  } as unknown as APIGatewayProxyEvent;
-}
 
 /** What a client reads of an answer: the status and the parsed body (headers carry per-request ids). */
 const answerOf = (r: { statusCode: number; body: string }) => ({
@@ -162,19 +130,14 @@ describe('Lambda bundles', () => {
     expect(run.stdout).not.toMatch(/index\.mjs:\d+/);
   });
 
-  it('answers MCP set-up messages exactly as the unbundled handler (the SDK is bundled from infra/mcp-sdk.ts)', async () => {
+  it('answers MCP set-up messages exactly as the unbundled handler (the SDK is bundled from infra/mcp-sdk.ts), formatting no error stack', async () => {
     // The MCP bundle carries a copy of the SDK whose protocol schemas are built at their first use,
     // and whose unused ones esbuild drops; these messages pass through the ones it keeps and builds
     // (JSON-RPC, initialize, tools/list, errors). None needs
     // the table: set-up messages are not counted against the allowance.
     const messages = [
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-      },
-      { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
+      MCP_OPENING.initialize,
+      MCP_OPENING.toolsList,
       { jsonrpc: '2.0', id: 3, method: 'ping' },
       { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { cursor: 7 } },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
@@ -195,9 +158,12 @@ describe('Lambda bundles', () => {
         '--input-type=module',
         '-e',
         `const { handler } = await import(${JSON.stringify(pathToFileURL(mcp.file).href)});
+         const format = Error.prepareStackTrace;
+         let stacks = 0;
+         Error.prepareStackTrace = (error, sites) => (stacks++, format ? format(error, sites) : String(error));
          const out = [];
          for (const e of ${JSON.stringify(events)}) out.push(await handler(e, {}));
-         process.stdout.write('\\nANSWERS ' + JSON.stringify(out) + '\\n');`,
+         process.stdout.write('\\nSTACKS ' + stacks + '\\nANSWERS ' + JSON.stringify(out) + '\\n');`,
       ],
       {
         encoding: 'utf8',
@@ -215,6 +181,10 @@ describe('Lambda bundles', () => {
     expect((bundled[1]!.body as { result: { tools: unknown[] } }).result.tools.length).toBeGreaterThan(10);
     expect(bundled[3]).toMatchObject({ body: { error: { code: -32602 } } });
     expect(bundled[4]).toMatchObject({ status: 202 });
+    // No error's stack was formatted on the way. The first one a container formats parses the
+    // bundle's source map (shared/stack-traces.ts), ~70 ms of its first request: the transport
+    // reading the body from a stream did that on every request (functions/mcp/handler.ts).
+    expect(run.stdout).toContain('\nSTACKS 0\n');
     // And the copy is what was bundled: the completion references, which no code of the server
     // reaches, are gone from it (the SDK's own types.js builds them).
     const sdkTypes = readFileSync(

@@ -1,0 +1,49 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { principalToContext } from '#http/api-routes.ts';
+import { ABILITIES } from '#domain/key/abilities.ts';
+
+/**
+ * POST /mcp as API Gateway hands it to the MCP function, from a key with every ability: for
+ * running a bundle's handler outside the stack (`npm run bench`, test/infra/bundles.test.ts).
+ * Set-up messages (initialize, tools/list, ping, notifications) need no table: they use no
+ * allowance.
+ */
+export function mcpEvent(body: string): APIGatewayProxyEvent {
+  return {
+    resource: '/api/v1/integrations/mcp',
+    path: '/api/v1/integrations/mcp',
+    httpMethod: 'POST',
+    headers: {
+      Host: 'api.example.com',
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    },
+    multiValueHeaders: {},
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: null,
+    stageVariables: null,
+    body,
+    isBase64Encoded: false,
+    requestContext: {
+      requestId: 'bundle-run',
+      path: '/api/v1/integrations/mcp',
+      authorizer: principalToContext(
+        { keyId: 1, storeId: 'store-1', abilities: [...ABILITIES], currency: 'EUR' },
+        { allowed: true, limit: 60, remaining: 59, resetSeconds: 60 },
+        null,
+      ),
+    },
+  } as unknown as APIGatewayProxyEvent;
+}
+
+/** The messages a client opens with, as JSON-RPC. */
+export const MCP_OPENING = {
+  initialize: {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  },
+  toolsList: { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
+} as const;
