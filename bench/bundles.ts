@@ -22,6 +22,7 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { lambdaEsbuildOptions } from '#infra/bundling.ts';
 import { lambdaBundles } from './lambda-bundles.ts';
+import { MCP_OPENING, mcpEvent } from './mcp-event.ts';
 import type { BenchSection } from './section.ts';
 
 type Timing = { wallMs: number; cpuMs: number };
@@ -34,18 +35,8 @@ const FLOOR = ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb'];
 
 type Run = { floor: Timing; overFloor: Timing };
 
-/** One fresh node process with the function's NODE_OPTIONS: the floor's import, then what importing `bundle` adds to it. */
-function importRun(bundle: string, nodeOptions: string): Run {
-  const mark = `[performance.now(), process.cpuUsage()]`;
-  const since = (m: string) =>
-    `{ wallMs: performance.now() - ${m}[0], cpuMs: (process.cpuUsage(${m}[1]).user + process.cpuUsage(${m}[1]).system) / 1000 }`;
-  const code =
-    `const a = ${mark};` +
-    FLOOR.map((s) => `await import(${JSON.stringify(s)});`).join('') +
-    `const floor = ${since('a')}; const b = ${mark};` +
-    `await import(${JSON.stringify(pathToFileURL(bundle).href)});` +
-    `const overFloor = ${since('b')};` +
-    `process.stdout.write(JSON.stringify({ floor, overFloor }));`;
+/** Runs `code` (an ES module) in a fresh node process with the function's NODE_OPTIONS and environment; its stdout. */
+function runFresh(code: string, nodeOptions: string, what: string): string {
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
     encoding: 'utf8',
     env: {
@@ -58,8 +49,50 @@ function importRun(bundle: string, nodeOptions: string): Run {
       LOG_LEVEL: 'warn',
     },
   });
-  if (run.status !== 0) throw new Error(`importing ${bundle} failed: ${run.stderr}`);
-  return JSON.parse(run.stdout) as Run;
+  if (run.status !== 0) throw new Error(`${what} failed: ${run.stderr}`);
+  return run.stdout;
+}
+
+const floorImports = FLOOR.map((s) => `await import(${JSON.stringify(s)});`).join('');
+
+/** One fresh node process: the floor's import, then what importing `bundle` adds to it. */
+function importRun(bundle: string, nodeOptions: string): Run {
+  const mark = `[performance.now(), process.cpuUsage()]`;
+  const since = (m: string) =>
+    `{ wallMs: performance.now() - ${m}[0], cpuMs: (process.cpuUsage(${m}[1]).user + process.cpuUsage(${m}[1]).system) / 1000 }`;
+  const code =
+    `const a = ${mark};` +
+    floorImports +
+    `const floor = ${since('a')}; const b = ${mark};` +
+    `await import(${JSON.stringify(pathToFileURL(bundle).href)});` +
+    `const overFloor = ${since('b')};` +
+    `process.stdout.write(JSON.stringify({ floor, overFloor }));`;
+  return JSON.parse(runFresh(code, nodeOptions, `importing ${bundle}`)) as Run;
+}
+
+/**
+ * What an import time leaves out: the MCP function's first requests in a fresh process, after
+ * the floor and its import (wall ms each): initialize, tools/list, and initialize again. The first
+ * request pays what a container does once (Node's fetch classes, the protocol schemas it needs,
+ * the tool list's JSON Schemas); the repeat is a warm request.
+ */
+function mcpFirstRequestsRun(bundle: string, nodeOptions: string): number[] {
+  const { initialize, toolsList } = MCP_OPENING;
+  const events = [initialize, toolsList, initialize].map((m) => mcpEvent(JSON.stringify(m)));
+  const code =
+    floorImports +
+    `const { handler } = await import(${JSON.stringify(pathToFileURL(bundle).href)});` +
+    'const times = [];' +
+    `for (const event of ${JSON.stringify(events)}) {` +
+    '  const t = performance.now(); const answer = await handler(event, {}); times.push(performance.now() - t);' +
+    "  if (answer.statusCode !== 200) throw new Error('answered ' + answer.statusCode + ': ' + answer.body);" +
+    '}' +
+    "process.stdout.write('\\nFIRST ' + JSON.stringify(times) + '\\n');";
+  const line = runFresh(code, nodeOptions, `the first requests of ${bundle}`)
+    .split('\n')
+    .find((l) => l.startsWith('FIRST '));
+  if (!line) throw new Error(`the first requests of ${bundle} printed no times`);
+  return JSON.parse(line.slice('FIRST '.length)) as number[];
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -87,7 +120,9 @@ async function referenceBundles(
   );
 }
 
-export async function measureBundles(options: { synth: boolean }): Promise<{ floor: Timing; rows: BundleRow[] }> {
+export async function measureBundles(options: {
+  synth: boolean;
+}): Promise<{ floor: Timing; rows: BundleRow[]; mcpFirstRequests: number[] | undefined }> {
   if (options.synth || !existsSync(OUT))
     execFileSync('npx', ['cdk', 'synth', '--quiet', '-o', OUT], { stdio: ['ignore', 'ignore', 'inherit'] });
   const functions = lambdaBundles(OUT);
@@ -103,10 +138,13 @@ export async function measureBundles(options: { synth: boolean }): Promise<{ flo
       overFloor: medianTiming(runs.map((r) => r.overFloor)),
     };
   });
-  return { floor: medianTiming(floors), rows };
+  const mcp = functions.find((f) => f.fn === 'McpFunction');
+  const firstRuns = mcp ? Array.from({ length: RUNS }, () => mcpFirstRequestsRun(mcp.file, mcp.nodeOptions)) : [];
+  const mcpFirstRequests = mcp ? [0, 1, 2].map((i) => median(firstRuns.map((r) => r[i] as number))) : undefined;
+  return { floor: medianTiming(floors), rows, mcpFirstRequests };
 }
 
-function bundleTable({ floor, rows }: Awaited<ReturnType<typeof measureBundles>>): string {
+function bundleTable({ floor, rows, mcpFirstRequests }: Awaited<ReturnType<typeof measureBundles>>): string {
   const ms = (x: number) => x.toFixed(0);
   const lines = rows.map(
     (r) =>
@@ -120,7 +158,10 @@ function bundleTable({ floor, rows }: Awaited<ReturnType<typeof measureBundles>>
     'SDK clients a function needs only on some paths load at their first use and are not in these figures: SQS (the fan-out at its first delivery to queue, the signer for a retry or a probe), KMS, SNS and CloudWatch Logs. Nor is the page sanitizer (sanitize-html, htmlparser2, entities): Content and MCP load it with the first page body they clean (shared/domain/page/page-write.ts).\n\n' +
     '| function | KB | import ms | over the SDK floor ms | import CPU ms | over the floor CPU ms |\n|---|---|---|---|---|---|\n' +
     lines.join('\n') +
-    '\n'
+    '\n' +
+    (mcpFirstRequests
+      ? `\nWhat an import leaves to the first request: the MCP function, after its import in such a process, answers its first initialize in ${ms(mcpFirstRequests[0] as number)} ms, then tools/list in ${ms(mcpFirstRequests[1] as number)} ms, and initialize again in ${ms(mcpFirstRequests[2] as number)} ms (medians of ${RUNS}, wall). The first request loads Node's fetch classes (the SDK's transport takes a web Request) and builds the protocol schemas it needs (infra/mcp-sdk.ts builds them at their first use); the first tools/list converts the tools' input schemas to JSON Schema, once per container.\n`
+      : '')
   );
 }
 
