@@ -27,6 +27,11 @@ function utilDynamodbEsm(): string {
   return besideCommonjsEntry('@aws-sdk/util-dynamodb', '../dist-es/index.js', 'its ESM build');
 }
 
+/** The MCP SDK's ESM build (dist/esm), which infra/mcp-sdk.ts copies for bundling. */
+export function mcpSdkEsm(): string {
+  return besideCommonjsEntry('@modelcontextprotocol/sdk/types.js', '../esm', 'its ESM build');
+}
+
 /** A file of `pkg` found from its CommonJS entry's folder; fails the build loudly if a release moved it. */
 function besideCommonjsEntry(pkg: string, relative: string, what: string): string {
   const file = join(dirname(createRequire(import.meta.url).resolve(pkg)), relative);
@@ -45,9 +50,7 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   htmlparser2: htmlparser2Parser(),
   '@aws-sdk/util-dynamodb': utilDynamodbEsm(),
   // Its ESM build with the protocol schemas built at their first use, and those nothing uses left out (infra/mcp-sdk.ts).
-  '@modelcontextprotocol/sdk': mcpSdkForBundling(
-    besideCommonjsEntry('@modelcontextprotocol/sdk/types.js', '../esm', 'its ESM build'),
-  ),
+  '@modelcontextprotocol/sdk': mcpSdkForBundling(mcpSdkEsm()),
   postcss: stub('postcss'),
   ajv: stub('ajv'),
   'ajv-formats': stub('ajv-formats'),

@@ -78,13 +78,12 @@ function rootOf(node: AnyNode): string | undefined {
  */
 export function deferTopLevelCalls(source: string): { code: string; lazy: number; pure: number } {
   const program = parse(source, { ecmaVersion: 'latest', sourceType: 'module' });
-  const zod: string[] = [];
+  // What a schema is built from: zod's namespace, then each schema the module declares.
+  const schemas = new Set<string>();
   for (const statement of program.body)
     if (statement.type === 'ImportDeclaration' && String(statement.source.value).startsWith('zod'))
       for (const specifier of statement.specifiers)
-        if (specifier.type === 'ImportNamespaceSpecifier') zod.push(specifier.local.name);
-  // A schema is built from zod or from another schema: the set grows as the module declares them.
-  const schemas = new Set(zod);
+        if (specifier.type === 'ImportNamespaceSpecifier') schemas.add(specifier.local.name);
   const edits: Array<{ at: number; text: string }> = [];
   let lazy = 0;
   let pure = 0;

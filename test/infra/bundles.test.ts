@@ -2,10 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lambdaEsbuildOptions } from '#infra/bundling.ts';
+import { lambdaEsbuildOptions, mcpSdkEsm } from '#infra/bundling.ts';
 import { synthesize } from '#emulation/rehearsal/synth.ts';
 import { lambdaBundles } from '../../bench/lambda-bundles.ts';
 import { MCP_OPENING, mcpEvent } from '../../bench/mcp-event.ts';
@@ -187,12 +186,7 @@ describe('Lambda bundles', () => {
     expect(run.stdout).toContain('\nSTACKS 0\n');
     // And the copy is what was bundled: the completion references, which no code of the server
     // reaches, are gone from it (the SDK's own types.js builds them).
-    const sdkTypes = readFileSync(
-      createRequire(import.meta.url)
-        .resolve('@modelcontextprotocol/sdk/types.js')
-        .replace(/cjs([/\\])types\.js$/, 'esm$1types.js'),
-      'utf8',
-    );
+    const sdkTypes = readFileSync(join(mcpSdkEsm(), 'types.js'), 'utf8');
     for (const unused of ["'ref/prompt'", "'ref/resource'"]) {
       expect(sdkTypes).toContain(unused);
       expect(readFileSync(mcp.file, 'utf8')).not.toContain(unused.replaceAll("'", '"'));
@@ -280,14 +274,20 @@ describe('what a bundle leaves to its first use (dynamic imports, which esbuild 
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** The inputs of `entry`'s bundle that its import evaluates: reached from the entry without crossing an `import()`. */
-  async function loadedAtImport(entry: string): Promise<string[]> {
+  /** What esbuild read to bundle `entry` as a Lambda, and how each input imports the next. */
+  async function metafileOf(entry: string) {
     const { metafile } = await build({
       ...lambdaEsbuildOptions(),
       entryPoints: [entry],
       metafile: true,
       outfile: join(dir, entry.replace(/\W/g, '_'), 'index.mjs'),
     });
+    return metafile;
+  }
+
+  /** The inputs of `entry`'s bundle that its import evaluates: reached from the entry without crossing an `import()`. */
+  async function loadedAtImport(entry: string): Promise<string[]> {
+    const metafile = await metafileOf(entry);
     const seen = new Set([entry]);
     const queue = [entry];
     for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
@@ -315,13 +315,7 @@ describe('what a bundle leaves to its first use (dynamic imports, which esbuild 
   it('bundles semver as its gte alone, which is all that the modules requiring it call', async () => {
     // infra/bundle-stubs/semver.ts: a module that starts to call anything else of semver fails here,
     // not in Lambda. Each must name it `semver` (so its calls can be read), and call `gte` only.
-    const entry = 'functions/webhooks/handler.ts';
-    const { metafile } = await build({
-      ...lambdaEsbuildOptions(),
-      entryPoints: [entry],
-      metafile: true,
-      outfile: join(dir, 'semver-users', 'index.mjs'),
-    });
+    const metafile = await metafileOf('functions/webhooks/handler.ts');
     const importers = Object.entries(metafile.inputs)
       .filter(([, input]) => input.imports.some((edge) => edge.original === 'semver'))
       .map(([file]) => file);
