@@ -1,9 +1,8 @@
 import { parse } from '#domain/validation.ts';
 import { IDEMPOTENCY_ARG, idempotencyKeyArg, rest } from './args.ts';
-import { inputSchemaOf } from './input-schema.ts';
-import { outputSchemaOf } from './output-schema.ts';
-import { DRY_RUN_ARG, DRY_RUN_SCHEMA, dryRunArg, dryRunSchema, isWrite } from './dry-run.ts';
+import { DRY_RUN_ARG, dryRunArg, isWrite } from './dry-run.ts';
 import type { ToolDefinition, ToolSpec } from './tool-spec.ts';
+import type { ToolSchemas } from './tool-schemas.ts';
 import type { ToolOperation } from './operations.ts';
 
 /**
@@ -14,27 +13,14 @@ import type { ToolOperation } from './operations.ts';
 export function define(operation: ToolOperation, { request, ...spec }: ToolSpec): ToolDefinition {
   const write = isWrite(operation);
   // The JSON Schemas serve tools/list only: converted on first use, so a cold container that
-  // answers a tool call (most invocations) never pays for converting every tool's schemas.
-  let schemas: Pick<ToolDefinition, 'inputSchema' | 'outputSchema'> | undefined;
-  const converted = () => {
-    if (schemas) return schemas;
-    const input = inputSchemaOf(spec.shown ?? spec.args, { idempotent: spec.idempotent === true });
-    if (write) input.properties = { ...input.properties, [DRY_RUN_ARG]: DRY_RUN_SCHEMA };
-    schemas = {
-      inputSchema: input,
-      outputSchema: outputSchemaOf(spec.output, write ? [dryRunSchema(spec.output)] : []),
-    };
-    return schemas;
-  };
+  // answers a tool call (most invocations) never pays for converting every tool's schemas, and
+  // loaded with the first tools/list, so no container's import builds what converts them
+  // (tool-schemas.ts).
+  let schemas: Promise<ToolSchemas> | undefined;
   return {
     ...spec,
     operation,
-    get inputSchema() {
-      return converted().inputSchema;
-    },
-    get outputSchema() {
-      return converted().outputSchema;
-    },
+    schemas: () => (schemas ??= import('./tool-schemas.ts').then((m) => m.toolSchemas(spec, write))),
     toRequest: (args) => {
       // The key first: without it nothing may run, whatever else is wrong.
       const idempotencyKey = spec.idempotent ? idempotencyKeyArg(args) : undefined;

@@ -1,11 +1,7 @@
-import type * as v from 'valibot';
 import { validationFailed } from '#domain/errors.ts';
 import type { ToolOperation } from './operations.ts';
 import { canDryRun, DRY_RUN_PARAM } from '#http/dry-run.ts';
-import type { ResponseBody } from '#http/openapi/resources.ts';
-import { DRY_RUN_BODIES } from '#http/openapi/dry-run.ts';
 import type { Args } from './args.ts';
-import { resultSchema } from './output-schema.ts';
 
 /**
  * The `dry_run` argument of the write tools (docs/mcp.md#dry-runs): the same plan the HTTP
@@ -27,10 +23,4 @@ export function dryRunArg(args: Args): boolean {
   if (value === undefined) return false;
   if (typeof value !== 'boolean') throw validationFailed(DRY_RUN_ARG, `${DRY_RUN_ARG} must be a boolean.`);
   return value;
-}
-
-/** The structuredContent of a dry run, beside the tool's document and its error. */
-export function dryRunSchema(output: ResponseBody): v.GenericSchema {
-  const plan = output === 'BatchResult' ? DRY_RUN_BODIES.BatchDryRunPlan : DRY_RUN_BODIES.DryRunPlan;
-  return resultSchema(output, plan.entries);
 }

@@ -83,8 +83,8 @@ export function createMcpServer(ctx: McpRequestContext): Server {
       jsonSchemaValidator: NO_ELICITATION,
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...BOUND.values()].filter((b) => offered(ctx, b)).map(describe),
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: await Promise.all([...BOUND.values()].filter((b) => offered(ctx, b)).map(describe)),
   }));
   server.setRequestHandler(CallToolRequestSchema, (request) =>
     callTool(ctx, request.params.name, request.params.arguments ?? {}),
@@ -101,14 +101,15 @@ function offered(ctx: McpRequestContext, bound: BoundTool): boolean {
   return !ctx.principal.mcpReadOnly || bound.route.method === 'GET';
 }
 
-function describe({ tool, route, abilities }: BoundTool): Tool {
+async function describe({ tool, route, abilities }: BoundTool): Promise<Tool> {
+  const { inputSchema, outputSchema } = await tool.schemas();
   const gate = abilities.length === 1 ? `Ability: ${abilities[0]}.` : `Abilities: any of ${abilities.join(', ')}.`;
   return {
     name: tool.name,
     title: tool.title,
     description: `${tool.description} ${gate}`,
-    inputSchema: tool.inputSchema,
-    outputSchema: tool.outputSchema,
+    inputSchema,
+    outputSchema,
     annotations: {
       title: tool.title,
       readOnlyHint: route.method === 'GET',

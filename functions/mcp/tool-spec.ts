@@ -1,8 +1,7 @@
 import type * as v from 'valibot';
 import type { ResponseBody } from '#http/openapi/resources.ts';
 import type { Args } from './args.ts';
-import type { JsonSchemaObject } from './input-schema.ts';
-import type { outputSchemaOf } from './output-schema.ts';
+import type { ToolSchemas } from './tool-schemas.ts';
 import type { ToolOperation } from './operations.ts';
 
 /** The shape of a tool (tools.ts holds them all). */
@@ -42,8 +41,8 @@ export interface ToolSpec {
 
 export interface ToolDefinition extends Omit<ToolSpec, 'request'> {
   operation: ToolOperation;
-  inputSchema: JsonSchemaObject;
-  outputSchema: ReturnType<typeof outputSchemaOf>;
+  /** Its input and output JSON Schemas, as tools/list shows them (converted once, at the first call). */
+  schemas: () => Promise<ToolSchemas>;
   /** Validates the arguments (422 naming the argument) and builds the endpoint's request. */
   toRequest: (args: Args) => ToolRequest;
 }

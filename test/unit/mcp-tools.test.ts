@@ -38,27 +38,44 @@ describe('MCP tool table', () => {
     });
   });
 
-  it("generates each tool's JSON Schema from the valibot schemas the endpoint validates with", () => {
-    const schema = (name: string) => tool(name).inputSchema.properties as Record<string, Record<string, unknown>>;
-    expect(schema('list_products').limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 50, default: 15 });
-    expect(schema('upsert_product').price).toMatchObject({ type: 'integer', minimum: 0, maximum: 1_000_000_000_000 });
-    expect(schema('upsert_product').status).toMatchObject({ enum: ['active', 'draft', 'archived'] });
-    expect(schema('list_pages').type).toMatchObject({ enum: ['page', 'blog'] });
-    expect(tool('upsert_product').inputSchema.required).toEqual(['external_id', 'name', 'price']);
-    expect(tool('save_page').inputSchema.required).toEqual(['external_id', 'type', 'title', 'slug', 'body']);
+  it("generates each tool's JSON Schema from the valibot schemas the endpoint validates with", async () => {
+    const input = async (name: string) => (await tool(name).schemas()).inputSchema;
+    const schema = async (name: string) => (await input(name)).properties as Record<string, Record<string, unknown>>;
+    expect((await schema('list_products')).limit).toMatchObject({
+      type: 'integer',
+      minimum: 1,
+      maximum: 50,
+      default: 15,
+    });
+    expect((await schema('upsert_product')).price).toMatchObject({
+      type: 'integer',
+      minimum: 0,
+      maximum: 1_000_000_000_000,
+    });
+    expect((await schema('upsert_product')).status).toMatchObject({ enum: ['active', 'draft', 'archived'] });
+    expect((await schema('list_pages')).type).toMatchObject({ enum: ['page', 'blog'] });
+    expect((await input('upsert_product')).required).toEqual(['external_id', 'name', 'price']);
+    expect((await input('save_page')).required).toEqual(['external_id', 'type', 'title', 'slug', 'body']);
+  });
+
+  it("converts a tool's schemas once: every tools/list after the first gets the same documents", async () => {
+    const first = await tool('upsert_product').schemas();
+    expect(await tool('upsert_product').schemas()).toBe(first);
   });
 
   it.each(TOOLS.map((t) => [t.name, t]))(
     '%s declares a closed object schema whose required arguments are properties',
-    (_, t) => {
-      expect(t.inputSchema.type).toBe('object');
-      expect(t.inputSchema.additionalProperties).toBe(false);
-      for (const name of t.inputSchema.required ?? []) expect(t.inputSchema.properties).toHaveProperty(name);
+    async (_, t) => {
+      const { inputSchema } = await t.schemas();
+      expect(inputSchema.type).toBe('object');
+      expect(inputSchema.additionalProperties).toBe(false);
+      for (const name of inputSchema.required ?? []) expect(inputSchema.properties).toHaveProperty(name);
     },
   );
 
-  it('requires idempotency_key exactly on set_order_status and publish_page', () => {
-    const withKey = TOOLS.filter((t) => t.inputSchema.required?.includes('idempotency_key')).map((t) => t.name);
+  it('requires idempotency_key exactly on set_order_status and publish_page', async () => {
+    const inputs = await Promise.all(TOOLS.map(async (t) => [t.name, (await t.schemas()).inputSchema] as const));
+    const withKey = inputs.filter(([, schema]) => schema.required?.includes('idempotency_key')).map(([name]) => name);
     expect(withKey.sort()).toEqual(['publish_page', 'set_order_status']);
   });
 });
