@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import { mcpSdkForBundling } from './mcp-sdk.ts';
+import { xraySdkForBundling } from './xray-sdk.ts';
 
 const stub = (name: string) => fileURLToPath(new URL(`./bundle-stubs/${name}.ts`, import.meta.url));
 
@@ -51,6 +52,8 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/util-dynamodb': utilDynamodbEsm(),
   // Its ESM build with the protocol schemas built at their first use, and those nothing uses left out (infra/mcp-sdk.ts).
   '@modelcontextprotocol/sdk': mcpSdkForBundling(mcpSdkEsm()),
+  // Its index with the parts the signer never runs (AWS SDK v2 and HTTP patchers, plugins) loaded at their first use (infra/xray-sdk.ts).
+  'aws-xray-sdk-core': xraySdkForBundling(),
   postcss: stub('postcss'),
   ajv: stub('ajv'),
   'ajv-formats': stub('ajv-formats'),

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type AnyNode, parse } from 'acorn';
+import { transformedCopy } from './bundle-cache.ts';
 
 /**
  * The MCP SDK's ESM build as the Lambdas bundle it: a copy in which the protocol schemas of
@@ -108,31 +108,20 @@ export function deferTopLevelCalls(source: string): { code: string; lazy: number
   return { code: lazy > 0 ? code + LAZY_SCHEMA : code, lazy, pure };
 }
 
-/**
- * The path of the copy of `from`, the SDK's `dist/esm` folder (made on first use, reused after). Written to a fresh folder and renamed
- * into place, so two builds at once (the tests synthesize in parallel) never see half a copy.
- */
+/** The path of the copy of `from`, the SDK's `dist/esm` folder, with types.js transformed (infra/bundle-cache.ts). */
 export function mcpSdkForBundling(from: string): string {
   const types = readFileSync(join(from, 'types.js'), 'utf8');
-  const transform = readFileSync(fileURLToPath(import.meta.url), 'utf8');
-  const key = createHash('sha256').update(types).update(transform).digest('hex').slice(0, 16);
-  const cache = fileURLToPath(new URL('../node_modules/.cache', import.meta.url));
-  const target = join(cache, `mcp-sdk-esm-${key}`);
-  if (existsSync(target)) return target;
-  const { code, lazy } = deferTopLevelCalls(types);
-  if (lazy < MIN_DEFERRED)
-    throw new Error(
-      `the MCP SDK's types.js has ${lazy} top-level schemas built from zod, expected ${MIN_DEFERRED}+; update infra/mcp-sdk.ts`,
-    );
-  mkdirSync(cache, { recursive: true });
-  const staging = mkdtempSync(`${target}.tmp-`);
-  cpSync(from, staging, { recursive: true, filter: (path) => !/\.(map|d\.ts)$/.test(path) });
-  writeFileSync(join(staging, 'types.js'), code);
-  try {
-    renameSync(staging, target);
-  } catch (err) {
-    rmSync(staging, { recursive: true, force: true });
-    if (!existsSync(target)) throw err;
-  }
-  return target;
+  return transformedCopy({
+    name: 'mcp-sdk-esm',
+    from,
+    inputs: [types, readFileSync(fileURLToPath(import.meta.url), 'utf8')],
+    change: (copy) => {
+      const { code, lazy } = deferTopLevelCalls(types);
+      if (lazy < MIN_DEFERRED)
+        throw new Error(
+          `the MCP SDK's types.js has ${lazy} top-level schemas built from zod, expected ${MIN_DEFERRED}+; update infra/mcp-sdk.ts`,
+        );
+      writeFileSync(join(copy, 'types.js'), code);
+    },
+  });
 }
