@@ -312,6 +312,14 @@ describe('what a bundle leaves to its first use (dynamic imports, which esbuild 
     60_000,
   );
 
+  it('functions/mcp/handler.ts builds the response shapes and converts JSON Schemas at the first tools/list, not at import', async () => {
+    const loaded = await loadedAtImport('functions/mcp/handler.ts');
+    expect(loaded).toContain('functions/mcp/define-tool.ts');
+    const forToolsList =
+      /functions\/mcp\/(tool-schemas|input-schema|output-schema)\.ts|shared\/http\/openapi\/|node_modules\/@valibot\/to-json-schema\//;
+    expect(loaded.filter((f) => forToolsList.test(f))).toEqual([]);
+  }, 60_000);
+
   it('bundles semver as its gte alone, which is all that the modules requiring it call', async () => {
     // infra/bundle-stubs/semver.ts: a module that starts to call anything else of semver fails here,
     // not in Lambda. Each must name it `semver` (so its calls can be read), and call `gte` only.
