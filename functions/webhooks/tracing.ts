@@ -9,7 +9,8 @@ import { onAwsClient } from '#shared/aws-clients.ts';
  *
  * Only the signer carries Tracer: it adds the X-Ray SDK (~125 KB minified) to a bundle, and the
  * API functions keep their cold start at the floor (docs/observability.md#traces says what they
- * trace instead). Outgoing HTTP is not patched (`captureHTTPsRequests: false`): the patch would
+ * trace instead). The bundled SDK loads its AWS SDK v2 and HTTP patchers only if one is called
+ * (infra/xray-sdk.ts). Outgoing HTTP is not patched (`captureHTTPsRequests: false`): the patch would
  * add an `X-Amzn-Trace-Id` header to every POST, handing our trace ids to the tenant's receiver.
  */
 
