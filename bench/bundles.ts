@@ -11,9 +11,11 @@
  * on one side only. Wall time is what a cold start waits; CPU time (user + system) is what the
  * import itself costs and moves less when other processes share the cores.
  *
- * Two reference rows, bundled the same way (infra/bundling.ts) but not deployed, say what part of
- * a time is ours: an empty module (what loading any bundle costs) and the official MCP SDK alone
- * (the least the MCP function can import in).
+ * Four reference rows, bundled the same way (infra/bundling.ts) but not deployed, say what part
+ * of a time is ours: an empty module (what loading any bundle costs), the official MCP SDK alone
+ * (the least the MCP function can import in), the MCP function without its tools (the SDK and
+ * the HTTP layer every API function has: what no split of the tools could go below) and
+ * Powertools Tracer alone (what tracing adds to the webhook signer).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -105,6 +107,8 @@ const plus = (a: Timing, b: Timing): Timing => ({ wallMs: a.wallMs + b.wallMs, c
 const REFERENCES = [
   { fn: '(reference) empty module', entry: 'bench/reference/empty.ts' },
   { fn: '(reference) MCP SDK alone', entry: 'bench/reference/mcp-sdk.ts' },
+  { fn: '(reference) MCP function without its tools', entry: 'bench/reference/mcp-without-tools.ts' },
+  { fn: '(reference) Powertools Tracer alone', entry: 'bench/reference/tracer.ts' },
 ];
 
 /** The reference modules, bundled as the Lambdas are, into OUT (inside the repository, so `@aws-sdk/*` resolves from node_modules as from the runtime). */
@@ -154,7 +158,7 @@ function bundleTable({ floor, rows, mcpFirstRequests }: Awaited<ReturnType<typeo
     `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external; KB = the handler's .mjs, its source map is a separate file, read only when a stack is printed: shared/stack-traces.ts). ` +
     `Import times: medians of ${RUNS} fresh node processes per function, each importing the SDK floor ` +
     `(client-dynamodb + lib-dynamodb: ${ms(floor.wallMs)} ms wall, ${ms(floor.cpuMs)} ms CPU) and then the bundle; "over" is what the bundle adds in that process. ` +
-    'The two reference rows are bundled the same way and not deployed: an empty module (what loading any bundle costs) and the official MCP SDK alone (the least the MCP function can import in). ' +
+    'The reference rows are bundled the same way and not deployed: an empty module (what loading any bundle costs), the official MCP SDK alone (the least the MCP function can import in), the MCP function without its tools (bench/reference/mcp-without-tools.ts: the SDK and the HTTP layer of every API function, the least a split that loaded the tools later could import) and Powertools Tracer alone (what tracing adds to the webhook signer). ' +
     'SDK clients a function needs only on some paths load at their first use and are not in these figures: SQS (the fan-out at its first delivery to queue, the signer for a retry or a probe), KMS, SNS and CloudWatch Logs. Nor is the page sanitizer (sanitize-html, htmlparser2, entities): Content and MCP load it with the first page body they clean (shared/domain/page/page-write.ts).\n\n' +
     '| function | KB | import ms | over the SDK floor ms | import CPU ms | over the floor CPU ms |\n|---|---|---|---|---|---|\n' +
     lines.join('\n') +

@@ -10,7 +10,11 @@
  * against 0.18 to 0.26 warm, on the same machine and the same product-read code).
  * A product read is two round trips (the authorizer's UpdateItem, then the GetItem), so 0.5 is
  * the ratio's ceiling when DynamoDB Local is the bottleneck; what falls short of it is CPU spent
- * by the gateway emulation, the authorizer, the handler chain and the SDK in this process.
+ * by the gateway emulation, the authorizer, the handler chain and the SDK in this process. To
+ * tell the SDK's part from the rest, each round also runs the authorizer's own call alone
+ * (`authenticate`, shared/db/key-auth.repo.ts: the conditional UpdateItem that resolves a key and
+ * counts it against its rate limit) and the section splits a product read's CPU into those two
+ * calls made raw and what is left: HTTP, the gateway emulation and the handler chains.
  * The raw GetItem calls are made in this process, by the stack's own client; the HTTP requests
  * come from bench/load-client.mjs in a process of its own, as a client of the API would.
  * BENCH_CPU_PROFILE=file writes a V8 CPU profile of the stack during the HTTP run.
@@ -22,6 +26,9 @@ import { writeFileSync } from 'node:fs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#db/client.ts';
 import { keys as dbKeys } from '#db/keys.ts';
+import { authenticate } from '#db/key-auth.repo.ts';
+import { hashToken } from '#domain/key/api-key.ts';
+import { config } from '#shared/config.ts';
 import { startBenchStack } from './bench-stack.ts';
 import { seedProducts } from './seed.ts';
 import type { BenchSection } from './section.ts';
@@ -104,7 +111,7 @@ async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Prom
 export const throughputSection: BenchSection = {
   name: 'throughput',
   async run() {
-    const bench = await startBenchStack({ storeId: 'throughput', keys: KEYS });
+    const bench = await startBenchStack({ storeId: 'throughput', keys: KEYS, streamConsumers: false });
     try {
       await seedProducts(bench.storeId, PRODUCTS);
       const ids = Array.from({ length: PRODUCTS }, (_, i) => i + 1);
@@ -118,6 +125,10 @@ export const throughputSection: BenchSection = {
         );
         return out.Item !== undefined;
       };
+      const tokenHashes = bench.tokens.map(hashToken);
+      // What the authorizer sends for a product read, without HTTP or the Lambda around it.
+      const authorize = async (i: number) =>
+        (await authenticate(tokenHashes[i % tokenHashes.length] as string, Date.now(), config().rateLimitPerMinute)).ok;
       const urls = ids.map((id) => `${bench.stack.baseUrl}/products/${id}`);
       const throughGateway = async (): Promise<Run> => {
         const cpu = process.cpuUsage();
@@ -127,29 +138,43 @@ export const throughputSection: BenchSection = {
       // DynamoDB Local's JVM and this process's JIT warm up first.
       await saturate(getItem, WARM_UP_SECONDS);
       await loadClient({ urls, tokens: bench.tokens, seconds: WARM_UP_SECONDS });
-      const rounds: Array<{ raw: Run; gateway: Run; ratio: number }> = [];
+      await saturate(authorize, WARM_UP_SECONDS / 2);
+      const rounds: Array<{ raw: Run; auth: Run; gateway: Run; ratio: number }> = [];
       for (let round = 0; round < ROUNDS; round++) {
         const raw = await saturate(getItem);
+        const auth = await saturate(authorize);
         const gateway =
           round === 0 ? await profiled(process.env.BENCH_CPU_PROFILE, throughGateway) : await throughGateway();
-        rounds.push({ raw, gateway, ratio: gateway.perSecond / raw.perSecond });
+        rounds.push({ raw, auth, gateway, ratio: gateway.perSecond / raw.perSecond });
       }
-      const { raw, gateway, ratio } = [...rounds].sort((a, b) => a.ratio - b.ratio)[
+      const { raw, auth, gateway, ratio } = [...rounds].sort((a, b) => a.ratio - b.ratio)[
         Math.floor(rounds.length / 2)
       ] as (typeof rounds)[number];
+      const rest = gateway.cpuMsPerRequest - raw.cpuMsPerRequest - auth.cpuMsPerRequest;
+      const share = (ms: number) => `${((ms / gateway.cpuMsPerRequest) * 100).toFixed(0)}%`;
+      const calls = raw.cpuMsPerRequest + auth.cpuMsPerRequest;
+      const budget = raw.cpuMsPerRequest / 0.4;
+      const busy = (r: Run) => `${((r.perSecond * r.cpuMsPerRequest) / 10).toFixed(0)}%`;
       const row = (name: string, r: Run) =>
         `| ${name} | ${r.perSecond.toFixed(0)}${r.failed ? ` (${r.failed} failed)` : ''} | ${r.cpuMsPerRequest.toFixed(2)} |\n`;
       return (
         '## Product-read throughput\n\n' +
         `${CONCURRENCY} requests in flight for ${SECONDS} s each against the stack's DynamoDB Local; CPU is the stack process's (gateway, ` +
         `authorizer, handlers, SDK) per request. A product read is two round trips, so 0.5 is the ratio's ceiling. ` +
-        `${ROUNDS} rounds, each a raw run then a gateway run; the rows are the round with the median ratio ` +
+        `${ROUNDS} rounds, each a raw GetItem run, a raw authorizer run, then a gateway run; the rows are the round with the median ratio ` +
         `(each round's raw : gateway requests/s: ${rounds.map((r) => `${r.raw.perSecond.toFixed(0)} : ${r.gateway.perSecond.toFixed(0)} = ${r.ratio.toFixed(2)}`).join('; ')}). ` +
         `Both paths are first run for ${WARM_UP_SECONDS} s: DynamoDB Local's JVM speeds up for tens of seconds, the raw path (bound by it) more than the gateway path (bound by this process's CPU), so a ratio taken against a cold JVM reads high.\n\n` +
         '| measurement | requests/s | CPU ms/request |\n|---|---|---|\n' +
         row("raw GetItem of a product (consistent, the stack's SDK client)", raw) +
+        row("raw authorizer call (authenticate: the key's conditional UpdateItem)", auth) +
         row('GET /products/{id} through the local gateway (client in its own process)', gateway) +
-        `| **ratio** GET /products/{id} : raw GetItem | ${ratio.toFixed(2)} | |\n`
+        `| **ratio** GET /products/{id} : raw GetItem | ${ratio.toFixed(2)} | |\n\n` +
+        `Where a product read's CPU goes (the stack process, ms per request): its two DynamoDB calls made raw take ${raw.cpuMsPerRequest.toFixed(2)} + ${auth.cpuMsPerRequest.toFixed(2)} ms (${share(calls)}); ` +
+        `the remaining ${rest.toFixed(2)} ms (${share(rest)}) is HTTP in and out, the gateway emulation (emulation/local), the authorizer and handler chains and their logging and metrics. ` +
+        `Both paths are bound by this process's CPU (busy ${busy(raw)} and ${busy(gateway)} of one core), so the ratio follows CPU per request (${raw.cpuMsPerRequest.toFixed(2)} / ${gateway.cpuMsPerRequest.toFixed(2)} = ${(raw.cpuMsPerRequest / gateway.cpuMsPerRequest).toFixed(2)}). ` +
+        (budget > calls
+          ? `At 0.4 a product read would have ${budget.toFixed(2)} ms: ${(budget - calls).toFixed(2)} ms beside its two calls.\n`
+          : `At 0.4 a product read would have ${budget.toFixed(2)} ms, less than its two calls alone: with nothing else spent, the ratio would be ${(raw.cpuMsPerRequest / calls).toFixed(2)}.\n`)
       );
     } finally {
       await bench.stop();
