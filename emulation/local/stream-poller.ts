@@ -78,6 +78,10 @@ export class StreamPoller {
       region: config().region,
       ...(local ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     });
+    // As shared/db/client.ts does for the product's client: the SDK's logger middleware walks every
+    // answer through its sensitive-data filter to hand it to the no-op logger. Here that is every
+    // record of the table's stream (each request's key update among them), read by each poller.
+    this.client.middlewareStack.remove('loggerMiddleware');
   }
 
   async run(): Promise<void> {
