@@ -164,7 +164,7 @@ function bundleTable({ floor, rows, mcpFirstRequests }: Awaited<ReturnType<typeo
     lines.join('\n') +
     '\n' +
     (mcpFirstRequests
-      ? `\nWhat an import leaves to the first request: the MCP function, after its import in such a process, answers its first initialize in ${ms(mcpFirstRequests[0] as number)} ms, then tools/list in ${ms(mcpFirstRequests[1] as number)} ms, and initialize again in ${ms(mcpFirstRequests[2] as number)} ms (medians of ${RUNS}, wall). The first request loads Node's fetch classes (the SDK's transport takes a web Request) and builds the protocol schemas it needs (infra/mcp-sdk.ts builds them at their first use); the first tools/list converts the tools' input schemas to JSON Schema, once per container.\n`
+      ? `\nWhat an import leaves to the first request: the MCP function, after its import in such a process, answers its first initialize in ${ms(mcpFirstRequests[0] as number)} ms, then tools/list in ${ms(mcpFirstRequests[1] as number)} ms, and initialize again in ${ms(mcpFirstRequests[2] as number)} ms (medians of ${RUNS}, wall). The first request loads Node's fetch classes (the SDK's transport takes a web Request) and builds the protocol schemas it needs (infra/mcp-sdk.ts builds them at their first use); the first tools/list builds the response shapes and converts the tools' schemas to JSON Schema (functions/mcp/tool-schemas.ts), once per container.\n`
       : '')
   );
 }
