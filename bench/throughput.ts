@@ -163,7 +163,7 @@ export const throughputSection: BenchSection = {
         `authorizer, handlers, SDK) per request. A product read is two round trips, so 0.5 is the ratio's ceiling. ` +
         `${ROUNDS} rounds, each a raw GetItem run, a raw authorizer run, then a gateway run; the rows are the round with the median ratio ` +
         `(each round's raw : gateway requests/s: ${rounds.map((r) => `${r.raw.perSecond.toFixed(0)} : ${r.gateway.perSecond.toFixed(0)} = ${r.ratio.toFixed(2)}`).join('; ')}). ` +
-        `Both paths are first run for ${WARM_UP_SECONDS} s: DynamoDB Local's JVM speeds up for tens of seconds, the raw path (bound by it) more than the gateway path (bound by this process's CPU), so a ratio taken against a cold JVM reads high.\n\n` +
+        `Both paths are first run for ${WARM_UP_SECONDS} s: DynamoDB Local's JVM speeds up for tens of seconds, and the raw path (one call per request) gains more from it than the gateway path, so a ratio taken against a cold JVM reads high.\n\n` +
         '| measurement | requests/s | CPU ms/request |\n|---|---|---|\n' +
         row("raw GetItem of a product (consistent, the stack's SDK client)", raw) +
         row("raw authorizer call (authenticate: the key's conditional UpdateItem)", auth) +
