@@ -37,9 +37,18 @@ const FLOOR = ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb'];
 
 type Run = { floor: Timing; overFloor: Timing };
 
+/**
+ * The node that imports the bundles: BENCH_NODE, or the one running the bench. Lambda runs Node 22
+ * (infra/constructs/service-function.ts); a machine with another major measures that one's loader,
+ * which differs (on Node 22 importing the DynamoDB SDK does not load node:http, so a bundle that
+ * imports it at its top pays ~20 ms there that the others pay at their first call).
+ */
+const NODE = process.env.BENCH_NODE ?? process.execPath;
+const nodeVersion = () => execFileSync(NODE, ['--version'], { encoding: 'utf8' }).trim();
+
 /** Runs `code` (an ES module) in a fresh node process with the function's NODE_OPTIONS and environment; its stdout. */
 function runFresh(code: string, nodeOptions: string, what: string): string {
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+  const run = spawnSync(NODE, ['--input-type=module', '-e', code], {
     encoding: 'utf8',
     env: {
       ...process.env,
@@ -156,7 +165,7 @@ function bundleTable({ floor, rows, mcpFirstRequests }: Awaited<ReturnType<typeo
   );
   return (
     `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external; KB = the handler's .mjs, its source map is a separate file, read only when a stack is printed: shared/stack-traces.ts). ` +
-    `Import times: medians of ${RUNS} fresh node processes per function, each importing the SDK floor ` +
+    `Import times: medians of ${RUNS} fresh node ${nodeVersion()} processes per function (BENCH_NODE picks another node), each importing the SDK floor ` +
     `(client-dynamodb + lib-dynamodb: ${ms(floor.wallMs)} ms wall, ${ms(floor.cpuMs)} ms CPU) and then the bundle; "over" is what the bundle adds in that process. ` +
     'The reference rows are bundled the same way and not deployed: an empty module (what loading any bundle costs), the official MCP SDK alone (the least the MCP function can import in), the MCP function without its tools (bench/reference/mcp-without-tools.ts: the SDK and the HTTP layer of every API function, the least a split that loaded the tools later could import) and Powertools Tracer alone (what tracing adds to the webhook signer). ' +
     'SDK clients a function needs only on some paths load at their first use and are not in these figures: SQS (the fan-out at its first delivery to queue, the signer for a retry or a probe), KMS, SNS and CloudWatch Logs. Nor is the page sanitizer (sanitize-html, htmlparser2, entities): Content and MCP load it with the first page body they clean (shared/domain/page/page-write.ts).\n\n' +
