@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import { mcpSdkForBundling } from './mcp-sdk.ts';
 import { xraySdkForBundling } from './xray-sdk.ts';
+import { tracerForBundling } from './node-http.ts';
 
 const stub = (name: string) => fileURLToPath(new URL(`./bundle-stubs/${name}.ts`, import.meta.url));
 
@@ -54,6 +55,8 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   '@modelcontextprotocol/sdk': mcpSdkForBundling(mcpSdkEsm()),
   // Its index with the parts the signer never runs (AWS SDK v2 and HTTP patchers, plugins) loaded at their first use (infra/xray-sdk.ts).
   'aws-xray-sdk-core': xraySdkForBundling(),
+  // Its provider requires node:http and node:https instead of importing them (infra/node-http.ts).
+  '@aws-lambda-powertools/tracer': tracerForBundling(),
   postcss: stub('postcss'),
   ajv: stub('ajv'),
   'ajv-formats': stub('ajv-formats'),

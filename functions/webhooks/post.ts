@@ -1,10 +1,15 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import http from 'node:http';
-import https from 'node:https';
+import { createRequire } from 'node:module';
 import { isIP, type LookupFunction } from 'node:net';
 import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
 import { isAllowedWebhookAddress, refusedAddressReason } from '#domain/webhook/address-policy.ts';
 import { parseRetryAfter } from '#domain/webhook/retry.ts';
+
+// Required, not imported: on Node 22 the ES module namespace of node:http loads undici, ~25 ms of a
+// cold start (infra/node-http.ts).
+const requireBuiltin = createRequire(import.meta.url);
+const http = requireBuiltin('node:http') as typeof import('node:http');
+const https = requireBuiltin('node:https') as typeof import('node:https');
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 /**

@@ -100,6 +100,16 @@ describe('Lambda bundles', () => {
     expect(unexpected).toEqual([]);
   });
 
+  it('loads node:http through require, never as an ES module (on Node 22 that would load undici)', () => {
+    // infra/node-http.ts: the namespace of node:http reads its WebSocket exports, ~25 ms of a cold
+    // start on the functions' runtime. Static imports, `import()` and side-effect imports alike.
+    const HTTP_AS_MODULE = /\b(?:from\s*|import\s*\(?\s*)["'](?:node:)?https?["']/g;
+    const found = bundles.flatMap(({ fn, file }) =>
+      [...readFileSync(file, 'utf8').matchAll(HTTP_AS_MODULE)].map((m) => `${fn}: ${m[0]}`),
+    );
+    expect(found).toEqual([]);
+  });
+
   it('runs without --enable-source-maps, and prints a stack at its place in the TypeScript sources all the same', () => {
     // What the deploy runs: the function's NODE_OPTIONS no longer parse the map at every cold start.
     expect(bundles.filter((b) => b.nodeOptions.includes('--enable-source-maps')).map((b) => b.fn)).toEqual([]);
