@@ -5,8 +5,8 @@
  * alternately for BENCH_THROUGHPUT_ROUNDS (3) rounds: on a shared machine (and while DynamoDB
  * Local's JVM still warms up) one run of each drifts apart, so each round's ratio compares two runs
  * made side by side, and the section gives the round with the median ratio. Both paths first run
- * for BENCH_WARM_UP_SECONDS (10): against a JVM that is still warming up, the raw path (bound by
- * DynamoDB Local) is slow and the ratio reads high (0.42 and 0.69 in two runs with a 1 s warm-up,
+ * for BENCH_WARM_UP_SECONDS (10): against a JVM that is still warming up, the raw path (one call
+ * per request) is slowed the most and the ratio reads high (0.42 and 0.69 in two runs with a 1 s warm-up,
  * against 0.18 to 0.26 warm, on the same machine and the same product-read code).
  * A product read is two round trips (the authorizer's UpdateItem, then the GetItem), so 0.5 is
  * the ratio's ceiling when DynamoDB Local is the bottleneck; what falls short of it is CPU spent

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
  * A copy of a package's folder, changed by `change`, for esbuild to bundle in place of the
- * original (infra/bundling.ts aliases the package to it): infra/mcp-sdk.ts and infra/xray-sdk.ts
- * make theirs here. It lives under node_modules/.cache, so the copy's own imports resolve as the
+ * original (infra/bundling.ts aliases the package to it): infra/mcp-sdk.ts, infra/xray-sdk.ts and
+ * infra/node-http.ts make theirs here. It lives under node_modules/.cache, so the copy's own imports resolve as the
  * original's do, and is named `name`-hash, the hash of `inputs` (the files the change reads and
  * the module that makes it), so a new release or a new transform makes a new copy. Made on first
  * use and reused after; written to a fresh folder and renamed into place, so two builds at once
@@ -35,4 +36,20 @@ export function transformedCopy(options: {
     if (!existsSync(target)) throw err;
   }
   return target;
+}
+
+/** The installed folder of package `pkg`: the nearest one above its entry whose package.json names it. */
+export function packageFolder(pkg: string): string {
+  let dir = dirname(createRequire(import.meta.url).resolve(pkg));
+  while (!isPackage(dir, pkg)) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no folder of ${pkg} above its entry`);
+    dir = parent;
+  }
+  return dir;
+}
+
+function isPackage(dir: string, pkg: string): boolean {
+  const manifest = join(dir, 'package.json');
+  return existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === pkg;
 }

@@ -1,8 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { transformedCopy } from './bundle-cache.ts';
+import { packageFolder, transformedCopy } from './bundle-cache.ts';
 
 /**
  * node:http as a bundle loads it: through `require`, never as an ES module.
@@ -51,16 +50,11 @@ export function tracerProvider(source: string): string {
   return code;
 }
 
-/** Tracer's package folder. */
-function tracerPackage(): string {
-  return dirname(dirname(dirname(createRequire(import.meta.url).resolve('@aws-lambda-powertools/tracer'))));
-}
-
 /**
  * The ESM entry of a copy of Powertools Tracer whose provider requires node:http and node:https
  * (infra/bundle-cache.ts). Fails if a release no longer imports them there as this expects.
  */
-export function tracerForBundling(from: string = tracerPackage()): string {
+export function tracerForBundling(from: string = packageFolder('@aws-lambda-powertools/tracer')): string {
   const source = readFileSync(join(from, PROVIDER), 'utf8');
   const copy = transformedCopy({
     name: 'powertools-tracer',

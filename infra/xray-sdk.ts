@@ -1,9 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type AnyNode, parse, type Property } from 'acorn';
-import { transformedCopy } from './bundle-cache.ts';
+import { packageFolder, transformedCopy } from './bundle-cache.ts';
 
 /**
  * The X-Ray SDK (aws-xray-sdk-core) as the webhook signer bundles it: a copy whose index loads
@@ -103,9 +102,7 @@ export function deferIndexRequires(source: string): { code: string; deferred: st
 }
 
 /** The installed SDK's package folder. */
-export function xraySdkPackage(): string {
-  return dirname(createRequire(import.meta.url).resolve('aws-xray-sdk-core/package.json'));
-}
+export const xraySdkPackage = (): string => packageFolder('aws-xray-sdk-core');
 
 /** The path of the copy of the SDK's package with its index transformed (infra/bundle-cache.ts). */
 export function xraySdkForBundling(from: string = xraySdkPackage()): string {
