@@ -15,7 +15,7 @@
  * of a time is ours: an empty module (what loading any bundle costs), the official MCP SDK alone
  * (the least the MCP function can import in), the MCP function without its tools (the SDK and
  * the HTTP layer every API function has: what no split of the tools could go below) and
- * Powertools Tracer alone (what tracing adds to the webhook signer).
+ * Powertools Tracer alone (what the webhook signer loads at its first sampled invocation).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -53,7 +53,8 @@ function runFresh(code: string, nodeOptions: string, what: string): string {
     env: {
       ...process.env,
       NODE_OPTIONS: nodeOptions,
-      // As the Lambda runtime sets it: the signer loads its X-Ray tracer only there (functions/webhooks/tracing.ts).
+      // As the Lambda runtime sets it: only there does the signer load its X-Ray tracer, at the first
+      // sampled invocation, not at import (functions/webhooks/tracing.ts).
       AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
       TABLE_NAME: 'bench',
       AWS_REGION: 'eu-west-1',
@@ -167,7 +168,7 @@ function bundleTable({ floor, rows, mcpFirstRequests }: Awaited<ReturnType<typeo
     `## Lambda bundles\n\nWhat \`cdk deploy\` uploads (cdk.out, minified ESM, SDK external; KB = the handler's .mjs, its source map is a separate file, read only when a stack is printed: shared/stack-traces.ts). ` +
     `Import times: medians of ${RUNS} fresh node ${nodeVersion()} processes per function (BENCH_NODE picks another node), each importing the SDK floor ` +
     `(client-dynamodb + lib-dynamodb: ${ms(floor.wallMs)} ms wall, ${ms(floor.cpuMs)} ms CPU) and then the bundle; "over" is what the bundle adds in that process. ` +
-    'The reference rows are bundled the same way and not deployed: an empty module (what loading any bundle costs), the official MCP SDK alone (the least the MCP function can import in), the MCP function without its tools (bench/reference/mcp-without-tools.ts: the SDK and the HTTP layer of every API function, the least a split that loaded the tools later could import) and Powertools Tracer alone (what tracing adds to the webhook signer). ' +
+    'The reference rows are bundled the same way and not deployed: an empty module (what loading any bundle costs), the official MCP SDK alone (the least the MCP function can import in), the MCP function without its tools (bench/reference/mcp-without-tools.ts: the SDK and the HTTP layer of every API function, the least a split that loaded the tools later could import) and Powertools Tracer alone (what the webhook signer loads at its first invocation that X-Ray samples, not at import: functions/webhooks/tracing.ts). ' +
     'SDK clients a function needs only on some paths load at their first use and are not in these figures: SQS (the fan-out at its first delivery to queue, the signer for a retry or a probe), KMS, SNS and CloudWatch Logs. Nor is the page sanitizer (sanitize-html, htmlparser2, entities): Content and MCP load it with the first page body they clean (shared/domain/page/page-write.ts).\n\n' +
     '| function | KB | import ms | over the SDK floor ms | import CPU ms | over the floor CPU ms |\n|---|---|---|---|---|---|\n' +
     lines.join('\n') +

@@ -5,6 +5,7 @@ import { setVisibility } from '#queue/sqs.ts';
 import { errorFields, log, coldStartTracker, invocation, withInvocationContext } from '#shared/log.ts';
 import { processMessage } from './attempt.ts';
 import { processSqsBatch } from './sqs-batch.ts';
+import { startTracing } from './tracing.ts';
 
 /**
  * An unexpected error (throttling, a bad deploy, an unreadable message) is not the receiver's
@@ -41,8 +42,9 @@ class KeptForRetry extends Error {}
  */
 const isColdStart = coldStartTracker();
 
-export function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   const cold = isColdStart();
+  await startTracing();
   return processSqsBatch(event, context, (record) =>
     withInvocationContext(invocation(record, context, cold), async () => {
       const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;

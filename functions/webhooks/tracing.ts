@@ -1,5 +1,7 @@
 import type { Tracer } from '@aws-lambda-powertools/tracer';
+import { isRequestXRaySampled } from '@aws-lambda-powertools/commons/utils/env';
 import { onAwsClient } from '#shared/aws-clients.ts';
+import { errorFields, log } from '#shared/log.ts';
 
 /**
  * X-Ray spans for the webhook signer, by Powertools Tracer: every DynamoDB, SQS, KMS and SNS
@@ -31,15 +33,37 @@ export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
   );
 }
 
-/** Tracer in Lambda; undefined elsewhere (nothing to trace, and nothing loaded). */
-export const tracer: Tracer | undefined = tracingWanted()
-  ? new (await import('@aws-lambda-powertools/tracer')).Tracer({
-      serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'store-integration-api',
-      captureHTTPsRequests: false,
-    })
-  : undefined;
+const wanted = tracingWanted();
+let tracer: Tracer | undefined;
+let loading: Promise<void> | undefined;
 
-if (tracer) onAwsClient((client) => tracer.captureAWSv3Client(client));
+/**
+ * Called as each invocation starts: loads Tracer at the first one that X-Ray samples, and from
+ * then on it traces every sampled invocation of the container. An unsampled invocation would send
+ * nothing, so a container that meets none never loads the X-Ray SDK: the sampling rule (by default
+ * one request a second, then 5%) leaves most containers of a busy day without it, and the one
+ * that meets a sampled invocation pays the load (~18 ms, the bench's "Tracer alone") on that
+ * invocation, not on every cold start. The decision is Lambda's, read where Powertools reads it
+ * (the invocation's store, else `_X_AMZN_TRACE_ID`). Clients built before the load are captured
+ * as it happens (shared/aws-clients.ts), so the invocation's DynamoDB and SQS calls are traced.
+ * A load that fails is logged and leaves the signer untraced: tracing never holds up a delivery.
+ */
+export function startTracing(): Promise<void> | undefined {
+  if (tracer || !wanted || !isRequestXRaySampled()) return undefined;
+  loading ??= import('@aws-lambda-powertools/tracer').then(
+    ({ Tracer }) => {
+      const loaded = new Tracer({
+        serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'store-integration-api',
+        captureHTTPsRequests: false,
+      });
+      onAwsClient((client) => loaded.captureAWSv3Client(client));
+      tracer = loaded;
+      log('debug', 'X-Ray tracer loaded at the first sampled invocation');
+    },
+    (err: unknown) => log('error', 'could not load the X-Ray tracer; the signer runs untraced', errorFields(err)),
+  );
+  return loading;
+}
 
 /** What a webhook POST's span records: the receiver's host, never its path or query (they may hold a secret). */
 export interface PostSpan {

@@ -212,7 +212,7 @@ describe('Lambda bundles', () => {
           encoding: 'utf8',
           env: {
             ...process.env,
-            // As in Lambda, where the signer also loads its tracer at import (functions/webhooks/tracing.ts).
+            // As in Lambda, the only place where the signer loads its tracer (functions/webhooks/tracing.ts).
             AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
             TABLE_NAME: 'bundles-test',
             AWS_REGION: 'eu-west-1',
@@ -223,6 +223,40 @@ describe('Lambda bundles', () => {
       return run.status === 0 ? [] : [`${fn}: ${run.stderr.slice(0, 500)}`];
     });
     expect(failures).toEqual([]);
+  });
+
+  it("loads the signer's tracer, as bundled, at its first sampled invocation", () => {
+    // functions/webhooks/tracing.ts: no import loads Tracer and the X-Ray SDK, so the test above does
+    // not run their bundled copies (infra/xray-sdk.ts, infra/node-http.ts); a sampled invocation does.
+    const signer = bundles.find((b) => b.fn === 'WebhooksWebhooksFunction')!;
+    const invoke = (sampled: number) =>
+      spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const { handler } = await import(${JSON.stringify(pathToFileURL(signer.file).href)});` +
+            `process.env._X_AMZN_TRACE_ID = 'Root=1-67a0c1d2-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=${sampled}';` +
+            'await handler({ Records: [] });',
+        ],
+        {
+          encoding: 'utf8',
+          env: {
+            ...process.env,
+            AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+            TABLE_NAME: 'bundles-test',
+            AWS_REGION: 'eu-west-1',
+            LOG_LEVEL: 'debug',
+          },
+        },
+      );
+    const sampled = invoke(1);
+    expect(sampled.status, sampled.stderr).toBe(0);
+    expect(sampled.stdout).toContain('X-Ray tracer loaded');
+    expect(sampled.stdout).not.toContain('could not load the X-Ray tracer');
+    const unsampled = invoke(0);
+    expect(unsampled.status, unsampled.stderr).toBe(0);
+    expect(unsampled.stdout).not.toContain('X-Ray tracer');
   });
 });
 
