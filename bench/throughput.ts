@@ -8,27 +8,32 @@
  * for BENCH_WARM_UP_SECONDS (10): against a JVM that is still warming up, the raw path (one call
  * per request) is slowed the most and the ratio reads high (0.42 and 0.69 in two runs with a 1 s warm-up,
  * against 0.18 to 0.26 warm, on the same machine and the same product-read code).
- * A product read is two round trips (the authorizer's UpdateItem, then the GetItem), so 0.5 is
- * the ratio's ceiling when DynamoDB Local is the bottleneck; what falls short of it is CPU spent
- * by the gateway emulation, the authorizer, the handler chain and the SDK in this process. To
- * tell the SDK's part from the rest, each round also runs the authorizer's own call alone
- * (`authenticate`, shared/db/key-auth.repo.ts: the conditional UpdateItem that resolves a key and
- * counts it against its rate limit) and the section splits a product read's CPU into those two
- * calls made raw and what is left: HTTP, the gateway emulation and the handler chains.
+ * A product read is two round trips (the authorizer's UpdateItem, then the GetItem), so 0.5 would be
+ * the ratio's ceiling if DynamoDB Local alone were the bottleneck. On a small machine it is not:
+ * the stack, DynamoDB Local's JVM and the load client share the cores, so the section measures
+ * the CPU each of them spends per request (the JVM's from /proc) and states the bound the
+ * machine's cores set. To tell the SDK's part of the stack's CPU from the rest, each round also
+ * runs the authorizer's own call alone (`authenticate`, shared/db/key-auth.repo.ts: the
+ * conditional UpdateItem that resolves a key and counts it against its rate limit). Last, the
+ * authorizer's call runs on copies of the run's token items with and without their rate-limit
+ * ring, which says what the token item's size costs each request.
  * The raw GetItem calls are made in this process, by the stack's own client; the HTTP requests
  * come from bench/load-client.mjs in a process of its own, as a client of the API would.
  * BENCH_CPU_PROFILE=file writes a V8 CPU profile of the stack during the HTTP run.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
-import { writeFileSync } from 'node:fs';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#db/client.ts';
 import { keys as dbKeys } from '#db/keys.ts';
 import { authenticate } from '#db/key-auth.repo.ts';
-import { hashToken } from '#domain/key/api-key.ts';
+import { bucketAttribute, HEAD_ATTRIBUTE, hashToken, isRateAttribute } from '#domain/key/api-key.ts';
 import { config } from '#shared/config.ts';
+import { itemSize } from './billing-units.ts';
 import { startBenchStack } from './bench-stack.ts';
 import { seedProducts } from './seed.ts';
 import type { BenchSection } from './section.ts';
@@ -41,18 +46,49 @@ const PRODUCTS = 200;
 /** Keys enough that none nears 60 requests a minute at a few thousand requests per second. */
 const KEYS = 300;
 
-type Run = { perSecond: number; failed: number; cpuMsPerRequest: number };
+/**
+ * A run: completions per second, failures, and CPU per completion of the stack process, of
+ * DynamoDB Local's JVM (`store`, where /proc can be read) and of the load client (gateway runs).
+ */
+type Run = {
+  perSecond: number;
+  failed: number;
+  cpuMsPerRequest: number;
+  storeCpuMsPerRequest?: number;
+  clientCpuMsPerRequest?: number;
+};
 
 const cpuMs = (since: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(since);
   return (used.user + used.system) / 1000;
 };
 
+let ticksPerSecond: number | undefined;
+/** CPU (user + system, every thread) that process `pid` has used so far, in ms; undefined where /proc cannot tell. */
+function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    // /proc/<pid>/stat: the fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+  } catch {
+    return undefined;
+  }
+}
+
+/** DynamoDB Local's CPU per completion between `before` (processCpuMs) and now. */
+const storeCpu = (pid: number | undefined, before: number | undefined, done: number) => {
+  const after = processCpuMs(pid);
+  return before === undefined || after === undefined ? {} : { storeCpuMsPerRequest: (after - before) / done };
+};
+
 /** Runs `one` with CONCURRENCY in flight for `seconds`: completions per second, failures, and this process's CPU per completion. */
-async function saturate(one: (i: number) => Promise<boolean>, seconds = SECONDS): Promise<Run> {
+async function saturate(one: (i: number) => Promise<boolean>, seconds = SECONDS, storePid?: number): Promise<Run> {
   let next = 0;
   let done = 0;
   let failed = 0;
+  const store = processCpuMs(storePid);
   const cpu = process.cpuUsage();
   const started = performance.now();
   const until = started + seconds * 1000;
@@ -65,7 +101,12 @@ async function saturate(one: (i: number) => Promise<boolean>, seconds = SECONDS)
       }
     }),
   );
-  return { perSecond: done / ((performance.now() - started) / 1000), failed, cpuMsPerRequest: cpuMs(cpu) / done };
+  return {
+    perSecond: done / ((performance.now() - started) / 1000),
+    failed,
+    cpuMsPerRequest: cpuMs(cpu) / done,
+    ...storeCpu(storePid, store, done),
+  };
 }
 
 /** Runs bench/load-client.mjs against `urls` and resolves with what it counted. */
@@ -73,7 +114,7 @@ function loadClient(args: {
   urls: string[];
   tokens: string[];
   seconds: number;
-}): Promise<{ done: number; failed: number; seconds: number }> {
+}): Promise<{ done: number; failed: number; seconds: number; cpuMs: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -108,6 +149,62 @@ async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Prom
   }
 }
 
+/**
+ * What the token item's size costs the authorizer's call: `authenticate` run on copies of the
+ * run's token items (new token hashes), once as the run left them and once with their rate-limit
+ * ring cut to its head second, each with its own CPU in the stack and in DynamoDB Local.
+ */
+async function tokenItemSizes(tokenHashes: string[], storePid: number | undefined): Promise<string> {
+  const items = await Promise.all(
+    tokenHashes.map(async (hash) => {
+      const out = await db().send(
+        new GetCommand({ TableName: tableName(), Key: dbKeys.token(hash), ConsistentRead: true }),
+      );
+      return out.Item as Record<string, unknown>;
+    }),
+  );
+  const copies = async (cut: boolean) => {
+    const hashes: string[] = [];
+    const written: Array<Record<string, unknown>> = [];
+    for (const item of items) {
+      const hash = randomBytes(32).toString('hex');
+      const copy: Record<string, unknown> = { ...item, ...dbKeys.token(hash) };
+      const head = copy[HEAD_ATTRIBUTE];
+      if (cut)
+        for (const name of Object.keys(copy))
+          if (
+            isRateAttribute(name) &&
+            name !== HEAD_ATTRIBUTE &&
+            !(typeof head === 'number' && name === bucketAttribute(head))
+          )
+            delete copy[name];
+      await db().send(new PutCommand({ TableName: tableName(), Item: copy }));
+      hashes.push(hash);
+      written.push(copy);
+    }
+    const mean = (f: (item: Record<string, unknown>) => number) =>
+      written.reduce((t, i) => t + f(i), 0) / written.length;
+    const authorize = async (i: number) =>
+      (await authenticate(hashes[i % hashes.length] as string, Date.now(), config().rateLimitPerMinute)).ok;
+    await saturate(authorize, WARM_UP_SECONDS / 5);
+    return {
+      attributes: mean((i) => Object.keys(i).length),
+      bytes: mean((i) => itemSize(i)),
+      run: await saturate(authorize, SECONDS, storePid),
+    };
+  };
+  const [asLeft, cut] = [await copies(false), await copies(true)];
+  const line = (name: string, c: typeof asLeft) =>
+    `| ${name} | ${c.attributes.toFixed(0)} | ${c.bytes.toFixed(0)} | ${c.run.perSecond.toFixed(0)} | ${c.run.cpuMsPerRequest.toFixed(2)} | ${c.run.storeCpuMsPerRequest?.toFixed(2) ?? 'n/a'} |\n`;
+  return (
+    "**The token item's size.** The authorizer's call on copies of the run's token items, as the run left them and with their rate-limit ring " +
+    '(one count per second that saw a request, shared/domain/key/api-key.ts) cut to its head second:\n\n' +
+    '| token items | attributes (mean) | bytes (mean) | requests/s | stack CPU ms/request | DynamoDB Local CPU ms/request |\n|---|---|---|---|---|---|\n' +
+    line('as the run left them', asLeft) +
+    line('ring cut to its head second', cut)
+  );
+}
+
 export const throughputSection: BenchSection = {
   name: 'throughput',
   async run() {
@@ -130,10 +227,18 @@ export const throughputSection: BenchSection = {
       const authorize = async (i: number) =>
         (await authenticate(tokenHashes[i % tokenHashes.length] as string, Date.now(), config().rateLimitPerMinute)).ok;
       const urls = ids.map((id) => `${bench.stack.baseUrl}/products/${id}`);
+      const storePid = bench.stack.storePid;
       const throughGateway = async (): Promise<Run> => {
+        const store = processCpuMs(storePid);
         const cpu = process.cpuUsage();
         const run = await loadClient({ urls, tokens: bench.tokens, seconds: SECONDS });
-        return { perSecond: run.done / run.seconds, failed: run.failed, cpuMsPerRequest: cpuMs(cpu) / run.done };
+        return {
+          perSecond: run.done / run.seconds,
+          failed: run.failed,
+          cpuMsPerRequest: cpuMs(cpu) / run.done,
+          ...storeCpu(storePid, store, run.done),
+          clientCpuMsPerRequest: run.cpuMs / run.done,
+        };
       };
       // DynamoDB Local's JVM and this process's JIT warm up first.
       await saturate(getItem, WARM_UP_SECONDS);
@@ -141,8 +246,8 @@ export const throughputSection: BenchSection = {
       await saturate(authorize, WARM_UP_SECONDS / 2);
       const rounds: Array<{ raw: Run; auth: Run; gateway: Run; ratio: number }> = [];
       for (let round = 0; round < ROUNDS; round++) {
-        const raw = await saturate(getItem);
-        const auth = await saturate(authorize);
+        const raw = await saturate(getItem, SECONDS, storePid);
+        const auth = await saturate(authorize, SECONDS, storePid);
         const gateway =
           round === 0 ? await profiled(process.env.BENCH_CPU_PROFILE, throughGateway) : await throughGateway();
         rounds.push({ raw, auth, gateway, ratio: gateway.perSecond / raw.perSecond });
@@ -150,31 +255,38 @@ export const throughputSection: BenchSection = {
       const { raw, auth, gateway, ratio } = [...rounds].sort((a, b) => a.ratio - b.ratio)[
         Math.floor(rounds.length / 2)
       ] as (typeof rounds)[number];
+      const tokenItems = await tokenItemSizes(tokenHashes, storePid);
       const rest = gateway.cpuMsPerRequest - raw.cpuMsPerRequest - auth.cpuMsPerRequest;
       const share = (ms: number) => `${((ms / gateway.cpuMsPerRequest) * 100).toFixed(0)}%`;
       const calls = raw.cpuMsPerRequest + auth.cpuMsPerRequest;
-      const budget = raw.cpuMsPerRequest / 0.4;
-      const busy = (r: Run) => `${((r.perSecond * r.cpuMsPerRequest) / 10).toFixed(0)}%`;
+      const ms = (n: number | undefined) => (n === undefined ? 'n/a' : n.toFixed(2));
       const row = (name: string, r: Run) =>
-        `| ${name} | ${r.perSecond.toFixed(0)}${r.failed ? ` (${r.failed} failed)` : ''} | ${r.cpuMsPerRequest.toFixed(2)} |\n`;
+        `| ${name} | ${r.perSecond.toFixed(0)}${r.failed ? ` (${r.failed} failed)` : ''} | ${ms(r.cpuMsPerRequest)} | ${ms(r.storeCpuMsPerRequest)} | ${ms(r.clientCpuMsPerRequest)} |\n`;
+      const cores = availableParallelism();
+      const machine = (r: Run) => r.cpuMsPerRequest + (r.storeCpuMsPerRequest ?? 0) + (r.clientCpuMsPerRequest ?? 0);
       return (
         '## Product-read throughput\n\n' +
-        `${CONCURRENCY} requests in flight for ${SECONDS} s each against the stack's DynamoDB Local; CPU is the stack process's (gateway, ` +
-        `authorizer, handlers, SDK) per request. A product read is two round trips, so 0.5 is the ratio's ceiling. ` +
+        `${CONCURRENCY} requests in flight for ${SECONDS} s each against the stack's DynamoDB Local. CPU per request is measured in three processes: the stack (gateway, ` +
+        `authorizer, handlers, SDK), DynamoDB Local's JVM (from /proc) and, for the gateway runs, the load client. ` +
         `${ROUNDS} rounds, each a raw GetItem run, a raw authorizer run, then a gateway run; the rows are the round with the median ratio ` +
         `(each round's raw : gateway requests/s: ${rounds.map((r) => `${r.raw.perSecond.toFixed(0)} : ${r.gateway.perSecond.toFixed(0)} = ${r.ratio.toFixed(2)}`).join('; ')}). ` +
         `Both paths are first run for ${WARM_UP_SECONDS} s: DynamoDB Local's JVM speeds up for tens of seconds, and the raw path (one call per request) gains more from it than the gateway path, so a ratio taken against a cold JVM reads high.\n\n` +
-        '| measurement | requests/s | CPU ms/request |\n|---|---|---|\n' +
+        '| measurement | requests/s | stack CPU ms/request | DynamoDB Local CPU ms/request | client CPU ms/request |\n|---|---|---|---|---|\n' +
         row("raw GetItem of a product (consistent, the stack's SDK client)", raw) +
         row("raw authorizer call (authenticate: the key's conditional UpdateItem)", auth) +
         row('GET /products/{id} through the local gateway (client in its own process)', gateway) +
-        `| **ratio** GET /products/{id} : raw GetItem | ${ratio.toFixed(2)} | |\n\n` +
-        `Where a product read's CPU goes (the stack process, ms per request): its two DynamoDB calls made raw take ${raw.cpuMsPerRequest.toFixed(2)} + ${auth.cpuMsPerRequest.toFixed(2)} ms (${share(calls)}); ` +
+        `| **ratio** GET /products/{id} : raw GetItem | ${ratio.toFixed(2)} | | | |\n\n` +
+        `**The stack's CPU.** A product read's two DynamoDB calls made raw take ${raw.cpuMsPerRequest.toFixed(2)} + ${auth.cpuMsPerRequest.toFixed(2)} ms of it (${share(calls)}); ` +
         `the remaining ${rest.toFixed(2)} ms (${share(rest)}) is HTTP in and out, the gateway emulation (emulation/local), the authorizer and handler chains and their logging and metrics. ` +
-        `Both paths are bound by this process's CPU (busy ${busy(raw)} and ${busy(gateway)} of one core), so the ratio follows CPU per request (${raw.cpuMsPerRequest.toFixed(2)} / ${gateway.cpuMsPerRequest.toFixed(2)} = ${(raw.cpuMsPerRequest / gateway.cpuMsPerRequest).toFixed(2)}). ` +
-        (budget > calls
-          ? `At 0.4 a product read would have ${budget.toFixed(2)} ms: ${(budget - calls).toFixed(2)} ms beside its two calls.\n`
-          : `At 0.4 a product read would have ${budget.toFixed(2)} ms, less than its two calls alone: with nothing else spent, the ratio would be ${(raw.cpuMsPerRequest / calls).toFixed(2)}.\n`)
+        'The raw authorizer run is not CPU-bound in the stack (DynamoDB Local answers it more slowly), and a process that waits between responses spends more CPU on each, so its figure is an upper bound.\n\n' +
+        (gateway.storeCpuMsPerRequest === undefined
+          ? ''
+          : `**The machine's CPU.** A raw GetItem costs ${machine(raw).toFixed(2)} ms of CPU in all; a product read costs ${machine(gateway).toFixed(2)} ms: ` +
+            `${gateway.cpuMsPerRequest.toFixed(2)} in the stack, ${ms(gateway.storeCpuMsPerRequest)} in DynamoDB Local and ${ms(gateway.clientCpuMsPerRequest)} in the client. ` +
+            `On ${cores} cores that is at most ${((cores * 1000) / machine(gateway)).toFixed(0)} product reads a second (measured: ${gateway.perSecond.toFixed(0)}): ` +
+            `the three processes share the cores, so the ratio follows the machine's CPU per request as much as the stack's (${machine(raw).toFixed(2)} / ${machine(gateway).toFixed(2)} = ${(machine(raw) / machine(gateway)).toFixed(2)}). ` +
+            `DynamoDB Local spends ${ms(auth.storeCpuMsPerRequest)} ms on the authorizer's UpdateItem against ${ms(raw.storeCpuMsPerRequest)} on a product GetItem.\n\n`) +
+        tokenItems
       );
     } finally {
       await bench.stop();

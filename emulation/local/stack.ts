@@ -39,6 +39,8 @@ export interface LocalStack {
   endpoint: string;
   tableCreated: boolean;
   streamArn: string | undefined;
+  /** The embedded store's process id (DynamoDB Local's JVM); undefined with `endpoint`. The bench reads its CPU. */
+  storePid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -101,6 +103,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       endpoint,
       tableCreated: table.created,
       streamArn: table.streamArn,
+      storePid: store?.process.pid,
       stop: async () => {
         await nameIndexer?.stop();
         await webhooks?.stop();
