@@ -15,8 +15,8 @@
  * machine's cores set. To tell the SDK's part of the stack's CPU from the rest, each round also
  * runs the authorizer's own call alone (`authenticate`, shared/db/key-auth.repo.ts: the
  * conditional UpdateItem that resolves a key and counts it against its rate limit). Last, the
- * authorizer's call runs on copies of the run's token items with and without their rate-limit
- * ring, which says what the token item's size costs each request.
+ * authorizer's write runs on copies of the run's token items, with the ring in its five attributes
+ * and with the same counts one attribute per second, which says what the item's size costs.
  * The raw GetItem calls are made in this process, by the stack's own client; the HTTP requests
  * come from bench/load-client.mjs in a process of its own, as a client of the API would.
  * BENCH_CPU_PROFILE=file writes a V8 CPU profile of the stack during the HTTP run.
@@ -27,11 +27,11 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#db/client.ts';
 import { keys as dbKeys } from '#db/keys.ts';
 import { authenticate } from '#db/key-auth.repo.ts';
-import { bucketAttribute, HEAD_ATTRIBUTE, hashToken, isRateAttribute } from '#domain/key/api-key.ts';
+import { BUCKET_HEAD_ATTRIBUTE, bucketAttribute, hashToken, isRateAttribute, ringOf } from '#domain/key/api-key.ts';
 import { config } from '#shared/config.ts';
 import { itemSize } from './billing-units.ts';
 import { startBenchStack } from './bench-stack.ts';
@@ -150,9 +150,10 @@ async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Prom
 }
 
 /**
- * What the token item's size costs the authorizer's call: `authenticate` run on copies of the
- * run's token items (new token hashes), once as the run left them and once with their rate-limit
- * ring cut to its head second, each with its own CPU in the stack and in DynamoDB Local.
+ * What the token item's size costs the authorizer's call: the write that admits a request (a
+ * conditional UpdateItem returning the whole item) on copies of the run's token items, once with
+ * the ring as stored (five attributes) and once with the same counts one attribute per second, the
+ * ring's previous form. Each with its CPU in the stack and in DynamoDB Local.
  */
 async function tokenItemSizes(tokenHashes: string[], storePid: number | undefined): Promise<string> {
   const items = await Promise.all(
@@ -163,45 +164,57 @@ async function tokenItemSizes(tokenHashes: string[], storePid: number | undefine
       return out.Item as Record<string, unknown>;
     }),
   );
-  const copies = async (cut: boolean) => {
-    const hashes: string[] = [];
+  const perSecond = (item: Record<string, unknown>) => {
+    const ring = ringOf(item);
+    const rest = Object.fromEntries(Object.entries(item).filter(([name]) => !isRateAttribute(name)));
+    if (ring.head === undefined) return rest;
+    return {
+      ...rest,
+      [BUCKET_HEAD_ATTRIBUTE]: ring.head,
+      ...Object.fromEntries([...ring.counts].map(([second, count]) => [bucketAttribute(second), count])),
+    };
+  };
+  const copies = async (shape: (item: Record<string, unknown>) => Record<string, unknown>) => {
     const written: Array<Record<string, unknown>> = [];
     for (const item of items) {
-      const hash = randomBytes(32).toString('hex');
-      const copy: Record<string, unknown> = { ...item, ...dbKeys.token(hash) };
-      const head = copy[HEAD_ATTRIBUTE];
-      if (cut)
-        for (const name of Object.keys(copy))
-          if (
-            isRateAttribute(name) &&
-            name !== HEAD_ATTRIBUTE &&
-            !(typeof head === 'number' && name === bucketAttribute(head))
-          )
-            delete copy[name];
+      const copy = { ...shape(item), ...dbKeys.token(randomBytes(32).toString('hex')) };
       await db().send(new PutCommand({ TableName: tableName(), Item: copy }));
-      hashes.push(hash);
       written.push(copy);
     }
     const mean = (f: (item: Record<string, unknown>) => number) =>
       written.reduce((t, i) => t + f(i), 0) / written.length;
-    const authorize = async (i: number) =>
-      (await authenticate(hashes[i % hashes.length] as string, Date.now(), config().rateLimitPerMinute)).ok;
-    await saturate(authorize, WARM_UP_SECONDS / 5);
+    const admit = async (i: number) => {
+      const item = written[i % written.length]!;
+      const out = await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: { pk: item.pk, sk: item.sk },
+          UpdateExpression: 'SET last_used_at = :iso ADD uses :one',
+          ConditionExpression: '#status = :active',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':iso': new Date().toISOString(), ':one': 1, ':active': 'active' },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return out.Attributes !== undefined;
+    };
+    await saturate(admit, WARM_UP_SECONDS / 5);
     return {
       attributes: mean((i) => Object.keys(i).length),
       bytes: mean((i) => itemSize(i)),
-      run: await saturate(authorize, SECONDS, storePid),
+      run: await saturate(admit, SECONDS, storePid),
     };
   };
-  const [asLeft, cut] = [await copies(false), await copies(true)];
-  const line = (name: string, c: typeof asLeft) =>
+  const [stored, previous] = [await copies((item) => item), await copies(perSecond)];
+  const line = (name: string, c: typeof stored) =>
     `| ${name} | ${c.attributes.toFixed(0)} | ${c.bytes.toFixed(0)} | ${c.run.perSecond.toFixed(0)} | ${c.run.cpuMsPerRequest.toFixed(2)} | ${c.run.storeCpuMsPerRequest?.toFixed(2) ?? 'n/a'} |\n`;
   return (
-    "**The token item's size.** The authorizer's call on copies of the run's token items, as the run left them and with their rate-limit ring " +
-    '(one count per second that saw a request, shared/domain/key/api-key.ts) cut to its head second:\n\n' +
+    "**The token item's size.** The write that admits a request (a conditional UpdateItem that returns the whole item for the container's cache) " +
+    "on copies of the run's token items: with the rate-limit ring as stored (five attributes, shared/domain/key/api-key.ts), and with the same counts " +
+    'one attribute per second, as the ring kept them before:\n\n' +
     '| token items | attributes (mean) | bytes (mean) | requests/s | stack CPU ms/request | DynamoDB Local CPU ms/request |\n|---|---|---|---|---|---|\n' +
-    line('as the run left them', asLeft) +
-    line('ring cut to its head second', cut)
+    line('ring in five attributes', stored) +
+    line('one attribute per second (previous form)', previous)
   );
 }
 
