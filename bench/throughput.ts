@@ -21,93 +21,36 @@
  * come from bench/load-client.mjs in a process of its own, as a client of the API would.
  * BENCH_CPU_PROFILE=file writes a V8 CPU profile of the stack during the HTTP run.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { writeFileSync } from 'node:fs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#db/client.ts';
 import { keys as dbKeys } from '#db/keys.ts';
 import { authenticate } from '#db/key-auth.repo.ts';
-import { BUCKET_HEAD_ATTRIBUTE, bucketAttribute, hashToken, isRateAttribute, ringOf } from '#domain/key/api-key.ts';
+import { hashToken } from '#domain/key/api-key.ts';
 import { config } from '#shared/config.ts';
-import { itemSize } from './billing-units.ts';
 import { startBenchStack } from './bench-stack.ts';
+import {
+  CONCURRENCY,
+  cpuMs,
+  processCpuMs,
+  type Run,
+  SECONDS,
+  saturate,
+  storeCpu,
+  WARM_UP_SECONDS,
+} from './saturate.ts';
+import { tokenItemSizes } from './token-item-size.ts';
 import { seedProducts } from './seed.ts';
 import type { BenchSection } from './section.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const ROUNDS = Number(process.env.BENCH_THROUGHPUT_ROUNDS ?? 3);
-const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 10);
 const PRODUCTS = 200;
 /** Keys enough that none nears 60 requests a minute at a few thousand requests per second. */
 const KEYS = 300;
-
-/**
- * A run: completions per second, failures, and CPU per completion of the stack process, of
- * DynamoDB Local's JVM (`store`, where /proc can be read) and of the load client (gateway runs).
- */
-type Run = {
-  perSecond: number;
-  failed: number;
-  cpuMsPerRequest: number;
-  storeCpuMsPerRequest?: number;
-  clientCpuMsPerRequest?: number;
-};
-
-const cpuMs = (since: NodeJS.CpuUsage) => {
-  const used = process.cpuUsage(since);
-  return (used.user + used.system) / 1000;
-};
-
-let ticksPerSecond: number | undefined;
-/** CPU (user + system, every thread) that process `pid` has used so far, in ms; undefined where /proc cannot tell. */
-function processCpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    // /proc/<pid>/stat: the fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
-  } catch {
-    return undefined;
-  }
-}
-
-/** DynamoDB Local's CPU per completion between `before` (processCpuMs) and now. */
-const storeCpu = (pid: number | undefined, before: number | undefined, done: number) => {
-  const after = processCpuMs(pid);
-  return before === undefined || after === undefined ? {} : { storeCpuMsPerRequest: (after - before) / done };
-};
-
-/** Runs `one` with CONCURRENCY in flight for `seconds`: completions per second, failures, and this process's CPU per completion. */
-async function saturate(one: (i: number) => Promise<boolean>, seconds = SECONDS, storePid?: number): Promise<Run> {
-  let next = 0;
-  let done = 0;
-  let failed = 0;
-  const store = processCpuMs(storePid);
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  const until = started + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < until) {
-        const ok = await one(next++);
-        done++;
-        if (!ok) failed++;
-      }
-    }),
-  );
-  return {
-    perSecond: done / ((performance.now() - started) / 1000),
-    failed,
-    cpuMsPerRequest: cpuMs(cpu) / done,
-    ...storeCpu(storePid, store, done),
-  };
-}
 
 /** Runs bench/load-client.mjs against `urls` and resolves with what it counted. */
 function loadClient(args: {
@@ -147,75 +90,6 @@ async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Prom
     writeFileSync(file, JSON.stringify(profile));
     session.disconnect();
   }
-}
-
-/**
- * What the token item's size costs the authorizer's call: the write that admits a request (a
- * conditional UpdateItem returning the whole item) on copies of the run's token items, once with
- * the ring as stored (five attributes) and once with the same counts one attribute per second, the
- * ring's previous form. Each with its CPU in the stack and in DynamoDB Local.
- */
-async function tokenItemSizes(tokenHashes: string[], storePid: number | undefined): Promise<string> {
-  const items = await Promise.all(
-    tokenHashes.map(async (hash) => {
-      const out = await db().send(
-        new GetCommand({ TableName: tableName(), Key: dbKeys.token(hash), ConsistentRead: true }),
-      );
-      return out.Item as Record<string, unknown>;
-    }),
-  );
-  const perSecond = (item: Record<string, unknown>) => {
-    const ring = ringOf(item);
-    const rest = Object.fromEntries(Object.entries(item).filter(([name]) => !isRateAttribute(name)));
-    if (ring.head === undefined) return rest;
-    return {
-      ...rest,
-      [BUCKET_HEAD_ATTRIBUTE]: ring.head,
-      ...Object.fromEntries([...ring.counts].map(([second, count]) => [bucketAttribute(second), count])),
-    };
-  };
-  const copies = async (shape: (item: Record<string, unknown>) => Record<string, unknown>) => {
-    const written: Array<Record<string, unknown>> = [];
-    for (const item of items) {
-      const copy = { ...shape(item), ...dbKeys.token(randomBytes(32).toString('hex')) };
-      await db().send(new PutCommand({ TableName: tableName(), Item: copy }));
-      written.push(copy);
-    }
-    const mean = (f: (item: Record<string, unknown>) => number) =>
-      written.reduce((t, i) => t + f(i), 0) / written.length;
-    const admit = async (i: number) => {
-      const item = written[i % written.length]!;
-      const out = await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: { pk: item.pk, sk: item.sk },
-          UpdateExpression: 'SET last_used_at = :iso ADD uses :one',
-          ConditionExpression: '#status = :active',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':iso': new Date().toISOString(), ':one': 1, ':active': 'active' },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return out.Attributes !== undefined;
-    };
-    await saturate(admit, WARM_UP_SECONDS / 5);
-    return {
-      attributes: mean((i) => Object.keys(i).length),
-      bytes: mean((i) => itemSize(i)),
-      run: await saturate(admit, SECONDS, storePid),
-    };
-  };
-  const [stored, previous] = [await copies((item) => item), await copies(perSecond)];
-  const line = (name: string, c: typeof stored) =>
-    `| ${name} | ${c.attributes.toFixed(0)} | ${c.bytes.toFixed(0)} | ${c.run.perSecond.toFixed(0)} | ${c.run.cpuMsPerRequest.toFixed(2)} | ${c.run.storeCpuMsPerRequest?.toFixed(2) ?? 'n/a'} |\n`;
-  return (
-    "**The token item's size.** The write that admits a request (a conditional UpdateItem that returns the whole item for the container's cache) " +
-    "on copies of the run's token items: with the rate-limit ring as stored (five attributes, shared/domain/key/api-key.ts), and with the same counts " +
-    'one attribute per second, as the ring kept them before:\n\n' +
-    '| token items | attributes (mean) | bytes (mean) | requests/s | stack CPU ms/request | DynamoDB Local CPU ms/request |\n|---|---|---|---|---|---|\n' +
-    line('ring in five attributes', stored) +
-    line('one attribute per second (previous form)', previous)
-  );
 }
 
 export const throughputSection: BenchSection = {

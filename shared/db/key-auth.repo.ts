@@ -14,7 +14,7 @@ import {
   ringOf,
   type RateClaim,
   type RateDecision,
-} from '#domain/key/api-key.ts';
+} from '#domain/key/rate-limit.ts';
 import type { Principal } from '#domain/principal.ts';
 
 /**
@@ -126,7 +126,7 @@ export async function authenticate(
 }
 
 /**
- * The conditional UpdateItem that admits a request (see the ring in shared/domain/key/api-key.ts):
+ * The conditional UpdateItem that admits a request (see the ring in shared/domain/key/rate-limit.ts):
  * it joins the head second's count or moves the head, stamps last_used_at and counts `uses`, which
  * lets a rotation know that no request slipped in between its read and its write. Operands read
  * the item as it was before the write, so a move copies the old head's final count (`rq = rn`).

@@ -1,4 +1,5 @@
-import { isRateAttribute, type KeyRecord } from '#domain/key/api-key.ts';
+import type { KeyRecord } from '#domain/key/api-key.ts';
+import { isRateAttribute } from '#domain/key/rate-limit.ts';
 import { storedEvents } from '#domain/webhook/event-subscription.ts';
 import type { Item } from './helpers.ts';
 import { keys } from './keys.ts';

@@ -203,23 +203,24 @@ describe('Lambda bundles', () => {
     }
   }, 60_000);
 
+  /** Runs `code` (an ES module) in a fresh node process in a Lambda-like environment. */
+  const runFresh = (code: string, logLevel = 'warn') =>
+    spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        // As in Lambda, the only place where the signer loads its tracer (functions/webhooks/tracing.ts).
+        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+        TABLE_NAME: 'bundles-test',
+        AWS_REGION: 'eu-west-1',
+        LOG_LEVEL: logLevel,
+      },
+    });
+  const importOf = (file: string) => `await import(${JSON.stringify(pathToFileURL(file).href)})`;
+
   it('loads every bundle in a fresh node process: no stub of infra/bundling.ts runs at import', () => {
     const failures = bundles.flatMap(({ fn, file }) => {
-      const run = spawnSync(
-        process.execPath,
-        ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(file).href)});`],
-        {
-          encoding: 'utf8',
-          env: {
-            ...process.env,
-            // As in Lambda, the only place where the signer loads its tracer (functions/webhooks/tracing.ts).
-            AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
-            TABLE_NAME: 'bundles-test',
-            AWS_REGION: 'eu-west-1',
-            LOG_LEVEL: 'warn',
-          },
-        },
-      );
+      const run = runFresh(`${importOf(file)};`);
       return run.status === 0 ? [] : [`${fn}: ${run.stderr.slice(0, 500)}`];
     });
     expect(failures).toEqual([]);
@@ -230,25 +231,11 @@ describe('Lambda bundles', () => {
     // not run their bundled copies (infra/xray-sdk.ts, infra/node-http.ts); a sampled invocation does.
     const signer = bundles.find((b) => b.fn === 'WebhooksWebhooksFunction')!;
     const invoke = (sampled: number) =>
-      spawnSync(
-        process.execPath,
-        [
-          '--input-type=module',
-          '-e',
-          `const { handler } = await import(${JSON.stringify(pathToFileURL(signer.file).href)});` +
-            `process.env._X_AMZN_TRACE_ID = 'Root=1-67a0c1d2-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=${sampled}';` +
-            'await handler({ Records: [] });',
-        ],
-        {
-          encoding: 'utf8',
-          env: {
-            ...process.env,
-            AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
-            TABLE_NAME: 'bundles-test',
-            AWS_REGION: 'eu-west-1',
-            LOG_LEVEL: 'debug',
-          },
-        },
+      runFresh(
+        `const { handler } = ${importOf(signer.file)};` +
+          `process.env._X_AMZN_TRACE_ID = 'Root=1-67a0c1d2-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=${sampled}';` +
+          'await handler({ Records: [] });',
+        'debug',
       );
     const sampled = invoke(1);
     expect(sampled.status, sampled.stderr).toBe(0);

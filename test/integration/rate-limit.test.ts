@@ -3,17 +3,17 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { adminCommand, client, storeWithKey } from '#fixtures/api.ts';
 import { db, tableName } from '#db/client.ts';
 import { keys } from '#db/keys.ts';
+import { hashToken } from '#domain/key/api-key.ts';
 import {
   BUCKET_HEAD_ATTRIBUTE,
   bucketAttribute,
-  hashToken,
   HEAD_ATTRIBUTE,
   HEAD_COUNT_ATTRIBUTE,
   isRateAttribute,
   PREVIOUS_COUNT_ATTRIBUTE,
   ringOf,
   secondOf,
-} from '#domain/key/api-key.ts';
+} from '#domain/key/rate-limit.ts';
 import { itemSize } from '../../bench/billing-units.ts';
 
 const tokenItem = async (token: string) =>
