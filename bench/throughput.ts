@@ -15,8 +15,8 @@
  * machine's cores set. To tell the SDK's part of the stack's CPU from the rest, each round also
  * runs the authorizer's own call alone (`authenticate`, shared/db/key-auth.repo.ts: the
  * conditional UpdateItem that resolves a key and counts it against its rate limit). Last, the
- * authorizer's write runs on copies of the run's token items, with the ring in its five attributes
- * and with the same counts one attribute per second, which says what the item's size costs.
+ * authorizer's write runs on copies of the run's token items, as they are, without their rate-limit
+ * ring and with the ring at its largest, which says what the item's size costs.
  * The raw GetItem calls are made in this process, by the stack's own client; the HTTP requests
  * come from bench/load-client.mjs in a process of its own, as a client of the API would.
  * BENCH_CPU_PROFILE=file writes a V8 CPU profile of the stack during the HTTP run.

@@ -79,7 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tableName: env.TABLE_NAME || 'integrations',
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
-    // Up to 1000, the token item's per-second counts keep it under 1 KB (see shared/domain/key/rate-limit.ts).
+    // Up to 1000, the token item's per-second counts keep it under 1 KB (see shared/domain/key/api-key.ts).
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 60, 1, 1000),
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     // Lowered only by tests, to see hops within seconds.

@@ -4,17 +4,13 @@ import { keys } from './keys.ts';
 import { isConditionalCheckFailed, itemFromError, type Item } from './helpers.ts';
 import {
   afterClaim,
-  BUCKET_HEAD_ATTRIBUTE,
+  bucketAttribute,
   decide,
   HEAD_ATTRIBUTE,
-  HEAD_COUNT_ATTRIBUTE,
-  PACKED_ATTRIBUTE,
-  PREVIOUS_ATTRIBUTE,
-  PREVIOUS_COUNT_ATTRIBUTE,
   ringOf,
   type RateClaim,
   type RateDecision,
-} from '#domain/key/rate-limit.ts';
+} from '#domain/key/api-key.ts';
 import type { Principal } from '#domain/principal.ts';
 
 /**
@@ -126,10 +122,9 @@ export async function authenticate(
 }
 
 /**
- * The conditional UpdateItem that admits a request (see the ring in shared/domain/key/rate-limit.ts):
+ * The conditional UpdateItem that admits a request (see the ring in shared/domain/key/api-key.ts):
  * it joins the head second's count or moves the head, stamps last_used_at and counts `uses`, which
- * lets a rotation know that no request slipped in between its read and its write. Operands read
- * the item as it was before the write, so a move copies the old head's final count (`rq = rn`).
+ * lets a rotation know that no request slipped in between its read and its write.
  */
 function claimUpdate(tokenHash: string, claim: RateClaim, nowMs: number) {
   const names: Record<string, string> = {};
@@ -142,48 +137,26 @@ function claimUpdate(tokenHash: string, claim: RateClaim, nowMs: number) {
   const removes = claim.removeLegacy.map(name);
   const conditions = [`${name('status')} = :active`];
   const head = name(HEAD_ATTRIBUTE);
-  const headCount = name(HEAD_COUNT_ATTRIBUTE);
   if (claim.head === undefined) conditions.push(`attribute_not_exists(${head})`);
   else {
     conditions.push(`${head} = :head`);
     values[':head'] = claim.head;
   }
-  if (claim.bucketHead === null) conditions.push(`attribute_not_exists(${name(BUCKET_HEAD_ATTRIBUTE)})`);
-  else if (claim.bucketHead !== undefined) {
-    conditions.push(`${name(BUCKET_HEAD_ATTRIBUTE)} = :bucketHead`);
-    values[':bucketHead'] = claim.bucketHead;
-  }
   if (claim.move) {
-    const { from, count, packed } = claim.move;
     sets.push(`${head} = :second`);
     values[':second'] = claim.second;
-    if (from?.second === claim.second) {
-      // An earlier form's head is this second: its count carries on in `rn`, this request added.
-      sets.push(`${headCount} = if_not_exists(${name(from.attribute)}, :zero) + :one`);
-      values[':zero'] = 0;
-    } else {
-      sets.push(`${headCount} = :count`);
-      values[':count'] = count;
-      if (from) {
-        sets.push(
-          `${name(PREVIOUS_ATTRIBUTE)} = :previous`,
-          `${name(PREVIOUS_COUNT_ATTRIBUTE)} = if_not_exists(${name(from.attribute)}, :zero)`,
-        );
-        values[':previous'] = from.second;
-        values[':zero'] = 0;
-      } else removes.push(name(PREVIOUS_ATTRIBUTE), name(PREVIOUS_COUNT_ATTRIBUTE));
-    }
-    if (packed === '') removes.push(name(PACKED_ATTRIBUTE));
-    else {
-      sets.push(`${name(PACKED_ATTRIBUTE)} = :packed`);
-      values[':packed'] = packed;
-    }
+    claim.move.counts.forEach(([second, count], i) => {
+      sets.push(`${name(bucketAttribute(second))} = :n${i}`);
+      values[`:n${i}`] = count;
+    });
+    removes.push(...claim.move.clear.map((second) => name(bucketAttribute(second))));
   } else {
-    sets.push(`${headCount} = if_not_exists(${headCount}, :zero) + :one`);
+    const bucket = name(bucketAttribute(claim.second));
+    sets.push(`${bucket} = if_not_exists(${bucket}, :zero) + :one`);
     values[':zero'] = 0;
   }
   if (claim.guard) {
-    const guarded = name(claim.guard.attribute);
+    const guarded = name(bucketAttribute(claim.guard.second));
     conditions.push(`(attribute_not_exists(${guarded}) OR ${guarded} < :cap)`);
     values[':cap'] = claim.guard.cap;
   }

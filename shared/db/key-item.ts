@@ -1,5 +1,4 @@
-import type { KeyRecord } from '#domain/key/api-key.ts';
-import { isRateAttribute } from '#domain/key/rate-limit.ts';
+import { isRateAttribute, type KeyRecord } from '#domain/key/api-key.ts';
 import { storedEvents } from '#domain/webhook/event-subscription.ts';
 import type { Item } from './helpers.ts';
 import { keys } from './keys.ts';

@@ -1,6 +1,6 @@
 import type { Ability } from '#domain/key/abilities.ts';
 import type { Principal } from '#domain/principal.ts';
-import type { RateDecision } from '#domain/key/rate-limit.ts';
+import type { RateDecision } from '#domain/key/api-key.ts';
 
 /**
  * Every endpoint once: the CDK stack builds API Gateway resources from it, the local server
