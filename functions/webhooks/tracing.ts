@@ -40,10 +40,11 @@ let loading: Promise<void> | undefined;
 /**
  * Called as each invocation starts: loads Tracer at the first one that X-Ray samples, and from
  * then on it traces every sampled invocation of the container. An unsampled invocation would send
- * nothing, so a container that meets none never loads the X-Ray SDK: the sampling rule (by default
- * one request a second, then 5%) leaves most containers of a busy day without it, and the one
- * that meets a sampled invocation pays the load (~18 ms, the bench's "Tracer alone") on that
- * invocation, not on every cold start. The decision is Lambda's, read where Powertools reads it
+ * nothing, so the cold start no longer pays for the X-Ray SDK: a container pays the load (~19 ms,
+ * the bench's "Tracer alone") once, on its first sampled invocation. With the default rule (one
+ * request a second, then 5%) a busy container meets one within its first few dozen invocations,
+ * so this moves the cost off the cold start rather than saving it; a container that meets no
+ * sampled invocation never pays it. The decision is Lambda's, read where Powertools reads it
  * (the invocation's store, else `_X_AMZN_TRACE_ID`). Clients built before the load are captured
  * as it happens (shared/aws-clients.ts), so the invocation's DynamoDB and SQS calls are traced.
  * A load that fails is logged and leaves the signer untraced: tracing never holds up a delivery.
