@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
 
 /**
  * Four projects in one run: `npm test` runs them all, `npm run test:<name>` one of them.
@@ -22,9 +23,11 @@ const shared = {
 /**
  * Integration tests spawn processes and wait for streams, queues and retries on a machine that
  * may be saturated (CI: two shared cores). A timeout there is no assertion, only a guard against
- * a test that hangs, so it is generous: what a test means is waited for as an event.
+ * a test that hangs, so it is generous: what a test means is waited for as an event. Every wait
+ * for a delivery or an indexed name may sit behind another file's bulk writes for minutes
+ * (test/fixtures/stream-wait.ts), so the guard is the stream's.
  */
-const integration = { ...shared, testTimeout: 120_000, hookTimeout: 180_000 };
+const integration = { ...shared, testTimeout: STREAM_TEST_TIMEOUT_MS, hookTimeout: STREAM_TEST_TIMEOUT_MS };
 
 export default defineConfig({
   test: {

@@ -114,7 +114,7 @@ describe('GET /events and numbered webhooks', { timeout: STREAM_TEST_TIMEOUT_MS 
     ).toBe(200);
     expect((await client(other.token).put('/catalog/products/b', product('B', `${storeId}-b`))).status).toBe(200);
     await adminCommand('orders place', { store: storeId, file: orderFile() });
-    const everything = await logHolds(storeId, writer.token, 6, 120_000);
+    const everything = await logHolds(storeId, writer.token, 6);
     expect(everything.map((e) => e.type).sort()).toEqual([
       'category.upserted',
       'order.created',
@@ -279,7 +279,7 @@ describe('GET /events and numbered webhooks', { timeout: STREAM_TEST_TIMEOUT_MS 
     const api = client(key.token);
     await api.put('/catalog/tags/one', { value: 'one' });
     await api.put('/catalog/tags/two', { value: 'two' });
-    await logHolds(storeId, key.token, 2, 120_000);
+    await logHolds(storeId, key.token, 2);
     // Event 1 reached its 30-day TTL (DynamoDB deletes expired items lazily, so it may still be there).
     await db().send(
       new UpdateCommand({

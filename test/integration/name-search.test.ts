@@ -256,5 +256,5 @@ describe('filter[name] read cost', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
     console.log(
       `filter[name] RCU: rare ${small.rcu} → ${large.rcu}, common ${commonSmall.rcu} → ${commonLarge.rcu} (101 → 1001 products)`,
     );
-  }, 300_000);
+  });
 });

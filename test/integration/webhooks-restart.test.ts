@@ -31,7 +31,7 @@ describe('webhooks: the local pipeline across a restart', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('resumes the stream where it stopped and queues again what was pending', { timeout: 300_000 }, async () => {
+  it('resumes the stream where it stopped and queues again what was pending', async () => {
     let up = true;
     const receiver = await startReceiver(() => ({ status: up ? 200 : 503 }));
     try {
