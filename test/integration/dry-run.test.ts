@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { client, expectErrorShape, storeWithKey } from '#fixtures/api.ts';
 import { nothingRaisedSince, numbered, snapshot } from '#fixtures/dry-run.ts';
-import { STREAM_TEST_TIMEOUT_MS } from '#fixtures/webhooks.ts';
 import { idemKey, placeOrder, statusPath } from '#fixtures/orders.ts';
 import { pageBody, pagePath, publishPath, xid } from '#fixtures/content.ts';
 
@@ -11,7 +10,7 @@ import { pageBody, pagePath, publishPath, xid } from '#fixtures/content.ts';
  */
 const product = (name: string, price = 1000) => ({ name, price, sku: `SKU-${name}` });
 
-describe('?dry_run=true on the HTTP writes', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
+describe('?dry_run=true on the HTTP writes', () => {
   it('PUT: would_create for a new product, then would_update with the changed fields, then unchanged; nothing written', async () => {
     const { storeId, key, client: api } = await storeWithKey();
     const before = await snapshot(storeId, key.id);

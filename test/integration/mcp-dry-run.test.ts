@@ -5,7 +5,6 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { storeWithKey } from '#fixtures/api.ts';
 import { nothingRaisedSince, numbered, snapshot } from '#fixtures/dry-run.ts';
-import { STREAM_TEST_TIMEOUT_MS } from '#fixtures/webhooks.ts';
 import { idemKey, placeOrder } from '#fixtures/orders.ts';
 import { useMcpClients } from '#fixtures/mcp-client.ts';
 
@@ -16,7 +15,7 @@ type Result = CallToolResult & { structuredContent: any };
 const call = async (mcp: Client, name: string, args: Record<string, unknown>) =>
   (await mcp.callTool({ name, arguments: args })) as Result;
 
-describe('MCP write tools: dry_run', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
+describe('MCP write tools: dry_run', () => {
   it('every write tool takes dry_run and no read tool does; dry-run results validate against the outputSchema', async () => {
     const { key } = await storeWithKey();
     const mcp = await connect(key.token);

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectErrorShape, storeWithKey } from '#fixtures/api.ts';
-import { STREAM_TEST_TIMEOUT_MS, STREAM_WAIT_MS, waitFor } from '#fixtures/webhooks.ts';
+import { waitFor } from '#fixtures/webhooks.ts';
 import { createGateway } from '#emulation/local/gateway.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';
 import { keys } from '#db/keys.ts';
@@ -19,7 +19,7 @@ import { normalizeName } from '#domain/product/product.ts';
  */
 const CROWD = 3000; // postings of ~90 bytes: ~66 strongly consistent units for one list, over the budget
 
-describe('filter[name] read budget', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
+describe('filter[name] read budget', () => {
   let server: Server;
   let base: string;
   let reported: (cost: { rcu: number }) => void = () => {};
@@ -47,7 +47,7 @@ describe('filter[name] read budget', { timeout: STREAM_TEST_TIMEOUT_MS }, () => 
       8,
     );
     expect([200, 201]).toContain((await api.put('/catalog/products/zebra', { name: 'Zebra lamp', price: 100 })).status);
-    await waitFor('the zebra indexed', async () => (await pendingNameCount(storeId)) === 0, STREAM_WAIT_MS);
+    await waitFor('the zebra indexed', async () => (await pendingNameCount(storeId)) === 0);
 
     await search('zebra'); // the key's first request on this gateway also reads its token
     const rare = await search('zebra');

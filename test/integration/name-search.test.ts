@@ -14,7 +14,7 @@ import { indexPendingNames, pendingNameCount } from '#db/name-index.repo.ts';
 import { modifyProduct } from '#db/product.repo.ts';
 import { nameGrams } from '#domain/product/name-grams.ts';
 import { normalizeName } from '#domain/product/product.ts';
-import { STREAM_TEST_TIMEOUT_MS, STREAM_WAIT_MS, waitFor } from '#fixtures/webhooks.ts';
+import { waitFor } from '#fixtures/webhooks.ts';
 
 /**
  * filter[name] through the trigram postings the stack's name indexer (the stream consumer the CDK
@@ -28,7 +28,7 @@ const hasPosting = async (key: { pk: string; sk: string }) =>
 
 /** Waits until the indexer has taken every pending name of the store into the postings. */
 async function indexed(storeId: string): Promise<void> {
-  await waitFor(`names of ${storeId} indexed`, async () => (await pendingNameCount(storeId)) === 0, STREAM_WAIT_MS);
+  await waitFor(`names of ${storeId} indexed`, async () => (await pendingNameCount(storeId)) === 0);
 }
 
 async function postingsOf(storeId: string, productId: number, name: string) {
@@ -68,7 +68,7 @@ const NEEDLES = [
   'lnu',
 ];
 
-describe('filter[name] on trigram postings', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
+describe('filter[name] on trigram postings', () => {
   let storeId: string;
   let api: ReturnType<typeof client>;
   const ids = new Map<string, number>();
@@ -155,7 +155,7 @@ describe('filter[name] on trigram postings', { timeout: STREAM_TEST_TIMEOUT_MS }
   });
 });
 
-describe('products reindex-names', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
+describe('products reindex-names', () => {
   it('gives products that predate the index their postings, and never overwrites a newer name', async () => {
     const { storeId, client: api } = await storeWithKey(['catalog:read']);
     const old = [
@@ -201,7 +201,7 @@ describe('products reindex-names', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
   });
 });
 
-describe('filter[name] read cost', { timeout: STREAM_TEST_TIMEOUT_MS }, () => {
+describe('filter[name] read cost', () => {
   let server: Server;
   let base: string;
   // The gateway reports a request's cost once it has answered: a measurement awaits both.
