@@ -27,7 +27,7 @@ module.exports = {
       severity: 'error',
       comment:
         'The emulators (emulation/local, emulation/rehearsal) imitate AWS around the product; the product never knows them. ' +
-        'An emulator decorates what it needs from outside (e.g. decorateDbClients in shared/db/client.ts).',
+        'An emulator decorates what it needs from outside (e.g. decorateDbClients in shared/db/core/client.ts).',
       from: { path: PRODUCT },
       to: { path: '^emulation/' },
     },
@@ -88,7 +88,7 @@ module.exports = {
       severity: 'error',
       comment:
         'shared/http turns requests into use-case calls and results into responses; storage is reached through shared/app. ' +
-        'Two stated exceptions (docs/architecture.md#stated-exceptions): instrument.ts reads the request cost counter of db/client.ts, ' +
+        'Two stated exceptions (docs/architecture.md#stated-exceptions): instrument.ts reads the request cost counter of db/core/client.ts, ' +
         "idempotency.ts keeps the replay records of HTTP responses; and a type-only import checks a documented schema against its record's type.",
       from: { path: '^shared/http/', pathNot: '^shared/http/(instrument|idempotency)\\.ts$' },
       to: { path: '^shared/db/', dependencyTypesNot: ['type-only'] },
@@ -118,7 +118,7 @@ module.exports = {
         'never runtime code: no handler, use case, repository, client or emulator.',
       from: { path: '^infra/' },
       to: {
-        path: '^(functions/|emulation/|shared/(app|queue|secrets)/|shared/db/(client|helpers)\\.ts$|shared/db/.*\\.repo\\.ts$)',
+        path: '^(functions/|emulation/|shared/(app|queue|secrets)/|shared/db/core/(client|helpers)\\.ts$|shared/db/.*(/|\\.)repo\\.ts$)',
       },
     },
     {

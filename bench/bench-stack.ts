@@ -2,13 +2,13 @@
  * A local stack for one bench section: DynamoDB Local in memory on a free port, the gateway, one
  * store, and keys with every ability. Every request's DynamoDB calls, units and latency reach
  * `samples` through the gateway's onRequest hook (authorizer and handler counted together by the
- * SDK middleware in shared/db/client.ts).
+ * SDK middleware in shared/db/core/client.ts).
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.LOG_LEVEL ??= 'warn';
 import type { GatewayOptions } from '#emulation/local/gateway.ts';
 import { startLocalStack, type LocalStack } from '#emulation/local/stack.ts';
-import { pendingNameCount } from '#db/name-index.repo.ts';
+import { pendingNameCount } from '#db/name-index/repo.ts';
 import { freePort } from '#fixtures/free-port.ts';
 
 export type Sample = { ms: number; calls: number; rcu: number; wcu: number; status: number; ops: string };

@@ -13,8 +13,8 @@
  * request's counts (a bench cost, never the product's).
  */
 import { GetItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { currentDbStats, outsideDbStats } from '#db/client.ts';
-import { TABLE } from '#db/table.ts';
+import { currentDbStats, outsideDbStats } from '#db/core/client.ts';
+import { TABLE } from '#db/core/table.ts';
 
 type Av = AttributeValue & Record<string, unknown>;
 type Item = Record<string, AttributeValue>;

@@ -6,7 +6,7 @@
  * Requests run one at a time, so every DynamoDB call and log line belongs to the request in flight.
  */
 import { ACCESS_LOG_FIELDS } from '#infra/access-log-fields.ts';
-import { rawDb } from '#db/client.ts';
+import { rawDb } from '#db/core/client.ts';
 import { setRequestLogging } from '#shared/log.ts';
 import { setMetricsEnabled } from '#shared/metrics.ts';
 import type { RequestLogEntry } from '#emulation/local/request-log.ts';

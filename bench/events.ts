@@ -7,8 +7,8 @@
  * (the counter, then an update of each outbox item and a Put of its log entry).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#db/client.ts';
-import { lastSequence } from '#db/event-log.repo.ts';
+import { db, tableName } from '#db/core/client.ts';
+import { lastSequence } from '#db/event/log.repo.ts';
 import { itemSize } from './billing-units.ts';
 import { percentile, startBenchStack } from './bench-stack.ts';
 import type { BenchSection } from './section.ts';

@@ -9,8 +9,8 @@
 import { percentile, startBenchStack } from './bench-stack.ts';
 import { seedProducts } from './seed.ts';
 import type { BenchSection } from './section.ts';
-import { productIdsByName, SEARCH_READ_BUDGET_RCU } from '#db/name-search.repo.ts';
-import { currentDbStats, withDbStats } from '#db/client.ts';
+import { productIdsByName, SEARCH_READ_BUDGET_RCU } from '#db/name-index/search.repo.ts';
+import { currentDbStats, withDbStats } from '#db/core/client.ts';
 
 type Bench = Awaited<ReturnType<typeof startBenchStack>>;
 

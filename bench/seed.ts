@@ -1,7 +1,7 @@
 /** Products and orders written straight through the repository layer: seeding is not what is measured. */
-import type { NewProduct } from '#db/product-batch.repo.ts';
-import { productIdsFor } from '#db/product.repo.ts';
-import { insertOrder } from '#db/order.repo.ts';
+import type { NewProduct } from '#db/product/batch.repo.ts';
+import { productIdsFor } from '#db/product/repo.ts';
+import { insertOrder } from '#db/order/repo.ts';
 import { computeTotals } from '#domain/order/order.ts';
 
 const WORDS = ['Oak', 'Walnut', 'Linen', 'Brass', 'Nordic', 'Rattan', 'Velvet', 'Maple'];

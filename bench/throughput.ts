@@ -13,7 +13,7 @@
  * the stack, DynamoDB Local's JVM and the load client share the cores, so the section measures
  * the CPU each of them spends per request (the JVM's from /proc) and states the bound the
  * machine's cores set. To tell the SDK's part of the stack's CPU from the rest, each round also
- * runs the authorizer's own call alone (`authenticate`, shared/db/key-auth.repo.ts: the
+ * runs the authorizer's own call alone (`authenticate`, shared/db/key/auth.repo.ts: the
  * conditional UpdateItem that resolves a key and counts it against its rate limit). Last, the
  * authorizer's write runs on copies of the run's token items, as they are, without their rate-limit
  * ring and with the ring at its largest, which says what the item's size costs.
@@ -27,9 +27,9 @@ import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#db/client.ts';
+import { db, tableName } from '#db/core/client.ts';
 import { keys as dbKeys } from '#db/keys.ts';
-import { authenticate } from '#db/key-auth.repo.ts';
+import { authenticate } from '#db/key/auth.repo.ts';
 import { hashToken } from '#domain/key/api-key.ts';
 import { config } from '#shared/config.ts';
 import { startBenchStack } from './bench-stack.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#db/client.ts';
+import { db, tableName } from '#db/core/client.ts';
 import { keys as dbKeys } from '#db/keys.ts';
 import { bucketAttribute, HEAD_ATTRIBUTE, isRateAttribute, RING_SIZE, secondOf } from '#domain/key/api-key.ts';
 import { itemSize } from './billing-units.ts';

@@ -2,7 +2,7 @@ import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
-import { TABLE } from '#db/table.ts';
+import { TABLE } from '#db/core/table.ts';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '#shared/config.ts';
 import { WebhookQueues } from './constructs/webhook-queues.ts';
 import { webhookSecretsKeyPolicy } from './key-policy.ts';
@@ -48,7 +48,7 @@ export class StatefulStack extends Stack implements StatefulResources {
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    // Limited to what the gsi1 queries read (shared/db/table.ts). Changing it replaces the index.
+    // Limited to what the gsi1 queries read (shared/db/core/table.ts). Changing it replaces the index.
     this.table.addGlobalSecondaryIndex({
       indexName: TABLE.gsi1.indexName,
       partitionKey: { name: TABLE.gsi1.partitionKey, type: dynamodb.AttributeType.STRING },

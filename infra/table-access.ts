@@ -1,6 +1,6 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import { TABLE } from '#db/table.ts';
+import { TABLE } from '#db/core/table.ts';
 import { keys } from '#db/keys.ts';
 
 export type TableAction =

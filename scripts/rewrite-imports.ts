@@ -1,6 +1,6 @@
 /**
- * Codemod: a relative import that leaves its part of the code (`../../shared/db/client.ts` from a
- * handler) becomes the part's package import (`#db/client.ts`); an import inside the part stays
+ * Codemod: a relative import that leaves its part of the code (`../../shared/db/core/client.ts` from a
+ * handler) becomes the part's package import (`#db/core/client.ts`); an import inside the part stays
  * relative. The parts and their aliases are package.json's `imports`; docs/architecture.md says why.
  *
  *   npx tsx scripts/rewrite-imports.ts           rewrite in place, list the files changed

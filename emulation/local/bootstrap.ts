@@ -5,12 +5,12 @@ import {
   ResourceNotFoundException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { rawDb, tableName } from '#db/client.ts';
-import { TABLE } from '#db/table.ts';
+import { rawDb, tableName } from '#db/core/client.ts';
+import { TABLE } from '#db/core/table.ts';
 
 /**
  * The table the stateful stack (infra/) declares, as a CreateTable input: the same names from
- * shared/db/table.ts, so the two cannot drift. In AWS, CloudFormation creates the table.
+ * shared/db/core/table.ts, so the two cannot drift. In AWS, CloudFormation creates the table.
  */
 export function createTableInput(tableName: string) {
   return {

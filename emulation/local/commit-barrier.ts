@@ -1,6 +1,6 @@
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { outsideDbStats } from '#db/client.ts';
+import { outsideDbStats } from '#db/core/client.ts';
 import { onAwsClient } from '#shared/aws-clients.ts';
 import { config } from '#shared/config.ts';
 

@@ -9,7 +9,7 @@ import type {
 import { API_BASE_PATH, resourceOf, type Group } from '#http/api-routes.ts';
 import { matchPath } from './match-path.ts';
 import { readBody, send } from './http-io.ts';
-import { withDbStats } from '#db/client.ts';
+import { withDbStats } from '#db/core/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '#functions/authorizer/handler.ts';
 import { BEARER_CHALLENGE, GATEWAY_RESPONSES, INVALID_TOKEN_CHALLENGE } from '#http/gateway-responses.ts';

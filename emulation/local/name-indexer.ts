@@ -3,7 +3,7 @@
  * a stream poller with the mapping's filter, as the event-source mapping feeds it in AWS.
  */
 import { handler } from '#functions/name-index/handler.ts';
-import { isPendingNameWrite } from '#db/name-index-stream.ts';
+import { isPendingNameWrite } from '#db/name-index/stream.ts';
 import { errorFields, log as logJson } from '#shared/log.ts';
 import { StreamPoller } from './stream-poller.ts';
 

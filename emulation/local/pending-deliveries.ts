@@ -1,11 +1,11 @@
 import { ScanCommand, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#db/client.ts';
-import { ENTITY } from '#db/table.ts';
-import { LOG_FIELDS, toDelivery } from '#db/delivery.repo.ts';
-import type { Item } from '#db/helpers.ts';
+import { db, tableName } from '#db/core/client.ts';
+import { ENTITY } from '#db/core/table.ts';
+import { LOG_FIELDS, toDelivery } from '#db/webhook/delivery.repo.ts';
+import type { Item } from '#db/core/helpers.ts';
 import type { Delivery } from '#domain/webhook/delivery.ts';
 import type { Endpoint } from '#domain/webhook/endpoint.ts';
-import { toEndpoint } from '#db/endpoint.repo.ts';
+import { toEndpoint } from '#db/webhook/endpoint.repo.ts';
 
 /** Every item of a full-table Scan, page by page (queryAll's counterpart; scans exist only here). */
 async function scanAll(input: Omit<ScanCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Item[]> {

@@ -1,9 +1,9 @@
 import { handler as admin } from '#functions/admin/handler.ts';
-import { getStore } from '#db/store.repo.ts';
-import { insertProduct } from '#db/product.repo.ts';
-import { resolveTaxonomy, upsertCategory, upsertTag } from '#db/taxonomy.repo.ts';
-import { insertOrder } from '#db/order.repo.ts';
-import { insertPage } from '#db/page.repo.ts';
+import { getStore } from '#db/store/repo.ts';
+import { insertProduct } from '#db/product/repo.ts';
+import { resolveTaxonomy, upsertCategory, upsertTag } from '#db/taxonomy/repo.ts';
+import { insertOrder } from '#db/order/repo.ts';
+import { insertPage } from '#db/page/repo.ts';
 import { ABILITIES } from '#domain/key/abilities.ts';
 import {
   DEMO_CATEGORIES,

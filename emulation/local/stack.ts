@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { config, resetConfig } from '#shared/config.ts';
-import { resetDbClients } from '#db/client.ts';
+import { resetDbClients } from '#db/core/client.ts';
 import { ensureTable, waitForStore } from './bootstrap.ts';
 import { installLocalCommitBarrier } from './commit-barrier.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';

@@ -22,7 +22,7 @@ import {
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { config } from '#shared/config.ts';
 import { loadStreamPosition, saveStreamPosition, type ShardPosition, type StreamPosition } from './stream-position.ts';
-import { isOutboxInsert } from '#db/outbox-stream-filter.ts';
+import { isOutboxInsert } from '#db/event/outbox-stream-filter.ts';
 import { errorFields, log as logJson } from '#shared/log.ts';
 import { sleep } from './sleep.ts';
 
@@ -50,7 +50,7 @@ interface ShardState {
 
 /** What an event-source mapping configures; the defaults are the local stack's (the outbox filter). */
 export interface StreamMappingOptions {
-  /** An event-filter pattern's test (stream-filter.ts), given the record as the SDK reads it. */
+  /** An event-filter pattern's test (db/core/stream-filter.ts), given the record as the SDK reads it. */
   filter?: (record: StreamRecord) => boolean;
   batchSize?: number;
   retryAttempts?: number;
@@ -78,7 +78,7 @@ export class StreamPoller {
       region: config().region,
       ...(local ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     });
-    // As shared/db/client.ts does for the product's client: the SDK's logger middleware walks every
+    // As shared/db/core/client.ts does for the product's client: the SDK's logger middleware walks every
     // answer through its sensitive-data filter to hand it to the no-op logger. Here that is every
     // record of the table's stream (each request's key update among them), read by each poller.
     this.client.middlewareStack.remove('loggerMiddleware');

@@ -13,7 +13,7 @@
  */
 import { startLocalQueueServer } from './local-queue.ts';
 import { config, resetConfig } from '#shared/config.ts';
-import { markQueued } from '#db/delivery.repo.ts';
+import { markQueued } from '#db/webhook/delivery.repo.ts';
 import { scanParkedEndpoints, scanPendingDeliveries } from './pending-deliveries.ts';
 import { maxReceiveCount } from '#domain/webhook/retry.ts';
 import { resetSqsClient, sendDeliveryMessage } from '#queue/sqs.ts';

@@ -7,7 +7,7 @@
  * source and write the destination, or the stack does not start.
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { matchesFilter, type FilterPattern } from '#db/stream-filter.ts';
+import { matchesFilter, type FilterPattern } from '#db/core/stream-filter.ts';
 import { StreamPoller } from '#emulation/local/stream-poller.ts';
 import { pollQueue } from '#emulation/local/queue-poller.ts';
 import type { FunctionSpec } from './functions.ts';

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startFauxqs } from 'fauxqs';
 import { resetConfig } from '#shared/config.ts';
-import { resetDbClients } from '#db/client.ts';
+import { resetDbClients } from '#db/core/client.ts';
 import { waitForStore } from '#emulation/local/bootstrap.ts';
 import { installLocalCommitBarrier } from '#emulation/local/commit-barrier.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#emulation/local/dynamodb-local.ts';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { listDeliveries, startRedelivery } from '#db/delivery.repo.ts';
+import { listDeliveries, startRedelivery } from '#db/webhook/delivery.repo.ts';
 import { deliveryView } from '#domain/webhook/delivery.ts';
 import { DomainError } from '#domain/errors.ts';
 

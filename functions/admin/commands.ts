@@ -1,11 +1,11 @@
 import * as v from 'valibot';
 import { parse } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
-import { createStore, listStores } from '#db/store.repo.ts';
+import { createStore, listStores } from '#db/store/repo.ts';
 import { requireStore } from '#app/stores.ts';
-import { createKey, listKeysOfStore, requireKey, rotateKeyToken, updateKeyWebhook } from '#db/key.repo.ts';
+import { createKey, listKeysOfStore, requireKey, rotateKeyToken, updateKeyWebhook } from '#db/key/repo.ts';
 import { MCP_MODES, publicKey, generateToken, generateWebhookSecret, hashToken } from '#domain/key/api-key.ts';
-import { revokeKey, updateKeySettings } from '#db/key-change.repo.ts';
+import { revokeKey, updateKeySettings } from '#db/key/change.repo.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
 import { DEFAULT_EVENTS, parseEventTypes } from '#domain/webhook/event-subscription.ts';

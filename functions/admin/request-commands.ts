@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
 import { parse } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
-import { requireKey } from '#db/key.repo.ts';
+import { requireKey } from '#db/key/repo.ts';
 import type { AdminCommand } from './commands.ts';
 import { IntegerArg, KeyIdArg } from './args.ts';
 

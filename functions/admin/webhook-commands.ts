@@ -1,20 +1,20 @@
 import * as v from 'valibot';
 import { parse } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
-import { listKeysOfStore, requireKey, updateKeyWebhook } from '#db/key.repo.ts';
+import { listKeysOfStore, requireKey, updateKeyWebhook } from '#db/key/repo.ts';
 import { publicKey, generateWebhookSecret } from '#domain/key/api-key.ts';
-import { listDeliveries, startRedelivery } from '#db/delivery.repo.ts';
-import { getEndpoint, getEndpoints } from '#db/endpoint.repo.ts';
+import { listDeliveries, startRedelivery } from '#db/webhook/delivery.repo.ts';
+import { getEndpoint, getEndpoints } from '#db/webhook/endpoint.repo.ts';
 import { endpointView } from '#domain/webhook/endpoint.ts';
 import { redeliverSince, RedeliverState, Since } from './bulk-redeliver.ts';
-import { replayOutboxEvent } from '#db/outbox.repo.ts';
+import { replayOutboxEvent } from '#db/event/outbox.repo.ts';
 import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS } from '#domain/webhook/delivery.ts';
 import { pingWebhook } from '#functions/webhooks/ping.ts';
 import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import type { AdminCommand } from './commands.ts';
 import { IntegerArg, KeyIdArg, StoreIdArg } from './args.ts';
 import { requireStore } from '#app/stores.ts';
-import { readEventLog } from '#db/event-log.repo.ts';
+import { readEventLog } from '#db/event/log.repo.ts';
 
 const KeyId = KeyIdArg;
 const EventId = v.pipe(v.string(), v.regex(/^evt_[A-Za-z0-9]{1,64}$/, 'must be an event id like evt_0123abcd...'));

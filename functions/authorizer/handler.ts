@@ -1,5 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { authenticate } from '#db/key-auth.repo.ts';
+import { authenticate } from '#db/key/auth.repo.ts';
 import { hashToken, looksLikeToken } from '#domain/key/api-key.ts';
 import { findRoute, principalToContext } from '#http/api-routes.ts';
 import { config } from '#shared/config.ts';

@@ -1,11 +1,11 @@
-import { listKeysOfStore } from '#db/key.repo.ts';
+import { listKeysOfStore } from '#db/key/repo.ts';
 import type { KeyRecord } from '#domain/key/api-key.ts';
-import { createDelivery, getDelivery, markQueued } from '#db/delivery.repo.ts';
-import type { OutboxRecord } from '#db/outbox-stream.ts';
+import { createDelivery, getDelivery, markQueued } from '#db/webhook/delivery.repo.ts';
+import type { OutboxRecord } from '#db/event/outbox-stream.ts';
 import { eventBody, type Delivery } from '#domain/webhook/delivery.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
 import { log } from '#shared/log.ts';
-import { assignSequences } from '#db/event-log.repo.ts';
+import { assignSequences } from '#db/event/log.repo.ts';
 import { canSee, causedBy, eventView, type EventPayload } from '#domain/event/event.ts';
 
 /** Keys that receive webhooks (docs/webhooks.md): active, with a URL. */

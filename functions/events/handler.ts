@@ -1,7 +1,7 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { coldStartTracker, withInvocationContext, errorFields, log } from '#shared/log.ts';
-import { outboxRecordFromImage, type OutboxRecord } from '#db/outbox-stream.ts';
-import { isOutboxInsert } from '#db/outbox-stream-filter.ts';
+import { outboxRecordFromImage, type OutboxRecord } from '#db/event/outbox-stream.ts';
+import { isOutboxInsert } from '#db/event/outbox-stream-filter.ts';
 import { fanOut, prepareStoreBatch } from './fan-out.ts';
 
 /**

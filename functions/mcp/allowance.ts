@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { authenticate } from '#db/key-auth.repo.ts';
+import { authenticate } from '#db/key/auth.repo.ts';
 import { hashToken } from '#domain/key/api-key.ts';
 import { DomainError } from '#domain/errors.ts';
 import { config } from '#shared/config.ts';

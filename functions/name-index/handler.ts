@@ -1,10 +1,10 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { coldStartTracker, withInvocationContext, errorFields, log } from '#shared/log.ts';
-import { isPendingNameWrite, pendingNameFromImage } from '#db/name-index-stream.ts';
-import { indexPendingNames } from '#db/name-index.repo.ts';
+import { isPendingNameWrite, pendingNameFromImage } from '#db/name-index/stream.ts';
+import { indexPendingNames } from '#db/name-index/repo.ts';
 
 /**
- * Name indexer (table stream → filter[name]'s trigram postings, see shared/db/name-index.repo.ts).
+ * Name indexer (table stream → filter[name]'s trigram postings, see shared/db/name-index/repo.ts).
  * The mapping passes only pending-name writes; the same filter runs here too. A batch is indexed
  * together (one read of every pending entry, postings written 25 at a time); if it fails, the
  * whole batch is reported failed from its first record and comes again: indexing is idempotent,

@@ -1,6 +1,6 @@
-import { getKey } from '#db/key.repo.ts';
-import { getDelivery, updateDelivery } from '#db/delivery.repo.ts';
-import { getEndpoint } from '#db/endpoint.repo.ts';
+import { getKey } from '#db/key/repo.ts';
+import { getDelivery, updateDelivery } from '#db/webhook/delivery.repo.ts';
+import { getEndpoint } from '#db/webhook/endpoint.repo.ts';
 import { config } from '#shared/config.ts';
 import { parseDeliveryMessage, type Delivery } from '#domain/webhook/delivery.ts';
 import { parseProbeMessage, type Endpoint } from '#domain/webhook/endpoint.ts';

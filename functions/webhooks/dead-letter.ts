@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { getDelivery, updateDelivery } from '#db/delivery.repo.ts';
+import { getDelivery, updateDelivery } from '#db/webhook/delivery.repo.ts';
 import { parseDeliveryMessage } from '#domain/webhook/delivery.ts';
 import {
   errorFields,

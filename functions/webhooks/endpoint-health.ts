@@ -1,6 +1,11 @@
 import { config } from '#shared/config.ts';
-import { updateDelivery } from '#db/delivery.repo.ts';
-import { parkEndpoint, recordEndpointFailure, recordEndpointSuccess, scheduleProbe } from '#db/endpoint.repo.ts';
+import { updateDelivery } from '#db/webhook/delivery.repo.ts';
+import {
+  parkEndpoint,
+  recordEndpointFailure,
+  recordEndpointSuccess,
+  scheduleProbe,
+} from '#db/webhook/endpoint.repo.ts';
 import type { Delivery } from '#domain/webhook/delivery.ts';
 import { parkReason, shouldPark, type Endpoint } from '#domain/webhook/endpoint.ts';
 import { hopDelaySeconds } from '#domain/webhook/retry.ts';

@@ -1,7 +1,7 @@
 import { config } from '#shared/config.ts';
-import { getKey } from '#db/key.repo.ts';
-import { getDelivery, listParkedDeliveries, updateDelivery } from '#db/delivery.repo.ts';
-import { claimProbe, getEndpoint, resumeEndpoint, scheduleProbe } from '#db/endpoint.repo.ts';
+import { getKey } from '#db/key/repo.ts';
+import { getDelivery, listParkedDeliveries, updateDelivery } from '#db/webhook/delivery.repo.ts';
+import { claimProbe, getEndpoint, resumeEndpoint, scheduleProbe } from '#db/webhook/endpoint.repo.ts';
 import type { ProbeMessage } from '#domain/webhook/endpoint.ts';
 import { DUE_TOLERANCE_MS, hopDelaySeconds } from '#domain/webhook/retry.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';

@@ -3,12 +3,12 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
-import { NAME_PENDING_STREAM_FILTER } from '#db/name-index-stream.ts';
+import { NAME_PENDING_STREAM_FILTER } from '#db/name-index/stream.ts';
 import { ServiceFunction } from './service-function.ts';
 
 /**
  * filter[name]'s indexer: table stream (pending-name writes only) → trigram postings
- * (shared/db/name-index.repo.ts). One poller per shard (parallelization factor 1), so a product's
+ * (shared/db/name-index/repo.ts). One poller per shard (parallelization factor 1), so a product's
  * names are indexed in the order they were written and never by two invocations at once. No
  * on-failure destination: a record given up on leaves its name pending, which every search still
  * reads (correct, only dearer); the function's error alarm says so.

@@ -7,7 +7,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '#shared/config.ts';
-import { OUTBOX_STREAM_FILTER } from '#db/outbox-stream-filter.ts';
+import { OUTBOX_STREAM_FILTER } from '#db/event/outbox-stream-filter.ts';
 import { SIGNER_TIMEOUT } from '../webhook-settings.ts';
 import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '../metric-names.ts';
 import { ServiceFunction } from './service-function.ts';

@@ -1,4 +1,4 @@
-import { withoutWrites } from '#db/dry-run.ts';
+import { withoutWrites } from '#db/core/dry-run.ts';
 
 /**
  * What a dry run needs below HTTP (docs/api.md#dry-runs): running a write with every write held

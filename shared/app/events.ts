@@ -1,4 +1,4 @@
-import { readEventLog } from '#db/event-log.repo.ts';
+import { readEventLog } from '#db/event/log.repo.ts';
 import { DomainError } from '#domain/errors.ts';
 import { canSee, causedBy, eventView, type EventView } from '#domain/event/event.ts';
 import type { Principal } from '#domain/principal.ts';

@@ -1,6 +1,6 @@
 import type { Key } from '#db/keys.ts';
-import type { Item, TransactItem } from '#db/helpers.ts';
-import type { StoredResponse } from '#db/idempotency.repo.ts';
+import type { Item, TransactItem } from '#db/core/helpers.ts';
+import type { StoredResponse } from '#db/idempotency/repo.ts';
 
 /**
  * How a use case commits the stored answer of an idempotent request (docs/contract.md#idempotency) in the same

@@ -1,5 +1,5 @@
-import { insertOrder, listOrdersAfter, listOrdersUpdatedSince, readOrderByReference } from '#db/order.repo.ts';
-import { commitOrderChange } from '#db/order-change.repo.ts';
+import { insertOrder, listOrdersAfter, listOrdersUpdatedSince, readOrderByReference } from '#db/order/repo.ts';
+import { commitOrderChange } from '#db/order/change.repo.ts';
 import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderStatus } from '#domain/order/order.ts';
 import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '#domain/order/rules.ts';
 import { keyOrigin } from '#domain/event/event.ts';

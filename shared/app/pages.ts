@@ -1,12 +1,12 @@
-import { createPage, getPage, listPagesAfter, readPageByExternalId, readPageToSave } from '#db/page.repo.ts';
-import { commitPageChange } from '#db/page-change.repo.ts';
+import { createPage, getPage, listPagesAfter, readPageByExternalId, readPageToSave } from '#db/page/repo.ts';
+import { commitPageChange } from '#db/page/change.repo.ts';
 import { toPageResource, type Page, type PageResource, type PageType, type PageVersion } from '#domain/page/page.ts';
 import { decide, newPage, savedPage, withStatus, type PageAction, type PageContent } from '#domain/page/rules.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
 import { done, retryOnStale, stale } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
 import { keyOrigin } from '#domain/event/event.ts';
-import { eventPut, pageEvent } from '#db/event-item.ts';
+import { eventPut, pageEvent } from '#db/event/item.ts';
 import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit.ts';
 
 export type PageDocument = { data: PageResource };

@@ -10,10 +10,10 @@ import { externalIdOf, type BatchMode } from '#domain/product/batch.ts';
 import { EXTERNAL_ID_RULE, parse } from '#domain/validation.ts';
 import { DomainError, validationFailed, type ErrorCode } from '#domain/errors.ts';
 import type { Caller } from '#domain/principal.ts';
-import { INSERT_GROUP_SIZE, type ProductIds } from '#db/product-batch.repo.ts';
-import { productIdsFor } from '#db/product.repo.ts';
+import { INSERT_GROUP_SIZE, type ProductIds } from '#db/product/batch.repo.ts';
+import { productIdsFor } from '#db/product/repo.ts';
 import { contended, undetermined } from '#domain/time.ts';
-import { resolveManyWriteTargets, type WriteTargets } from '#db/product-item.ts';
+import { resolveManyWriteTargets, type WriteTargets } from '#db/product/item.ts';
 import { newDraft, patchResolved, putResolved, type WriteResult, type Written } from './product-writes.ts';
 
 export type BatchItemOutcome =

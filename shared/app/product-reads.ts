@@ -1,7 +1,7 @@
-import { getDensePage, getProductsByIds } from '#db/product.repo.ts';
-import { getProduct as readProduct, productByExternalId } from '#db/product-item.ts';
-import { productIdsBySku } from '#db/product-index.repo.ts';
-import { productIdsByName } from '#db/name-search.repo.ts';
+import { getDensePage, getProductsByIds } from '#db/product/repo.ts';
+import { getProduct as readProduct, productByExternalId } from '#db/product/item.ts';
+import { productIdsBySku } from '#db/product/index.repo.ts';
+import { productIdsByName } from '#db/name-index/search.repo.ts';
 import { normalizeName, type Product } from '#domain/product/product.ts';
 import { notFound } from '#domain/errors.ts';
 

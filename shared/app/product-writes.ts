@@ -5,16 +5,16 @@ import {
   modifyProduct,
   productIdsFor,
   reserveOfferId,
-} from '#db/product.repo.ts';
-import type { ProductIds } from '#db/product-batch.repo.ts';
-import { markNamesPending } from '#db/product-index.repo.ts';
-import { productCount, readProductSequence } from '#db/sequence.ts';
+} from '#db/product/repo.ts';
+import type { ProductIds } from '#db/product/batch.repo.ts';
+import { markNamesPending } from '#db/product/index.repo.ts';
+import { productCount, readProductSequence } from '#db/core/sequence.ts';
 import {
   productByExternalId,
   productIdForExternalId,
   resolveWriteTargets,
   type WriteTargets,
-} from '#db/product-item.ts';
+} from '#db/product/item.ts';
 import { toMappedProduct, type Product } from '#domain/product/product.ts';
 import {
   applyProductChange,

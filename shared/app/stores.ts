@@ -1,4 +1,4 @@
-import { getStore, type Store } from '#db/store.repo.ts';
+import { getStore, type Store } from '#db/store/repo.ts';
 import { DomainError } from '#domain/errors.ts';
 
 /** The store an admin command names, or 404 naming the `store` argument. */

@@ -1,4 +1,4 @@
-import { readTaxonomy, upsertCategory, upsertTag } from '#db/taxonomy.repo.ts';
+import { readTaxonomy, upsertCategory, upsertTag } from '#db/taxonomy/repo.ts';
 import type { Category, Tag, TaxonomyKind } from '#domain/product/taxonomy.ts';
 import { nowIso } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';

@@ -1,4 +1,4 @@
-import { countWrite } from '#db/write-budget.repo.ts';
+import { countWrite } from '#db/key/write-budget.repo.ts';
 import { DomainError } from '#domain/errors.ts';
 import type { Principal } from '#domain/principal.ts';
 

@@ -14,7 +14,7 @@
  *  names not yet in the postings ........ STORE#{s}#NAMEPENDING / PRODUCT#{id:012}   (written with the product; the name indexer removes it)
  *  the name the postings hold ........... STORE#{s}            / NAMEINDEXED#{id:012}   (the indexer's record, to remove trigrams a rename drops)
  *  products by exact SKU ................ STORE#{s}#SKU#{sku}  / PRODUCT#{id:012}
- *  external id → record id, per key ..... KEY#{k}              / XID#{kind}#{external_id}   (kind: product, page; each also holds a copy of its record, see product-item.ts, page.repo.ts)
+ *  external id → record id, per key ..... KEY#{k}              / XID#{kind}#{external_id}   (kind: product, page; each also holds a copy of its record, see product/item.ts, page/repo.ts)
  *  category / tag by external id ........ KEY#{k}              / CATEGORY#{external_id}, TAG#{external_id}
  *  order by id, ascending cursor ........ STORE#{s}            / ORDER#{id:012}
  *  order by reference ................... STORE#{s}            / ORDERREF#{reference}   (→ id, and a copy of the order)

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 /**
  * Idempotency (docs/contract.md#idempotency) as pure rules: the header's value, the request's fingerprint and the
- * clocks of a record. The storage lives in shared/db/idempotency.repo.ts, the HTTP flow in
+ * clocks of a record. The storage lives in shared/db/idempotency/repo.ts, the HTTP flow in
  * shared/http/idempotency.ts.
  */
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';

@@ -12,7 +12,7 @@ import {
   storeAnswer,
   type Refusal,
   type StoredResponse,
-} from '#db/idempotency.repo.ts';
+} from '#db/idempotency/repo.ts';
 import { addInvocationContext } from '#shared/log.ts';
 
 /**

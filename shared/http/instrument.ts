@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { currentDbStats, withDbStats } from '#db/client.ts';
+import { currentDbStats, withDbStats } from '#db/core/client.ts';
 import {
   log,
   logs,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Match } from 'aws-cdk-lib/assertions';
 import { IN_FLIGHT_THRESHOLD } from '#infra/constructs/operations-alarms.ts';
 import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '#infra/metric-names.ts';
-import { TABLE } from '#db/table.ts';
+import { TABLE } from '#db/core/table.ts';
 import { logicalId, synthStacks } from './synth.ts';
 
 type Alarm = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TABLE } from '#db/table.ts';
-import { toOrder } from '#db/order.repo.ts';
-import { toPage } from '#db/page.repo.ts';
+import { TABLE } from '#db/core/table.ts';
+import { toOrder } from '#db/order/repo.ts';
+import { toPage } from '#db/page/repo.ts';
 
 /** The top-level attributes a mapper reads, recorded through a proxy item that answers anything. */
 function attributesRead(mapper: (item: Record<string, unknown>) => unknown): string[] {

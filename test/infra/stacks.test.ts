@@ -5,7 +5,7 @@ import { StatefulStack } from '#infra/stateful-stack.ts';
 import { ApiStack } from '#infra/api-stack.ts';
 import { settingsFromContext } from '#infra/settings.ts';
 import { API_ROUTES, groups, principalToContext } from '#http/api-routes.ts';
-import { TABLE } from '#db/table.ts';
+import { TABLE } from '#db/core/table.ts';
 import { actionsOf, logicalId, statementsOf, synthStacks } from './synth.ts';
 import { MIN_COMPRESSION_BYTES } from '#http/compression.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { build } from 'esbuild';
 import { TABLE_ACCESS } from '#infra/table-access.ts';
-import { TABLE } from '#db/table.ts';
+import { TABLE } from '#db/core/table.ts';
 import { keys } from '#db/keys.ts';
 import type { ServiceFunction } from '#infra/constructs/service-function.ts';
 import { statementsOf, synthStacks } from './synth.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { client, storeWithKey } from '#fixtures/api.ts';
 import { waitFor } from '#fixtures/webhooks.ts';
-import { lastSequence } from '#db/event-log.repo.ts';
+import { lastSequence } from '#db/event/log.repo.ts';
 
 /**
  * Each batch item says what its write did (docs/api.md, batch): `created`, `updated`, or

@@ -5,13 +5,13 @@ import { createKey, createStore } from '#fixtures/api.ts';
 import { createGateway } from '#emulation/local/gateway.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#db/client.ts';
+import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
 
 /**
  * DynamoDB round trips and capacity units per request, measured, not guessed: a second local
  * gateway in this worker (same table) whose per-request log line carries the counts that
- * shared/db/client.ts collects. Counts include the authorizer's one UpdateItem (key lookup and
+ * shared/db/core/client.ts collects. Counts include the authorizer's one UpdateItem (key lookup and
  * rate-limit slot). The bounds below are the design; the table is printed for the docs.
  */
 describe('DynamoDB cost of the catalog writes', () => {

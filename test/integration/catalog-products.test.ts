@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
-import { modifyProduct } from '#db/product.repo.ts';
+import { modifyProduct } from '#db/product/repo.ts';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const RW = ['catalog:read', 'catalog:write'] as const;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { db, rawDb, tableName } from '#db/client.ts';
+import { db, rawDb, tableName } from '#db/core/client.ts';
 
 /**
  * The local commit barrier (emulation/local/commit-barrier.ts) reaches the product's DynamoDB

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { createStore } from '#fixtures/api.ts';
 import { idem, insertTestPage, pageBody, slug, xid } from '#fixtures/content.ts';
 import { handler } from '#functions/content/handler.ts';
-import type { DbStats } from '#db/client.ts';
+import type { DbStats } from '#db/core/client.ts';
 import { costRow, lambdaEvent, measureLambda, type EventInit } from '#fixtures/lambda-cost.ts';
 import type { Page } from '#domain/page/page.ts';
 

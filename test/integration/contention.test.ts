@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { client, createKey, createStore, type ApiResponse } from '#fixtures/api.ts';
 import { keyPool } from '#fixtures/key-pool.ts';
-import { readProductSequence, recordGaps, reserveProductIds } from '#db/sequence.ts';
-import { productIdsFor } from '#db/product.repo.ts';
-import type { NewProduct } from '#db/product-batch.repo.ts';
+import { readProductSequence, recordGaps, reserveProductIds } from '#db/core/sequence.ts';
+import { productIdsFor } from '#db/product/repo.ts';
+import type { NewProduct } from '#db/product/batch.repo.ts';
 import { deadlineSignal, remainingMs, withDeadline } from '#domain/time.ts';
 
 /**

@@ -4,9 +4,9 @@ import { adminCommand, client, createKey, createStore, expectErrorShape } from '
 import { STREAM_WAIT_MS, startReceiver, waitFor } from '#fixtures/webhooks.ts';
 import { idem, insertTestPage } from '#fixtures/content.ts';
 import { orderFile } from '#fixtures/orders.ts';
-import { db, tableName } from '#db/client.ts';
+import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
-import { lastSequence } from '#db/event-log.repo.ts';
+import { lastSequence } from '#db/event/log.repo.ts';
 
 /**
  * The store's event log (docs/webhooks.md, "How to never miss an event"): events in the write's

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { baseUrl, createKey, createStore } from '#fixtures/api.ts';
 import { placeOrder } from '#fixtures/orders.ts';
 import { insertTestPage, storeItems } from '#fixtures/content.ts';
-import { queryAll } from '#db/helpers.ts';
-import { tableName } from '#db/client.ts';
+import { queryAll } from '#db/core/helpers.ts';
+import { tableName } from '#db/core/client.ts';
 import { ABILITIES } from '#domain/key/abilities.ts';
 
 /**

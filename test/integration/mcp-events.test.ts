@@ -6,7 +6,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
 import { placeOrder } from '#fixtures/orders.ts';
 import { waitFor } from '#fixtures/webhooks.ts';
-import { lastSequence } from '#db/event-log.repo.ts';
+import { lastSequence } from '#db/event/log.repo.ts';
 import { EVENT_TYPES } from '#domain/event/event.ts';
 import { useMcpClients } from '#fixtures/mcp-client.ts';
 

@@ -6,9 +6,9 @@ import { waitFor } from '#fixtures/webhooks.ts';
 import { createGateway } from '#emulation/local/gateway.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';
 import { keys } from '#db/keys.ts';
-import { batchWrite } from '#db/helpers.ts';
-import { pendingNameCount } from '#db/name-index.repo.ts';
-import { SEARCH_READ_BUDGET_RCU } from '#db/name-search.repo.ts';
+import { batchWrite } from '#db/core/helpers.ts';
+import { pendingNameCount } from '#db/name-index/repo.ts';
+import { SEARCH_READ_BUDGET_RCU } from '#db/name-index/search.repo.ts';
 import { normalizeName } from '#domain/product/product.ts';
 
 /**

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { createStore } from '#fixtures/api.ts';
 import { idemKey, insertTestOrder } from '#fixtures/orders.ts';
 import { handler } from '#functions/orders/handler.ts';
-import type { DbStats } from '#db/client.ts';
+import type { DbStats } from '#db/core/client.ts';
 import { costRow, lambdaEvent, measureLambda, type EventInit } from '#fixtures/lambda-cost.ts';
 import type { Order } from '#domain/order/order.ts';
 

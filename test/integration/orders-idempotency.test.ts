@@ -10,8 +10,8 @@ import {
   type TestKey,
 } from '#fixtures/api.ts';
 import { eventsOfOrder, idemKey, insertTestOrder, placeOrder, statusPath } from '#fixtures/orders.ts';
-import { db, tableName } from '#db/client.ts';
-import { idempotencyRecordKey } from '#db/idempotency.repo.ts';
+import { db, tableName } from '#db/core/client.ts';
+import { idempotencyRecordKey } from '#db/idempotency/repo.ts';
 import { putIdempotencyRecord } from '#fixtures/idempotency.ts';
 import { requestFingerprint } from '#domain/idempotency.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';

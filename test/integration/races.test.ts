@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { adminCommand, client, createKey, createStore, storeWithKey } from '#fixtures/api.ts';
-import { db } from '#db/client.ts';
+import { db } from '#db/core/client.ts';
 import { baseUrl } from '#fixtures/api.ts';
 import { eventsOfOrder, idemKey, insertTestOrder, placeOrder } from '#fixtures/orders.ts';
 import { lambdaEvent } from '#fixtures/lambda-cost.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { adminCommand, client, storeWithKey } from '#fixtures/api.ts';
-import { db, tableName } from '#db/client.ts';
+import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
 import { bucketAttribute, hashToken, HEAD_ATTRIBUTE, RING_SIZE, secondOf } from '#domain/key/api-key.ts';
 import { itemSize } from '../../bench/billing-units.ts';

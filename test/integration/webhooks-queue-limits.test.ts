@@ -7,7 +7,7 @@ import { deliveryOf, verify, waitFor } from '#fixtures/webhooks.ts';
 import { storedOutboxItem, streamRecord } from '#fixtures/stream-records.ts';
 import { queueCounts } from '#fixtures/queue.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#db/client.ts';
+import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
 import { setLogSink } from '#shared/log.ts';
 import { DEAD_LETTER_ERROR } from '#functions/webhooks/dead-letter.ts';

@@ -7,12 +7,12 @@ import { idemKey, insertTestOrder } from '#fixtures/orders.ts';
 import { idem, insertTestPage, pageBody, xid } from '#fixtures/content.ts';
 import { createGateway } from '#emulation/local/gateway.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';
-import { db, tableName } from '#db/client.ts';
+import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
 
 /**
  * DynamoDB round trips per request of the idempotent and addressed writes (issue 13), counted by
- * the SDK middleware of shared/db/client.ts through a second local gateway in this worker (same
+ * the SDK middleware of shared/db/core/client.ts through a second local gateway in this worker (same
  * table), authorizer included: its one UpdateItem, then one read, then one transaction.
  */
 type Cost = { status: number; body: any; text: string; ops: string[] };

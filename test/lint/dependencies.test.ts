@@ -31,7 +31,7 @@ describe('import rules (docs/architecture.md, .dependency-cruiser.cjs)', () => {
   }, async () => {
     const result = await cruiseSource();
     // The cruise itself worked: it found the product and followed its imports.
-    expect(result.modules.some((m) => m.source === 'shared/db/order.repo.ts')).toBe(true);
+    expect(result.modules.some((m) => m.source === 'shared/db/order/repo.ts')).toBe(true);
     expect(result.summary.totalCruised).toBeGreaterThan(250);
     expect(result.summary.violations.map(described)).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { idsAtPositions } from '#db/sequence.ts';
+import { idsAtPositions } from '#db/core/sequence.ts';
 import { requestBudgetMs, GATEWAY_BUDGET_MS } from '#http/instrument.ts';
 import { done, retryOnStale, ROUND_MARGIN_MS, stale, withDeadline } from '#domain/time.ts';
 import { DomainError } from '#domain/errors.ts';

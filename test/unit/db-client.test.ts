@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { db } from '#db/client.ts';
+import { db } from '#db/core/client.ts';
 
 describe('the DynamoDB client', () => {
   it('counts round trips and leaves out the SDK logger middleware, whose sensitive-data filter walks every item read for a logger that logs nothing', () => {

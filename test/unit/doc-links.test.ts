@@ -42,7 +42,7 @@ const read = (f: string) => readFileSync(path.join(root, f), 'utf8');
 
 describe('docs that stand alone', () => {
   it('finds the files it checks', () => {
-    expect(all).toContain(path.join('shared', 'db', 'order.repo.ts'));
+    expect(all).toContain(path.join('shared', 'db', 'order', 'repo.ts'));
     expect(all).toContain(path.join('docs', 'contract.md'));
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, parseIdempotencyKey, requestFingerprint } from '#domain/idempotency.ts';
-import { classifyExisting, idempotencyRecordKey } from '#db/idempotency.repo.ts';
+import { classifyExisting, idempotencyRecordKey } from '#db/idempotency/repo.ts';
 
 describe('Idempotency-Key header', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { namedTransaction } from '#db/helpers.ts';
+import { namedTransaction } from '#db/core/helpers.ts';
 
 const put = (sk: string) => ({ Put: { TableName: 't', Item: { pk: 'p', sk } } });
 

@@ -20,7 +20,7 @@ const now = Date.UTC(2026, 10, 25, 12, 0, 0, 250);
 const s = secondOf(now);
 
 /**
- * What a claim leaves on the item, as shared/db/key-auth.repo.ts writes it when its condition
+ * What a claim leaves on the item, as shared/db/key/auth.repo.ts writes it when its condition
  * holds (test/integration/rate-limit.test.ts runs the real writes against DynamoDB).
  */
 function apply(item: Record<string, unknown>, claim: RateClaim): Record<string, unknown> {

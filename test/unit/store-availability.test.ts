@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DomainError } from '#domain/errors.ts';
 import { withDeadline } from '#domain/time.ts';
-import { CONNECT_TIMEOUT_MS, guardStoreCalls, storeUnavailable } from '#db/client.ts';
+import { CONNECT_TIMEOUT_MS, guardStoreCalls, storeUnavailable } from '#db/core/client.ts';
 
 const sdkError = (name: string, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(name), { name, ...extra });

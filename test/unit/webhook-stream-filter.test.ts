@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isOutboxInsert, OUTBOX_STREAM_FILTER } from '#db/outbox-stream-filter.ts';
-import { matchesFilter } from '#db/stream-filter.ts';
+import { isOutboxInsert, OUTBOX_STREAM_FILTER } from '#db/event/outbox-stream-filter.ts';
+import { matchesFilter } from '#db/core/stream-filter.ts';
 
 const record = (eventName: string, type: unknown) => ({
   eventName,

@@ -146,7 +146,7 @@ export function ringOf(item: Record<string, unknown>): Ring {
   return { head, counts, legacy };
 }
 
-/** The one write that admits a request (shared/db/key-auth.repo.ts turns it into an UpdateItem). */
+/** The one write that admits a request (shared/db/key/auth.repo.ts turns it into an UpdateItem). */
 export interface RateClaim {
   /** The second this request counts in; the head once written. */
   second: number;

@@ -1,0 +1,155 @@
+import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../core/client.ts';
+import { ENTITY } from '../core/table.ts';
+import { keys } from '../keys.ts';
+import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from '../core/helpers.ts';
+import { readSequence, sequenceMove, sequenceValue } from '../core/sequence.ts';
+import { backoff } from '#domain/time.ts';
+import type { Origin } from '#domain/event/event.ts';
+
+/**
+ * The store's numbered event log (docs/webhooks.md, "How to never miss an event"). Requests only
+ * write outbox items; the stream consumer numbers them here, after the commit, so no request
+ * waits on the store's event counter. Numbering is one transaction per few dozen events, guarded both ways:
+ * the counter moves from the value read (no two events get one number, no number is skipped)
+ * and the event takes a number only if it has none (a retried stream batch numbers nothing twice).
+ */
+const eventCounter = (storeId: string) => keys.sequence(storeId, 'event');
+
+export interface LoggedEvent {
+  event_id: string;
+  sequence: number;
+  event_type: string;
+  created_at: string;
+  ttl: number;
+  origin: Origin | null;
+  payload: { type: string; timestamp: string; data: Record<string, unknown> };
+  owner_key_id: number | null;
+  external_id: string | null;
+}
+
+/** Events numbered in one transaction: the counter, then an update and a log entry per event (≤ 100 items). */
+const NUMBERED_AT_ONCE = 32;
+
+/**
+ * The sequences of `eventIds` (one store's, in stream order): the ones they have, the next ones
+ * for the rest, taken in that order. A stream batch's events of one store are numbered together,
+ * up to NUMBERED_AT_ONCE per transaction, so a bulk load costs a few round trips per batch rather
+ * than two per event.
+ */
+export async function assignSequences(storeId: string, eventIds: readonly string[]): Promise<Map<string, number>> {
+  const numbered = new Map<string, number>();
+  for (let start = 0; start < eventIds.length; start += NUMBERED_AT_ONCE) {
+    for (const [id, seq] of await numberChunk(storeId, eventIds.slice(start, start + NUMBERED_AT_ONCE)))
+      numbered.set(id, seq);
+  }
+  return numbered;
+}
+
+async function numberChunk(storeId: string, eventIds: readonly string[]): Promise<Map<string, number>> {
+  const eventKeys = eventIds.map((id) => keys.outboxEvent(storeId, id));
+  for (let attempt = 1; ; attempt++) {
+    const found = await batchGet([...eventKeys, eventCounter(storeId)]);
+    const numbered = new Map<string, number>();
+    const fresh: Item[] = [];
+    for (const [i, key] of eventKeys.entries()) {
+      const event = found.get(itemKey(key));
+      if (!event) throw new Error(`store ${storeId} has no event ${eventIds[i]} to number`);
+      if (typeof event.sequence === 'number') numbered.set(event.event_id, event.sequence);
+      else if (!fresh.some((e) => e.event_id === event.event_id)) fresh.push(event);
+    }
+    if (fresh.length === 0) return numbered;
+    const last = sequenceValue(found.get(itemKey(eventCounter(storeId))));
+    try {
+      await db().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            sequenceMove(eventCounter(storeId), last, last + fresh.length),
+            ...fresh.flatMap((event, i) => numberActions(storeId, event, last + 1 + i)),
+          ],
+        }),
+      );
+      for (const [i, event] of fresh.entries()) numbered.set(event.event_id, last + 1 + i);
+      return numbered;
+    } catch (err) {
+      // Another consumer numbered some of these or other events first: read them all again.
+      if (!cancellationReasons(err)) throw err;
+      if (attempt >= 50) throw new Error(`store ${storeId}: could not number ${fresh.length} events`, { cause: err });
+      await backoff(Math.min(attempt, 5));
+    }
+  }
+}
+
+/** The event takes `sequence` only if it has none, and its log entry takes the number only if free. */
+function numberActions(storeId: string, event: Item, sequence: number): TransactItem[] {
+  const { pk: _pk, sk: _sk, type: _type, kind: _kind, ...fields } = event;
+  return [
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.outboxEvent(storeId, event.event_id),
+        UpdateExpression: 'SET #seq = :seq',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#seq)',
+        ExpressionAttributeNames: { '#seq': 'sequence' },
+        ExpressionAttributeValues: { ':seq': sequence },
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...fields, ...keys.eventLog(storeId, sequence), type: ENTITY.eventLog, sequence },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ];
+}
+
+const toLogged = (item: Item): LoggedEvent => ({
+  event_id: item.event_id,
+  sequence: Number(item.sequence),
+  event_type: item.event_type,
+  created_at: item.created_at,
+  ttl: Number(item.ttl ?? 0),
+  origin: (item.origin as Origin | undefined) ?? null,
+  payload: item.payload,
+  owner_key_id: item.owner_key_id ?? null,
+  external_id: item.external_id ?? null,
+});
+
+/**
+ * Log entries after `after`, ascending, one Query of up to `limit`. `expired`: entry after+1 is
+ * gone (or past its TTL, which DynamoDB deletes lazily): the events the caller missed can no longer
+ * be listed. `more`: the Query stopped at `limit`.
+ */
+export async function readEventLog(
+  storeId: string,
+  after: number,
+  limit: number,
+  nowSeconds: number,
+  checkExpiry = after > 0,
+): Promise<{ events: LoggedEvent[]; more: boolean; expired: boolean }> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': keys.eventLog(storeId, 0).pk,
+        ':from': keys.eventLog(storeId, after + 1).sk,
+        ':to': keys.eventLogEnd,
+      },
+      Limit: limit,
+      ConsistentRead: true,
+    }),
+  );
+  const events = (out.Items ?? []).map(toLogged);
+  const first = events[0];
+  let expired = false;
+  if (checkExpiry) {
+    if (first) expired = first.sequence !== after + 1 || first.ttl < nowSeconds;
+    // Nothing after the cursor: caught up, unless the counter says events were numbered and are gone.
+    else expired = (await readSequence(eventCounter(storeId))) > after;
+  }
+  return { events: events.filter((e) => e.ttl >= nowSeconds), more: out.LastEvaluatedKey !== undefined, expired };
+}
+
+export const lastSequence = (storeId: string) => readSequence(eventCounter(storeId));

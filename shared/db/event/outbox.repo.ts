@@ -1,0 +1,37 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../core/client.ts';
+import { keys } from '../keys.ts';
+import { DomainError } from '#domain/errors.ts';
+
+const REPLAY_TTL_SECONDS = 24 * 60 * 60;
+
+/**
+ * Runs an event through the fan-out again: a copy of its outbox item under a new sort key, which
+ * the table stream carries to the fan-out like the original. The fan-out claims one delivery per
+ * (event, key), so keys that already have this event get nothing twice and keys that do not (the
+ * stream record failed, or the key got its URL later) get it now. Outbox items live 7 days.
+ */
+export async function replayOutboxEvent(
+  storeId: string,
+  eventId: string,
+  now: Date,
+): Promise<{ event_id: string; replayed_at: string }> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.outboxEvent(storeId, eventId), ConsistentRead: true }),
+  );
+  if (!out.Item)
+    throw new DomainError('not_found', `store ${storeId} has no event ${eventId} (events are kept 7 days)`, 'event');
+  const stamp = now.toISOString();
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...out.Item,
+        ...keys.outboxReplay(storeId, eventId, stamp),
+        ttl: Math.floor(now.getTime() / 1000) + REPLAY_TTL_SECONDS,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+  return { event_id: eventId, replayed_at: stamp };
+}

@@ -1,0 +1,224 @@
+import { backoff } from '#domain/time.ts';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../core/client.ts';
+import { ENTITY } from '../core/table.ts';
+import { keys } from '../keys.ts';
+import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll } from '../core/helpers.ts';
+import type { Ability } from '#domain/key/abilities.ts';
+import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
+import type { EventType } from '#domain/event/event.ts';
+import { DomainError } from '#domain/errors.ts';
+import { nextInSequence } from '../core/sequence.ts';
+import { tokenItem, toKeyRecord } from './item.ts';
+
+const nextKeyId = () => nextInSequence(keys.keySequence());
+
+export async function createKey(input: {
+  storeId: string;
+  currency: string | null;
+  name: string;
+  abilities: Ability[];
+  webhookUrl: string | null;
+  events: EventType[];
+  excludeOwn?: boolean;
+  mcp?: McpMode;
+  writesPerHour?: number | null;
+  statusChangesPerHour?: number | null;
+  tokenHash: string;
+  webhookSecret: string;
+  now: string;
+}): Promise<KeyRecord> {
+  const id = await nextKeyId();
+  const record: KeyRecord = {
+    id,
+    store_id: input.storeId,
+    name: input.name,
+    abilities: input.abilities,
+    status: 'active',
+    webhook_url: input.webhookUrl,
+    events: input.events,
+    exclude_own: input.excludeOwn ?? false,
+    mcp: input.mcp ?? 'full',
+    writes_per_hour: input.writesPerHour ?? null,
+    status_changes_per_hour: input.statusChangesPerHour ?? null,
+    created_at: input.now,
+    revoked_at: null,
+    last_used_at: null,
+    token_hash: input.tokenHash,
+    webhook_secret: input.webhookSecret,
+    previous_webhook_secret: null,
+    previous_webhook_secret_expires_at: null,
+  };
+  const { last_used_at: _l, ...stored } = record;
+  await db().send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...keys.key(id), ...keys.keyIndexEntry(input.storeId, id), type: ENTITY.key, ...stored },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: tokenItem(record, input.currency),
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+    }),
+  );
+  return record;
+}
+
+export async function getKey(keyId: number): Promise<KeyRecord | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.key(keyId), ConsistentRead: true }));
+  return out.Item ? toKeyRecord(out.Item) : undefined;
+}
+
+/** The record with `last_used_at`, which lives on the token item (the hot path writes it there). */
+export async function withLastUsed(record: KeyRecord): Promise<KeyRecord> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.token(record.token_hash), ConsistentRead: true }),
+  );
+  return { ...record, last_used_at: out.Item?.last_used_at ?? null };
+}
+
+export async function requireKey(keyId: number): Promise<KeyRecord> {
+  const key = await getKey(keyId);
+  if (!key) throw new DomainError('not_found', `key ${keyId} does not exist`, 'id');
+  return key;
+}
+
+/** Every key of a store (admin list, webhook fan-out). */
+export async function listKeysOfStore(storeId: string, withLastUsed = true): Promise<KeyRecord[]> {
+  const items = await queryAll({
+    TableName: tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.keysOfStoreIndex(storeId).gsi1pk },
+  });
+  if (!withLastUsed) return items.map((i) => toKeyRecord(i));
+  const tokens = await batchGet(
+    items.map((i) => keys.token(i.token_hash)),
+    false,
+  );
+  return items.map((i) => {
+    const t = tokens.get(`${keys.token(i.token_hash).pk}|TOKEN`);
+    return toKeyRecord(i, t?.last_used_at ?? null);
+  });
+}
+
+/**
+ * New token for the same key id (so external ids stay); the old token stops working at once.
+ * One transaction, guarded three ways: the key is still active with the token that was read (a
+ * concurrent revoke wins), and the old token item saw no request since it was read (its `uses`
+ * counter), so the rate-limit slots carried over are complete. A lost race is retried.
+ */
+export async function rotateKeyToken(keyId: number, newTokenHash: string, currency: string | null): Promise<KeyRecord> {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const key = await requireKey(keyId);
+    if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
+    const old = await db().send(
+      new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
+    );
+    const seen = old.Item?.uses as number | undefined;
+    const rotated: KeyRecord = { ...key, token_hash: newTokenHash, last_used_at: old.Item?.last_used_at ?? null };
+    try {
+      await db().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName(),
+                Key: keys.key(keyId),
+                UpdateExpression: 'SET token_hash = :new',
+                ConditionExpression: 'token_hash = :old AND #s = :active',
+                ExpressionAttributeNames: { '#s': 'status' },
+                ExpressionAttributeValues: { ':new': newTokenHash, ':old': key.token_hash, ':active': 'active' },
+              },
+            },
+            {
+              Delete: {
+                TableName: tableName(),
+                Key: keys.token(key.token_hash),
+                ConditionExpression:
+                  seen === undefined ? 'attribute_not_exists(uses) AND #s = :active' : 'uses = :uses AND #s = :active',
+                ExpressionAttributeNames: { '#s': 'status' },
+                ExpressionAttributeValues:
+                  seen === undefined ? { ':active': 'active' } : { ':uses': seen, ':active': 'active' },
+              },
+            },
+            {
+              Put: {
+                TableName: tableName(),
+                Item: tokenItem(rotated, currency, old.Item ?? {}),
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+          ],
+        }),
+      );
+      return rotated;
+    } catch (err) {
+      if (!cancellationReasons(err)) throw err;
+      await backoff(attempt + 1);
+    }
+  }
+  throw new Error(`key ${keyId} kept being used or changed while rotating; try again`);
+}
+
+/**
+ * Webhook settings of a key. `expectedSecret` guards a secret rotation: two rotations at once
+ * would otherwise both keep the same "previous" secret, and the first caller's new secret would
+ * be neither current nor previous.
+ */
+export async function updateKeyWebhook(
+  keyId: number,
+  changes: {
+    webhook_url?: string | null;
+    events?: EventType[];
+    exclude_own?: boolean;
+    webhook_secret?: string;
+    previous_webhook_secret?: string | null;
+    previous_webhook_secret_expires_at?: string | null;
+  },
+  expectedSecret?: string,
+): Promise<KeyRecord> {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  for (const [i, [field, value]] of Object.entries(changes).entries()) {
+    names[`#f${i}`] = field;
+    values[`:v${i}`] = value;
+    sets.push(`#f${i} = :v${i}`);
+  }
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.key(keyId),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression:
+          expectedSecret === undefined ? 'attribute_exists(pk)' : 'attribute_exists(pk) AND webhook_secret = :expected',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: expectedSecret === undefined ? values : { ...values, ':expected': expectedSecret },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return withLastUsed(toKeyRecord(out.Attributes ?? {}));
+  } catch (err) {
+    if (isConditionalCheckFailed(err) && itemFromError(err.Item)) {
+      throw new DomainError(
+        'conflict',
+        `the webhook secret of key ${keyId} was rotated concurrently; run the command again`,
+        'id',
+      );
+    }
+    if (isConditionalCheckFailed(err)) throw new DomainError('not_found', `key ${keyId} does not exist`, 'id');
+    throw err;
+  }
+}

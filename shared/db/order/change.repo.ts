@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../core/client.ts';
+import { TABLE } from '../core/table.ts';
+import { keys } from '../keys.ts';
+import { type TransactItem, namedTransaction } from '../core/helpers.ts';
+import { orderRefItem, outboxPut, toOrder } from './repo.ts';
+import type { Order } from '#domain/order/order.ts';
+import type { OrderEvent } from '#domain/order/events.ts';
+
+export type OrderCommit =
+  | { kind: 'committed' }
+  /** The order changed since `previous` was read; `current` is what it is now (if known). */
+  | { kind: 'stale'; current: Order | undefined }
+  /** One of the caller's own writes (`withWrites`) failed its condition, or (`busy`) another transaction held it. */
+  | { kind: 'guard_failed'; busy: boolean }
+  /** Another transaction held the order; nothing was written, try again. */
+  | { kind: 'conflict' };
+
+/**
+ * A change of an order's status (and paid total), its outbox event, the reference item's copy
+ * of the order and the caller's own writes (the idempotency record) in one TransactWriteItems,
+ * guarded on the `updated_at` the change was decided from: every order write moves it, so of any
+ * number of racing writers only one commits per state, and the others decide again from the
+ * order the guard hands back.
+ */
+export async function commitOrderChange(
+  previous: Order,
+  next: Order,
+  event: OrderEvent,
+  withWrites: TransactItem[] = [],
+): Promise<OrderCommit> {
+  const tx = namedTransaction([
+    [
+      'order',
+      {
+        Update: {
+          TableName: tableName(),
+          Key: keys.order(next.store_id, next.id),
+          UpdateExpression: 'SET #status = :to, paid_total = :paid, updated_at = :now, #gsk = :gsk',
+          ConditionExpression: 'updated_at = :previous',
+          ExpressionAttributeNames: { '#status': 'status', '#gsk': TABLE.gsi1.sortKey },
+          ExpressionAttributeValues: {
+            ':previous': previous.updated_at,
+            ':to': next.status,
+            ':paid': next.paid_total,
+            ':now': next.updated_at,
+            ':gsk': keys.orderUpdateIndex(next.store_id, next.updated_at, next.id).gsi1sk,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+    ],
+    ['reference', { Put: { TableName: tableName(), Item: orderRefItem(next) } }],
+    ['event', outboxPut(event)],
+    ['own', withWrites],
+  ]);
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: tx.items,
+        // The SDK retries a call whose answer was lost; the token makes that retry a no-op, not a failure.
+        ClientRequestToken: randomUUID(),
+      }),
+    );
+    return { kind: 'committed' };
+  } catch (err) {
+    const cancelled = tx.cancelledBy(err);
+    if (!cancelled) throw err;
+    if (cancelled.failed('own')) return { kind: 'guard_failed', busy: false };
+    if (cancelled.conflicted('own')) return { kind: 'guard_failed', busy: true };
+    if (cancelled.failed('order')) {
+      const old = cancelled.item('order');
+      return { kind: 'stale', current: old ? toOrder(old) : undefined };
+    }
+    return { kind: 'conflict' };
+  }
+}

@@ -1,0 +1,224 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { Offer, Product } from '#domain/product/product.ts';
+import { tableName, db } from '../core/client.ts';
+import { ENTITY } from '../core/table.ts';
+import { type Item, type TransactItem, batchGet, itemKey } from '../core/helpers.ts';
+import { keys } from '../keys.ts';
+import { productSequenceKey, sequenceOf, type ProductSequence } from '../core/sequence.ts';
+
+/**
+ * The product's items and the reads every product write starts with.
+ *
+ * How a product is stored: its own item (STORE#{s} / PRODUCT#{id}, what reads and the list use)
+ * and, for a product written through the API, a copy inside its external-id link item
+ * (KEY#{k} / XID#product#{external_id}, attribute `product`). Every product write puts the copy
+ * in the same transaction as the product, so the one BatchGetItem a write starts with already
+ * holds the state it changes. Links written before the copy existed carry only `record_id`;
+ * the next write of their product adds it.
+ */
+
+export function toProduct(item: Item): Product {
+  return {
+    id: item.id,
+    store_id: item.store_id,
+    external_id: item.external_id ?? null,
+    owner_key_id: item.owner_key_id ?? null,
+    name: item.name,
+    description: item.description ?? '',
+    status: item.status,
+    image_url: item.image_url ?? null,
+    category_ids: item.category_ids ?? [],
+    category_external_ids: item.category_external_ids ?? [],
+    tag_external_ids: item.tag_external_ids ?? [],
+    offers: (item.offers ?? []).map(
+      (o: Item): Offer => ({
+        id: o.id,
+        sku: o.sku ?? null,
+        price: o.price,
+        quantity: o.quantity,
+        // DynamoDB keeps no key order inside a map: name and value first, as they were written.
+        properties: ((o.properties ?? []) as Item[]).map((p) => ({ name: p.name, value: p.value, ...p })),
+        weight: o.weight ?? null,
+        length: o.length ?? null,
+        height: o.height ?? null,
+        width: o.width ?? null,
+      }),
+    ),
+    created_at: item.created_at,
+    updated_at: item.updated_at,
+  };
+}
+
+/**
+ * Product reads are eventually consistent (half the units): a product changed a moment ago may
+ * come back as its previous version for typically well under a second. Never a 404 or a gap for a
+ * product that exists: an id the eventually consistent read does not find is read again strongly
+ * (docs/api.md, "Consistency").
+ */
+export async function getProduct(storeId: string, id: number, consistent = false): Promise<Product | undefined> {
+  const read = (strong: boolean) =>
+    db().send(new GetCommand({ TableName: tableName(), Key: keys.product(storeId, id), ConsistentRead: strong }));
+  const item = (await read(consistent)).Item ?? (consistent ? undefined : (await read(true)).Item);
+  return item ? toProduct(item) : undefined;
+}
+
+export function productItem(p: Product): Item {
+  return { ...keys.product(p.store_id, p.id), type: ENTITY.product, ...p };
+}
+
+/** The external-id link of an API product, carrying a copy of it; undefined for a store-admin product. */
+export function linkItem(p: Product): Item | undefined {
+  if (p.external_id === null || p.owner_key_id === null) return undefined;
+  return {
+    ...keys.externalId(p.owner_key_id, 'product', p.external_id),
+    type: ENTITY.externalId,
+    record_id: p.id,
+    product: p,
+  };
+}
+
+/** What a link item says: the product id, and the product when the link carries its copy. */
+export function readLink(item: Item | undefined): { productId: number | undefined; product: Product | undefined } {
+  if (!item) return { productId: undefined, product: undefined };
+  return { productId: Number(item.record_id), product: item.product ? toProduct(item.product as Item) : undefined };
+}
+
+/**
+ * The link of a new product, for the transaction that inserts it: guarded, so exactly one
+ * product exists per external id however many PUTs race. Its cancellation reason hands back the
+ * link that won (with its product copy).
+ */
+export function newLinkWrite(p: Product): TransactItem | undefined {
+  const Item = linkItem(p);
+  if (!Item) return undefined;
+  return {
+    Put: {
+      TableName: tableName(),
+      Item,
+      ConditionExpression: 'attribute_not_exists(pk)',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
+}
+
+/** The link's copy brought up to `p`, for the transaction that changes the product (unguarded: the product item carries the guard). */
+export function linkCopyWrite(p: Product): TransactItem | undefined {
+  const Item = linkItem(p);
+  return Item ? { Put: { TableName: tableName(), Item } } : undefined;
+}
+
+/**
+ * What a catalog write refers to by the caller's external ids: the key's external-id link (with
+ * the product's copy), the key's categories and tags, and for a PUT the product sequence an
+ * insert moves (PUT/PATCH /catalog/products/{external_id}).
+ */
+
+/** The product id an external id of this key maps to. */
+export async function productIdForExternalId(keyId: number, externalId: string): Promise<number | undefined> {
+  const out = await db().send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: keys.externalId(keyId, 'product', externalId),
+      ConsistentRead: true,
+    }),
+  );
+  return readLink(out.Item).productId;
+}
+
+/**
+ * What a key's external id addresses: the link's copy of the product in one GetItem, strongly
+ * consistent so that a client reads back what it just wrote. A link written before copies existed
+ * names only the id: the product item is read as well.
+ */
+export async function productByExternalId(
+  storeId: string,
+  keyId: number,
+  externalId: string,
+): Promise<Product | undefined> {
+  const out = await db().send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: keys.externalId(keyId, 'product', externalId),
+      ConsistentRead: true,
+    }),
+  );
+  const link = readLink(out.Item);
+  if (link.product || link.productId === undefined) return link.product;
+  return getProduct(storeId, link.productId, true);
+}
+
+export interface WriteTargets {
+  /** The product this key's external id addresses, if any. */
+  productId: number | undefined;
+  /** Its state as the link's copy holds it (undefined for a link written before copies existed). */
+  product: Product | undefined;
+  /** The store's product sequence, when asked for (a PUT may insert) and it fitted in the read. */
+  sequence: ProductSequence | undefined;
+  /** Ids of the named categories, in order (only when all exist). */
+  categoryIds: number[];
+  /** The first reference that does not exist for this key, e.g. `{ list: 'tag', index: 2 }`. */
+  missing: { list: 'category' | 'tag'; index: number } | undefined;
+}
+
+export interface TargetRequest {
+  externalId: string;
+  categoryExternalIds?: string[] | undefined;
+  tagExternalIds?: string[] | undefined;
+}
+
+/**
+ * Everything a product write must know before it changes anything, in one BatchGetItem: the
+ * external-id link with the product's copy, the key's categories and tags it references, and
+ * with `sequenceOf` the product sequence of that store.
+ */
+export async function resolveWriteTargets(
+  keyId: number,
+  externalId: string,
+  categoryExternalIds: string[] = [],
+  tagExternalIds: string[] = [],
+  options: { sequenceOf?: string } = {},
+): Promise<WriteTargets> {
+  const [targets] = await resolveManyWriteTargets(
+    keyId,
+    [{ externalId, categoryExternalIds, tagExternalIds }],
+    options,
+  );
+  return targets as WriteTargets;
+}
+
+/** The targets of many writes of one key (a batch), in one BatchGetItem per 100 distinct keys. */
+export async function resolveManyWriteTargets(
+  keyId: number,
+  requests: readonly TargetRequest[],
+  options: { sequenceOf?: string } = {},
+): Promise<WriteTargets[]> {
+  const plan = requests.map((r) => ({
+    xid: keys.externalId(keyId, 'product', r.externalId),
+    categories: (r.categoryExternalIds ?? []).map((x) => keys.category(keyId, x)),
+    tags: (r.tagExternalIds ?? []).map((x) => keys.tag(keyId, x)),
+  }));
+  const wanted = plan.flatMap((p) => [p.xid, ...p.categories, ...p.tags]);
+  // The sequence rides along only where it costs no call of its own (100 keys a BatchGetItem);
+  // otherwise an insert reads it when it needs it (a batch of 100 replaces never does).
+  const fits = new Set(wanted.map(itemKey)).size % 100 !== 0;
+  const seqKey = options.sequenceOf === undefined || !fits ? undefined : productSequenceKey(options.sequenceOf);
+  const found = await batchGet([...(seqKey ? [seqKey] : []), ...wanted]);
+  const sequence = seqKey ? sequenceOf(found.get(itemKey(seqKey))) : undefined;
+  return plan.map(({ xid, categories, tags }) => {
+    const categoryIds: number[] = [];
+    let missing: WriteTargets['missing'];
+    for (const [index, k] of categories.entries()) {
+      const item = found.get(itemKey(k));
+      if (!item) {
+        missing = { list: 'category', index };
+        break;
+      }
+      categoryIds.push(Number(item.id));
+    }
+    if (!missing) {
+      const index = tags.findIndex((k) => !found.has(itemKey(k)));
+      if (index >= 0) missing = { list: 'tag', index };
+    }
+    return { ...readLink(found.get(itemKey(xid))), sequence, categoryIds, missing };
+  });
+}

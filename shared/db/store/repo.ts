@@ -1,0 +1,53 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../core/client.ts';
+import { ENTITY } from '../core/table.ts';
+import { keys } from '../keys.ts';
+import { isConditionalCheckFailed, queryAll } from '../core/helpers.ts';
+import { DomainError } from '#domain/errors.ts';
+
+export interface Store {
+  id: string;
+  name: string;
+  currency_code: string;
+  created_at: string;
+}
+
+export async function createStore(store: Store): Promise<Store> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.store(store.id), ...keys.storeIndexEntry(store.id), type: ENTITY.store, ...store },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) throw new DomainError('conflict', `store "${store.id}" already exists`, 'id');
+    throw err;
+  }
+  return store;
+}
+
+export async function getStore(storeId: string): Promise<Store | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.store(storeId), ConsistentRead: true }),
+  );
+  if (!out.Item) return undefined;
+  return {
+    id: out.Item.id,
+    name: out.Item.name,
+    currency_code: out.Item.currency_code,
+    created_at: out.Item.created_at,
+  };
+}
+
+/** Every store, by id (the admin console's first page): one index partition, written with the store. */
+export async function listStores(): Promise<Store[]> {
+  const items = await queryAll({
+    TableName: tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.storesIndex().gsi1pk },
+  });
+  return items.map((i) => ({ id: i.id, name: i.name, currency_code: i.currency_code, created_at: i.created_at }));
+}

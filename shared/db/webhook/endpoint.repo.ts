@@ -1,0 +1,147 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../core/client.ts';
+import { ENTITY } from '../core/table.ts';
+import { keys } from '../keys.ts';
+import { batchGet, isConditionalCheckFailed, itemKey, type Item } from '../core/helpers.ts';
+import { activeEndpoint, type Endpoint } from '#domain/webhook/endpoint.ts';
+
+/**
+ * The state of a key's webhook endpoint (domain/webhook/endpoint.ts), one item beside the key's
+ * delivery log. No item: active, never failed. Written only on a failed attempt, on the first
+ * success after failures, and when parking or probing, so a healthy endpoint costs no write.
+ */
+
+export function toEndpoint(keyId: number, item: Item | undefined): Endpoint {
+  if (!item) return activeEndpoint(keyId);
+  return {
+    key_id: keyId,
+    state: item.state ?? 'active',
+    since: item.since ?? null,
+    reason: item.reason ?? null,
+    consecutive_failures: item.consecutive_failures ?? 0,
+    first_failure_at: item.first_failure_at ?? null,
+    last_failure_at: item.last_failure_at ?? null,
+    last_error: item.last_error ?? null,
+    next_probe_at: item.next_probe_at ?? null,
+    probe_lease_until: item.probe_lease_until ?? null,
+  };
+}
+
+function namesIn(text: string): Record<string, string> | undefined {
+  const used = Object.entries({ '#state': 'state', '#type': 'type' }).filter(([n]) => text.includes(n));
+  return used.length ? Object.fromEntries(used) : undefined;
+}
+
+export async function getEndpoint(keyId: number): Promise<Endpoint> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.webhookEndpoint(keyId), ConsistentRead: true }),
+  );
+  return toEndpoint(keyId, out.Item);
+}
+
+export async function getEndpoints(keyIds: number[]): Promise<Map<number, Endpoint>> {
+  const found = await batchGet(keyIds.map(keys.webhookEndpoint));
+  return new Map(keyIds.map((id) => [id, toEndpoint(id, found.get(itemKey(keys.webhookEndpoint(id))))]));
+}
+
+async function update(
+  keyId: number,
+  expression: string,
+  values: Record<string, unknown>,
+  condition?: string,
+): Promise<Endpoint | undefined> {
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.webhookEndpoint(keyId),
+        UpdateExpression: expression,
+        ...(condition ? { ConditionExpression: condition } : {}),
+        ExpressionAttributeNames: namesIn(`${expression} ${condition ?? ''}`),
+        ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return toEndpoint(keyId, out.Attributes);
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) return undefined;
+    throw err;
+  }
+}
+
+/** One more failed attempt in a row; the state after it. */
+export async function recordEndpointFailure(keyId: number, now: string, error: string | null): Promise<Endpoint> {
+  const out = await update(
+    keyId,
+    'SET #state = if_not_exists(#state, :active), #type = :type, key_id = :k, first_failure_at = if_not_exists(first_failure_at, :now), ' +
+      'last_failure_at = :now, last_error = :error ADD consecutive_failures :one',
+    { ':active': 'active', ':type': ENTITY.webhookEndpoint, ':k': keyId, ':now': now, ':error': error, ':one': 1 },
+  );
+  return out as Endpoint;
+}
+
+/** A success: the failure streak is over (only written when there was one). */
+export async function recordEndpointSuccess(keyId: number): Promise<void> {
+  await update(
+    keyId,
+    'SET consecutive_failures = :zero REMOVE first_failure_at',
+    { ':zero': 0, ':active': 'active' },
+    '#state = :active',
+  );
+}
+
+/** Parks an active endpoint; undefined when it was parked already (someone else won). */
+export async function parkEndpoint(
+  keyId: number,
+  now: string,
+  reason: string,
+  nextProbeAt: string,
+): Promise<Endpoint | undefined> {
+  return update(
+    keyId,
+    'SET #state = :parked, since = :now, reason = :reason, next_probe_at = :probe REMOVE probe_lease_until',
+    { ':parked': 'parked', ':active': 'active', ':now': now, ':reason': reason, ':probe': nextProbeAt },
+    '#state = :active',
+  );
+}
+
+/** The probe lease: one probe or drain per endpoint at a time; undefined when another holds it. */
+export async function claimProbe(keyId: number, now: string, until: string): Promise<Endpoint | undefined> {
+  return update(
+    keyId,
+    'SET probe_lease_until = :until',
+    { ':parked': 'parked', ':now': now, ':until': until },
+    '#state = :parked AND (attribute_not_exists(probe_lease_until) OR probe_lease_until < :now)',
+  );
+}
+
+/** Still parked: the next probe at `at`, the lease given back. `previous` guards a self-heal race. */
+export async function scheduleProbe(
+  keyId: number,
+  at: string,
+  error?: string,
+  previous?: string | null,
+): Promise<Endpoint | undefined> {
+  const values: Record<string, unknown> = { ':parked': 'parked', ':at': at };
+  let set = 'SET next_probe_at = :at';
+  if (error !== undefined) {
+    set += ', last_error = :error, last_failure_at = :now ADD consecutive_failures :one';
+    Object.assign(values, { ':error': error, ':now': new Date().toISOString(), ':one': 1 });
+  }
+  let condition = '#state = :parked';
+  if (previous !== undefined) {
+    condition += ' AND next_probe_at = :previous';
+    values[':previous'] = previous;
+  }
+  return update(keyId, `${set} REMOVE probe_lease_until`, values, condition);
+}
+
+/** The probe succeeded and the backlog is drained: active again, streak reset. */
+export async function resumeEndpoint(keyId: number, now: string): Promise<Endpoint | undefined> {
+  return update(
+    keyId,
+    'SET #state = :active, since = :now, consecutive_failures = :zero REMOVE reason, next_probe_at, probe_lease_until, first_failure_at',
+    { ':active': 'active', ':parked': 'parked', ':now': now, ':zero': 0 },
+    '#state = :parked',
+  );
+}
