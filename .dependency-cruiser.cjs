@@ -94,21 +94,13 @@ module.exports = {
       to: { path: '^shared/db/', dependencyTypesNot: ['type-only'] },
     },
     {
-      name: 'http-not-to-functions',
+      name: 'shared-not-to-functions',
       severity: 'error',
       comment:
-        'Handlers use shared/http, never the other way. One stated exception: the OpenAPI builder (shared/http/openapi/operations.ts) ' +
-        'documents the query and body schemas the routes themselves validate with, so the reference cannot drift from them.',
-      from: { path: '^shared/(?!http/openapi/operations\\.ts$)' },
+        'Handlers use shared/, never the other way: no exception. The query and body schemas a route validates with live ' +
+        'in shared/domain, so the OpenAPI builder (shared/http/openapi) documents them without loading a handler.',
+      from: { path: '^shared/' },
       to: { path: '^functions/' },
-    },
-    {
-      name: 'openapi-only-route-schemas',
-      severity: 'error',
-      comment:
-        'The OpenAPI builder reads route schemas (functions/<group>/routes/*), never a handler or its dependencies.',
-      from: { path: '^shared/http/openapi/' },
-      to: { path: '^functions/', pathNot: '^functions/[^/]+/routes/' },
     },
     {
       name: 'infra-takes-names-only',
@@ -127,7 +119,7 @@ module.exports = {
       comment:
         'One Lambda per group: a group never imports another group, so each bundle holds only its own routes. ' +
         'Stated exceptions (docs/architecture.md#stated-exceptions): functions/mcp serves every keyed operation as a tool, ' +
-        "through the groups' own operations and route schemas; the admin's test delivery (webhooks ping) is the signer's own POST.",
+        "through the groups' own operation tables; the admin's test delivery (webhooks ping) is the signer's own POST.",
       from: { path: '^functions/(?!mcp/)([^/]+)/', pathNot: '^functions/admin/webhook-commands\\.ts$' },
       to: { path: '^functions/', pathNot: '^functions/$1/' },
     },
@@ -135,9 +127,9 @@ module.exports = {
       name: 'mcp-takes-operations-only',
       severity: 'error',
       comment:
-        "functions/mcp reaches other groups only through their handler's operation table and their route schemas.",
+        "functions/mcp reaches other groups only through their handler's operation table (route schemas live in shared/domain).",
       from: { path: '^functions/mcp/' },
-      to: { path: '^functions/(?!mcp/)', pathNot: '^functions/[^/]+/(handler\\.ts|routes/)' },
+      to: { path: '^functions/(?!mcp/)', pathNot: '^functions/[^/]+/handler\\.ts$' },
     },
     {
       name: 'admin-takes-ping-only',

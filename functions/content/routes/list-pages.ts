@@ -1,19 +1,10 @@
-import * as v from 'valibot';
-import { fromQuery, parse } from '#domain/validation.ts';
+import { parse } from '#domain/validation.ts';
 import { validationFailed } from '#domain/errors.ts';
-import { CURSOR, PAGE_LIMIT, DEFAULT_LIMIT } from '#domain/pagination.ts';
+import { ListPagesQuery } from '#domain/page/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { listPages as listPagesOfStore } from '#app/pages.ts';
-import { PAGE_TYPES, PAGE_VERSIONS } from '#domain/page/page.ts';
 
 const KNOWN = ['type', 'version', 'cursor', 'limit'];
-
-export const ListPagesQuery = v.object({
-  type: v.optional(v.picklist(PAGE_TYPES, `must be one of ${PAGE_TYPES.join(', ')}`)),
-  version: v.optional(v.picklist(PAGE_VERSIONS, `must be one of ${PAGE_VERSIONS.join(', ')}`)),
-  cursor: v.optional(fromQuery(CURSOR), '0'),
-  limit: v.optional(fromQuery(PAGE_LIMIT), String(DEFAULT_LIMIT)),
-});
 
 /**
  * GET /content/pages: every page of the caller's store, ascending id from `cursor`, optionally of

@@ -1,19 +1,11 @@
-import * as v from 'valibot';
-import { fromQuery, integerIn, parse } from '#domain/validation.ts';
+import { parse } from '#domain/validation.ts';
 import { validationFailed } from '#domain/errors.ts';
-import { CURSOR } from '#domain/pagination.ts';
+import { ListEventsQuery } from '#domain/event/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { listEvents as listStoreEvents } from '#app/events.ts';
 import { EVENT_TYPES, isEventType } from '#domain/event/event.ts';
 
 const KNOWN = ['cursor', 'limit', 'types', 'exclude_own'];
-
-export const ListEventsQuery = v.object({
-  cursor: v.optional(fromQuery(CURSOR)),
-  limit: v.optional(fromQuery(integerIn(1, 100)), '50'),
-  types: v.optional(v.string()),
-  exclude_own: v.optional(v.picklist(['true', 'false'], 'must be true or false'), 'false'),
-});
 
 /** GET /events: the store's event log after `cursor` (docs/webhooks.md, "How to never miss an event"). */
 export const listEvents: RouteFn = async ({ principal, query }) => {

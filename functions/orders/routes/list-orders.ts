@@ -1,18 +1,11 @@
-import * as v from 'valibot';
-import { fromQuery, parse } from '#domain/validation.ts';
+import { parse } from '#domain/validation.ts';
 import { validationFailed } from '#domain/errors.ts';
-import { CURSOR, PAGE_LIMIT, DEFAULT_LIMIT } from '#domain/pagination.ts';
+import { ListOrdersQuery } from '#domain/order/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { listOrders as listOrdersOfStore } from '#app/orders.ts';
 import { parseUpdatedSince } from '#domain/order/updated-since.ts';
 
 const KNOWN = ['cursor', 'limit', 'updated_since'];
-
-export const ListOrdersQuery = v.object({
-  cursor: v.optional(fromQuery(CURSOR), '0'),
-  limit: v.optional(fromQuery(PAGE_LIMIT), String(DEFAULT_LIMIT)),
-  updated_since: v.optional(v.string()),
-});
 
 /** GET /orders: ascending id from `cursor`, optionally only orders updated at or after `updated_since`. */
 export const listOrders: RouteFn = async ({ principal, query }) => {

@@ -1,24 +1,10 @@
-import * as v from 'valibot';
 import { parse } from '#domain/validation.ts';
 import { notFound } from '#domain/errors.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { idempotent } from '#http/idempotency.ts';
 import { changeOrderStatus } from '#app/orders.ts';
-import { ORDER_STATUSES } from '#domain/order/order.ts';
 import { referenceFromPath } from '#domain/order/rules.ts';
-
-export const SETTABLE_STATUSES = ORDER_STATUSES.filter((s) => s !== 'paid');
-
-export const StatusChangeBody = v.strictObject({
-  status: v.pipe(
-    v.string('must be a string'),
-    v.check(
-      (s) => s !== 'paid',
-      'status_not_allowed: paid is set by the payment side only and cannot be set through this API',
-    ),
-    v.picklist(SETTABLE_STATUSES, `must be one of ${SETTABLE_STATUSES.join(', ')}`),
-  ),
-});
+import { StatusChangeBody } from '#domain/order/status-change.ts';
 
 /** POST /orders/{reference}/status under an Idempotency-Key: validation → the use case → the stored answer. */
 export const setOrderStatus: RouteFn = (input) =>

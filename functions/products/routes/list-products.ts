@@ -1,18 +1,9 @@
-import * as v from 'valibot';
-import { fromQuery, parse } from '#domain/validation.ts';
+import { parse } from '#domain/validation.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { listProducts as listProductsOfStore } from '#app/product-reads.ts';
 import { toProductResource } from '#domain/product/product.ts';
-import { pageEnvelope, PAGE_LIMIT, DEFAULT_LIMIT, PAGE_NUMBER } from '#domain/pagination.ts';
-
-// Strict: an unknown parameter is 422 (a misspelt filter would otherwise silently list everything).
-export const ListProductsQuery = v.strictObject({
-  page: v.optional(fromQuery(PAGE_NUMBER), '1'),
-  limit: v.optional(fromQuery(PAGE_LIMIT), String(DEFAULT_LIMIT)),
-  'filter[name]': v.optional(v.pipe(v.string(), v.maxLength(255))),
-  'filter[sku]': v.optional(v.pipe(v.string(), v.maxLength(64))),
-  include: v.optional(v.picklist(['offers'], 'the only value is offers')),
-});
+import { pageEnvelope } from '#domain/pagination.ts';
+import { ListProductsQuery } from '#domain/product/list-query.ts';
 
 export const listProducts: RouteFn = async ({ principal, query, url }) => {
   const q = parse(ListProductsQuery, query);

@@ -1,11 +1,11 @@
 /**
  * What the OpenAPI document says about each operation beyond the route table: its words, and the
- * valibot schemas its handler validates the query and body with (imported from the routes, never
- * copied), its answer and the error codes it can give besides the ones every operation shares.
+ * valibot schemas its handler validates the query and body with (the route's own, from shared/domain,
+ * never copied), its answer and the error codes it can give besides the ones every operation shares.
  * Exhaustive over `Operation`: a route added to the table does not compile until it is described.
- * (This module reads the endpoints' own schemas, as the MCP tool table does.)
+ * (The MCP tool table reads the same schemas.)
  */
-import { ListEventsQuery } from '#functions/orders/routes/list-events.ts';
+import { ListEventsQuery } from '#domain/event/list-query.ts';
 import * as v from 'valibot';
 import type { Operation } from '../api-routes.ts';
 import type { ErrorCode } from '#domain/errors.ts';
@@ -16,10 +16,10 @@ import { ProductBatchBody } from '#domain/product/batch.ts';
 import { CategoryBody, TagBody } from '#domain/product/taxonomy.ts';
 import { ActionBody, PageBody } from '#domain/page/page-write.ts';
 import { ORDER_REFERENCE_PATTERN } from '#domain/order/rules.ts';
-import { ListProductsQuery } from '#functions/products/routes/list-products.ts';
-import { ListOrdersQuery } from '#functions/orders/routes/list-orders.ts';
-import { ListPagesQuery } from '#functions/content/routes/list-pages.ts';
-import { StatusChangeBody } from '#functions/orders/routes/set-order-status.ts';
+import { ListProductsQuery } from '#domain/product/list-query.ts';
+import { ListOrdersQuery } from '#domain/order/list-query.ts';
+import { ListPagesQuery } from '#domain/page/list-query.ts';
+import { StatusChangeBody } from '#domain/order/status-change.ts';
 import type { ResponseBody } from './resources.ts';
 import { JsonRpcRequest, JsonRpcResponse } from './json-rpc.ts';
 

@@ -1,0 +1,15 @@
+import * as v from 'valibot';
+import { fromQuery } from '../validation.ts';
+import { PAGE_LIMIT, DEFAULT_LIMIT, PAGE_NUMBER } from '../pagination.ts';
+
+/**
+ * GET /products's query, as the route validates it and the API reference documents it.
+ * Strict: an unknown parameter is 422 (a misspelt filter would otherwise silently list everything).
+ */
+export const ListProductsQuery = v.strictObject({
+  page: v.optional(fromQuery(PAGE_NUMBER), '1'),
+  limit: v.optional(fromQuery(PAGE_LIMIT), String(DEFAULT_LIMIT)),
+  'filter[name]': v.optional(v.pipe(v.string(), v.maxLength(255))),
+  'filter[sku]': v.optional(v.pipe(v.string(), v.maxLength(64))),
+  include: v.optional(v.picklist(['offers'], 'the only value is offers')),
+});
