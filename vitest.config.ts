@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
 
 /**
- * Four projects in one run: `npm test` runs them all, `npm run test:<name>` one of them.
+ * Five projects in one run: `npm test` runs them all, `npm run test:<name>` one of them.
  * - unit: pure code, no local stack, so neither DynamoDB Local nor Java. Every file runs in one
  *   thread that keeps its module cache (isolate: false, singleThread): they hold no state between
  *   tests, and the files spend most of their time importing the same modules. Spread over workers,
@@ -10,7 +10,10 @@ import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
  *   on the idle 2-core machine, against 9 s in one thread, which also leaves the other core free.
  * - lint: the gates that run a whole tool over the tree (dependency-cruiser's import rules,
  *   Redocly on the OpenAPI document): seconds each, so they stay out of the quick unit loop.
- * - integration: the whole local stack (DynamoDB Local, gateway, queue), started once by globalSetup.
+ * - integration: the contract files, against a local stack of their own (DynamoDB Local, gateway,
+ *   queue, stream consumers), started by globalSetup.
+ * - load: the bulk-load and fault files (test/load), against another stack of their own, so that
+ *   their thousands of writes never sit in the contract files' stream.
  * - infra: CDK templates synthesised in memory, without bundling; needs no stack either.
  * The rehearsal (test/rehearsal) has its own config, vitest.rehearsal.config.ts: the end-to-end
  * files against the stack built from cdk.out.
@@ -21,16 +24,31 @@ const shared = {
   env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
 };
 /**
- * Integration tests spawn processes and wait for streams, queues and retries on a machine that
- * may be saturated (CI: two shared cores). A timeout there is no assertion, only a guard against
- * a test that hangs, so it is generous: what a test means is waited for as an event. Every wait
- * for a delivery or an indexed name may sit behind another file's bulk writes for minutes
- * (test/fixtures/stream-wait.ts), so the guard is the stream's.
+ * Tests against a local stack spawn processes and wait for streams, queues and retries on a machine
+ * that may be saturated (CI: two shared cores). A timeout there is no assertion, only a guard against
+ * a test that hangs, so it is generous: what a test means is waited for as an event, and a wait for a
+ * delivery or an indexed name has the stream's deadline (test/fixtures/stream-wait.ts), so the guard
+ * is the stream's.
  */
-const integration = { ...shared, testTimeout: STREAM_TEST_TIMEOUT_MS, hookTimeout: STREAM_TEST_TIMEOUT_MS };
+const stack = {
+  ...shared,
+  testTimeout: STREAM_TEST_TIMEOUT_MS,
+  hookTimeout: STREAM_TEST_TIMEOUT_MS,
+  globalSetup: ['test/fixtures/global-setup.ts'],
+  setupFiles: ['test/fixtures/env.ts'],
+  pool: 'forks' as const,
+};
+
+/**
+ * Files run side by side, in a fork each: a file against a stack spends most of its time waiting
+ * (for the stack's answers, a stream, a retry schedule), and every file has its own stores and keys.
+ * vitest's default on 2 cores is one fork, which ran the 100-odd files one after another.
+ */
+const FORKS = 4;
 
 export default defineConfig({
   test: {
+    poolOptions: { forks: { maxForks: FORKS, minForks: 1 } },
     projects: [
       {
         test: {
@@ -42,16 +60,8 @@ export default defineConfig({
           poolOptions: { threads: { singleThread: true } },
         },
       },
-      {
-        test: {
-          ...integration,
-          name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/fixtures/global-setup.ts'],
-          setupFiles: ['test/fixtures/env.ts'],
-          pool: 'forks',
-        },
-      },
+      { test: { ...stack, name: 'integration', include: ['test/integration/**/*.test.ts'] } },
+      { test: { ...stack, name: 'load', include: ['test/load/**/*.test.ts'] } },
       { test: { ...shared, name: 'lint', include: ['test/lint/**/*.test.ts'], pool: 'forks' } },
       { test: { ...shared, name: 'infra', include: ['test/infra/**/*.test.ts'], pool: 'forks' } },
     ],
