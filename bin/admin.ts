@@ -8,6 +8,8 @@
 import { readFileSync } from 'node:fs';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import type { AdminEvent, AdminResult } from '#functions/admin/handler.ts';
+import { EVENT_TYPES } from '#domain/event/event.ts';
+import { DEFAULT_EVENTS } from '#domain/webhook/event-subscription.ts';
 import { lambdaInvoker, localInvoker, unreachableHint } from './admin-invoke.ts';
 
 const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
@@ -21,7 +23,7 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   keys rotate --id KEY_ID
   keys rotate-webhook-secret --id KEY_ID
   keys set-webhook --id KEY_ID [--url URL] [--events e,f,...] [--exclude-own true|false]   (--url '' removes it)
-                 events: order.created, order.paid, order.status_changed (default all)
+                 events: ${EVENT_TYPES.join(', ')} (default: ${DEFAULT_EVENTS.join(', ')})
   keys set-budget --id KEY_ID [--writes-per-hour N|none] [--status-changes-per-hour N|none]
   keys set-mcp --id KEY_ID --mcp read-only|full    (read-only: the MCP server offers the key its read tools only)
   orders place --store ID --file ORDER.json

@@ -18,8 +18,18 @@ export interface PublicAnswer {
   body: string | Buffer;
 }
 
-let redocBundle: Promise<Buffer> | undefined;
-const redoc = () => (redocBundle ??= readFile(createRequire(import.meta.url).resolve(`redoc/bundles/${REDOC_ASSET}`)));
+/**
+ * Redoc's side menu shows Redocly's logo from their CDN. The bundle is served with that address
+ * emptied: an image without a source fails at once, Redoc then leaves it out, and the page loads
+ * nothing from outside this server (test/integration/openapi-served.test.ts watches every request).
+ */
+const CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+
+let redocBundle: Promise<string> | undefined;
+const redoc = () =>
+  (redocBundle ??= readFile(createRequire(import.meta.url).resolve(`redoc/bundles/${REDOC_ASSET}`), 'utf8').then(
+    (bundle) => bundle.replaceAll(`"${CDN_LOGO}"`, '""'),
+  ));
 
 let documents = new Map<string, string>();
 

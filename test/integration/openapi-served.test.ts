@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { API_ROUTES } from '#http/api-routes.ts';
 import { baseUrl, client, storeWithKey } from '#fixtures/api.ts';
 import { checkContract, ContractViolation } from '#fixtures/contract.ts';
+import { chromiumMissing, launchBrowser } from '#fixtures/browser.ts';
 
 const run = promisify(execFile);
 
@@ -74,6 +75,27 @@ describe('GET {base}/openapi.json and {base}/docs', () => {
         expect(stdout).toContain(summary);
     } finally {
       rmSync(profile, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
+
+describe('{base}/docs offline', () => {
+  it('loads nothing from outside 127.0.0.1 while it renders (no CDN logo)', async (ctx) => {
+    ctx.skip(chromiumMissing !== undefined, chromiumMissing);
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.context.newPage();
+      const requested: string[] = [];
+      page.on('request', (request) => requested.push(request.url()));
+      await page.goto(`${baseUrl()}/docs`);
+      // Rendered: the last operation's summary is on the page, and with it the side menu and its footer.
+      await page.getByText('Save a page as draft').first().waitFor({ state: 'attached', timeout: 120_000 });
+      await page.waitForLoadState('networkidle', { timeout: 120_000 });
+      const outside = requested.filter((url) => !['127.0.0.1', ''].includes(new URL(url).hostname));
+      expect(requested.length).toBeGreaterThan(1);
+      expect(outside).toEqual([]);
+    } finally {
+      await browser.close();
     }
   }, 180_000);
 });

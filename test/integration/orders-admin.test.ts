@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { adminCommand, storeWithKey } from '#fixtures/api.ts';
 import {
@@ -152,5 +154,20 @@ describe('admin: orders place and orders mark-paid', () => {
       ok: false,
       error: { code: 'not_found', field: 'store' },
     });
+  });
+
+  it("places docs/orders.md's example order file as it stands, with the totals the doc states", async () => {
+    const doc = readFileSync(path.resolve(import.meta.dirname, '../../docs/orders.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Admin: `orders place`'));
+    const block = /```json\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(block, 'no json block in the orders place section of docs/orders.md').toBeDefined();
+    // What the CLI does with --file: JSON.parse of the file's text.
+    const file = JSON.parse(block!) as Record<string, unknown>;
+    const { storeId: fresh, client: reader } = await storeWithKey(['orders:read']);
+    const placed = await adminCommand<Record<string, any>>('orders place', { store: fresh, file });
+    expect(placed).toMatchObject({ reference: file.reference, status: 'pending', subtotal: 13050, total: 13540 });
+    expect(section).toContain(`\`subtotal\`\n  13050, \`total\` 13540`);
+    const listed = await reader.get('/orders');
+    expect(listed.body.data).toEqual([placed]);
   });
 });

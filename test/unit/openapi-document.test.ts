@@ -9,6 +9,7 @@ import { ERROR_CODES } from '#domain/errors.ts';
 import { buildOpenApiDocument } from '#http/openapi/document.ts';
 import { errorCatalogueMarkdown } from '#http/openapi/error-catalogue-md.ts';
 import { ERRORS_FILE, OPENAPI_FILE, renderOpenApi } from '#bin/openapi.ts';
+import { SETTABLE_STATUSES } from '#functions/orders/routes/set-order-status.ts';
 
 const doc = buildOpenApiDocument();
 type Op = {
@@ -71,6 +72,17 @@ describe('the OpenAPI document', () => {
       expect(responses['401'], route.operation).toBeDefined();
       expect(responses['429']?.headers?.['Retry-After'], route.operation).toBeDefined();
     }
+  });
+
+  it('types the status a client may set as an enum of the settable statuses', () => {
+    const body = opOf('/orders/{reference}/status', 'POST') as unknown as {
+      requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
+    };
+    expect(body.requestBody.content['application/json']!.schema.properties.status).toEqual({
+      type: 'string',
+      enum: [...SETTABLE_STATUSES],
+    });
+    expect(SETTABLE_STATUSES).toHaveLength(6);
   });
 
   it('lists every error code in docs/errors.md with its status', () => {
