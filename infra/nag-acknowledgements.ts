@@ -123,3 +123,11 @@ export function acknowledgeWebhookDeadLetterQueue(queue: IConstruct): void {
     "It is the webhook queue's dead-letter queue; its consumer marks each message's delivery failed.",
   );
 }
+
+/** The alarm topic's e-mail subscription's dead-letter queue (infra/constructs/alarm-topic.ts). */
+export function acknowledgeAlarmDeadLetterQueue(queue: IConstruct): void {
+  const reason =
+    "It is a dead-letter queue itself: the alarm topic's e-mail subscription sends it the notifications SNS could not deliver.";
+  ack(queue, 'AwsSolutions-SQS3', reason);
+  ack(queue, 'Serverless-SQSRedrivePolicy', reason);
+}

@@ -26,8 +26,9 @@ describe('Alarms', () => {
   const topicRef = { Ref: logicalId(api.alarmTopic.topic) };
 
   it('notifies the SNS topic from every alarm, on alarm and on recovery', () => {
-    // 12 functions × 2, API 2, gateway 2 (4xx share, stage throttle), table 1, pipeline 5, tenant 2 (failures, parked endpoints): the README's idle cost counts these.
-    expect(alarms.length).toBe(36);
+    // 12 functions × 2, API 2, gateway 2 (4xx share, stage throttle), table 1, pipeline 5, tenant 2 (failures, parked
+    // endpoints), undelivered alarm e-mails 1 (with alarmEmail only): the README's idle cost counts these.
+    expect(alarms.length).toBe(37);
     for (const [, a] of alarms) {
       expect(a.Properties.AlarmActions).toEqual([topicRef]);
       expect(a.Properties.OKActions).toEqual([topicRef]);
@@ -41,8 +42,47 @@ describe('Alarms', () => {
   });
 
   it('subscribes no e-mail when none is given', () => {
-    synthStacks().template.resourceCountIs('AWS::SNS::Subscription', 0);
+    const bare = synthStacks().template;
+    bare.resourceCountIs('AWS::SNS::Subscription', 0);
+    expect(Object.keys(bare.findResources('AWS::CloudWatch::Alarm'))).toHaveLength(36);
   }, 120_000); // a second synthesis; slow on a loaded machine
+
+  it('keeps e-mails SNS gave up on in an encrypted dead-letter queue that only the topic may send to, and alarms on it', () => {
+    const queue = api.alarmTopic.deadLetterQueue!;
+    const queueArn = { 'Fn::GetAtt': [logicalId(queue), 'Arn'] };
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      RedrivePolicy: { deadLetterTargetArn: queueArn },
+    });
+    expect(template.toJSON().Resources[logicalId(queue)].Properties).toMatchObject({
+      MessageRetentionPeriod: 14 * 24 * 3600,
+      SqsManagedSseEnabled: true,
+    });
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: logicalId(queue) }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({
+            Effect: 'Allow',
+            Action: 'sqs:SendMessage',
+            Principal: { Service: 'sns.amazonaws.com' },
+            Resource: queueArn,
+            Condition: { ArnEquals: { 'aws:SourceArn': topicRef } },
+          }),
+        ]),
+      },
+    });
+    // SNS sends to the queue with SendMessage, so NumberOfMessagesSent counts it (a redrive would not).
+    const undelivered = alarm('UndeliveredNotifications');
+    expect(undelivered).toMatchObject({
+      MetricName: 'NumberOfMessagesSent',
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+    });
+    expect(JSON.stringify(undelivered.Dimensions)).toContain(logicalId(queue));
+  });
 
   it('watches the API 5xx rate (not a count) and p99 latency', () => {
     const rate = alarm('Api5xxRate');

@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { App } from 'aws-cdk-lib';
+import { defineStacks } from '#infra/app.ts';
+import { cdkContext, documentedCommands, kindOf, ROOT } from '#fixtures/doc-commands.ts';
+
+/**
+ * Every `npx cdk synth` / `npx cdk deploy` that README.md and docs/ show, synthesized as the CLI
+ * does it: the app of bin/app.ts (defineStacks, with cdk-nag's packs) in an App holding cdk.json's
+ * context and the command's `-c` values. A deploy synthesizes first, and cdk-nag fails it there,
+ * so a synthesis that passes here is a deploy that gets past synth. Bundling is skipped: it does
+ * not change what cdk-nag reads (test/infra/bundles.test.ts builds the bundles).
+ *
+ * Besides the documented commands, one synthesis flips every switch of the context table away from
+ * its default at once (the e-mail subscription on, the web ACL off, ...), since a finding hides in
+ * a resource only a non-default value creates: issue 44's SNS subscription without a redrive
+ * policy appeared only with `-c alarmEmail=...`.
+ */
+const cdkJson = JSON.parse(readFileSync(path.join(ROOT, 'cdk.json'), 'utf8')) as {
+  app: string;
+  context: Record<string, unknown>;
+};
+
+const EVERY_SWITCH_FLIPPED = {
+  alarmEmail: 'ops@example.com',
+  waf: 'false',
+  detailedMetrics: 'true',
+  authorizerConcurrency: '0',
+  signerConcurrency: '0',
+};
+
+/** What `cdk synth -c name=value ...` reports: '' when it passes, else the error (cdk-nag's report). */
+function synthAsCli(context: Record<string, string>): string {
+  const app = new App({ context: { ...cdkJson.context, ...context, 'aws:cdk:bundling-stacks': [] } });
+  try {
+    defineStacks(app);
+    app.synth();
+    return '';
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+const cdkCommands = documentedCommands().filter((c) => kindOf(c.text) === 'cdk');
+/** Each distinct context set once: a synthesis takes tens of seconds on a loaded machine. */
+const contextSets = [
+  ...new Map(
+    [
+      ...cdkCommands.map((c) => ({ context: cdkContext(c.text), where: c.where })),
+      { context: EVERY_SWITCH_FLIPPED, where: 'every switch flipped' },
+    ].map((s) => [JSON.stringify(Object.entries(s.context).sort()), s]),
+  ).values(),
+];
+
+describe('the documented deploy', () => {
+  it('is the app cdk.json runs', () => {
+    expect(cdkJson.app).toBe('npx tsx bin/app.ts');
+    expect(readFileSync(path.join(ROOT, 'bin/app.ts'), 'utf8')).toContain('defineStacks(new App());');
+    expect(cdkCommands.map((c) => c.text)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^npx cdk synth\b/), expect.stringMatching(/^npx cdk deploy\b/)]),
+    );
+  });
+
+  it.each(contextSets)(
+    'synthesizes with cdk-nag finding nothing: $where $context',
+    ({ context }) => {
+      expect(synthAsCli(context)).toBe('');
+    },
+    600_000,
+  );
+});
