@@ -53,7 +53,7 @@ export const canDryRun = (operation: string): boolean => WRITES.has(operation);
  * route would refuse an unknown parameter anyway, and a typo must not turn into a real write).
  */
 export function takeDryRun(operation: string, query: Record<string, string>) {
-  if (!canDryRun(operation) || !(DRY_RUN_PARAM in query)) return { dryRun: false, query };
+  if (!canDryRun(operation) || !Object.hasOwn(query, DRY_RUN_PARAM)) return { dryRun: false, query };
   const { [DRY_RUN_PARAM]: value, ...rest } = query;
   if (value !== 'true' && value !== 'false')
     throw new DomainError('validation_failed', 'dry_run must be true or false.', DRY_RUN_PARAM);

@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { canonicalPath, type Group, type OperationOf, type RequestPrincipal } from './api-routes.ts';
-import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper } from './middlewares.ts';
+import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper, singleValuedQuery } from './middlewares.ts';
 import { json, type RouteResult } from './response.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
 import { canDryRun, dryRunWrite, takeDryRun, type CurrentStates, type CurrentStatesOf } from './dry-run.ts';
@@ -84,10 +84,7 @@ export function createHttpHandler<G extends Group>(
       const operation = byName[route.operation];
       // API Gateway routes only this group's resources here; anything else is a wiring fault.
       if (!operation) throw new Error(`operation ${route.operation} does not belong to this group`);
-      const { dryRun, query } = takeDryRun(
-        route.operation,
-        (event.queryStringParameters ?? {}) as Record<string, string>,
-      );
+      const { dryRun, query } = takeDryRun(route.operation, singleValuedQuery(event));
       const input: RouteInput = {
         principal: state.principal!,
         pathParameters: (event.pathParameters ?? {}) as Record<string, string>,

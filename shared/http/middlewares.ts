@@ -1,6 +1,6 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { DomainError } from '#domain/errors.ts';
+import { DomainError, validationFailed } from '#domain/errors.ts';
 import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
 import { json } from './response.ts';
 import { errorResponse } from './error-status.ts';
@@ -139,6 +139,27 @@ export function bodyText(event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Enc
   const text = decodeUtf8(bytes);
   if (text === undefined) throw new DomainError('invalid_json', 'The request body is not valid UTF-8.');
   return text;
+}
+
+/**
+ * The query's parameters, one value each. Every parameter of the API is single-valued, and API
+ * Gateway's REST proxy event keeps only the last value of a repeated one in queryStringParameters
+ * (all of them in multiValueQueryStringParameters): `?dry_run=true&dry_run=false` would be a real
+ * write. A repeated parameter is ambiguous, so it is 422 naming it, and the last value never wins.
+ * Own properties only, whatever the name: `?__proto__=1` is a parameter like any other.
+ */
+export function singleValuedQuery(
+  event: Pick<APIGatewayProxyEvent, 'queryStringParameters' | 'multiValueQueryStringParameters'>,
+): Record<string, string> {
+  // Object.fromEntries defines own properties, `__proto__` included; assignment would set the prototype.
+  const multi = event.multiValueQueryStringParameters;
+  if (!multi) return Object.fromEntries(Object.entries(event.queryStringParameters ?? {})) as Record<string, string>;
+  const repeated = Object.entries(multi).find(([, values]) => (values?.length ?? 0) > 1);
+  if (repeated) throw validationFailed(repeated[0], `${repeated[0]} is given more than once; send it once.`);
+  const single = Object.entries(multi).flatMap(([name, values]) =>
+    values?.[0] === undefined ? [] : [[name, values[0]]],
+  );
+  return Object.fromEntries(single) as Record<string, string>;
 }
 
 const tooLarge = () => new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
