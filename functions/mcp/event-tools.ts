@@ -42,7 +42,6 @@ export const ANY_OF_SPECS: Record<AnyOfOperation, ToolSpec> = {
   listEvents: {
     name: 'list_events',
     output: 'EventList',
-    hints: { destructive: false, openWorld: true },
     title: 'List store events',
     description:
       "The store's event log in ascending sequence (kept 30 days): the events of the families this key can read (orders, catalog, content). Each event has a sequence with no holes in the store's log, so a gap in what you hold names exactly what you missed. Returns {data: [{id, sequence, type, timestamp, origin, data}], next_cursor}; a cursor older than the retention is the error cursor_expired (re-read the resources, then continue without a cursor).",

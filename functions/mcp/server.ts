@@ -110,15 +110,19 @@ async function describe({ tool, route, abilities }: BoundTool): Promise<Tool> {
     description: `${tool.description} ${gate}`,
     inputSchema,
     outputSchema,
-    annotations: {
-      title: tool.title,
-      readOnlyHint: route.method === 'GET',
-      destructiveHint: tool.hints.destructive,
-      // Every write repeats harmlessly: PUT and PATCH set values, the keyed POSTs replay, a status move to the current status is a no-op.
-      idempotentHint: true,
-      openWorldHint: tool.hints.openWorld,
-    },
+    annotations: annotationsOf(tool.title, route.method),
   };
+}
+
+/**
+ * What a tool does, from its endpoint's method alone (docs/mcp.md#annotations): a GET reads; every
+ * write may replace or withdraw what exists (none only adds); a repeat of any call changes nothing
+ * more (writes set values or name a target status, and reaching it again is a no-op); and every
+ * tool acts on this store only.
+ */
+export function annotationsOf(title: string, method: ApiRoute['method']): NonNullable<Tool['annotations']> {
+  const read = method === 'GET';
+  return { title, readOnlyHint: read, destructiveHint: !read, idempotentHint: true, openWorldHint: false };
 }
 
 export async function callTool(ctx: McpRequestContext, name: string, args: Args): Promise<CallToolResult> {

@@ -29,12 +29,6 @@ export interface ToolSpec {
   fieldNames?: Record<string, string>;
   /** The endpoint's response document (its outputSchema and untrusted fields). */
   output: ResponseBody;
-  /**
-   * Annotations beyond read-only (docs/mcp.md#annotations): `destructive` when a call may
-   * overwrite or irreversibly change what exists; `openWorld` when the result carries text that
-   * others wrote (not only what this call sent).
-   */
-  hints: { destructive: boolean; openWorld: boolean };
   /** What the input schema shows when it can say more than the validating schema converts to (enums, typed items). */
   shown?: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
 }

@@ -57,14 +57,10 @@ const orderReference = described(v.pipe(v.string(), v.regex(ORDER_REFERENCE_PATT
 const STATUS_MOVES =
   'Allowed moves: pending or paid → processing or cancelled; processing → shipped or cancelled; shipped → delivered or returned; delivered → returned. paid is set by the payment side only. Asking for the current status changes nothing.';
 
-/** A read: changes nothing, and answers what others wrote. */
-const READ = { destructive: false, openWorld: true };
-
 const SPECS: Record<KeyedOperation, ToolSpec> = {
   listProducts: {
     name: 'list_products',
     output: 'ProductPage',
-    hints: READ,
     title: 'List products',
     description:
       "Lists the store's products in ascending id order, 15 per page by default, optionally filtered. Returns the page envelope of GET /products (data, current_page, last_page, total, ...).",
@@ -89,7 +85,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   getProduct: {
     name: 'get_product',
     output: 'ProductDocument',
-    hints: READ,
     title: 'Get a product',
     description:
       'One product by its id in this store (the id from list_products, not an external id). Returns {data: Product}.',
@@ -103,7 +98,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   getCatalogProduct: {
     name: 'get_product_by_external_id',
     output: 'MappedProductDocument',
-    hints: READ,
     title: 'Get a product by your external id',
     description:
       'The product your external id addresses (the id you wrote it with), as upsert_product answers it. Returns {data: mapped product}; not found for an external id this key has not written.',
@@ -117,7 +111,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   upsertProduct: {
     name: 'upsert_product',
     output: 'MappedProductDocument',
-    hints: { destructive: true, openWorld: false },
     title: 'Create or replace a product',
     description:
       'Creates the product with this external id, or replaces every write field of it (omitted fields take their defaults). Categories and tags must exist for this key. Returns {data: mapped product}.',
@@ -127,7 +120,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   updateProduct: {
     name: 'update_product',
     output: 'MappedProductDocument',
-    hints: { destructive: true, openWorld: true },
     title: 'Update a product',
     description:
       'Changes only the supplied fields of an existing product of this key (not found otherwise). Returns {data: mapped product}.',
@@ -137,7 +129,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   upsertProducts: {
     name: 'upsert_products',
     output: 'BatchResult',
-    hints: { destructive: true, openWorld: true },
     title: 'Create, replace or update many products',
     description:
       "Writes 1-100 products in one call, each exactly as upsert_product (mode replace, the default) or update_product (mode patch) would. Returns {data: [{external_id, status, result, data, error}]} in the order of items (result: created, updated, or unchanged when the item changed nothing); one item's error never fails the others.",
@@ -159,7 +150,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   upsertCategory: {
     name: 'upsert_category',
     output: 'CategoryDocument',
-    hints: { destructive: true, openWorld: false },
     title: 'Create or rename a category',
     description: 'Creates the category with this external id or renames it. Returns {data: category}.',
     args: v.strictObject({ external_id: externalId('category'), ...CategoryBody.entries }),
@@ -168,7 +158,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   upsertTag: {
     name: 'upsert_tag',
     output: 'TagDocument',
-    hints: { destructive: true, openWorld: false },
     title: 'Create or rename a tag',
     description:
       'Creates the tag with this external id or changes its value. Status labels (paid, archived, published, ...) are refused. Returns {data: tag}.',
@@ -178,7 +167,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   listOrders: {
     name: 'list_orders',
     output: 'OrderList',
-    hints: READ,
     title: 'List orders',
     description:
       'Lists orders in ascending id order from a cursor, optionally only those updated at or after a time. Returns {data: [orders], next_cursor}; pass next_cursor as cursor for the next page (null: no more).',
@@ -192,7 +180,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   setOrderStatus: {
     name: 'set_order_status',
     output: 'OrderDocument',
-    hints: { destructive: true, openWorld: true },
     title: "Change an order's status",
     description: `Moves an order to a new status. ${STATUS_MOVES} Returns {data: order}.`,
     args: v.strictObject({ reference: orderReference, status: StatusChangeBody.entries.status }),
@@ -207,7 +194,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   listPages: {
     name: 'list_pages',
     output: 'PageList',
-    hints: READ,
     title: 'List content pages',
     description:
       'Lists pages and blog posts in ascending id order from a cursor, each as its live version unless version is draft (then the latest saved revision). Returns {data: [pages], next_cursor}.',
@@ -225,7 +211,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   savePage: {
     name: 'save_page',
     output: 'PageDocument',
-    hints: { destructive: true, openWorld: false },
     title: 'Save a page as draft',
     description:
       'Creates or replaces the page with this external id. Saving never publishes: a new, draft or unpublished page is a draft afterwards; a published page stays live unchanged and holds the save as its unpublished revision (has_unpublished_changes) until publish_page. The HTML body is sanitized. Returns {data: page} showing the saved version.',
@@ -235,7 +220,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   publishPage: {
     name: 'publish_page',
     output: 'PageDocument',
-    hints: { destructive: true, openWorld: true },
     title: 'Publish a page',
     description:
       'Publishes a draft or unpublished page, or the unpublished revision of a published page; a published page without changes stays as it is. Returns {data: page}.',
@@ -246,7 +230,6 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
   unpublishPage: {
     name: 'unpublish_page',
     output: 'PageDocument',
-    hints: { destructive: false, openWorld: true },
     title: 'Unpublish a page',
     description:
       'Takes a published page offline (status unpublished); a draft cannot be unpublished. Returns {data: page}.',

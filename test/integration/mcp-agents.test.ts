@@ -8,6 +8,7 @@ import { seedProduct } from '#fixtures/catalog.ts';
 import { idemKey, placeOrder } from '#fixtures/orders.ts';
 import { MAX_RESULT_CHARS } from '#functions/mcp/paging.ts';
 import { useMcpClients } from '#fixtures/mcp-client.ts';
+import { bindTools } from '#functions/mcp/server.ts';
 
 /**
  * MCP for agents (docs/mcp.md#untrusted-content, #bounded-answers): what others wrote comes back
@@ -76,21 +77,21 @@ describe('MCP: untrusted content is marked', () => {
     expect(markedValues(textOf(moved))).toContain(INJECTION);
   });
 
-  it('annotates truthfully: reads are read-only and open-world, a replace is destructive, unpublish is not', async () => {
+  it('annotates every tool with all four hints, by its endpoint: a GET reads, a write may replace, all repeat, none leaves the store', async () => {
     const { key } = await storeWithKey();
-    const tools = new Map((await (await connect(key.token)).listTools()).tools.map((t) => [t.name, t]));
-    expect(tools.get('list_orders')!.annotations).toMatchObject({
-      readOnlyHint: true,
-      openWorldHint: true,
-      destructiveHint: false,
-    });
-    expect(tools.get('upsert_product')!.annotations).toMatchObject({
-      readOnlyHint: false,
-      destructiveHint: true,
-      idempotentHint: true,
-    });
-    expect(tools.get('set_order_status')!.annotations).toMatchObject({ destructiveHint: true, openWorldHint: true });
-    expect(tools.get('unpublish_page')!.annotations).toMatchObject({ destructiveHint: false });
+    const listed = (await (await connect(key.token)).listTools()).tools;
+    const methods = new Map([...bindTools().values()].map((b) => [b.tool.name, b.route.method]));
+    expect(listed.map((t) => t.name).sort()).toEqual([...methods.keys()].sort());
+    for (const tool of listed) {
+      const read = methods.get(tool.name) === 'GET';
+      expect(tool.annotations, tool.name).toEqual({
+        title: tool.title,
+        readOnlyHint: read,
+        destructiveHint: !read,
+        idempotentHint: true,
+        openWorldHint: false,
+      });
+    }
   });
 });
 

@@ -58,7 +58,7 @@ describe('MCP list_events', () => {
   it('shows an orders:read key the order events only, exactly as GET /events does, marked and typed', async () => {
     const mcp = await connect(orders.token);
     const tool = (await mcp.listTools()).tools.find((t) => t.name === 'list_events')!;
-    expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: true });
+    expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
     expect(tool.description).toContain('any of orders:read, catalog:read, content:read');
     expect((tool.inputSchema.properties as any).types.items.enum).toEqual([...EVENT_TYPES]);
     const result = await call(mcp);
