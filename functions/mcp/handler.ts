@@ -43,7 +43,7 @@ export const handler = instrument(
         throw new DomainError('forbidden', 'Requests from another web origin are refused (Origin header).');
       }
       const message = parsedMessage(body);
-      if (!isSetUp(message)) await claimAllowance(event, state);
+      await claimAllowance(event, state, isSetUp(message));
       const invalid = invalidParamsAnswer(message);
       if (invalid) return json(200, invalid);
       const url = absoluteUrl(event);
