@@ -8,6 +8,8 @@ export interface Config {
   dynamodbEndpoint: string | undefined;
   region: string;
   rateLimitPerMinute: number;
+  /** MCP session set-up's own limit per key per rolling minute (docs/mcp.md#rate-limit). */
+  mcpSetUpPerMinute: number;
   /** Seconds to wait before each webhook retry; the queue is given up after the last one. */
   webhookRetrySchedule: number[];
   /** The longest wait spent in flight, and the longest hop of a delayed copy (SQS: 900 s at most). */
@@ -81,6 +83,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     // Up to 1000, the token item's per-second counts keep it under 1 KB (see shared/domain/key/api-key.ts).
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 60, 1, 1000),
+    // Generous: a client sets up a session with two or three of these before its first tool call.
+    mcpSetUpPerMinute: intFrom('MCP_SET_UP_PER_MINUTE', env.MCP_SET_UP_PER_MINUTE, 600, 1, 1000),
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     // Lowered only by tests, to see hops within seconds.
     webhookQueueWaitLimitSeconds: intFrom(

@@ -48,9 +48,10 @@ export const handler = instrument(
     if (!token) throw unauthorized();
     const route = findRoute(event.httpMethod, event.resource);
     // Requests the handler will refuse (403) use no allowance: a key lacking the ability.
-    // MCP: session set-up (initialize, tools/list, notifications) uses no allowance, and only the
-    // body tells it from a tool call, which an authorizer never sees; so the authorizer counts
-    // nothing for /mcp and the MCP handler counts what is not set-up (docs/mcp.md#rate-limit).
+    // MCP: session set-up (initialize, tools/list, notifications) uses no allowance but a limit of
+    // its own, and only the body tells it from a tool call, which an authorizer never sees; so the
+    // authorizer counts nothing for /mcp and the MCP handler counts each request against the one it
+    // belongs to (docs/mcp.md#rate-limit).
     const mcp = route?.group === 'mcp';
     const admits = (p: Principal) => !mcp && (!route?.ability || p.abilities.includes(route.ability));
     const auth = looksLikeToken(token)

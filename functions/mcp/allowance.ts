@@ -1,15 +1,15 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { authenticate } from '#db/key/auth.repo.ts';
-import { hashToken } from '#domain/key/api-key.ts';
+import { ALLOWANCE_RING, hashToken, SET_UP_RING } from '#domain/key/api-key.ts';
 import { DomainError } from '#domain/errors.ts';
 import { config } from '#shared/config.ts';
 import { bearerToken } from '#functions/authorizer/handler.ts';
 
 /**
- * Session set-up costs a connecting client nothing of its key's allowance
- * (docs/mcp.md#rate-limit): these methods, and every notification, use no allowance.
+ * Session set-up uses none of the key's allowance but a generous limit of its own
+ * (docs/mcp.md#rate-limit): these methods, and every notification.
  */
-const SET_UP = new Set(['initialize', 'ping', 'tools/list']);
+const SET_UP = new Set(['initialize', 'ping', 'tools/list', 'server/discover']);
 
 /** Whether `message` (the parsed body; undefined if it is not JSON) is one of those. */
 export function isSetUp(message: unknown): boolean {
@@ -19,27 +19,35 @@ export function isSetUp(message: unknown): boolean {
 
 /**
  * Counts the request the authorizer left uncounted (it cannot see the body), with the same
- * conditional write on the token item as the authorizer's: the RateLimit-* headers of the answer,
- * or 429 when the allowance is spent, and 401 for a key revoked since the authorizer saw it.
+ * conditional write on the token item as the authorizer's: a tool call against the key's allowance,
+ * set-up against its own limit. 429 when the one it counts against is spent, and 401 for a key
+ * revoked since the authorizer saw it. The RateLimit-* headers describe the allowance: a tool call's
+ * after counting it, set-up's as the authorizer saw it, a refused set-up's its own limit's.
  */
 export async function claimAllowance(
   event: APIGatewayProxyEvent,
   state: { responseHeaders?: Record<string, string> },
+  setUp: boolean,
 ): Promise<void> {
   const token = bearerToken(event.headers) ?? '';
-  const auth = await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute);
+  const limit = setUp ? config().mcpSetUpPerMinute : config().rateLimitPerMinute;
+  const ring = setUp ? SET_UP_RING : ALLOWANCE_RING;
+  const auth = await authenticate(hashToken(token), Date.now(), limit, undefined, ring);
   if (!auth.ok) throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
   const { rate } = auth;
+  if (setUp && rate.allowed) return;
   state.responseHeaders = {
     'RateLimit-Limit': String(rate.limit),
     'RateLimit-Remaining': String(rate.remaining),
     'RateLimit-Reset': String(rate.resetSeconds),
   };
-  if (!rate.allowed)
-    throw new DomainError(
-      'rate_limited',
-      `This key exceeded its allowance of ${rate.limit} requests per minute.`,
-      null,
-      rate.resetSeconds,
-    );
+  if (rate.allowed) return;
+  throw new DomainError(
+    'rate_limited',
+    setUp
+      ? `This key exceeded its limit of ${rate.limit} MCP set-up requests (initialize, tools/list, ping, notifications) per minute.`
+      : `This key exceeded its allowance of ${rate.limit} requests per minute.`,
+    null,
+    rate.resetSeconds,
+  );
 }

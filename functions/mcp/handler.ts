@@ -43,7 +43,7 @@ export const handler = instrument(
         throw new DomainError('forbidden', 'Requests from another web origin are refused (Origin header).');
       }
       const message = parsedMessage(body);
-      if (!isSetUp(message)) await claimAllowance(event, state);
+      await claimAllowance(event, state, isSetUp(message));
       const invalid = invalidParamsAnswer(message);
       if (invalid) return json(200, invalid);
       const url = absoluteUrl(event);
@@ -51,6 +51,7 @@ export const handler = instrument(
         principal: state.principal!,
         requestId: event.requestContext?.requestId ?? '',
         apiUrl: url.replace(/\/mcp$/, ''),
+        rawArguments: toolArguments(message),
       });
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
@@ -114,6 +115,15 @@ function parsedMessage(body: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** A tools/call's arguments as parsed here, every own member kept (`__proto__` included). */
+function toolArguments(message: unknown): Record<string, unknown> | undefined {
+  const m = message as { method?: unknown; params?: { arguments?: unknown } } | undefined;
+  const args = m?.method === 'tools/call' ? m.params?.arguments : undefined;
+  return args !== null && typeof args === 'object' && !Array.isArray(args)
+    ? (args as Record<string, unknown>)
+    : undefined;
 }
 
 /** `Content-Type`, not `content-type`: the rest of the stack writes headers in canonical case and must not add a twin. */

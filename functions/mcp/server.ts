@@ -29,6 +29,11 @@ export interface McpRequestContext {
   requestId: string;
   /** Absolute URL of the API base as this request reached it (`https://host/stage/api/v1/integrations`). */
   apiUrl: string;
+  /**
+   * A tools/call's `arguments` as JSON.parse made them. The SDK's zod parse drops a `__proto__`
+   * member, which would make the argument that HTTP refuses in a body pass unseen here.
+   */
+  rawArguments?: Args;
 }
 
 interface BoundTool {
@@ -87,7 +92,7 @@ export function createMcpServer(ctx: McpRequestContext): Server {
     tools: await Promise.all([...BOUND.values()].filter((b) => offered(ctx, b)).map(describe)),
   }));
   server.setRequestHandler(CallToolRequestSchema, (request) =>
-    callTool(ctx, request.params.name, request.params.arguments ?? {}),
+    callTool(ctx, request.params.name, ctx.rawArguments ?? request.params.arguments ?? {}),
   );
   return server;
 }
@@ -203,7 +208,8 @@ export function toolResult(status: number, body: unknown, fieldNames: Record<str
 
 /** `field` names what the tool caller sent: `filter_name`, not the query parameter `filter[name]`. */
 function renameField(body: ReturnType<typeof errorBody>, names: Record<string, string>) {
-  const to = body.field === null ? undefined : names[body.field];
+  // Own names only: a field named `toString` must not find Object.prototype's function.
+  const to = body.field !== null && Object.hasOwn(names, body.field) ? names[body.field] : undefined;
   if (!to || body.field === null) return body;
   return { ...body, message: body.message.split(body.field).join(to), field: to };
 }

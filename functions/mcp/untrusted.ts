@@ -64,7 +64,7 @@ function mapPath(node: Json, steps: string[], wrap: (s: string) => string): Json
   const key = each ? step.slice(0, -2) : step;
   if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
   const record = node as Record<string, Json>;
-  if (!(key in record)) return node;
+  if (!Object.hasOwn(record, key)) return node;
   const value = record[key];
   const next = each
     ? Array.isArray(value)

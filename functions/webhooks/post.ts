@@ -19,6 +19,12 @@ export const WEBHOOK_TIMEOUT_MS = 10_000;
  */
 export const WEBHOOK_CONNECT_TIMEOUT_MS = 3_000;
 export const USER_AGENT = 'store-integration-webhooks/1';
+/**
+ * The most of a receiver's answer body read: its status is the outcome and the body is never
+ * stored, so a receiver answering gigabytes must not hold a signer slot while they are read. Past
+ * this the attempt ends with the status and the connection is destroyed.
+ */
+export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
 
 /** What one attempt came to: an HTTP status, or an error that prevented one. */
 export interface PostResult {
@@ -74,7 +80,8 @@ function describeFailure(err: unknown, timedOutAfterMs: number | null): string {
  * POSTs one delivery. The URL is checked again (stored URLs may predate a policy change), an
  * IP-literal host is checked directly (the socket does no lookup for it), and a name is resolved
  * through `pinnedLookup`. Redirects are not followed: a 3xx is a failed attempt. The response
- * body is read only to free the connection, never stored.
+ * body is read only to free the connection, never stored, and no further than
+ * MAX_RESPONSE_BODY_BYTES.
  */
 export async function postWebhook(
   rawUrl: string,
@@ -125,12 +132,19 @@ export async function postWebhook(
       },
       (res) => {
         const status = res.statusCode ?? 0;
-        res.on('data', () => undefined);
-        res.on('end', () => {
+        const answered = () => {
           const retryAfter =
             status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], Date.now()) : undefined;
           resolve(done(status, status >= 200 && status < 300 ? null : `HTTP ${status}`, retryAfter));
+        };
+        let bodyBytes = 0;
+        res.on('data', (chunk: Buffer) => {
+          bodyBytes += chunk.length;
+          if (bodyBytes <= MAX_RESPONSE_BODY_BYTES) return;
+          answered();
+          res.destroy();
         });
+        res.on('end', answered);
         res.on('error', (err) => resolve(done(null, describeFailure(err, timedOut()))));
         // A body cut off (timeout, reset) may end in 'close' without 'end' or 'error'.
         res.on('close', () => resolve(done(null, describeFailure(new Error('response ended early'), timedOut()))));

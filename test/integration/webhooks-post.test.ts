@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postWebhook, USER_AGENT, WEBHOOK_TIMEOUT_MS } from '#functions/webhooks/post.ts';
+import { MAX_RESPONSE_BODY_BYTES, postWebhook, USER_AGENT, WEBHOOK_TIMEOUT_MS } from '#functions/webhooks/post.ts';
 import { startReceiver } from '#fixtures/webhooks.ts';
 
 /** One delivery attempt over real HTTP: timeouts, redirects, Retry-After and the SSRF refusals. */
@@ -44,6 +44,47 @@ describe('webhook POST', () => {
     } finally {
       slow.closeAllConnections();
       await new Promise((r) => slow.close(r));
+    }
+  });
+
+  it('stops reading a receiver that answers an endless body: the status is recorded, the bytes read bounded', async () => {
+    // The receiver writes 64 KiB chunks as fast as the socket takes them, until the signer closes it;
+    // it counts what it handed to the socket. That includes what the kernel's socket buffers hold
+    // (a few MiB on loopback), so the bound is generous; an attempt that read on would run to its
+    // timeout and take in hundreds of MiB.
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    let written = 0;
+    let closed!: () => void;
+    const socketClosed = new Promise<void>((r) => {
+      closed = r;
+    });
+    const endless = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      let open = true;
+      res.on('close', () => {
+        open = false;
+        closed();
+      });
+      const pump = () => {
+        while (open) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+      };
+      pump();
+    });
+    await new Promise<void>((r) => endless.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(endless.address() as AddressInfo).port}/hooks`;
+      const result = await postWebhook(url, {}, '{}', { allowLoopback: true });
+      expect(result).toMatchObject({ status: 200, error: null });
+      await socketClosed;
+      expect(written).toBeGreaterThan(MAX_RESPONSE_BODY_BYTES);
+      expect(written).toBeLessThan(16 * 1024 * 1024);
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((r) => endless.close(r));
     }
   });
 

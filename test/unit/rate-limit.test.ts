@@ -3,6 +3,7 @@ import { itemSize } from '../../bench/billing-units.ts';
 import { ABILITIES } from '#domain/key/abilities.ts';
 import {
   afterClaim,
+  ALLOWANCE_RING,
   bucketAttribute,
   decide,
   HEAD_ATTRIBUTE,
@@ -12,6 +13,7 @@ import {
   RING_SIZE,
   ringOf,
   secondOf,
+  SET_UP_RING,
   type RateClaim,
 } from '#domain/key/api-key.ts';
 
@@ -57,6 +59,22 @@ describe('the rate-limit ring', () => {
     expect(d.claim).toEqual({ second: s, head: undefined, move: { counts: [[s, 1]], clear: [] }, removeLegacy: [] });
     // Its request leaves the window at the end of the second 60 s on (rounded up: 60.75 s → 61).
     expect(d.resetSeconds).toBe(61);
+  });
+
+  it("keeps MCP set-up's ring apart from the allowance's on one item, both carried over on rotation", () => {
+    const item = {
+      [HEAD_ATTRIBUTE]: s,
+      [bucketAttribute(s)]: 3,
+      [SET_UP_RING.head]: s - 1,
+      [bucketAttribute(s - 1, SET_UP_RING)]: 7,
+      rl0: 1,
+    };
+    expect(ringOf(item, ALLOWANCE_RING).counts).toEqual(new Map([[s, 3]]));
+    expect(ringOf(item, SET_UP_RING)).toEqual({ head: s - 1, counts: new Map([[s - 1, 7]]), legacy: [] });
+    expect(decide(ringOf(item, SET_UP_RING), now, 8)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(decide(ringOf(item, SET_UP_RING), now, 7)).toMatchObject({ allowed: false });
+    expect(bucketAttribute(s, SET_UP_RING)).toMatch(/^sc.$/);
+    expect(Object.keys(item).every(isRateAttribute)).toBe(true);
   });
 
   it('joins the head second under a cap on its count: what the rest of the window leaves', () => {

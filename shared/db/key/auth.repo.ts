@@ -4,12 +4,13 @@ import { keys } from '../keys.ts';
 import { isConditionalCheckFailed, itemFromError, type Item } from '../core/helpers.ts';
 import {
   afterClaim,
+  ALLOWANCE_RING,
   bucketAttribute,
   decide,
-  HEAD_ATTRIBUTE,
   ringOf,
   type RateClaim,
   type RateDecision,
+  type RingAttributes,
 } from '#domain/key/api-key.ts';
 import type { Principal } from '#domain/principal.ts';
 
@@ -58,13 +59,15 @@ function principalOf(item: Item): Principal {
 /**
  * `admits`: whether the request will be served at all once the key is known. A refused one (a
  * missing ability: 403) is answered without using allowance (docs/contract.md#limits), from a state
- * confirmed against the table so that a revoked key is still 401.
+ * confirmed against the table so that a revoked key is still 401. `ring`: which count the request
+ * takes its place in, the key's allowance or MCP set-up's limit (SET_UP_RING).
  */
 export async function authenticate(
   tokenHash: string,
   nowMs: number,
   limit: number,
   admits: (p: Principal) => boolean = () => true,
+  ring: RingAttributes = ALLOWANCE_RING,
 ): Promise<AuthResult> {
   let state = tokenCache.get(tokenHash)?.item;
   let fresh = false;
@@ -85,7 +88,7 @@ export async function authenticate(
       state = undefined;
       continue;
     }
-    const rate = decide(ringOf(state), nowMs, limit);
+    const rate = decide(ringOf(state, ring), nowMs, limit);
     if (!admits(principalOf(state)) || !rate.claim) {
       // A refusal (403 or 429) from a stale cache is confirmed against the table (the key may be revoked: 401 wins).
       if (!fresh) {
@@ -95,13 +98,13 @@ export async function authenticate(
       return { ok: true, principal: principalOf(state), rate };
     }
     try {
-      const out = await db().send(new UpdateCommand(claimUpdate(tokenHash, rate.claim, nowMs)));
+      const out = await db().send(new UpdateCommand(claimUpdate(tokenHash, rate.claim, nowMs, ring)));
       remember(tokenHash, out.Attributes);
       return {
         ok: true,
         // The item as this request left it: a setting the admin just changed applies at once.
         principal: principalOf(out.Attributes ?? state),
-        rate: { allowed: true, limit, ...afterClaim(out.Attributes ?? {}, nowMs, limit) },
+        rate: { allowed: true, limit, ...afterClaim(out.Attributes ?? {}, nowMs, limit, ring) },
       };
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
@@ -126,7 +129,7 @@ export async function authenticate(
  * it joins the head second's count or moves the head, stamps last_used_at and counts `uses`, which
  * lets a rotation know that no request slipped in between its read and its write.
  */
-function claimUpdate(tokenHash: string, claim: RateClaim, nowMs: number) {
+function claimUpdate(tokenHash: string, claim: RateClaim, nowMs: number, ring: RingAttributes) {
   const names: Record<string, string> = {};
   const name = (attribute: string) => {
     names[`#${attribute}`] = attribute;
@@ -136,7 +139,7 @@ function claimUpdate(tokenHash: string, claim: RateClaim, nowMs: number) {
   const sets = ['last_used_at = :iso'];
   const removes = claim.removeLegacy.map(name);
   const conditions = [`${name('status')} = :active`];
-  const head = name(HEAD_ATTRIBUTE);
+  const head = name(ring.head);
   if (claim.head === undefined) conditions.push(`attribute_not_exists(${head})`);
   else {
     conditions.push(`${head} = :head`);
@@ -146,17 +149,17 @@ function claimUpdate(tokenHash: string, claim: RateClaim, nowMs: number) {
     sets.push(`${head} = :second`);
     values[':second'] = claim.second;
     claim.move.counts.forEach(([second, count], i) => {
-      sets.push(`${name(bucketAttribute(second))} = :n${i}`);
+      sets.push(`${name(bucketAttribute(second, ring))} = :n${i}`);
       values[`:n${i}`] = count;
     });
-    removes.push(...claim.move.clear.map((second) => name(bucketAttribute(second))));
+    removes.push(...claim.move.clear.map((second) => name(bucketAttribute(second, ring))));
   } else {
-    const bucket = name(bucketAttribute(claim.second));
+    const bucket = name(bucketAttribute(claim.second, ring));
     sets.push(`${bucket} = if_not_exists(${bucket}, :zero) + :one`);
     values[':zero'] = 0;
   }
   if (claim.guard) {
-    const guarded = name(bucketAttribute(claim.guard.second));
+    const guarded = name(bucketAttribute(claim.guard.second, ring));
     conditions.push(`(attribute_not_exists(${guarded}) OR ${guarded} < :cap)`);
     values[':cap'] = claim.guard.cap;
   }

@@ -99,7 +99,22 @@ export const RING_SIZE = WINDOW_MS / BUCKET_MS + 1;
 export const RING_EPOCH_MS = Date.UTC(2026, 0, 1);
 export const HEAD_ATTRIBUTE = 'rls';
 const POSITIONS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'.slice(0, RING_SIZE);
-const BUCKET_NAME = /^rc[0-9A-Za-y]$/;
+const BUCKET_NAME = /^[rs]c[0-9A-Za-y]$/;
+
+/** Where a ring lives on the token item: its head attribute and the prefix of its counts. */
+export interface RingAttributes {
+  head: string;
+  counts: 'rc' | 'sc';
+}
+/** The key's allowance: HTTP requests and MCP tool calls. */
+export const ALLOWANCE_RING: RingAttributes = { head: HEAD_ATTRIBUTE, counts: 'rc' };
+/**
+ * MCP session set-up's limit of its own (`initialize`, `tools/list`, `ping`, notifications;
+ * docs/mcp.md#rate-limit): the same ring under other names (`sls`, `sc0` … `scy`), so set-up never
+ * spends the allowance and a client flooding it is still refused.
+ */
+export const SET_UP_RING: RingAttributes = { head: 'sls', counts: 'sc' };
+const isCountOf = (name: string, ring: RingAttributes) => name.startsWith(ring.counts) && BUCKET_NAME.test(name);
 /** Slots of the earlier limiter (`rl0` …, one request time each); folded into the ring, then removed. */
 const LEGACY_SLOT_NAME = /^rl\d+$/;
 /** Legacy slots a write removes at most (an update expression is at most 4 KB). */
@@ -107,10 +122,11 @@ export const LEGACY_REMOVALS_PER_WRITE = 100;
 
 const mod = (n: number) => ((n % RING_SIZE) + RING_SIZE) % RING_SIZE;
 export const secondOf = (ms: number): number => Math.floor((ms - RING_EPOCH_MS) / BUCKET_MS);
-export const bucketAttribute = (second: number): string => `rc${POSITIONS[mod(second)]}`;
-/** The token item's attributes that hold the allowance (carried over when the token rotates). */
+export const bucketAttribute = (second: number, ring: RingAttributes = ALLOWANCE_RING): string =>
+  `${ring.counts}${POSITIONS[mod(second)]}`;
+/** The token item's attributes that hold the allowance and the set-up limit (carried over when the token rotates). */
 export const isRateAttribute = (name: string): boolean =>
-  name === HEAD_ATTRIBUTE || BUCKET_NAME.test(name) || LEGACY_SLOT_NAME.test(name);
+  name === ALLOWANCE_RING.head || name === SET_UP_RING.head || BUCKET_NAME.test(name) || LEGACY_SLOT_NAME.test(name);
 
 /**
  * How the earlier limiter stored a slot's time: tenths of a second since 2026-01-01 (rounded up),
@@ -125,21 +141,22 @@ export interface Ring {
   legacy: string[];
 }
 
-export function ringOf(item: Record<string, unknown>): Ring {
-  const stored = item[HEAD_ATTRIBUTE];
+export function ringOf(item: Record<string, unknown>, ring: RingAttributes = ALLOWANCE_RING): Ring {
+  const stored = item[ring.head];
   const head = typeof stored === 'number' ? stored : undefined;
   const counts = new Map<number, number>();
   const legacy: string[] = [];
   for (const [name, value] of Object.entries(item)) {
     if (typeof value !== 'number') continue;
-    if (LEGACY_SLOT_NAME.test(name)) {
+    // The earlier limiter's slots belong to the allowance.
+    if (ring === ALLOWANCE_RING && LEGACY_SLOT_NAME.test(name)) {
       legacy.push(name);
       // Before the ring exists, each live slot is a request to count in its second.
       if (head === undefined) {
         const second = secondOf(decodeLegacySlot(value));
         counts.set(second, (counts.get(second) ?? 0) + 1);
       }
-    } else if (head !== undefined && BUCKET_NAME.test(name)) {
+    } else if (head !== undefined && isCountOf(name, ring)) {
       counts.set(head - mod(head - POSITIONS.indexOf(name[2]!)), value);
     }
   }
@@ -231,7 +248,12 @@ export function decide(ring: Ring, nowMs: number, limit: number): RateDecision {
  * parallel requests of one key each see the requests committed before them (59, 58, 57, ...), not
  * the state they all read before claiming.
  */
-export function afterClaim(item: Record<string, unknown>, nowMs: number, limit: number) {
-  const { total, oldest } = windowAt(ringOf(item), nowMs);
+export function afterClaim(
+  item: Record<string, unknown>,
+  nowMs: number,
+  limit: number,
+  ring: RingAttributes = ALLOWANCE_RING,
+) {
+  const { total, oldest } = windowAt(ringOf(item, ring), nowMs);
   return { remaining: Math.max(0, limit - total), resetSeconds: untilFree(oldest, nowMs) };
 }
