@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { storeWithKey } from '#fixtures/api.ts';
-import { db, tableName } from '#db/client.ts';
+import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
 import { ALLOWANCE_RING, bucketAttribute, hashToken, SET_UP_RING, secondOf } from '#domain/key/api-key.ts';
 import { handler as authorizer } from '#functions/authorizer/handler.ts';
 import { handler as mcpHandler } from '#functions/mcp/handler.ts';
 import { lambdaEvent, measureLambda } from '#fixtures/lambda-cost.ts';
-import { withDbStats } from '#db/client.ts';
+import { withDbStats } from '#db/core/client.ts';
 import type { APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 
 /**
