@@ -26,7 +26,7 @@ describe('Alarms', () => {
   const topicRef = { Ref: logicalId(api.alarmTopic.topic) };
 
   it('notifies the SNS topic from every alarm, on alarm and on recovery', () => {
-    // 12 functions × 2, API 2, gateway 2 (4xx share, stage throttle), table 1, pipeline 5, tenant 2 (failures, parked endpoints): the README's idle cost counts these.
+    // 12 functions × 2, API 2, gateway 2 (4xx share, stage throttle), table 1, pipeline 5, tenant 2 (failures, parked endpoints): docs/deploy.md's idle cost counts these.
     expect(alarms.length).toBe(36);
     for (const [, a] of alarms) {
       expect(a.Properties.AlarmActions).toEqual([topicRef]);
