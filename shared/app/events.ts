@@ -8,8 +8,13 @@ export interface EventListDocument {
   next_cursor: number | null;
 }
 
-/** Log Queries one request may make to fill a page the filters thinned (the first is the usual case). */
-const MAX_QUERIES = 5;
+/**
+ * Log Queries one request may make to fill a page the filters thinned (the first is the usual case).
+ * When all of them find nothing the key may see, the page is empty and `next_cursor` still moves on
+ * (docs/webhooks.md, "Empty pages"): the bound keeps a request's reads fixed however long the run of
+ * other families' events.
+ */
+export const MAX_QUERIES = 5;
 
 /**
  * `GET /events` (docs/webhooks.md, "How to never miss an event"): the store's numbered events

@@ -176,7 +176,7 @@ export function assertReferencesExist(targets: WriteTargets, categoryIds: string
 const REINDEX_CHUNK = 50;
 
 /**
- * Puts every product of the store in the name indexer's queue again (README, Deploy): for stores
+ * Puts every product of the store in the name indexer's queue again (docs/deploy.md): for stores
  * whose products predate the trigram postings. Searches stay exact meanwhile (pending names are
  * read first); a chunk a concurrent write changed is read again and retried.
  */

@@ -27,7 +27,7 @@ describe('Alarms', () => {
 
   it('notifies the SNS topic from every alarm, on alarm and on recovery', () => {
     // 12 functions × 2, API 2, gateway 2 (4xx share, stage throttle), table 1, pipeline 5, tenant 2 (failures, parked
-    // endpoints), undelivered alarm e-mails 1 (with alarmEmail only): the README's idle cost counts these.
+    // endpoints), undelivered alarm e-mails 1 (with alarmEmail only): docs/deploy.md's idle cost counts these.
     expect(alarms.length).toBe(37);
     for (const [, a] of alarms) {
       expect(a.Properties.AlarmActions).toEqual([topicRef]);

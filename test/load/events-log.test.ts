@@ -7,6 +7,9 @@ import { orderFile } from '#fixtures/orders.ts';
 import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
 import { lastSequence } from '#db/event/log.repo.ts';
+import { MAX_QUERIES } from '#app/events.ts';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 
 /**
  * The store's event log (docs/webhooks.md, "How to never miss an event"): events in the write's
@@ -321,5 +324,27 @@ describe('GET /events and numbered webhooks', () => {
       expect(res.status, query).toBe(422);
       expect(res.body.field, query).toBe(field);
     }
+  });
+
+  it('answers an empty page with a next_cursor when its read budget meets only events the key cannot see', async () => {
+    const storeId = await createStore();
+    const writer = client((await createKey(storeId)).token);
+    const ordersOnly = client((await createKey(storeId, ['orders:read'])).token);
+    // With limit=1 each Query reads one entry: MAX_QUERIES catalog events fill the whole budget.
+    for (let i = 1; i <= MAX_QUERIES; i++)
+      expect((await writer.put(`/catalog/products/p${i}`, product(`P${i}`, `${storeId}-${i}`))).status).toBe(200);
+    await adminCommand('orders place', { store: storeId, file: orderFile() });
+    await waitFor('the order event numbered', async () => (await lastSequence(storeId)) >= MAX_QUERIES + 1);
+
+    const first = await ordersOnly.get('/events?limit=1');
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ data: [], next_cursor: MAX_QUERIES });
+    const next = await ordersOnly.get(`/events?limit=1&cursor=${first.body.next_cursor}`);
+    expect(next.body.data.map((e: Listed) => [e.sequence, e.type])).toEqual([[MAX_QUERIES + 1, 'order.created']]);
+
+    // docs/webhooks.md states the budget and tells a client to follow next_cursor through empty pages.
+    const doc = readFileSync(path.resolve(import.meta.dirname, '../../docs/webhooks.md'), 'utf8');
+    expect(doc).toContain('### Empty pages');
+    expect(doc).toContain(`a request reads at most ${MAX_QUERIES} Queries of the log`);
   });
 });

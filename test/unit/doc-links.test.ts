@@ -1,11 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
  * The repository explains itself: code and docs cite this repository's docs (`docs/contract.md#idempotency`),
  * never a document a maintainer does not have (the customer's specification or an outside contract,
- * by section number), and every cited anchor is a heading of the page it names.
+ * by section number), every cited anchor is a heading of the page it names, and every repository path a doc
+ * names (`shared/db/keys.ts`, `docs/webhooks.md`, `test/integration/`) exists.
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const DIRS = ['bin', 'bench', 'docs', 'emulation', 'functions', 'infra', 'scripts', 'shared', 'test'];
@@ -81,5 +82,26 @@ describe('docs that stand alone', () => {
     }
     expect(checked).toBeGreaterThan(50);
     expect([...new Set(broken)]).toEqual([]);
+  });
+
+  it('every repository path README.md and docs/ name exists', () => {
+    const docs = all.filter((f) => f === 'README.md' || (f.startsWith('docs' + path.sep) && f.endsWith('.md')));
+    // A path starts at a top-level folder (not inside a URL, an alias or another word) and ends before
+    // a placeholder (`functions/<group>/`) or a glob, so only what it spells out is checked.
+    const PATH = /(?<![\w./#@-])((?:infra|shared|functions|test|bin|docs|emulation|bench|scripts)\/[\w./-]*)/g;
+    const missing: string[] = [];
+    let checked = 0;
+    for (const f of docs) {
+      for (const [line, text] of read(f).split('\n').entries()) {
+        for (const m of text.matchAll(PATH)) {
+          const named = m[1]!.replace(/[.]+$/, '');
+          if (text[m.index! + m[1]!.length] === '*') continue;
+          checked++;
+          if (!existsSync(path.join(root, named))) missing.push(`${f}:${line + 1}: ${named}`);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(200);
+    expect(missing).toEqual([]);
   });
 });

@@ -1,15 +1,14 @@
 /**
- * The README's cost section, written from the cost bench's rows by a full `npm run bench`
- * (bench/run.ts): between the two markers below, nothing else of the README is touched.
+ * The cost section of docs/deploy.md, written from the cost bench's rows by a full `npm run bench`
+ * (bench/run.ts): between the two markers below, nothing else of the page is touched.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { costPerMillion, usd, type Measured } from './cost-model.ts';
 import type { CostScenario } from './cost-scenarios.ts';
 import { PRICES } from './prices.ts';
 
-export const README_COST_BEGIN =
-  '<!-- cost:begin (written by npm run bench from its cost section; do not edit by hand) -->';
-export const README_COST_END = '<!-- cost:end -->';
+export const COST_BEGIN = '<!-- cost:begin (written by npm run bench from its cost section; do not edit by hand) -->';
+export const COST_END = '<!-- cost:end -->';
 
 /** Requests per integration and day in the worked example, by cost row id. */
 const DAILY_MIX: Record<string, { perDay: number; what: string }> = {
@@ -25,12 +24,12 @@ const DAILY_MIX: Record<string, { perDay: number; what: string }> = {
 };
 const INTEGRATIONS = 50;
 const PRODUCTS = 10_000;
-/** At idle, per month (README, "Cost"): alarms, the KMS key, empty long polls, storage. */
+/** At idle, per month (docs/deploy.md, "Cost"): alarms, the KMS key, empty long polls, storage. */
 const IDLE_PER_MONTH = 5;
 /** EMF metrics: 6 per API operation in use, plus the webhook metrics. */
 const METRICS_IN_USE = 6 * 9 + 10;
 
-export function readmeCostSection(rows: { scenario: CostScenario; measured: Measured }[]): string {
+export function deployCostSection(rows: { scenario: CostScenario; measured: Measured }[]): string {
   const byId = new Map(rows.map((r) => [r.scenario.id, r]));
   const table = rows
     .map(({ scenario, measured }) => `| ${scenario.name} | ${usd(costPerMillion(measured).total)} |`)
@@ -50,9 +49,9 @@ export function readmeCostSection(rows: { scenario: CostScenario; measured: Meas
   const waf = PRICES.waf.perWebAclMonth + 2 * PRICES.waf.perRuleMonth;
   const total = monthlyCost + metrics + waf + IDLE_PER_MONTH;
   return [
-    README_COST_BEGIN,
+    COST_BEGIN,
     `Per million requests of each endpoint, from the last full \`npm run bench\` (${PRICES.region} list prices of ${PRICES.asOf}, bench/prices.ts; the`,
-    'breakdown by API Gateway and WAF, Lambda, DynamoDB, logs and transfer is in [docs/performance.md](docs/performance.md), "Cost per million requests"):',
+    'breakdown by API Gateway and WAF, Lambda, DynamoDB, logs and transfer is in [performance.md](performance.md#cost-per-million-requests)):',
     '',
     '| endpoint | $ per million |',
     '|---|---|',
@@ -71,16 +70,15 @@ export function readmeCostSection(rows: { scenario: CostScenario; measured: Meas
     `About $${usd(total / (monthlyRequests / 1e6))} per million requests for this mix, the monthly fixed costs included. The catalog's storage (${PRODUCTS.toLocaleString('en-US')} products with`,
     'their name postings, some 30 MB) costs cents. Webhook deliveries are extra: 3 SQS requests and a KMS',
     'Decrypt per attempt ($1.20 + $3 per million), a few DynamoDB writes, and the signer Lambda.',
-    README_COST_END,
+    COST_END,
   ].join('\n');
 }
 
-/** Replaces the README's cost section (between the markers) with `section`. */
-export function writeReadmeCost(section: string, file = 'README.md'): void {
+/** Replaces the cost section of docs/deploy.md (between the markers) with `section`. */
+export function writeDeployCost(section: string, file = 'docs/deploy.md'): void {
   const text = readFileSync(file, 'utf8');
-  const from = text.indexOf(README_COST_BEGIN);
-  const to = text.indexOf(README_COST_END);
-  if (from < 0 || to < from)
-    throw new Error(`${file} has no cost section markers (${README_COST_BEGIN} … ${README_COST_END})`);
-  writeFileSync(file, text.slice(0, from) + section + text.slice(to + README_COST_END.length));
+  const from = text.indexOf(COST_BEGIN);
+  const to = text.indexOf(COST_END);
+  if (from < 0 || to < from) throw new Error(`${file} has no cost section markers (${COST_BEGIN} … ${COST_END})`);
+  writeFileSync(file, text.slice(0, from) + section + text.slice(to + COST_END.length));
 }
