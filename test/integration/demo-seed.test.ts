@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { client } from '#fixtures/api.ts';
 import { waitFor } from '#fixtures/webhooks.ts';
-import { lastSequence } from '#db/event-log.repo.ts';
+import { lastSequence } from '#db/event/log.repo.ts';
 import { DEMO_STORE, seedDemoStore } from '#emulation/local/seed.ts';
 import { demoOrders, demoProducts } from '#http/openapi/example-data.ts';
 
