@@ -28,6 +28,7 @@ dl.fields { display: grid; grid-template-columns: repeat(auto-fill, minmax(16rem
 dl.fields dt { font-size: .8rem; color: var(--muted); text-transform: uppercase; letter-spacing: .03em; }
 dl.fields dd { margin: 0; overflow-wrap: anywhere; }
 form.stack { display: grid; gap: .75rem; max-width: 36rem; }
+form.stack + form.stack { margin-top: 1.5rem; }
 form.inline { display: inline; }
 fieldset { border: 1px solid var(--line); border-radius: 6px; }
 legend { font-weight: 600; }

@@ -86,14 +86,15 @@ export function fieldList(record: Record<string, unknown>, first: string[] = [],
 
 /**
  * A table of `rows` with the `first` columns in that order and then any other field a row has;
- * `extra` adds cells (links, buttons) at the end. Wrapped in a focusable scrolling region, so a
+ * `extra` adds cells (links, buttons) at the end, or with `lead` as the first column: a row's action
+ * must not sit past the right edge of a wide table. Wrapped in a focusable scrolling region, so a
  * wide table scrolls on a phone instead of widening the page.
  */
 export function table(
   caption: string,
   rows: Record<string, unknown>[],
   first: string[],
-  extra?: { head: string; cell: (row: Record<string, unknown>) => Html },
+  extra?: { head: string; cell: (row: Record<string, unknown>) => Html; lead?: boolean },
 ): Html {
   if (rows.length === 0) return html`<p class="empty">${caption}: none yet.</p>`;
   const seen = new Set(first.filter((f) => rows.some((r) => f in r)));
@@ -101,8 +102,8 @@ export function table(
   const columns = [...seen];
   return html`<div class="scroll" role="region" aria-label="${caption}" tabindex="0"><table>
 <caption>${caption}</caption>
-<thead><tr>${columns.map((c) => html`<th scope="col">${label(c)}</th>`)}${extra ? html`<th scope="col">${extra.head}</th>` : ''}</tr></thead>
-<tbody>${rows.map((r) => html`<tr>${columns.map((c) => html`<td>${value(r[c])}</td>`)}${extra ? html`<td>${extra.cell(r)}</td>` : ''}</tr>`)}</tbody>
+<thead><tr>${extra?.lead ? html`<th scope="col">${extra.head}</th>` : ''}${columns.map((c) => html`<th scope="col">${label(c)}</th>`)}${extra && !extra.lead ? html`<th scope="col">${extra.head}</th>` : ''}</tr></thead>
+<tbody>${rows.map((r) => html`<tr>${extra?.lead ? html`<td>${extra.cell(r)}</td>` : ''}${columns.map((c) => html`<td>${value(r[c])}</td>`)}${extra && !extra.lead ? html`<td>${extra.cell(r)}</td>` : ''}</tr>`)}</tbody>
 </table></div>`;
 }
 

@@ -1,5 +1,6 @@
 import { ABILITIES } from '#domain/key/abilities.ts';
 import { EVENT_TYPES, ORDER_EVENT_TYPES } from '#domain/event/event.ts';
+import { MCP_MODES, type McpMode } from '#domain/key/api-key.ts';
 import { button, fieldList, html, layout, notice, secret, table, value, type Crumb, type Html } from './html.ts';
 
 /** The console's pages: each takes what the admin handler answered and returns a document. */
@@ -11,6 +12,8 @@ export interface PageContext {
 }
 
 const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}">`;
+/** The form's one-time token (bin/console/once.ts): a second submit of the same form runs nothing. */
+const onceField = (once: string) => html`<input type="hidden" name="once" value="${once}">`;
 const home: Crumb = { label: 'Stores', href: '/' };
 const storeCrumb = (store: string): Crumb => ({
   label: `Store ${store}`,
@@ -71,12 +74,12 @@ function checkboxes(legend: string, name: string, options: readonly string[], ch
   })}</fieldset>`;
 }
 
-export function newKeyPage(ctx: PageContext, store: string): string {
+export function newKeyPage(ctx: PageContext, store: string, once: string): string {
   return layout(
     `New key for ${store}`,
     [home, storeCrumb(store), { label: 'New key' }],
     html`${ctx.notice}
-<form method="post" action="/stores/${encodeURIComponent(store)}/keys" class="stack">${csrfField(ctx.csrf)}
+<form method="post" action="/stores/${encodeURIComponent(store)}/keys" class="stack">${csrfField(ctx.csrf)}${onceField(once)}
 <div><label for="key-name">Name (who uses it, e.g. "crm")</label><input type="text" id="key-name" name="name" required autocomplete="off"></div>
 ${checkboxes('Abilities', 'abilities', ABILITIES, [])}
 <div><label for="key-webhook">Webhook URL (optional)</label><input type="url" id="key-webhook" name="webhook_url" autocomplete="off" aria-describedby="key-webhook-hint">
@@ -86,13 +89,22 @@ ${checkboxes('Webhook events', 'events', EVENT_TYPES, ORDER_EVENT_TYPES)}
   );
 }
 
+/** What a create, a rotate or a secret rotation shows once: kept between its POST and one GET. */
+export interface ShownOnce {
+  title: string;
+  store: string;
+  record: Row;
+  secrets: [field: string, name: string][];
+}
+/** What is left of a `ShownOnce` after its one read: no secret. */
+export interface ShownGone {
+  title: string;
+  store: string;
+  keyId: unknown;
+}
+
 /** After create, rotate or a secret rotation: the record and its secrets, shown this once. */
-export function shownOncePage(
-  title: string,
-  store: string,
-  record: Row,
-  secrets: [field: string, name: string][],
-): string {
+export function shownOncePage({ title, store, record, secrets }: ShownOnce): string {
   const shown = secrets.filter(([f]) => typeof record[f] === 'string');
   return layout(
     title,
@@ -106,6 +118,19 @@ ${fieldList(
   secrets.map(([f]) => f),
 )}
 <div class="actions"><a class="button" href="${keyPath(store, record.id)}">Back to key ${record.id}</a></div>`,
+  );
+}
+
+/** A shown-once page asked for again (a reload, Back, an old address): its secrets are gone. */
+export function shownGonePage(gone: ShownGone | undefined): string {
+  const back = gone
+    ? html`<a class="button" href="${keyPath(gone.store, gone.keyId)}">Back to key ${String(gone.keyId)}</a>`
+    : html`<a class="button" href="/">Back to the stores</a>`;
+  return layout(
+    gone?.title ?? 'Shown once',
+    gone ? [home, storeCrumb(gone.store), { label: gone.title }] : [home, { label: 'Shown once' }],
+    html`${notice('error', html`This page was <strong>shown once</strong> and its token and secrets are gone: the console cannot show them again, and asking again created or rotated nothing. If they were not copied, rotate them on the key's page.`)}
+<div class="actions">${back}</div>`,
   );
 }
 
@@ -130,6 +155,11 @@ export const ACTIONS = {
 } as const;
 export type Action = keyof typeof ACTIONS;
 
+const MCP_TEXT: Record<McpMode, string> = {
+  full: 'full: every tool its abilities allow',
+  'read-only': 'read-only: the read tools only, whatever its abilities',
+};
+
 export function keyPage(ctx: PageContext, store: string, key: Row): string {
   const path = keyPath(store, key.id);
   const events = Array.isArray(key.events) ? (key.events as string[]) : [];
@@ -145,6 +175,19 @@ ${fieldList(key, ['id', 'name', 'status', 'abilities', 'last_used_at', 'webhook_
 <div><label for="webhook-url">Webhook URL (empty removes it)</label><input type="url" id="webhook-url" name="url" value="${String(key.webhook_url ?? '')}" autocomplete="off"></div>
 ${checkboxes('Events', 'events', EVENT_TYPES, events)}
 <div><button type="submit">Save webhook</button></div></form>
+${
+  active
+    ? html`<h2>MCP and write budget</h2>
+<form method="post" action="${path}/mcp" class="stack">${csrfField(ctx.csrf)}
+<div><label for="mcp">MCP tools</label><select id="mcp" name="mcp" required><option value="">choose a mode</option>${MCP_MODES.map((m) => html`<option value="${m}">${MCP_TEXT[m]}</option>`)}</select></div>
+<div><button type="submit">Save MCP mode</button></div></form>
+<form method="post" action="${path}/budget" class="stack">${csrfField(ctx.csrf)}
+<div><label for="writes-per-hour">Writes per hour</label><input type="text" id="writes-per-hour" name="writes_per_hour" value="" autocomplete="off" aria-describedby="budget-hint"></div>
+<div><label for="status-changes-per-hour">Status changes per hour</label><input type="text" id="status-changes-per-hour" name="status_changes_per_hour" value="" autocomplete="off" aria-describedby="budget-hint"></div>
+<p class="hint" id="budget-hint">Each 1 to 1,000,000 an hour, or none for no limit; a field left empty keeps its value.</p>
+<div><button type="submit">Save budget</button></div></form>`
+    : ''
+}
 <h2>Irreversible actions</h2>
 ${
   active
@@ -154,7 +197,7 @@ ${
   );
 }
 
-export function confirmPage(ctx: PageContext, store: string, key: Row, action: Action): string {
+export function confirmPage(ctx: PageContext, store: string, key: Row, action: Action, once: string): string {
   const a = ACTIONS[action];
   const path = keyPath(store, key.id);
   return layout(
@@ -163,7 +206,7 @@ export function confirmPage(ctx: PageContext, store: string, key: Row, action: A
     html`${ctx.notice}
 <p>${a.warning}</p>
 ${fieldList(key, ['id', 'name', 'status', 'abilities', 'webhook_url'])}
-<div class="actions">${button(`${path}/${action}`, `Yes, ${a.title.toLowerCase()}`, ctx.csrf, {}, action === 'revoke' ? 'danger' : 'primary')}
+<div class="actions">${button(`${path}/${action}`, `Yes, ${a.title.toLowerCase()}`, ctx.csrf, { once }, action === 'revoke' ? 'danger' : 'primary')}
 <a class="button" href="${path}">Cancel</a></div>`,
   );
 }
@@ -183,6 +226,7 @@ ${table(
   {
     head: 'Action',
     cell: (d) => button(`${path}/redeliver`, 'Redeliver', ctx.csrf, { event: String(d.event_id) }),
+    lead: true,
   },
 )}
 <h2>Redeliver in bulk</h2>
@@ -239,7 +283,12 @@ export function eventsPage(ctx: PageContext, store: string, rows: Row[], after: 
     html`${ctx.notice}
 <p class="hint">Every change of the store, numbered in order (kept 30 days), from sequence ${String(after + 1)}. Keys see the families their abilities read (GET /events).</p>
 <div class="actions"><a class="button" href="${base}?after=0">From the start</a>${typeof nextAfter === 'number' ? html`<a class="button" href="${base}?after=${String(nextAfter)}">Next page</a>` : ''}</div>
-${table(`Events of ${store}`, shown, ['sequence', 'type', 'timestamp', 'origin', 'id'])}`,
+${table(`Events of ${store}`, shown, ['sequence', 'type', 'timestamp', 'origin', 'id'], {
+  head: 'Action',
+  cell: (e) => button(`${base}/replay`, 'Replay', ctx.csrf, { event: String(e.id), after: String(after) }),
+  lead: true,
+})}
+<p class="hint">Replay fans an event out again (kept 7 days for this): a key subscribed to it that never got it gets it now; a key that has it gets nothing twice.</p>`,
   );
 }
 

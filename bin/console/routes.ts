@@ -1,5 +1,5 @@
 import type { AdminEvent, AdminResult } from '#functions/admin/handler.ts';
-import { errorNotice, layout, notice, html } from './html.ts';
+import { errorNotice, layout, notice, html, value } from './html.ts';
 import {
   ACTIONS,
   bulkNotice,
@@ -10,12 +10,17 @@ import {
   newKeyPage,
   requestsPage,
   eventsPage,
+  shownGonePage,
   shownOncePage,
   storePage,
   storesPage,
   type Action,
   type PageContext,
+  type ShownGone,
+  type ShownOnce,
 } from './pages.ts';
+import { OneTime } from './once.ts';
+import { badAddressPage, isKeyId, notFoundPage, segments } from './address.ts';
 
 /** One console request after the security checks of server.ts: which admin command, which page. */
 export interface ConsoleRequest {
@@ -24,18 +29,29 @@ export interface ConsoleRequest {
   query: URLSearchParams;
   form: URLSearchParams | undefined;
 }
-type Answer = { status: number; body: string } | { redirect: string };
+export type Answer = { status: number; body: string } | { redirect: string };
 type Row = Record<string, unknown>;
 interface Deps {
   csrf: string;
   invoke: (event: AdminEvent) => Promise<AdminResult>;
+  once: ConsoleOnce;
 }
+
+/** The console's form tokens and shown-once slots (bin/console/once.ts), one per running console. */
+export type ConsoleOnce = OneTime<Answer, ShownOnce, ShownGone>;
+export const consoleOnce = (): ConsoleOnce =>
+  new OneTime<Answer, ShownOnce, ShownGone>(({ title, store, record }) => ({ title, store, keyId: record.id }));
 type Failure = Extract<AdminResult, { ok: false }>['error'];
+
+const FORM_USED =
+  'This form was already sent, or is too old (a form works for an hour, and until the console restarts): nothing was done. Check the key, then try again.';
 
 /** What a redirect's `done` says; a fixed list, so the query string cannot put words on the page. */
 const DONE: Record<string, string> = {
   store: 'Store created.',
   webhook: 'Webhook saved.',
+  mcp: 'MCP mode saved.',
+  budget: 'Budget saved.',
   revoke: 'Key revoked.',
   redeliver: 'Redelivery queued: a new round with a fresh retry schedule.',
 };
@@ -67,13 +83,24 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
   const page = (body: string, status = 200): Answer => ({ status, body });
   const fail = (e: Failure, body: (c: PageContext) => string) =>
     page(body({ ...ctx, notice: errorNotice(e) }), statusOf(e));
-  const parts = req.path.split('/').filter(Boolean).map(decodeURIComponent);
+  const parts = segments(req.path);
+  if (!parts) return page(badAddressPage(), 400);
   const f = (name: string) => req.form?.get(name) ?? '';
+  /** Where a POST that made secrets sends the browser: a page that shows them to one GET. */
+  const showOnce = (shown: ShownOnce): Answer => ({ redirect: `/shown/${deps.once.put(shown)}` });
+  /** Runs a form's action for its first submit only; `used` is the page for a token that is not live. */
+  const onceOnly = async (action: () => Promise<Answer>, used: (c: PageContext) => string): Promise<Answer> =>
+    (await deps.once.once(f('once'), action)) ?? page(used({ ...ctx, notice: notice('error', FORM_USED) }), 409);
 
   try {
     if (parts.length === 0) return page(storesPage(ctx, (await run<{ data: Row[] }>('stores list')).data));
     if (parts[0] === 'open' && parts.length === 1)
       return { redirect: `/stores/${encodeURIComponent(req.query.get('store') ?? '')}` };
+    if (parts[0] === 'shown' && parts.length === 2 && req.method === 'GET') {
+      const taken = deps.once.take(parts[1]!);
+      if (taken.kind === 'shown') return page(shownOncePage(taken.shown));
+      return page(shownGonePage(taken.kind === 'gone' ? taken.gone : undefined), 410);
+    }
     if (parts[0] !== 'stores') return notFound();
     const store = parts[1];
     if (store === undefined) {
@@ -88,6 +115,31 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
     }
     const keysOf = async () => (await run<{ data: Row[] }>('keys list', { store })).data;
     if (parts.length === 2) return page(storePage(ctx, store, await keysOf()));
+    if (parts[2] === 'events' && parts[3] === 'replay' && parts.length === 4 && req.method === 'POST') {
+      const after = Number(f('after')) || 0;
+      const logPage = async (c: PageContext) => {
+        const log = await run<{ data: Row[]; next_after: number | null }>('webhooks events', {
+          store,
+          after,
+          limit: 50,
+        });
+        return page(eventsPage(c, store, log.data, after, log.next_after));
+      };
+      try {
+        const out = await run('webhooks replay', { store, event: f('event') });
+        return await logPage({
+          ...ctx,
+          notice: notice(
+            'done',
+            html`Event ${String(out.event_id)} fanned out again at ${value(out.replayed_at)}: a key subscribed to it that never got it gets it now.`,
+          ),
+        });
+      } catch (err) {
+        if (!(err instanceof Refused)) throw err;
+        const failure = err.failure;
+        return { ...(await logPage({ ...ctx, notice: errorNotice(failure) })), status: statusOf(failure) };
+      }
+    }
     if (parts[2] === 'events' && parts.length === 3) {
       const after = req.query.get('after') ?? '0';
       try {
@@ -103,6 +155,7 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
       }
     }
     if (parts[2] !== 'keys') return notFound();
+    const keyForm = (c: PageContext) => newKeyPage(c, store, deps.once.issue());
     if (parts.length === 3 && req.method === 'POST') {
       const args = {
         store,
@@ -111,21 +164,24 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
         events: req.form!.getAll('events').join(','),
         webhook_url: f('webhook_url'),
       };
+      const secrets: ShownOnce['secrets'] = [
+        ['token', 'Token'],
+        ['webhook_secret', 'Webhook secret'],
+      ];
       try {
-        return page(
-          shownOncePage('Key created', store, await run('keys create', args), [
-            ['token', 'Token'],
-            ['webhook_secret', 'Webhook secret'],
-          ]),
+        return await onceOnly(
+          async () => showOnce({ title: 'Key created', store, record: await run('keys create', args), secrets }),
+          keyForm,
         );
       } catch (err) {
         if (!(err instanceof Refused)) throw err;
-        return fail(err.failure, (c) => newKeyPage(c, store));
+        return fail(err.failure, keyForm);
       }
     }
     if (parts[3] === undefined) return { redirect: `/stores/${encodeURIComponent(store)}` };
-    if (parts[3] === 'new' && parts.length === 4) return page(newKeyPage(ctx, store));
+    if (parts[3] === 'new' && parts.length === 4) return page(keyForm(ctx));
 
+    if (!isKeyId(parts[3])) return notFound(`Key ${parts[3]} is not a key of store ${store}.`);
     const id = Number(parts[3]);
     const key = (await keysOf()).find((k) => k.id === id);
     if (!key) return notFound(`Key ${parts[3]} is not a key of store ${store}.`);
@@ -135,7 +191,7 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
     if (req.method === 'GET') {
       if (sub === '') return page(keyPage(ctx, store, key));
       if (sub.startsWith('confirm/') && sub.slice(8) in ACTIONS)
-        return page(confirmPage(ctx, store, key, sub.slice(8) as Action));
+        return page(confirmPage(ctx, store, key, sub.slice(8) as Action, deps.once.issue()));
       if (sub === 'deliveries')
         return page(deliveriesPage(ctx, store, key, (await run<{ data: Row[] }>('webhooks deliveries', { id })).data));
       if (sub === 'requests') {
@@ -155,17 +211,46 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
           await run('keys set-webhook', { id, url: f('url'), events: events.join(',') });
           return { redirect: `${path}?done=webhook` };
         }
+        case 'mcp':
+          await run('keys set-mcp', { id, mcp: f('mcp') });
+          return { redirect: `${path}?done=mcp` };
+        case 'budget': {
+          // An empty field is one the admin left alone: the command keeps its value.
+          const given = (name: string) => (f(name).trim() ? { [name]: f(name).trim() } : {});
+          await run('keys set-budget', { id, ...given('writes_per_hour'), ...given('status_changes_per_hour') });
+          return { redirect: `${path}?done=budget` };
+        }
+        // The confirmed actions run once per confirmation page, however often its button is sent.
         case 'rotate':
-          return page(shownOncePage('Token rotated', store, await run('keys rotate', { id }), [['token', 'Token']]));
+          return await onceOnly(
+            async () =>
+              showOnce({
+                title: 'Token rotated',
+                store,
+                record: await run('keys rotate', { id }),
+                secrets: [['token', 'Token']],
+              }),
+            (c) => keyPage(c, store, key),
+          );
         case 'rotate-webhook-secret':
-          return page(
-            shownOncePage('Webhook secret rotated', store, await run('keys rotate-webhook-secret', { id }), [
-              ['webhook_secret', 'Webhook secret'],
-            ]),
+          return await onceOnly(
+            async () =>
+              showOnce({
+                title: 'Webhook secret rotated',
+                store,
+                record: await run('keys rotate-webhook-secret', { id }),
+                secrets: [['webhook_secret', 'Webhook secret']],
+              }),
+            (c) => keyPage(c, store, key),
           );
         case 'revoke':
-          await run('keys revoke', { id });
-          return { redirect: `${path}?done=revoke` };
+          return await onceOnly(
+            async () => {
+              await run('keys revoke', { id });
+              return { redirect: `${path}?done=revoke` };
+            },
+            (c) => keyPage(c, store, key),
+          );
         case 'redeliver':
           await run('webhooks redeliver', { id, event: f('event') });
           return { redirect: `${path}/deliveries?done=redeliver` };
@@ -203,14 +288,7 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
     );
   }
 
-  function notFound(text = 'No such page.'): Answer {
-    return page(
-      layout(
-        'Not found',
-        [{ label: 'Stores', href: '/' }, { label: 'Not found' }],
-        html`<p>${text}</p><p><a href="/">Back to the stores</a></p>`,
-      ),
-      404,
-    );
+  function notFound(text?: string): Answer {
+    return page(notFoundPage(text), 404);
   }
 }

@@ -11,7 +11,7 @@ import type { AdminEvent, AdminResult } from '#functions/admin/handler.ts';
 import type { AdminInvoker } from '../admin-invoke.ts';
 import { CSS, ICON, JS } from './assets.ts';
 import { forbiddenPage } from './pages.ts';
-import { route } from './routes.ts';
+import { consoleOnce, route } from './routes.ts';
 
 export interface ConsoleOptions {
   invoke: AdminInvoker;
@@ -66,6 +66,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   // neither is the secret itself, and none of them outlives this process.
   const session = createHmac('sha256', secret).update('session').digest('base64url');
   const csrf = createHmac('sha256', secret).update('form').digest('base64url');
+  const once = consoleOnce();
   let port = 0;
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
 
@@ -97,6 +98,8 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       const origin = req.headers.origin;
       if (origin !== undefined && !allowedHosts().some((h) => origin === `http://${h}`)) return forbid(res);
       if (req.headers['sec-fetch-site'] === 'cross-site') return forbid(res);
+      if (!URL.canParse(req.url ?? '/', `http://${req.headers.host}`))
+        return send(res, 400, 'bad address', 'text/plain; charset=utf-8');
       const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
       if (url.pathname === '/login' && req.method === 'GET') {
         const given = url.searchParams.get('secret') ?? '';
@@ -122,7 +125,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       }
       const answer = await route(
         { method: req.method === 'POST' ? 'POST' : 'GET', path: url.pathname, query: url.searchParams, form },
-        { csrf, invoke },
+        { csrf, invoke, once },
       );
       if ('redirect' in answer) {
         res.writeHead(303, { ...HEADERS, Location: answer.redirect });

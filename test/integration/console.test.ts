@@ -7,6 +7,7 @@ import { handler as admin } from '#functions/admin/handler.ts';
 import { adminCommand, client, createKey, createStore } from '#fixtures/api.ts';
 import { waitFor } from '#fixtures/webhooks.ts';
 import { consoleBrowserFlows } from '#fixtures/console-flows.ts';
+import { startConsole } from '#bin/console/server.ts';
 
 /**
  * The README's screenshots of docs/console/, retaken by this test when CONSOLE_SCREENSHOTS=1 (they
@@ -70,7 +71,9 @@ describe('npm run admin -- console', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
+    let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     try {
       const loginUrl = await waitFor(
         'the login address',
@@ -86,9 +89,57 @@ describe('npm run admin -- console', () => {
       const guess = new URL(loginUrl);
       guess.searchParams.set('secret', 'x'.repeat(32));
       expect((await fetch(guess, { redirect: 'manual' })).status).toBe(403);
+      // A malformed address is the user's mistake, not the console's: 400, and nothing on its terminal.
+      const malformed = await fetch(new URL('/stores/%E0%A4%A', loginUrl), { headers: { cookie } });
+      expect(malformed.status).toBe(400);
+      expect(await malformed.text()).not.toMatch(/URIError|\bat /);
+      expect(err).toBe('');
     } finally {
       // The npm wrapper and the console in it: their own process group, started here.
       process.kill(-child.pid!, 'SIGTERM');
+    }
+  });
+});
+
+describe('console addresses', () => {
+  it('answers 400 to malformed percent-encoding and 404 to a key id that is not written canonically', async () => {
+    const store = await createStore();
+    const key = await createKey(store, ['catalog:read']);
+    const app = await startConsole({ invoke: admin });
+    try {
+      const login = await fetch(app.loginUrl, { redirect: 'manual' });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const get = async (path: string) => {
+        const res = await fetch(`${app.origin}${path}`, { headers: { cookie }, redirect: 'manual' });
+        return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
+      };
+      for (const path of ['/stores/%E0%A4%A', `/stores/${store}/keys/%`, `/stores/${store}/keys/${key.id}/%zz`]) {
+        const res = await get(path);
+        expect(res.status, path).toBe(400);
+        expect(res.type, path).toMatch(/^text\/html/);
+        expect(res.body, path).toContain('<h1>Bad address</h1>');
+        expect(res.body, path).not.toMatch(/URIError|\bat /);
+      }
+      expect((await get(`/stores/${store}/keys/${key.id}`)).status).toBe(200);
+      const id = key.id;
+      for (const spelling of [
+        `${id}.0`,
+        `0x${id.toString(16)}`,
+        `%20${id}`,
+        `0${id}`,
+        `+${id}`,
+        `${id}e0`,
+        `${id}%20`,
+        '0',
+        '-1',
+      ]) {
+        const res = await get(`/stores/${store}/keys/${spelling}`);
+        expect(res.status, spelling).toBe(404);
+        expect(res.body, spelling).toContain('<h1>Not found</h1>');
+        expect((await get(`/stores/${store}/keys/${spelling}/deliveries`)).status, spelling).toBe(404);
+      }
+    } finally {
+      await app.close();
     }
   });
 });
