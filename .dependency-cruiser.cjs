@@ -65,9 +65,10 @@ module.exports = {
       name: 'app-below-http',
       severity: 'error',
       comment:
-        'shared/app (use cases) composes domain rules and repositories; it knows no HTTP, handler, queue or infrastructure.',
+        'shared/app (use cases) composes domain rules, repositories and the queue (the fan-out queues deliveries); ' +
+        'it knows no HTTP, handler or infrastructure.',
       from: { path: '^shared/app/' },
-      to: { path: '^(shared/(http|queue|secrets)/|functions/|infra/)' },
+      to: { path: '^(shared/(http|secrets)/|functions/|infra/)' },
     },
     {
       name: 'db-below-app',
@@ -75,6 +76,20 @@ module.exports = {
       comment: 'shared/db maps items to domain types; it knows no use case, HTTP, handler or other adapter.',
       from: { path: '^shared/db/' },
       to: { path: '^(shared/(app|http|queue|secrets)/|functions/|infra/)' },
+    },
+    {
+      name: 'functions-not-to-db',
+      severity: 'error',
+      comment:
+        'A handler parses, calls a use case (shared/app) and maps its outcome: storage is reached only through shared/app. ' +
+        'Files whose orchestration has not moved to shared/app yet are named here, a list that only shrinks ' +
+        '(docs/architecture.md#stated-exceptions): the webhook signer, the admin commands and the MCP allowance.',
+      from: {
+        path: '^functions/',
+        pathNot:
+          '^functions/(webhooks/(attempt|probe|endpoint-health)|admin/(commands|request-commands|webhook-commands|bulk-redeliver)|mcp/allowance)\\.ts$',
+      },
+      to: { path: '^shared/db/' },
     },
     {
       name: 'only-db-speaks-dynamodb',

@@ -1,8 +1,6 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { authenticate } from '#db/key/auth.repo.ts';
-import { hashToken, looksLikeToken } from '#domain/key/api-key.ts';
+import { authenticateToken } from '#app/authenticate.ts';
 import { findRoute, principalToContext } from '#http/api-routes.ts';
-import { config } from '#shared/config.ts';
 import { instrument } from '#http/http-handler.ts';
 import { addInvocationContext } from '#shared/log.ts';
 import type { Principal } from '#domain/principal.ts';
@@ -54,9 +52,7 @@ export const handler = instrument(
     // belongs to (docs/mcp.md#rate-limit).
     const mcp = route?.group === 'mcp';
     const admits = (p: Principal) => !mcp && (!route?.ability || p.abilities.includes(route.ability));
-    const auth = looksLikeToken(token)
-      ? await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute, admits)
-      : { ok: false as const };
+    const auth = await authenticateToken(token, admits);
     // A token that is no key: refused here, never handed to the group Lambda.
     if (!auth.ok) return invalidToken(event.methodArn);
     addInvocationContext({ key_id: auth.principal.keyId, store_id: auth.principal.storeId });

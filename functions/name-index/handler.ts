@@ -1,14 +1,10 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { coldStartTracker, withInvocationContext, errorFields, log } from '#shared/log.ts';
-import { isPendingNameWrite, pendingNameFromImage } from '#db/name-index/stream.ts';
-import { indexPendingNames } from '#db/name-index/repo.ts';
+import { indexNameRecords } from '#app/name-index.ts';
 
 /**
- * Name indexer (table stream → filter[name]'s trigram postings, see shared/db/name-index/repo.ts).
- * The mapping passes only pending-name writes; the same filter runs here too. A batch is indexed
- * together (one read of every pending entry, postings written 25 at a time); if it fails, the
- * whole batch is reported failed from its first record and comes again: indexing is idempotent,
- * and until it succeeds the search reads the pending entries, so no result is ever wrong.
+ * Name indexer (table stream → filter[name]'s trigram postings): the use case indexes the batch
+ * (shared/app/name-index.ts); a failure is logged and reported from the batch's first record.
  */
 const isColdStart = coldStartTracker();
 
@@ -24,16 +20,8 @@ export function handler(event: DynamoDBStreamEvent, context?: Context): Promise<
 }
 
 async function indexRecords(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
-  const records = event.Records.filter((r) => isPendingNameWrite(r) && r.dynamodb?.NewImage);
-  if (records.length === 0) return { batchItemFailures: [] };
-  try {
-    await indexPendingNames(records.map((r) => pendingNameFromImage(r.dynamodb!.NewImage!)));
-    return { batchItemFailures: [] };
-  } catch (err) {
-    log('error', 'name indexing failed', {
-      sequence_number: records[0]!.dynamodb!.SequenceNumber,
-      ...errorFields(err),
-    });
-    return { batchItemFailures: [{ itemIdentifier: records[0]!.dynamodb!.SequenceNumber ?? '' }] };
-  }
+  const outcome = await indexNameRecords(event.Records);
+  if (outcome.ok) return { batchItemFailures: [] };
+  log('error', 'name indexing failed', { sequence_number: outcome.sequenceNumber, ...errorFields(outcome.error) });
+  return { batchItemFailures: [{ itemIdentifier: outcome.retryFrom }] };
 }

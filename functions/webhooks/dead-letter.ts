@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { getDelivery, updateDelivery } from '#db/webhook/delivery.repo.ts';
+import { recordDeadLetter } from '#app/dead-letter.ts';
 import { parseDeliveryMessage } from '#domain/webhook/delivery.ts';
 import {
   errorFields,
@@ -12,16 +12,8 @@ import {
 import { recordDelivery } from './delivery-metrics.ts';
 import { processSqsBatch } from './sqs-batch.ts';
 
-export const DEAD_LETTER_ERROR =
-  'dead-lettered: the signer could not process this delivery (a platform error, see its logs); redeliver it once fixed';
-
-/**
- * One dead-lettered message: the queue gave up on it after maxReceiveCount receives that never
- * finished it (platform errors). A pending delivery of its round becomes `failed` with that
- * reason, so nothing stays `pending` forever; a delivered, failed or superseded one is left as it
- * is. `webhooks redeliver` starts it again.
- */
-async function recordDeadLetter(record: SQSRecord): Promise<void> {
+/** One dead-lettered message: parsed, handed to the use case (shared/app/dead-letter.ts), its outcome logged and counted. */
+async function handleDeadLetter(record: SQSRecord): Promise<void> {
   let message;
   try {
     message = parseDeliveryMessage(record.body);
@@ -32,27 +24,14 @@ async function recordDeadLetter(record: SQSRecord): Promise<void> {
     });
     return;
   }
-  const { event_id: eventId, key_id: keyId, round } = message;
-  const delivery = await getDelivery(keyId, eventId);
-  if (!delivery || delivery.round !== round || delivery.state !== 'pending') {
-    log('info', 'dead letter of a finished delivery', {
-      event_id: eventId,
-      key_id: keyId,
-      round,
-      state: delivery?.state ?? null,
-    });
+  const { event_id, key_id, round } = message;
+  const outcome = await recordDeadLetter(message);
+  if (outcome.kind === 'finished') {
+    log('info', 'dead letter of a finished delivery', { event_id, key_id, round, state: outcome.state });
     return;
   }
-  const now = new Date().toISOString();
-  const updated = await updateDelivery(keyId, eventId, round, {
-    state: 'failed',
-    attempted: false,
-    last_error: DEAD_LETTER_ERROR,
-    next_attempt_at: null,
-    now,
-  });
-  addInvocationContext({ key_id: keyId, store_id: delivery.store_id });
-  log('error', 'webhook dead-lettered; marked failed', { event_id: eventId, round, recorded: updated !== undefined });
+  addInvocationContext({ key_id, store_id: outcome.storeId });
+  log('error', 'webhook dead-lettered; marked failed', { event_id, round, recorded: outcome.recorded });
   recordDelivery('dead_lettered');
 }
 
@@ -67,7 +46,7 @@ export function handler(event: SQSEvent, context?: Context): Promise<SQSBatchRes
   return processSqsBatch(event, context, (record) =>
     withInvocationContext(invocation(record, context, cold), async () => {
       try {
-        await recordDeadLetter(record);
+        await handleDeadLetter(record);
       } catch (err) {
         log('error', 'could not record a dead letter', { message_id: record.messageId, ...errorFields(err) });
         throw err;

@@ -10,7 +10,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
 import { setLogSink } from '#shared/log.ts';
-import { DEAD_LETTER_ERROR } from '#functions/webhooks/dead-letter.ts';
+import { DEAD_LETTER_ERROR } from '#app/dead-letter.ts';
 
 /**
  * The queue's limits, on a pipeline of this file's own with a shortened plan: retry after 1 s,

@@ -1,10 +1,12 @@
+import type { DynamoDBRecord } from 'aws-lambda';
 import { listKeysOfStore } from '#db/key/repo.ts';
 import type { KeyRecord } from '#domain/key/api-key.ts';
 import { createDelivery, getDelivery, markQueued } from '#db/webhook/delivery.repo.ts';
-import type { OutboxRecord } from '#db/event/outbox-stream.ts';
+import { outboxRecordFromImage, type OutboxRecord } from '#db/event/outbox-stream.ts';
+import { isOutboxInsert } from '#db/event/outbox-stream-filter.ts';
 import { eventBody, type Delivery } from '#domain/webhook/delivery.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
-import { log } from '#shared/log.ts';
+import { errorFields, log } from '#shared/log.ts';
 import { assignSequences } from '#db/event/log.repo.ts';
 import { canSee, causedBy, eventView, type EventPayload } from '#domain/event/event.ts';
 
@@ -118,3 +120,90 @@ export async function fanOut(
   log('debug', 'webhook fan-out', { kind: record.kind, event_id: record.event_id, queued });
   return queued;
 }
+
+/** Stores fanned out at once: each store's records stay in order, stores do not wait on each other. */
+const STORES_AT_ONCE = 8;
+
+type Indexed = { index: number; record: DynamoDBRecord };
+
+/** What a stream batch came to: stores seen, messages queued, and the index of the first record that failed. */
+export interface FanOutBatch {
+  stores: number;
+  queued: number;
+  failedAt: number | null;
+}
+
+/**
+ * The fan-out's use case (table stream → webhook queue) over one stream batch. The event-source
+ * mapping already filters on outbox INSERTs; the same filter runs here too, so a mapping without
+ * it (or a test) cannot feed other writes through. Records of one store keep their order
+ * (numbering and delivery follow it); different stores' records are independent, so one store's
+ * backlog does not hold every other store's deliveries. The first failure in stream order is the
+ * batch's: Lambda resumes the shard from it, and what other stores handled after it is replayed
+ * harmlessly (numbering and the delivery log are idempotent).
+ */
+export async function fanOutStreamBatch(records: readonly DynamoDBRecord[]): Promise<FanOutBatch> {
+  const byStore = new Map<string, Indexed[]>();
+  for (const [index, record] of records.entries()) {
+    if (!isOutboxInsert(record) || !record.dynamodb?.NewImage) continue;
+    const store = String(record.dynamodb.NewImage.pk?.S ?? '');
+    byStore.set(store, [...(byStore.get(store) ?? []), { index, record }]);
+  }
+  let firstFailure = Number.POSITIVE_INFINITY;
+  const groups = [...byStore.values()];
+  const tally = { queued: 0 };
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(STORES_AT_ONCE, groups.length) }, async () => {
+      while (next < groups.length) firstFailure = Math.min(firstFailure, await fanOutStore(groups[next++]!, tally));
+    }),
+  );
+  return {
+    stores: groups.length,
+    queued: tally.queued,
+    failedAt: Number.isFinite(firstFailure) ? firstFailure : null,
+  };
+}
+
+/**
+ * One store's records in order: numbered together first; if that fails (a record that cannot be
+ * numbered), one by one, so the failure is pinned to its record. Answers the index of the first
+ * record that failed, or Infinity.
+ */
+async function fanOutStore(group: Indexed[], tally: { queued: number }): Promise<number> {
+  const parsed: { index: number; sequenceNumber: string | undefined; outbox: OutboxRecord }[] = [];
+  let failedAt = Number.POSITIVE_INFINITY;
+  for (const { index, record } of group) {
+    try {
+      parsed.push({
+        index,
+        sequenceNumber: record.dynamodb?.SequenceNumber,
+        outbox: outboxRecordFromImage(record.dynamodb!.NewImage!),
+      });
+    } catch (err) {
+      fanOutFailed(record.dynamodb?.SequenceNumber, err);
+      failedAt = index;
+      break;
+    }
+  }
+  const storeId = parsed.flatMap((p) => (p.outbox.kind === 'event' ? [p.outbox.store_id] : []))[0];
+  // A store's records share one pk, so one event's store_id is the group's.
+  const batch = storeId
+    ? await prepareStoreBatch(
+        storeId,
+        parsed.map((p) => p.outbox),
+      ).catch(() => undefined)
+    : undefined;
+  for (const { index, sequenceNumber, outbox } of parsed) {
+    try {
+      tally.queued += await fanOut(outbox, undefined, batch);
+    } catch (err) {
+      fanOutFailed(sequenceNumber, err);
+      return index;
+    }
+  }
+  return failedAt;
+}
+
+const fanOutFailed = (sequenceNumber: string | undefined, err: unknown) =>
+  log('error', 'webhook fan-out failed', { sequence_number: sequenceNumber, ...errorFields(err) });
