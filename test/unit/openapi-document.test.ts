@@ -9,7 +9,7 @@ import { ERROR_CODES } from '#domain/errors.ts';
 import { buildOpenApiDocument } from '#http/openapi/document.ts';
 import { errorCatalogueMarkdown } from '#http/openapi/error-catalogue-md.ts';
 import { ERRORS_FILE, OPENAPI_FILE, renderOpenApi } from '#bin/openapi.ts';
-import { SETTABLE_STATUSES } from '#functions/orders/routes/set-order-status.ts';
+import { SETTABLE_STATUSES } from '#domain/order/status-change.ts';
 
 const doc = buildOpenApiDocument();
 type Op = {
