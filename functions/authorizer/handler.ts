@@ -2,6 +2,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } fro
 import { authenticate } from '#db/key-auth.repo.ts';
 import { hashToken, looksLikeToken } from '#domain/key/api-key.ts';
 import { findRoute, principalToContext } from '#http/api-routes.ts';
+import { audienceCovers } from '#domain/oauth/oauth.ts';
 import { config } from '#shared/config.ts';
 import { instrument } from '#http/http-handler.ts';
 import { addInvocationContext } from '#shared/log.ts';
@@ -56,8 +57,10 @@ export const handler = instrument(
     const auth = looksLikeToken(token)
       ? await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute, admits)
       : { ok: false as const };
-    // A token that is no key: refused here, never handed to the group Lambda.
-    if (!auth.ok) return invalidToken(event.methodArn);
+    // A token that is no key, or an OAuth access token for another resource (RFC 8707): refused
+    // here, never handed to the group Lambda.
+    if (!auth.ok || (auth.audience !== undefined && !audienceCovers(auth.audience, event.resource)))
+      return invalidToken(event.methodArn);
     addInvocationContext({ key_id: auth.principal.keyId, store_id: auth.principal.storeId });
     // A route without an ability (MCP) admits any valid key; its tools check their own abilities.
     const missing = route?.ability && !auth.principal.abilities.includes(route.ability) ? route.ability : null;
