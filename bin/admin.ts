@@ -36,7 +36,10 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   webhooks redeliver --id KEY_ID --since TIME [--state pending|delivered|failed]   (in bulk, oldest first)
   webhooks ping --id KEY_ID                        (a signed webhook.ping to the key's URL: status, ms)
   webhooks replay --store ID --event EVENT_ID      (fan an event out again: keys without it get it)
-  webhooks events --store ID [--after N] [--limit N]   (the store's event log from sequence N + 1)`;
+  webhooks events --store ID [--after N] [--limit N]   (the store's event log from sequence N + 1)
+  oauth approve --code CODE --store ID [--abilities a,b,...] [--mcp read-only] [--writes-per-hour N]
+                 (an OAuth client's approval code: docs/oauth.md; abilities no wider than it asked)
+  oauth deny --code CODE`;
 
 export function parseArgs(argv: string[]): { event: AdminEvent; json: boolean; fn: string | undefined } {
   const words: string[] = [];

@@ -15,6 +15,7 @@ import { ServiceFunction } from './constructs/service-function.ts';
 import { WebhookPipeline } from './constructs/webhook-pipeline.ts';
 import { NameIndexer } from './constructs/name-indexer.ts';
 import { addOpenApiMethod } from './openapi-method.ts';
+import { addOAuthMethods } from './oauth-methods.ts';
 import { grantAccessLogQuery } from './access-log-query.ts';
 import {
   acknowledgeMethodNotAllowed,
@@ -44,6 +45,7 @@ export class ApiStack extends Stack {
   readonly functions: Partial<Record<Group, ServiceFunction>> = {};
   readonly adminFunction: ServiceFunction;
   readonly openApiFunction: ServiceFunction;
+  readonly oauthFunction: ServiceFunction;
   readonly webhooks: WebhookPipeline;
   readonly nameIndexer: NameIndexer;
   readonly alarmTopic: AlarmTopic;
@@ -141,6 +143,7 @@ export class ApiStack extends Stack {
       acknowledgeMethodNotAllowed(any);
     }
     this.openApiFunction = addOpenApiMethod(this, this.api);
+    this.oauthFunction = addOAuthMethods(this, this.api, table, env);
     addGatewayResponses(this.api, s.rateLimitPerMinute);
     acknowledgeRestApi(this.api, s.waf);
 
@@ -212,6 +215,7 @@ export class ApiStack extends Stack {
         { name: 'DeadLetter', fn: this.webhooks.deadLetterFunction },
         { name: 'NameIndex', fn: this.nameIndexer.function },
         { name: 'OpenApi', fn: this.openApiFunction },
+        { name: 'OAuth', fn: this.oauthFunction },
       ],
     });
     this.alarmTopic.connectAlarms();

@@ -93,6 +93,15 @@ export function acknowledgeOpenApiMethod(method: IConstruct): void {
   );
 }
 
+export function acknowledgeOAuthMethod(method: IConstruct): void {
+  ack(
+    method,
+    'AwsSolutions-APIG4',
+    'The OAuth endpoints are public by design (RFC 8414, RFC 9728, RFC 7591, RFC 6749): they are how a client obtains a ' +
+      "token. No grant exists without the store admin's approval through the admin Lambda (docs/oauth.md).",
+  );
+}
+
 /** The ANY method of a known path: unknown methods, answered 405 with Allow. */
 export function acknowledgeMethodNotAllowed(method: IConstruct): void {
   ack(

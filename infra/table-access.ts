@@ -37,6 +37,19 @@ export const TABLE_ACCESS = {
   orders: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },
   content: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
   mcp: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
+  // The OAuth endpoints (docs/oauth.md): their own items, and a grant's key and token items (code exchange, refresh, reuse revocation).
+  oauth: {
+    actions: ['GetItem', ...writes],
+    leadingKeys: [
+      keys.oauthClient('*').pk,
+      keys.oauthRequest('*').pk,
+      keys.oauthCode('*').pk,
+      keys.oauthRefresh('*').pk,
+      keys.key(0).pk.replace('0', '*'),
+      keys.token('*').pk,
+      keys.store('*').pk,
+    ],
+  },
   // ConditionCheckItem: `products reindex-names` marks a name pending only if its product is unchanged.
   admin: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes, 'ConditionCheckItem'], queriesIndex: true },
   events: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },

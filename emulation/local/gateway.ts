@@ -6,13 +6,13 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { API_BASE_PATH, resourceOf, type Group } from '#http/api-routes.ts';
+import { API_BASE_PATH, OAUTH_ROUTES, resourceMetadataUrl, resourceOf, type Group } from '#http/api-routes.ts';
 import { matchPath } from './match-path.ts';
 import { readBody, send } from './http-io.ts';
 import { withDbStats } from '#db/core/client.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '#functions/authorizer/handler.ts';
-import { BEARER_CHALLENGE, GATEWAY_RESPONSES, INVALID_TOKEN_CHALLENGE } from '#http/gateway-responses.ts';
+import { bearerChallenge, GATEWAY_RESPONSES, invalidTokenChallenge } from '#http/gateway-responses.ts';
 import { publicRoute } from './docs-routes.ts';
 import { answerClientError } from './client-error.ts';
 import { redactQuery } from '#shared/log.ts';
@@ -66,11 +66,11 @@ export const KEEP_ALIVE_MS = 65_000;
 
 export function createGateway(options: GatewayOptions = {}): Server {
   const loaded = new Map<string, Promise<HttpLambda>>();
-  const lambdaFor = (group: Group) => {
+  const lambdaFor = (group: Group | 'oauth') => {
     if (!loaded.has(group))
       loaded.set(
         group,
-        httpLambdas[group]().then((m) => m.handler),
+        (group === 'oauth' ? import('#functions/oauth/handler.ts') : httpLambdas[group]()).then((m) => m.handler),
       );
     return loaded.get(group)!;
   };
@@ -139,12 +139,18 @@ export function createGateway(options: GatewayOptions = {}): Server {
       );
       if (open) return reply(open.status, open.body, { 'Content-Type': open.contentType });
       const method = req.method ?? 'GET';
-      const matched = matchPath(method, url.pathname);
-      if (!matched.route && !matched.pathOf) return reply(404, GATEWAY_RESPONSES.notFound);
+      // The OAuth endpoints: public, outside API_BASE_PATH, one Lambda that answers its own 405s.
+      const oauthPath = OAUTH_ROUTES.find((r) => r.path === url.pathname)?.path;
+      const matched = oauthPath ? undefined : matchPath(method, url.pathname);
+      if (matched && !matched.route && !matched.pathOf) return reply(404, GATEWAY_RESPONSES.notFound);
       // A known path without this method goes, unauthorized, to its group's Lambda, which answers
       // 405 with Allow: the CDK stack's ANY method on every resource does the same.
-      const unknownMethod = !matched.route;
-      const { route, pathParameters } = matched.route ? matched : matched.pathOf!;
+      const unknownMethod = !matched?.route;
+      const { route, pathParameters } = matched
+        ? matched.route
+          ? matched
+          : matched.pathOf!
+        : { route: { group: 'oauth' as const, path: oauthPath! }, pathParameters: {} };
       const lambda = await lambdaFor(route.group);
 
       const headers: Record<string, string> = {};
@@ -163,10 +169,11 @@ export function createGateway(options: GatewayOptions = {}): Server {
         query[k] = v;
         (multiQuery[k] ??= []).push(v);
       }
-      const resource = resourceOf(route);
+      const resource = oauthPath ?? resourceOf(route as { path: string });
       // The API's own address, never the client's Host or X-Forwarded-* (API Gateway sets both itself).
       const local = req.socket.localAddress ?? '127.0.0.1';
       const host = `${local.includes(':') ? `[${local}]` : local}:${req.socket.localPort}`;
+      const metadataUrl = resourceMetadataUrl(`http://${host}`);
       headers['x-forwarded-proto'] = 'http';
       headers['x-forwarded-host'] = host;
       const requestContext = {
@@ -207,7 +214,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
             policy = await authorizer(authEvent, lambdaContext('authorizer', requestId));
           } catch (err) {
             if ((err as Error).message === 'Unauthorized')
-              return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': BEARER_CHALLENGE });
+              return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': bearerChallenge(metadataUrl) });
             // The store could not say who the key is: not a 401 (the key may be fine) but a retryable
             // 503, as the AWS stack's AUTHORIZER_FAILURE gateway response (docs/availability.md).
             if (err instanceof DomainError && err.code === 'service_unavailable')
@@ -219,7 +226,9 @@ export function createGateway(options: GatewayOptions = {}): Server {
           who = context;
           // As the stack's ACCESS_DENIED gateway response: a token that is no key, no handler run.
           if (policy.policyDocument.Statement.some((s) => s.Effect === 'Deny')) {
-            return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE });
+            return reply(401, GATEWAY_RESPONSES.unauthorized, {
+              'WWW-Authenticate': invalidTokenChallenge(metadataUrl),
+            });
           }
           requestContext.authorizer = { ...context, principalId: policy.principalId };
         }

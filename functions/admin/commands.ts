@@ -12,6 +12,7 @@ import { DEFAULT_EVENTS, parseEventTypes } from '#domain/webhook/event-subscript
 import type { EventType } from '#domain/event/event.ts';
 import { config } from '#shared/config.ts';
 import { webhookCommands } from './webhook-commands.ts';
+import { oauthCommands } from './oauth-commands.ts';
 import { orderCommands } from './order-commands.ts';
 import { productCommands } from './product-commands.ts';
 import { requestCommands } from './request-commands.ts';
@@ -148,6 +149,9 @@ export const commands: Record<string, AdminCommand> = {
   'keys rotate': async (args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
     const key = await requireKey(a.id);
+    // A grant's tokens come from the token endpoint and expire; a rotation would hand out one that does not.
+    if (key.kind === 'grant')
+      throw new DomainError('invalid_transition', `key ${a.id} is an OAuth grant; revoke it instead`, 'id');
     const store = await requireStore(key.store_id);
     const token = generateToken();
     const rotated = await rotateKeyToken(a.id, hashToken(token), store.currency_code);
@@ -201,4 +205,5 @@ export const commands: Record<string, AdminCommand> = {
 
   ...webhookCommands,
   ...requestCommands,
+  ...oauthCommands,
 };

@@ -52,8 +52,9 @@ export const handler = instrument(
     // belongs to (docs/mcp.md#rate-limit).
     const mcp = route?.group === 'mcp';
     const admits = (p: Principal) => !mcp && (!route?.ability || p.abilities.includes(route.ability));
-    const auth = await authenticateToken(token, admits);
-    // A token that is no key: refused here, never handed to the group Lambda.
+    // A token that is no key, or an OAuth access token for another resource (RFC 8707): refused
+    // here, never handed to the group Lambda.
+    const auth = await authenticateToken(token, admits, event.resource);
     if (!auth.ok) return invalidToken(event.methodArn);
     addInvocationContext({ key_id: auth.principal.keyId, store_id: auth.principal.storeId });
     // A route without an ability (MCP) admits any valid key; its tools check their own abilities.

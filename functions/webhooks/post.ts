@@ -1,9 +1,11 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { createRequire } from 'node:module';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
 import { isAllowedWebhookAddress, refusedAddressReason } from '#domain/webhook/address-policy.ts';
+import { pinnedLookup, RefusedAddress } from '#domain/webhook/pinned-lookup.ts';
 import { parseRetryAfter } from '#domain/webhook/retry.ts';
+
+export { pinnedLookup };
 
 // Required, not imported: on Node 22 the ES module namespace of node:http loads undici, ~25 ms of a
 // cold start (infra/node-http.ts).
@@ -33,35 +35,6 @@ export interface PostResult {
   /** Seconds, from Retry-After on 429 and 503 only. */
   retryAfterSeconds: number | undefined;
   ms: number;
-}
-
-class RefusedAddress extends Error {
-  readonly code = 'EWEBHOOKREFUSED';
-}
-
-/**
- * A DNS lookup that refuses the whole answer when any address is not allowed, and otherwise
- * hands the socket exactly the addresses it checked: the connection goes where the check looked
- * (no second resolution for a rebinding DNS server to answer differently).
- */
-export function pinnedLookup(allowLoopback: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(
-      hostname,
-      { family: options.family, hints: options.hints, all: true },
-      (err, addresses: LookupAddress[]) => {
-        if (err) return callback(err, '', 0);
-        const refused = addresses.find((a) => !isAllowedWebhookAddress(a.address, allowLoopback));
-        if (refused || addresses.length === 0) {
-          return callback(new RefusedAddress(refusedAddressReason(hostname, refused?.address ?? 'nothing')), '', 0);
-        }
-        if ((options as { all?: boolean }).all)
-          return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-        const first = addresses[0] as LookupAddress;
-        callback(null, first.address, first.family);
-      },
-    );
-  };
 }
 
 class ConnectTimeout extends Error {

@@ -1,17 +1,23 @@
 import { authenticate, type AuthResult } from '#db/key/auth.repo.ts';
 import { hashToken, looksLikeToken } from '#domain/key/api-key.ts';
+import { audienceCovers } from '#domain/oauth/oauth.ts';
 import type { Principal } from '#domain/principal.ts';
 import { config } from '#shared/config.ts';
 
 /**
  * A bearer token → its key's principal, counting the request against the key's rate limit in the
  * same conditional write (shared/db/key/auth.repo.ts) when `admits` says the request will be
- * served. A token that cannot be a key is refused without a read.
+ * served. A token that cannot be a key is refused without a read; an OAuth access token is refused
+ * outside the resource it was issued for (RFC 8707), when the caller names the API resource asked for.
  */
 export async function authenticateToken(
   token: string,
   admits: (p: Principal) => boolean = () => true,
+  resource?: string,
 ): Promise<AuthResult> {
   if (!looksLikeToken(token)) return { ok: false };
-  return authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute, admits);
+  const auth = await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute, admits);
+  if (auth.ok && resource !== undefined && auth.audience !== undefined && !audienceCovers(auth.audience, resource))
+    return { ok: false };
+  return auth;
 }

@@ -29,6 +29,11 @@
  *  webhook endpoint state (parking) ..... KEY#{k}              / WEBHOOK_ENDPOINT
  *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)
  *  event replay (stream → fan-out) ..... STORE#{s}            / EVENT#{event id}#REPLAY#{time}   (type = outbox, TTL 1 d)
+ *  OAuth registered client (90 d TTL) .. OAUTH_CLIENT#{client_id} / CLIENT
+ *  OAuth pending request (10 min TTL) .. OAUTH_REQUEST#{approval code} / REQUEST   (docs/oauth.md; the admin approves by code)
+ *  OAuth authorization code (60 s TTL) . OAUTH_CODE#{sha256}  / CODE   (deleted by its one exchange)
+ *  OAuth refresh token (30 d TTL) ...... OAUTH_REFRESH#{sha256} / REFRESH   (`used` once rotated: a replay revokes the grant)
+ *  (an OAuth grant is a key item with kind = grant; its access token is the key's TOKEN item, with expires_at)
  *  (the local stack keeps items of its own under LOCAL#…: emulation/local/stream-position.ts, commit-barrier.ts, key-marker.ts)
  */
 
@@ -123,6 +128,10 @@ export const keys = {
     pk: `STORE#${storeId}`,
     sk: `EVENT#${eventId}#REPLAY#${stamp}`,
   }),
+  oauthClient: (clientId: string): Key => ({ pk: `OAUTH_CLIENT#${clientId}`, sk: 'CLIENT' }),
+  oauthRequest: (approvalCode: string): Key => ({ pk: `OAUTH_REQUEST#${approvalCode}`, sk: 'REQUEST' }),
+  oauthCode: (codeHash: string): Key => ({ pk: `OAUTH_CODE#${codeHash}`, sk: 'CODE' }),
+  oauthRefresh: (tokenHash: string): Key => ({ pk: `OAUTH_REFRESH#${tokenHash}`, sk: 'REFRESH' }),
   /** Sort key of a padded-id record back to its id (`PRODUCT#000000000042` → 42). */
   idOf: (sk: string): number => Number(sk.slice(sk.indexOf('#') + 1)),
   /** Sort key at which an ascending cursor query starts (exclusive of `id`). */

@@ -233,3 +233,31 @@ export function principalFromContext(
     },
   };
 }
+
+/**
+ * The OAuth endpoints (docs/oauth.md): public like {base}/openapi.json (no authorizer, they are how
+ * a client gets a token), served by the `oauth` Lambda. Paths are relative to the API's root, not
+ * to API_BASE_PATH: RFC 9728 and RFC 8414 put the well-known documents before the resource's path.
+ */
+export const OAUTH_ROUTES = [
+  {
+    operation: 'protectedResourceMetadata',
+    method: 'GET',
+    path: `/.well-known/oauth-protected-resource${API_BASE_PATH}`,
+  },
+  {
+    operation: 'protectedResourceMetadataMcp',
+    method: 'GET',
+    path: `/.well-known/oauth-protected-resource${API_BASE_PATH}/mcp`,
+  },
+  { operation: 'authorizationServerMetadata', method: 'GET', path: '/.well-known/oauth-authorization-server' },
+  { operation: 'register', method: 'POST', path: '/oauth/register' },
+  { operation: 'authorize', method: 'GET', path: '/oauth/authorize' },
+  { operation: 'authorizeStatus', method: 'GET', path: '/oauth/authorize/status' },
+  { operation: 'token', method: 'POST', path: '/oauth/token' },
+] as const satisfies readonly { operation: string; method: 'GET' | 'POST'; path: string }[];
+
+export type OAuthOperation = (typeof OAUTH_ROUTES)[number]['operation'];
+
+/** The metadata document a 401 names (RFC 9728 §5.1): the HTTP API's, which covers the MCP endpoint too. */
+export const resourceMetadataUrl = (root: string) => `${root}/.well-known/oauth-protected-resource${API_BASE_PATH}`;

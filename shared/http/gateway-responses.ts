@@ -52,6 +52,15 @@ export const BEARER_CHALLENGE = 'Bearer';
 export const INVALID_TOKEN_CHALLENGE =
   'Bearer error="invalid_token", error_description="The API key is unknown, revoked or rotated away."';
 
+/**
+ * The same two challenges naming the protected-resource metadata (RFC 9728 §5.1), so that an OAuth
+ * client (an MCP host) can start the authorization flow (docs/oauth.md). The local gateway sends
+ * these; the AWS stack's gateway responses still send the constants above (docs/oauth.md#not-yet-built).
+ */
+export const bearerChallenge = (metadataUrl: string) => `Bearer resource_metadata="${metadataUrl}"`;
+export const invalidTokenChallenge = (metadataUrl: string) =>
+  `Bearer resource_metadata="${metadataUrl}", error="invalid_token", error_description="The API key or access token is unknown, expired, revoked or for another resource."`;
+
 /** API Gateway's gateway response types (AWS::ApiGateway::GatewayResponse ResponseType). */
 export type GatewayResponseType =
   | 'ACCESS_DENIED'

@@ -4,7 +4,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { StatefulStack } from '#infra/stateful-stack.ts';
 import { ApiStack } from '#infra/api-stack.ts';
 import { settingsFromContext } from '#infra/settings.ts';
-import { API_ROUTES, groups, principalToContext } from '#http/api-routes.ts';
+import { API_ROUTES, groups, OAUTH_ROUTES, principalToContext } from '#http/api-routes.ts';
 import { TABLE } from '#db/core/table.ts';
 import { actionsOf, logicalId, statementsOf, synthStacks } from './synth.ts';
 import { MIN_COMPRESSION_BYTES } from '#http/compression.ts';
@@ -106,13 +106,18 @@ describe('CDK stacks', () => {
   it('puts the Lambda authorizer on every method of the route table, with caching off', () => {
     const methods = template.findResources('AWS::ApiGateway::Method');
     const keyed = Object.values(methods).filter((m) => !['OPTIONS', 'ANY'].includes(m.Properties.HttpMethod));
-    // The public methods: the OpenAPI document, from its own small function (a MOCK fails under binaryMediaTypes */*).
+    // The public methods: the OpenAPI document, from its own small function (a MOCK fails under
+    // binaryMediaTypes */*), and the OAuth endpoints (docs/oauth.md), HEAD beside each GET.
     const open = keyed.filter((m) => m.Properties.AuthorizationType === 'NONE');
     expect(
       open.map((m) => [m.Properties.HttpMethod, m.Properties.OperationName, m.Properties.Integration.Type]),
     ).toEqual([
       ['GET', 'getOpenApiDocument', 'AWS_PROXY'],
       ['HEAD', 'getOpenApiDocumentHead', 'AWS_PROXY'],
+      ...OAUTH_ROUTES.flatMap((r) => [
+        [r.method, r.operation, 'AWS_PROXY'],
+        ...(r.method === 'GET' ? [['HEAD', `${r.operation}Head`, 'AWS_PROXY']] : []),
+      ]),
     ]);
     const routed = keyed.filter((m) => m.Properties.AuthorizationType !== 'NONE');
     const gets = API_ROUTES.filter((r) => r.method === 'GET').length;
@@ -138,11 +143,11 @@ describe('CDK stacks', () => {
     expect(() => settingsFromContext(ctx.node)).toThrow(/authorizerCacheSeconds must be 0/);
   });
 
-  it('creates one Lambda per endpoint group plus the authorizer, admin, fan-out, signer, dead-letter consumer and name indexer, all traced', () => {
+  it('creates one Lambda per endpoint group plus the authorizer, admin, fan-out, signer, dead-letter consumer, name indexer and OAuth endpoints, all traced', () => {
     const fns = Object.values(template.findResources('AWS::Lambda::Function')).filter((f) =>
       f.Properties.Runtime?.startsWith('nodejs'),
     );
-    expect(fns).toHaveLength(groups().length + 7); // + the OpenAPI document's
+    expect(fns).toHaveLength(groups().length + 8); // + the OpenAPI document's
     for (const f of fns) {
       expect(f.Properties.Architectures).toEqual(['arm64']);
       expect(f.Properties.TracingConfig).toEqual({ Mode: 'Active' });
@@ -267,7 +272,10 @@ describe('CDK stacks', () => {
     const any = Object.values(template.findResources('AWS::ApiGateway::Method')).filter(
       (m) => m.Properties.HttpMethod === 'ANY',
     );
-    expect(any).toHaveLength(new Set(API_ROUTES.map((r) => r.path)).size + 1); // + /openapi.json's (its function answers 405)
+    // + /openapi.json's and the OAuth paths' (their functions answer 405)
+    expect(any).toHaveLength(
+      new Set(API_ROUTES.map((r) => r.path)).size + 1 + new Set(OAUTH_ROUTES.map((r) => r.path)).size,
+    );
     for (const m of any) expect(m.Properties.AuthorizationType).toBe('NONE');
   });
 

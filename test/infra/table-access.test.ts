@@ -56,6 +56,7 @@ describe('Table access per function', () => {
     api.authorizerFunction,
     ...Object.values(api.functions),
     api.adminFunction,
+    api.oauthFunction,
     api.webhooks.eventsFunction,
     api.webhooks.webhooksFunction,
     api.webhooks.deadLetterFunction,

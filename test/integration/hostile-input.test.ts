@@ -224,10 +224,11 @@ describe('text hygiene: one rule set for every plain text field', () => {
 });
 
 describe('401 challenges and the Bearer scheme', () => {
-  it('answers a request without a key with WWW-Authenticate: Bearer and no error code', async () => {
+  it('answers a request without a key with WWW-Authenticate: Bearer, the resource metadata and no error code', async () => {
     const res = await raw('GET', '/products', null);
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    // The protected-resource metadata an OAuth client starts from (docs/oauth.md).
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="[^"]+"$/);
     expect(res.body.code).toBe('unauthenticated');
   });
 
@@ -241,7 +242,7 @@ describe('401 challenges and the Bearer scheme', () => {
     ] as const) {
       const res = await raw(method, path, null, method === 'POST' ? '{}' : undefined, { Authorization: header });
       expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="[^"]+", error="invalid_token"/);
       expect(res.body).toEqual({ code: 'unauthenticated', message: expect.any(String), field: null });
     }
   });

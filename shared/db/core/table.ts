@@ -75,4 +75,8 @@ export const ENTITY = {
   eventLog: 'event_log',
   delivery: 'delivery',
   webhookEndpoint: 'webhook_endpoint',
+  oauthClient: 'oauth_client',
+  oauthRequest: 'oauth_request',
+  oauthCode: 'oauth_code',
+  oauthRefresh: 'oauth_refresh',
 } as const;

@@ -20,7 +20,8 @@ import type { Principal } from '#domain/principal.ts';
  * so the authorizer bundle carries none of the key management code.
  */
 
-export type AuthResult = { ok: false } | { ok: true; principal: Principal; rate: RateDecision };
+/** `audience`: for an OAuth access token, the part of the API its resource covers (docs/oauth.md#tokens). */
+export type AuthResult = { ok: false } | { ok: true; principal: Principal; rate: RateDecision; audience?: string };
 
 interface TokenState {
   item: Item;
@@ -83,7 +84,8 @@ export async function authenticate(
       remember(tokenHash, state);
       if (!state) return { ok: false };
     }
-    if (state.status !== 'active') {
+    // An OAuth access token past its hour is refused like a revoked key (its item stays: one per grant).
+    if (state.status !== 'active' || (state.expires_at !== undefined && state.expires_at <= nowMs)) {
       if (fresh) return { ok: false };
       state = undefined;
       continue;
@@ -95,7 +97,7 @@ export async function authenticate(
         state = undefined;
         continue;
       }
-      return { ok: true, principal: principalOf(state), rate };
+      return { ok: true, principal: principalOf(state), rate, ...audienceOf(state) };
     }
     try {
       const out = await db().send(new UpdateCommand(claimUpdate(tokenHash, rate.claim, nowMs, ring)));
@@ -105,6 +107,7 @@ export async function authenticate(
         // The item as this request left it: a setting the admin just changed applies at once.
         principal: principalOf(out.Attributes ?? state),
         rate: { allowed: true, limit, ...afterClaim(out.Attributes ?? {}, nowMs, limit, ring) },
+        ...audienceOf(out.Attributes ?? state),
       };
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
@@ -121,8 +124,11 @@ export async function authenticate(
     ok: true,
     principal: principalOf(state!),
     rate: { allowed: false, limit, remaining: 0, resetSeconds: 1 },
+    ...audienceOf(state!),
   };
 }
+
+const audienceOf = (item: Item) => (typeof item.audience === 'string' ? { audience: item.audience } : {});
 
 /**
  * The conditional UpdateItem that admits a request (see the ring in shared/domain/key/api-key.ts):

@@ -34,6 +34,8 @@ export interface ApiKey {
 
 /** The key record with its secrets, for the webhook path and the admin handler only. */
 export interface KeyRecord extends ApiKey {
+  /** `grant`: made by an OAuth approval (docs/oauth.md); its token is an expiring access token. */
+  kind?: 'grant';
   token_hash: string;
   webhook_secret: string;
   previous_webhook_secret: string | null;
@@ -42,6 +44,7 @@ export interface KeyRecord extends ApiKey {
 
 export function publicKey(record: KeyRecord): ApiKey {
   const {
+    kind: _k,
     token_hash: _h,
     webhook_secret: _s,
     previous_webhook_secret: _p,
@@ -66,9 +69,12 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-/** A bearer value that cannot be a token is refused without a database read. */
+/**
+ * A bearer value that cannot be a token is refused without a database read: a key's token
+ * (`sia_`) or an OAuth access token (`sio_`, docs/oauth.md#tokens).
+ */
 export function looksLikeToken(value: string): boolean {
-  return /^sia_[A-Za-z0-9_-]{43}$/.test(value);
+  return /^si[ao]_[A-Za-z0-9_-]{43}$/.test(value);
 }
 
 /** Standard Webhooks secret: `whsec_` + base64 of 32 random bytes. */

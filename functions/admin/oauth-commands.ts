@@ -1,0 +1,50 @@
+import * as v from 'valibot';
+import { approveAuthorization, denyAuthorization } from '#app/oauth.ts';
+import { parseAbilities } from '#domain/key/abilities.ts';
+import { MCP_MODES } from '#domain/key/api-key.ts';
+import { DomainError } from '#domain/errors.ts';
+import { parse } from '#domain/validation.ts';
+import { IntegerArg, StoreIdArg } from './args.ts';
+import type { AdminCommand } from './commands.ts';
+
+const Code = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(20));
+
+/**
+ * The store admin's side of an OAuth authorization (docs/oauth.md#the-flow): approve the approval
+ * code the client's page shows, choosing the store, the abilities (no wider than asked), the MCP
+ * mode and a write budget; or deny it.
+ */
+export const oauthCommands: Record<string, AdminCommand> = {
+  'oauth approve': async (args) => {
+    const a = parse(
+      v.strictObject({
+        code: Code,
+        store: StoreIdArg,
+        abilities: v.optional(v.string()),
+        mcp: v.optional(v.picklist(MCP_MODES, `must be one of ${MCP_MODES.join(', ')}`)),
+        writes_per_hour: v.optional(IntegerArg(1, 1_000_000)),
+      }),
+      args,
+    );
+    let abilities;
+    try {
+      abilities = a.abilities === undefined ? undefined : parseAbilities(a.abilities);
+    } catch (err) {
+      throw new DomainError('validation_failed', (err as Error).message, 'abilities');
+    }
+    return approveAuthorization(
+      {
+        code: a.code,
+        storeId: a.store,
+        abilities,
+        mcp: a.mcp ?? 'full',
+        writesPerHour: a.writes_per_hour ?? null,
+      },
+      Date.now(),
+    );
+  },
+  'oauth deny': async (args) => {
+    const a = parse(v.strictObject({ code: Code }), args);
+    return denyAuthorization(a.code, Date.now());
+  },
+};

@@ -1,0 +1,44 @@
+import type { PendingRequest } from '#app/oauth.ts';
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+
+const layout = (title: string, body: string, script = '') => `<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}
+code.approval{font-size:2rem;letter-spacing:.2rem}</style></head>
+<body>${body}${script}</body>
+</html>
+`;
+
+/**
+ * The waiting page: who asks, for what, and the approval code the store admin approves. It can
+ * grant nothing itself; it polls until the admin decides and then follows the redirect.
+ */
+export function waitingPage(request: PendingRequest, handle: string, redirectHost: string): string {
+  // Relative to /oauth/authorize, so it keeps the stage prefix of an execute-api URL.
+  const statusUrl = `authorize/status?request=${encodeURIComponent(handle)}`;
+  return layout(
+    'Waiting for the store admin',
+    `<h1>${escapeHtml(request.client_name)} asks to use your store</h1>
+<p>It will return to <strong>${escapeHtml(redirectHost)}</strong> and asks for:</p>
+<ul>${request.abilities.map((a) => `<li><code>${escapeHtml(a)}</code></li>`).join('')}</ul>
+<p>Ask the store admin to approve this code (console, or <code>npm run admin -- oauth approve --code …</code>):</p>
+<p><code class="approval" id="approval-code" data-request="${escapeHtml(handle)}">${escapeHtml(request.approval_code)}</code></p>
+<p id="status">Waiting for the decision…</p>`,
+    `<script>
+(async function poll() {
+  const res = await fetch(${JSON.stringify(statusUrl)}, { headers: { accept: 'application/json' } });
+  const body = await res.json().catch(() => ({}));
+  if (body.status === 'done') { location.href = body.redirect; return; }
+  if (body.status === 'unknown') { document.getElementById('status').textContent = 'This request is no longer valid.'; return; }
+  setTimeout(poll, 2000);
+})();
+</script>`,
+  );
+}
+
+export const refusedPage = (message: string) =>
+  layout('Authorization refused', `<h1>This authorization request cannot continue</h1><p>${escapeHtml(message)}</p>`);

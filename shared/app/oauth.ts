@@ -1,0 +1,343 @@
+import { requireStore } from '#app/stores.ts';
+import {
+  approveRequest,
+  denyRequest,
+  getClient,
+  getCode,
+  getRefresh,
+  getRequest,
+  issueTokens,
+  putClient,
+  putRequest,
+  redeemRequest,
+  type PendingRequest,
+} from '#db/oauth/repo.ts';
+
+/** What the authorize page shows of a request; the page imports it from here, not from storage. */
+export type { PendingRequest } from '#db/oauth/repo.ts';
+import { revokeKey } from '#db/key/change.repo.ts';
+import { getKey } from '#db/key/repo.ts';
+import { DomainError } from '#domain/errors.ts';
+import type { Ability } from '#domain/key/abilities.ts';
+import { generateToken, generateWebhookSecret, hashToken, type McpMode } from '#domain/key/api-key.ts';
+import {
+  ACCESS_TOKEN_SECONDS,
+  checkClientMetadata,
+  CLIENT_SECONDS,
+  CODE_SECONDS,
+  generateAccessToken,
+  generateApprovalCode,
+  generateClientId,
+  generateCode,
+  generateRefreshToken,
+  generateRequestSecret,
+  isS256Challenge,
+  looksLikeSecret,
+  normalizeApprovalCode,
+  parseScope,
+  pkceMatches,
+  REFRESH_TOKEN_SECONDS,
+  REQUEST_SECONDS,
+  resources,
+  type ClientCheck,
+  type OAuthClient,
+} from '#domain/oauth/oauth.ts';
+
+/**
+ * The authorization server's use cases (docs/oauth.md): registration, the authorization request
+ * and its waiting page, the store admin's decision, and the token endpoint. Outcomes are tagged
+ * unions; the handler maps them to pages, redirects and RFC 6749 error bodies.
+ */
+
+/** Fetches a Client ID Metadata Document under the webhook URL rules (functions/oauth/client-metadata.ts). */
+export type FetchClientMetadata = (clientId: string) => Promise<ClientCheck>;
+
+export function registerClient(body: unknown, nowMs: number): Promise<ClientCheck> {
+  const checked = checkClientMetadata(body, generateClientId());
+  if (!checked.ok) return Promise.resolve(checked);
+  return putClient(checked.client, nowMs, CLIENT_SECONDS).then(() => checked);
+}
+
+const isUrlClientId = (clientId: string) => /^https?:\/\//.test(clientId);
+
+async function resolveClient(
+  clientId: string,
+  nowMs: number,
+  fetchMetadata: FetchClientMetadata,
+): Promise<ClientCheck> {
+  if (isUrlClientId(clientId)) return fetchMetadata(clientId);
+  const client = /^oc_[0-9a-f]{32}$/.test(clientId) ? await getClient(clientId, nowMs) : undefined;
+  return client ? { ok: true, client } : { ok: false, reason: 'client_id is not a registered client' };
+}
+
+export type AuthorizeOutcome =
+  /** Shown on the page itself: nothing may be sent to a redirect URI that is not verified. */
+  | { kind: 'refused'; message: string }
+  /** RFC 6749 §4.1.2.1: back to the verified redirect URI with `error`. */
+  | { kind: 'redirect'; url: string }
+  | { kind: 'waiting'; request: PendingRequest; handle: string; redirectHost: string };
+
+/** Where the client goes, with RFC 9207's `iss` and the client's `state`. */
+function redirectTo(redirectUri: string, params: Record<string, string>, state: string | null, issuer: string) {
+  const url = new URL(redirectUri);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  if (state !== null) url.searchParams.set('state', state);
+  url.searchParams.set('iss', issuer);
+  return url.href;
+}
+
+export async function startAuthorization(
+  query: Record<string, string | undefined>,
+  issuer: string,
+  /** The API's base path: the resources are `{issuer}{basePath}` and its MCP endpoint. */
+  basePath: string,
+  nowMs: number,
+  fetchMetadata: FetchClientMetadata,
+): Promise<AuthorizeOutcome> {
+  const clientId = query.client_id;
+  if (!clientId) return { kind: 'refused', message: 'client_id is required.' };
+  const client = await resolveClient(clientId, nowMs, fetchMetadata);
+  if (!client.ok) return { kind: 'refused', message: `The client cannot be used: ${client.reason}.` };
+  const redirectUri = query.redirect_uri;
+  // Exact, character for character (OAuth 2.1 §2.3.1): no prefix, no normalization.
+  if (!redirectUri || !client.client.redirect_uris.includes(redirectUri))
+    return { kind: 'refused', message: 'redirect_uri is not one of the client’s redirect URIs.' };
+  const state = query.state ?? null;
+  const fail = (error: string, description: string): AuthorizeOutcome => ({
+    kind: 'redirect',
+    url: redirectTo(redirectUri, { error, error_description: description }, state, issuer),
+  });
+  if (query.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code');
+  if (query.code_challenge_method !== 'S256' || !query.code_challenge || !isS256Challenge(query.code_challenge))
+    return fail('invalid_request', 'a PKCE code_challenge with code_challenge_method S256 is required');
+  const target = resources(issuer, basePath).find((r) => r.resource === query.resource);
+  if (!target) return fail('invalid_target', 'resource must be this API or its MCP endpoint');
+  const abilities = parseScope(query.scope);
+  if (!abilities) return fail('invalid_scope', 'scope must name abilities of this API');
+  const handleSecret = generateRequestSecret();
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const request: PendingRequest = {
+      approval_code: generateApprovalCode(),
+      secret_hash: hashToken(handleSecret),
+      client_id: client.client.client_id,
+      client_name: client.client.client_name,
+      redirect_uri: redirectUri,
+      code_challenge: query.code_challenge,
+      state,
+      resource: target.resource,
+      audience: target.audience,
+      abilities,
+      status: 'pending',
+      key_id: null,
+      expires_at: nowMs + REQUEST_SECONDS * 1000,
+    };
+    if (await putRequest(request))
+      return {
+        kind: 'waiting',
+        request,
+        handle: `${request.approval_code}.${handleSecret}`,
+        redirectHost: new URL(redirectUri).host,
+      };
+  }
+  throw new Error('no free approval code after 5 draws');
+}
+
+export type PollOutcome = { status: 'pending' } | { status: 'done'; redirect: string } | { status: 'unknown' };
+
+/** The waiting page's poll: only the page that holds the request's secret learns its code. */
+export async function pollAuthorization(handle: string, issuer: string, nowMs: number): Promise<PollOutcome> {
+  const [typed, secret] = handle.split('.');
+  const approvalCode = normalizeApprovalCode(typed ?? '');
+  if (!approvalCode || !secret || !looksLikeSecret('sis_', secret)) return { status: 'unknown' };
+  const request = await getRequest(approvalCode);
+  if (!request || request.secret_hash !== hashToken(secret)) return { status: 'unknown' };
+  const back = (params: Record<string, string>) => ({
+    status: 'done' as const,
+    redirect: redirectTo(request.redirect_uri, params, request.state, issuer),
+  });
+  if (request.status === 'denied') return back({ error: 'access_denied', error_description: 'the store admin denied' });
+  if (request.status === 'pending')
+    return request.expires_at > nowMs
+      ? { status: 'pending' }
+      : back({ error: 'access_denied', error_description: 'expired' });
+  if (request.status !== 'approved' || request.key_id === null) return { status: 'unknown' };
+  const code = generateCode();
+  const redeemed = await redeemRequest(request, hashToken(code), {
+    key_id: request.key_id,
+    client_id: request.client_id,
+    redirect_uri: request.redirect_uri,
+    code_challenge: request.code_challenge,
+    resource: request.resource,
+    audience: request.audience,
+    expires_at: nowMs + CODE_SECONDS * 1000,
+  });
+  return redeemed ? back({ code }) : { status: 'unknown' };
+}
+
+export interface ApproveInput {
+  code: string;
+  storeId: string;
+  abilities: Ability[] | undefined;
+  mcp: McpMode;
+  writesPerHour: number | null;
+}
+
+async function requirePending(code: string, nowMs: number): Promise<PendingRequest> {
+  const approvalCode = normalizeApprovalCode(code);
+  const request = approvalCode ? await getRequest(approvalCode) : undefined;
+  if (!request) throw new DomainError('not_found', `no authorization request has the approval code ${code}`, 'code');
+  if (request.status !== 'pending' || request.expires_at <= nowMs)
+    throw new DomainError(
+      'invalid_transition',
+      `the request ${request.approval_code} is ${request.status === 'pending' ? 'expired' : request.status}`,
+      'code',
+    );
+  return request;
+}
+
+/** The store admin's approval (`oauth approve`): the grant is a key of the chosen store, never wider than asked. */
+export async function approveAuthorization(input: ApproveInput, nowMs: number) {
+  const request = await requirePending(input.code, nowMs);
+  const abilities = input.abilities ?? request.abilities;
+  const wider = abilities.filter((a) => !request.abilities.includes(a));
+  if (wider.length > 0)
+    throw new DomainError(
+      'validation_failed',
+      `the client did not ask for ${wider.join(', ')} (it asked for ${request.abilities.join(', ')})`,
+      'abilities',
+    );
+  if (abilities.length === 0)
+    throw new DomainError('validation_failed', 'at least one ability is required', 'abilities');
+  const store = await requireStore(input.storeId);
+  const approved = await approveRequest(
+    request.approval_code,
+    {
+      storeId: store.id,
+      currency: store.currency_code,
+      name: `oauth: ${request.client_name}`,
+      abilities,
+      mcp: input.mcp,
+      writesPerHour: input.writesPerHour,
+      statusChangesPerHour: null,
+      placeholderTokenHash: hashToken(generateToken()),
+      webhookSecret: generateWebhookSecret(),
+      now: new Date(nowMs).toISOString(),
+    },
+    request,
+    nowMs,
+  );
+  if (!approved.ok)
+    throw new DomainError('invalid_transition', `the request ${request.approval_code} was decided meanwhile`, 'code');
+  return { approval_code: request.approval_code, client_id: request.client_id, key_id: approved.key.id, abilities };
+}
+
+export async function denyAuthorization(code: string, nowMs: number) {
+  const request = await requirePending(code, nowMs);
+  if (!(await denyRequest(request.approval_code, nowMs)))
+    throw new DomainError('invalid_transition', `the request ${request.approval_code} was decided meanwhile`, 'code');
+  return { approval_code: request.approval_code, client_id: request.client_id, status: 'denied' };
+}
+
+/** The token endpoint's answers (RFC 6749 §5.1, §5.2). */
+export type TokenOutcome =
+  | { ok: true; body: Record<string, unknown> }
+  | { ok: false; error: 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type'; description: string };
+
+const invalidGrant = (description: string): TokenOutcome => ({ ok: false, error: 'invalid_grant', description });
+
+export async function exchangeToken(form: Record<string, string | undefined>, nowMs: number): Promise<TokenOutcome> {
+  if (form.grant_type === 'authorization_code') return exchangeCode(form, nowMs);
+  if (form.grant_type === 'refresh_token') return refreshTokens(form, nowMs);
+  return {
+    ok: false,
+    error: 'unsupported_grant_type',
+    description: 'grant_type must be authorization_code or refresh_token',
+  };
+}
+
+async function exchangeCode(form: Record<string, string | undefined>, nowMs: number): Promise<TokenOutcome> {
+  const { code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId } = form;
+  if (!code || !verifier || !redirectUri || !clientId)
+    return {
+      ok: false,
+      error: 'invalid_request',
+      description: 'code, code_verifier, redirect_uri and client_id are required',
+    };
+  const codeHash = hashToken(code);
+  const grant = looksLikeSecret('sic_', code) ? await getCode(codeHash) : undefined;
+  // One answer for every mismatch: the code tells its holder nothing about why.
+  if (
+    !grant ||
+    grant.expires_at <= nowMs ||
+    grant.client_id !== clientId ||
+    grant.redirect_uri !== redirectUri ||
+    (form.resource !== undefined && form.resource !== grant.resource) ||
+    !pkceMatches(verifier, grant.code_challenge)
+  )
+    return invalidGrant(
+      'the code is unknown, used, expired, or was issued for another client, redirect URI, resource or verifier',
+    );
+  return issue(grant.key_id, { code: codeHash }, grant, nowMs);
+}
+
+async function refreshTokens(form: Record<string, string | undefined>, nowMs: number): Promise<TokenOutcome> {
+  const token = form.refresh_token;
+  if (!token || !form.client_id)
+    return { ok: false, error: 'invalid_request', description: 'refresh_token and client_id are required' };
+  const hash = hashToken(token);
+  const refresh = looksLikeSecret('sir_', token) ? await getRefresh(hash) : undefined;
+  if (!refresh || refresh.client_id !== form.client_id || refresh.expires_at <= nowMs)
+    return invalidGrant('the refresh token is unknown, expired or was issued to another client');
+  if (refresh.status === 'used') {
+    // A rotated-away refresh token came back: it leaked, or the client lost track. Either way
+    // the grant ends (OAuth 2.1 §4.3.1): its key is revoked with every token it has.
+    await revokeKey(refresh.key_id, new Date(nowMs).toISOString());
+    return invalidGrant('the refresh token was already used; the grant is revoked');
+  }
+  if (form.resource !== undefined && form.resource !== refresh.resource)
+    return invalidGrant('the refresh token was issued for another resource');
+  return issue(refresh.key_id, { refresh: hash }, refresh, nowMs);
+}
+
+async function issue(
+  keyId: number,
+  spent: { code: string } | { refresh: string },
+  from: { client_id: string; resource: string; audience: string },
+  nowMs: number,
+): Promise<TokenOutcome> {
+  const accessToken = generateAccessToken();
+  const refreshToken = generateRefreshToken();
+  const key = await getKey(keyId);
+  if (key?.status !== 'active') return invalidGrant('the grant is revoked');
+  const store = await requireStore(key.store_id);
+  const issued = await issueTokens(keyId, spent, {
+    accessHash: hashToken(accessToken),
+    accessExpiresAt: nowMs + ACCESS_TOKEN_SECONDS * 1000,
+    refreshHash: hashToken(refreshToken),
+    refresh: {
+      key_id: keyId,
+      client_id: from.client_id,
+      resource: from.resource,
+      audience: from.audience,
+      status: 'active',
+      expires_at: nowMs + REFRESH_TOKEN_SECONDS * 1000,
+    },
+    currency: store.currency_code,
+  });
+  if (!issued.ok)
+    return invalidGrant(
+      issued.reason === 'revoked' ? 'the grant is revoked' : 'the code or refresh token was already used',
+    );
+  return {
+    ok: true,
+    body: {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: ACCESS_TOKEN_SECONDS,
+      refresh_token: refreshToken,
+      scope: key.abilities.join(' '),
+    },
+  };
+}
+
+export type { OAuthClient };

@@ -1,0 +1,358 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as oauth from 'oauth4webapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as admin } from '#functions/admin/handler.ts';
+import { adminCommand, baseUrl, createStore } from '#fixtures/api.ts';
+import { useMcpClients } from '#fixtures/mcp-client.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+
+/**
+ * The OAuth 2.1 flow through real HTTP on the local stack (docs/oauth.md), with oauth4webapi as
+ * the client: discovery, registration, the authorize page, the store admin's approval through
+ * the admin handler, the token endpoint, and the API and MCP calls the token allows. Each refusal
+ * the issue lists has its own case.
+ */
+const root = () => baseUrl().slice(0, -API_BASE_PATH.length);
+const apiResource = () => baseUrl();
+const mcpResource = () => `${baseUrl()}/mcp`;
+const REDIRECT = 'http://127.0.0.1:9/callback';
+const insecure = { [oauth.allowInsecureRequests]: true };
+
+async function adminError(command: string, args: Record<string, unknown>) {
+  const out = await admin({ command, args });
+  if (out.ok) throw new Error(`${command} succeeded unexpectedly`);
+  return out.error;
+}
+
+async function register(redirectUris = [REDIRECT], name = 'Test chat app'): Promise<string> {
+  const res = await fetch(`${root()}/oauth/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ client_name: name, redirect_uris: redirectUris, token_endpoint_auth_method: 'none' }),
+  });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { client_id: string }).client_id;
+}
+
+interface Started {
+  status: number;
+  location: string | null;
+  page: string;
+  approvalCode?: string;
+  /** Where the page's script polls, resolved as a browser would against the page's URL. */
+  statusUrl?: string;
+}
+
+async function authorize(params: Record<string, string | undefined>): Promise<Started> {
+  const url = new URL(`${root()}/oauth/authorize`);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, v);
+  const res = await fetch(url, { redirect: 'manual' });
+  const page = await res.text();
+  const code = /id="approval-code" data-request="[^"]+">([^<]+)</.exec(page)?.[1];
+  const poll = /fetch\("([^"]+)"/.exec(page)?.[1];
+  return {
+    status: res.status,
+    location: res.headers.get('location'),
+    page,
+    approvalCode: code,
+    statusUrl: poll ? new URL(poll, url).href : undefined,
+  };
+}
+
+async function poll(statusUrl: string): Promise<{ status: string; redirect?: string }> {
+  const res = await fetch(statusUrl);
+  return res.json() as Promise<{ status: string; redirect?: string }>;
+}
+
+/** A client's start of the flow: PKCE verifier and challenge, state, and the page's approval code. */
+async function start(clientId: string, extra: Record<string, string | undefined> = {}) {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const started = await authorize({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    resource: mcpResource(),
+    scope: 'catalog:read catalog:write orders:read',
+    state,
+    ...extra,
+  });
+  return { verifier, state, started };
+}
+
+async function discover() {
+  const issuer = new URL(root());
+  return oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+  );
+}
+
+/** The whole flow to tokens: start, approve as the store admin, follow the page, exchange the code. */
+async function grantFor(
+  storeId: string,
+  approve: Record<string, unknown> = {},
+  extra: Record<string, string | undefined> = {},
+) {
+  const as = await discover();
+  const clientId = await register();
+  const client: oauth.Client = { client_id: clientId, token_endpoint_auth_method: 'none' };
+  const { verifier, state, started } = await start(clientId, extra);
+  expect(started.status).toBe(200);
+  const approved = await adminCommand<{ key_id: number }>('oauth approve', {
+    code: started.approvalCode,
+    store: storeId,
+    ...approve,
+  });
+  const done = await poll(started.statusUrl!);
+  expect(done.status).toBe('done');
+  const params = oauth.validateAuthResponse(as, client, new URL(done.redirect!), state);
+  const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, {
+    additionalParameters: { resource: extra.resource ?? mcpResource() },
+    ...insecure,
+  });
+  const tokens = await oauth.processAuthorizationCodeResponse(as, client, response);
+  return { as, client, clientId, tokens, keyId: approved.key_id, redirect: new URL(done.redirect!), verifier };
+}
+
+const api = (token: string, path: string) =>
+  fetch(`${baseUrl()}${path}`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+
+describe('OAuth: resource server', () => {
+  it('answers a 401 with a challenge naming the protected-resource metadata', async () => {
+    const res = await fetch(`${baseUrl()}/mcp`, { method: 'POST', body: '{}' });
+    expect(res.status).toBe(401);
+    const metadata = `${root()}/.well-known/oauth-protected-resource${API_BASE_PATH}`;
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata}"`);
+    const bad = await api('sio_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '/products');
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get('www-authenticate')).toContain(`resource_metadata="${metadata}"`);
+    expect(bad.headers.get('www-authenticate')).toContain('error="invalid_token"');
+  });
+
+  it('publishes RFC 9728 metadata for the API and, path-suffixed, for the MCP endpoint', async () => {
+    const base = await (await fetch(`${root()}/.well-known/oauth-protected-resource${API_BASE_PATH}`)).json();
+    expect(base).toMatchObject({ resource: apiResource(), authorization_servers: [root()] });
+    const mcp = (await (
+      await fetch(`${root()}/.well-known/oauth-protected-resource${API_BASE_PATH}/mcp`)
+    ).json()) as Record<string, unknown[]>;
+    expect(mcp).toMatchObject({ resource: mcpResource(), authorization_servers: [root()] });
+    expect(mcp.scopes_supported).toHaveLength(6);
+  });
+
+  it('publishes RFC 8414 metadata that oauth4webapi accepts (issuer, S256 only, iss in responses)', async () => {
+    const as = await discover();
+    expect(as.code_challenge_methods_supported).toEqual(['S256']);
+    expect(as.authorization_response_iss_parameter_supported).toBe(true);
+  });
+});
+
+describe('OAuth: the flow with the store admin', () => {
+  let storeId: string;
+  beforeAll(async () => {
+    storeId = await createStore();
+  });
+  const mcpClient = useMcpClients('oauth-test');
+
+  it('issues tokens that call the API and MCP with exactly the approved abilities', async () => {
+    const { tokens, keyId, redirect } = await grantFor(
+      storeId,
+      { abilities: 'catalog:read' },
+      { resource: apiResource() },
+    );
+    expect(redirect.searchParams.get('iss')).toBe(root());
+    expect(tokens.scope).toBe('catalog:read');
+    expect(tokens.expires_in).toBe(3600);
+    expect((await api(tokens.access_token, '/products')).status).toBe(200);
+    const refused = await api(tokens.access_token, '/orders');
+    expect(refused.status).toBe(403);
+    const mcp = await mcpClient(tokens.access_token);
+    const names = (await mcp.listTools()).tools.map((t) => t.name);
+    expect(names).toContain('list_products');
+    expect(names).not.toContain('upsert_product');
+    const keys = await adminCommand<{ data: { id: number; name: string; abilities: string[] }[] }>('keys list', {
+      store: storeId,
+    });
+    expect(keys.data.find((k) => k.id === keyId)).toMatchObject({
+      name: 'oauth: Test chat app',
+      abilities: ['catalog:read'],
+    });
+  });
+
+  it('refuses approving wider than asked', async () => {
+    const clientId = await register();
+    const { started } = await start(clientId, { scope: 'catalog:read' });
+    const error = await adminError('oauth approve', {
+      code: started.approvalCode,
+      store: storeId,
+      abilities: 'catalog:write',
+    });
+    expect(error).toMatchObject({ code: 'validation_failed', field: 'abilities' });
+  });
+
+  it('refuses an approval code that was guessed, and one that is replayed', async () => {
+    expect(await adminError('oauth approve', { code: 'ABCD-EFGH', store: storeId })).toMatchObject({
+      code: 'not_found',
+      field: 'code',
+    });
+    const clientId = await register();
+    const { started } = await start(clientId);
+    await adminCommand('oauth approve', { code: started.approvalCode, store: storeId });
+    expect(await adminError('oauth approve', { code: started.approvalCode, store: storeId })).toMatchObject({
+      code: 'invalid_transition',
+    });
+    expect(await adminError('oauth deny', { code: started.approvalCode })).toMatchObject({
+      code: 'invalid_transition',
+    });
+  });
+
+  it('sends a denied request back with access_denied, state and iss', async () => {
+    const clientId = await register();
+    const { started, state } = await start(clientId);
+    expect((await poll(started.statusUrl!)).status).toBe('pending');
+    await adminCommand('oauth deny', { code: started.approvalCode });
+    const redirect = new URL((await poll(started.statusUrl!)).redirect!);
+    expect(redirect.searchParams.get('error')).toBe('access_denied');
+    expect(redirect.searchParams.get('state')).toBe(state);
+    expect(redirect.searchParams.get('iss')).toBe(root());
+  });
+
+  it('refuses a redirect URI that differs by one character, on the page and without redirecting', async () => {
+    const clientId = await register();
+    const { started } = await start(clientId, { redirect_uri: `${REDIRECT}x` });
+    expect(started.status).toBe(400);
+    expect(started.location).toBeNull();
+    expect(started.approvalCode).toBeUndefined();
+  });
+
+  it('refuses a missing PKCE challenge and a plain one', async () => {
+    const clientId = await register();
+    for (const extra of [
+      { code_challenge: undefined, code_challenge_method: undefined },
+      { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' },
+    ]) {
+      const { started } = await start(clientId, extra);
+      expect(started.status).toBe(302);
+      const back = new URL(started.location!);
+      expect(back.searchParams.get('error')).toBe('invalid_request');
+      expect(started.approvalCode).toBeUndefined();
+    }
+  });
+
+  it('refuses a reused code and a code used by another client', async () => {
+    const { as, client, clientId, redirect, verifier } = await grantFor(storeId);
+    const code = redirect.searchParams.get('code')!;
+    const exchange = (id: string) =>
+      fetch(as.token_endpoint!, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: verifier,
+          redirect_uri: REDIRECT,
+          client_id: id,
+        }),
+      });
+    const reused = await exchange(clientId);
+    expect(reused.status).toBe(400);
+    expect(await reused.json()).toMatchObject({ error: 'invalid_grant' });
+    expect(client.client_id).toBe(clientId);
+
+    // A fresh code, presented by another (registered) client first: refused, and still not redeemed by it.
+    const other = await register();
+    const second = await start(clientId);
+    await adminCommand('oauth approve', { code: second.started.approvalCode, store: storeId });
+    const done = new URL((await poll(second.started.statusUrl!)).redirect!);
+    const res = await fetch(as.token_endpoint!, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: done.searchParams.get('code')!,
+        code_verifier: second.verifier,
+        redirect_uri: REDIRECT,
+        client_id: other,
+      }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('refuses a token for another resource: an MCP-bound token on the HTTP API', async () => {
+    const { tokens } = await grantFor(storeId, { abilities: 'catalog:read' });
+    const res = await api(tokens.access_token, '/products');
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    const mcp = await mcpClient(tokens.access_token);
+    expect((await mcp.listTools()).tools.length).toBeGreaterThan(0);
+  });
+
+  it('rotates refresh tokens, and a replayed one revokes the whole grant', async () => {
+    const { as, client, tokens } = await grantFor(storeId, {}, { resource: apiResource() });
+    const first = tokens.refresh_token!;
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), first, insecure),
+    );
+    expect(refreshed.refresh_token).not.toBe(first);
+    expect((await api(tokens.access_token, '/products')).status).toBe(401);
+    expect((await api(refreshed.access_token, '/products')).status).toBe(200);
+    const replay = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), first, insecure);
+    expect(replay.status).toBe(400);
+    expect((await api(refreshed.access_token, '/products')).status).toBe(401);
+    const again = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshed.refresh_token!, insecure);
+    expect(again.status).toBe(400);
+  });
+
+  it('ends access and refresh tokens at once when the grant is revoked with keys revoke', async () => {
+    const { as, client, tokens, keyId } = await grantFor(storeId, {}, { resource: apiResource() });
+    expect((await api(tokens.access_token, '/products')).status).toBe(200);
+    await adminCommand('keys revoke', { id: keyId });
+    expect((await api(tokens.access_token, '/products')).status).toBe(401);
+    const res = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure);
+    expect(res.status).toBe(400);
+  });
+});
+
+describe('OAuth: Client ID Metadata Documents', () => {
+  let server: Server;
+  let documentUrl: string;
+  let storeId: string;
+  beforeAll(async () => {
+    storeId = await createStore();
+    server = createServer((_req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ client_id: documentUrl, client_name: 'Metadata client', redirect_uris: [REDIRECT] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    documentUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/client.json`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('shows the name from the document a URL client_id points at', async () => {
+    const { started } = await start(documentUrl);
+    expect(started.status).toBe(200);
+    expect(started.page).toContain('Metadata client');
+    expect(started.page).toContain('127.0.0.1:9');
+    await adminCommand('oauth deny', { code: started.approvalCode });
+    expect(storeId).toBeTruthy();
+  });
+
+  it('refuses a client metadata document on a private address', async () => {
+    for (const clientId of [
+      'https://192.168.1.20/client.json',
+      'https://10.0.0.5/client.json',
+      'https://169.254.169.254/latest',
+    ]) {
+      const { started } = await start(clientId);
+      expect(started.status).toBe(400);
+      expect(started.approvalCode).toBeUndefined();
+      expect(started.location).toBeNull();
+    }
+  });
+});
