@@ -61,7 +61,17 @@ export default defineConfig({
         },
       },
       { test: { ...stack, name: 'integration', include: ['test/integration/**/*.test.ts'] } },
-      { test: { ...stack, name: 'load', include: ['test/load/**/*.test.ts'] } },
+      {
+        test: {
+          ...stack,
+          name: 'load',
+          include: ['test/load/**/*.test.ts'],
+          // One file at a time, after the files that run side by side: these files stop, kill or
+          // saturate their stack on purpose (brownout stops its DynamoDB Local), which a file beside
+          // them on the same stack would take for its own failure.
+          poolOptions: { forks: { singleFork: true } },
+        },
+      },
       { test: { ...shared, name: 'lint', include: ['test/lint/**/*.test.ts'], pool: 'forks' } },
       { test: { ...shared, name: 'infra', include: ['test/infra/**/*.test.ts'], pool: 'forks' } },
     ],

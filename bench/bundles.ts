@@ -25,6 +25,7 @@ import { build } from 'esbuild';
 import { lambdaEsbuildOptions } from '#infra/bundling.ts';
 import { lambdaBundles } from './lambda-bundles.ts';
 import { MCP_OPENING, mcpEvent } from './mcp-event.ts';
+import { type McpTable, startMcpTable } from './mcp-table.ts';
 import type { BenchSection } from './section.ts';
 
 type Timing = { wallMs: number; cpuMs: number };
@@ -47,7 +48,7 @@ const NODE = process.env.BENCH_NODE ?? process.execPath;
 const nodeVersion = () => execFileSync(NODE, ['--version'], { encoding: 'utf8' }).trim();
 
 /** Runs `code` (an ES module) in a fresh node process with the function's NODE_OPTIONS and environment; its stdout. */
-function runFresh(code: string, nodeOptions: string, what: string): string {
+function runFresh(code: string, nodeOptions: string, what: string, env: Record<string, string> = {}): string {
   const run = spawnSync(NODE, ['--input-type=module', '-e', code], {
     encoding: 'utf8',
     env: {
@@ -59,6 +60,7 @@ function runFresh(code: string, nodeOptions: string, what: string): string {
       TABLE_NAME: 'bench',
       AWS_REGION: 'eu-west-1',
       LOG_LEVEL: 'warn',
+      ...env,
     },
   });
   if (run.status !== 0) throw new Error(`${what} failed: ${run.stderr}`);
@@ -88,9 +90,9 @@ function importRun(bundle: string, nodeOptions: string): Run {
  * request pays what a container does once (Node's fetch classes, the protocol schemas it needs,
  * the tool list's JSON Schemas); the repeat is a warm request.
  */
-function mcpFirstRequestsRun(bundle: string, nodeOptions: string): number[] {
+function mcpFirstRequestsRun(bundle: string, nodeOptions: string, table: McpTable): number[] {
   const { initialize, toolsList } = MCP_OPENING;
-  const events = [initialize, toolsList, initialize].map((m) => mcpEvent(JSON.stringify(m)));
+  const events = [initialize, toolsList, initialize].map((m) => mcpEvent(JSON.stringify(m), table));
   const code =
     floorImports +
     `const { handler } = await import(${JSON.stringify(pathToFileURL(bundle).href)});` +
@@ -100,7 +102,7 @@ function mcpFirstRequestsRun(bundle: string, nodeOptions: string): number[] {
     "  if (answer.statusCode !== 200) throw new Error('answered ' + answer.statusCode + ': ' + answer.body);" +
     '}' +
     "process.stdout.write('\\nFIRST ' + JSON.stringify(times) + '\\n');";
-  const line = runFresh(code, nodeOptions, `the first requests of ${bundle}`)
+  const line = runFresh(code, nodeOptions, `the first requests of ${bundle}`, table.env)
     .split('\n')
     .find((l) => l.startsWith('FIRST '));
   if (!line) throw new Error(`the first requests of ${bundle} printed no times`);
@@ -153,7 +155,14 @@ export async function measureBundles(options: {
     };
   });
   const mcp = functions.find((f) => f.fn === 'McpFunction');
-  const firstRuns = mcp ? Array.from({ length: RUNS }, () => mcpFirstRequestsRun(mcp.file, mcp.nodeOptions)) : [];
+  const table = mcp ? await startMcpTable() : undefined;
+  let firstRuns: number[][] = [];
+  try {
+    if (mcp && table)
+      firstRuns = Array.from({ length: RUNS }, () => mcpFirstRequestsRun(mcp.file, mcp.nodeOptions, table));
+  } finally {
+    await table?.stop();
+  }
   const mcpFirstRequests = mcp ? [0, 1, 2].map((i) => median(firstRuns.map((r) => r[i] as number))) : undefined;
   return { floor: medianTiming(floors), rows, mcpFirstRequests };
 }

@@ -3,12 +3,12 @@ import { principalToContext } from '#http/api-routes.ts';
 import { ABILITIES } from '#domain/key/abilities.ts';
 
 /**
- * POST /mcp as API Gateway hands it to the MCP function, from a key with every ability: for
+ * POST /mcp as API Gateway hands it to the MCP function, from `key` (a key with every ability): for
  * running a bundle's handler outside the stack (`npm run bench`, test/infra/bundles.test.ts).
- * Set-up messages (initialize, tools/list, ping, notifications) need no table: they use no
- * allowance.
+ * Set-up messages (initialize, tools/list, ping, notifications) use none of the allowance but count
+ * against set-up's own limit on the key's token item, so they need its table (bench/mcp-table.ts).
  */
-export function mcpEvent(body: string): APIGatewayProxyEvent {
+export function mcpEvent(body: string, key: { token: string; keyId: number; storeId: string }): APIGatewayProxyEvent {
   return {
     resource: '/api/v1/integrations/mcp',
     path: '/api/v1/integrations/mcp',
@@ -17,6 +17,7 @@ export function mcpEvent(body: string): APIGatewayProxyEvent {
       Host: 'api.example.com',
       'Content-Type': 'application/json',
       Accept: 'application/json, text/event-stream',
+      Authorization: `Bearer ${key.token}`,
     },
     multiValueHeaders: {},
     queryStringParameters: null,
@@ -29,7 +30,7 @@ export function mcpEvent(body: string): APIGatewayProxyEvent {
       requestId: 'bundle-run',
       path: '/api/v1/integrations/mcp',
       authorizer: principalToContext(
-        { keyId: 1, storeId: 'store-1', abilities: [...ABILITIES], currency: 'EUR' },
+        { keyId: key.keyId, storeId: key.storeId, abilities: [...ABILITIES], currency: 'EUR' },
         { allowed: true, limit: 60, remaining: 59, resetSeconds: 60 },
         null,
       ),
