@@ -83,11 +83,11 @@ module.exports = {
       comment:
         'A handler parses, calls a use case (shared/app) and maps its outcome: storage is reached only through shared/app. ' +
         'Files whose orchestration has not moved to shared/app yet are named here, a list that only shrinks ' +
-        '(docs/architecture.md#stated-exceptions): the webhook signer, the admin commands and the MCP allowance.',
+        '(docs/architecture.md#stated-exceptions): the webhook signer and the admin commands.',
       from: {
         path: '^functions/',
         pathNot:
-          '^functions/(webhooks/(attempt|probe|endpoint-health)|admin/(commands|request-commands|webhook-commands|bulk-redeliver)|mcp/allowance)\\.ts$',
+          '^functions/(webhooks/(attempt|probe|endpoint-health)|admin/(commands|request-commands|webhook-commands|bulk-redeliver))\\.ts$',
       },
       to: { path: '^shared/db/' },
     },
