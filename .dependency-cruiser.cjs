@@ -81,14 +81,9 @@ module.exports = {
       name: 'functions-not-to-db',
       severity: 'error',
       comment:
-        'A handler parses, calls a use case (shared/app) and maps its outcome: storage is reached only through shared/app. ' +
-        'Files whose orchestration has not moved to shared/app yet are named here, a list that only shrinks ' +
-        '(docs/architecture.md#stated-exceptions): the webhook signer, the admin commands and the MCP allowance.',
-      from: {
-        path: '^functions/',
-        pathNot:
-          '^functions/(webhooks/(attempt|probe|endpoint-health)|admin/(commands|request-commands|webhook-commands|bulk-redeliver)|mcp/allowance)\\.ts$',
-      },
+        'A handler parses, calls a use case (shared/app) and maps its outcome: storage is reached only through shared/app, ' +
+        "the signer's, fan-out's and admin's included. No exception.",
+      from: { path: '^functions/' },
       to: { path: '^shared/db/' },
     },
     {

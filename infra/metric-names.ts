@@ -7,14 +7,14 @@ export const METRICS_NAMESPACE = 'StoreIntegrations';
 
 export const WEBHOOK_METRICS = {
   service: 'webhooks',
-  /** One count per delivery step, by `outcome` (functions/webhooks/delivery-metrics.ts). */
+  /** One count per delivery step, by `outcome` (shared/app/delivery-metrics.ts). */
   deliveries: 'Deliveries',
   /**
    * The outcome of deliveries given up after the whole retry schedule because the receiver kept
    * failing (4xx/5xx/timeouts): a tenant's receiver is down, not a platform fault.
    */
   failedOutcome: 'failed',
-  /** One count per endpoint parked (functions/webhooks/endpoint-health.ts), dimension reason. */
+  /** One count per endpoint parked (shared/app/endpoint-health.ts), dimension reason. */
   endpointsParked: 'EndpointsParked',
   parkedReason: 'sustained_failures',
 } as const;

@@ -24,3 +24,15 @@ export const IntegerArg = (min: number, max: number) =>
     v.minValue(min),
     v.maxValue(max),
   );
+
+/** `--since`: an ISO 8601 time, normalized to UTC. */
+export const Since = v.pipe(
+  v.string(),
+  v.check(
+    (s) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(s) && !Number.isNaN(Date.parse(s)),
+    'must be an ISO 8601 time like 2026-11-24T10:00:00Z',
+  ),
+  v.transform((s) => new Date(Date.parse(s)).toISOString()),
+);
+
+export const RedeliverState = v.picklist(['pending', 'delivered', 'failed'], 'must be pending, delivered or failed');

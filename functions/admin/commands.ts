@@ -1,11 +1,17 @@
 import * as v from 'valibot';
 import { parse } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
-import { createStore, listStores } from '#db/store/repo.ts';
-import { requireStore } from '#app/stores.ts';
-import { createKey, listKeysOfStore, requireKey, rotateKeyToken, updateKeyWebhook } from '#db/key/repo.ts';
-import { MCP_MODES, publicKey, generateToken, generateWebhookSecret, hashToken } from '#domain/key/api-key.ts';
-import { revokeKey, updateKeySettings } from '#db/key/change.repo.ts';
+import {
+  allStores,
+  changeKeySettings,
+  changeKeyWebhook,
+  issueKey,
+  keysOfStore,
+  openStore,
+  revokeKeyNow,
+  rotateKey,
+} from '#app/admin-keys.ts';
+import { MCP_MODES, publicKey } from '#domain/key/api-key.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
 import { DEFAULT_EVENTS, parseEventTypes } from '#domain/webhook/event-subscription.ts';
@@ -78,13 +84,13 @@ export const commands: Record<string, AdminCommand> = {
       }),
       args,
     );
-    return createStore({ id: a.id, name: a.name, currency_code: a.currency, created_at: new Date().toISOString() });
+    return openStore(a);
   },
 
   /** Stores made since stores were indexed (shared/db/keys.ts); older ones open by id. */
   'stores list': async (args) => {
     parse(v.strictObject({}), args);
-    return { data: await listStores() };
+    return { data: await allStores() };
   },
 
   'keys create': async (args) => {
@@ -113,49 +119,38 @@ export const commands: Record<string, AdminCommand> = {
       throw new DomainError('validation_failed', 'abilities: name at least one ability', 'abilities');
     const webhookUrl = webhookUrlOrNull(a.webhook_url);
     const events = a.events === undefined ? [...DEFAULT_EVENTS] : eventsArg(a.events);
-    const store = await requireStore(a.store);
-    const token = generateToken();
-    const webhookSecret = generateWebhookSecret();
-    const record = await createKey({
-      storeId: store.id,
-      currency: store.currency_code,
-      name: a.name,
-      abilities,
-      webhookUrl,
-      events,
-      excludeOwn: a.exclude_own ?? false,
-      mcp: a.mcp ?? 'full',
-      writesPerHour: a.writes_per_hour ?? null,
-      statusChangesPerHour: a.status_changes_per_hour ?? null,
-      tokenHash: hashToken(token),
-      webhookSecret: await encryptWebhookSecret(webhookSecret),
-      now: new Date().toISOString(),
-    });
+    const { record, token, webhookSecret } = await issueKey(
+      {
+        store: a.store,
+        name: a.name,
+        abilities,
+        webhookUrl,
+        events,
+        excludeOwn: a.exclude_own ?? false,
+        mcp: a.mcp ?? 'full',
+        writesPerHour: a.writes_per_hour ?? null,
+        statusChangesPerHour: a.status_changes_per_hour ?? null,
+      },
+      encryptWebhookSecret,
+    );
     const { status: _s, revoked_at: _r, last_used_at: _l, ...shown } = publicKey(record);
     return { ...shown, token, webhook_secret: webhookSecret };
   },
 
   'keys list': async (args) => {
     const a = parse(v.strictObject({ store: StoreIdArg }), args);
-    await requireStore(a.store);
-    return { data: (await listKeysOfStore(a.store)).map(publicKey) };
+    return { data: (await keysOfStore(a.store)).map(publicKey) };
   },
 
   'keys revoke': async (args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    return publicKey(await revokeKey(a.id, new Date().toISOString()));
+    return publicKey(await revokeKeyNow(a.id));
   },
 
   'keys rotate': async (args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    const key = await requireKey(a.id);
-    // A grant's tokens come from the token endpoint and expire; a rotation would hand out one that does not.
-    if (key.kind === 'grant')
-      throw new DomainError('invalid_transition', `key ${a.id} is an OAuth grant; revoke it instead`, 'id');
-    const store = await requireStore(key.store_id);
-    const token = generateToken();
-    const rotated = await rotateKeyToken(a.id, hashToken(token), store.currency_code);
-    return { ...publicKey(rotated), token };
+    const { record, token } = await rotateKey(a.id);
+    return { ...publicKey(record), token };
   },
 
   /** `--url`, `--events` and/or `--exclude-own`; what is not given stays as it is. */
@@ -177,14 +172,13 @@ export const commands: Record<string, AdminCommand> = {
       ...(a.events !== undefined ? { events: eventsArg(a.events) } : {}),
       ...(a.exclude_own !== undefined ? { exclude_own: a.exclude_own } : {}),
     };
-    await requireKey(a.id);
-    return publicKey(await updateKeyWebhook(a.id, changes));
+    return publicKey(await changeKeyWebhook(a.id, changes));
   },
 
   /** `--mcp read-only|full`: which MCP tools the key gets; HTTP is unaffected. */
   'keys set-mcp': async (args) => {
     const a = parse(v.strictObject({ id: KeyId, mcp: Mcp }), args);
-    return publicKey(await updateKeySettings(a.id, { mcp: a.mcp }));
+    return publicKey(await changeKeySettings(a.id, { mcp: a.mcp }));
   },
 
   /** `--writes-per-hour` and/or `--status-changes-per-hour`, a number or `none`; what is not given stays. */
@@ -200,7 +194,7 @@ export const commands: Record<string, AdminCommand> = {
         'writes_per_hour',
       );
     const { id, ...changes } = a;
-    return publicKey(await updateKeySettings(id, changes));
+    return publicKey(await changeKeySettings(id, changes));
   },
 
   ...webhookCommands,

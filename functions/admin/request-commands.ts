@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
 import { parse } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
-import { requireKey } from '#db/key/repo.ts';
+import { existingKey } from '#app/admin-keys.ts';
 import type { AdminCommand } from './commands.ts';
 import { IntegerArg, KeyIdArg } from './args.ts';
 
@@ -45,7 +45,7 @@ export const requestCommands: Record<string, AdminCommand> = {
    */
   'keys requests': async (args) => {
     const a = parse(v.strictObject({ id: KeyIdArg, limit: Limit }), args);
-    await requireKey(a.id);
+    await existingKey(a.id);
     const file = process.env.REQUEST_LOG_FILE;
     const group = process.env.ACCESS_LOG_GROUP;
     if (!file && group) {

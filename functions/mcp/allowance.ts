@@ -1,8 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { authenticate } from '#db/key/auth.repo.ts';
-import { ALLOWANCE_RING, hashToken, SET_UP_RING } from '#domain/key/api-key.ts';
+import { claimMcpAllowance } from '#app/authenticate.ts';
 import { DomainError } from '#domain/errors.ts';
-import { config } from '#shared/config.ts';
 import { bearerToken } from '#functions/authorizer/handler.ts';
 
 /**
@@ -29,10 +27,7 @@ export async function claimAllowance(
   state: { responseHeaders?: Record<string, string> },
   setUp: boolean,
 ): Promise<void> {
-  const token = bearerToken(event.headers) ?? '';
-  const limit = setUp ? config().mcpSetUpPerMinute : config().rateLimitPerMinute;
-  const ring = setUp ? SET_UP_RING : ALLOWANCE_RING;
-  const auth = await authenticate(hashToken(token), Date.now(), limit, undefined, ring);
+  const auth = await claimMcpAllowance(bearerToken(event.headers) ?? '', setUp);
   if (!auth.ok) throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
   const { rate } = auth;
   if (setUp && rate.allowed) return;

@@ -9,7 +9,7 @@ import {
   invocation,
   withInvocationContext,
 } from '#shared/log.ts';
-import { recordDelivery } from './delivery-metrics.ts';
+import { recordDelivery } from '#app/delivery-metrics.ts';
 import { processSqsBatch } from './sqs-batch.ts';
 
 /** One dead-lettered message: parsed, handed to the use case (shared/app/dead-letter.ts), its outcome logged and counted. */

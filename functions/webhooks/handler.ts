@@ -3,7 +3,9 @@ import { config } from '#shared/config.ts';
 import { platformErrorBackoffSeconds } from '#domain/webhook/retry.ts';
 import { setVisibility } from '#queue/sqs.ts';
 import { errorFields, log, coldStartTracker, invocation, withInvocationContext } from '#shared/log.ts';
-import { processMessage } from './attempt.ts';
+import { processMessage, type SignerPorts } from '#app/webhook-delivery.ts';
+import { publishOperationalEvent } from './operational-event.ts';
+import { sendAttempt } from './send.ts';
 import { processSqsBatch } from './sqs-batch.ts';
 import { startTracing } from './tracing.ts';
 
@@ -41,6 +43,8 @@ class KeptForRetry extends Error {}
  * No middy chain: there is no HTTP to normalize and the partial-batch response is the only output.
  */
 const isColdStart = coldStartTracker();
+/** The signed POST and the operational event stay here (KMS, HTTP, SNS); the use cases get them as ports. */
+const ports: SignerPorts = { send: sendAttempt, announce: publishOperationalEvent };
 
 export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   const cold = isColdStart();
@@ -50,12 +54,15 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
       const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
       let outcome: Awaited<ReturnType<typeof processMessage>>;
       try {
-        outcome = await processMessage({
-          messageId: record.messageId,
-          receiptHandle: record.receiptHandle,
-          body: record.body,
-          receiveCount,
-        });
+        outcome = await processMessage(
+          {
+            messageId: record.messageId,
+            receiptHandle: record.receiptHandle,
+            body: record.body,
+            receiveCount,
+          },
+          ports,
+        );
       } catch (err) {
         await backOff(record, receiveCount, err);
         throw err;

@@ -4,6 +4,7 @@ import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
 import { isAllowedWebhookAddress, refusedAddressReason } from '#domain/webhook/address-policy.ts';
 import { pinnedLookup, RefusedAddress } from '#domain/webhook/pinned-lookup.ts';
 import { parseRetryAfter } from '#domain/webhook/retry.ts';
+import type { PostResult } from '#domain/webhook/deliverable.ts';
 
 export { pinnedLookup };
 
@@ -27,15 +28,6 @@ export const USER_AGENT = 'store-integration-webhooks/1';
  * this the attempt ends with the status and the connection is destroyed.
  */
 export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
-
-/** What one attempt came to: an HTTP status, or an error that prevented one. */
-export interface PostResult {
-  status: number | null;
-  error: string | null;
-  /** Seconds, from Retry-After on 429 and 503 only. */
-  retryAfterSeconds: number | undefined;
-  ms: number;
-}
 
 class ConnectTimeout extends Error {
   readonly code = 'ECONNECTTIMEOUT';

@@ -2,7 +2,7 @@ import { config } from '#shared/config.ts';
 import type { DeliveryMessage } from '#domain/webhook/delivery.ts';
 import { hopDelaySeconds, queueWait } from '#domain/webhook/retry.ts';
 import { sendDeliveryMessage, setVisibility } from '#queue/sqs.ts';
-import type { MessageOutcome, ReceivedMessage } from './attempt.ts';
+import type { MessageOutcome, ReceivedMessage } from './webhook-delivery.ts';
 
 const plain = (m: DeliveryMessage): DeliveryMessage => ({ event_id: m.event_id, key_id: m.key_id, round: m.round });
 

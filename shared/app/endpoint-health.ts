@@ -12,15 +12,14 @@ import { hopDelaySeconds } from '#domain/webhook/retry.ts';
 import { emitMetrics, MetricUnit } from '#shared/metrics.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
 import { log } from '#shared/log.ts';
-import { publishOperationalEvent } from './operational-event.ts';
+import { hostOf, type DeliverableKey, type PostResult } from '#domain/webhook/deliverable.ts';
 import { recordDelivery } from './delivery-metrics.ts';
-import type { PostResult } from './post.ts';
-import { hostOf, type DeliverableKey } from './send.ts';
+import type { SignerPorts } from './webhook-delivery.ts';
 
 /**
  * Endpoint parking (docs/webhooks.md, "Parked endpoints"): every failed attempt extends the key's
  * failure streak; a streak long and old enough parks the endpoint. A parked endpoint's deliveries
- * stay pending without attempts (no hops through the retry schedule) until a probe (probe.ts)
+ * stay pending without attempts (no hops through the retry schedule) until a probe (webhook-probe.ts)
  * finds it answering and drains them oldest first.
  */
 
@@ -52,7 +51,11 @@ export async function afterSuccess(endpoint: Endpoint): Promise<void> {
 }
 
 /** Counts a failed attempt; true when the endpoint is parked now (by this failure or before). */
-export async function afterFailure(key: DeliverableKey, result: PostResult): Promise<boolean> {
+export async function afterFailure(
+  key: DeliverableKey,
+  result: PostResult,
+  announce: SignerPorts['announce'],
+): Promise<boolean> {
   const cfg = config();
   const nowMs = Date.now();
   const now = new Date(nowMs).toISOString();
@@ -72,7 +75,7 @@ export async function afterFailure(key: DeliverableKey, result: PostResult): Pro
   if (!parked) return true;
   await sendProbe(key.id, nextProbe);
   emitMetrics({ reason: 'sustained_failures' }, [['EndpointsParked', MetricUnit.Count, 1]]);
-  await publishOperationalEvent('webhook.endpoint_parked', {
+  await announce('webhook.endpoint_parked', {
     key_id: key.id,
     store_id: key.store_id,
     host: hostOf(key.webhook_url),

@@ -6,11 +6,17 @@ import { parseDeliveryMessage, type Delivery } from '#domain/webhook/delivery.ts
 import { parseProbeMessage, type Endpoint } from '#domain/webhook/endpoint.ts';
 import { afterFailure, DUE_TOLERANCE_MS, maxReceiveCount } from '#domain/webhook/retry.ts';
 import { log, addInvocationContext } from '#shared/log.ts';
+import {
+  hostOf,
+  isSuccess,
+  whyNotDeliverable,
+  type DeliverableKey,
+  type PostResult,
+} from '#domain/webhook/deliverable.ts';
 import { recordDelivery } from './delivery-metrics.ts';
 import * as endpointHealth from './endpoint-health.ts';
-import { handleProbe } from './probe.ts';
-import { nextHop, waitOnQueue } from './queue-wait.ts';
-import { hostOf, isSuccess, sendAttempt, whyNotDeliverable, type DeliverableKey } from './send.ts';
+import { handleProbe } from './webhook-probe.ts';
+import { nextHop, waitOnQueue } from './webhook-queue-wait.ts';
 
 export interface ReceivedMessage {
   messageId: string;
@@ -24,15 +30,24 @@ export interface ReceivedMessage {
 export type MessageOutcome = 'done' | 'keep';
 
 /**
+ * What the signer's handler lends its use cases: the signed POST (functions/webhooks/send.ts opens
+ * the secret with KMS and POSTs) and the operational event (SNS), neither of which a use case imports.
+ */
+export interface SignerPorts {
+  send: (key: DeliverableKey, delivery: Delivery, nowMs?: number) => Promise<PostResult>;
+  announce: (type: string, data: Record<string, unknown>) => Promise<void>;
+}
+
+/**
  * One queue message: attempt its delivery if due, then record the outcome and schedule the next
- * attempt (queue-wait.ts) or give up. The delivery log, not the message, holds the state, so any
+ * attempt (webhook-queue-wait.ts) or give up. The delivery log, not the message, holds the state, so any
  * copy of a message (SQS delivers at least once) finds the truth there: delivered, failed and
  * superseded rounds are dropped. What cannot be handled (an unreadable message, a throttled
  * table) throws: the handler backs off, and the queue dead-letters it after maxReceiveCount.
  */
-export async function processMessage(m: ReceivedMessage): Promise<MessageOutcome> {
+export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Promise<MessageOutcome> {
   const probe = parseProbeMessage(m.body);
-  if (probe) return handleProbe(probe);
+  if (probe) return handleProbe(probe, ports);
   const message = parseDeliveryMessage(m.body);
   if (message.due_at !== undefined) {
     const remainingMs = Date.parse(message.due_at) - Date.now();
@@ -69,7 +84,7 @@ export async function processMessage(m: ReceivedMessage): Promise<MessageOutcome
     await endpointHealth.healLostProbe(endpoint);
     return 'done';
   }
-  return attempt(m, key as DeliverableKey, delivery, endpoint, nowMs);
+  return attempt(m, key as DeliverableKey, delivery, endpoint, nowMs, ports);
 }
 
 async function attempt(
@@ -78,10 +93,11 @@ async function attempt(
   delivery: Delivery,
   endpoint: Endpoint,
   nowMs: number,
+  ports: SignerPorts,
 ): Promise<MessageOutcome> {
   const cfg = config();
   const { event_id: eventId, key_id: keyId, round } = delivery;
-  const result = await sendAttempt(key, delivery, nowMs);
+  const result = await ports.send(key, delivery, nowMs);
   const now = new Date().toISOString();
   const attemptNo = delivery.round_attempts + 1;
   const logFields = {
@@ -107,7 +123,7 @@ async function attempt(
     recordDelivery('delivered', result.ms);
     return 'done';
   }
-  if (await endpointHealth.afterFailure(key, result)) {
+  if (await endpointHealth.afterFailure(key, result, ports.announce)) {
     await endpointHealth.parkDelivery(delivery, result);
     log('info', 'webhook attempt failed; endpoint parked', { ...logFields, error: result.error });
     return 'done';

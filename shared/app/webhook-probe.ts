@@ -6,10 +6,10 @@ import type { ProbeMessage } from '#domain/webhook/endpoint.ts';
 import { DUE_TOLERANCE_MS, hopDelaySeconds } from '#domain/webhook/retry.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
 import { log, addInvocationContext } from '#shared/log.ts';
-import type { MessageOutcome } from './attempt.ts';
+import { isSuccess, whyNotDeliverable, type DeliverableKey } from '#domain/webhook/deliverable.ts';
 import { recordDelivery } from './delivery-metrics.ts';
 import { parkDelivery, probeFailed, sendProbe } from './endpoint-health.ts';
-import { isSuccess, sendAttempt, whyNotDeliverable, type DeliverableKey } from './send.ts';
+import type { MessageOutcome, SignerPorts } from './webhook-delivery.ts';
 
 /** How long one probe message drains before it hands over to a fresh one (the signer runs ≤ 30 s, a POST ≤ 10 s). */
 export const DRAIN_BUDGET_MS = 15_000;
@@ -25,7 +25,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * (a receiver just back is not flooded), then resumes the endpoint. A probe whose due time is no
  * longer the endpoint's (a duplicate, or one superseded by a resume) is dropped.
  */
-export async function handleProbe(message: ProbeMessage): Promise<MessageOutcome> {
+export async function handleProbe(message: ProbeMessage, ports: SignerPorts): Promise<MessageOutcome> {
   const remainingMs = Date.parse(message.due_at) - Date.now();
   if (remainingMs > DUE_TOLERANCE_MS) {
     await sendDeliveryMessage(message, hopDelaySeconds(remainingMs / 1000, config().webhookQueueWaitLimitSeconds));
@@ -37,11 +37,11 @@ export async function handleProbe(message: ProbeMessage): Promise<MessageOutcome
   if (endpoint.state !== 'parked' || endpoint.next_probe_at !== message.due_at) return 'done';
   const startedMs = Date.now();
   if (!(await claimProbe(keyId, iso(startedMs), iso(startedMs + LEASE_MS)))) return 'done';
-  await drain(keyId, startedMs);
+  await drain(keyId, startedMs, ports.send);
   return 'done';
 }
 
-async function drain(keyId: number, startedMs: number): Promise<void> {
+async function drain(keyId: number, startedMs: number, send: SignerPorts['send']): Promise<void> {
   const key = await getKey(keyId);
   const refusal = whyNotDeliverable(key);
   if (refusal !== null || !key?.webhook_url) {
@@ -74,7 +74,7 @@ async function drain(keyId: number, startedMs: number): Promise<void> {
       }
       const d = await getDelivery(keyId, entry.event_id);
       if (d?.state !== 'pending' || d.round !== entry.round || d.parked_at === null) continue;
-      const result = await sendAttempt(target, d);
+      const result = await send(target, d);
       if (!isSuccess(result)) {
         await parkDelivery(d, result);
         await probeFailed(keyId, result);

@@ -1,0 +1,119 @@
+import { readEventLog } from '#db/event/log.repo.ts';
+import { replayOutboxEvent } from '#db/event/outbox.repo.ts';
+import { listKeysOfStore, requireKey, updateKeyWebhook } from '#db/key/repo.ts';
+import { listDeliveries, startRedelivery } from '#db/webhook/delivery.repo.ts';
+import { getEndpoint, getEndpoints } from '#db/webhook/endpoint.repo.ts';
+import { DomainError } from '#domain/errors.ts';
+import { generateWebhookSecret, type KeyRecord } from '#domain/key/api-key.ts';
+import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS, type Delivery } from '#domain/webhook/delivery.ts';
+import type { Endpoint } from '#domain/webhook/endpoint.ts';
+import type { SealSecret } from './admin-keys.ts';
+import { requireStore } from './stores.ts';
+
+/**
+ * The admin's webhook commands (functions/admin/webhook-commands.ts validates their arguments and
+ * shapes their answers): the delivery log, redelivery, endpoints, the event log, outbox replay and
+ * webhook secret rotation. The test delivery is the signer's own POST (functions/webhooks/ping.ts).
+ */
+
+/** One call redelivers at most this many (oldest first); the answer says where to go on from. */
+export const BULK_REDELIVER_LIMIT = 500;
+
+/** An existing key's deliveries, newest first, and its endpoint's state. */
+export async function deliveryLog(keyId: number): Promise<{ deliveries: Delivery[]; endpoint: Endpoint }> {
+  await requireKey(keyId);
+  const [deliveries, endpoint] = await Promise.all([listDeliveries(keyId), getEndpoint(keyId)]);
+  return { deliveries, endpoint };
+}
+
+/** A new round of one delivery of an existing key (same webhook-id and body). */
+export async function redeliverEvent(keyId: number, eventId: string): Promise<Delivery> {
+  await requireKey(keyId);
+  return startRedelivery(keyId, eventId, new Date().toISOString());
+}
+
+/**
+ * Every delivery of an existing key created at or after `since` (and in `state`, when given) starts
+ * a new round, oldest first, each as `redeliverEvent` does it. A delivery redelivered concurrently
+ * by someone else is skipped, not an error: it is under way.
+ */
+export async function redeliverSince(
+  keyId: number,
+  since: string,
+  state: 'pending' | 'delivered' | 'failed' | undefined,
+) {
+  await requireKey(keyId);
+  const chosen = (await listDeliveries(keyId))
+    .filter((d) => d.created_at >= since && (state === undefined || d.state === state))
+    .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.event_id.localeCompare(b.event_id));
+  const batch = chosen.slice(0, BULK_REDELIVER_LIMIT);
+  const now = new Date().toISOString();
+  const started = [];
+  const skipped: string[] = [];
+  for (const d of batch) {
+    try {
+      started.push(deliveryView(await startRedelivery(keyId, d.event_id, now)));
+    } catch (err) {
+      if (!(err instanceof DomainError) || (err.code !== 'conflict' && err.code !== 'not_found')) throw err;
+      skipped.push(d.event_id);
+    }
+  }
+  const rest = chosen[BULK_REDELIVER_LIMIT];
+  return {
+    redelivered: started.length,
+    skipped,
+    // More than one call's worth: run again with this --since.
+    next_since: rest ? rest.created_at : null,
+    data: started,
+  };
+}
+
+/** Every key of a store that has a webhook URL, with its endpoint's state (active or parked, and why). */
+export async function endpointsOfStore(storeId: string): Promise<{ key: KeyRecord; endpoint: Endpoint }[]> {
+  const withUrl = (await listKeysOfStore(storeId, false)).filter((k) => k.webhook_url);
+  const endpoints = await getEndpoints(withUrl.map((k) => k.id));
+  return withUrl.map((key) => ({ key, endpoint: endpoints.get(key.id)! }));
+}
+
+/**
+ * A page of an existing store's whole event log (every family, every origin) after sequence
+ * `after`; `cursor_expired` naming `after` when the events after it are past retention.
+ */
+export async function storeEventLog(storeId: string, after: number, limit: number) {
+  await requireStore(storeId);
+  const page = await readEventLog(storeId, after, limit, Math.floor(Date.now() / 1000));
+  if (page.expired)
+    throw new DomainError(
+      'cursor_expired',
+      `events after ${after} are past the 30-day retention; start from --after 0`,
+      'after',
+    );
+  return { events: page.events, more: page.more };
+}
+
+export const replayEvent = (storeId: string, eventId: string) => replayOutboxEvent(storeId, eventId, new Date());
+
+/**
+ * A new webhook secret for an active key, sealed by `seal` before it is written; the previous one
+ * stays valid for the grace period. A second rotation within it drops the oldest: at most two are live.
+ */
+export async function rotateWebhookSecret(
+  keyId: number,
+  seal: SealSecret,
+): Promise<{ record: KeyRecord; secret: string; graceEnds: string }> {
+  const key = await requireKey(keyId);
+  if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
+  const secret = generateWebhookSecret();
+  const graceEnds = new Date(Date.now() + WEBHOOK_SECRET_GRACE_SECONDS * 1000).toISOString();
+  const record = await updateKeyWebhook(
+    keyId,
+    // The previous one moves as stored (the admin never opens a secret).
+    {
+      webhook_secret: await seal(secret),
+      previous_webhook_secret: key.webhook_secret,
+      previous_webhook_secret_expires_at: graceEnds,
+    },
+    key.webhook_secret,
+  );
+  return { record, secret, graceEnds };
+}
