@@ -138,7 +138,8 @@ export const commands: Record<string, AdminCommand> = {
   'keys list': async (args) => {
     const a = parse(v.strictObject({ store: StoreIdArg }), args);
     await requireStore(a.store);
-    return { data: (await listKeysOfStore(a.store)).map(publicKey) };
+    // `kind` tells an OAuth grant (docs/oauth.md, named after its client) from a key made here.
+    return { data: (await listKeysOfStore(a.store)).map((k) => ({ ...publicKey(k), kind: k.kind ?? 'key' })) };
   },
 
   'keys revoke': async (args) => {
