@@ -160,6 +160,9 @@ const MCP_TEXT: Record<McpMode, string> = {
   'read-only': 'read-only: the read tools only, whatever its abilities',
 };
 
+/** A budget as the form takes it back: its number, or `none` for no limit. */
+const perHour = (v: unknown) => (typeof v === 'number' ? String(v) : 'none');
+
 export function keyPage(ctx: PageContext, store: string, key: Row): string {
   const path = keyPath(store, key.id);
   const events = Array.isArray(key.events) ? (key.events as string[]) : [];
@@ -179,11 +182,11 @@ ${
   active
     ? html`<h2>MCP and write budget</h2>
 <form method="post" action="${path}/mcp" class="stack">${csrfField(ctx.csrf)}
-<div><label for="mcp">MCP tools</label><select id="mcp" name="mcp" required><option value="">choose a mode</option>${MCP_MODES.map((m) => html`<option value="${m}">${MCP_TEXT[m]}</option>`)}</select></div>
+<div><label for="mcp">MCP tools</label><select id="mcp" name="mcp" required>${MCP_MODES.map((m) => html`<option value="${m}"${key.mcp === m ? html` selected` : ''}>${MCP_TEXT[m]}</option>`)}</select></div>
 <div><button type="submit">Save MCP mode</button></div></form>
 <form method="post" action="${path}/budget" class="stack">${csrfField(ctx.csrf)}
-<div><label for="writes-per-hour">Writes per hour</label><input type="text" id="writes-per-hour" name="writes_per_hour" value="" autocomplete="off" aria-describedby="budget-hint"></div>
-<div><label for="status-changes-per-hour">Status changes per hour</label><input type="text" id="status-changes-per-hour" name="status_changes_per_hour" value="" autocomplete="off" aria-describedby="budget-hint"></div>
+<div><label for="writes-per-hour">Writes per hour</label><input type="text" id="writes-per-hour" name="writes_per_hour" value="${perHour(key.writes_per_hour)}" autocomplete="off" aria-describedby="budget-hint"></div>
+<div><label for="status-changes-per-hour">Status changes per hour</label><input type="text" id="status-changes-per-hour" name="status_changes_per_hour" value="${perHour(key.status_changes_per_hour)}" autocomplete="off" aria-describedby="budget-hint"></div>
 <p class="hint" id="budget-hint">Each 1 to 1,000,000 an hour, or none for no limit; a field left empty keeps its value.</p>
 <div><button type="submit">Save budget</button></div></form>`
     : ''

@@ -139,7 +139,8 @@ export const commands: Record<string, AdminCommand> = {
 
   'keys list': async (args) => {
     const a = parse(v.strictObject({ store: StoreIdArg }), args);
-    return { data: (await keysOfStore(a.store)).map(publicKey) };
+    // `kind` tells an OAuth grant (docs/oauth.md, named after its client) from a key made here.
+    return { data: (await keysOfStore(a.store)).map((k) => ({ ...publicKey(k), kind: k.kind ?? 'key' })) };
   },
 
   'keys revoke': async (args) => {

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { inject, describe, expect, it } from 'vitest';
-import { client } from '#fixtures/api.ts';
+import { adminCommand, client, createKey, createStore } from '#fixtures/api.ts';
 import { closedPort } from '#fixtures/webhooks.ts';
 
 const run = promisify(execFile);
@@ -138,6 +138,30 @@ describe('admin CLI', () => {
     const revoked = JSON.parse((await cli(['keys', 'revoke', '--id', String(k.id), '--json'])).stdout);
     expect(revoked.status).toBe('revoked');
     expect((await client(rotated.token).get('/products')).status).toBe(401);
+  }, 600_000);
+
+  it('keys list shows the MCP mode, budgets and exclude-own that were set, with and without --json', async () => {
+    const storeId = await createStore();
+    const key = await createKey(storeId, ['orders:read']);
+    const untouched = await createKey(storeId, ['orders:read']);
+    await adminCommand('keys set-mcp', { id: key.id, mcp: 'read-only' });
+    await adminCommand('keys set-budget', { id: key.id, writes_per_hour: '120', status_changes_per_hour: '7' });
+    await adminCommand('keys set-webhook', { id: key.id, exclude_own: 'true' });
+    const set = { mcp: 'read-only', writes_per_hour: 120, status_changes_per_hour: 7, exclude_own: true, kind: 'key' };
+    const unset = {
+      mcp: 'full',
+      writes_per_hour: null,
+      status_changes_per_hour: null,
+      exclude_own: false,
+      kind: 'key',
+    };
+    for (const json of [['--json'], []]) {
+      const out = await cli(['keys', 'list', '--store', storeId, ...json]);
+      expect(out.code).toBe(0);
+      const listed: { id: number }[] = JSON.parse(out.stdout).data;
+      expect(listed.find((k) => k.id === key.id)).toMatchObject(set);
+      expect(listed.find((k) => k.id === untouched.id)).toMatchObject(unset);
+    }
   }, 600_000);
 
   it.each([[['stores', 'list']], [['console']]])(

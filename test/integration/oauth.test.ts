@@ -160,7 +160,7 @@ describe('OAuth: the flow with the store admin', () => {
   it('issues tokens that call the API and MCP with exactly the approved abilities', async () => {
     const { tokens, keyId, redirect } = await grantFor(
       storeId,
-      { abilities: 'catalog:read' },
+      { abilities: 'catalog:read', mcp: 'read-only', writes_per_hour: '100' },
       { resource: apiResource() },
     );
     expect(redirect.searchParams.get('iss')).toBe(root());
@@ -176,9 +176,13 @@ describe('OAuth: the flow with the store admin', () => {
     const keys = await adminCommand<{ data: { id: number; name: string; abilities: string[] }[] }>('keys list', {
       store: storeId,
     });
+    // keys list shows the grant as what it is, with the MCP mode and budget it was approved with.
     expect(keys.data.find((k) => k.id === keyId)).toMatchObject({
       name: 'oauth: Test chat app',
+      kind: 'grant',
       abilities: ['catalog:read'],
+      mcp: 'read-only',
+      writes_per_hour: 100,
     });
   });
 

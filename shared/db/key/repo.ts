@@ -3,7 +3,14 @@ import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import { db, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
-import { batchGet, cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll } from '../core/helpers.ts';
+import {
+  batchGet,
+  cancellationReasons,
+  isConditionalCheckFailed,
+  itemFromError,
+  itemKey,
+  queryAll,
+} from '../core/helpers.ts';
 import type { Ability } from '#domain/key/abilities.ts';
 import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
 import type { EventType } from '#domain/event/event.ts';
@@ -92,22 +99,28 @@ export async function requireKey(keyId: number): Promise<KeyRecord> {
   return key;
 }
 
-/** Every key of a store (admin list, webhook fan-out). */
+/**
+ * Every key of a store (admin list, webhook fan-out). gsi1 projects only what the fan-out reads
+ * (shared/db/core/table.ts), not `mcp`, `exclude_own`, the budgets or a grant's `kind`: the admin
+ * list (`withLastUsed`) reads the key items themselves in the same BatchGetItem as their token
+ * items, so it costs no extra round trip up to 50 keys (0.5 read units more per key) and leaves the
+ * index, whose projection cannot change without a rebuild, as it is.
+ */
 export async function listKeysOfStore(storeId: string, withLastUsed = true): Promise<KeyRecord[]> {
-  const items = await queryAll({
+  const entries = await queryAll({
     TableName: tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.keysOfStoreIndex(storeId).gsi1pk },
   });
-  if (!withLastUsed) return items.map((i) => toKeyRecord(i));
-  const tokens = await batchGet(
-    items.map((i) => keys.token(i.token_hash)),
+  if (!withLastUsed) return entries.map((i) => toKeyRecord(i));
+  const found = await batchGet(
+    entries.flatMap((i) => [keys.key(i.id), keys.token(i.token_hash)]),
     false,
   );
-  return items.map((i) => {
-    const t = tokens.get(`${keys.token(i.token_hash).pk}|TOKEN`);
-    return toKeyRecord(i, t?.last_used_at ?? null);
+  return entries.map((i) => {
+    const key = found.get(itemKey(keys.key(i.id))) ?? i;
+    return toKeyRecord(key, found.get(itemKey(keys.token(i.token_hash)))?.last_used_at ?? null);
   });
 }
 
