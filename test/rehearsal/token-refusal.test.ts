@@ -79,8 +79,8 @@ describe('rehearsal: a token that is no key', () => {
     expect([count(AUTHORIZER) - authBefore, count(GROUPS) - groupsBefore]).toEqual([1, 1]);
 
     // What the deployed stage names: its own execute-api URL, which the rehearsal resolves from the
-    // template's Fn::Join with the RestApi id and region it gave the API (not its own address).
-    const metadataUrl = `https://[a-z0-9]+\\.execute-api\\.[a-z0-9-]+\\.amazonaws\\.com/prod/\\.well-known/oauth-protected-resource${API_BASE_PATH}`;
+    // template's Fn::Join with the RestApi id (its own naming) and region it gave the API, not its address.
+    const metadataUrl = `https://[^./"]+\\.execute-api\\.[a-z0-9-]+\\.amazonaws\\.com/prod/\\.well-known/oauth-protected-resource${API_BASE_PATH}`;
     const bare = new RegExp(`^Bearer resource_metadata="${metadataUrl}"$`);
     const invalid = new RegExp(`^Bearer resource_metadata="${metadataUrl}", error="invalid_token"$`);
     const cases = [
