@@ -1,9 +1,9 @@
-import { CfnOutput, Duration, RemovalPolicy, Size, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, RemovalPolicy, Size, Stack, type StackProps } from 'aws-cdk-lib';
 import { MIN_COMPRESSION_BYTES } from '#http/compression.ts';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { API_ROUTES, groups, resourceOf, resources, type Group } from '#http/api-routes.ts';
+import { API_ROUTES, groups, resourceMetadataUrl, resourceOf, resources, type Group } from '#http/api-routes.ts';
 import { AlarmTopic } from './constructs/alarm-topic.ts';
 import { GatewayAlarms } from './constructs/gateway-alarms.ts';
 import { capacityModel, capacityRefusal } from './capacity.ts';
@@ -144,7 +144,12 @@ export class ApiStack extends Stack {
     }
     this.openApiFunction = addOpenApiMethod(this, this.api);
     this.oauthFunction = addOAuthMethods(this, this.api, table, env);
-    addGatewayResponses(this.api, s.rateLimitPerMinute);
+    // The API's root as a client sees it (the stage URL), built from the RestApi's id rather than
+    // from the stage resource: the deployment the stage points at depends on the gateway responses.
+    const metadataUrl = resourceMetadataUrl(
+      `https://${this.api.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${STAGE_NAME}`,
+    );
+    addGatewayResponses(this.api, s.rateLimitPerMinute, metadataUrl);
     acknowledgeRestApi(this.api, s.waf);
 
     this.adminFunction = new ServiceFunction(this, 'AdminFunction', {
@@ -189,6 +194,7 @@ export class ApiStack extends Stack {
         stage: this.api.deploymentStage,
         perIpPerMinute: s.wafPerIpPerMinute,
         perAuthorizationPerMinute: s.wafPerKeyPerMinute,
+        metadataUrl,
       });
     }
 

@@ -5,6 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { resourceMetadataUrl } from '#http/api-routes.ts';
 import { gatewayResponseTable } from '#http/gateway-responses.ts';
 import { DEFAULT_SETTINGS } from './settings.ts';
 
@@ -14,7 +15,7 @@ const END = '<!-- gateway-responses:end -->';
 
 export function gatewayResponsesMarkdown(rateLimitPerMinute = DEFAULT_SETTINGS.rateLimitPerMinute): string {
   const cell = (s: string) => s.replaceAll('|', '\\|');
-  const rows = gatewayResponseTable(rateLimitPerMinute).map((r) => {
+  const rows = gatewayResponseTable(rateLimitPerMinute, resourceMetadataUrl('{root}')).map((r) => {
     const headers =
       Object.entries(r.headers)
         .map(([k, v]) => `\`${k}: ${cell(v)}\``)

@@ -20,6 +20,7 @@ import {
   type ShownOnce,
 } from './pages.ts';
 import { OneTime } from './once.ts';
+import { oauthPage, type ShownRequest } from './oauth-page.ts';
 import { badAddressPage, isKeyId, notFoundPage, segments } from './address.ts';
 
 /** One console request after the security checks of server.ts: which admin command, which page. */
@@ -54,6 +55,8 @@ const DONE: Record<string, string> = {
   budget: 'Budget saved.',
   revoke: 'Key revoked.',
   redeliver: 'Redelivery queued: a new round with a fresh retry schedule.',
+  approved: "Approved: the app's page receives its code on its next poll.",
+  denied: "Denied: the app's page sends it back with access_denied.",
 };
 
 const STATUS: Record<string, number> = {
@@ -100,6 +103,49 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
       const taken = deps.once.take(parts[1]!);
       if (taken.kind === 'shown') return page(shownOncePage(taken.shown));
       return page(shownGonePage(taken.kind === 'gone' ? taken.gone : undefined), 410);
+    }
+    if (parts[0] === 'oauth') {
+      // An OAuth client's approval code (docs/oauth.md#the-flow): `oauth show`, then `oauth approve` or `oauth deny`.
+      const code = (req.method === 'POST' ? f('code') : (req.query.get('code') ?? '')).trim();
+      const tokens = () => ({ approve: deps.once.issue(), deny: deps.once.issue() });
+      const show = async (c: PageContext, status = 200): Promise<Answer> => {
+        if (!code) return page(oauthPage(c, code, undefined, tokens()), status);
+        try {
+          return page(oauthPage(c, code, await run<ShownRequest>('oauth show', { code }), tokens()), status);
+        } catch (err) {
+          if (!(err instanceof Refused)) throw err;
+          return fail(err.failure, (e) => oauthPage(e, code, undefined, tokens()));
+        }
+      };
+      if (parts.length === 1 && req.method === 'GET') return await show(ctx);
+      const verb = parts[1];
+      if (parts.length !== 2 || req.method !== 'POST' || (verb !== 'approve' && verb !== 'deny')) return notFound();
+      const writes = f('writes_per_hour').trim();
+      const args =
+        verb === 'approve'
+          ? {
+              code,
+              store: f('store'),
+              abilities: req.form!.getAll('abilities').join(','),
+              mcp: f('mcp'),
+              ...(writes ? { writes_per_hour: writes } : {}),
+            }
+          : { code };
+      try {
+        return await onceOnly(
+          async () => {
+            await run(`oauth ${verb}`, args);
+            return {
+              redirect: `/oauth?code=${encodeURIComponent(code)}&done=${verb === 'approve' ? 'approved' : 'denied'}`,
+            };
+          },
+          (c) => oauthPage(c, code, undefined, tokens()),
+        );
+      } catch (err) {
+        if (!(err instanceof Refused)) throw err;
+        const failure = err.failure;
+        return { ...(await show({ ...ctx, notice: errorNotice(failure) })), status: statusOf(failure) };
+      }
     }
     if (parts[0] !== 'stores') return notFound();
     const store = parts[1];

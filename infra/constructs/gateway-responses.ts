@@ -7,9 +7,11 @@ const quoted = (headers: Record<string, string>) =>
 /**
  * Keeps API Gateway's own errors (before or instead of a Lambda) in the contract's JSON shape,
  * every type with its own status and code (shared/http/gateway-responses.ts, docs/gateway.md).
+ * `metadataUrl` (the protected-resource metadata every 401 names) is a CloudFormation token: a
+ * header's literal value may be built with Fn::Join, it only cannot vary by request.
  */
-export function addGatewayResponses(api: apigw.RestApi, rateLimitPerMinute: number): void {
-  for (const spec of gatewayResponseTable(rateLimitPerMinute)) {
+export function addGatewayResponses(api: apigw.RestApi, rateLimitPerMinute: number, metadataUrl: string): void {
+  for (const spec of gatewayResponseTable(rateLimitPerMinute, metadataUrl)) {
     api.addGatewayResponse(spec.type, {
       type: apigw.ResponseType.of(spec.type),
       statusCode: String(spec.status),

@@ -1,7 +1,7 @@
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { GATEWAY_RESPONSES, INVALID_TOKEN_CHALLENGE } from '#http/gateway-responses.ts';
+import { GATEWAY_RESPONSES, invalidTokenChallenge } from '#http/gateway-responses.ts';
 
 export interface RateLimitWebAclProps {
   stage: apigw.Stage;
@@ -9,14 +9,17 @@ export interface RateLimitWebAclProps {
   perIpPerMinute: number;
   /** Requests per minute one Authorization header value may send before WAF answers 429. */
   perAuthorizationPerMinute: number;
+  /** The protected-resource metadata the 401 names (a CloudFormation token, docs/oauth.md). */
+  metadataUrl: string;
 }
 
 /**
  * `Bearer <token>` as the authorizer reads it (functions/authorizer/handler.ts, and the token
- * shape of shared/domain/key/api-key.ts `looksLikeToken`): the scheme in any case, then `sia_` and
- * 43 base64url characters. WAF's regex has no case-insensitive flag, hence the classes.
+ * shape of shared/domain/key/api-key.ts `looksLikeToken`): the scheme in any case, then `sia_` (an
+ * API key) or `sio_` (an OAuth access token) and 43 base64url characters. WAF's regex has no
+ * case-insensitive flag, hence the classes.
  */
-export const WELL_FORMED_AUTHORIZATION = '^[Bb][Ee][Aa][Rr][Ee][Rr][ \\t]+sia_[A-Za-z0-9_-]{43}[ \\t]*$';
+export const WELL_FORMED_AUTHORIZATION = '^[Bb][Ee][Aa][Rr][Ee][Rr][ \\t]+si[ao]_[A-Za-z0-9_-]{43}[ \\t]*$';
 
 /**
  * A Content-Length of 4,000,000 bytes or more. Every body reaches the Lambda base64-encoded
@@ -97,7 +100,7 @@ export class RateLimitWebAcl extends Construct {
         rule(
           'MalformedAuthorization',
           0,
-          block(401, 'unauthenticated', { 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE }),
+          block(401, 'unauthenticated', { 'WWW-Authenticate': invalidTokenChallenge(props.metadataUrl) }),
           {
             andStatement: {
               statements: [

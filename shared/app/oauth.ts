@@ -195,6 +195,28 @@ async function requirePending(code: string, nowMs: number): Promise<PendingReque
   return request;
 }
 
+/**
+ * What the store admin decides on (`oauth show`, the console's approval page): who asks, where the
+ * code would go, what it asks for and whether it can still be decided. Never the PKCE challenge,
+ * the page's secret, the state or the full redirect URI.
+ */
+export async function showAuthorization(code: string, nowMs: number) {
+  const approvalCode = normalizeApprovalCode(code);
+  const request = approvalCode ? await getRequest(approvalCode) : undefined;
+  if (!request) throw new DomainError('not_found', `no authorization request has the approval code ${code}`, 'code');
+  const expired = request.status === 'pending' && request.expires_at <= nowMs;
+  return {
+    approval_code: request.approval_code,
+    client_id: request.client_id,
+    client_name: request.client_name,
+    redirect_host: new URL(request.redirect_uri).host,
+    resource: request.resource,
+    abilities: request.abilities,
+    status: expired ? 'expired' : request.status,
+    expires_at: new Date(request.expires_at).toISOString(),
+  };
+}
+
 /** The store admin's approval (`oauth approve`): the grant is a key of the chosen store, never wider than asked. */
 export async function approveAuthorization(input: ApproveInput, nowMs: number) {
   const request = await requirePending(input.code, nowMs);

@@ -42,24 +42,21 @@ export const GATEWAY_RESPONSES = {
 } satisfies Record<string, GatewayBody | ((ability: string) => GatewayBody)>;
 
 /**
- * The challenge on every 401 (RFC 6750). Without a token the bare scheme; for a token that is not
- * (or no longer) a key, `error="invalid_token"`, so that a client that speaks OAuth reports a bad
- * key instead of starting an authorization flow. A gateway response's headers are constants, so
- * the two 401s are two response types: UNAUTHORIZED (no token) and ACCESS_DENIED (the
- * authorizer's Deny of a token that is no key; it never denies a key, see functions/authorizer).
- */
-export const BEARER_CHALLENGE = 'Bearer';
-export const INVALID_TOKEN_CHALLENGE =
-  'Bearer error="invalid_token", error_description="The API key is unknown, revoked or rotated away."';
-
-/**
- * The same two challenges naming the protected-resource metadata (RFC 9728 §5.1), so that an OAuth
- * client (an MCP host) can start the authorization flow (docs/oauth.md). The local gateway sends
- * these; the AWS stack's gateway responses still send the constants above (docs/oauth.md#not-yet-built).
+ * The challenge on every 401 (RFC 6750), naming the protected-resource metadata (RFC 9728 §5.1) so
+ * that an OAuth client (an MCP host) can start the authorization flow (docs/oauth.md). Without a
+ * token the scheme and the metadata; for a token that is not (or no longer) good,
+ * `error="invalid_token"` beside it, so that a client reports a bad token instead of starting an
+ * authorization flow. A gateway response's headers are constants, so the two 401s are two response
+ * types: UNAUTHORIZED (no token) and ACCESS_DENIED (the authorizer's Deny of a token that is no
+ * key; it never denies a key, see functions/authorizer). No error_description: the WAF's copy of
+ * this header is limited to 255 characters (infra/constructs/rate-limit-web-acl.ts).
  */
 export const bearerChallenge = (metadataUrl: string) => `Bearer resource_metadata="${metadataUrl}"`;
 export const invalidTokenChallenge = (metadataUrl: string) =>
-  `Bearer resource_metadata="${metadataUrl}", error="invalid_token", error_description="The API key or access token is unknown, expired, revoked or for another resource."`;
+  `Bearer resource_metadata="${metadataUrl}", error="invalid_token"`;
+
+/** The bare scheme, for a 401 a handler answers without knowing the API's root (a misconfiguration). */
+export const BEARER_CHALLENGE = 'Bearer';
 
 /** API Gateway's gateway response types (AWS::ApiGateway::GatewayResponse ResponseType). */
 export type GatewayResponseType =
@@ -105,7 +102,8 @@ export const GATEWAY_RETRY_AFTER_SECONDS = 1;
  * what is left of its allowance, so Limit is the per-key allowance, Remaining 0 and Reset the
  * Retry-After. docs/gateway.md is generated from this table (infra/gateway-docs.ts).
  */
-export function gatewayResponseTable(rateLimitPerMinute: number): GatewayResponseSpec[] {
+export function gatewayResponseTable(rateLimitPerMinute: number, metadataUrl: string): GatewayResponseSpec[] {
+  const challenge = { 'WWW-Authenticate': bearerChallenge(metadataUrl) };
   const retry = String(GATEWAY_RETRY_AFTER_SECONDS);
   const limited = {
     'Retry-After': retry,
@@ -128,15 +126,13 @@ export function gatewayResponseTable(rateLimitPerMinute: number): GatewayRespons
   });
   const G = GATEWAY_RESPONSES;
   return [
-    r('UNAUTHORIZED', 401, G.unauthorized, 'No Authorization header, or the authorizer refused it.', {
-      'WWW-Authenticate': BEARER_CHALLENGE,
-    }),
+    r('UNAUTHORIZED', 401, G.unauthorized, 'No Authorization header, or the authorizer refused it.', challenge),
     r(
       'ACCESS_DENIED',
       401,
       G.unauthorized,
       'The authorizer denied a token that is no key (malformed, unknown, revoked or rotated away); no group Lambda ran. It never denies a key: the handler answers a missing ability (403).',
-      { 'WWW-Authenticate': INVALID_TOKEN_CHALLENGE },
+      { 'WWW-Authenticate': invalidTokenChallenge(metadataUrl) },
     ),
     r(
       'MISSING_AUTHENTICATION_TOKEN',
@@ -161,14 +157,10 @@ export function gatewayResponseTable(rateLimitPerMinute: number): GatewayRespons
       401,
       G.unauthorized,
       'An API Gateway API key was required and wrong (none is required today).',
-      { 'WWW-Authenticate': BEARER_CHALLENGE },
+      challenge,
     ),
-    r('INVALID_SIGNATURE', 401, G.unauthorized, 'A SigV4 signature was wrong (no method uses IAM auth).', {
-      'WWW-Authenticate': BEARER_CHALLENGE,
-    }),
-    r('EXPIRED_TOKEN', 401, G.unauthorized, 'A SigV4 token expired (no method uses IAM auth).', {
-      'WWW-Authenticate': BEARER_CHALLENGE,
-    }),
+    r('INVALID_SIGNATURE', 401, G.unauthorized, 'A SigV4 signature was wrong (no method uses IAM auth).', challenge),
+    r('EXPIRED_TOKEN', 401, G.unauthorized, 'A SigV4 token expired (no method uses IAM auth).', challenge),
     r(
       'WAF_FILTERED',
       403,

@@ -1,26 +1,27 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
-import { gatewayResponseTable } from '#http/gateway-responses.ts';
+import { bearerChallenge, gatewayResponseTable, invalidTokenChallenge } from '#http/gateway-responses.ts';
 import { ERROR_CATALOGUE } from '#http/error-status.ts';
 import { GATEWAY_DOC, renderGatewayDoc } from '#infra/gateway-docs.ts';
 import { DEFAULT_SETTINGS } from '#infra/settings.ts';
-import { synthStacks } from './synth.ts';
+import { deployedMetadataUrl, joined, synthStacks } from './synth.ts';
 
 type GatewayResponse = {
   Properties: {
     ResponseType: string;
     StatusCode: string;
     ResponseTemplates: Record<string, string>;
-    ResponseParameters: Record<string, string>;
+    ResponseParameters: Record<string, unknown>;
   };
 };
 
 /** API Gateway's own answers: one per type, each with its status and a catalogued code, as docs/gateway.md says. */
 describe('gateway responses', () => {
-  const { template } = synthStacks({ rateLimitPerMinute: 45 });
+  const { api, template } = synthStacks({ rateLimitPerMinute: 45 });
   const inTemplate = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse')) as GatewayResponse[];
-  const table = gatewayResponseTable(45);
+  const metadataUrl = deployedMetadataUrl(api);
+  const table = gatewayResponseTable(45, metadataUrl);
 
   it('sets every type API Gateway has, so DEFAULT_4XX/5XX lend their status to none', () => {
     const known = Object.values(apigw.ResponseType)
@@ -39,7 +40,7 @@ describe('gateway responses', () => {
       const headers = Object.fromEntries(
         Object.entries(r.ResponseParameters).map(([k, v]) => [
           k.replace('gatewayresponse.header.', ''),
-          v.replace(/^'|'$/g, ''),
+          joined(v).replace(/^'|'$/g, ''),
         ]),
       );
       expect(headers, spec.type).toEqual({ 'Content-Type': 'application/json', ...spec.headers });
@@ -63,7 +64,22 @@ describe('gateway responses', () => {
     expect(status('INTEGRATION_TIMEOUT').status).toBe(504);
     expect(status('INTEGRATION_FAILURE')).toMatchObject({ status: 502, headers: { 'Retry-After': '1' } });
     expect(status('AUTHORIZER_FAILURE')).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
-    expect(status('UNAUTHORIZED').headers['WWW-Authenticate']).toBe('Bearer');
+  });
+
+  it('names the stage URL of the protected-resource metadata on every 401, invalid_token on the Deny', () => {
+    const header = (type: string) => {
+      const r = inTemplate.find((g) => g.Properties.ResponseType === type)!.Properties;
+      return joined(r.ResponseParameters['gatewayresponse.header.WWW-Authenticate']).replace(/^'|'$/g, '');
+    };
+    const url = metadataUrl;
+    expect(url).toMatch(/^https:\/\/\{IntegrationApi\w+\}\.execute-api\./);
+    expect(header('UNAUTHORIZED')).toBe(`Bearer resource_metadata="${url}"`);
+    expect(header('ACCESS_DENIED')).toBe(`Bearer resource_metadata="${url}", error="invalid_token"`);
+    for (const type of ['INVALID_API_KEY', 'INVALID_SIGNATURE', 'EXPIRED_TOKEN'])
+      expect(header(type)).toBe(bearerChallenge(url));
+    for (const spec of table.filter((r) => r.status === 401))
+      expect(spec.headers['WWW-Authenticate'], spec.type).toMatch(/^Bearer resource_metadata="/);
+    expect(invalidTokenChallenge(url)).toBe(header('ACCESS_DENIED'));
   });
 
   it('docs/gateway.md holds the table generated from the same data (npx tsx infra/gateway-docs.ts)', () => {

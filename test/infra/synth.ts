@@ -34,3 +34,22 @@ export const actionsOf = (statements: Statement[], service: string) =>
         .filter((a) => a.startsWith(`${service}:`)),
     ),
   ].sort();
+
+/**
+ * A string CloudFormation builds at deploy time (`Fn::Join` of literals and `Ref`s), spelled with
+ * `{LogicalId}` and `{AWS::Region}` where the deploy fills in a value.
+ */
+export function joined(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const v = value as Record<string, unknown>;
+  if ('Fn::Join' in v) {
+    const [sep, parts] = v['Fn::Join'] as [string, unknown[]];
+    return parts.map(joined).join(sep);
+  }
+  if ('Ref' in v) return `{${String(v.Ref)}}`;
+  throw new Error(`not a string CloudFormation can build: ${JSON.stringify(value)}`);
+}
+
+/** The protected-resource metadata URL every 401 of the synthesized API names. */
+export const deployedMetadataUrl = (api: { api: { node: { defaultChild?: unknown } } }) =>
+  `https://{${logicalId(api.api)}}.execute-api.{AWS::Region}.{AWS::URLSuffix}/prod/.well-known/oauth-protected-resource/api/v1/integrations`;

@@ -7,8 +7,9 @@ import { DEFAULT_SETTINGS, settingsFromContext } from '#infra/settings.ts';
 import { GATEWAY_METRICS, METRICS_NAMESPACE } from '#infra/metric-names.ts';
 import { generateToken } from '#domain/key/api-key.ts';
 import { bearerToken } from '#functions/authorizer/handler.ts';
-import { INVALID_TOKEN_CHALLENGE } from '#http/gateway-responses.ts';
-import { logicalId, synthStacks } from './synth.ts';
+import { generateAccessToken } from '#domain/oauth/oauth.ts';
+import { invalidTokenChallenge } from '#http/gateway-responses.ts';
+import { deployedMetadataUrl, joined, logicalId, synthStacks } from './synth.ts';
 
 type Rule = {
   Name: string;
@@ -18,7 +19,7 @@ type Rule = {
       CustomResponse: {
         ResponseCode: number;
         CustomResponseBodyKey: string;
-        ResponseHeaders?: { Name: string; Value: string }[];
+        ResponseHeaders?: { Name: string; Value: unknown }[];
       };
     };
   };
@@ -76,10 +77,18 @@ describe('per-tenant protection (default settings)', () => {
   it('refuses a present but malformed Authorization header with 401 before any Lambda runs', () => {
     const malformed = rule('MalformedAuthorization');
     expect(malformed.Priority).toBe(0);
-    expect(malformed.Action.Block!.CustomResponse).toMatchObject({
-      ResponseCode: 401,
-      ResponseHeaders: [{ Name: 'WWW-Authenticate', Value: INVALID_TOKEN_CHALLENGE }],
-    });
+    const { ResponseCode, ResponseHeaders } = malformed.Action.Block!.CustomResponse;
+    expect(ResponseCode).toBe(401);
+    expect(ResponseHeaders!.map((h) => [h.Name, joined(h.Value)])).toEqual([
+      ['WWW-Authenticate', invalidTokenChallenge(deployedMetadataUrl(api))],
+    ]);
+    // WAF refuses a header value over 255 characters; the placeholders stand for at most a 10-character
+    // API id, a 14-character region and a 16-character URL suffix (amazonaws.com.cn).
+    const filled = joined(ResponseHeaders![0]!.Value)
+      .replace(/\{IntegrationApi\w+\}/, 'x'.repeat(10))
+      .replace('{AWS::Region}', 'x'.repeat(14))
+      .replace('{AWS::URLSuffix}', 'x'.repeat(16));
+    expect(filled.length).toBeLessThanOrEqual(255);
     expect(
       JSON.parse(acl.CustomResponseBodies[malformed.Action.Block!.CustomResponse.CustomResponseBodyKey]!.Content).code,
     ).toBe('unauthenticated');
@@ -98,9 +107,11 @@ describe('per-tenant protection (default settings)', () => {
   it('lets through exactly the headers the authorizer reads a token from (the regex WAF runs, checked here with JS)', () => {
     const wellFormed = new RegExp(WELL_FORMED_AUTHORIZATION);
     const token = generateToken();
-    for (const header of [`Bearer ${token}`, `bearer ${token}`, `BEARER\t${token} `]) {
+    const accessToken = generateAccessToken();
+    for (const header of [`Bearer ${token}`, `bearer ${token}`, `BEARER\t${token} `, `Bearer ${accessToken}`]) {
+      const expected = header.includes(accessToken) ? accessToken : token;
       expect(wellFormed.test(header), header).toBe(true);
-      expect(bearerToken({ Authorization: header }), header).toBe(token);
+      expect(bearerToken({ Authorization: header }), header).toBe(expected);
     }
     for (const header of [
       'Bearer',
@@ -120,7 +131,9 @@ describe('per-tenant protection (default settings)', () => {
       (r) => r.Properties.ResponseType === 'ACCESS_DENIED',
     )!.Properties;
     expect(denied.StatusCode).toBe('401');
-    expect(denied.ResponseParameters['gatewayresponse.header.WWW-Authenticate']).toBe(`'${INVALID_TOKEN_CHALLENGE}'`);
+    expect(joined(denied.ResponseParameters['gatewayresponse.header.WWW-Authenticate'])).toBe(
+      `'${invalidTokenChallenge(deployedMetadataUrl(api))}'`,
+    );
     expect(JSON.parse(denied.ResponseTemplates['application/json']).code).toBe('unauthenticated');
     const authorizers = Object.entries(template.findResources('AWS::ApiGateway::Authorizer'));
     expect(authorizers).toHaveLength(1);

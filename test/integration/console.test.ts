@@ -2,12 +2,15 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import * as oauth from 'oauth4webapi';
 import { describe, expect, inject, it } from 'vitest';
 import { handler as admin } from '#functions/admin/handler.ts';
-import { adminCommand, client, createKey, createStore } from '#fixtures/api.ts';
+import { adminCommand, baseUrl, client, createKey, createStore } from '#fixtures/api.ts';
 import { waitFor } from '#fixtures/webhooks.ts';
 import { consoleBrowserFlows } from '#fixtures/console-flows.ts';
 import { startConsole } from '#bin/console/server.ts';
+import { accessibilityProblems, chromiumMissing, launchBrowser } from '#fixtures/browser.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
 
 /**
  * The README's screenshots of docs/console/, retaken by this test when CONSOLE_SCREENSHOTS=1 (they
@@ -145,3 +148,156 @@ describe('console addresses', () => {
 });
 
 consoleBrowserFlows('admin console in a browser', { invoke: () => admin, shots });
+
+/**
+ * An OAuth client starts an authorization through real HTTP on the local stack (as
+ * test/integration/oauth.test.ts does), and the store admin decides its approval code in the console.
+ */
+const REDIRECT = 'http://127.0.0.1:9/callback';
+const insecure = { [oauth.allowInsecureRequests]: true };
+const root = () => baseUrl().slice(0, -API_BASE_PATH.length);
+
+async function startAuthorization(scope: string) {
+  const registered = await fetch(`${root()}/oauth/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'Console chat app',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+    }),
+  });
+  expect(registered.status).toBe(201);
+  const client: oauth.Client = {
+    client_id: ((await registered.json()) as { client_id: string }).client_id,
+    token_endpoint_auth_method: 'none',
+  };
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const url = new URL(`${root()}/oauth/authorize`);
+  for (const [k, v] of Object.entries({
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: REDIRECT,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    resource: baseUrl(),
+    scope,
+    state,
+  }))
+    url.searchParams.set(k, v);
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  const waiting = await res.text();
+  const approvalCode = /id="approval-code" data-request="[^"]+">([^<]+)</.exec(waiting)![1]!;
+  const statusUrl = new URL(/fetch\("([^"]+)"/.exec(waiting)![1]!, url).href;
+  const poll = async () => (await (await fetch(statusUrl)).json()) as { status: string; redirect?: string };
+  return { client, verifier, state, approvalCode, poll };
+}
+
+describe('oauth show', () => {
+  it('names the client, its redirect host and the asked abilities, never the PKCE challenge or the secret', async () => {
+    const started = await startAuthorization('catalog:read orders:read');
+    const shown = await adminCommand<Record<string, unknown>>('oauth show', {
+      code: started.approvalCode.toLowerCase(),
+    });
+    expect(shown).toEqual({
+      approval_code: started.approvalCode,
+      client_id: started.client.client_id,
+      client_name: 'Console chat app',
+      redirect_host: '127.0.0.1:9',
+      resource: baseUrl(),
+      abilities: ['catalog:read', 'orders:read'],
+      status: 'pending',
+      expires_at: expect.stringMatching(/Z$/),
+    });
+    const out = await admin({ command: 'oauth show', args: { code: 'ABCD-EFGH' } });
+    expect(out.ok ? undefined : out.error).toMatchObject({ code: 'not_found', field: 'code' });
+  });
+});
+
+describe.skipIf(chromiumMissing)('approving an app in the console', { timeout: 120_000 }, () => {
+  it('approves an approval code with narrower abilities: the token carries exactly those', async () => {
+    const store = await createStore();
+    const started = await startAuthorization('catalog:read catalog:write orders:read');
+    const app = await startConsole({ invoke: admin });
+    const browser = await launchBrowser();
+    try {
+      const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+      await page.goto(app.loginUrl);
+      await page.getByRole('link', { name: 'Approve an app' }).click();
+      await page.getByLabel('Approval code').fill(started.approvalCode);
+      await page.getByRole('button', { name: 'Look up' }).click();
+      const main = page.locator('main');
+      await expect.poll(() => main.textContent()).toContain('Console chat app');
+      expect(await main.textContent()).toContain('127.0.0.1:9');
+      expect(
+        await page.getByRole('checkbox').evaluateAll((boxes) => boxes.map((b) => b.getAttribute('value'))),
+      ).toEqual(['catalog:read', 'catalog:write', 'orders:read']);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      expect(await page.content()).not.toContain(await oauth.calculatePKCECodeChallenge(started.verifier));
+      await page.getByLabel('Store id').fill(store);
+      await page.getByLabel('catalog:write').uncheck();
+      await page.getByLabel('orders:read').uncheck();
+      await page.getByLabel('MCP tools').selectOption('read-only');
+      await page.getByLabel(/Writes per hour/).fill('100');
+      // The approve form is good once: the page's form token is taken by this submit.
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await expect.poll(() => main.textContent()).toContain('Approved');
+      expect(await main.textContent()).toContain('approved');
+      expect(await page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+
+      const done = await started.poll();
+      expect(done.status).toBe('done');
+      const issuer = new URL(root());
+      const as = await oauth.processDiscoveryResponse(
+        issuer,
+        await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+      );
+      const params = oauth.validateAuthResponse(as, started.client, new URL(done.redirect!), started.state);
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        started.client,
+        oauth.None(),
+        params,
+        REDIRECT,
+        started.verifier,
+        { additionalParameters: { resource: baseUrl() }, ...insecure },
+      );
+      const tokens = await oauth.processAuthorizationCodeResponse(as, started.client, response);
+      expect(tokens.scope).toBe('catalog:read');
+      expect((await client(tokens.access_token).get('/products')).status).toBe(200);
+      expect((await client(tokens.access_token).get('/orders')).status).toBe(403);
+      const keys = await adminCommand<{ data: { name: string; abilities: string[] }[] }>('keys list', { store });
+      expect(keys.data.filter((k) => k.name === 'oauth: Console chat app').map((k) => k.abilities)).toEqual([
+        ['catalog:read'],
+      ]);
+    } finally {
+      await browser.close();
+      await app.close();
+    }
+  });
+
+  it('denies an approval code, and refuses a store that does not exist without deciding anything', async () => {
+    const started = await startAuthorization('catalog:read');
+    const app = await startConsole({ invoke: admin });
+    const browser = await launchBrowser();
+    try {
+      const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+      await page.goto(app.loginUrl);
+      await page.goto(`${app.origin}/oauth?code=${started.approvalCode}`);
+      const main = page.locator('main');
+      await page.getByLabel('Store id').fill('no-such-store-here');
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await expect.poll(() => main.textContent()).toContain('not_found');
+      expect(await started.poll()).toEqual({ status: 'pending' });
+      await page.getByRole('button', { name: 'Deny' }).click();
+      await expect.poll(() => main.textContent()).toContain('Denied');
+      const done = await started.poll();
+      expect(new URL(done.redirect!).searchParams.get('error')).toBe('access_denied');
+    } finally {
+      await browser.close();
+      await app.close();
+    }
+  });
+});
