@@ -78,6 +78,16 @@ module.exports = {
       to: { path: '^(shared/(app|http|queue|secrets)/|functions/|infra/)' },
     },
     {
+      name: 'events-raised-in-app',
+      severity: 'error',
+      comment:
+        'A use case (shared/app) decides which event a change raises, built by a pure function of shared/domain/event ' +
+        '(orders: shared/domain/order/events.ts), and hands it to the repository, which commits it in the same transaction ' +
+        '(shared/db/event/item.ts puts it). Storage names the event type and never builds one.',
+      from: { path: '^shared/db/' },
+      to: { path: '^shared/domain/(event/|order/events\\.ts$)', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'functions-not-to-db',
       severity: 'error',
       comment:

@@ -1,4 +1,10 @@
-import { insertOrder, listOrdersAfter, listOrdersUpdatedSince, readOrderByReference } from '#db/order/repo.ts';
+import {
+  insertOrder,
+  nextOrderId,
+  listOrdersAfter,
+  listOrdersUpdatedSince,
+  readOrderByReference,
+} from '#db/order/repo.ts';
 import { commitOrderChange } from '#db/order/change.repo.ts';
 import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderStatus } from '#domain/order/order.ts';
 import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '#domain/order/rules.ts';
@@ -117,24 +123,23 @@ export async function placeOrder(storeId: string, placement: OrderPlacement): Pr
   const store = await requireStore(storeId);
   const totals = computeTotals(placement.items, placement.shipping_total, placement.discount_total);
   const now = new Date().toISOString();
-  const order = await insertOrder(
-    {
-      store_id: store.id,
-      reference: placement.reference,
-      status: placement.status,
-      currency_code: placement.currency_code ?? store.currency_code,
-      customer: placement.customer,
-      items: totals.items,
-      subtotal: totals.subtotal,
-      shipping_total: placement.shipping_total,
-      discount_total: placement.discount_total,
-      total: totals.total,
-      paid_total: placement.paid_total ?? (placement.status === 'paid' ? totals.total : 0),
-      created_at: now,
-      updated_at: now,
-    },
-    buildCreatedEvent,
-  );
+  const order: Order = {
+    id: await nextOrderId(store.id),
+    store_id: store.id,
+    reference: placement.reference,
+    status: placement.status,
+    currency_code: placement.currency_code ?? store.currency_code,
+    customer: placement.customer,
+    items: totals.items,
+    subtotal: totals.subtotal,
+    shipping_total: placement.shipping_total,
+    discount_total: placement.discount_total,
+    total: totals.total,
+    paid_total: placement.paid_total ?? (placement.status === 'paid' ? totals.total : 0),
+    created_at: now,
+    updated_at: now,
+  };
+  await insertOrder(order, buildCreatedEvent(order));
   return toOrderResource(order);
 }
 

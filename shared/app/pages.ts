@@ -6,7 +6,7 @@ import { DomainError, notFound } from '#domain/errors.ts';
 import { done, retryOnStale, stale } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
 import { keyOrigin } from '#domain/event/event.ts';
-import { eventPut, pageEvent } from '#db/event/item.ts';
+import { pageEvent } from '#domain/event/page.ts';
 import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit.ts';
 
 export type PageDocument = { data: PageResource };
@@ -93,8 +93,8 @@ export async function changePageStatus(
       const document = { data: toPageResource(next) };
       const prepared = session?.prepare({ body: document });
       const type = action === 'publish' ? 'page.published' : 'page.unpublished';
-      const event = eventPut(pageEvent(type, next, keyOrigin(caller.keyId)));
-      const result = await commitPageChange(page, next, [...(prepared ? [prepared.write] : []), event]);
+      const event = pageEvent(type, next, keyOrigin(caller.keyId));
+      const result = await commitPageChange(page, next, event, prepared ? [prepared.write] : []);
       if (result.kind === 'committed') {
         if (prepared) session?.committed(prepared);
         return done(document);
