@@ -1,5 +1,11 @@
 import { commitProductChange, getProductsByIds, reserveOfferId } from '#db/product/repo.ts';
-import { insertGuarded, insertReserved, recordUnusedIds, type InsertOutcome } from '#db/product/insert.repo.ts';
+import {
+  insertGuarded,
+  insertReserved,
+  recordUnusedIds,
+  type InsertOutcome,
+  type Winner,
+} from '#db/product/insert.repo.ts';
 import { markNamesPending } from '#db/product/index.repo.ts';
 import { productCount, readProductSequence, reserveProductIds, type ProductSequence } from '#db/core/sequence.ts';
 import {
@@ -73,11 +79,11 @@ export async function putResolved(
   if (id === undefined) {
     const draft = newDraft(caller, externalId, write, targets);
     const inserted = ids ? await ids.insert([draft]) : await insertNew(draft, targets.sequence);
-    const product = createdOrWinner(inserted, `the product with external id ${externalId}`);
-    if (!('winner' in product)) return { product, result: 'created' };
+    const created = createdOrTaken(inserted, `the product with external id ${externalId}`);
+    if (created.kind === 'created') return { product: created.product, result: 'created' };
     // A racing first PUT created it: this one replaces what it wrote.
-    id = product.winner.productId ?? (await productIdForExternalId(caller.keyId, externalId));
-    known = product.winner.product;
+    id = created.winner.productId ?? (await productIdForExternalId(caller.keyId, externalId));
+    known = created.winner.product;
     if (id === undefined) throw new Error(`external id ${externalId} of key ${caller.keyId} taken but unmapped`);
   }
   const written = await applyToExisting(caller, id, change, known);
@@ -86,16 +92,19 @@ export async function putResolved(
   return written;
 }
 
-/** The product an insert created, or the winner of a racing write that created the external id first. */
-function createdOrWinner(
+/**
+ * The product an insert created, or the winner of a racing write that created the external id
+ * first; an insert the budget could not hold, or the store did not confirm, is the retryable 503.
+ */
+function createdOrTaken(
   outcome: InsertOutcome,
   what: string,
-): Product | { winner: Extract<InsertOutcome, { kind: 'external_id_taken' }>['winner'] } {
+): { kind: 'created'; product: Product } | { kind: 'taken'; winner: Winner } {
   switch (outcome.kind) {
     case 'inserted':
-      return outcome.products[0] as Product;
+      return { kind: 'created', product: outcome.products[0] as Product };
     case 'external_id_taken':
-      return { winner: outcome.winner };
+      return { kind: 'taken', winner: outcome.winner };
     case 'undetermined':
       throw undetermined(what);
     default:
@@ -132,9 +141,9 @@ async function insertNew(draft: NewProduct, read: ProductSequence | undefined): 
  * path with the store's sequence read first. Its external id, if any, must be new.
  */
 export async function insertProduct(draft: NewProduct): Promise<Product> {
-  const product = createdOrWinner(await insertNew(draft, undefined), `product ${draft.name}`);
-  if ('winner' in product) throw new Error(`external id ${draft.external_id} is taken`);
-  return product;
+  const created = createdOrTaken(await insertNew(draft, undefined), `product ${draft.name}`);
+  if (created.kind === 'taken') throw new Error(`external id ${draft.external_id} is taken`);
+  return created.product;
 }
 
 /** A new product of this key from a full write whose references exist. */
