@@ -78,6 +78,16 @@ module.exports = {
       to: { path: '^(shared/(app|http|queue|secrets)/|functions/|infra/)' },
     },
     {
+      name: 'events-raised-in-app',
+      severity: 'error',
+      comment:
+        'A use case (shared/app) decides which event a change raises, built by a pure function of shared/domain/event ' +
+        '(orders: shared/domain/order/events.ts), and hands it to the repository, which commits it in the same transaction ' +
+        '(shared/db/event/item.ts puts it). Storage names the event type and never builds one.',
+      from: { path: '^shared/db/' },
+      to: { path: '^shared/domain/(event/|order/events\\.ts$)', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'functions-not-to-db',
       severity: 'error',
       comment:
@@ -97,10 +107,11 @@ module.exports = {
       name: 'http-not-to-db',
       severity: 'error',
       comment:
-        'shared/http turns requests into use-case calls and results into responses; storage is reached through shared/app. ' +
-        'Two stated exceptions (docs/architecture.md#stated-exceptions): instrument.ts reads the request cost counter of db/core/client.ts, ' +
-        "idempotency.ts keeps the replay records of HTTP responses; and a type-only import checks a documented schema against its record's type.",
-      from: { path: '^shared/http/', pathNot: '^shared/http/(instrument|idempotency)\\.ts$' },
+        'shared/http turns requests into use-case calls and results into responses; storage is reached through shared/app ' +
+        '(idempotency records too: checking and storing them is a step of the use case, shared/app/idempotent-commit.ts). ' +
+        'One stated exception (docs/architecture.md#stated-exceptions): instrument.ts reads the request cost counter of db/core/client.ts; ' +
+        "and a type-only import checks a documented schema against its record's type.",
+      from: { path: '^shared/http/', pathNot: '^shared/http/instrument\\.ts$' },
       to: { path: '^shared/db/', dependencyTypesNot: ['type-only'] },
     },
     {

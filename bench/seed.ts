@@ -1,7 +1,7 @@
 /** Products and orders written straight through the repository layer: seeding is not what is measured. */
-import type { NewProduct } from '#db/product/batch.repo.ts';
-import { productIdsFor } from '#db/product/repo.ts';
-import { insertOrder } from '#db/order/repo.ts';
+import type { NewProduct } from '#domain/product/product-write.ts';
+import { ProductIds } from '#app/product-ids.ts';
+import { insertOrder, nextOrderId } from '#db/order/repo.ts';
 import { computeTotals } from '#domain/order/order.ts';
 
 const WORDS = ['Oak', 'Walnut', 'Linen', 'Brass', 'Nordic', 'Rattan', 'Velvet', 'Maple'];
@@ -44,7 +44,7 @@ export async function seedProducts(
     created_at: now,
     updated_at: now,
   });
-  const ids = productIdsFor(storeId, undefined);
+  const ids = new ProductIds(storeId, undefined);
   try {
     for (let start = from; start < from + count; start += GROUP) {
       const batch = Array.from({ length: Math.min(GROUP, from + count - start) }, (_, k) => start + k);
@@ -62,6 +62,7 @@ export async function seedOrders(storeId: string, count: number): Promise<void> 
   for (let i = 1; i <= count; i++) {
     const t = computeTotals([{ product_id: 1, offer_id: 1, sku: 'B-1-0', name: 'x', quantity: 1, price: 1000 }], 0, 0);
     await insertOrder({
+      id: await nextOrderId(storeId),
       store_id: storeId,
       reference: `B-${i}`,
       status: 'paid',

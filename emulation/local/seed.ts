@@ -1,7 +1,8 @@
 import { handler as admin } from '#functions/admin/handler.ts';
 import { getStore } from '#db/store/repo.ts';
-import { insertProduct } from '#db/product/repo.ts';
-import { resolveTaxonomy, upsertCategory, upsertTag } from '#db/taxonomy/repo.ts';
+import { insertProduct } from '#app/product-writes.ts';
+import { resolveTaxonomy } from '#db/taxonomy/repo.ts';
+import { putCategory, putTag } from '#app/taxonomy.ts';
 import { insertPage } from '#db/page/repo.ts';
 import { ABILITIES } from '#domain/key/abilities.ts';
 import type { OrderStatus } from '#domain/order/order.ts';
@@ -49,8 +50,8 @@ export async function seedDemoStore(): Promise<{ token: string; keyId: number } 
     abilities: ABILITIES.join(','),
   });
   const now = () => new Date().toISOString();
-  for (const [xid, name] of DEMO_CATEGORIES) await upsertCategory(DEMO_STORE, key.id, xid, name, now());
-  for (const [xid, value] of DEMO_TAGS) await upsertTag(DEMO_STORE, key.id, xid, value, now());
+  for (const [xid, name] of DEMO_CATEGORIES) await putCategory({ storeId: DEMO_STORE, keyId: key.id }, xid, name);
+  for (const [xid, value] of DEMO_TAGS) await putTag({ storeId: DEMO_STORE, keyId: key.id }, xid, value);
   const resolved = await resolveTaxonomy(
     'category',
     key.id,

@@ -1,41 +1,98 @@
 import type { Key } from '#db/keys.ts';
 import type { Item, TransactItem } from '#db/core/helpers.ts';
-import type { StoredResponse } from '#db/idempotency/repo.ts';
+import {
+  answerWrite,
+  classifyExisting,
+  idempotencyRecordKey,
+  readIdempotencyOutcome,
+  storeAnswer as storeRecord,
+  type IdempotencyScope,
+  type Refusal,
+  type StoredResponse,
+} from '#db/idempotency/repo.ts';
+import { requestFingerprint } from '#domain/idempotency.ts';
+
+export type { Refusal, StoredResponse };
 
 /**
- * How a use case commits the stored answer of an idempotent request (docs/contract.md#idempotency) in the same
- * transaction as its state change, without a claim of its own. The HTTP front
- * (shared/http/idempotency.ts) opens the session; the use case reads `recordKey` in the same
- * BatchGetItem as its aggregate and hands what it found to `check` (which throws when the key
- * already answers this request), then calls `prepare` with the document it is about to answer,
- * puts `prepared.write` into its own TransactWriteItems and calls `committed` once that went
- * through. A commit that fails on that write throws `IdempotencyKeyTaken`.
+ * Idempotency (docs/contract.md#idempotency) as a step of the use case. A request with an
+ * Idempotency-Key is an `IdempotentRequest`; the use case reads its record (`recordKey`) in the
+ * same BatchGetItem as its aggregate and checks it (`checkRecord`): a `replay`, a `reused` key or
+ * a twin `in_progress` is the use case's result, returned up as a value. A fresh request that
+ * changes state puts `prepareAnswer(...).write` into its own TransactWriteItems, so the change,
+ * its event and the stored answer commit together; a commit that fails on that write returns
+ * what the record says then (`afterTaken`). The HTTP front (shared/http/idempotency.ts) maps each
+ * outcome to a response, and stores an answer that changed nothing with `storeAnswer`.
  */
+export interface IdempotentRequest {
+  readonly recordKey: Key;
+  /** The body's fingerprint: the same request is the same body, up to whitespace and key order. */
+  readonly fingerprint: string;
+}
+
+/** An answer as the client receives it: the status (200 by default) and the JSON body. */
 export interface Answer {
   status?: number;
   body: unknown;
 }
 
-export interface PreparedCompletion {
+/**
+ * What an idempotent use case returns: its answer (`stored`: the bytes it committed with its
+ * change; absent when it changed nothing and the front stores the answer), or a refusal.
+ */
+export type Idempotent<T> = { kind: 'answered'; answer: T; stored: StoredResponse | undefined } | Refusal;
+
+/** The use case's own answer; `stored` when it committed it with its change. */
+export const answered = <T>(answer: T, stored?: StoredResponse): Idempotent<T> => ({
+  kind: 'answered',
+  answer,
+  stored,
+});
+
+/** What a request meets in its record: nothing yet (`fresh`), or a refusal that is its answer. */
+export type IdempotencyCheck = { kind: 'fresh' } | Refusal;
+
+/** No body and `{}` are the same request (a POST action may come without one). */
+export function idempotentRequest(scope: IdempotencyScope, body: unknown): IdempotentRequest {
+  return { recordKey: idempotencyRecordKey(scope), fingerprint: requestFingerprint(body ?? {}) };
+}
+
+export function checkRecord(request: IdempotentRequest, record: Item | undefined): IdempotencyCheck {
+  return classifyExisting(record, request.fingerprint, Date.now()) ?? { kind: 'fresh' };
+}
+
+/**
+ * The stored form of an answer: exactly the bytes sent. JSON.stringify(JSON.parse(s)) === s for
+ * every s that JSON.stringify produced, so the first answer and every replay are the same bytes.
+ */
+export const frozen = (answer: Answer): StoredResponse => ({
+  status: answer.status ?? 200,
+  body: JSON.stringify(answer.body),
+});
+
+export interface PreparedAnswer {
   readonly response: StoredResponse;
   /** One TransactWriteItems action: the finished record, put only where the key is free. */
   readonly write: TransactItem;
 }
 
-export interface IdempotentSession {
-  readonly recordKey: Key;
-  check(record: Item | undefined): void;
-  prepare(answer: Answer): PreparedCompletion;
-  committed(prepared: PreparedCompletion): void;
+export function prepareAnswer(request: IdempotentRequest, answer: Answer): PreparedAnswer {
+  const response = frozen(answer);
+  return { response, write: answerWrite(request.recordKey, request.fingerprint, response) };
 }
 
 /**
- * Thrown by a use case when its commit failed on the idempotency record: a twin with the same key
- * stored its answer first (`busy: false`), or its transaction holds the record right now (`busy`).
+ * A commit that failed on the record's write: a twin stored its answer first (what the record
+ * says now), or its transaction holds the record right now (`busy`: still in progress).
  */
-export class IdempotencyKeyTaken extends Error {
-  constructor(readonly busy: boolean) {
-    super('another request with this idempotency key committed first');
-    this.name = 'IdempotencyKeyTaken';
-  }
+export async function afterTaken(request: IdempotentRequest, busy: boolean): Promise<Refusal> {
+  return busy ? { kind: 'in_progress' } : readIdempotencyOutcome(request.recordKey, request.fingerprint);
+}
+
+/** Stores an answer that changed nothing (one conditional PutItem); a twin's answer if it got there first. */
+export async function storeAnswer(
+  request: IdempotentRequest,
+  response: StoredResponse,
+): Promise<{ kind: 'stored' } | Refusal> {
+  return (await storeRecord(request.recordKey, request.fingerprint, response)) ?? { kind: 'stored' };
 }

@@ -1,4 +1,10 @@
-import { insertOrder, listOrdersAfter, listOrdersUpdatedSince, readOrderByReference } from '#db/order/repo.ts';
+import {
+  insertOrder,
+  nextOrderId,
+  listOrdersAfter,
+  listOrdersUpdatedSince,
+  readOrderByReference,
+} from '#db/order/repo.ts';
 import { commitOrderChange } from '#db/order/change.repo.ts';
 import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderStatus } from '#domain/order/order.ts';
 import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '#domain/order/rules.ts';
@@ -8,35 +14,45 @@ import { DomainError, notFound } from '#domain/errors.ts';
 import { nextUpdatedAt, done, retryOnStale, stale } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
 import { requireStore } from './stores.ts';
-import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit.ts';
+import {
+  afterTaken,
+  answered,
+  checkRecord,
+  prepareAnswer,
+  type Idempotent,
+  type IdempotencyCheck,
+  type IdempotentRequest,
+} from './idempotent-commit.ts';
 
 export type OrderDocument = { data: ReturnType<typeof toOrderResource> };
 
 /**
  * An order's status moved by an integration (docs/contract.md#orders): one BatchGetItem reads the order (by
- * its reference) and the request's idempotency record, the state machine decides, and the change,
- * its outbox event and the stored idempotent answer commit in one transaction guarded on the
- * order as it was read. Racing requests each decide again from what the winner wrote, so ten
- * racing requests give one change and one event.
+ * its reference) and the request's idempotency record, the record is checked (a replay, a reused
+ * key or a twin in progress is the result), the state machine decides, and the change, its outbox
+ * event and the stored idempotent answer commit in one transaction guarded on the order as it was
+ * read. Racing requests each decide again from what the winner wrote, so ten racing requests give
+ * one change and one event.
  */
 export function changeOrderStatus(
   caller: Caller,
   reference: string,
   status: OrderStatus,
-  session: IdempotentSession,
-): Promise<OrderDocument> {
-  return retryOnStale<Order | undefined, OrderDocument>({
+  request: IdempotentRequest,
+): Promise<Idempotent<OrderDocument>> {
+  type Read = { order: Order | undefined; check: IdempotencyCheck };
+  return retryOnStale<Read, Idempotent<OrderDocument>>({
     what: `order ${reference} of store ${caller.storeId}`,
     maxAttempts: 5,
     read: async () => {
-      const read = await readOrderByReference(caller.storeId, reference, session.recordKey);
-      session.check(read.alongside);
-      return read.order;
+      const read = await readOrderByReference(caller.storeId, reference, request.recordKey);
+      return { order: read.order, check: checkRecord(request, read.alongside) };
     },
-    round: async (order) => {
+    round: async ({ order, check }) => {
+      if (check.kind !== 'fresh') return done(check);
       if (!order) throw notFound('order');
       const decision = decideStatusChange(order.status, status);
-      if (decision.kind === 'noop') return done({ data: toOrderResource(order) });
+      if (decision.kind === 'noop') return done(answered({ data: toOrderResource(order) }));
       if (decision.kind === 'forbidden') {
         throw new DomainError(
           'invalid_transition',
@@ -47,19 +63,16 @@ export function changeOrderStatus(
       const now = nextUpdatedAt(order.updated_at);
       const next = withStatus(order, status, now);
       const document = { data: toOrderResource(next) };
-      const prepared = session.prepare({ body: document });
+      const prepared = prepareAnswer(request, { body: document });
       const commit = await commitOrderChange(
         order,
         next,
         buildStatusChangedEvent(next, order.status, now, undefined, keyOrigin(caller.keyId)),
         [prepared.write],
       );
-      if (commit.kind === 'committed') {
-        session.committed(prepared);
-        return done(document);
-      }
-      if (commit.kind === 'guard_failed') throw new IdempotencyKeyTaken(commit.busy);
-      return stale(commit.kind === 'stale' ? commit.current : undefined);
+      if (commit.kind === 'committed') return done(answered(document, prepared.response));
+      if (commit.kind === 'guard_failed') return done(await afterTaken(request, commit.busy));
+      return stale(commit.kind === 'stale' ? { order: commit.current, check } : undefined);
     },
   });
 }
@@ -117,24 +130,23 @@ export async function placeOrder(storeId: string, placement: OrderPlacement): Pr
   const store = await requireStore(storeId);
   const totals = computeTotals(placement.items, placement.shipping_total, placement.discount_total);
   const now = new Date().toISOString();
-  const order = await insertOrder(
-    {
-      store_id: store.id,
-      reference: placement.reference,
-      status: placement.status,
-      currency_code: placement.currency_code ?? store.currency_code,
-      customer: placement.customer,
-      items: totals.items,
-      subtotal: totals.subtotal,
-      shipping_total: placement.shipping_total,
-      discount_total: placement.discount_total,
-      total: totals.total,
-      paid_total: placement.paid_total ?? (placement.status === 'paid' ? totals.total : 0),
-      created_at: now,
-      updated_at: now,
-    },
-    buildCreatedEvent,
-  );
+  const order: Order = {
+    id: await nextOrderId(store.id),
+    store_id: store.id,
+    reference: placement.reference,
+    status: placement.status,
+    currency_code: placement.currency_code ?? store.currency_code,
+    customer: placement.customer,
+    items: totals.items,
+    subtotal: totals.subtotal,
+    shipping_total: placement.shipping_total,
+    discount_total: placement.discount_total,
+    total: totals.total,
+    paid_total: placement.paid_total ?? (placement.status === 'paid' ? totals.total : 0),
+    created_at: now,
+    updated_at: now,
+  };
+  await insertOrder(order, buildCreatedEvent(order));
   return toOrderResource(order);
 }
 

@@ -6,8 +6,15 @@ import { DomainError, notFound } from '#domain/errors.ts';
 import { done, retryOnStale, stale } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
 import { keyOrigin } from '#domain/event/event.ts';
-import { eventPut, pageEvent } from '#db/event/item.ts';
-import { IdempotencyKeyTaken, type IdempotentSession } from './idempotent-commit.ts';
+import { pageEvent } from '#domain/event/page.ts';
+import {
+  afterTaken,
+  answered,
+  checkRecord,
+  prepareAnswer,
+  type Idempotent,
+  type IdempotentRequest,
+} from './idempotent-commit.ts';
 
 export type PageDocument = { data: PageResource };
 
@@ -61,45 +68,62 @@ export async function savePage(caller: Caller, xid: string, content: PageContent
 }
 
 /**
+ * publish under an Idempotency-Key (docs/contract.md#idempotency): the page and the request's
+ * idempotency record are read together, and the stored answer commits in the same transaction as
+ * the change and its `page.published` event. A replay, a reused key or a twin in progress is the
+ * result.
+ */
+export const publishPage = (
+  caller: Caller,
+  xid: string,
+  request: IdempotentRequest,
+): Promise<Idempotent<PageDocument>> => changeStatus(caller, xid, 'publish', request);
+
+/** unpublish (a repeat is a no-op, so no Idempotency-Key): the change and its `page.unpublished` event. */
+export async function unpublishPage(caller: Caller, xid: string): Promise<PageDocument> {
+  const outcome = await changeStatus(caller, xid, 'unpublish', undefined);
+  // Without a request record nothing can refuse: the outcome is the answer.
+  if (outcome.kind !== 'answered') throw new Error(`unpublish of page ${xid} refused by a record it never read`);
+  return outcome.answer;
+}
+
+/**
  * publish / unpublish of the page this key's external id addresses: the state machine decides,
  * and the change is written guarded on the `updated_at` it was decided from, so that of racing
  * requests each one decides again from what the winner wrote (publish twice → one change, one
- * no-op). With a `session` (publish under an Idempotency-Key) the page and the idempotency record
- * are read together and the stored answer commits in the same transaction as the change.
+ * no-op).
  */
-export async function changePageStatus(
+async function changeStatus(
   caller: Caller,
   xid: string,
   action: PageAction,
-  session?: IdempotentSession,
-): Promise<PageDocument> {
-  // With a session, the request's idempotency record comes in the same BatchGetItem.
-  const read = await readPageByExternalId(caller, xid, session?.recordKey);
-  session?.check(read.alongside);
+  request: IdempotentRequest | undefined,
+): Promise<Idempotent<PageDocument>> {
+  // With a request, its idempotency record comes in the same BatchGetItem.
+  const read = await readPageByExternalId(caller, xid, request?.recordKey);
+  const check = request ? checkRecord(request, read.alongside) : undefined;
+  if (check && check.kind !== 'fresh') return check;
   const first = read.page;
   if (!first) throw notFound('page');
-  return retryOnStale<Page | undefined, PageDocument>({
+  return retryOnStale<Page | undefined, Idempotent<PageDocument>>({
     what: `page ${first.id}: ${action}`,
     initial: first,
     read: () => getPage(caller.storeId, first.id),
     round: async (page) => {
       if (!page) throw notFound('page');
       const decision = decide(action, page.status, page.draft !== null);
-      if (decision.kind === 'noop') return done({ data: toPageResource(page) });
+      if (decision.kind === 'noop') return done(answered({ data: toPageResource(page) }));
       // No field of the request is at fault: the page's state is.
       if (decision.kind === 'forbidden')
         throw new DomainError('invalid_transition', `A ${decision.from} page cannot become ${decision.to}.`, null);
       const next = withStatus(page, decision.to);
       const document = { data: toPageResource(next) };
-      const prepared = session?.prepare({ body: document });
+      const prepared = request && prepareAnswer(request, { body: document });
       const type = action === 'publish' ? 'page.published' : 'page.unpublished';
-      const event = eventPut(pageEvent(type, next, keyOrigin(caller.keyId)));
-      const result = await commitPageChange(page, next, [...(prepared ? [prepared.write] : []), event]);
-      if (result.kind === 'committed') {
-        if (prepared) session?.committed(prepared);
-        return done(document);
-      }
-      if (result.kind === 'guard_failed') throw new IdempotencyKeyTaken(result.busy);
+      const event = pageEvent(type, next, keyOrigin(caller.keyId));
+      const result = await commitPageChange(page, next, event, prepared ? [prepared.write] : []);
+      if (result.kind === 'committed') return done(answered(document, prepared?.response));
+      if (result.kind === 'guard_failed' && request) return done(await afterTaken(request, result.busy));
       return stale(result.kind === 'stale' ? result.current : undefined);
     },
   });

@@ -10,8 +10,8 @@ import { externalIdOf, type BatchMode } from '#domain/product/batch.ts';
 import { EXTERNAL_ID_RULE, parse } from '#domain/validation.ts';
 import { DomainError, validationFailed, type ErrorCode } from '#domain/errors.ts';
 import type { Caller } from '#domain/principal.ts';
-import { INSERT_GROUP_SIZE, type ProductIds } from '#db/product/batch.repo.ts';
-import { productIdsFor } from '#db/product/repo.ts';
+import { INSERT_GROUP_SIZE } from '#db/product/insert.repo.ts';
+import { ProductIds } from './product-ids.ts';
 import { contended, undetermined } from '#domain/time.ts';
 import { resolveManyWriteTargets, type WriteTargets } from '#db/product/item.ts';
 import { newDraft, patchResolved, putResolved, type WriteResult, type Written } from './product-writes.ts';
@@ -61,7 +61,7 @@ export async function upsertProductBatch(
     mode === 'replace' ? { sequenceOf: caller.storeId } : {},
   );
   const fresh: { item: CheckedItem & { mode: 'replace' }; targets: WriteTargets }[] = [];
-  const ids = productIdsFor(caller.storeId, targets.find((t) => t.sequence)?.sequence);
+  const ids = new ProductIds(caller.storeId, targets.find((t) => t.sequence)?.sequence);
   try {
     const existing: { item: CheckedItem; target: WriteTargets }[] = [];
     for (const [i, item] of checked.entries()) {

@@ -1,15 +1,15 @@
+import { commitProductChange, getProductsByIds, reserveOfferId } from '#db/product/repo.ts';
 import {
-  ExternalIdTakenError,
-  getProductsByIds,
-  insertProduct,
-  modifyProduct,
-  productIdsFor,
-  reserveOfferId,
-} from '#db/product/repo.ts';
-import type { ProductIds } from '#db/product/batch.repo.ts';
+  insertGuarded,
+  insertReserved,
+  recordUnusedIds,
+  type InsertOutcome,
+  type Winner,
+} from '#db/product/insert.repo.ts';
 import { markNamesPending } from '#db/product/index.repo.ts';
-import { productCount, readProductSequence } from '#db/core/sequence.ts';
+import { productCount, readProductSequence, reserveProductIds, type ProductSequence } from '#db/core/sequence.ts';
 import {
+  getProduct,
   productByExternalId,
   productIdForExternalId,
   resolveWriteTargets,
@@ -20,21 +20,27 @@ import {
   applyProductChange,
   needsNewOffer,
   newProductDraft,
+  numbered,
+  type NewProduct,
   type ProductChange,
   type ProductPatch,
   type ProductWrite,
 } from '#domain/product/product-write.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
-import { nowIso } from '#domain/time.ts';
+import { contended, done, nowIso, retryOnStale, RoundClock, stale, undetermined } from '#domain/time.ts';
 import { keyOrigin } from '#domain/event/event.ts';
+import { productEvent } from '#domain/event/product.ts';
 import type { Caller } from '#domain/principal.ts';
+import { log } from '#shared/log.ts';
+import type { ProductIds } from './product-ids.ts';
 
 /**
- * Idempotent upsert: the external id of this key always addresses the same product. One
- * BatchGetItem reads its link (with the product's copy), the references and the id sequence;
- * then one transaction writes. The first PUT inserts (the insert transaction's guard on the external-id map makes racing first PUTs
- * create exactly one product; the losers replace it instead), any later one replaces every
- * write field; a PUT that changes nothing writes nothing.
+ * Idempotent upsert: the external id of this key always addresses the same product. Read, decide,
+ * commit: one BatchGetItem reads its link (with the product's copy), the references and the id
+ * sequence; then one transaction writes. The first PUT inserts (`insertNew`; the insert
+ * transaction's guard on the external-id map makes racing first PUTs create exactly one product,
+ * and the losers replace the winner instead), any later one replaces every write field
+ * (`applyToExisting`); a PUT that changes nothing writes nothing.
  */
 export async function putProduct(caller: Caller, externalId: string, write: ProductWrite): Promise<Product> {
   const targets = await resolveWriteTargets(
@@ -71,23 +77,73 @@ export async function putResolved(
   let id = targets.productId;
   let known = targets.product;
   if (id === undefined) {
-    const source = ids ?? productIdsFor(caller.storeId, targets.sequence);
-    try {
-      return { product: await insertProduct(newDraft(caller, externalId, write, targets), source), result: 'created' };
-    } catch (err) {
-      if (!(err instanceof ExternalIdTakenError)) throw err;
-      id = err.productId ?? (await productIdForExternalId(caller.keyId, externalId));
-      known = err.product;
-      if (id === undefined) throw err;
-    } finally {
-      // A reserved id this PUT did not use is recorded as a gap (the batch records its own at its end).
-      if (!ids) await source.finish();
-    }
+    const draft = newDraft(caller, externalId, write, targets);
+    const inserted = ids ? await ids.insert([draft]) : await insertNew(draft, targets.sequence);
+    const created = createdOrTaken(inserted, `the product with external id ${externalId}`);
+    if (created.kind === 'created') return { product: created.product, result: 'created' };
+    // A racing first PUT created it: this one replaces what it wrote.
+    id = created.winner.productId ?? (await productIdForExternalId(caller.keyId, externalId));
+    known = created.winner.product;
+    if (id === undefined) throw new Error(`external id ${externalId} of key ${caller.keyId} taken but unmapped`);
   }
   const written = await applyToExisting(caller, id, change, known);
   // The external-id map and its product are written in one transaction and never deleted.
   if (!written) throw new Error(`external id maps to missing product ${id}`);
   return written;
+}
+
+/**
+ * The product an insert created, or the winner of a racing write that created the external id
+ * first; an insert the budget could not hold, or the store did not confirm, is the retryable 503.
+ */
+function createdOrTaken(
+  outcome: InsertOutcome,
+  what: string,
+): { kind: 'created'; product: Product } | { kind: 'taken'; winner: Winner } {
+  switch (outcome.kind) {
+    case 'inserted':
+      return { kind: 'created', product: outcome.products[0] as Product };
+    case 'external_id_taken':
+      return { kind: 'taken', winner: outcome.winner };
+    case 'undetermined':
+      throw undetermined(what);
+    default:
+      throw contended(what);
+  }
+}
+
+/**
+ * The single insert, on its own path: the product numbered from the sequence state the write's
+ * read found (`read`), committed with its `product.created` event in one transaction guarded on
+ * that state. Only when another create moved the sequence first does it reserve one id by ADD
+ * (one round trip more) and insert with it; an id so reserved and left unused (a racing PUT won
+ * the external id, or the budget ran out) is recorded as a gap before the answer.
+ */
+async function insertNew(draft: NewProduct, read: ProductSequence | undefined): Promise<InsertOutcome> {
+  const storeId = draft.store_id;
+  const clock = new RoundClock();
+  const sequence = read ?? (await readProductSequence(storeId));
+  const first = numbered([draft], sequence.last + 1, sequence.offers + 1) as [Product];
+  const guarded = await insertGuarded(storeId, first, [productEvent('product.created', first[0])], sequence, clock);
+  if (guarded.kind !== 'lost') return guarded;
+  if (!clock.canStart()) return { kind: 'out_of_time' };
+  const ids = await reserveProductIds(storeId, 1, draft.offers.length);
+  const again = numbered([draft], ids.firstId, ids.firstOffer) as [Product];
+  const outcome = await insertReserved(storeId, again, [productEvent('product.created', again[0])], clock);
+  if (outcome.kind === 'undetermined')
+    log('error', 'product insert undetermined', { store_id: storeId, ids: [ids.firstId] });
+  else if (outcome.kind !== 'inserted') await recordUnusedIds(storeId, [ids.firstId]);
+  return outcome;
+}
+
+/**
+ * A product from a whole draft, outside a request (the local seed, tests): the single insert
+ * path with the store's sequence read first. Its external id, if any, must be new.
+ */
+export async function insertProduct(draft: NewProduct): Promise<Product> {
+  const created = createdOrTaken(await insertNew(draft, undefined), `product ${draft.name}`);
+  if (created.kind === 'taken') throw new Error(`external id ${draft.external_id} is taken`);
+  return created.product;
 }
 
 /** A new product of this key from a full write whose references exist. */
@@ -127,7 +183,12 @@ export async function patchResolved(caller: Caller, patch: ProductPatch, targets
 
 /**
  * Applies a write to the latest state of product `id` (PUT and PATCH alike), starting from
- * `known` (the link's copy) when there is one; undefined if the product is gone.
+ * `known` (the link's copy) when there is one; undefined if the product is gone. Each round
+ * decides from the state it has (the domain's `applyProductChange`; a new offer id first when
+ * the product has no variant) and commits guarded on it; a round that meets a racing write
+ * reads the product again and decides again, so the last round's answer is what was committed:
+ * a change (updated) or nothing to change (unchanged). If the link's copy is behind the product
+ * (written by an older version), the guard fails and the next round reads the product item.
  */
 async function applyToExisting(
   caller: Caller,
@@ -136,26 +197,23 @@ async function applyToExisting(
   known: Product | undefined,
 ): Promise<Written | undefined> {
   const storeId = caller.storeId;
-  // A round that meets a racing write runs the change again on the newer state, so the last
-  // round's answer is what was committed: a change (updated) or nothing to change (unchanged).
-  let changed = false;
-  const product = await modifyProduct(
-    storeId,
-    id,
-    async (current) => {
-      const next = applyProductChange(
+  return retryOnStale<Product | undefined, Written | undefined>({
+    what: `product ${id} of store ${storeId}`,
+    ...(known ? { initial: known } : {}),
+    read: () => getProduct(storeId, id),
+    round: async (current) => {
+      if (!current) return done(undefined);
+      const offerId = needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined;
+      const next = applyProductChange(current, change, nowIso(), offerId);
+      if (!next) return done({ product: current, result: 'unchanged' });
+      const commit = await commitProductChange(
         current,
-        change,
-        nowIso(),
-        needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined,
+        next,
+        productEvent('product.updated', next, keyOrigin(caller.keyId)),
       );
-      changed = next !== null;
-      return next;
+      return commit.kind === 'committed' ? done({ product: commit.product, result: 'updated' }) : stale();
     },
-    known,
-    keyOrigin(caller.keyId),
-  );
-  return product && { product, result: changed ? 'updated' : 'unchanged' };
+  });
 }
 
 /** 422 `unknown_reference` naming the array element, e.g. `category_external_ids[1]`. */

@@ -1,15 +1,52 @@
-import { readTaxonomy, upsertCategory, upsertTag } from '#db/taxonomy/repo.ts';
+import { commitTaxonomy, getTaxonomy, nextTaxonomyId, readTaxonomy, type TaxonomyRecord } from '#db/taxonomy/repo.ts';
 import type { Category, Tag, TaxonomyKind } from '#domain/product/taxonomy.ts';
-import { nowIso } from '#domain/time.ts';
+import { taxonomyEvent } from '#domain/event/product.ts';
+import { nextUpdatedAt, nowIso } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
 
 /** Create or rename a category of this key; the same name again is a 200 that writes nothing. */
-export const putCategory = (caller: Caller, externalId: string, name: string): Promise<Category> =>
-  upsertCategory(caller.storeId, caller.keyId, externalId, name, nowIso());
+export const putCategory = async (caller: Caller, externalId: string, name: string): Promise<Category> =>
+  (await upsert('category', caller, externalId, name)) as Category;
 
 /** Create or rename a tag of this key; status labels were refused by validation (422 reserved_tag_value). */
-export const putTag = (caller: Caller, externalId: string, value: string): Promise<Tag> =>
-  upsertTag(caller.storeId, caller.keyId, externalId, value, nowIso());
+export const putTag = async (caller: Caller, externalId: string, value: string): Promise<Tag> =>
+  (await upsert('tag', caller, externalId, value)) as Tag;
+
+const TEXT = { category: 'name', tag: 'value' } as const;
+const ROUNDS = 5;
+
+/**
+ * Create or rename, with its `category.upserted` / `tag.upserted` event in the same transaction.
+ * The record is read first (the event carries the whole record, and a transaction returns no new
+ * values), then written guarded on what was read: a racing writer makes this one read again,
+ * and the same text again writes nothing and raises nothing. `updated_at` moves only when the
+ * text changes, and never back (nextUpdatedAt).
+ */
+async function upsert(kind: TaxonomyKind, caller: Caller, externalId: string, text: string): Promise<TaxonomyRecord> {
+  const now = nowIso();
+  for (let round = 0; round < ROUNDS; round++) {
+    const existing = await getTaxonomy(kind, caller.keyId, externalId);
+    const stored = existing as unknown as Record<string, unknown> | undefined;
+    if (existing && stored?.[TEXT[kind]] === text) return existing;
+    const record = (
+      existing
+        ? { ...existing, [TEXT[kind]]: text, updated_at: nextUpdatedAt(existing.updated_at, Date.parse(now)) }
+        : {
+            id: await nextTaxonomyId(kind, caller.storeId),
+            external_id: externalId,
+            [TEXT[kind]]: text,
+            created_at: now,
+            updated_at: now,
+          }
+    ) as TaxonomyRecord;
+    // The key's own external id rides beside the payload, not in it.
+    const { external_id: _own, ...shown } = record;
+    const event = taxonomyEvent(`${kind}.upserted`, caller.storeId, caller.keyId, externalId, shown);
+    const commit = await commitTaxonomy(kind, caller, record, existing?.updated_at, event);
+    if (commit.kind === 'committed') return record;
+  }
+  throw new Error(`could not upsert ${kind} ${externalId}`);
+}
 
 /** A dry run's "before" (docs/api.md#dry-runs): this key's category or tag of that external id. */
 export const currentTaxonomy = (kind: TaxonomyKind, caller: Caller, externalId: string) =>

@@ -2,36 +2,34 @@ import { DomainError } from '#domain/errors.ts';
 import type { RouteResult } from './response.ts';
 import { errorBody, statusOf } from './error-status.ts';
 import type { RouteInput } from './http-handler.ts';
-import { IdempotencyKeyTaken, type IdempotentSession } from '#app/idempotent-commit.ts';
-import { IDEMPOTENCY_HEADER, parseIdempotencyKey, requestFingerprint } from '#domain/idempotency.ts';
 import {
-  answerWrite,
-  classifyExisting,
-  idempotencyRecordKey,
-  readIdempotencyOutcome,
+  frozen,
+  idempotentRequest,
   storeAnswer,
+  type Idempotent,
+  type IdempotentRequest,
   type Refusal,
   type StoredResponse,
-} from '#db/idempotency/repo.ts';
+} from '#app/idempotent-commit.ts';
+import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '#domain/idempotency.ts';
 import { addInvocationContext } from '#shared/log.ts';
 
 /**
  * An endpoint that takes an Idempotency-Key (docs/contract.md#idempotency), as one wrapper:
  *
- *   const result = await idempotent(input, { precheck: () => parse(Body, input.body), run: async (session, body) => ... });
+ *   idempotent(input, { precheck: () => parse(Body, input.body), run: (request, body) => useCase(..., request) });
  *
- * `precheck` (optional) is pure validation; its error is stored at once with one conditional PutItem.
- * `run` does the work: it reads `session.recordKey` with its aggregate and passes the record to
- * `session.check` (a replay, a reuse or a twin in flight ends the request there); a `run` that
- * changes state calls `session.prepare(result)`, puts `prepared.write` into its own
- * TransactWriteItems, then `session.committed(prepared)`. Any other result, and a DomainError it
- * throws, is stored with one conditional PutItem. Nothing is stored for a failure of ours (5xx),
- * so the client's retry runs again at once.
+ * `precheck` (optional) is pure validation; its error is stored at once with one conditional
+ * PutItem. `run` calls the use case with the `IdempotentRequest`; the use case checks the record
+ * and commits its answer with its change (shared/app/idempotent-commit.ts) and returns an
+ * outcome, which this maps to a response: its answer, a replay, 422 for a reused key, 409 while a
+ * twin is in progress. An answer the use case did not store (it changed nothing), and a
+ * DomainError it throws, are stored with one conditional PutItem. Nothing is stored for a
+ * failure of ours (5xx), so the client's retry runs again at once.
  *
- * Replays are byte for byte: what is sent is always the stored string parsed back, and
- * JSON.stringify(JSON.parse(s)) === s for every s that JSON.stringify produced (key order,
- * number and string spelling all round-trip), so the first answer and every replay are the
- * same bytes. Response headers other than Content-Type are not part of the stored answer.
+ * Replays are byte for byte: what is sent is always the stored string parsed back, so the first
+ * answer and every replay are the same bytes. Response headers other than Content-Type are not
+ * part of the stored answer.
  */
 export function idempotencyKeyOf(headers: Record<string, string>): string {
   const parsed = parseIdempotencyKey(headers[IDEMPOTENCY_HEADER.toLowerCase()]);
@@ -44,10 +42,6 @@ export function idempotencyKeyOf(headers: Record<string, string>): string {
 /** On every answer that is a replay of an earlier one (Stripe's name for it). */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
-const freeze = (result: RouteResult): StoredResponse => ({
-  status: result.status ?? 200,
-  body: JSON.stringify(result.body),
-});
 const thaw = (stored: StoredResponse): RouteResult => ({
   status: stored.status,
   body: JSON.parse(stored.body) as unknown,
@@ -56,15 +50,8 @@ const errorResult = (err: DomainError): RouteResult => ({ status: statusOf(err.c
 /** Answers about the request itself are stored; failures of ours (5xx) are not, so a retry runs again. */
 const storable = (err: unknown): err is DomainError => err instanceof DomainError && statusOf(err.code) < 500;
 
-/** Thrown through `run` by `session.check` when the record already answers the request. */
-class Refused extends Error {
-  constructor(readonly refusal: Refusal) {
-    super(refusal.outcome);
-  }
-}
-
 function refusal(outcome: Refusal): RouteResult {
-  switch (outcome.outcome) {
+  switch (outcome.kind) {
     case 'replay':
       addInvocationContext({ idempotency_replay: true });
       // The same bytes as the first answer; the header tells a client this one changed nothing.
@@ -87,19 +74,16 @@ function refusal(outcome: Refusal): RouteResult {
 
 export async function idempotent<T>(
   input: RouteInput,
-  steps: { precheck?: () => T; run: (session: IdempotentSession, checked: T) => Promise<RouteResult> },
+  steps: { precheck?: () => T; run: (request: IdempotentRequest, checked: T) => Promise<Idempotent<unknown>> },
 ): Promise<RouteResult> {
-  const recordKey = idempotencyRecordKey({
-    keyId: input.principal.keyId,
-    method: input.method,
-    path: input.path,
-    key: idempotencyKeyOf(input.headers),
-  });
-  // No body and `{}` are the same request (a POST action may come without one).
-  const fingerprint = requestFingerprint(input.body ?? {});
-  const store = async (response: StoredResponse): Promise<RouteResult> => {
-    const taken = await storeAnswer(recordKey, fingerprint, response);
-    return taken ? refusal(taken) : thaw(response);
+  const request = idempotentRequest(
+    { keyId: input.principal.keyId, method: input.method, path: input.path, key: idempotencyKeyOf(input.headers) },
+    input.body,
+  );
+  const store = async (result: RouteResult): Promise<RouteResult> => {
+    const response = frozen(result);
+    const stored = await storeAnswer(request, response);
+    return stored.kind === 'stored' ? thaw(response) : refusal(stored);
   };
 
   let checked: T;
@@ -107,34 +91,16 @@ export async function idempotent<T>(
     checked = steps.precheck ? steps.precheck() : (undefined as T);
   } catch (err) {
     if (!storable(err)) throw err;
-    return store(freeze(errorResult(err)));
+    return store(errorResult(err));
   }
 
-  let stored: StoredResponse | undefined;
-  const session: IdempotentSession = {
-    recordKey,
-    check: (record) => {
-      const existing = classifyExisting(record, fingerprint, Date.now());
-      if (existing) throw new Refused(existing);
-    },
-    prepare: (result) => {
-      const response = freeze(result);
-      return { response, write: answerWrite(recordKey, fingerprint, response) };
-    },
-    committed: (prepared) => {
-      stored = prepared.response;
-    },
-  };
-
-  let result: RouteResult;
+  let outcome: Idempotent<unknown>;
   try {
-    result = await steps.run(session, checked);
+    outcome = await steps.run(request, checked);
   } catch (err) {
-    if (err instanceof Refused) return refusal(err.refusal);
-    if (err instanceof IdempotencyKeyTaken)
-      return refusal(err.busy ? { outcome: 'in_progress' } : await readIdempotencyOutcome(recordKey, fingerprint));
     if (!storable(err)) throw err;
-    result = errorResult(err);
+    return store(errorResult(err));
   }
-  return stored ? thaw(stored) : store(freeze(result));
+  if (outcome.kind !== 'answered') return refusal(outcome);
+  return outcome.stored ? thaw(outcome.stored) : store({ body: outcome.answer });
 }

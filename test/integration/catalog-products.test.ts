@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
-import { modifyProduct } from '#db/product/repo.ts';
+import { adminChange } from '#fixtures/catalog.ts';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const RW = ['catalog:read', 'catalog:write'] as const;
@@ -219,7 +219,7 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
       await api.put('/catalog/products/multi?include=offers', { name: 'Chair', price: 4900, quantity: 2, sku: 'CH-S' })
     ).body.data;
     // The store's own admin adds dimensions, properties and two more variants.
-    await modifyProduct(storeId, created.id, (current) => ({
+    await adminChange(storeId, created.id, (current) => ({
       ...current,
       offers: [
         {

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { adminCommand, type client, storeWithKey } from '#fixtures/api.ts';
-import { seedProduct } from '#fixtures/catalog.ts';
+import { adminChange, seedProduct } from '#fixtures/catalog.ts';
 import { createGateway } from '#emulation/local/gateway.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';
 import { db, tableName } from '#db/core/client.ts';
@@ -11,7 +11,6 @@ import { keys } from '#db/keys.ts';
 import { batchWrite } from '#db/core/helpers.ts';
 import { markNamesPending } from '#db/product/index.repo.ts';
 import { indexPendingNames, pendingNameCount } from '#db/name-index/repo.ts';
-import { modifyProduct } from '#db/product/repo.ts';
 import { nameGrams } from '#domain/product/name-grams.ts';
 import { normalizeName } from '#domain/product/product.ts';
 import { waitFor } from '#fixtures/webhooks.ts';
@@ -135,7 +134,7 @@ describe('filter[name] on trigram postings', () => {
     const product = await seedProduct(storeId, { name: 'Amber Vase' });
     await indexed(storeId);
     for (const name of ['Cobalt Vase', 'Amber Vase', 'Cobalt Vase']) {
-      await modifyProduct(storeId, product.id, (current) => ({
+      await adminChange(storeId, product.id, (current) => ({
         ...current,
         name,
         updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString(),
@@ -183,7 +182,7 @@ describe('products reindex-names', () => {
     );
 
     const [heron] = old;
-    await modifyProduct(storeId, heron!.id, (current) => ({
+    await adminChange(storeId, heron!.id, (current) => ({
       ...current,
       name: 'Crane Print',
       updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString(),

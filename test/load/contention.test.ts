@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { client, createKey, createStore, type ApiResponse } from '#fixtures/api.ts';
 import { keyPool } from '#fixtures/key-pool.ts';
 import { readProductSequence, recordGaps, reserveProductIds } from '#db/core/sequence.ts';
-import { productIdsFor } from '#db/product/repo.ts';
-import type { NewProduct } from '#db/product/batch.repo.ts';
+import { ProductIds } from '#app/product-ids.ts';
+import type { NewProduct } from '#domain/product/product-write.ts';
 import { deadlineSignal, remainingMs, withDeadline } from '#domain/time.ts';
 
 /**
@@ -247,7 +247,7 @@ describe('writes under contention', () => {
     };
     // A request that read the sequence before another create moved it: its guarded insert loses,
     // and it reserves one block (3 ids) for the products it may still create, then uses one.
-    const ids = productIdsFor(storeId, { last: 0, offers: 0, gaps: [] });
+    const ids = new ProductIds(storeId, { last: 0, offers: 0, gaps: [] });
     const inserted = await withDeadline(60_000, () => ids.insert([draft], { products: 3, offers: 3 }));
     expect(inserted.kind).toBe('inserted');
     // A long batch ends with its budget spent (waited for, not timed): the unused ids are still recorded.

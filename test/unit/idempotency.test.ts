@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, parseIdempotencyKey, requestFingerprint } from '#domain/idempotency.ts';
 import { classifyExisting, idempotencyRecordKey } from '#db/idempotency/repo.ts';
+import { answered, checkRecord, idempotentRequest, prepareAnswer } from '#app/idempotent-commit.ts';
 
 describe('Idempotency-Key header', () => {
   it.each([
@@ -81,7 +82,7 @@ describe('idempotency records', () => {
     expect(
       classifyExisting({ ...base, state: 'completed', response_status: 409, response_body: '{"x":1}' }, 'fp', now),
     ).toEqual({
-      outcome: 'replay',
+      kind: 'replay',
       response: { status: 409, body: '{"x":1}' },
     });
   });
@@ -89,15 +90,15 @@ describe('idempotency records', () => {
   it('calls another fingerprint a reuse, finished or not', () => {
     expect(
       classifyExisting({ ...base, state: 'completed', response_status: 200, response_body: '{}' }, 'other', now),
-    ).toEqual({ outcome: 'reused' });
+    ).toEqual({ kind: 'reused' });
     expect(classifyExisting({ ...base, state: 'in_progress', lease_expires_at: now + 1000 }, 'other', now)).toEqual({
-      outcome: 'reused',
+      kind: 'reused',
     });
   });
 
   it('reports a live lease as in progress, and an expired lease or record as free', () => {
     expect(classifyExisting({ ...base, state: 'in_progress', lease_expires_at: now + 1 }, 'fp', now)).toEqual({
-      outcome: 'in_progress',
+      kind: 'in_progress',
     });
     expect(classifyExisting({ ...base, state: 'in_progress', lease_expires_at: now }, 'fp', now)).toBeUndefined();
     expect(
@@ -143,5 +144,40 @@ describe('canonicalJson on hostile shapes', () => {
 
   it('spells a key named __proto__ like any other key', () => {
     expect(canonicalJson(JSON.parse('{"b":1,"__proto__":{"x":1}}'))).toBe('{"__proto__":{"x":1},"b":1}');
+  });
+});
+
+describe('idempotency as a step of the use case: outcomes, not exceptions', () => {
+  const scope = { keyId: 3, method: 'POST', path: '/api/v1/integrations/orders/R-1/status', key: 'abc' };
+  const request = idempotentRequest(scope, { status: 'shipped' });
+  const ttl = Math.floor(Date.now() / 1000) + 100;
+
+  it('is one request for no body and for {}, and another for another body', () => {
+    expect(idempotentRequest(scope, undefined)).toEqual(idempotentRequest(scope, {}));
+    expect(idempotentRequest(scope, { status: 'paid' }).fingerprint).not.toBe(request.fingerprint);
+    expect(request.recordKey).toEqual(idempotencyRecordKey(scope));
+  });
+
+  it('returns fresh for a free key and the refusal itself for a taken one, as values', () => {
+    expect(checkRecord(request, undefined)).toEqual({ kind: 'fresh' });
+    const completed = { fingerprint: request.fingerprint, ttl, state: 'completed', response_status: 200 };
+    expect(checkRecord(request, { ...completed, response_body: '{"data":1}' })).toEqual({
+      kind: 'replay',
+      response: { status: 200, body: '{"data":1}' },
+    });
+    expect(checkRecord(request, { ...completed, fingerprint: 'other', response_body: '{}' })).toEqual({
+      kind: 'reused',
+    });
+  });
+
+  it('commits the answer it sends: the stored bytes are the body the use case answers', () => {
+    const prepared = prepareAnswer(request, { body: { data: { b: 1, a: [2] } } });
+    expect(prepared.response).toEqual({ status: 200, body: '{"data":{"b":1,"a":[2]}}' });
+    expect(prepared.write.Put?.Item).toMatchObject({ ...request.recordKey, response_body: prepared.response.body });
+    expect(answered({ data: 1 }, prepared.response)).toEqual({
+      kind: 'answered',
+      answer: { data: 1 },
+      stored: prepared.response,
+    });
   });
 });

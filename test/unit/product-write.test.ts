@@ -5,12 +5,15 @@ import {
   applyProductChange,
   needsNewOffer,
   newProductDraft,
+  numbered,
+  offerCount,
   ProductPatchBody,
   ProductPutBody,
 } from '#domain/product/product-write.ts';
 import { isReservedTagValue, tagComparisonForm } from '#domain/product/taxonomy.ts';
 import { externalIdFromPath, isExternalId } from '#domain/validation.ts';
 import type { Product } from '#domain/product/product.ts';
+import { productEvent } from '#domain/event/product.ts';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:00:05.000Z';
@@ -170,6 +173,33 @@ describe('write schemas', () => {
     expect(draft.offers).toEqual([
       { sku: 'S', price: 1, quantity: 0, properties: [], weight: null, length: null, height: null, width: null },
     ]);
+  });
+
+  it('numbers drafts in the use case: consecutive product ids, offer ids across all their variants', () => {
+    const put = v.parse(ProductPutBody, { name: 'N', price: 1 });
+    const one = newProductDraft({ ...put, category_ids: [] }, { storeId: 's', keyId: 2, externalId: 'a' }, T0);
+    const two = { ...one, external_id: 'b', offers: [...one.offers, ...one.offers] };
+    const products = numbered([one, two], 41, 7);
+    expect(products.map((p) => p.id)).toEqual([41, 42]);
+    expect(products.map((p) => p.offers.map((o) => o.id))).toEqual([[7], [8, 9]]);
+    expect(offerCount([one, two])).toBe(3);
+  });
+
+  it('builds the event a change raises from the decided product alone (the use case hands it to the commit)', () => {
+    const put = v.parse(ProductPutBody, { name: 'N', price: 1 });
+    const draft = newProductDraft({ ...put, category_ids: [] }, { storeId: 's', keyId: 2, externalId: 'a' }, T0);
+    const [created] = numbered([draft], 5, 1);
+    const event = productEvent('product.created', created!);
+    expect(event).toMatchObject({
+      event_type: 'product.created',
+      store_id: 's',
+      created_at: T0,
+      origin: { kind: 'key', key_id: 2 },
+      owner_key_id: 2,
+      external_id: 'a',
+    });
+    expect(event.payload.data).toMatchObject({ product: { id: 5, name: 'N' } });
+    expect(productEvent('product.updated', { ...created!, owner_key_id: null }).origin).toEqual({ kind: 'admin' });
   });
 });
 

@@ -1,6 +1,6 @@
 import type { RouteFn } from '#http/http-handler.ts';
 import { idempotent } from '#http/idempotency.ts';
-import { changePageStatus } from '#app/pages.ts';
+import { publishPage as publish } from '#app/pages.ts';
 import { checkAction } from '../input.ts';
 
 /**
@@ -10,5 +10,5 @@ import { checkAction } from '../input.ts';
 export const publishPage: RouteFn = (input) =>
   idempotent(input, {
     precheck: () => checkAction(input.pathParameters, input.body),
-    run: async (session, xid) => ({ body: await changePageStatus(input.principal, xid, 'publish', session) }),
+    run: (request, xid) => publish(input.principal, xid, request),
   });

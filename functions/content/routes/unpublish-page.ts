@@ -1,5 +1,5 @@
 import type { RouteFn } from '#http/http-handler.ts';
-import { changePageStatus } from '#app/pages.ts';
+import { unpublishPage as unpublish } from '#app/pages.ts';
 import { checkAction } from '../input.ts';
 
 /**
@@ -8,5 +8,5 @@ import { checkAction } from '../input.ts';
  * required; one that is sent is ignored.
  */
 export const unpublishPage: RouteFn = async ({ principal, pathParameters, body }) => ({
-  body: await changePageStatus(principal, checkAction(pathParameters, body), 'unpublish'),
+  body: await unpublish(principal, checkAction(pathParameters, body)),
 });

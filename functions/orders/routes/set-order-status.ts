@@ -16,7 +16,5 @@ export const setOrderStatus: RouteFn = (input) =>
       if (reference === undefined) throw notFound('order');
       return { reference, status };
     },
-    run: async (session, { reference, status }) => ({
-      body: await changeOrderStatus(input.principal, reference, status, session),
-    }),
+    run: (request, { reference, status }) => changeOrderStatus(input.principal, reference, status, request),
   });

@@ -39,10 +39,7 @@ export interface StoredResponse {
 }
 
 /** What a request meets when the key is already taken. */
-export type Refusal =
-  | { outcome: 'replay'; response: StoredResponse }
-  | { outcome: 'in_progress' }
-  | { outcome: 'reused' };
+export type Refusal = { kind: 'replay'; response: StoredResponse } | { kind: 'in_progress' } | { kind: 'reused' };
 
 const STATE = { inProgress: 'in_progress', completed: 'completed' } as const;
 
@@ -60,11 +57,11 @@ export function idempotencyRecordKey(scope: IdempotencyScope): Key {
 /** What the record as read says about this request: pure, so the read, the failed write and the re-read agree. */
 export function classifyExisting(item: Item | undefined, fingerprint: string, nowMs: number): Refusal | undefined {
   if (!item || Number(item[TABLE.ttlAttribute]) * 1000 <= nowMs) return undefined;
-  if (item.fingerprint !== fingerprint) return { outcome: 'reused' };
+  if (item.fingerprint !== fingerprint) return { kind: 'reused' };
   if (item.state === STATE.completed)
-    return { outcome: 'replay', response: { status: Number(item.response_status), body: String(item.response_body) } };
+    return { kind: 'replay', response: { status: Number(item.response_status), body: String(item.response_body) } };
   if (Number(item.lease_expires_at) <= nowMs) return undefined;
-  return { outcome: 'in_progress' };
+  return { kind: 'in_progress' };
 }
 
 /** The finished record, put only where the key is free (see the module comment). */
@@ -118,14 +115,14 @@ export async function storeAnswer(
     return undefined;
   } catch (err) {
     // The record is inside another request's commit right now: that request is still running.
-    if (err instanceof Error && err.name === 'TransactionConflictException') return { outcome: 'in_progress' };
+    if (err instanceof Error && err.name === 'TransactionConflictException') return { kind: 'in_progress' };
     if (!isConditionalCheckFailed(err)) throw err;
-    return classifyExisting(itemFromError(err.Item), fingerprint, nowMs) ?? { outcome: 'in_progress' };
+    return classifyExisting(itemFromError(err.Item), fingerprint, nowMs) ?? { kind: 'in_progress' };
   }
 }
 
 /** After a commit lost on the record's condition: what the record says now. */
 export async function readIdempotencyOutcome(recordKey: Key, fingerprint: string): Promise<Refusal> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: recordKey, ConsistentRead: true }));
-  return classifyExisting(out.Item, fingerprint, Date.now()) ?? { outcome: 'in_progress' };
+  return classifyExisting(out.Item, fingerprint, Date.now()) ?? { kind: 'in_progress' };
 }

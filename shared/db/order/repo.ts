@@ -65,16 +65,14 @@ export function orderRefItem(o: Order): Item {
 /** A reference item written before it carried the order holds only `order_id`. */
 const carriesOrder = (item: Item) => item.status !== undefined;
 
-const nextOrderId = (storeId: string) => nextInSequence(keys.sequence(storeId, 'order'));
+/** The id of a new order of the store: one atomic ADD (ids ascend; a failed insert leaves a gap, and order lists are cursor-based). */
+export const nextOrderId = (storeId: string): Promise<number> => nextInSequence(keys.sequence(storeId, 'order'));
 
 /**
- * The storefront's side: a new order, its reference map and (given `eventOf`) its `order.created`
- * outbox event, together; a reference is unique per store. The event needs the order's id, so
- * the caller passes how to build it rather than the event itself.
+ * The storefront's side: a new order (its id from `nextOrderId`), its reference map and, given
+ * one, the `order.created` event the use case raised, together; a reference is unique per store.
  */
-export async function insertOrder(draft: Omit<Order, 'id'>, eventOf?: (order: Order) => OrderEvent): Promise<Order> {
-  const order: Order = { ...draft, id: await nextOrderId(draft.store_id) };
-  const event = eventOf?.(order);
+export async function insertOrder(order: Order, event?: OrderEvent): Promise<Order> {
   const tx = namedTransaction([
     [
       'order',

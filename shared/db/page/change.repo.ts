@@ -6,6 +6,8 @@ import { keys } from '../keys.ts';
 import { type TransactItem, namedTransaction } from '../core/helpers.ts';
 import { pageItem, pageLinkItem, slugClaim, toPage } from './repo.ts';
 import type { Page } from '#domain/page/page.ts';
+import type { StoreEvent } from '#domain/event/event.ts';
+import { eventPut } from '../event/item.ts';
 
 export type ChangeResult =
   | { kind: 'committed' }
@@ -35,12 +37,14 @@ const slugsHeld = (p: Page) => new Set([p.slug, ...(p.draft ? [p.draft.slug] : [
 
 /**
  * Writes `next` over `previous`, guarded on `previous.updated_at`, in one TransactWriteItems with
- * the external-id item's copy of the page, the slug claim moves and the caller's writes (the
- * idempotency record of a publish). Only the page attributes that differ are SET.
+ * the external-id item's copy of the page, the slug claim moves, the event the use case raised
+ * (a publish or unpublish; a save raises none) and the caller's writes (the idempotency record of
+ * a publish). Only the page attributes that differ are SET.
  */
 export async function commitPageChange(
   previous: Page,
   next: Page,
+  event?: StoreEvent,
   withWrites: TransactItem[] = [],
 ): Promise<ChangeResult> {
   const before = pageItem(previous);
@@ -93,6 +97,7 @@ export async function commitPageChange(
     ['link', { Put: { TableName: tableName(), Item: pageLinkItem(next) } }],
     ['claims', claims],
     ['releases', releases],
+    ['event', event && eventPut(event)],
     ['own', withWrites],
   ]);
   try {

@@ -1,4 +1,3 @@
-import { contended, done, retryOnStale, stale, undetermined } from '#domain/time.ts';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
@@ -6,18 +5,10 @@ import { keys, type Key } from '../keys.ts';
 import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from '../core/helpers.ts';
 import type { Product } from '#domain/product/product.ts';
 import { indexWrites } from './index.repo.ts';
-import { getProduct, linkCopyWrite, readLink, toProduct } from './item.ts';
-import {
-  idsAtPositions,
-  productCount,
-  productSequenceKey,
-  readProductSequence,
-  sequenceOf,
-  type ProductSequence,
-} from '../core/sequence.ts';
-import { ProductIds, type NewProduct } from './batch.repo.ts';
-import { productEventPut } from '../event/item.ts';
-import type { Origin } from '#domain/event/event.ts';
+import { linkCopyWrite, toProduct } from './item.ts';
+import { idsAtPositions, productCount, productSequenceKey, sequenceOf } from '../core/sequence.ts';
+import { eventPut } from '../event/item.ts';
+import type { StoreEvent } from '#domain/event/event.ts';
 
 /**
  * Products have dense ids 1..n per store (the id sequence moves in the same transaction that
@@ -78,49 +69,7 @@ export async function getDensePage(
   return { products, total: productCount(sequence) };
 }
 
-// ---- writes --------------------------------------------------------------------------------
-
-export class ExternalIdTakenError extends Error {
-  /** The product that won, as its link's copy holds it (absent on a link written before copies). */
-  constructor(
-    readonly productId: number | undefined,
-    readonly product?: Product,
-  ) {
-    super('external id already maps to a product');
-  }
-}
-
-/**
- * Inserts a new product: its id from `ids` (the request's id source: the sequence state read
- * with the write's targets, or after a lost race a reserved block), in one transaction with its
- * external-id link and copy (guarded: exactly one product per external id, however many PUTs
- * race) and its indexes. A racing write that created the external id first is
- * `ExternalIdTakenError` carrying the winner; a request out of time is `contended`, retryable:
- * either way nothing was written.
- */
-export async function insertProduct(draft: NewProduct, ids?: ProductIds): Promise<Product> {
-  if (!ids) {
-    // A caller outside a request (seed, tests): a source of its own, its gaps recorded at once.
-    const own = productIdsFor(draft.store_id, undefined);
-    try {
-      return await insertProduct(draft, own);
-    } finally {
-      await own.finish();
-    }
-  }
-  const outcome = await ids.insert([draft]);
-  if (outcome.kind === 'inserted') return outcome.products[0] as Product;
-  if (outcome.kind === 'external_id_taken') {
-    const winner = readLink(outcome.winner);
-    throw new ExternalIdTakenError(winner.productId, winner.product);
-  }
-  const what = `the product with external id ${draft.external_id ?? ''}`;
-  throw outcome.kind === 'undetermined' ? undetermined(what) : contended(what);
-}
-
-/** An id source for one request that inserts at most a product or two (a PUT). */
-export const productIdsFor = (storeId: string, read: ProductSequence | undefined) =>
-  new ProductIds(storeId, read, () => readProductSequence(storeId));
+// ---- writes (a new product: ./insert.repo.ts) ------------------------------------------------
 
 /** One fresh variant id from the store's offer sequence (the rare product that has no variant). */
 export async function reserveOfferId(storeId: string): Promise<number> {
@@ -139,74 +88,54 @@ export async function reserveOfferId(storeId: string): Promise<number> {
 
 const RETRYABLE_REASONS = new Set(['None', 'ConditionalCheckFailed', 'TransactionConflict']);
 
+/** How a product change ended: `stale` when another write changed the product (or an index item) first, and nothing was written. */
+export type ChangeOutcome = { kind: 'committed'; product: Product } | { kind: 'stale' };
+
 /**
- * Optimistic read-modify-write of one product. `change` gets the latest stored state and returns
- * the next one, or null for "nothing to change". The write is guarded on the `updated_at` that
- * was read (which strictly increases on every change, see nextUpdatedAt), so a concurrent
- * writer is never overwritten silently: the loser re-reads and `change` is applied again to the
- * newer state. Product, its link's copy, name index and SKU links change in one transaction.
- * Returns undefined when the product does not exist.
+ * Writes `next` over `current` in one transaction: the product guarded on the `updated_at` that
+ * was read (which strictly increases on every change, see nextUpdatedAt), so a concurrent writer
+ * is never overwritten silently; its link's copy, name index and SKU links; and `event`. The use
+ * case re-reads and decides again after `stale`.
  *
  * Only the fields a write may touch are SET, so attributes this module does not know survive.
  */
-export async function modifyProduct(
-  storeId: string,
-  id: number,
-  change: (current: Product) => Product | null | Promise<Product | null>,
-  known?: Product,
-  origin?: Origin,
-): Promise<Product | undefined> {
-  // Every round commits at least one contender, so N racing writers need at most ~N rounds each.
-  return retryOnStale<Product | undefined, Product | undefined>({
-    what: `product ${id} of store ${storeId}`,
-    // `known`: the state the link's copy held. If that copy is behind the product (written by an
-    // older version), the guard fails and the next round reads the product item itself.
-    ...(known ? { initial: known } : {}),
-    read: () => getProduct(storeId, id),
-    round: async (current) => {
-      if (!current) return done(undefined);
-      const next = await change(current);
-      if (!next) return done(current);
-      const items: TransactItem[] = [
-        {
-          Update: {
-            TableName: tableName(),
-            Key: keys.product(storeId, id),
-            UpdateExpression:
-              'SET #name = :name, description = :description, #status = :status, image_url = :image_url, ' +
-              'category_ids = :category_ids, category_external_ids = :category_external_ids, ' +
-              'tag_external_ids = :tag_external_ids, offers = :offers, updated_at = :updated_at',
-            ConditionExpression: 'updated_at = :previous',
-            ExpressionAttributeNames: { '#name': 'name', '#status': 'status' },
-            ExpressionAttributeValues: {
-              ':name': next.name,
-              ':description': next.description,
-              ':status': next.status,
-              ':image_url': next.image_url,
-              ':category_ids': next.category_ids,
-              ':category_external_ids': next.category_external_ids,
-              ':tag_external_ids': next.tag_external_ids,
-              ':offers': next.offers,
-              ':updated_at': next.updated_at,
-              ':previous': current.updated_at,
-            },
-          },
+export async function commitProductChange(current: Product, next: Product, event: StoreEvent): Promise<ChangeOutcome> {
+  const items: TransactItem[] = [
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.product(next.store_id, next.id),
+        UpdateExpression:
+          'SET #name = :name, description = :description, #status = :status, image_url = :image_url, ' +
+          'category_ids = :category_ids, category_external_ids = :category_external_ids, ' +
+          'tag_external_ids = :tag_external_ids, offers = :offers, updated_at = :updated_at',
+        ConditionExpression: 'updated_at = :previous',
+        ExpressionAttributeNames: { '#name': 'name', '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':name': next.name,
+          ':description': next.description,
+          ':status': next.status,
+          ':image_url': next.image_url,
+          ':category_ids': next.category_ids,
+          ':category_external_ids': next.category_external_ids,
+          ':tag_external_ids': next.tag_external_ids,
+          ':offers': next.offers,
+          ':updated_at': next.updated_at,
+          ':previous': current.updated_at,
         },
-        ...indexWrites(next, current),
-      ];
-      const copy = linkCopyWrite(next);
-      if (copy) items.push(copy);
-      // The change and its event commit together; a change to nothing (above) raises none.
-      items.push(productEventPut('product.updated', next, origin));
-      try {
-        await db().send(new TransactWriteCommand({ TransactItems: items }));
-        return done(next);
-      } catch (err) {
-        const reasons = cancellationReasons(err);
-        if (!reasons || reasons.some((r) => r.Code !== undefined && !RETRYABLE_REASONS.has(r.Code))) throw err;
-        // Someone changed the product (or an index item) first: back off a little, re-read, re-apply.
-        return stale();
-      }
+      },
     },
-  });
+    ...indexWrites(next, current),
+  ];
+  const copy = linkCopyWrite(next);
+  if (copy) items.push(copy);
+  items.push(eventPut(event));
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    return { kind: 'committed', product: next };
+  } catch (err) {
+    const reasons = cancellationReasons(err);
+    if (!reasons || reasons.some((r) => r.Code !== undefined && !RETRYABLE_REASONS.has(r.Code))) throw err;
+    return { kind: 'stale' };
+  }
 }

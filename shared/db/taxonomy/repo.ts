@@ -1,12 +1,11 @@
-import { nextUpdatedAt } from '#domain/time.ts';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { nextInSequence } from '../core/sequence.ts';
-import { batchGet, cancellationReasons, itemKey, type Item } from '../core/helpers.ts';
+import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from '../core/helpers.ts';
 import { eventPut } from '../event/item.ts';
-import { buildEvent, keyOrigin } from '#domain/event/event.ts';
+import type { StoreEvent } from '#domain/event/event.ts';
 import type { Category, Tag, TaxonomyKind } from '#domain/product/taxonomy.ts';
 
 const field = { category: 'name', tag: 'value' } as const;
@@ -23,88 +22,68 @@ function toRecord(kind: TaxonomyKind, item: Item) {
   };
 }
 
-/**
- * Create or rename, with its `category.upserted` / `tag.upserted` event in the same transaction.
- * The item is read first (the event carries the whole record, and a transaction returns no new
- * values), then written guarded on what was read: a racing writer makes this one read again,
- * and the same text again writes nothing and raises nothing. `updated_at` moves only when the
- * text changes, and never back (nextUpdatedAt).
- */
-async function upsert(
+/** A category or a tag as its key sees it: the text is `name` for a category, `value` for a tag. */
+export type TaxonomyRecord = Category | Tag;
+
+/** The record this key's external id names, read strongly (an upsert decides from it). */
+export async function getTaxonomy(
   kind: TaxonomyKind,
-  storeId: string,
   keyId: number,
   externalId: string,
-  text: string,
-  now: string,
-): Promise<Item> {
-  const Key = keyOf(kind, keyId, externalId);
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const existing = (await db().send(new GetCommand({ TableName: tableName(), Key, ConsistentRead: true }))).Item;
-    if (existing && existing[field[kind]] === text) return existing;
-    const item: Item = existing
-      ? { ...existing, [field[kind]]: text, updated_at: nextUpdatedAt(existing.updated_at as string, Date.parse(now)) }
-      : {
-          ...Key,
-          type: ENTITY[kind],
-          id: await nextInSequence(keys.sequence(storeId, kind)),
-          store_id: storeId,
-          key_id: keyId,
-          external_id: externalId,
-          [field[kind]]: text,
-          created_at: now,
-          updated_at: now,
-        };
-    const guard = existing
+): Promise<TaxonomyRecord | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keyOf(kind, keyId, externalId), ConsistentRead: true }),
+  );
+  return out.Item ? (toRecord(kind, out.Item) as unknown as TaxonomyRecord) : undefined;
+}
+
+/** The id of a new category or tag of the store: one atomic ADD. */
+export const nextTaxonomyId = (kind: TaxonomyKind, storeId: string): Promise<number> =>
+  nextInSequence(keys.sequence(storeId, kind));
+
+/** `stale`: another write created or renamed it first, and nothing was written. */
+export type TaxonomyCommit = { kind: 'committed' } | { kind: 'stale' };
+
+/**
+ * Writes `record` with the event the use case raised, in one transaction: a new one guarded on
+ * its key being free, a rename guarded on the `updated_at` it was decided from (`previous`), and
+ * only its text and `updated_at` SET so that attributes this module does not know survive.
+ */
+export async function commitTaxonomy(
+  kind: TaxonomyKind,
+  owner: { storeId: string; keyId: number },
+  record: TaxonomyRecord,
+  previous: string | undefined,
+  event: StoreEvent,
+): Promise<TaxonomyCommit> {
+  const Key = keyOf(kind, owner.keyId, record.external_id);
+  const text = (record as unknown as Record<string, unknown>)[field[kind]];
+  const write: TransactItem =
+    previous === undefined
       ? {
-          ConditionExpression: 'updated_at = :previous',
-          ExpressionAttributeValues: { ':previous': existing.updated_at },
+          Put: {
+            TableName: tableName(),
+            Item: { ...Key, type: ENTITY[kind], store_id: owner.storeId, key_id: owner.keyId, ...record },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
         }
-      : { ConditionExpression: 'attribute_not_exists(pk)' };
-    const { external_id: _own, ...record } = toRecord(kind, item);
-    const event = buildEvent(
-      `${kind}.upserted`,
-      storeId,
-      { [kind]: record },
-      item.updated_at as string,
-      keyOrigin(keyId),
-    );
-    try {
-      await db().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Put: { TableName: tableName(), Item: item, ...guard } },
-            eventPut({ ...event, owner_key_id: keyId, external_id: externalId }),
-          ],
-        }),
-      );
-      return item;
-    } catch (err) {
-      // Another write got there first: read again (a same-text winner makes this a no-op).
-      if (!cancellationReasons(err)) throw err;
-    }
+      : {
+          Update: {
+            TableName: tableName(),
+            Key,
+            UpdateExpression: 'SET #text = :text, updated_at = :updated',
+            ConditionExpression: 'updated_at = :previous',
+            ExpressionAttributeNames: { '#text': field[kind] },
+            ExpressionAttributeValues: { ':text': text, ':updated': record.updated_at, ':previous': previous },
+          },
+        };
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: [write, eventPut(event)] }));
+    return { kind: 'committed' };
+  } catch (err) {
+    if (!cancellationReasons(err)) throw err;
+    return { kind: 'stale' };
   }
-  throw new Error(`could not upsert ${kind} ${externalId}`);
-}
-
-export async function upsertCategory(
-  storeId: string,
-  keyId: number,
-  externalId: string,
-  name: string,
-  now: string,
-): Promise<Category> {
-  return toRecord('category', await upsert('category', storeId, keyId, externalId, name, now)) as unknown as Category;
-}
-
-export async function upsertTag(
-  storeId: string,
-  keyId: number,
-  externalId: string,
-  value: string,
-  now: string,
-): Promise<Tag> {
-  return toRecord('tag', await upsert('tag', storeId, keyId, externalId, value, now)) as unknown as Tag;
 }
 
 /** The category or tag this key's external id names, as an upsert answers it (a dry run's "before"). */

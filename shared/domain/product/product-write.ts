@@ -150,12 +150,15 @@ const newOffer = (price: number, quantity: number, sku: string | null): Omit<Off
   width: null,
 });
 
-/** The product a first PUT creates (the repository assigns the product and offer ids). */
+/** A product before it has ids: what a create decides, numbered once its ids are known. */
+export type NewProduct = Omit<Product, 'id' | 'offers'> & { offers: Omit<Offer, 'id'>[] };
+
+/** The product a first PUT creates (`numbered` gives it its product and offer ids). */
 export function newProductDraft(
   write: ProductFields & { category_ids: number[] },
   owner: { storeId: string; keyId: number; externalId: string },
   now: string,
-): Omit<Product, 'id' | 'offers'> & { offers: Omit<Offer, 'id'>[] } {
+): NewProduct {
   return {
     store_id: owner.storeId,
     external_id: owner.externalId,
@@ -222,4 +225,13 @@ export function applyProductChange(
 /** True when applying `change` needs an offer id that the stored product does not have. */
 export function needsNewOffer(current: Product, change: ProductChange): boolean {
   return current.offers.length === 0 && ('price' in change || 'quantity' in change || 'sku' in change);
+}
+
+/** Offer ids the drafts take: one per variant. */
+export const offerCount = (drafts: readonly NewProduct[]): number => drafts.reduce((n, d) => n + d.offers.length, 0);
+
+/** The drafts with consecutive ids from `firstId` and offer ids from `firstOffer`. */
+export function numbered(drafts: readonly NewProduct[], firstId: number, firstOffer: number): Product[] {
+  let nextOffer = firstOffer;
+  return drafts.map((d, i) => ({ ...d, id: firstId + i, offers: d.offers.map((o) => ({ ...o, id: nextOffer++ })) }));
 }

@@ -1,0 +1,39 @@
+import { toProductResource, type Product } from '../product/product.ts';
+import { ADMIN_ORIGIN, buildEvent, keyOrigin, type EventType, type Origin, type StoreEvent } from './event.ts';
+
+/** Products made by a key name it as their origin; those made in the store's admin, the admin. */
+export const productOrigin = (p: Product): Origin =>
+  p.owner_key_id === null ? ADMIN_ORIGIN : keyOrigin(p.owner_key_id);
+
+/**
+ * `product.created` / `product.updated`: the product's read shape with its offers (the currency is
+ * the store's, added when the event is read). The owning key's external id rides beside the
+ * payload, so only that key is shown it.
+ */
+export function productEvent(
+  type: Extract<EventType, 'product.created' | 'product.updated'>,
+  p: Product,
+  origin: Origin = productOrigin(p),
+): StoreEvent {
+  return {
+    ...buildEvent(type, p.store_id, { product: toProductResource(p, null, true) }, p.updated_at, origin),
+    owner_key_id: p.owner_key_id,
+    external_id: p.external_id,
+  };
+}
+
+/** `category.upserted` / `tag.upserted`: the record without its external id, which rides beside for its key alone. */
+export function taxonomyEvent(
+  type: Extract<EventType, 'category.upserted' | 'tag.upserted'>,
+  storeId: string,
+  keyId: number,
+  externalId: string,
+  record: Record<string, unknown> & { updated_at: string },
+): StoreEvent {
+  const data = { [type === 'category.upserted' ? 'category' : 'tag']: record };
+  return {
+    ...buildEvent(type, storeId, data, record.updated_at, keyOrigin(keyId)),
+    owner_key_id: keyId,
+    external_id: externalId,
+  };
+}
