@@ -24,6 +24,12 @@ export interface Config {
   webhookProbeIntervalSeconds: number;
   allowPrivateWebhooks: boolean;
   webhookQueueUrl: string | undefined;
+  /** The signer's slow lane (docs/webhooks.md, "Lanes"): endpoints whose circuit is open. */
+  webhookSlowQueueUrl: string | undefined;
+  /** Failed attempts in a row that open an endpoint's circuit (its deliveries move to the slow lane). */
+  webhookCircuitAfterFailures: number;
+  /** Attempts one endpoint may have under way at once in the slow lane. */
+  webhookSlowLaneAttemptsPerEndpoint: number;
   /** Operational events (`webhook.endpoint_parked`) go to this SNS topic (the alarm topic); unset: the log only. */
   operationsTopicArn: string | undefined;
   /** KMS key that seals webhook secrets at rest (AWS). */
@@ -112,6 +118,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     allowPrivateWebhooks: env.ALLOW_PRIVATE_WEBHOOKS === '1',
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
+    webhookSlowQueueUrl: env.WEBHOOK_SLOW_QUEUE_URL || undefined,
+    webhookCircuitAfterFailures: intFrom(
+      'WEBHOOK_CIRCUIT_AFTER_FAILURES',
+      env.WEBHOOK_CIRCUIT_AFTER_FAILURES,
+      3,
+      1,
+      10_000,
+    ),
+    webhookSlowLaneAttemptsPerEndpoint: intFrom(
+      'WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT',
+      env.WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT,
+      2,
+      1,
+      10,
+    ),
     operationsTopicArn: env.OPERATIONS_TOPIC_ARN || undefined,
     webhookSecretKmsKeyId: env.WEBHOOK_SECRET_KMS_KEY_ID || undefined,
     webhookSecretKeyFile: keyFileFrom('WEBHOOK_SECRET_KEY_FILE', env.WEBHOOK_SECRET_KEY_FILE),
