@@ -118,7 +118,7 @@ describe('webhooks: endpoints that fail move to the slow lane and back', () => {
     const healthyIds = () => new Set(healthy.received.map((q) => q.headers['webhook-id']));
     const healthyHasAll = () => items.every((i) => healthyIds().has(i.event_id));
     await waitFor('every healthy delivery', healthyHasAll, 60_000);
-    await waitFor('both slow-lane slots in use', () => bad!.held() === CAP, 60_000);
+    await waitFor('both slow-lane slots in use', () => bad!.held() >= CAP, 60_000);
     // Never more than the cap at once, and none of the held attempts has ended: every healthy
     // delivery arrived while the failing endpoint's attempts were still open.
     expect(bad.maxHeld()).toBe(CAP);
