@@ -56,6 +56,10 @@ function intFrom(name: string, raw: string | undefined, fallback: number, min: n
  */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 295, 1500, 5400, 10800, 18000, 50400];
 
+/** The signer's lanes (docs/webhooks.md, "Lanes"): failures in a row that open a circuit, and the slow lane's attempts per endpoint. */
+export const DEFAULT_WEBHOOK_CIRCUIT_AFTER_FAILURES = 3;
+export const DEFAULT_WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT = 2;
+
 export function parseRetrySchedule(raw: string | undefined): number[] {
   if (raw === undefined || raw.trim() === '') return DEFAULT_WEBHOOK_RETRY_SCHEDULE;
   const parts = raw.split(',').map((s) => Number(s.trim()));
@@ -122,14 +126,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookCircuitAfterFailures: intFrom(
       'WEBHOOK_CIRCUIT_AFTER_FAILURES',
       env.WEBHOOK_CIRCUIT_AFTER_FAILURES,
-      3,
+      DEFAULT_WEBHOOK_CIRCUIT_AFTER_FAILURES,
       1,
       10_000,
     ),
     webhookSlowLaneAttemptsPerEndpoint: intFrom(
       'WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT',
       env.WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT,
-      2,
+      DEFAULT_WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT,
       1,
       10,
     ),

@@ -6,7 +6,11 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
-import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '#shared/config.ts';
+import {
+  DEFAULT_WEBHOOK_CIRCUIT_AFTER_FAILURES,
+  DEFAULT_WEBHOOK_RETRY_SCHEDULE,
+  DEFAULT_WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT,
+} from '#shared/config.ts';
 import { OUTBOX_STREAM_FILTER } from '#db/event/outbox-stream-filter.ts';
 import { laneConcurrency, SIGNER_TIMEOUT, SLOW_LANE_AGE_ALARM } from '../webhook-settings.ts';
 import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '../metric-names.ts';
@@ -99,6 +103,9 @@ export class WebhookPipeline extends Construct {
       environment: {
         ...environment,
         WEBHOOK_SECRET_KMS_KEY_ID: props.secretsKey.keyArn,
+        // Stated in the stack (the code has the same defaults), so a template says how its lanes behave.
+        WEBHOOK_CIRCUIT_AFTER_FAILURES: String(DEFAULT_WEBHOOK_CIRCUIT_AFTER_FAILURES),
+        WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT: String(DEFAULT_WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT),
         ...(props.operationsTopic ? { OPERATIONS_TOPIC_ARN: props.operationsTopic.topicArn } : {}),
       },
     }).bindTable(table, 'webhooks');

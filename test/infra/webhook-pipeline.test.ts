@@ -175,6 +175,19 @@ describe('Webhook pipeline', () => {
     expect(slow).toMatchObject({ batch: 10, max: 5, responses: ['ReportBatchItemFailures'] });
   });
 
+  it('tells the signer when a circuit opens (3 failures in a row) and how many slow-lane attempts an endpoint may have (2)', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('Signs and POSTs'),
+      Timeout: 30,
+      Environment: {
+        Variables: Match.objectLike({
+          WEBHOOK_CIRCUIT_AFTER_FAILURES: '3',
+          WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT: '2',
+        }),
+      },
+    });
+  });
+
   it('never lets the lanes together exceed the reservation, and gives each the mapping minimum of 2', () => {
     for (const reserved of [2, 3, 4, 10, 50, 51, 200, 1000]) {
       const { fast, slow } = laneConcurrency(reserved);
