@@ -22,3 +22,19 @@ export const PLATFORM_ERROR_RECEIVES = 30;
 export function queueMaxReceiveCount(schedule: readonly number[]): number {
   return Math.max(maxReceiveCount(schedule), receivesForSchedule(schedule) + PLATFORM_ERROR_RECEIVES);
 }
+
+/**
+ * The signer's executions split between its two lanes (docs/webhooks.md, "Lanes"), each the
+ * maximum concurrency of its own event source mapping on the one function: the slow lane (endpoints
+ * whose circuit is open) gets a tenth of the reservation, at least 2 (an SQS mapping's minimum), and
+ * the fast lane the rest, so the two together never exceed the reserved concurrency and failing
+ * endpoints can never take more than the slow lane's share. With nothing reserved (0), 10 and 2.
+ */
+export function laneConcurrency(signerConcurrency: number): { fast: number; slow: number } {
+  if (signerConcurrency <= 0) return { fast: 10, slow: 2 };
+  const slow = Math.max(2, Math.round(signerConcurrency / 10));
+  return { fast: Math.max(2, signerConcurrency - slow), slow };
+}
+
+/** Slow-lane alarm: its oldest message has waited this long (its endpoints' attempts are late, the fast lane is not). */
+export const SLOW_LANE_AGE_ALARM = Duration.minutes(30);

@@ -24,6 +24,12 @@ export interface Config {
   webhookProbeIntervalSeconds: number;
   allowPrivateWebhooks: boolean;
   webhookQueueUrl: string | undefined;
+  /** The signer's slow lane (docs/webhooks.md, "Lanes"): endpoints whose circuit is open. */
+  webhookSlowQueueUrl: string | undefined;
+  /** Failed attempts in a row that open an endpoint's circuit (its deliveries move to the slow lane). */
+  webhookCircuitAfterFailures: number;
+  /** Attempts one endpoint may have under way at once in the slow lane. */
+  webhookSlowLaneAttemptsPerEndpoint: number;
   /** Operational events (`webhook.endpoint_parked`) go to this SNS topic (the alarm topic); unset: the log only. */
   operationsTopicArn: string | undefined;
   /** KMS key that seals webhook secrets at rest (AWS). */
@@ -49,6 +55,10 @@ function intFrom(name: string, raw: string | undefined, fallback: number, min: n
  * after the first attempt, so a delivery is given up after 24 h (docs/contract.md#webhooks).
  */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 295, 1500, 5400, 10800, 18000, 50400];
+
+/** The signer's lanes (docs/webhooks.md, "Lanes"): failures in a row that open a circuit, and the slow lane's attempts per endpoint. */
+export const DEFAULT_WEBHOOK_CIRCUIT_AFTER_FAILURES = 3;
+export const DEFAULT_WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT = 2;
 
 export function parseRetrySchedule(raw: string | undefined): number[] {
   if (raw === undefined || raw.trim() === '') return DEFAULT_WEBHOOK_RETRY_SCHEDULE;
@@ -112,6 +122,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     allowPrivateWebhooks: env.ALLOW_PRIVATE_WEBHOOKS === '1',
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
+    webhookSlowQueueUrl: env.WEBHOOK_SLOW_QUEUE_URL || undefined,
+    webhookCircuitAfterFailures: intFrom(
+      'WEBHOOK_CIRCUIT_AFTER_FAILURES',
+      env.WEBHOOK_CIRCUIT_AFTER_FAILURES,
+      DEFAULT_WEBHOOK_CIRCUIT_AFTER_FAILURES,
+      1,
+      10_000,
+    ),
+    webhookSlowLaneAttemptsPerEndpoint: intFrom(
+      'WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT',
+      env.WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT,
+      DEFAULT_WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT,
+      1,
+      10,
+    ),
     operationsTopicArn: env.OPERATIONS_TOPIC_ARN || undefined,
     webhookSecretKmsKeyId: env.WEBHOOK_SECRET_KMS_KEY_ID || undefined,
     webhookSecretKeyFile: keyFileFrom('WEBHOOK_SECRET_KEY_FILE', env.WEBHOOK_SECRET_KEY_FILE),

@@ -3,7 +3,7 @@
  * event-source mappings feed them in AWS.
  *
  *   DynamoDB Local stream ──(outbox INSERT filter)──▶ functions/events ──▶ fauxqs queue
- *   fauxqs queue ──(ReceiveMessage, batch ≤ 10)──▶ functions/webhooks ──▶ receivers
+ *   fauxqs queues (fast lane, slow lane) ──(ReceiveMessage, batch ≤ 10)──▶ functions/webhooks ──▶ receivers
  *                 └──(maxReceiveCount)──▶ dead-letter queue ──▶ functions/webhooks/dead-letter ──▶ delivery log
  *
  * The stream side is stream-poller.ts, the queue side queue-poller.ts; this module wires them:
@@ -38,6 +38,7 @@ export interface WebhookPipelineOptions {
 
 export interface WebhookPipeline {
   queueUrl: string;
+  slowQueueUrl: string;
   deadLetterQueueUrl: string;
   stop(): Promise<void>;
 }
@@ -54,6 +55,12 @@ const QUEUE_VISIBILITY_SECONDS = 60;
  */
 const SQS_POLLERS = 4;
 const MESSAGES_PER_POLLER = 50;
+/**
+ * The slow lane (endpoints whose circuit is open, docs/webhooks.md "Lanes"): one poller with a
+ * few slots, as its CDK mapping has a few executions, so a crowd of failing endpoints shows here
+ * as a backlog of the slow lane, never as fewer slots for the fast one.
+ */
+const SLOW_LANE_MESSAGES = 10;
 
 /** fauxqs keeps messages in memory: queue again whatever was pending when the stack stopped. */
 async function requeuePending(): Promise<number> {
@@ -67,6 +74,7 @@ async function requeuePending(): Promise<number> {
     await sendDeliveryMessage(
       { kind: 'probe', key_id: e.key_id, due_at: e.next_probe_at ?? new Date().toISOString() },
       0,
+      'slow',
     );
   }
   return pending.length;
@@ -75,7 +83,8 @@ async function requeuePending(): Promise<number> {
 export async function startWebhookPipeline(options: WebhookPipelineOptions): Promise<WebhookPipeline> {
   const server = await startLocalQueueServer();
   const dlq = await server.createQueue('webhooks-dlq', { MessageRetentionPeriod: '1209600' });
-  const queue = await server.createQueue('webhooks', {
+  // Both lanes' queues alike: visibility, retention and the redrive to the one dead-letter queue.
+  const laneAttributes = {
     VisibilityTimeout: String(QUEUE_VISIBILITY_SECONDS),
     MessageRetentionPeriod: '1209600',
     RedrivePolicy: JSON.stringify({
@@ -85,10 +94,13 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
           maxReceiveCount(config().webhookRetrySchedule, config().webhookQueueWaitLimitSeconds),
       ),
     }),
-  });
+  };
+  const queue = await server.createQueue('webhooks', laneAttributes);
+  const slowQueue = await server.createQueue('webhooks-slow', laneAttributes);
   // The fan-out Lambda finds its queue through the environment, as in AWS; the SDK finds the
   // emulator through its own endpoint variable, with the dummy credentials fauxqs accepts.
   process.env.WEBHOOK_QUEUE_URL = queue.queueUrl;
+  process.env.WEBHOOK_SLOW_QUEUE_URL = slowQueue.queueUrl;
   process.env.AWS_ENDPOINT_URL_SQS = `http://127.0.0.1:${server.port}`;
   process.env.AWS_ACCESS_KEY_ID ??= 'local';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
@@ -113,6 +125,9 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
         concurrent: MESSAGES_PER_POLLER,
       }),
     ),
+    pollQueue({ url: slowQueue.queueUrl, arn: slowQueue.queueArn }, signerHandler, aborter.signal, {
+      concurrent: SLOW_LANE_MESSAGES,
+    }),
     pollQueue({ url: dlq.queueUrl, arn: dlq.queueArn }, deadLetterHandler, aborter.signal),
   ].map((p) =>
     p.catch((err: unknown) => {
@@ -125,6 +140,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
 
   return {
     queueUrl: queue.queueUrl,
+    slowQueueUrl: slowQueue.queueUrl,
     deadLetterQueueUrl: dlq.queueUrl,
     stop: async () => {
       aborter.abort();
@@ -132,6 +148,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
       resetSqsClient();
       await stopServer();
       delete process.env.WEBHOOK_QUEUE_URL;
+      delete process.env.WEBHOOK_SLOW_QUEUE_URL;
       delete process.env.AWS_ENDPOINT_URL_SQS;
       resetConfig();
     },

@@ -1,7 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { config } from '#shared/config.ts';
 import { platformErrorBackoffSeconds } from '#domain/webhook/retry.ts';
-import { setVisibility } from '#queue/sqs.ts';
+import { laneOfSource, setVisibility } from '#queue/sqs.ts';
 import { errorFields, log, coldStartTracker, invocation, withInvocationContext } from '#shared/log.ts';
 import { processMessage, type SignerPorts } from '#app/webhook-delivery.ts';
 import { publishOperationalEvent } from './operational-event.ts';
@@ -23,7 +23,7 @@ async function backOff(record: SQSRecord, receiveCount: number, err: unknown): P
     retry_in_s: seconds,
     ...errorFields(err),
   });
-  await setVisibility(record.receiptHandle, seconds).catch((e: unknown) =>
+  await setVisibility(record.receiptHandle, seconds, laneOfSource(record.eventSourceARN)).catch((e: unknown) =>
     log('error', 'could not back off a webhook message', errorFields(e)),
   );
 }
@@ -35,7 +35,7 @@ async function backOff(record: SQSRecord, receiveCount: number, err: unknown): P
 class KeptForRetry extends Error {}
 
 /**
- * Webhook signer (webhook queue → receivers). Messages of a batch are independent deliveries,
+ * Webhook signer (webhook queues → receivers), on both lanes' queues: a record's queue is its lane. Messages of a batch are independent deliveries,
  * so they run in parallel (each POST may take its full 10 s). Every message that is not finished
  * is reported as a batch item failure (Powertools' batch utility, sqs-batch.ts) and stays in the
  * queue with the visibility its retry plan (or its backoff) set.
@@ -60,6 +60,7 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
             receiptHandle: record.receiptHandle,
             body: record.body,
             receiveCount,
+            lane: laneOfSource(record.eventSourceARN),
           },
           ports,
         );

@@ -6,9 +6,13 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
-import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '#shared/config.ts';
+import {
+  DEFAULT_WEBHOOK_CIRCUIT_AFTER_FAILURES,
+  DEFAULT_WEBHOOK_RETRY_SCHEDULE,
+  DEFAULT_WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT,
+} from '#shared/config.ts';
 import { OUTBOX_STREAM_FILTER } from '#db/event/outbox-stream-filter.ts';
-import { SIGNER_TIMEOUT } from '../webhook-settings.ts';
+import { laneConcurrency, SIGNER_TIMEOUT, SLOW_LANE_AGE_ALARM } from '../webhook-settings.ts';
 import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '../metric-names.ts';
 import { ServiceFunction } from './service-function.ts';
 import type { WebhookQueues } from './webhook-queues.ts';
@@ -22,15 +26,15 @@ export interface WebhookPipelineProps {
   secretsKey: kms.IKey;
   /** Seconds between attempts (WEBHOOK_RETRY_SCHEDULE); must match the one the queues were built for. */
   retrySchedule?: readonly number[];
-  /** Reserved concurrency of the signer, also the event source's maximum concurrency; 0: none reserved. */
+  /** Reserved concurrency of the signer, split between its two lanes' event sources (laneConcurrency); 0: none reserved. */
   signerConcurrency?: number;
   /** Receives operational events (`webhook.endpoint_parked`): the stack's alarm topic. */
   operationsTopic?: sns.ITopic;
   environment?: Record<string, string>;
 }
 
-/** Concurrency the signer's event source may use when no reservation is set. */
-const DEFAULT_SIGNER_POLLERS = 10;
+/** Reserved concurrency of the signer when none is given. */
+const DEFAULT_SIGNER_CONCURRENCY = 10;
 
 /**
  * The webhook path (docs/contract.md#webhooks): table stream → fan-out Lambda → queue → signer Lambda →
@@ -41,8 +45,11 @@ const DEFAULT_SIGNER_POLLERS = 10;
  *   queue (its outbox item stays in the table for 7 days, so it can be replayed).
  * - Signer: waits up to 15 min stay on the queue (visibility), longer ones re-send the message
  *   with DelaySeconds, so a delivery waiting hours is not in flight; hence SendMessage on its own
- *   queue. Reserved concurrency keeps other functions from starving it and caps how hard a
+ *   queues. Reserved concurrency keeps other functions from starving it and caps how hard a
  *   backlog (a receiver back after an outage) hits receivers.
+ * - Two lanes, one function: the fast queue and the slow queue (endpoints whose circuit is open)
+ *   each have their own mapping and maximum concurrency, which together are the reservation, so
+ *   endpoints that time out can pin the slow lane's executions only (docs/webhooks.md, "Lanes").
  * - Grants are per action (infra/table-access.ts); kms:Decrypt is the signer's alone.
  */
 export class WebhookPipeline extends Construct {
@@ -50,15 +57,18 @@ export class WebhookPipeline extends Construct {
   readonly webhooksFunction: ServiceFunction;
   readonly deadLetterFunction: ServiceFunction;
   readonly endpointsParkedAlarm: cloudwatch.Alarm;
+  readonly slowLaneAgeAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: WebhookPipelineProps) {
     super(scope, id);
     const { table, queues } = props;
     const schedule = props.retrySchedule ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE;
-    const signerConcurrency = props.signerConcurrency ?? DEFAULT_SIGNER_POLLERS;
+    const signerConcurrency = props.signerConcurrency ?? DEFAULT_SIGNER_CONCURRENCY;
+    const lanes = laneConcurrency(signerConcurrency);
     const environment = {
       ...props.environment,
       WEBHOOK_QUEUE_URL: queues.queue.queueUrl,
+      WEBHOOK_SLOW_QUEUE_URL: queues.slowQueue.queueUrl,
       WEBHOOK_RETRY_SCHEDULE: schedule.join(','),
     };
 
@@ -93,22 +103,44 @@ export class WebhookPipeline extends Construct {
       environment: {
         ...environment,
         WEBHOOK_SECRET_KMS_KEY_ID: props.secretsKey.keyArn,
+        // Stated in the stack (the code has the same defaults), so a template says how its lanes behave.
+        WEBHOOK_CIRCUIT_AFTER_FAILURES: String(DEFAULT_WEBHOOK_CIRCUIT_AFTER_FAILURES),
+        WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT: String(DEFAULT_WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT),
         ...(props.operationsTopic ? { OPERATIONS_TOPIC_ARN: props.operationsTopic.topicArn } : {}),
       },
     }).bindTable(table, 'webhooks');
+    // Each lane sends to the other (a circuit that opened or closed moves a delivery) and to itself (delays).
     queues.queue.grantSendMessages(this.webhooksFunction);
+    queues.slowQueue.grantSendMessages(this.webhooksFunction);
     props.operationsTopic?.grantPublish(this.webhooksFunction);
     props.secretsKey.grantDecrypt(this.webhooksFunction);
-    this.webhooksFunction.addEventSource(
-      new SqsEventSource(queues.queue, {
-        // A batch runs in parallel, so a slow receiver delays no message of its batch; it pins
-        // the execution (≤ 10 s), which concurrency, not batch size, pays for (docs/webhooks.md, "Isolation").
-        batchSize: 10,
-        reportBatchItemFailures: true,
-        // Never more pollers than reserved executions: a throttled poll costs a receive.
-        maxConcurrency: Math.max(2, signerConcurrency > 0 ? signerConcurrency : DEFAULT_SIGNER_POLLERS),
+    for (const [queue, maxConcurrency] of [
+      [queues.queue, lanes.fast],
+      [queues.slowQueue, lanes.slow],
+    ] as const) {
+      this.webhooksFunction.addEventSource(
+        new SqsEventSource(queue, {
+          // A batch runs in parallel, so a slow receiver delays no message of its batch; it pins
+          // the execution (≤ 10 s), which concurrency, not batch size, pays for (docs/webhooks.md, "Isolation").
+          batchSize: 10,
+          reportBatchItemFailures: true,
+          // The two lanes' maxima add up to the reservation: neither is ever throttled by the
+          // other (a throttled poll costs a receive), and the slow lane cannot grow into the fast one.
+          maxConcurrency,
+        }),
+      );
+    }
+    this.slowLaneAgeAlarm = new cloudwatch.Alarm(this, 'WebhookSlowLaneAge', {
+      alarmDescription: `Platform: a message of the webhook slow lane has waited ${SLOW_LANE_AGE_ALARM.toMinutes()} min or more (failing endpoints are attempted late; healthy ones are not affected; see \`webhooks endpoints\`)`,
+      metric: queues.slowQueue.metricApproximateAgeOfOldestMessage({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
       }),
-    );
+      threshold: SLOW_LANE_AGE_ALARM.toSeconds(),
+      evaluationPeriods: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
 
     // The alarm topic gets it (AlarmTopic.connectAlarms); the operational event says which key.
     this.endpointsParkedAlarm = new cloudwatch.Alarm(this, 'TenantEndpointsParked', {

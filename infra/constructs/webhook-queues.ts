@@ -14,13 +14,16 @@ export interface WebhookQueuesProps {
  * stack must not drop deliveries waiting for their next attempt. All three are retained on
  * delete and encrypted with SQS-managed keys; 14-day retention outlasts the 24 h schedule.
  *
- * - queue: fan-out → signer. maxReceiveCount leaves the platform-error budget above the schedule.
+ * - queue: fan-out → signer, the fast lane. maxReceiveCount leaves the platform-error budget above the schedule.
+ * - slowQueue: the slow lane, endpoints whose circuit is open (docs/webhooks.md, "Lanes"); the same
+ *   settings and the same dead-letter queue, so a delivery's budget and fate do not depend on its lane.
  * - deadLetterQueue: deliveries the signer could not finish; a consumer marks them `failed`.
  * - streamFailureQueue: the stream mapping's on-failure destination (records the fan-out could
  *   not handle; their outbox items stay 7 days in the table for `webhooks replay`).
  */
 export class WebhookQueues extends Construct {
   readonly queue: sqs.Queue;
+  readonly slowQueue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
   readonly streamFailureQueue: sqs.Queue;
 
@@ -33,11 +36,13 @@ export class WebhookQueues extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     };
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', common);
-    this.queue = new sqs.Queue(this, 'Queue', {
+    const lane = {
       ...common,
       visibilityTimeout: QUEUE_VISIBILITY,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: queueMaxReceiveCount(props.retrySchedule) },
-    });
+    };
+    this.queue = new sqs.Queue(this, 'Queue', lane);
+    this.slowQueue = new sqs.Queue(this, 'SlowQueue', lane);
     this.streamFailureQueue = new sqs.Queue(this, 'StreamFailureQueue', common);
     acknowledgeStreamFailureQueue(this.streamFailureQueue);
     acknowledgeWebhookDeadLetterQueue(this.deadLetterQueue);

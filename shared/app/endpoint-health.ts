@@ -5,9 +5,10 @@ import {
   recordEndpointFailure,
   recordEndpointSuccess,
   scheduleProbe,
+  takeAttemptSlot,
 } from '#db/webhook/endpoint.repo.ts';
 import type { Delivery } from '#domain/webhook/delivery.ts';
-import { parkReason, shouldPark, type Endpoint } from '#domain/webhook/endpoint.ts';
+import { freeSlot, parkReason, shouldPark, type Endpoint } from '#domain/webhook/endpoint.ts';
 import { hopDelaySeconds } from '#domain/webhook/retry.ts';
 import { emitMetrics, MetricUnit } from '#shared/metrics.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
@@ -25,10 +26,39 @@ import type { SignerPorts } from './webhook-delivery.ts';
 
 const probeDueAt = (nowMs: number) => new Date(nowMs + config().webhookProbeIntervalSeconds * 1000).toISOString();
 
-/** Queues the probe message for `at` (a long wait travels as delayed hops, like a long retry). */
+/**
+ * Queues the probe message for `at` (a long wait travels as delayed hops, like a long retry). Probes
+ * travel in the slow lane: a parked endpoint is one that kept failing, so its probe (up to a
+ * POST's timeout, a drain up to 15 s) takes no execution of the fast lane.
+ */
 export async function sendProbe(keyId: number, at: string): Promise<void> {
   const seconds = hopDelaySeconds((Date.parse(at) - Date.now()) / 1000, config().webhookQueueWaitLimitSeconds);
-  await sendDeliveryMessage({ kind: 'probe', key_id: keyId, due_at: at }, seconds);
+  await sendDeliveryMessage({ kind: 'probe', key_id: keyId, due_at: at }, seconds, 'slow');
+}
+
+/**
+ * Longer than any attempt can run: the POST's own timeout, plus the connection and the writes
+ * around it (in AWS the signer's 30 s function timeout ends an attempt first).
+ */
+const slotLeaseMs = () => config().webhookResponseTimeoutMs + 20_000;
+
+/**
+ * A slow-lane attempt slot of the endpoint (at most `webhookSlowLaneAttemptsPerEndpoint` attempts
+ * under way at once), or undefined when all are taken. One conditional UpdateItem; the attempt's
+ * outcome write gives it back (afterSuccess, afterFailure). Losing a race for the free slot the read
+ * showed counts as full: the message asks again shortly, never more than the cap run.
+ */
+export async function claimAttemptSlot(endpoint: Endpoint): Promise<number | undefined> {
+  const nowMs = Date.now();
+  const slot = freeSlot(endpoint, config().webhookSlowLaneAttemptsPerEndpoint, nowMs);
+  if (slot === undefined) return undefined;
+  const taken = await takeAttemptSlot(
+    endpoint.key_id,
+    slot,
+    new Date(nowMs).toISOString(),
+    new Date(nowMs + slotLeaseMs()).toISOString(),
+  );
+  return taken ? slot : undefined;
 }
 
 /** A delivery left waiting for its parked endpoint: pending, no next attempt, not queued. */
@@ -45,21 +75,28 @@ export async function parkDelivery(delivery: Delivery, result?: PostResult): Pro
   recordDelivery('parked', result?.ms);
 }
 
-/** A success after failures ends the streak (a healthy endpoint's successes write nothing). */
-export async function afterSuccess(endpoint: Endpoint): Promise<void> {
-  if (endpoint.consecutive_failures > 0) await recordEndpointSuccess(endpoint.key_id);
+/**
+ * A success after failures ends the streak and closes the circuit (a healthy endpoint's successes
+ * write nothing); a slow-lane attempt's slot is given back in the same write.
+ */
+export async function afterSuccess(endpoint: Endpoint, slot?: number): Promise<void> {
+  if (endpoint.consecutive_failures > 0 || slot !== undefined) await recordEndpointSuccess(endpoint.key_id, slot);
 }
 
-/** Counts a failed attempt; true when the endpoint is parked now (by this failure or before). */
+/**
+ * Counts a failed attempt (giving back its slow-lane slot in the same write); true when the
+ * endpoint is parked now (by this failure or before).
+ */
 export async function afterFailure(
   key: DeliverableKey,
   result: PostResult,
   announce: SignerPorts['announce'],
+  slot?: number,
 ): Promise<boolean> {
   const cfg = config();
   const nowMs = Date.now();
   const now = new Date(nowMs).toISOString();
-  const streak = await recordEndpointFailure(key.id, now, result.error);
+  const streak = await recordEndpointFailure(key.id, now, result.error, slot);
   if (streak.state === 'parked') return true;
   if (
     !shouldPark(streak, nowMs, {

@@ -1,5 +1,5 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { listKeysOfStore } from '#db/key/repo.ts';
+import { getKey, listKeysOfStore } from '#db/key/repo.ts';
 import type { KeyRecord } from '#domain/key/api-key.ts';
 import { createDelivery, getDelivery, markQueued } from '#db/webhook/delivery.repo.ts';
 import { outboxRecordFromImage, type OutboxRecord } from '#db/event/outbox-stream.ts';
@@ -15,13 +15,23 @@ export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.web
 
 /**
  * ...and of those, the ones that may read this event's family (`orders:read`, `catalog:read`,
- * `content:read`), chose its type (`--events`, default the order events) and, with
- * `--exclude-own`, did not cause it themselves.
+ * `content:read`) and chose its type (`--events`, default the order events).
  */
 const wants = (event: Extract<OutboxRecord, { kind: 'event' }>) => (k: KeyRecord) =>
-  canSee(k.abilities, event.event_type) &&
-  (k.events as readonly string[]).includes(event.event_type) &&
-  !(k.exclude_own && causedBy(event.origin, k.id));
+  canSee(k.abilities, event.event_type) && (k.events as readonly string[]).includes(event.event_type);
+
+/**
+ * Drops the key that caused the event when it chose `--exclude-own`. The store's keys come from
+ * gsi1, which does not project `exclude_own` (shared/db/core/table.ts; a projection change
+ * rebuilds the index), so the flag is read from the key item itself. Only the causing key can be
+ * excluded, so this is one GetItem, and only for an event a key's write caused that this key would
+ * receive.
+ */
+async function withoutOwnEcho(event: Extract<OutboxRecord, { kind: 'event' }>, targets: KeyRecord[]) {
+  const own = targets.find((k) => causedBy(event.origin, k.id));
+  if (!own || !(await getKey(own.id))?.exclude_own) return targets;
+  return targets.filter((k) => k !== own);
+}
 
 /**
  * Queue the message of `delivery`'s current round unless a replay already did. SQS standard
@@ -64,7 +74,7 @@ async function fanOutEvent(
     batch?.sequences.get(event.event_id) ??
     (await assignSequences(event.store_id, [event.event_id])).get(event.event_id)!;
   const keys = batch ? await batch.keys() : await listKeysOfStore(event.store_id, false);
-  const targets = keys.filter(receivesWebhooks).filter(wants(event));
+  const targets = await withoutOwnEcho(event, keys.filter(receivesWebhooks).filter(wants(event)));
   const queued = await Promise.all(
     targets.map(async (key) => {
       // Laid out once per key (only the owner of a product sees its external id): every retry sends the same bytes.

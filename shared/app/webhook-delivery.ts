@@ -3,7 +3,7 @@ import { getDelivery, updateDelivery } from '#db/webhook/delivery.repo.ts';
 import { getEndpoint } from '#db/webhook/endpoint.repo.ts';
 import { config } from '#shared/config.ts';
 import { parseDeliveryMessage, type Delivery } from '#domain/webhook/delivery.ts';
-import { parseProbeMessage, type Endpoint } from '#domain/webhook/endpoint.ts';
+import { laneFor, parseProbeMessage, type Endpoint, type Lane } from '#domain/webhook/endpoint.ts';
 import { afterFailure, DUE_TOLERANCE_MS, maxReceiveCount } from '#domain/webhook/retry.ts';
 import { log, addInvocationContext } from '#shared/log.ts';
 import {
@@ -16,7 +16,7 @@ import {
 import { recordDelivery } from './delivery-metrics.ts';
 import * as endpointHealth from './endpoint-health.ts';
 import { handleProbe } from './webhook-probe.ts';
-import { nextHop, waitOnQueue } from './webhook-queue-wait.ts';
+import { deferOverCap, moveToLane, nextHop, waitOnQueue } from './webhook-queue-wait.ts';
 
 export interface ReceivedMessage {
   messageId: string;
@@ -24,6 +24,8 @@ export interface ReceivedMessage {
   body: string;
   /** ApproximateReceiveCount: this receive included. */
   receiveCount: number;
+  /** The queue it came from (docs/webhooks.md, "Lanes"). */
+  lane: Lane;
 }
 
 /** `done`: delete the message. `keep`: leave it (a batch item failure); its visibility is set. */
@@ -51,7 +53,7 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
   const message = parseDeliveryMessage(m.body);
   if (message.due_at !== undefined) {
     const remainingMs = Date.parse(message.due_at) - Date.now();
-    if (remainingMs > DUE_TOLERANCE_MS) return nextHop(message, remainingMs);
+    if (remainingMs > DUE_TOLERANCE_MS) return nextHop(m, message, remainingMs);
   }
   const { event_id: eventId, key_id: keyId, round } = message;
   const [key, delivery, endpoint] = await Promise.all([getKey(keyId), getDelivery(keyId, eventId), getEndpoint(keyId)]);
@@ -84,7 +86,19 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
     await endpointHealth.healLostProbe(endpoint);
     return 'done';
   }
-  return attempt(m, key as DeliverableKey, delivery, endpoint, nowMs, ports);
+  // Each lane attempts only its own endpoints: a circuit that opened or closed since the message
+  // was queued moves it, unattempted (the fan-out queues every delivery in the fast lane).
+  const lane = laneFor(endpoint, config().webhookCircuitAfterFailures);
+  if (lane !== m.lane) {
+    log('info', 'webhook delivery moved to its endpoint’s lane', { event_id: eventId, key_id: keyId, lane });
+    return moveToLane(message, lane);
+  }
+  let slot: number | undefined;
+  if (lane === 'slow') {
+    slot = await endpointHealth.claimAttemptSlot(endpoint);
+    if (slot === undefined) return deferOverCap(message);
+  }
+  return attempt(m, key as DeliverableKey, delivery, endpoint, nowMs, ports, slot);
 }
 
 async function attempt(
@@ -94,6 +108,7 @@ async function attempt(
   endpoint: Endpoint,
   nowMs: number,
   ports: SignerPorts,
+  slot: number | undefined,
 ): Promise<MessageOutcome> {
   const cfg = config();
   const { event_id: eventId, key_id: keyId, round } = delivery;
@@ -107,6 +122,7 @@ async function attempt(
     attempt: attemptNo,
     status: result.status,
     ms: result.ms,
+    lane: m.lane,
   };
 
   if (isSuccess(result)) {
@@ -118,12 +134,12 @@ async function attempt(
       next_attempt_at: null,
       now,
     });
-    await endpointHealth.afterSuccess(endpoint);
+    await endpointHealth.afterSuccess(endpoint, slot);
     log('info', 'webhook delivered', logFields);
     recordDelivery('delivered', result.ms);
     return 'done';
   }
-  if (await endpointHealth.afterFailure(key, result, ports.announce)) {
+  if (await endpointHealth.afterFailure(key, result, ports.announce, slot)) {
     await endpointHealth.parkDelivery(delivery, result);
     log('info', 'webhook attempt failed; endpoint parked', { ...logFields, error: result.error });
     return 'done';

@@ -28,7 +28,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export async function handleProbe(message: ProbeMessage, ports: SignerPorts): Promise<MessageOutcome> {
   const remainingMs = Date.parse(message.due_at) - Date.now();
   if (remainingMs > DUE_TOLERANCE_MS) {
-    await sendDeliveryMessage(message, hopDelaySeconds(remainingMs / 1000, config().webhookQueueWaitLimitSeconds));
+    await sendDeliveryMessage(
+      message,
+      hopDelaySeconds(remainingMs / 1000, config().webhookQueueWaitLimitSeconds),
+      'slow',
+    );
     return 'done';
   }
   const keyId = message.key_id;

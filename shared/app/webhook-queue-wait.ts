@@ -1,6 +1,7 @@
 import { config } from '#shared/config.ts';
 import type { DeliveryMessage } from '#domain/webhook/delivery.ts';
 import { hopDelaySeconds, queueWait } from '#domain/webhook/retry.ts';
+import { deferSeconds, type Lane } from '#domain/webhook/endpoint.ts';
 import { sendDeliveryMessage, setVisibility } from '#queue/sqs.ts';
 import type { MessageOutcome, ReceivedMessage } from './webhook-delivery.ts';
 
@@ -19,16 +20,49 @@ export async function waitOnQueue(
 ): Promise<MessageOutcome> {
   const wait = queueWait(seconds, config().webhookQueueWaitLimitSeconds);
   if (wait.via === 'visibility') {
-    await setVisibility(m.receiptHandle, wait.seconds);
+    await setVisibility(m.receiptHandle, wait.seconds, m.lane);
     return 'keep';
   }
   // Sent before the received one is deleted: a crash in between leaves two copies, never none.
-  await sendDeliveryMessage({ ...plain(message), due_at: dueAt }, wait.seconds);
+  await sendDeliveryMessage({ ...plain(message), due_at: dueAt }, wait.seconds, m.lane);
   return 'done';
 }
 
-/** A delayed copy back before its due time: the next hop, with no read of the delivery log. */
-export async function nextHop(message: DeliveryMessage, remainingMs: number): Promise<MessageOutcome> {
-  await sendDeliveryMessage(message, hopDelaySeconds(remainingMs / 1000, config().webhookQueueWaitLimitSeconds));
+/** A delayed copy back before its due time: the next hop, in its lane, with no read of the delivery log. */
+export async function nextHop(
+  m: ReceivedMessage,
+  message: DeliveryMessage,
+  remainingMs: number,
+): Promise<MessageOutcome> {
+  await sendDeliveryMessage(
+    message,
+    hopDelaySeconds(remainingMs / 1000, config().webhookQueueWaitLimitSeconds),
+    m.lane,
+  );
+  return 'done';
+}
+
+/**
+ * A delivery whose endpoint belongs to the other lane (its circuit opened or closed since it was
+ * queued): a copy goes to that lane at once and the received one is finished, no attempt made.
+ */
+export async function moveToLane(message: DeliveryMessage, lane: Lane): Promise<MessageOutcome> {
+  await sendDeliveryMessage(plain(message), 0, lane);
+  return 'done';
+}
+
+/**
+ * A slow-lane delivery whose endpoint has every attempt slot taken: a copy asks again later
+ * (deferSeconds, growing with each deferral) and the received one is finished. A new message, not a
+ * longer visibility: a deferral spends none of the queue's receive budget, which belongs to attempts
+ * and platform errors (retry.ts).
+ */
+export async function deferOverCap(message: DeliveryMessage): Promise<MessageOutcome> {
+  const deferred = (message.deferred ?? 0) + 1;
+  await sendDeliveryMessage(
+    { ...plain(message), deferred },
+    deferSeconds(deferred - 1, config().webhookQueueWaitLimitSeconds),
+    'slow',
+  );
   return 'done';
 }

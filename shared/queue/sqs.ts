@@ -2,7 +2,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config.ts';
 import { awsClientBuilt, awsClientDropped } from '#shared/aws-clients.ts';
 import type { DeliveryMessage } from '#domain/webhook/delivery.ts';
-import type { ProbeMessage } from '#domain/webhook/endpoint.ts';
+import type { Lane, ProbeMessage } from '#domain/webhook/endpoint.ts';
 
 /**
  * The webhook queue (WEBHOOK_QUEUE_URL), in this client's region. The endpoint comes from the
@@ -21,10 +21,21 @@ let clientFor: string | undefined;
  */
 const sdk = () => import('@aws-sdk/client-sqs');
 
-export function webhookQueueUrl(): string {
-  const url = config().webhookQueueUrl;
-  if (!url) throw new Error('WEBHOOK_QUEUE_URL is not set: the webhook queue is unknown');
+export function webhookQueueUrl(lane: Lane = 'fast'): string {
+  const url = lane === 'fast' ? config().webhookQueueUrl : config().webhookSlowQueueUrl;
+  if (!url) throw new Error(`${lane === 'fast' ? 'WEBHOOK_QUEUE_URL' : 'WEBHOOK_SLOW_QUEUE_URL'} is not set`);
   return url;
+}
+
+/**
+ * The lane a received message came from, by its queue's ARN (the event source mapping's
+ * `eventSourceARN`): the slow lane's queue has the name of WEBHOOK_SLOW_QUEUE_URL's last path
+ * segment (an SQS URL ends in the queue's name, an ARN too), every other queue is the fast lane.
+ */
+export function laneOfSource(eventSourceArn: string): Lane {
+  const slow = config().webhookSlowQueueUrl;
+  if (!slow) return 'fast';
+  return eventSourceArn.split(':').at(-1) === slow.split('/').at(-1) ? 'slow' : 'fast';
 }
 
 /** Built once per process and queue URL (a Lambda container, or the local stack). */
@@ -47,24 +58,34 @@ export function resetSqsClient(): void {
   clientFor = undefined;
 }
 
-/** Queues a delivery; `delaySeconds` (≤ 900) keeps it invisible, and out of the in-flight count, that long. */
-export async function sendDeliveryMessage(message: DeliveryMessage | ProbeMessage, delaySeconds = 0): Promise<void> {
+/**
+ * Queues a delivery in `lane`; `delaySeconds` (≤ 900) keeps it invisible, and out of the in-flight
+ * count, that long. The endpoint (the key) is the message group: both queues are standard queues,
+ * which SQS makes fair queues by the group, so one endpoint's backlog does not lengthen the wait
+ * of other endpoints' messages.
+ */
+export async function sendDeliveryMessage(
+  message: DeliveryMessage | ProbeMessage,
+  delaySeconds = 0,
+  lane: Lane = 'fast',
+): Promise<void> {
   const [{ SendMessageCommand }, queue] = await Promise.all([sdk(), sqs()]);
   await queue.send(
     new SendMessageCommand({
-      QueueUrl: webhookQueueUrl(),
+      QueueUrl: webhookQueueUrl(lane),
       MessageBody: JSON.stringify(message),
+      MessageGroupId: String(message.key_id),
       ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
     }),
   );
 }
 
-/** Sleeps one received message: it comes back after `seconds` (0: at once). */
-export async function setVisibility(receiptHandle: string, seconds: number): Promise<void> {
+/** Sleeps one received message of `lane`: it comes back after `seconds` (0: at once). */
+export async function setVisibility(receiptHandle: string, seconds: number, lane: Lane = 'fast'): Promise<void> {
   const [{ ChangeMessageVisibilityCommand }, queue] = await Promise.all([sdk(), sqs()]);
   await queue.send(
     new ChangeMessageVisibilityCommand({
-      QueueUrl: webhookQueueUrl(),
+      QueueUrl: webhookQueueUrl(lane),
       ReceiptHandle: receiptHandle,
       VisibilityTimeout: seconds,
     }),

@@ -41,7 +41,8 @@ describe('CDK stacks', () => {
   });
 
   it('puts the queues in the stateful stack, all retained, and none in the API stack', () => {
-    expect(Object.keys(data.findResources('AWS::SQS::Queue'))).toHaveLength(3);
+    // The webhook lanes (fast, slow), their dead-letter queue, the stream-failure queue.
+    expect(Object.keys(data.findResources('AWS::SQS::Queue'))).toHaveLength(4);
     for (const q of Object.values(data.findResources('AWS::SQS::Queue'))) {
       expect(q.DeletionPolicy).toBe('Retain');
       expect(q.Properties.SqsManagedSseEnabled).toBe(true);
@@ -165,10 +166,12 @@ describe('CDK stacks', () => {
     expect(reserved(api.authorizerFunction)).toBe(100);
     expect(reserved(api.webhooks.webhooksFunction)).toBe(50);
     expect(100 + 50).toBeLessThanOrEqual(1000 - 100);
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: logicalId(api.webhooks.webhooksFunction) },
-      ScalingConfig: { MaximumConcurrency: 50 },
+    // Its two lanes' mappings together poll with exactly the reservation (test/infra/webhook-pipeline.test.ts).
+    const signerMappings = template.findResources('AWS::Lambda::EventSourceMapping', {
+      Properties: { FunctionName: { Ref: logicalId(api.webhooks.webhooksFunction) } },
     });
+    const pollers = Object.values(signerMappings).map((m) => m.Properties.ScalingConfig.MaximumConcurrency as number);
+    expect(pollers.reduce((a, b) => a + b, 0)).toBe(50);
     const ctx = (c: Record<string, string>) => settingsFromContext(new App({ context: c }).node);
     expect(ctx({ authorizerConcurrency: '300', signerConcurrency: '20' })).toMatchObject({
       authorizerConcurrency: 300,

@@ -2,12 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { Match } from 'aws-cdk-lib/assertions';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '#shared/config.ts';
 import { maxReceiveCount, receivesForSchedule } from '#domain/webhook/retry.ts';
-import { PLATFORM_ERROR_RECEIVES, queueMaxReceiveCount } from '#infra/webhook-settings.ts';
+import {
+  laneConcurrency,
+  PLATFORM_ERROR_RECEIVES,
+  queueMaxReceiveCount,
+  SLOW_LANE_AGE_ALARM,
+} from '#infra/webhook-settings.ts';
+import { DEFAULT_SETTINGS } from '#infra/settings.ts';
 import { actionsOf, logicalId, statementsOf, synthStacks } from './synth.ts';
 
 describe('Webhook pipeline', () => {
   const { api, stateful, data, template } = synthStacks();
-  const { queue, deadLetterQueue, streamFailureQueue } = stateful.queues;
+  const { queue, slowQueue, deadLetterQueue, streamFailureQueue } = stateful.queues;
   // Cross-stack references: `Ref` exports carry the id after "Ref", attribute exports before the attribute.
   const exportName = (c: Parameters<typeof logicalId>[0], attr: 'Arn' | 'QueueUrl') =>
     attr === 'Arn' ? `FnGetAtt${logicalId(c)}Arn` : `Ref${logicalId(c)}`;
@@ -70,14 +76,20 @@ describe('Webhook pipeline', () => {
     // The signer gives up at its own limit; the queue never before it.
     expect(limit).toBeGreaterThanOrEqual(maxReceiveCount(DEFAULT_WEBHOOK_RETRY_SCHEDULE));
     expect(limit).toBeLessThanOrEqual(1000); // SQS's own ceiling
-    data.hasResourceProperties('AWS::SQS::Queue', {
-      RedrivePolicy: {
-        deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(deadLetterQueue), 'Arn'] },
-        maxReceiveCount: limit,
-      },
-      MessageRetentionPeriod: 14 * 24 * 3600,
-      VisibilityTimeout: 180,
-    });
+    // Both lanes: the same budget, retention, visibility and dead-letter queue.
+    for (const lane of [queue, slowQueue]) {
+      expect(data.toJSON().Resources[logicalId(lane)].Properties).toEqual(
+        expect.objectContaining({
+          RedrivePolicy: {
+            deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(deadLetterQueue), 'Arn'] },
+            maxReceiveCount: limit,
+          },
+          MessageRetentionPeriod: 14 * 24 * 3600,
+          VisibilityTimeout: 180,
+          SqsManagedSseEnabled: true,
+        }),
+      );
+    }
   });
 
   it('keeps the queue visibility timeout above the signer timeout', () => {
@@ -89,12 +101,13 @@ describe('Webhook pipeline', () => {
     expect(180).toBeGreaterThan(timeout);
   });
 
-  it('passes the queue URL and the retry schedule to the pipeline functions', () => {
+  it('passes both lanes’ queue URLs and the retry schedule to the pipeline functions', () => {
     for (const fn of [eventsFunction, webhooksFunction, deadLetterFunction]) {
       template.hasResourceProperties('AWS::Lambda::Function', {
         Environment: {
           Variables: Match.objectLike({
             WEBHOOK_QUEUE_URL: imported(queue, 'QueueUrl'),
+            WEBHOOK_SLOW_QUEUE_URL: imported(slowQueue, 'QueueUrl'),
             WEBHOOK_RETRY_SCHEDULE: DEFAULT_WEBHOOK_RETRY_SCHEDULE.join(','),
             TABLE_NAME: Match.anyValue(),
           }),
@@ -114,10 +127,13 @@ describe('Webhook pipeline', () => {
         'sqs:ReceiveMessage',
       ]),
     );
-    const signerSend = statementsOf(template, webhooksFunction).find((s) =>
-      JSON.stringify(s.Action).includes('sqs:SendMessage'),
-    );
-    expect(signerSend?.Resource).toEqual({ 'Fn::ImportValue': expect.stringContaining(exportName(queue, 'Arn')) });
+    const signerSends = statementsOf(template, webhooksFunction)
+      .filter((s) => JSON.stringify(s.Action).includes('sqs:SendMessage'))
+      .map((s) => JSON.stringify(s.Resource));
+    // Its own two queues and nothing else: the lanes move deliveries between each other.
+    expect(signerSends).toHaveLength(2);
+    expect(signerSends.some((r) => r.includes(exportName(queue, 'Arn')))).toBe(true);
+    expect(signerSends.some((r) => r.includes(exportName(slowQueue, 'Arn')))).toBe(true);
     expect(sqsOf(eventsFunction)).toContain('sqs:SendMessage');
     expect(sqsOf(eventsFunction)).not.toContain('sqs:ReceiveMessage');
     expect(sqsOf(deadLetterFunction)).not.toContain('sqs:SendMessage');
@@ -136,11 +152,67 @@ describe('Webhook pipeline', () => {
     });
   });
 
-  it('gives the signer room beside timing-out receivers: batches of 10, 50 pollers, a timeout above one POST', () => {
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: logicalId(webhooksFunction) },
-      BatchSize: 10,
-      ScalingConfig: { MaximumConcurrency: 50 },
+  it('splits the signer’s 50 reserved executions into a fast lane of 45 and a slow lane of 5, batches of 10', () => {
+    expect(DEFAULT_SETTINGS.signerConcurrency).toBe(50);
+    expect(laneConcurrency(50)).toEqual({ fast: 45, slow: 5 });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('Signs and POSTs'),
+      ReservedConcurrentExecutions: 50,
     });
+    const mappings = template.findResources('AWS::Lambda::EventSourceMapping', {
+      Properties: { FunctionName: { Ref: logicalId(webhooksFunction) } },
+    });
+    const byQueue = Object.values(mappings).map((m) => ({
+      queue: JSON.stringify(m.Properties.EventSourceArn),
+      batch: m.Properties.BatchSize,
+      max: m.Properties.ScalingConfig?.MaximumConcurrency,
+      responses: m.Properties.FunctionResponseTypes,
+    }));
+    expect(byQueue).toHaveLength(2);
+    const fast = byQueue.find((m) => m.queue.includes(exportName(queue, 'Arn')));
+    const slow = byQueue.find((m) => m.queue.includes(exportName(slowQueue, 'Arn')));
+    expect(fast).toMatchObject({ batch: 10, max: 45, responses: ['ReportBatchItemFailures'] });
+    expect(slow).toMatchObject({ batch: 10, max: 5, responses: ['ReportBatchItemFailures'] });
+  });
+
+  it('tells the signer when a circuit opens (3 failures in a row) and how many slow-lane attempts an endpoint may have (2)', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('Signs and POSTs'),
+      Timeout: 30,
+      Environment: {
+        Variables: Match.objectLike({
+          WEBHOOK_CIRCUIT_AFTER_FAILURES: '3',
+          WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT: '2',
+        }),
+      },
+    });
+  });
+
+  it('never lets the lanes together exceed the reservation, and gives each the mapping minimum of 2', () => {
+    for (const reserved of [2, 3, 4, 10, 50, 51, 200, 1000]) {
+      const { fast, slow } = laneConcurrency(reserved);
+      expect(slow).toBeGreaterThanOrEqual(2);
+      expect(fast).toBeGreaterThanOrEqual(2);
+      if (reserved >= 4) expect(fast + slow).toBe(reserved);
+    }
+    expect(laneConcurrency(0)).toEqual({ fast: 10, slow: 2 });
+  });
+
+  it('alarms when the slow lane’s oldest message has waited 30 minutes', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Namespace: 'AWS/SQS',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::ImportValue': Match.stringLikeRegexp(`FnGetAtt${logicalId(slowQueue)}QueueName`) },
+        },
+      ],
+      Threshold: SLOW_LANE_AGE_ALARM.toSeconds(),
+      Statistic: 'Maximum',
+      EvaluationPeriods: 2,
+      AlarmActions: Match.anyValue(),
+    });
+    expect(SLOW_LANE_AGE_ALARM.toSeconds()).toBe(1800);
   });
 });

@@ -95,3 +95,40 @@ describe('webhooks: a key chooses its events', () => {
     });
   });
 });
+
+/**
+ * `--exclude-own`: a key that asked not to hear its own echo gets no delivery of an event its own
+ * write caused, and still gets another key's. The fan-out reads the store's keys through gsi1,
+ * whose projection has no `exclude_own`; this checks the flag reaches the fan-out all the same.
+ */
+describe('webhooks: --exclude-own in the fan-out', () => {
+  it("skips the events the key's own writes caused and delivers another key's", async () => {
+    const storeId = await createStore();
+    const r = await startReceiver();
+    try {
+      const own = await createKey(storeId, ['orders:read', 'orders:write-status'], {
+        webhook_url: r.url,
+        events: 'order.status_changed',
+        exclude_own: 'true',
+      });
+      expect(own).toMatchObject({ exclude_own: true });
+      const other = await createKey(storeId, ['orders:write-status']);
+      const reference = `XO-${randomUUID().slice(0, 8)}`;
+      await adminCommand('orders place', { store: storeId, file: orderFile({ reference }) });
+      await adminCommand('orders mark-paid', { store: storeId, reference });
+      const move = (token: string, status: string) =>
+        client(token).post(statusPath(reference), { status }, { 'Idempotency-Key': idemKey() });
+      expect((await move(own.token, 'processing')).status).toBe(200);
+      expect((await move(other.token, 'shipped')).status).toBe(200);
+
+      await waitFor('the other key’s change', () => typesFor(r, reference).length === 1);
+      await afterLaterEvent(storeId, r);
+      const got = r.received
+        .map((q) => JSON.parse(q.body) as { type: string; origin: unknown; data: { order: { reference: string } } })
+        .filter((e) => e.data.order.reference === reference);
+      expect(got.map((e) => e.origin)).toEqual([{ kind: 'key', key_id: other.id }]);
+    } finally {
+      await r.close();
+    }
+  });
+});

@@ -24,11 +24,27 @@ export function toEndpoint(keyId: number, item: Item | undefined): Endpoint {
     last_error: item.last_error ?? null,
     next_probe_at: item.next_probe_at ?? null,
     probe_lease_until: item.probe_lease_until ?? null,
+    attempt_slots: slotsOf(item),
   };
 }
 
-function namesIn(text: string): Record<string, string> | undefined {
-  const used = Object.entries({ '#state': 'state', '#type': 'type' }).filter(([n]) => text.includes(n));
+/** The slow lane's attempt slots are top-level attributes `slot_0`, `slot_1`, … holding their lease end. */
+const SLOT = /^slot_(\d+)$/;
+const slotName = (slot: number) => `slot_${slot}`;
+
+function slotsOf(item: Item): Record<number, string> {
+  const slots: Record<number, string> = {};
+  for (const [name, value] of Object.entries(item)) {
+    const m = SLOT.exec(name);
+    if (m && typeof value === 'string') slots[Number(m[1])] = value;
+  }
+  return slots;
+}
+
+function namesIn(text: string, slot?: number): Record<string, string> | undefined {
+  const names: Record<string, string> = { '#state': 'state', '#type': 'type' };
+  if (slot !== undefined) names['#slot'] = slotName(slot);
+  const used = Object.entries(names).filter(([n]) => text.includes(n));
   return used.length ? Object.fromEntries(used) : undefined;
 }
 
@@ -49,6 +65,7 @@ async function update(
   expression: string,
   values: Record<string, unknown>,
   condition?: string,
+  slot?: number,
 ): Promise<Endpoint | undefined> {
   try {
     const out = await db().send(
@@ -57,7 +74,7 @@ async function update(
         Key: keys.webhookEndpoint(keyId),
         UpdateExpression: expression,
         ...(condition ? { ConditionExpression: condition } : {}),
-        ExpressionAttributeNames: namesIn(`${expression} ${condition ?? ''}`),
+        ExpressionAttributeNames: namesIn(`${expression} ${condition ?? ''}`, slot),
         ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
         ReturnValues: 'ALL_NEW',
       }),
@@ -69,25 +86,53 @@ async function update(
   }
 }
 
-/** One more failed attempt in a row; the state after it. */
-export async function recordEndpointFailure(keyId: number, now: string, error: string | null): Promise<Endpoint> {
+/** One more failed attempt in a row; the state after it. `slot`: the attempt's slow-lane slot, given back in the same write. */
+export async function recordEndpointFailure(
+  keyId: number,
+  now: string,
+  error: string | null,
+  slot?: number,
+): Promise<Endpoint> {
   const out = await update(
     keyId,
     'SET #state = if_not_exists(#state, :active), #type = :type, key_id = :k, first_failure_at = if_not_exists(first_failure_at, :now), ' +
-      'last_failure_at = :now, last_error = :error ADD consecutive_failures :one',
+      `last_failure_at = :now, last_error = :error ADD consecutive_failures :one${slot === undefined ? '' : ' REMOVE #slot'}`,
     { ':active': 'active', ':type': ENTITY.webhookEndpoint, ':k': keyId, ':now': now, ':error': error, ':one': 1 },
+    undefined,
+    slot,
   );
   return out as Endpoint;
 }
 
-/** A success: the failure streak is over (only written when there was one). */
-export async function recordEndpointSuccess(keyId: number): Promise<void> {
+/**
+ * A success: the failure streak is over (only written when there was one), which closes the
+ * circuit; `slot`, the attempt's slow-lane slot, is given back in the same write.
+ */
+export async function recordEndpointSuccess(keyId: number, slot?: number): Promise<void> {
   await update(
     keyId,
-    'SET consecutive_failures = :zero REMOVE first_failure_at',
+    `SET consecutive_failures = :zero REMOVE first_failure_at${slot === undefined ? '' : ', #slot'}`,
     { ':zero': 0, ':active': 'active' },
     '#state = :active',
+    slot,
   );
+}
+
+/**
+ * Takes slow-lane attempt slot `slot` until `until` if it is free (never taken, or its lease has
+ * ended); false when another attempt holds it. The lease outlives any attempt (the signer's own
+ * timeout ends it first), so only a crashed attempt's slot is ever freed by expiry; every other is
+ * given back by the attempt's own write of its outcome.
+ */
+export async function takeAttemptSlot(keyId: number, slot: number, now: string, until: string): Promise<boolean> {
+  const out = await update(
+    keyId,
+    'SET #slot = :until, #type = :type, key_id = :k',
+    { ':until': until, ':now': now, ':type': ENTITY.webhookEndpoint, ':k': keyId },
+    'attribute_not_exists(#slot) OR #slot <= :now',
+    slot,
+  );
+  return out !== undefined;
 }
 
 /** Parks an active endpoint; undefined when it was parked already (someone else won). */

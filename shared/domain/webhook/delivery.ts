@@ -68,6 +68,8 @@ export interface DeliveryMessage {
   key_id: number;
   round: number;
   due_at?: string;
+  /** Times the slow lane put it back because its endpoint had every attempt slot taken (endpoint.ts). */
+  deferred?: number;
 }
 
 export function parseDeliveryMessage(body: string): DeliveryMessage {
@@ -80,6 +82,7 @@ export function parseDeliveryMessage(body: string): DeliveryMessage {
   }
   const message: DeliveryMessage = { event_id: m.event_id, key_id: m.key_id as number, round: m.round as number };
   if (m.due_at !== undefined) message.due_at = m.due_at;
+  if (Number.isInteger(m.deferred) && (m.deferred as number) > 0) message.deferred = m.deferred as number;
   return message;
 }
 

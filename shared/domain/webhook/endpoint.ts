@@ -21,6 +21,46 @@ export interface Endpoint {
   next_probe_at: string | null;
   /** A probe or drain is running until then (one at a time per endpoint). */
   probe_lease_until: string | null;
+  /**
+   * The slow lane's attempts of this endpoint under way: slot number → lease end. A slot whose
+   * lease has ended is free (a crashed attempt holds it no longer than its lease).
+   */
+  attempt_slots: Record<number, string>;
+}
+
+/**
+ * The signer's two lanes (docs/webhooks.md, "Lanes"): `fast` for endpoints that answer, `slow`
+ * (its own queue, its own small concurrency, at most a few attempts per endpoint at once) for
+ * endpoints whose circuit is open, so that receivers timing out never take the fast lane's executions.
+ */
+export type Lane = 'fast' | 'slow';
+
+/**
+ * The circuit opens after `afterFailures` failed attempts in a row (3 by default: seconds, not the
+ * 15 min of parking) and closes at the next success, which ends the streak. While it is open the
+ * endpoint's deliveries are still attempted, in the slow lane; each of them is the probe that can
+ * close it. A parked endpoint is attempted by its probe alone (webhook-probe.ts).
+ */
+export function laneFor(e: Endpoint, afterFailures: number): Lane {
+  return e.state === 'active' && e.consecutive_failures >= afterFailures ? 'slow' : 'fast';
+}
+
+/** A free attempt slot of the `cap` an endpoint has in the slow lane (per the item as read), or undefined. */
+export function freeSlot(e: Endpoint, cap: number, nowMs: number): number | undefined {
+  for (let slot = 0; slot < cap; slot++) {
+    const until = e.attempt_slots[slot];
+    if (until === undefined || Date.parse(until) <= nowMs) return slot;
+  }
+  return undefined;
+}
+
+/**
+ * How long a message over its endpoint's cap waits before it asks again: 2 s, doubling with each
+ * deferral, at most `limit`. A backlog behind a hanging endpoint so costs a few sends per message,
+ * not one every few seconds for as long as it waits.
+ */
+export function deferSeconds(deferred: number, limit: number): number {
+  return Math.min(limit, 2 ** Math.min(deferred + 1, 20));
 }
 
 /** The state of an endpoint never seen failing. */
@@ -36,6 +76,7 @@ export function activeEndpoint(keyId: number): Endpoint {
     last_error: null,
     next_probe_at: null,
     probe_lease_until: null,
+    attempt_slots: {},
   };
 }
 

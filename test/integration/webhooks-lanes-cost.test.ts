@@ -1,0 +1,122 @@
+import type { SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler } from '#functions/webhooks/handler.ts';
+import { withDbStats } from '#db/core/client.ts';
+import { createDelivery, getDelivery } from '#db/webhook/delivery.repo.ts';
+import { getEndpoint, recordEndpointFailure, takeAttemptSlot } from '#db/webhook/endpoint.repo.ts';
+import { resetConfig } from '#shared/config.ts';
+import type { Delivery } from '#domain/webhook/delivery.ts';
+import { createKey, createStore } from '#fixtures/api.ts';
+import { newEventId, startReceiver } from '#fixtures/webhooks.ts';
+
+/**
+ * What the slow lane adds to an attempt, counted (withDbStats) on the signer Lambda invoked
+ * in-process with the record its event source mapping would hand it. Only attempts that succeed
+ * are measured here: they touch no queue, so no queue is needed (a failure's retry and a move
+ * or deferral are one SQS call each, docs/webhooks.md's cost table).
+ */
+const SLOW_ARN = 'arn:aws:sqs:us-east-1:000000000000:cost-webhooks-slow';
+const FAST_ARN = 'arn:aws:sqs:us-east-1:000000000000:cost-webhooks';
+
+function recordOf(d: Delivery, arn: string): SQSEvent {
+  return {
+    Records: [
+      {
+        messageId: `m-${d.event_id}`,
+        receiptHandle: 'unused',
+        body: JSON.stringify({ event_id: d.event_id, key_id: d.key_id, round: 0 }),
+        attributes: {
+          ApproximateReceiveCount: '1',
+          SentTimestamp: String(Date.now()),
+          SenderId: 'cost',
+          ApproximateFirstReceiveTimestamp: String(Date.now()),
+        },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: arn,
+        awsRegion: 'us-east-1',
+      },
+    ],
+  };
+}
+
+async function pendingDelivery(storeId: string, keyId: number): Promise<Delivery> {
+  const now = new Date().toISOString();
+  const d: Delivery = {
+    key_id: keyId,
+    event_id: newEventId(),
+    event_type: 'order.status_changed',
+    store_id: storeId,
+    state: 'pending',
+    attempts: 0,
+    round: 0,
+    round_attempts: 0,
+    queued_round: 0,
+    last_status_code: null,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+    next_attempt_at: now,
+    last_attempt_at: null,
+    delivered_at: null,
+    parked_at: null,
+    body: '{"id":"evt","type":"order.status_changed","data":{}}',
+  };
+  await createDelivery(d);
+  return d;
+}
+
+describe('webhooks: what the slow lane costs an attempt', () => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let storeId: string;
+  beforeAll(async () => {
+    process.env.WEBHOOK_SLOW_QUEUE_URL = 'http://127.0.0.1:1/000000000000/cost-webhooks-slow';
+    resetConfig();
+    receiver = await startReceiver();
+    storeId = await createStore();
+  });
+  afterAll(async () => {
+    delete process.env.WEBHOOK_SLOW_QUEUE_URL;
+    resetConfig();
+    await receiver.close();
+  });
+
+  it('costs a healthy endpoint’s attempt in the fast lane 3 GetItem and 1 UpdateItem, as before', async () => {
+    const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
+    const d = await pendingDelivery(storeId, key.id);
+    const { result, stats } = await withDbStats(() => handler(recordOf(d, FAST_ARN)));
+    expect(result.batchItemFailures).toEqual([]);
+    expect((await getDelivery(key.id, d.event_id))?.state).toBe('delivered');
+    expect([...stats.ops].sort()).toEqual(['GetItem', 'GetItem', 'GetItem', 'UpdateItem']);
+    console.log(`fast lane, healthy: ${stats.calls} round trips, ${stats.rcu} RCU, ${stats.wcu} WCU`);
+  });
+
+  it('adds one UpdateItem (the slot) to a slow-lane attempt, whose success gives the slot back and closes the circuit', async () => {
+    const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
+    for (let i = 0; i < 3; i++) await recordEndpointFailure(key.id, new Date().toISOString(), 'HTTP 500');
+    const d = await pendingDelivery(storeId, key.id);
+    const { result, stats } = await withDbStats(() => handler(recordOf(d, SLOW_ARN)));
+    expect(result.batchItemFailures).toEqual([]);
+    expect((await getDelivery(key.id, d.event_id))?.state).toBe('delivered');
+    // key, delivery, endpoint; the slot; the delivery; the endpoint's streak reset with the slot given back.
+    expect([...stats.ops].sort()).toEqual(['GetItem', 'GetItem', 'GetItem', 'UpdateItem', 'UpdateItem', 'UpdateItem']);
+    const endpoint = await getEndpoint(key.id);
+    expect(endpoint.consecutive_failures).toBe(0);
+    expect(endpoint.attempt_slots).toEqual({});
+    console.log(`slow lane, success: ${stats.calls} round trips, ${stats.rcu} RCU, ${stats.wcu} WCU`);
+  });
+
+  it('refuses a third attempt at once while two slots are held, and frees a slot whose lease has ended', async () => {
+    const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
+    const now = new Date();
+    const until = new Date(now.getTime() + 60_000).toISOString();
+    expect(await takeAttemptSlot(key.id, 0, now.toISOString(), until)).toBe(true);
+    expect(await takeAttemptSlot(key.id, 0, now.toISOString(), until)).toBe(false);
+    expect(await takeAttemptSlot(key.id, 1, now.toISOString(), until)).toBe(true);
+    expect(Object.keys((await getEndpoint(key.id)).attempt_slots)).toEqual(['0', '1']);
+    // A crashed attempt's slot: free once its lease has passed.
+    const later = new Date(now.getTime() + 61_000).toISOString();
+    expect(await takeAttemptSlot(key.id, 1, later, new Date(now.getTime() + 120_000).toISOString())).toBe(true);
+  });
+});
