@@ -7,6 +7,7 @@ import {
   getRefresh,
   getRequest,
   issueTokens,
+  listPendingRequests,
   putClient,
   putRequest,
   redeemRequest,
@@ -214,6 +215,26 @@ export async function showAuthorization(code: string, nowMs: number) {
     abilities: request.abilities,
     status: expired ? 'expired' : request.status,
     expires_at: new Date(request.expires_at).toISOString(),
+  };
+}
+
+/**
+ * The requests waiting for the store admin, newest first (`oauth requests`, the console's *Approve
+ * an app* page): for an admin who did not get the approval code from the user. The same fields as
+ * `oauth show`, and the request's age.
+ */
+export async function listAuthorizationRequests(nowMs: number) {
+  const pending = await listPendingRequests(nowMs);
+  return {
+    data: pending.map((r) => ({
+      approval_code: r.approval_code,
+      client_id: r.client_id,
+      client_name: r.client_name,
+      redirect_host: new URL(r.redirect_uri).host,
+      abilities: r.abilities,
+      age_seconds: Math.max(0, Math.floor((nowMs - (r.expires_at - REQUEST_SECONDS * 1000)) / 1000)),
+      expires_at: new Date(r.expires_at).toISOString(),
+    })),
   };
 }
 

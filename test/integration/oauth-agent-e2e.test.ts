@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startConsole, type RunningConsole } from '#bin/console/server.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
 import { adminCommand, baseUrl, createStore } from '#fixtures/api.ts';
-import { chromiumMissing, launchBrowser } from '#fixtures/browser.ts';
+import { accessibilityProblems, chromiumMissing, launchBrowser } from '#fixtures/browser.ts';
 import {
   AgentProvider,
   adminCli,
@@ -52,13 +52,17 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let context: BrowserContext;
   let page: Page;
+  /** The store admin's browser tab, beside the user's. */
+  let adminPage: Page;
   let consoleApp: RunningConsole;
 
   beforeAll(async () => {
     browser = await launchBrowser();
     context = browser.context;
     page = context.pages()[0] ?? (await context.newPage());
+    adminPage = await context.newPage();
     consoleApp = await startConsole({ invoke: (event) => admin(event) });
+    await adminPage.goto(consoleApp.loginUrl);
   });
   afterAll(async () => {
     await browser?.close();
@@ -99,6 +103,14 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
           clientName: mode.clientName,
           redirectHost: new URL(receiver.redirectUrl).host,
         });
+        // An admin who did not get the code by chat finds it on the console's Approve an app page.
+        await adminPage.goto(`${consoleApp.origin}/oauth`);
+        const waiting = adminPage.locator('tbody tr', { hasText: code });
+        expect(await waiting.textContent()).toContain(mode.clientName);
+        expect(await accessibilityProblems(adminPage)).toEqual([]);
+        await waiting.getByRole('link', { name: `Decide ${code}` }).click();
+        expect(await adminPage.locator('main').textContent()).toContain(new URL(receiver.redirectUrl).host);
+
         const approved = (await adminCli(
           ['oauth', 'approve', '--code', code, '--store', store, '--abilities', abilities.join(',')],
           cliEnv(),
@@ -192,14 +204,14 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
         const { seen, client, keyId } = await connectApp(['catalog:read']);
         expect((await client.listTools()).tools.map((t) => t.name)).toContain('list_products');
 
-        await page.goto(consoleApp.loginUrl);
-        await page.getByRole('link', { name: `Keys of ${store}` }).click();
-        const row = page.locator('tbody tr', { hasText: `oauth: ${mode.clientName}` });
+        await adminPage.goto(`${consoleApp.origin}/`);
+        await adminPage.getByRole('link', { name: `Keys of ${store}` }).click();
+        const row = adminPage.locator('tbody tr', { hasText: `oauth: ${mode.clientName}` });
         expect(await row.count()).toBeGreaterThan(0);
-        await page.goto(`${consoleApp.origin}/stores/${store}/keys/${keyId}`);
-        await page.getByRole('link', { name: 'Revoke key…' }).click();
-        await page.getByRole('button', { name: 'Yes, revoke key' }).click();
-        expect(await page.locator('.notice').textContent()).toContain('Key revoked');
+        await adminPage.goto(`${consoleApp.origin}/stores/${store}/keys/${keyId}`);
+        await adminPage.getByRole('link', { name: 'Revoke key…' }).click();
+        await adminPage.getByRole('button', { name: 'Yes, revoke key' }).click();
+        expect(await adminPage.locator('.notice').textContent()).toContain('Key revoked');
 
         const count = seen.length;
         await expect(client.listTools()).rejects.toThrow();

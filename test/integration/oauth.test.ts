@@ -286,6 +286,45 @@ describe('OAuth: the flow with the store admin', () => {
     expect(await res.json()).toMatchObject({ error: 'invalid_grant' });
   });
 
+  it('lists the requests waiting for a decision newest first; a decided one leaves the list', async () => {
+    const clientId = await register(undefined, 'Listed chat app');
+    const older = await start(clientId, { scope: 'catalog:read' });
+    const newer = await start(clientId, { scope: 'orders:read content:read' });
+    const listed = async () =>
+      (
+        await adminCommand<{
+          data: {
+            approval_code: string;
+            client_name: string;
+            redirect_host: string;
+            abilities: string[];
+            age_seconds: number;
+          }[];
+        }>('oauth requests')
+      ).data;
+    const codes = (await listed()).map((r) => r.approval_code);
+    expect(codes.indexOf(newer.started.approvalCode!)).toBeGreaterThanOrEqual(0);
+    expect(codes.indexOf(newer.started.approvalCode!)).toBeLessThan(codes.indexOf(older.started.approvalCode!));
+    const row = (await listed()).find((r) => r.approval_code === newer.started.approvalCode);
+    expect(row).toEqual({
+      approval_code: newer.started.approvalCode,
+      client_id: clientId,
+      client_name: 'Listed chat app',
+      redirect_host: '127.0.0.1:9',
+      abilities: ['orders:read', 'content:read'],
+      age_seconds: expect.any(Number),
+      expires_at: expect.any(String),
+    });
+    // Never what only the page and the client hold: the PKCE challenge, the page's secret, the state.
+    expect(JSON.stringify(await listed())).not.toContain(newer.state);
+    await adminCommand('oauth deny', { code: newer.started.approvalCode });
+    await adminCommand('oauth approve', { code: older.started.approvalCode, store: storeId });
+    const left = (await listed()).map((r) => r.approval_code);
+    expect(left).not.toContain(newer.started.approvalCode);
+    expect(left).not.toContain(older.started.approvalCode);
+    expect(await adminError('oauth requests', { store: storeId })).toMatchObject({ code: 'validation_failed' });
+  });
+
   it('refuses a token for another resource: an MCP-bound token on the HTTP API', async () => {
     const { tokens } = await grantFor(storeId, { abilities: 'catalog:read' });
     const res = await api(tokens.access_token, '/products');

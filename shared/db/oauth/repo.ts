@@ -3,7 +3,14 @@ import type { Ability } from '#domain/key/abilities.ts';
 import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
 import type { OAuthClient } from '#domain/oauth/oauth.ts';
 import { db, tableName } from '../core/client.ts';
-import { cancellationReasons, isConditionalCheckFailed, type Item } from '../core/helpers.ts';
+import {
+  batchGet,
+  cancellationReasons,
+  isConditionalCheckFailed,
+  itemKey,
+  queryAll,
+  type Item,
+} from '../core/helpers.ts';
 import { tokenItem } from '../key/item.ts';
 import { requireKey } from '../key/repo.ts';
 import { keys } from '../keys.ts';
@@ -84,6 +91,7 @@ export async function putRequest(request: PendingRequest): Promise<boolean> {
         TableName: tableName(),
         Item: {
           ...keys.oauthRequest(request.approval_code),
+          ...keys.oauthRequestIndexEntry(request.expires_at, request.approval_code),
           type: ENTITY.oauthRequest,
           ...request,
           ttl: ttlOf(request.expires_at),
@@ -103,6 +111,28 @@ export async function getRequest(approvalCode: string): Promise<PendingRequest |
     new GetCommand({ TableName: tableName(), Key: keys.oauthRequest(approvalCode), ConsistentRead: true }),
   );
   return out.Item ? toRequest(out.Item) : undefined;
+}
+
+/**
+ * The requests still waiting for the store admin, newest first (`oauth requests`): the index holds
+ * the unexpired ones above `nowMs` and projects `status`; the items themselves come in one BatchGetItem.
+ */
+export async function listPendingRequests(nowMs: number): Promise<PendingRequest[]> {
+  const index = keys.oauthRequestsIndex(nowMs);
+  const entries = await queryAll({
+    TableName: tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk > :after',
+    FilterExpression: '#s = :pending',
+    ExpressionAttributeNames: { '#s': 'status' },
+    ExpressionAttributeValues: { ':pk': index.gsi1pk, ':after': index.after, ':pending': 'pending' },
+    ScanIndexForward: false,
+  });
+  const found = await batchGet(entries.map((i) => ({ pk: i.pk, sk: i.sk })));
+  return entries
+    .map((i) => found.get(itemKey({ pk: i.pk, sk: i.sk })))
+    .filter((i): i is Item => i !== undefined && i.status === 'pending' && i.expires_at > nowMs)
+    .map(toRequest);
 }
 
 const stillPending = {
