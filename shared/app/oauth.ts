@@ -12,6 +12,7 @@ import {
   putRequest,
   redeemRequest,
   type PendingRequest,
+  type Spent,
 } from '#db/oauth/repo.ts';
 
 /** What the authorize page shows of a request; the page imports it from here, not from storage. */
@@ -308,6 +309,12 @@ async function exchangeCode(form: Record<string, string | undefined>, nowMs: num
     };
   const codeHash = hashToken(code);
   const grant = looksLikeSecret('sic_', code) ? await getCode(codeHash) : undefined;
+  if (grant?.used) {
+    // A code comes back after its exchange: it leaked, or was intercepted. The grant ends with
+    // every token issued from it (OAuth 2.1 §4.1.3), whoever presents it.
+    await revokeKey(grant.key_id, new Date(nowMs).toISOString());
+    return invalidGrant('the code was already used; the tokens issued from it are revoked');
+  }
   // One answer for every mismatch: the code tells its holder nothing about why.
   if (
     !grant ||
@@ -320,7 +327,7 @@ async function exchangeCode(form: Record<string, string | undefined>, nowMs: num
     return invalidGrant(
       'the code is unknown, used, expired, or was issued for another client, redirect URI, resource or verifier',
     );
-  return issue(grant.key_id, { code: codeHash }, grant, nowMs);
+  return issue(grant.key_id, { code: codeHash, keepUntilMs: nowMs + REFRESH_TOKEN_SECONDS * 1000 }, grant, nowMs);
 }
 
 async function refreshTokens(form: Record<string, string | undefined>, nowMs: number): Promise<TokenOutcome> {
@@ -344,7 +351,7 @@ async function refreshTokens(form: Record<string, string | undefined>, nowMs: nu
 
 async function issue(
   keyId: number,
-  spent: { code: string } | { refresh: string },
+  spent: Spent,
   from: { client_id: string; resource: string; audience: string },
   nowMs: number,
 ): Promise<TokenOutcome> {

@@ -32,7 +32,7 @@
  *  OAuth registered client (90 d TTL) .. OAUTH_CLIENT#{client_id} / CLIENT
  *  OAuth pending request (10 min TTL) .. OAUTH_REQUEST#{approval code} / REQUEST   (docs/oauth.md; the admin approves by code)
  *  OAuth requests, newest first ........ gsi1: OAUTH_REQUESTS / {expires_at ms:015}#{approval code}   (`oauth requests`; unexpired = sk above now)
- *  OAuth authorization code (60 s TTL) . OAUTH_CODE#{sha256}  / CODE   (deleted by its one exchange)
+ *  OAuth authorization code (60 s TTL) . OAUTH_CODE#{sha256}  / CODE   (`used` by its one exchange, then kept 30 d: a second one revokes the grant)
  *  OAuth refresh token (30 d TTL) ...... OAUTH_REFRESH#{sha256} / REFRESH   (`used` once rotated: a replay revokes the grant)
  *  (an OAuth grant is a key item with kind = grant; its access token is the key's TOKEN item, with expires_at)
  *  (the local stack keeps items of its own under LOCAL#…: emulation/local/stream-position.ts, commit-barrier.ts, key-marker.ts)

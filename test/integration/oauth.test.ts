@@ -286,6 +286,36 @@ describe('OAuth: the flow with the store admin', () => {
     expect(await res.json()).toMatchObject({ error: 'invalid_grant' });
   });
 
+  it('revokes the tokens issued from a code when the code comes back, whoever presents it', async () => {
+    const { as, client, clientId, tokens, keyId, redirect, verifier } = await grantFor(
+      storeId,
+      { abilities: 'catalog:read' },
+      { resource: apiResource() },
+    );
+    expect((await api(tokens.access_token, '/products')).status).toBe(200);
+    const replay = await fetch(as.token_endpoint!, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: redirect.searchParams.get('code')!,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT,
+        client_id: clientId,
+      }),
+    });
+    expect(replay.status).toBe(400);
+    expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
+    // The access and the refresh token the first exchange issued end with the grant.
+    const after = await api(tokens.access_token, '/products');
+    expect(after.status).toBe(401);
+    expect(after.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    const refresh = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure);
+    expect(refresh.status).toBe(400);
+    const keys = await adminCommand<{ data: { id: number; status: string }[] }>('keys list', { store: storeId });
+    expect(keys.data.find((k) => k.id === keyId)?.status).toBe('revoked');
+  });
+
   it('lists the requests waiting for a decision newest first; a decided one leaves the list', async () => {
     const clientId = await register(undefined, 'Listed chat app');
     const older = await start(clientId, { scope: 'catalog:read' });

@@ -17,6 +17,8 @@ import { keys } from '../keys.ts';
 import { nextInSequence } from '../core/sequence.ts';
 import { ENTITY } from '../core/table.ts';
 
+type TransactWriteItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
+
 /**
  * The authorization server's items (docs/oauth.md#items-in-the-single-table): registered clients,
  * pending requests, codes, refresh tokens; and the grant, which is a key with an expiring token item.
@@ -304,7 +306,8 @@ export async function redeemRequest(request: PendingRequest, codeHash: string, c
   }
 }
 
-export async function getCode(codeHash: string): Promise<CodeGrant | undefined> {
+/** A code as read back: `used` once exchanged (kept so that a second exchange revokes the grant). */
+export async function getCode(codeHash: string): Promise<(CodeGrant & { used: boolean }) | undefined> {
   const out = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.oauthCode(codeHash), ConsistentRead: true }),
   );
@@ -318,6 +321,7 @@ export async function getCode(codeHash: string): Promise<CodeGrant | undefined> 
         resource: i.resource,
         audience: i.audience,
         expires_at: i.expires_at,
+        used: i.used === true,
       }
     : undefined;
 }
@@ -356,15 +360,18 @@ export interface TokenIssue {
   currency: string | null;
 }
 
-/** What consumes the old credential in the issuing transaction: a code (deleted) or a refresh token (marked used). */
-export type Spent = { code: string } | { refresh: string };
+/**
+ * What consumes the old credential in the issuing transaction: a code or a refresh token, each
+ * marked used. A used code is kept until `keepUntilMs`, so that presenting it again is recognised.
+ */
+export type Spent = { code: string; keepUntilMs: number } | { refresh: string };
 
 /**
  * Issues a grant's new access and refresh tokens in one transaction with spending what was
  * presented: the old access token item goes (its rate-limit ring moves to the new one), the key
  * item points at the new hash, guarded on being active with the hash read (a revoke in between
- * wins), and the code is deleted or the refresh token marked used, guarded on still being there
- * and unused (a parallel exchange of the same code or refresh token loses).
+ * wins), and the code or the refresh token is marked used, guarded on still being there and
+ * unused (a parallel exchange of the same code or refresh token loses).
  */
 export async function issueTokens(
   keyId: number,
@@ -377,13 +384,16 @@ export async function issueTokens(
     new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
   );
   const rotated: KeyRecord = { ...key, token_hash: issue.accessHash };
-  const spend =
+  const spend: TransactWriteItem =
     'code' in spent
       ? {
-          Delete: {
+          Update: {
             TableName: tableName(),
             Key: keys.oauthCode(spent.code),
-            ConditionExpression: 'attribute_exists(pk)',
+            UpdateExpression: 'SET used = :used, #ttl = :ttl',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(used)',
+            ExpressionAttributeNames: { '#ttl': 'ttl' },
+            ExpressionAttributeValues: { ':used': true, ':ttl': ttlOf(spent.keepUntilMs) },
           },
         }
       : {
