@@ -1,22 +1,18 @@
 import { requireStore } from '#app/stores.ts';
+import { getClient, putClient } from '#db/oauth/client.repo.ts';
 import {
   approveRequest,
   denyRequest,
-  getClient,
-  getCode,
-  getRefresh,
   getRequest,
-  issueTokens,
   listPendingRequests,
-  putClient,
   putRequest,
   redeemRequest,
   type PendingRequest,
-  type Spent,
-} from '#db/oauth/repo.ts';
+} from '#db/oauth/request.repo.ts';
+import { getCode, getRefresh, issueTokens, type Spent } from '#db/oauth/token.repo.ts';
 
 /** What the authorize page shows of a request; the page imports it from here, not from storage. */
-export type { PendingRequest } from '#db/oauth/repo.ts';
+export type { PendingRequest } from '#db/oauth/request.repo.ts';
 import { revokeKey } from '#db/key/change.repo.ts';
 import { getKey } from '#db/key/repo.ts';
 import { DomainError } from '#domain/errors.ts';

@@ -29,6 +29,21 @@ export function toKeyRecord(item: Item, lastUsedAt: string | null = null): KeyRe
   };
 }
 
+/**
+ * The key item as stored: the record under its id and in its store's index, without
+ * `last_used_at` (the token item keeps that); `extra` for what only some keys have (a grant's).
+ */
+export function keyItem(record: KeyRecord, extra: Item = {}) {
+  const { last_used_at: _l, ...stored } = record;
+  return {
+    ...keys.key(record.id),
+    ...keys.keyIndexEntry(record.store_id, record.id),
+    type: ENTITY.key,
+    ...stored,
+    ...extra,
+  };
+}
+
 /** The item the authorizer reads (key/auth.repo.ts): a copy of what a request needs to know. */
 export function tokenItem(record: KeyRecord, currency: string | null, carried: Item = {}) {
   return {
