@@ -197,11 +197,15 @@ describe('OAuth: the flow with the store admin', () => {
     expect(error).toMatchObject({ code: 'validation_failed', field: 'abilities' });
   });
 
-  it('refuses an approval code that was guessed, and one that is replayed', async () => {
+  it('refuses an approval code that was guessed', async () => {
     expect(await adminError('oauth approve', { code: 'ABCD-EFGH', store: storeId })).toMatchObject({
       code: 'not_found',
       field: 'code',
     });
+    expect(await adminError('oauth deny', { code: 'ABCD-EFGH' })).toMatchObject({ code: 'not_found', field: 'code' });
+  });
+
+  it('refuses an approval code that is replayed, to approve or to deny', async () => {
     const clientId = await register();
     const { started } = await start(clientId);
     await adminCommand('oauth approve', { code: started.approvalCode, store: storeId });
@@ -232,22 +236,20 @@ describe('OAuth: the flow with the store admin', () => {
     expect(started.approvalCode).toBeUndefined();
   });
 
-  it('refuses a missing PKCE challenge and a plain one', async () => {
+  it.each([
+    ['a missing PKCE challenge', { code_challenge: undefined, code_challenge_method: undefined }],
+    ['a plain PKCE challenge', { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }],
+  ])('refuses %s, back at the redirect URI, with no approval code', async (_name, extra) => {
     const clientId = await register();
-    for (const extra of [
-      { code_challenge: undefined, code_challenge_method: undefined },
-      { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' },
-    ]) {
-      const { started } = await start(clientId, extra);
-      expect(started.status).toBe(302);
-      const back = new URL(started.location!);
-      expect(back.searchParams.get('error')).toBe('invalid_request');
-      expect(started.approvalCode).toBeUndefined();
-    }
+    const { started } = await start(clientId, extra);
+    expect(started.status).toBe(302);
+    const back = new URL(started.location!);
+    expect(back.searchParams.get('error')).toBe('invalid_request');
+    expect(started.approvalCode).toBeUndefined();
   });
 
-  it('refuses a reused code and a code used by another client', async () => {
-    const { as, client, clientId, redirect, verifier } = await grantFor(storeId);
+  it('refuses a reused code', async () => {
+    const { as, clientId, redirect, verifier } = await grantFor(storeId);
     const code = redirect.searchParams.get('code')!;
     const exchange = (id: string) =>
       fetch(as.token_endpoint!, {
@@ -264,26 +266,32 @@ describe('OAuth: the flow with the store admin', () => {
     const reused = await exchange(clientId);
     expect(reused.status).toBe(400);
     expect(await reused.json()).toMatchObject({ error: 'invalid_grant' });
-    expect(client.client_id).toBe(clientId);
+  });
 
-    // A fresh code, presented by another (registered) client first: refused, and still not redeemed by it.
+  it('refuses a code used by another client', async () => {
+    const as = await discover();
+    const clientId = await register();
     const other = await register();
     const second = await start(clientId);
     await adminCommand('oauth approve', { code: second.started.approvalCode, store: storeId });
     const done = new URL((await poll(second.started.statusUrl!)).redirect!);
-    const res = await fetch(as.token_endpoint!, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code: done.searchParams.get('code')!,
-        code_verifier: second.verifier,
-        redirect_uri: REDIRECT,
-        client_id: other,
-      }),
-    });
+    const exchange = (id: string) =>
+      fetch(as.token_endpoint!, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: done.searchParams.get('code')!,
+          code_verifier: second.verifier,
+          redirect_uri: REDIRECT,
+          client_id: id,
+        }),
+      });
+    const res = await exchange(other);
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: 'invalid_grant' });
+    // The refusal spent nothing: the client the code was issued to still exchanges it.
+    expect((await exchange(clientId)).status).toBe(200);
   });
 
   it('revokes the tokens issued from a code when the code comes back, whoever presents it', async () => {
