@@ -165,6 +165,7 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
         expect(await grantOf(store, keyId)).toMatchObject({
           name: `oauth: ${mode.clientName}`,
           kind: 'grant',
+          client_id: clientId,
           status: 'active',
           abilities: APPROVED,
         });

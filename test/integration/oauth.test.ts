@@ -158,7 +158,7 @@ describe('OAuth: the flow with the store admin', () => {
   const mcpClient = useMcpClients('oauth-test');
 
   it('issues tokens that call the API and MCP with exactly the approved abilities', async () => {
-    const { tokens, keyId, redirect } = await grantFor(
+    const { tokens, keyId, redirect, clientId } = await grantFor(
       storeId,
       { abilities: 'catalog:read', mcp: 'read-only', writes_per_hour: '100' },
       { resource: apiResource() },
@@ -180,6 +180,7 @@ describe('OAuth: the flow with the store admin', () => {
     expect(keys.data.find((k) => k.id === keyId)).toMatchObject({
       name: 'oauth: Test chat app',
       kind: 'grant',
+      client_id: clientId,
       abilities: ['catalog:read'],
       mcp: 'read-only',
       writes_per_hour: 100,

@@ -21,7 +21,7 @@ export function toKeyRecord(item: Item, lastUsedAt: string | null = null): KeyRe
     created_at: item.created_at,
     revoked_at: item.revoked_at ?? null,
     last_used_at: lastUsedAt,
-    ...(item.kind === 'grant' ? { kind: 'grant' as const } : {}),
+    ...(item.kind === 'grant' ? { kind: 'grant' as const, client_id: item.client_id } : {}),
     token_hash: item.token_hash,
     webhook_secret: item.webhook_secret,
     previous_webhook_secret: item.previous_webhook_secret ?? null,
