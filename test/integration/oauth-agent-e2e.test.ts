@@ -91,7 +91,7 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
         const provider = new AgentProvider(
           receiver.redirectUrl,
           mode.clientName,
-          mode.metadataDocument ? receiver.metadataDocumentUrl : undefined,
+          mode.metadataDocument ? { client_id: receiver.metadataDocumentUrl, issuer: root() } : undefined,
         );
         const first = agent(mcpUrl(), provider, fetchFn);
         expect(await first.connect()).toBe('redirect');
