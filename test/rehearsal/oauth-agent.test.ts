@@ -69,6 +69,11 @@ describe.skipIf(chromiumMissing)('rehearsal: a chat app connects with OAuth and 
       clientName: 'Rehearsal chat app',
       redirectHost: new URL(receiver.redirectUrl).host,
     });
+    // The admin Lambda's role reads the waiting requests (gsi1 query, BatchGetItem) under IAM.
+    const waiting = await lambdaInvoker(adminFunction)({ command: 'oauth requests', args: {} });
+    expect(waiting.ok ? (waiting.data as { data: { approval_code: string }[] }).data : waiting.error).toEqual(
+      expect.arrayContaining([expect.objectContaining({ approval_code: code, client_name: 'Rehearsal chat app' })]),
+    );
     const approved = (await adminCli(
       [
         'oauth',
