@@ -1,5 +1,5 @@
 import { MCP_MODES } from '#domain/key/api-key.ts';
-import { button, fieldList, html, layout, type Html } from './html.ts';
+import { button, fieldList, html, layout, table, type Html } from './html.ts';
 import type { PageContext } from './pages.ts';
 
 /** What `oauth show` answers about an approval code (shared/app/oauth.ts `showAuthorization`). */
@@ -12,19 +12,31 @@ export interface ShownRequest {
   [field: string]: unknown;
 }
 
+/** What `oauth requests` lists of each request still waiting (shared/app/oauth.ts `listAuthorizationRequests`). */
+export interface WaitingRequest {
+  approval_code: string;
+  client_name: string;
+  redirect_host: string;
+  abilities: string[];
+  age_seconds: number;
+  [field: string]: unknown;
+}
+
 const field = (name: string, value: string) => html`<input type="hidden" name="${name}" value="${value}">`;
 
 /**
  * The store admin's side of an OAuth authorization (docs/oauth.md#the-flow): the approval code the
  * client's page shows, then who asks and for what, and the choice of store, abilities (only those
  * asked), MCP mode and write budget; approving and denying are `oauth approve` and `oauth deny`,
- * each form good for one submit (`once`, bin/console/once.ts).
+ * each form good for one submit (`once`, bin/console/once.ts). Without a code, the requests still
+ * waiting, newest first (`oauth requests`), for an admin who did not get the code from the user.
  */
 export function oauthPage(
   ctx: PageContext,
   code: string,
   request: ShownRequest | undefined,
   once: { approve: string; deny: string },
+  waiting?: WaitingRequest[],
 ): string {
   return layout(
     'Approve an app',
@@ -33,8 +45,24 @@ export function oauthPage(
 <form method="get" action="/oauth" class="stack"><label for="approval-code">Approval code (shown on the app's page)</label>
 <input type="text" id="approval-code" name="code" value="${code}" required autocomplete="off" autocapitalize="characters" spellcheck="false">
 <div><button type="submit">Look up</button></div></form>
-${request ? decision(ctx, request, once) : ''}`,
+${request ? decision(ctx, request, once) : ''}${waiting ? waitingList(waiting) : ''}`,
   );
+}
+
+function waitingList(rows: WaitingRequest[]): Html {
+  const shown = rows.map((r) => ({
+    approval_code: r.approval_code,
+    app: r.client_name,
+    redirect_host: r.redirect_host,
+    asks_for: r.abilities,
+    age_seconds: r.age_seconds,
+  }));
+  return html`<h2>Waiting for a decision</h2>${table('Requests waiting for a decision, newest first', shown, [], {
+    head: 'Decide',
+    lead: true,
+    cell: (r) =>
+      html`<a href="/oauth?code=${encodeURIComponent(String(r.approval_code))}">Decide ${String(r.approval_code)}</a>`,
+  })}`;
 }
 
 function decision(ctx: PageContext, r: ShownRequest, once: { approve: string; deny: string }): Html {

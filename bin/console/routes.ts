@@ -20,7 +20,7 @@ import {
   type ShownOnce,
 } from './pages.ts';
 import { OneTime } from './once.ts';
-import { oauthPage, type ShownRequest } from './oauth-page.ts';
+import { oauthPage, type ShownRequest, type WaitingRequest } from './oauth-page.ts';
 import { badAddressPage, isKeyId, notFoundPage, segments } from './address.ts';
 
 /** One console request after the security checks of server.ts: which admin command, which page. */
@@ -105,11 +105,16 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
       return page(shownGonePage(taken.kind === 'gone' ? taken.gone : undefined), 410);
     }
     if (parts[0] === 'oauth') {
-      // An OAuth client's approval code (docs/oauth.md#the-flow): `oauth show`, then `oauth approve` or `oauth deny`.
+      // An OAuth client's approval code (docs/oauth.md#the-flow): `oauth requests` without a code, `oauth show`,
+      // then `oauth approve` or `oauth deny`.
       const code = (req.method === 'POST' ? f('code') : (req.query.get('code') ?? '')).trim();
       const tokens = () => ({ approve: deps.once.issue(), deny: deps.once.issue() });
       const show = async (c: PageContext, status = 200): Promise<Answer> => {
-        if (!code) return page(oauthPage(c, code, undefined, tokens()), status);
+        if (!code)
+          return page(
+            oauthPage(c, code, undefined, tokens(), (await run<{ data: WaitingRequest[] }>('oauth requests')).data),
+            status,
+          );
         try {
           return page(oauthPage(c, code, await run<ShownRequest>('oauth show', { code }), tokens()), status);
         } catch (err) {

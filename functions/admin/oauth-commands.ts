@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { approveAuthorization, denyAuthorization, showAuthorization } from '#app/oauth.ts';
+import { approveAuthorization, denyAuthorization, listAuthorizationRequests, showAuthorization } from '#app/oauth.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { MCP_MODES } from '#domain/key/api-key.ts';
 import { DomainError } from '#domain/errors.ts';
@@ -10,11 +10,15 @@ import type { AdminCommand } from './commands.ts';
 const Code = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(20));
 
 /**
- * The store admin's side of an OAuth authorization (docs/oauth.md#the-flow): show what the approval
- * code the client's page shows asks for; approve it, choosing the store, the abilities (no wider
+ * The store admin's side of an OAuth authorization (docs/oauth.md#the-flow): list the requests
+ * still waiting, newest first; show what the approval code the client's page shows asks for; approve it, choosing the store, the abilities (no wider
  * than asked), the MCP mode and a write budget; or deny it.
  */
 export const oauthCommands: Record<string, AdminCommand> = {
+  'oauth requests': async (args) => {
+    parse(v.strictObject({}), args);
+    return listAuthorizationRequests(Date.now());
+  },
   'oauth show': async (args) => {
     const a = parse(v.strictObject({ code: Code }), args);
     return showAuthorization(a.code, Date.now());

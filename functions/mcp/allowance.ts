@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { claimMcpAllowance } from '#app/authenticate.ts';
 import { DomainError } from '#domain/errors.ts';
 import { bearerToken } from '#functions/authorizer/handler.ts';
+import { challengeHeaders } from '#http/challenge.ts';
 
 /**
  * Session set-up uses none of the key's allowance but a generous limit of its own
@@ -28,7 +29,11 @@ export async function claimAllowance(
   setUp: boolean,
 ): Promise<void> {
   const auth = await claimMcpAllowance(bearerToken(event.headers) ?? '', setUp);
-  if (!auth.ok) throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
+  if (!auth.ok) {
+    // Revoked between the authorizer's read and this one: the same challenge as the gateway's 401.
+    state.responseHeaders = challengeHeaders(event, true);
+    throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
+  }
   const { rate } = auth;
   if (setUp && rate.allowed) return;
   state.responseHeaders = {

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { exchangeToken, pollAuthorization, registerClient, startAuthorization } from '#app/oauth.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, resources } from '#domain/oauth/oauth.ts';
 import { API_BASE_PATH, OAUTH_ROUTES, type OAuthOperation } from '#http/api-routes.ts';
-import { apiOrigin } from '#http/http-handler.ts';
+import { apiRoot } from '#http/challenge.ts';
 import { bodyText } from '#http/middlewares.ts';
 import { config } from '#shared/config.ts';
 import { fetchClientMetadata } from './client-metadata.ts';
@@ -29,12 +29,6 @@ const html = (statusCode: number, body: string): APIGatewayProxyResult => ({
   },
   body,
 });
-
-/** The API's root URL (the issuer): the origin and, on an execute-api host, the stage. */
-function rootOf(event: APIGatewayProxyEvent): string {
-  const full = event.requestContext?.path ?? event.path;
-  return apiOrigin(event) + (full.endsWith(event.path) ? full.slice(0, full.length - event.path.length) : '');
-}
 
 function form(event: APIGatewayProxyEvent): Record<string, string> {
   return Object.fromEntries(new URLSearchParams(bodyText(event)));
@@ -105,5 +99,5 @@ export async function handler(event: APIGatewayProxyEvent): Promise<APIGatewayPr
       { code: 'method_not_allowed', message: `${method} is not allowed here.`, field: null },
       { Allow: allowed.join(', ') },
     );
-  return operations[matched.operation](event, rootOf(event));
+  return operations[matched.operation](event, apiRoot(event));
 }

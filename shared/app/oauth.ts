@@ -1,20 +1,18 @@
 import { requireStore } from '#app/stores.ts';
+import { getClient, putClient } from '#db/oauth/client.repo.ts';
 import {
   approveRequest,
   denyRequest,
-  getClient,
-  getCode,
-  getRefresh,
   getRequest,
-  issueTokens,
-  putClient,
+  listPendingRequests,
   putRequest,
   redeemRequest,
   type PendingRequest,
-} from '#db/oauth/repo.ts';
+} from '#db/oauth/request.repo.ts';
+import { getCode, getRefresh, issueTokens, type Spent } from '#db/oauth/token.repo.ts';
 
 /** What the authorize page shows of a request; the page imports it from here, not from storage. */
-export type { PendingRequest } from '#db/oauth/repo.ts';
+export type { PendingRequest } from '#db/oauth/request.repo.ts';
 import { revokeKey } from '#db/key/change.repo.ts';
 import { getKey } from '#db/key/repo.ts';
 import { DomainError } from '#domain/errors.ts';
@@ -217,6 +215,26 @@ export async function showAuthorization(code: string, nowMs: number) {
   };
 }
 
+/**
+ * The requests waiting for the store admin, newest first (`oauth requests`, the console's *Approve
+ * an app* page): for an admin who did not get the approval code from the user. The same fields as
+ * `oauth show`, and the request's age.
+ */
+export async function listAuthorizationRequests(nowMs: number) {
+  const pending = await listPendingRequests(nowMs);
+  return {
+    data: pending.map((r) => ({
+      approval_code: r.approval_code,
+      client_id: r.client_id,
+      client_name: r.client_name,
+      redirect_host: new URL(r.redirect_uri).host,
+      abilities: r.abilities,
+      age_seconds: Math.max(0, Math.floor((nowMs - (r.expires_at - REQUEST_SECONDS * 1000)) / 1000)),
+      expires_at: new Date(r.expires_at).toISOString(),
+    })),
+  };
+}
+
 /** The store admin's approval (`oauth approve`): the grant is a key of the chosen store, never wider than asked. */
 export async function approveAuthorization(input: ApproveInput, nowMs: number) {
   const request = await requirePending(input.code, nowMs);
@@ -287,6 +305,12 @@ async function exchangeCode(form: Record<string, string | undefined>, nowMs: num
     };
   const codeHash = hashToken(code);
   const grant = looksLikeSecret('sic_', code) ? await getCode(codeHash) : undefined;
+  if (grant?.used) {
+    // A code comes back after its exchange: it leaked, or was intercepted. The grant ends with
+    // every token issued from it (OAuth 2.1 §4.1.3), whoever presents it.
+    await revokeKey(grant.key_id, new Date(nowMs).toISOString());
+    return invalidGrant('the code was already used; the tokens issued from it are revoked');
+  }
   // One answer for every mismatch: the code tells its holder nothing about why.
   if (
     !grant ||
@@ -299,7 +323,7 @@ async function exchangeCode(form: Record<string, string | undefined>, nowMs: num
     return invalidGrant(
       'the code is unknown, used, expired, or was issued for another client, redirect URI, resource or verifier',
     );
-  return issue(grant.key_id, { code: codeHash }, grant, nowMs);
+  return issue(grant.key_id, { code: codeHash, keepUntilMs: nowMs + REFRESH_TOKEN_SECONDS * 1000 }, grant, nowMs);
 }
 
 async function refreshTokens(form: Record<string, string | undefined>, nowMs: number): Promise<TokenOutcome> {
@@ -323,7 +347,7 @@ async function refreshTokens(form: Record<string, string | undefined>, nowMs: nu
 
 async function issue(
   keyId: number,
-  spent: { code: string } | { refresh: string },
+  spent: Spent,
   from: { client_id: string; resource: string; audience: string },
   nowMs: number,
 ): Promise<TokenOutcome> {

@@ -31,7 +31,8 @@
  *  event replay (stream → fan-out) ..... STORE#{s}            / EVENT#{event id}#REPLAY#{time}   (type = outbox, TTL 1 d)
  *  OAuth registered client (90 d TTL) .. OAUTH_CLIENT#{client_id} / CLIENT
  *  OAuth pending request (10 min TTL) .. OAUTH_REQUEST#{approval code} / REQUEST   (docs/oauth.md; the admin approves by code)
- *  OAuth authorization code (60 s TTL) . OAUTH_CODE#{sha256}  / CODE   (deleted by its one exchange)
+ *  OAuth requests, newest first ........ gsi1: OAUTH_REQUESTS / {expires_at ms:015}#{approval code}   (`oauth requests`; unexpired = sk above now)
+ *  OAuth authorization code (60 s TTL) . OAUTH_CODE#{sha256}  / CODE   (`used` by its one exchange, then kept 30 d: a second one revokes the grant)
  *  OAuth refresh token (30 d TTL) ...... OAUTH_REFRESH#{sha256} / REFRESH   (`used` once rotated: a replay revokes the grant)
  *  (an OAuth grant is a key item with kind = grant; its access token is the key's TOKEN item, with expires_at)
  *  (the local stack keeps items of its own under LOCAL#…: emulation/local/stream-position.ts, commit-barrier.ts, key-marker.ts)
@@ -130,6 +131,12 @@ export const keys = {
   }),
   oauthClient: (clientId: string): Key => ({ pk: `OAUTH_CLIENT#${clientId}`, sk: 'CLIENT' }),
   oauthRequest: (approvalCode: string): Key => ({ pk: `OAUTH_REQUEST#${approvalCode}`, sk: 'REQUEST' }),
+  oauthRequestIndexEntry: (expiresAtMs: number, approvalCode: string) => ({
+    gsi1pk: 'OAUTH_REQUESTS',
+    gsi1sk: `${pad(expiresAtMs, 15)}#${approvalCode}`,
+  }),
+  /** The bounds of `oauthRequestIndexEntry`'s sort key for the requests still unexpired at `nowMs`. */
+  oauthRequestsIndex: (nowMs: number) => ({ gsi1pk: 'OAUTH_REQUESTS', after: pad(nowMs, 15) }),
   oauthCode: (codeHash: string): Key => ({ pk: `OAUTH_CODE#${codeHash}`, sk: 'CODE' }),
   oauthRefresh: (tokenHash: string): Key => ({ pk: `OAUTH_REFRESH#${tokenHash}`, sk: 'REFRESH' }),
   /** Sort key of a padded-id record back to its id (`PRODUCT#000000000042` → 42). */

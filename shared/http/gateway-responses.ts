@@ -55,9 +55,6 @@ export const bearerChallenge = (metadataUrl: string) => `Bearer resource_metadat
 export const invalidTokenChallenge = (metadataUrl: string) =>
   `Bearer resource_metadata="${metadataUrl}", error="invalid_token"`;
 
-/** The bare scheme, for a 401 a handler answers without knowing the API's root (a misconfiguration). */
-export const BEARER_CHALLENGE = 'Bearer';
-
 /** API Gateway's gateway response types (AWS::ApiGateway::GatewayResponse ResponseType). */
 export type GatewayResponseType =
   | 'ACCESS_DENIED'

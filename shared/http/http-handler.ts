@@ -7,6 +7,7 @@ import { json, type RouteResult } from './response.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
 import { canDryRun, dryRunWrite, takeDryRun, type CurrentStates, type CurrentStatesOf } from './dry-run.ts';
 import type { Principal } from '#domain/principal.ts';
+import { apiOrigin } from './origin.ts';
 
 export { instrument, NO_EARLY_TIMEOUT };
 
@@ -30,24 +31,6 @@ export type RouteFn = (input: RouteInput) => Promise<RouteResult>;
 
 /** One route function for every operation of a group: a missing one is a compile error. */
 export type GroupOperations<G extends Group> = Record<OperationOf<G>, RouteFn>;
-
-/**
- * The API's own origin as this request reached it: API Gateway's domain name, and the scheme API
- * Gateway itself puts in X-Forwarded-Proto (it overwrites what a client sends; the local gateway
- * does the same). Never the client's Host header: page links and the MCP Origin check rely on it.
- */
-/** What apiOrigin reads: the same fields in a proxy event and an authorizer's REQUEST event. */
-export interface OriginSource {
-  headers?: Record<string, string | undefined> | null;
-  requestContext?: { domainName?: string } | null;
-}
-
-export function apiOrigin(event: OriginSource): string {
-  const headers = event.headers ?? {};
-  const forwarded = Object.entries(headers).find(([name]) => name.toLowerCase() === 'x-forwarded-proto')?.[1];
-  const proto = forwarded === 'http' ? 'http' : 'https';
-  return `${proto}://${event.requestContext?.domainName ?? 'localhost'}`;
-}
 
 export function absoluteUrl(event: APIGatewayProxyEvent): string {
   // requestContext.path carries the stage prefix on execute-api hosts, event.path does not.

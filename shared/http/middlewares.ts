@@ -6,7 +6,7 @@ import { json } from './response.ts';
 import { errorResponse } from './error-status.ts';
 import { allowedMethods, findRoute, type ApiRoute, principalFromContext, type RequestPrincipal } from './api-routes.ts';
 import { errorFields, log, addInvocationContext } from '#shared/log.ts';
-import { BEARER_CHALLENGE } from './gateway-responses.ts';
+import { challengeHeaders } from './challenge.ts';
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
@@ -80,6 +80,10 @@ export function resolveRoute(): Middleware {
   };
 }
 
+/** Whether the request names a credential at all: the challenge then says it is not good. */
+const hasAuthorization = (headers: Record<string, string | undefined> | null) =>
+  Object.entries(headers ?? {}).some(([name, value]) => name.toLowerCase() === 'authorization' && !!value?.trim());
+
 /**
  * The authorizer resolved the key; this reads what it decided. The rate-limit verdict travels in
  * the authorizer context because an authorizer cannot answer 429 itself.
@@ -92,7 +96,7 @@ export function authorizedKey(): Middleware {
       const state = internal(request);
       if (!principal) {
         // Behind the authorizer only by misconfiguration: it denies every token that is no key.
-        state.responseHeaders = { 'WWW-Authenticate': BEARER_CHALLENGE };
+        state.responseHeaders = challengeHeaders(request.event, hasAuthorization(request.event.headers));
         throw new DomainError('unauthenticated', 'A valid API key is required (Authorization: Bearer <key>).');
       }
       state.principal = principal;

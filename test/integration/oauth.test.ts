@@ -158,7 +158,7 @@ describe('OAuth: the flow with the store admin', () => {
   const mcpClient = useMcpClients('oauth-test');
 
   it('issues tokens that call the API and MCP with exactly the approved abilities', async () => {
-    const { tokens, keyId, redirect } = await grantFor(
+    const { tokens, keyId, redirect, clientId } = await grantFor(
       storeId,
       { abilities: 'catalog:read', mcp: 'read-only', writes_per_hour: '100' },
       { resource: apiResource() },
@@ -180,6 +180,7 @@ describe('OAuth: the flow with the store admin', () => {
     expect(keys.data.find((k) => k.id === keyId)).toMatchObject({
       name: 'oauth: Test chat app',
       kind: 'grant',
+      client_id: clientId,
       abilities: ['catalog:read'],
       mcp: 'read-only',
       writes_per_hour: 100,
@@ -197,11 +198,15 @@ describe('OAuth: the flow with the store admin', () => {
     expect(error).toMatchObject({ code: 'validation_failed', field: 'abilities' });
   });
 
-  it('refuses an approval code that was guessed, and one that is replayed', async () => {
+  it('refuses an approval code that was guessed', async () => {
     expect(await adminError('oauth approve', { code: 'ABCD-EFGH', store: storeId })).toMatchObject({
       code: 'not_found',
       field: 'code',
     });
+    expect(await adminError('oauth deny', { code: 'ABCD-EFGH' })).toMatchObject({ code: 'not_found', field: 'code' });
+  });
+
+  it('refuses an approval code that is replayed, to approve or to deny', async () => {
     const clientId = await register();
     const { started } = await start(clientId);
     await adminCommand('oauth approve', { code: started.approvalCode, store: storeId });
@@ -232,22 +237,20 @@ describe('OAuth: the flow with the store admin', () => {
     expect(started.approvalCode).toBeUndefined();
   });
 
-  it('refuses a missing PKCE challenge and a plain one', async () => {
+  it.each([
+    ['a missing PKCE challenge', { code_challenge: undefined, code_challenge_method: undefined }],
+    ['a plain PKCE challenge', { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }],
+  ])('refuses %s, back at the redirect URI, with no approval code', async (_name, extra) => {
     const clientId = await register();
-    for (const extra of [
-      { code_challenge: undefined, code_challenge_method: undefined },
-      { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' },
-    ]) {
-      const { started } = await start(clientId, extra);
-      expect(started.status).toBe(302);
-      const back = new URL(started.location!);
-      expect(back.searchParams.get('error')).toBe('invalid_request');
-      expect(started.approvalCode).toBeUndefined();
-    }
+    const { started } = await start(clientId, extra);
+    expect(started.status).toBe(302);
+    const back = new URL(started.location!);
+    expect(back.searchParams.get('error')).toBe('invalid_request');
+    expect(started.approvalCode).toBeUndefined();
   });
 
-  it('refuses a reused code and a code used by another client', async () => {
-    const { as, client, clientId, redirect, verifier } = await grantFor(storeId);
+  it('refuses a reused code', async () => {
+    const { as, clientId, redirect, verifier } = await grantFor(storeId);
     const code = redirect.searchParams.get('code')!;
     const exchange = (id: string) =>
       fetch(as.token_endpoint!, {
@@ -264,26 +267,101 @@ describe('OAuth: the flow with the store admin', () => {
     const reused = await exchange(clientId);
     expect(reused.status).toBe(400);
     expect(await reused.json()).toMatchObject({ error: 'invalid_grant' });
-    expect(client.client_id).toBe(clientId);
+  });
 
-    // A fresh code, presented by another (registered) client first: refused, and still not redeemed by it.
+  it('refuses a code used by another client', async () => {
+    const as = await discover();
+    const clientId = await register();
     const other = await register();
     const second = await start(clientId);
     await adminCommand('oauth approve', { code: second.started.approvalCode, store: storeId });
     const done = new URL((await poll(second.started.statusUrl!)).redirect!);
-    const res = await fetch(as.token_endpoint!, {
+    const exchange = (id: string) =>
+      fetch(as.token_endpoint!, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: done.searchParams.get('code')!,
+          code_verifier: second.verifier,
+          redirect_uri: REDIRECT,
+          client_id: id,
+        }),
+      });
+    const res = await exchange(other);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'invalid_grant' });
+    // The refusal spent nothing: the client the code was issued to still exchanges it.
+    expect((await exchange(clientId)).status).toBe(200);
+  });
+
+  it('revokes the tokens issued from a code when the code comes back, whoever presents it', async () => {
+    const { as, client, clientId, tokens, keyId, redirect, verifier } = await grantFor(
+      storeId,
+      { abilities: 'catalog:read' },
+      { resource: apiResource() },
+    );
+    expect((await api(tokens.access_token, '/products')).status).toBe(200);
+    const replay = await fetch(as.token_endpoint!, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
         grant_type: 'authorization_code',
-        code: done.searchParams.get('code')!,
-        code_verifier: second.verifier,
+        code: redirect.searchParams.get('code')!,
+        code_verifier: verifier,
         redirect_uri: REDIRECT,
-        client_id: other,
+        client_id: clientId,
       }),
     });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error: 'invalid_grant' });
+    expect(replay.status).toBe(400);
+    expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
+    // The access and the refresh token the first exchange issued end with the grant.
+    const after = await api(tokens.access_token, '/products');
+    expect(after.status).toBe(401);
+    expect(after.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    const refresh = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure);
+    expect(refresh.status).toBe(400);
+    const keys = await adminCommand<{ data: { id: number; status: string }[] }>('keys list', { store: storeId });
+    expect(keys.data.find((k) => k.id === keyId)?.status).toBe('revoked');
+  });
+
+  it('lists the requests waiting for a decision newest first; a decided one leaves the list', async () => {
+    const clientId = await register(undefined, 'Listed chat app');
+    const older = await start(clientId, { scope: 'catalog:read' });
+    const newer = await start(clientId, { scope: 'orders:read content:read' });
+    const listed = async () =>
+      (
+        await adminCommand<{
+          data: {
+            approval_code: string;
+            client_name: string;
+            redirect_host: string;
+            abilities: string[];
+            age_seconds: number;
+          }[];
+        }>('oauth requests')
+      ).data;
+    const codes = (await listed()).map((r) => r.approval_code);
+    expect(codes.indexOf(newer.started.approvalCode!)).toBeGreaterThanOrEqual(0);
+    expect(codes.indexOf(newer.started.approvalCode!)).toBeLessThan(codes.indexOf(older.started.approvalCode!));
+    const row = (await listed()).find((r) => r.approval_code === newer.started.approvalCode);
+    expect(row).toEqual({
+      approval_code: newer.started.approvalCode,
+      client_id: clientId,
+      client_name: 'Listed chat app',
+      redirect_host: '127.0.0.1:9',
+      abilities: ['orders:read', 'content:read'],
+      age_seconds: expect.any(Number),
+      expires_at: expect.any(String),
+    });
+    // Never what only the page and the client hold: the PKCE challenge, the page's secret, the state.
+    expect(JSON.stringify(await listed())).not.toContain(newer.state);
+    await adminCommand('oauth deny', { code: newer.started.approvalCode });
+    await adminCommand('oauth approve', { code: older.started.approvalCode, store: storeId });
+    const left = (await listed()).map((r) => r.approval_code);
+    expect(left).not.toContain(newer.started.approvalCode);
+    expect(left).not.toContain(older.started.approvalCode);
+    expect(await adminError('oauth requests', { store: storeId })).toMatchObject({ code: 'validation_failed' });
   });
 
   it('refuses a token for another resource: an MCP-bound token on the HTTP API', async () => {

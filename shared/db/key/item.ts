@@ -21,11 +21,26 @@ export function toKeyRecord(item: Item, lastUsedAt: string | null = null): KeyRe
     created_at: item.created_at,
     revoked_at: item.revoked_at ?? null,
     last_used_at: lastUsedAt,
-    ...(item.kind === 'grant' ? { kind: 'grant' as const } : {}),
+    ...(item.kind === 'grant' ? { kind: 'grant' as const, client_id: item.client_id } : {}),
     token_hash: item.token_hash,
     webhook_secret: item.webhook_secret,
     previous_webhook_secret: item.previous_webhook_secret ?? null,
     previous_webhook_secret_expires_at: item.previous_webhook_secret_expires_at ?? null,
+  };
+}
+
+/**
+ * The key item as stored: the record under its id and in its store's index, without
+ * `last_used_at` (the token item keeps that); `extra` for what only some keys have (a grant's).
+ */
+export function keyItem(record: KeyRecord, extra: Item = {}) {
+  const { last_used_at: _l, ...stored } = record;
+  return {
+    ...keys.key(record.id),
+    ...keys.keyIndexEntry(record.store_id, record.id),
+    type: ENTITY.key,
+    ...stored,
+    ...extra,
   };
 }
 

@@ -1,7 +1,6 @@
 import { backoff } from '#domain/time.ts';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../core/client.ts';
-import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import {
   batchGet,
@@ -16,7 +15,7 @@ import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
 import type { EventType } from '#domain/event/event.ts';
 import { DomainError } from '#domain/errors.ts';
 import { nextInSequence } from '../core/sequence.ts';
-import { tokenItem, toKeyRecord } from './item.ts';
+import { tokenItem, toKeyRecord, keyItem } from './item.ts';
 
 const nextKeyId = () => nextInSequence(keys.keySequence());
 
@@ -56,14 +55,13 @@ export async function createKey(input: {
     previous_webhook_secret: null,
     previous_webhook_secret_expires_at: null,
   };
-  const { last_used_at: _l, ...stored } = record;
   await db().send(
     new TransactWriteCommand({
       TransactItems: [
         {
           Put: {
             TableName: tableName(),
-            Item: { ...keys.key(id), ...keys.keyIndexEntry(input.storeId, id), type: ENTITY.key, ...stored },
+            Item: keyItem(record),
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },

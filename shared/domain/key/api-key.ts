@@ -36,6 +36,8 @@ export interface ApiKey {
 export interface KeyRecord extends ApiKey {
   /** `grant`: made by an OAuth approval (docs/oauth.md); its token is an expiring access token. */
   kind?: 'grant';
+  /** A grant's OAuth client (its `client_id`: a registered id or a metadata document's URL). */
+  client_id?: string;
   token_hash: string;
   webhook_secret: string;
   previous_webhook_secret: string | null;

@@ -1,0 +1,246 @@
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Ability } from '#domain/key/abilities.ts';
+import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
+import { db, tableName } from '../core/client.ts';
+import { batchGet, itemKey, queryAll, type Item } from '../core/helpers.ts';
+import { nextInSequence } from '../core/sequence.ts';
+import { ENTITY } from '../core/table.ts';
+import { keyItem, tokenItem } from '../key/item.ts';
+import { keys } from '../keys.ts';
+import type { CodeGrant } from './token.repo.ts';
+import { conditionalWrite, ttlOf } from './write.ts';
+
+/**
+ * Authorization requests (docs/oauth.md#the-flow): stored by the authorize page under their
+ * approval code, listed for the store admin, approved (the grant's key written with the decision)
+ * or denied, and redeemed by the waiting page for an authorization code.
+ */
+
+export type RequestStatus = 'pending' | 'approved' | 'denied' | 'redeemed';
+
+/** An authorization request waiting for (or past) the store admin's decision. */
+export interface PendingRequest {
+  approval_code: string;
+  secret_hash: string;
+  client_id: string;
+  client_name: string;
+  redirect_uri: string;
+  code_challenge: string;
+  state: string | null;
+  resource: string;
+  audience: string;
+  abilities: Ability[];
+  status: RequestStatus;
+  key_id: number | null;
+  expires_at: number;
+}
+
+function toRequest(i: Item): PendingRequest {
+  return {
+    approval_code: i.approval_code,
+    secret_hash: i.secret_hash,
+    client_id: i.client_id,
+    client_name: i.client_name,
+    redirect_uri: i.redirect_uri,
+    code_challenge: i.code_challenge,
+    state: i.state ?? null,
+    resource: i.resource,
+    audience: i.audience,
+    abilities: i.abilities,
+    status: i.status,
+    key_id: i.key_id ?? null,
+    expires_at: i.expires_at,
+  };
+}
+
+/** false: the approval code is taken (the caller draws another). */
+export async function putRequest(request: PendingRequest): Promise<boolean> {
+  const out = await conditionalWrite(() =>
+    db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...keys.oauthRequest(request.approval_code),
+          ...keys.oauthRequestIndexEntry(request.expires_at, request.approval_code),
+          type: ENTITY.oauthRequest,
+          ...request,
+          ttl: ttlOf(request.expires_at),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    ),
+  );
+  return out.ok;
+}
+
+export async function getRequest(approvalCode: string): Promise<PendingRequest | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.oauthRequest(approvalCode), ConsistentRead: true }),
+  );
+  return out.Item ? toRequest(out.Item) : undefined;
+}
+
+/**
+ * The requests still waiting for the store admin, newest first (`oauth requests`): the index holds
+ * the unexpired ones above `nowMs` and projects `status`; the items themselves come in one BatchGetItem.
+ */
+export async function listPendingRequests(nowMs: number): Promise<PendingRequest[]> {
+  const index = keys.oauthRequestsIndex(nowMs);
+  const entries = await queryAll({
+    TableName: tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk > :after',
+    FilterExpression: '#s = :pending',
+    ExpressionAttributeNames: { '#s': 'status' },
+    ExpressionAttributeValues: { ':pk': index.gsi1pk, ':after': index.after, ':pending': 'pending' },
+    ScanIndexForward: false,
+  });
+  const found = await batchGet(entries.map((i) => ({ pk: i.pk, sk: i.sk })));
+  return entries
+    .map((i) => found.get(itemKey({ pk: i.pk, sk: i.sk })))
+    .filter((i): i is Item => i !== undefined && i.status === 'pending' && i.expires_at > nowMs)
+    .map(toRequest);
+}
+
+const stillPending = {
+  condition: '#s = :pending AND expires_at > :now',
+  names: { '#s': 'status' },
+};
+
+/** Denies a pending request; false when it is no longer pending (decided, redeemed or expired). */
+export async function denyRequest(approvalCode: string, nowMs: number): Promise<boolean> {
+  const out = await conditionalWrite(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.oauthRequest(approvalCode),
+        UpdateExpression: 'SET #s = :denied',
+        ConditionExpression: stillPending.condition,
+        ExpressionAttributeNames: stillPending.names,
+        ExpressionAttributeValues: { ':pending': 'pending', ':now': nowMs, ':denied': 'denied' },
+      }),
+    ),
+  );
+  return out.ok;
+}
+
+export interface GrantInput {
+  storeId: string;
+  currency: string | null;
+  name: string;
+  abilities: Ability[];
+  mcp: McpMode;
+  writesPerHour: number | null;
+  statusChangesPerHour: number | null;
+  /** The hash of a token nobody holds: the grant has no access token until its code is exchanged. */
+  placeholderTokenHash: string;
+  webhookSecret: string;
+  now: string;
+}
+
+/**
+ * The approval: the grant's key (key item + a token item that has already expired) and the
+ * request's move to `approved` in one transaction, so a code approves once and never leaves a
+ * grant behind that no request points at.
+ */
+export async function approveRequest(
+  approvalCode: string,
+  input: GrantInput,
+  request: PendingRequest,
+  nowMs: number,
+): Promise<{ ok: true; key: KeyRecord } | { ok: false }> {
+  const id = await nextInSequence(keys.keySequence());
+  const record: KeyRecord = {
+    id,
+    store_id: input.storeId,
+    name: input.name,
+    abilities: input.abilities,
+    status: 'active',
+    webhook_url: null,
+    events: [],
+    exclude_own: false,
+    mcp: input.mcp,
+    writes_per_hour: input.writesPerHour,
+    status_changes_per_hour: input.statusChangesPerHour,
+    created_at: input.now,
+    revoked_at: null,
+    last_used_at: null,
+    token_hash: input.placeholderTokenHash,
+    webhook_secret: input.webhookSecret,
+    previous_webhook_secret: null,
+    previous_webhook_secret_expires_at: null,
+  };
+  const out = await conditionalWrite(() =>
+    db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.oauthRequest(approvalCode),
+              UpdateExpression: 'SET #s = :approved, key_id = :id',
+              ConditionExpression: stillPending.condition,
+              ExpressionAttributeNames: stillPending.names,
+              ExpressionAttributeValues: { ':pending': 'pending', ':now': nowMs, ':approved': 'approved', ':id': id },
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: keyItem(record, { kind: 'grant', client_id: request.client_id, resource: request.resource }),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...tokenItem(record, input.currency), kind: 'grant', expires_at: 0, audience: request.audience },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      }),
+    ),
+  );
+  if (out.ok) return { ok: true, key: record };
+  // The request was decided meanwhile: an outcome. Anything else (a taken key id) is not.
+  if (out.reasons[0] === 'ConditionalCheckFailed') return { ok: false };
+  throw new Error(`the approval of ${approvalCode} was cancelled: ${out.reasons.join(', ')}`);
+}
+
+/**
+ * The waiting page's pick-up of an approval: the request moves to `redeemed` (only from
+ * `approved`, only with the page's secret) and the authorization code is written, together.
+ */
+export async function redeemRequest(request: PendingRequest, codeHash: string, code: CodeGrant): Promise<boolean> {
+  const out = await conditionalWrite(() =>
+    db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.oauthRequest(request.approval_code),
+              UpdateExpression: 'SET #s = :redeemed',
+              ConditionExpression: '#s = :approved AND secret_hash = :h',
+              ExpressionAttributeNames: { '#s': 'status' },
+              ExpressionAttributeValues: {
+                ':approved': 'approved',
+                ':redeemed': 'redeemed',
+                ':h': request.secret_hash,
+              },
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...keys.oauthCode(codeHash), type: ENTITY.oauthCode, ...code, ttl: ttlOf(code.expires_at) },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      }),
+    ),
+  );
+  return out.ok;
+}

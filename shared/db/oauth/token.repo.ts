@@ -1,0 +1,172 @@
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { KeyRecord } from '#domain/key/api-key.ts';
+import { db, tableName } from '../core/client.ts';
+import { ENTITY } from '../core/table.ts';
+import { tokenItem } from '../key/item.ts';
+import { requireKey } from '../key/repo.ts';
+import { keys } from '../keys.ts';
+import { conditionalWrite, ttlOf, type TransactWriteItem } from './write.ts';
+
+/**
+ * What the token endpoint reads and writes (docs/oauth.md#tokens): authorization codes, refresh
+ * tokens, and the grant's access token, which is its key's token item with an expiry.
+ */
+
+/** What an authorization code stands for, checked at the token endpoint. */
+export interface CodeGrant {
+  key_id: number;
+  client_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  resource: string;
+  audience: string;
+  expires_at: number;
+}
+
+/** A code as read back: `used` once exchanged (kept so that a second exchange revokes the grant). */
+export async function getCode(codeHash: string): Promise<(CodeGrant & { used: boolean }) | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.oauthCode(codeHash), ConsistentRead: true }),
+  );
+  const i = out.Item;
+  return i
+    ? {
+        key_id: i.key_id,
+        client_id: i.client_id,
+        redirect_uri: i.redirect_uri,
+        code_challenge: i.code_challenge,
+        resource: i.resource,
+        audience: i.audience,
+        expires_at: i.expires_at,
+        used: i.used === true,
+      }
+    : undefined;
+}
+
+export interface RefreshRecord {
+  key_id: number;
+  client_id: string;
+  resource: string;
+  audience: string;
+  status: 'active' | 'used';
+  expires_at: number;
+}
+
+export async function getRefresh(tokenHash: string): Promise<RefreshRecord | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.oauthRefresh(tokenHash), ConsistentRead: true }),
+  );
+  const i = out.Item;
+  return i
+    ? {
+        key_id: i.key_id,
+        client_id: i.client_id,
+        resource: i.resource,
+        audience: i.audience,
+        status: i.status,
+        expires_at: i.expires_at,
+      }
+    : undefined;
+}
+
+export interface TokenIssue {
+  accessHash: string;
+  accessExpiresAt: number;
+  refreshHash: string;
+  refresh: RefreshRecord;
+  currency: string | null;
+}
+
+/**
+ * What consumes the old credential in the issuing transaction: a code or a refresh token, each
+ * marked used. A used code is kept until `keepUntilMs`, so that presenting it again is recognised.
+ */
+export type Spent = { code: string; keepUntilMs: number } | { refresh: string };
+
+/**
+ * Issues a grant's new access and refresh tokens in one transaction with spending what was
+ * presented: the old access token item goes (its rate-limit ring moves to the new one), the key
+ * item points at the new hash, guarded on being active with the hash read (a revoke in between
+ * wins), and the code or the refresh token is marked used, guarded on still being there and
+ * unused (a parallel exchange of the same code or refresh token loses).
+ */
+export async function issueTokens(
+  keyId: number,
+  spent: Spent,
+  issue: TokenIssue,
+): Promise<{ ok: true } | { ok: false; reason: 'revoked' | 'spent' }> {
+  const key = await requireKey(keyId);
+  if (key.status !== 'active') return { ok: false, reason: 'revoked' };
+  const old = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
+  );
+  const rotated: KeyRecord = { ...key, token_hash: issue.accessHash };
+  const spend: TransactWriteItem =
+    'code' in spent
+      ? {
+          Update: {
+            TableName: tableName(),
+            Key: keys.oauthCode(spent.code),
+            UpdateExpression: 'SET used = :used, #ttl = :ttl',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(used)',
+            ExpressionAttributeNames: { '#ttl': 'ttl' },
+            ExpressionAttributeValues: { ':used': true, ':ttl': ttlOf(spent.keepUntilMs) },
+          },
+        }
+      : {
+          Update: {
+            TableName: tableName(),
+            Key: keys.oauthRefresh(spent.refresh),
+            UpdateExpression: 'SET #s = :used',
+            ConditionExpression: '#s = :active',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':used': 'used', ':active': 'active' },
+          },
+        };
+  const out = await conditionalWrite(() =>
+    db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          spend,
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.key(keyId),
+              UpdateExpression: 'SET token_hash = :new',
+              ConditionExpression: 'token_hash = :old AND #s = :active',
+              ExpressionAttributeNames: { '#s': 'status' },
+              ExpressionAttributeValues: { ':new': issue.accessHash, ':old': key.token_hash, ':active': 'active' },
+            },
+          },
+          { Delete: { TableName: tableName(), Key: keys.token(key.token_hash) } },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: {
+                ...tokenItem(rotated, issue.currency, old.Item ?? {}),
+                kind: 'grant',
+                expires_at: issue.accessExpiresAt,
+                audience: issue.refresh.audience,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: {
+                ...keys.oauthRefresh(issue.refreshHash),
+                type: ENTITY.oauthRefresh,
+                ...issue.refresh,
+                ttl: ttlOf(issue.refresh.expires_at),
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      }),
+    ),
+  );
+  if (out.ok) return { ok: true };
+  return { ok: false, reason: out.reasons[0] === 'ConditionalCheckFailed' ? 'spent' : 'revoked' };
+}
