@@ -26,6 +26,34 @@ afterEach(async () => {
 type Result = CallToolResult & { structuredContent: any };
 const READ_TOOLS = ['get_product', 'get_product_by_external_id', 'list_events', 'list_products'];
 
+/** A POST of one 2026-07-28 request as the v2 SDK client sends it: the envelope in `_meta`, the revision and method in headers. */
+function modernPost(token: string, method: string, params: Record<string, unknown> = {}): Promise<Response> {
+  return fetch(mcpUrl(), {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${token}`,
+      Accept: 'application/json, text/event-stream',
+      'Content-Type': 'application/json',
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': method,
+      ...(typeof params.name === 'string' ? { 'Mcp-Name': params.name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'revisions-test', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  });
+}
+
 /** The revision the server answers an initialize asking for `asked`. */
 async function negotiated(token: string, asked: string): Promise<string> {
   const res = await fetch(mcpUrl(), {
@@ -116,31 +144,23 @@ describe('MCP protocol revisions', () => {
     expect(refused.structuredContent).toMatchObject({ code: 'forbidden' });
   });
 
+  it('counts a 2026-07-28 tool call against the allowance shared with HTTP, and server/discover and tools/list not', async () => {
+    const { key } = await storeWithKey(['catalog:read']);
+    const discovered = await modernPost(key.token, 'server/discover');
+    expect(discovered.status).toBe(200);
+    expect(((await discovered.json()) as any).result.supportedVersions).toEqual(['2026-07-28']);
+    expect((await modernPost(key.token, 'tools/list')).status).toBe(200);
+    const call = await modernPost(key.token, 'tools/call', { name: 'list_products', arguments: {} });
+    expect(call.status).toBe(200);
+    // The first request of the key's 60 a minute: set-up used none of them.
+    expect(call.headers.get('ratelimit-limit')).toBe('60');
+    expect(call.headers.get('ratelimit-remaining')).toBe('59');
+    expect(((await call.json()) as any).result.structuredContent).toMatchObject({ data: [] });
+  });
+
   it('refuses subscriptions/listen on 2026-07-28 with -32601 in a JSON body instead of holding an event stream open', async () => {
     const { key } = await storeWithKey(['catalog:read']);
-    const res = await fetch(mcpUrl(), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${key.token}`,
-        Accept: 'application/json, text/event-stream',
-        'Content-Type': 'application/json',
-        'MCP-Protocol-Version': '2026-07-28',
-        'Mcp-Method': 'subscriptions/listen',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'subscriptions/listen',
-        params: {
-          filter: { toolsListChanged: true },
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientInfo': { name: 'listen-test', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
-        },
-      }),
-    });
+    const res = await modernPost(key.token, 'subscriptions/listen', { filter: { toolsListChanged: true } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/json');
     expect(await res.json()).toMatchObject({ id: 1, error: { code: -32601 } });
