@@ -47,13 +47,14 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   htmlparser2: htmlparser2Parser(),
   '@aws-sdk/util-dynamodb': utilDynamodbEsm(),
   // The MCP SDK (v2) with its protocol schemas built at their first use (infra/mcp-sdk.ts). What each copy saves of the MCP
-  // function's import, CPU ms over the SDK floor (medians of 21 fresh node 20 processes, each variant in turn, on the 2-core
-  // machine while others worked, 2026-11-28): core's schemas deferred 45 ms (123 → 78); the server's constants read from
-  // them, with core's deferred, 15 ms more (93 → 78). The stand-ins add 2 KiB (579 → 581 KiB); nothing is left out.
+  // function's import, CPU ms over the SDK floor (two runs, each of medians of 21 and 15 fresh node 20 processes per
+  // variant, the variants in turn, on the 2-core machine while others worked, 2026-11-28): core's schemas deferred 45 and
+  // 39 ms (123 → 78, 149 → 109); the server's constants read from them, with core's deferred, 15 and 3 ms more (93 → 78,
+  // 112 → 109). The stand-ins add 2 KiB (579 → 581 KiB); nothing is left out.
   '@modelcontextprotocol/server': mcpServerForBundling(),
   '@modelcontextprotocol/core/internal': mcpCoreForBundling(),
   // Its Node shim is the SDK's own copy of ajv, for a default validator ours replaces (functions/mcp/no-elicitation.ts):
-  // 151 KiB of the MCP bundle (732 → 581) and 21 CPU ms of its import (99 → 78), measured as above.
+  // 151 KiB of the MCP bundle (732 → 581) and 21 and 28 CPU ms of its import (99 → 78, 138 → 109), measured as above.
   '@modelcontextprotocol/server/_shims': stub('mcp-server-shims'),
   // Its index with the parts the signer never runs (AWS SDK v2 and HTTP patchers, plugins) loaded at their first use (infra/xray-sdk.ts).
   'aws-xray-sdk-core': xraySdkForBundling(),
