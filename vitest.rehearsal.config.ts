@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * `npm run test:rehearsal`: the end-to-end flows (keys, catalog, orders with webhooks, content,
- * MCP) against the rehearsal stack (the synthesized CDK app, IAM enforced), plus the proof that a
- * missing grant is caught.
+ * MCP on both protocol eras) against the rehearsal stack (the synthesized CDK app, IAM enforced),
+ * plus the proof that a missing grant is caught.
  */
 export default defineConfig({
   test: {
@@ -13,6 +13,7 @@ export default defineConfig({
       'test/integration/webhooks-orders.test.ts',
       'test/integration/content-publish.test.ts',
       'test/integration/mcp.test.ts',
+      'test/integration/mcp-revisions.test.ts',
       'test/rehearsal/*.test.ts',
     ],
     globalSetup: ['test/rehearsal/global-setup.ts'],

@@ -24,7 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { lambdaEsbuildOptions } from '#infra/bundling.ts';
 import { lambdaBundles } from './lambda-bundles.ts';
-import { MCP_OPENING, mcpEvent } from './mcp-event.ts';
+import { MCP_OPENING, mcpEvent, modernMessage } from './mcp-event.ts';
 import { type McpTable, startMcpTable } from './mcp-table.ts';
 import type { BenchSection } from './section.ts';
 
@@ -85,14 +85,14 @@ function importRun(bundle: string, nodeOptions: string): Run {
 }
 
 /**
- * What an import time leaves out: the MCP function's first requests in a fresh process, after
- * the floor and its import (wall ms each): initialize, tools/list, and initialize again. The first
- * request pays what a container does once (Node's fetch classes, the protocol schemas it needs,
- * the tool list's JSON Schemas); the repeat is a warm request.
+ * What an import time leaves out: the MCP function's first requests in a fresh process, after the
+ * floor and its import (wall ms each), as a client of each era opens: on 2025, initialize,
+ * tools/list and initialize again; on 2026-07-28, server/discover, tools/list and server/discover
+ * again. The first request pays what a container does once (Node's fetch classes, the protocol
+ * schemas it needs, the tool list's JSON Schemas); the repeat is a warm request.
  */
-function mcpFirstRequestsRun(bundle: string, nodeOptions: string, table: McpTable): number[] {
-  const { initialize, toolsList } = MCP_OPENING;
-  const events = [initialize, toolsList, initialize].map((m) => mcpEvent(JSON.stringify(m), table));
+function mcpFirstRequestsRun(bundle: string, nodeOptions: string, table: McpTable, era: Era): number[] {
+  const events = openingOf(era).map(({ message, headers }) => mcpEvent(JSON.stringify(message), table, headers));
   const code =
     floorImports +
     `const { handler } = await import(${JSON.stringify(pathToFileURL(bundle).href)});` +
@@ -107,6 +107,18 @@ function mcpFirstRequestsRun(bundle: string, nodeOptions: string, table: McpTabl
     .find((l) => l.startsWith('FIRST '));
   if (!line) throw new Error(`the first requests of ${bundle} printed no times`);
   return JSON.parse(line.slice('FIRST '.length)) as number[];
+}
+
+type Era = '2025' | '2026-07-28';
+const ERAS: readonly Era[] = ['2025', '2026-07-28'];
+
+/** The three requests a client of `era` opens with, as in mcpFirstRequestsRun. */
+function openingOf(era: Era): Array<{ message: object; headers?: Record<string, string> }> {
+  if (era === '2025') {
+    const { initialize, toolsList } = MCP_OPENING;
+    return [{ message: initialize }, { message: toolsList }, { message: initialize }];
+  }
+  return [modernMessage(1, 'server/discover'), modernMessage(2, 'tools/list'), modernMessage(3, 'server/discover')];
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -138,7 +150,7 @@ async function referenceBundles(
 
 export async function measureBundles(options: {
   synth: boolean;
-}): Promise<{ floor: Timing; rows: BundleRow[]; mcpFirstRequests: number[] | undefined }> {
+}): Promise<{ floor: Timing; rows: BundleRow[]; mcpFirstRequests: Record<Era, number[]> | undefined }> {
   if (options.synth || !existsSync(OUT))
     execFileSync('npx', ['cdk', 'synth', '--quiet', '-o', OUT], { stdio: ['ignore', 'ignore', 'inherit'] });
   const functions = lambdaBundles(OUT);
@@ -156,14 +168,18 @@ export async function measureBundles(options: {
   });
   const mcp = functions.find((f) => f.fn === 'McpFunction');
   const table = mcp ? await startMcpTable() : undefined;
-  let firstRuns: number[][] = [];
+  const firstRuns: Record<Era, number[][]> = { '2025': [], '2026-07-28': [] };
   try {
     if (mcp && table)
-      firstRuns = Array.from({ length: RUNS }, () => mcpFirstRequestsRun(mcp.file, mcp.nodeOptions, table));
+      for (const era of ERAS)
+        firstRuns[era] = Array.from({ length: RUNS }, () => mcpFirstRequestsRun(mcp.file, mcp.nodeOptions, table, era));
   } finally {
     await table?.stop();
   }
-  const mcpFirstRequests = mcp ? [0, 1, 2].map((i) => median(firstRuns.map((r) => r[i] as number))) : undefined;
+  const medians = (runs: number[][]) => [0, 1, 2].map((i) => median(runs.map((r) => r[i] as number)));
+  const mcpFirstRequests = mcp
+    ? { '2025': medians(firstRuns['2025']), '2026-07-28': medians(firstRuns['2026-07-28']) }
+    : undefined;
   return { floor: medianTiming(floors), rows, mcpFirstRequests };
 }
 
@@ -183,7 +199,7 @@ function bundleTable({ floor, rows, mcpFirstRequests }: Awaited<ReturnType<typeo
     lines.join('\n') +
     '\n' +
     (mcpFirstRequests
-      ? `\nWhat an import leaves to the first request: the MCP function, after its import in such a process, answers its first initialize in ${ms(mcpFirstRequests[0] as number)} ms, then tools/list in ${ms(mcpFirstRequests[1] as number)} ms, and initialize again in ${ms(mcpFirstRequests[2] as number)} ms (medians of ${RUNS}, wall). The first request loads Node's fetch classes (the SDK's transport takes a web Request) and builds the protocol schemas it needs (infra/mcp-sdk.ts builds them at their first use); the first tools/list builds the response shapes and converts the tools' schemas to JSON Schema (functions/mcp/tool-schemas.ts), once per container.\n`
+      ? `\nWhat an import leaves to the first request: the MCP function, after its import in such a process, answers a 2025 client's first initialize in ${ms(mcpFirstRequests['2025'][0] as number)} ms, then tools/list in ${ms(mcpFirstRequests['2025'][1] as number)} ms, and initialize again in ${ms(mcpFirstRequests['2025'][2] as number)} ms; a 2026-07-28 client's first server/discover in ${ms(mcpFirstRequests['2026-07-28'][0] as number)} ms, then tools/list in ${ms(mcpFirstRequests['2026-07-28'][1] as number)} ms, and server/discover again in ${ms(mcpFirstRequests['2026-07-28'][2] as number)} ms (medians of ${RUNS} fresh processes each, wall). The first request loads Node's fetch classes (the SDK takes a web Request) and builds the protocol schemas it needs (infra/mcp-sdk.ts builds them at their first use); the first tools/list builds the response shapes and converts the tools' schemas to JSON Schema (functions/mcp/tool-schemas.ts), once per container.\n`
       : '')
   );
 }

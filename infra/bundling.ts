@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
-import { mcpSdkForBundling } from './mcp-sdk.ts';
+import { mcpCoreForBundling, mcpServerForBundling } from './mcp-sdk.ts';
 import { xraySdkForBundling } from './xray-sdk.ts';
 import { tracerForBundling } from './node-http.ts';
 
@@ -29,11 +29,6 @@ function utilDynamodbEsm(): string {
   return besideCommonjsEntry('@aws-sdk/util-dynamodb', '../dist-es/index.js', 'its ESM build');
 }
 
-/** The MCP SDK's ESM build (dist/esm), which infra/mcp-sdk.ts copies for bundling. */
-export function mcpSdkEsm(): string {
-  return besideCommonjsEntry('@modelcontextprotocol/sdk/types.js', '../esm', 'its ESM build');
-}
-
 /** A file of `pkg` found from its CommonJS entry's folder; fails the build loudly if a release moved it. */
 function besideCommonjsEntry(pkg: string, relative: string, what: string): string {
   const file = join(dirname(createRequire(import.meta.url).resolve(pkg)), relative);
@@ -51,15 +46,21 @@ function besideCommonjsEntry(pkg: string, relative: string, what: string): strin
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   htmlparser2: htmlparser2Parser(),
   '@aws-sdk/util-dynamodb': utilDynamodbEsm(),
-  // Its ESM build with the protocol schemas built at their first use, and those nothing uses left out (infra/mcp-sdk.ts).
-  '@modelcontextprotocol/sdk': mcpSdkForBundling(mcpSdkEsm()),
+  // The MCP SDK (v2) with its protocol schemas built at their first use (infra/mcp-sdk.ts). What each copy saves of the MCP
+  // function's import, CPU ms over the SDK floor (two runs, each of medians of 21 and 15 fresh node 20 processes per
+  // variant, the variants in turn, on the 2-core machine while others worked, 2026-11-28): core's schemas deferred 45 and
+  // 39 ms (123 → 78, 149 → 109); the server's constants read from them, with core's deferred, 15 and 3 ms more (93 → 78,
+  // 112 → 109). The stand-ins add 2 KiB (579 → 581 KiB); nothing is left out.
+  '@modelcontextprotocol/server': mcpServerForBundling(),
+  '@modelcontextprotocol/core/internal': mcpCoreForBundling(),
+  // Its Node shim is the SDK's own copy of ajv, for a default validator ours replaces (functions/mcp/no-elicitation.ts):
+  // 151 KiB of the MCP bundle (732 → 581) and 21 and 28 CPU ms of its import (99 → 78, 138 → 109), measured as above.
+  '@modelcontextprotocol/server/_shims': stub('mcp-server-shims'),
   // Its index with the parts the signer never runs (AWS SDK v2 and HTTP patchers, plugins) loaded at their first use (infra/xray-sdk.ts).
   'aws-xray-sdk-core': xraySdkForBundling(),
   // Its provider requires node:http and node:https instead of importing them (infra/node-http.ts).
   '@aws-lambda-powertools/tracer': tracerForBundling(),
   postcss: stub('postcss'),
-  ajv: stub('ajv'),
-  'ajv-formats': stub('ajv-formats'),
   dayjs: stub('dayjs'),
   semver: stub('semver'),
 };

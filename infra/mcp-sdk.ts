@@ -1,25 +1,31 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type AnyNode, parse } from 'acorn';
-import { transformedCopy } from './bundle-cache.ts';
+import { packageFolder, transformedCopy } from './bundle-cache.ts';
 
 /**
- * The MCP SDK's ESM build as the Lambdas bundle it: a copy in which the protocol schemas of
- * `types.js` are built at their first use instead of at import, and those no bundled code
- * references are left out.
+ * The official MCP SDK's v2 packages as the Lambdas bundle them: copies in which the protocol
+ * schemas are built at their first use instead of at import (and those no bundled code references
+ * could be left out; 2.4.0's server references every one, so the copies save time, not bytes).
  *
- * The SDK builds its whole protocol in zod at import: 152 exported `const XSchema = z.object(…)`.
- * esbuild cannot tell that such a call only builds a value, so it kept all of them, and the MCP
- * function built each one before its first request, most of them for methods this server never
- * handles (sampling, elicitation, roots, prompts, resources). In the copy:
+ * `@modelcontextprotocol/server` builds its per-revision wire schemas lazily already, but the
+ * neutral protocol schemas it shares with the client (`@modelcontextprotocol/core`, the
+ * `schemas-*.mjs` and `auth-*.mjs` chunks: 180 exported `const XSchema = z.object(…)`) are built
+ * at import, and the server's elicitation module reads five of them at import to derive three
+ * constants. esbuild cannot tell that such a call only builds a value, so it kept all of them, and
+ * the MCP function built each one before its first request, most of them for methods this server
+ * never handles (sampling, elicitation, roots, prompts, resources, OAuth). In the copies:
  *
  * - each schema built from zod (`z.…`, or a method of such a schema: `.extend`, `.merge`, …)
  *   becomes `/* @__PURE__ *\/ __lazySchema(() => (…))`: a stand-in that builds the schema the first
  *   time anything reads from it (parsing with it, extending it, putting it in a union that reads
  *   it), then forwards every read to it. A schema no request needs is never built;
  * - any other top-level call is wrapped as `/* @__PURE__ *\/ (() => (…))()`: built where it was;
- * - either way esbuild may drop what nothing references, like an unused function.
+ * - either way esbuild may drop what nothing references, like an unused function;
+ * - in the server's chunks, a top-level constant computed from those schemas (`new Set(…)` of a
+ *   schema's keys) becomes `__lazyValue(() => (…))`, the same stand-in with the value's methods
+ *   bound to it (a Set's `has` needs the Set itself as receiver), so reading it is what builds it.
  *
  * What the stand-in forwards: every property read (with the schema as receiver, so zod's own
  * methods and getters bind to the schema), `in`, keys, descriptors, writes and the prototype, so
@@ -28,14 +34,17 @@ import { transformedCopy } from './bundle-cache.ts';
  * (zod's `describe` adds it to zod's global registry, which nothing of ours reads) happens when it
  * is built, or never.
  *
- * infra/bundling.ts aliases `@modelcontextprotocol/sdk` to the copy for every bundle, so the
+ * infra/bundling.ts aliases the server's and core's entries to the copies for every bundle, so the
  * deploy, the bundle test, the rehearsal (whose MCP tests run the bundle) and the bench build the
- * same code. The copy lives under node_modules/.cache, named by a hash of the SDK's types.js and of
- * this file; the source tree's own imports (the tests, the local server) use the SDK unchanged.
+ * same code. The copies live under node_modules/.cache, named by a hash of the files they change
+ * and of this file; the source tree's own imports (the tests, the local server) use the SDK
+ * unchanged. What they buy: `npm run bench` (bundles), and the figures beside the aliases.
  */
 
-/** How many initializers the SDK release we pin has (1.32.2: 154, all built from zod); far fewer means the file changed shape. */
+/** How many schemas the core release we pin builds at import (2.4.0: 180, all built from zod); far fewer means its chunks changed shape. */
 const MIN_DEFERRED = 100;
+/** How many constants the server release we pin derives from those schemas at import (2.4.0: 3); none means its chunks changed shape. */
+const MIN_DERIVED = 1;
 
 /** The stand-in (see above), appended to the transformed module; a function declaration, so it is there before the first schema. */
 const LAZY_SCHEMA = `
@@ -55,6 +64,28 @@ function __lazySchema(build) {
     },
     defineProperty: (_, key, descriptor) => Reflect.defineProperty(built(), key, descriptor),
     deleteProperty: (_, key) => Reflect.deleteProperty(built(), key),
+    getPrototypeOf: () => Reflect.getPrototypeOf(built()),
+  });
+}
+`;
+
+/** The stand-in for a value derived from schemas: as above, with its methods bound to the value (Set and Map methods check their receiver). */
+const LAZY_VALUE = `
+function __lazyValue(build) {
+  let value;
+  const built = () => (value ??= build());
+  return new Proxy({}, {
+    get: (_, key) => {
+      const member = Reflect.get(built(), key);
+      return typeof member === 'function' ? member.bind(built()) : member;
+    },
+    has: (_, key) => Reflect.has(built(), key),
+    ownKeys: () => Reflect.ownKeys(built()),
+    getOwnPropertyDescriptor: (_, key) => {
+      const descriptor = Reflect.getOwnPropertyDescriptor(built(), key);
+      if (descriptor) descriptor.configurable = true;
+      return descriptor;
+    },
     getPrototypeOf: () => Reflect.getPrototypeOf(built()),
   });
 }
@@ -108,20 +139,111 @@ export function deferTopLevelCalls(source: string): { code: string; lazy: number
   return { code: lazy > 0 ? code + LAZY_SCHEMA : code, lazy, pure };
 }
 
-/** The path of the copy of `from`, the SDK's `dist/esm` folder, with types.js transformed (infra/bundle-cache.ts). */
-export function mcpSdkForBundling(from: string): string {
-  const types = readFileSync(join(from, 'types.js'), 'utf8');
-  return transformedCopy({
-    name: 'mcp-sdk-esm',
+/**
+ * `source` (an ES module) with each top-level `const` that is computed, by a call, from a name
+ * imported from `from` (a module of schemas) built at its first read instead of at import, as
+ * described above. Functions, classes and literals are left as they are.
+ */
+export function deferSchemaReads(source: string, from: string): { code: string; lazy: number } {
+  const program = parse(source, { ecmaVersion: 'latest', sourceType: 'module' });
+  const imported = new Set<string>();
+  for (const statement of program.body)
+    if (statement.type === 'ImportDeclaration' && statement.source.value === from)
+      for (const specifier of statement.specifiers) imported.add(specifier.local.name);
+  const edits: Array<{ at: number; text: string }> = [];
+  for (const statement of program.body) {
+    const declaration = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;
+    if (declaration?.type !== 'VariableDeclaration' || declaration.kind !== 'const') continue;
+    for (const { init } of declaration.declarations) {
+      if (!init || !/^(CallExpression|NewExpression|ObjectExpression|ArrayExpression)$/.test(init.type)) continue;
+      let calls = false;
+      let reads = false;
+      walk(init, (node) => {
+        if (node.type === 'CallExpression' || node.type === 'NewExpression') calls = true;
+        else if (node.type === 'Identifier' && imported.has(node.name)) reads = true;
+        // A function inside runs later, when called: what it reads is not read at import.
+        return !/Function|Arrow/.test(node.type);
+      });
+      if (calls && reads)
+        edits.push({ at: init.start, text: '/* @__PURE__ */ __lazyValue(() => (' }, { at: init.end, text: '))' });
+    }
+  }
+  let code = source;
+  for (const { at, text } of edits.sort((a, b) => b.at - a.at)) code = code.slice(0, at) + text + code.slice(at);
+  const lazy = edits.length / 2;
+  return { code: lazy > 0 ? code + LAZY_VALUE : code, lazy };
+}
+
+/** Calls `visit` on `node` and, while it answers true, on every node below it. */
+function walk(node: AnyNode, visit: (node: AnyNode) => boolean): void {
+  if (!visit(node)) return;
+  for (const value of Object.values(node))
+    for (const child of Array.isArray(value) ? value : [value])
+      if (child !== null && typeof child === 'object' && typeof (child as AnyNode).type === 'string')
+        walk(child as AnyNode, visit);
+}
+
+const CORE_SCHEMAS = '@modelcontextprotocol/core/internal';
+const isChunk = (file: string) => file.endsWith('.mjs');
+
+/**
+ * The copy of `@modelcontextprotocol/core`'s dist folder with its schema chunks deferred, and the
+ * path of its `internal` entry (what the server imports) in the copy.
+ */
+export function mcpCoreForBundling(): string {
+  const from = join(packageFolder('@modelcontextprotocol/core'), 'dist');
+  const chunks = readdirSync(from).filter(isChunk);
+  const copy = transformedCopy({
+    name: 'mcp-core',
     from,
-    inputs: [types, readFileSync(fileURLToPath(import.meta.url), 'utf8')],
-    change: (copy) => {
-      const { code, lazy } = deferTopLevelCalls(types);
-      if (lazy < MIN_DEFERRED)
+    inputs: [
+      ...chunks.map((f) => readFileSync(join(from, f), 'utf8')),
+      readFileSync(fileURLToPath(import.meta.url), 'utf8'),
+    ],
+    change: (dir) => {
+      let deferred = 0;
+      for (const file of chunks) {
+        const { code, lazy } = deferTopLevelCalls(readFileSync(join(dir, file), 'utf8'));
+        if (lazy === 0) continue;
+        writeFileSync(join(dir, file), code);
+        deferred += lazy;
+      }
+      if (deferred < MIN_DEFERRED)
         throw new Error(
-          `the MCP SDK's types.js has ${lazy} top-level schemas built from zod, expected ${MIN_DEFERRED}+; update infra/mcp-sdk.ts`,
+          `@modelcontextprotocol/core builds ${deferred} top-level schemas from zod, expected ${MIN_DEFERRED}+; update infra/mcp-sdk.ts`,
         );
-      writeFileSync(join(copy, 'types.js'), code);
     },
   });
+  return join(copy, 'internal.mjs');
+}
+
+/**
+ * The copy of `@modelcontextprotocol/server`'s dist folder with the constants its chunks derive
+ * from core's schemas at import deferred, and the path of its entry in the copy.
+ */
+export function mcpServerForBundling(): string {
+  const from = join(packageFolder('@modelcontextprotocol/server'), 'dist');
+  const chunks = readdirSync(from).filter(isChunk);
+  const copy = transformedCopy({
+    name: 'mcp-server',
+    from,
+    inputs: [
+      ...chunks.map((f) => readFileSync(join(from, f), 'utf8')),
+      readFileSync(fileURLToPath(import.meta.url), 'utf8'),
+    ],
+    change: (dir) => {
+      let derived = 0;
+      for (const file of chunks) {
+        const { code, lazy } = deferSchemaReads(readFileSync(join(dir, file), 'utf8'), CORE_SCHEMAS);
+        if (lazy === 0) continue;
+        writeFileSync(join(dir, file), code);
+        derived += lazy;
+      }
+      if (derived < MIN_DERIVED)
+        throw new Error(
+          `@modelcontextprotocol/server derives no constant from core's schemas at import any more; update infra/mcp-sdk.ts`,
+        );
+    },
+  });
+  return join(copy, 'index.mjs');
 }

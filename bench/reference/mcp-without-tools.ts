@@ -1,15 +1,18 @@
 /**
  * functions/mcp/handler.ts without its tools: everything that module imports but ./server.ts
- * (the tools, their schemas and the route functions they call), with the SDK's Server and request
- * schemas in its place, bundled as a Lambda is (`npm run bench`, section bundles). What the MCP
- * function would import with no tool at all: the official MCP SDK, and the HTTP layer every API
+ * (the tools, their schemas and the route functions they call), with the SDK's Server in its
+ * place, bundled as a Lambda is (`npm run bench`, section bundles). What the MCP function would
+ * import with no tool at all: the official MCP SDK, and the HTTP layer every API
  * function has (middy, the middlewares, Powertools logging and metrics, the key's allowance).
  */
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import { authorizedKey, bodyText, internal, resolveRoute, responseShaper } from '#http/middlewares.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
 import { absoluteUrl, instrument, NO_EARLY_TIMEOUT } from '#http/http-handler.ts';
@@ -22,10 +25,10 @@ import { claimAllowance, isSetUp } from '#functions/mcp/allowance.ts';
 export const used = [
   middy,
   httpHeaderNormalizer,
+  createMcpHandler,
+  isLegacyRequest,
   Server,
   WebStandardStreamableHTTPServerTransport,
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
   authorizedKey,
   bodyText,
   internal,

@@ -1,23 +1,45 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import { authorizedKey, bodyText, internal, resolveRoute, responseShaper } from '#http/middlewares.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
 import { absoluteUrl, instrument, NO_EARLY_TIMEOUT } from '#http/http-handler.ts';
 import { DomainError } from '#domain/errors.ts';
 import { json } from '#http/response.ts';
-import { createMcpServer } from './server.ts';
-import { invalidParamsAnswer } from './message-check.ts';
+import { createMcpServer, type McpRequestContext } from './server.ts';
+import { invalidParamsAnswer, unservedMethodAnswer } from './message-check.ts';
 import { isForeignOrigin } from '#http/origin.ts';
 import { claimAllowance, isSetUp } from './allowance.ts';
 
+/** The context of each request on its way through the SDK's entry, found by the Request it hands the server factory. */
+const contexts = new WeakMap<Request, McpRequestContext>();
+
+/**
+ * The SDK's entry for 2026-07-28 requests (docs/mcp.md#protocol-revisions), built once per
+ * container: it builds one server per request from that request's context. `auto` answers JSON
+ * unless a handler sends a message before its result, which ours never do (`json` would say so in a
+ * warning at every cold start).
+ */
+const modern = createMcpHandler(
+  ({ requestInfo }) => {
+    const ctx = requestInfo && contexts.get(requestInfo);
+    if (!ctx) throw new Error('an MCP request reached the server factory without its context');
+    return createMcpServer(ctx);
+  },
+  { legacy: 'reject', responseMode: 'auto' },
+);
+
 /**
  * POST /mcp: the MCP tool server over Streamable HTTP, stateless, JSON responses (no SSE). The
- * same middlewares as every endpoint answer 401/429 first; then the SDK's web-standard
- * transport takes the request as a fetch Request (a Lambda has no Node req/res) and answers a
- * Response, which becomes the proxy result. One server and transport per request: nothing
- * outlives it, so any Lambda container can answer any request.
+ * same middlewares as every endpoint answer 401/429 first; then the SDK takes the request as a
+ * fetch Request (a Lambda has no Node req/res) and answers a Response, which becomes the proxy
+ * result: its per-request entry for 2026-07-28, its stateless transport for the 2025 revisions.
+ * One server per request: nothing outlives it, so any Lambda container can answer any request.
  */
 export const handler = instrument(
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>(NO_EARLY_TIMEOUT)
@@ -44,45 +66,60 @@ export const handler = instrument(
       }
       const message = parsedMessage(body);
       await claimAllowance(event, state, isSetUp(message));
-      const invalid = invalidParamsAnswer(message);
+      const invalid = invalidParamsAnswer(message) ?? unservedMethodAnswer(message);
       if (invalid) return json(200, invalid);
       const url = absoluteUrl(event);
-      const server = createMcpServer({
+      const ctx: McpRequestContext = {
         principal: state.principal!,
         requestId: event.requestContext?.requestId ?? '',
         apiUrl: url.replace(/\/mcp$/, ''),
         rawArguments: toolArguments(message),
+      };
+      // The message as parsed here, so the SDK does not read it back from a body stream: releasing
+      // that stream's reader makes Node build two errors, and formatting their stacks made the first
+      // request of every container parse the bundle's source map (shared/stack-traces.ts). Text that
+      // is not JSON goes to the SDK as a body, for its own -32700 answer. The SDK's own size limit
+      // (4 MiB) applies only to a body it reads; ours (1 MiB, bodyOf) applies to every request.
+      const request = new Request(url, {
+        method: 'POST',
+        headers: headersOf(event),
+        body: message === undefined ? body : undefined,
       });
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      await server.connect(transport);
-      try {
-        // The message as parsed here, so the transport does not read it back from a body stream:
-        // releasing that stream's reader makes Node build two errors, and formatting their stacks
-        // made the first request of every container parse the bundle's source map
-        // (shared/stack-traces.ts). Text that is not JSON goes to the transport as a body, for its
-        // own -32700 answer. The transport's own size limit (4 MiB) applies only to a body it reads;
-        // ours (1 MiB, bodyOf) applies to every request.
-        const response = await transport.handleRequest(
-          new Request(url, {
-            method: 'POST',
-            headers: headersOf(event),
-            body: message === undefined ? body : undefined,
-          }),
-          message === undefined ? undefined : { parsedBody: message },
-        );
-        return {
-          statusCode: response.status,
-          headers: canonicalHeaders(response.headers),
-          body: await response.text(),
-        };
-      } finally {
-        await server.close();
+      const options = message === undefined ? undefined : { parsedBody: message };
+      let response: Response;
+      if (await isLegacyRequest(request, message)) response = await answerLegacy(ctx, request, options);
+      else {
+        contexts.set(request, ctx);
+        response = await modern.fetch(request, options);
       }
+      return {
+        statusCode: response.status,
+        headers: canonicalHeaders(response.headers),
+        body: await response.text(),
+      };
     }),
 );
+
+type Options = { parsedBody: unknown } | undefined;
+
+/**
+ * A request of the 2025 revisions (2025-11-25, 2025-06-18, ...; `initialize` negotiates one): the
+ * stateless Streamable HTTP transport answering JSON, as the SDK's own stateless fallback would
+ * except that it answers with a JSON body rather than an event stream.
+ */
+async function answerLegacy(ctx: McpRequestContext, request: Request, options: Options): Promise<Response> {
+  const server = createMcpServer(ctx);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, options);
+  } finally {
+    await server.close();
+  }
+}
 
 function headersOf(event: APIGatewayProxyEvent): Headers {
   const headers = new Headers();

@@ -1,4 +1,4 @@
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 
 /**
  * The params of the requests this server handles, checked before the SDK sees them: the SDK
@@ -30,5 +30,28 @@ export function invalidParamsAnswer(message: unknown): object | undefined {
   const problem = problemOf(message.method, message.params);
   return problem === undefined
     ? undefined
-    : { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: problem } };
+    : { jsonrpc: '2.0', id: message.id, error: { code: ProtocolErrorCode.InvalidParams, message: problem } };
+}
+
+/**
+ * Methods the SDK would serve that this server refuses before it: `subscriptions/listen`
+ * (2026-07-28) opens an event stream that stays open for list-change notifications, which a Lambda
+ * answering one JSON body per request cannot hold (the invocation would run to its timeout); the
+ * tool list changes only with the key, which every request reads afresh. JSON-RPC -32601, as for
+ * any method a server does not offer.
+ */
+const UNSERVED = new Set(['subscriptions/listen']);
+
+/** A JSON-RPC error answer for a request (`message`, the parsed body) of a method in UNSERVED, or undefined to go on. */
+export function unservedMethodAnswer(message: unknown): object | undefined {
+  if (!isObject(message) || message.id === undefined || typeof message.method !== 'string') return undefined;
+  if (!UNSERVED.has(message.method)) return undefined;
+  return {
+    jsonrpc: '2.0',
+    id: message.id,
+    error: {
+      code: ProtocolErrorCode.MethodNotFound,
+      message: `Method not found: ${message.method} (this server sends no notifications; list the tools again instead)`,
+    },
+  };
 }

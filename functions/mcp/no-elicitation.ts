@@ -1,4 +1,4 @@
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/server';
 
 /**
  * The MCP Server's JSON Schema validator. The SDK's Server uses it for one thing: checking what a

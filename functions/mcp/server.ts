@@ -1,11 +1,4 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import { API_ROUTES, canonicalPath, type ApiRoute, type RequestPrincipal } from '#http/api-routes.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { DomainError } from '#domain/errors.ts';
@@ -88,10 +81,10 @@ export function createMcpServer(ctx: McpRequestContext): Server {
       jsonSchemaValidator: NO_ELICITATION,
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  server.setRequestHandler('tools/list', async () => ({
     tools: await Promise.all([...BOUND.values()].filter((b) => offered(ctx, b)).map(describe)),
   }));
-  server.setRequestHandler(CallToolRequestSchema, (request) =>
+  server.setRequestHandler('tools/call', (request) =>
     callTool(ctx, request.params.name, ctx.rawArguments ?? request.params.arguments ?? {}),
   );
   return server;
@@ -113,8 +106,9 @@ async function describe({ tool, route, abilities }: BoundTool): Promise<Tool> {
     name: tool.name,
     title: tool.title,
     description: `${tool.description} ${gate}`,
-    inputSchema,
-    outputSchema,
+    // Plain JSON Schema objects, typed loosely by our converter; the SDK's type is JSON values.
+    inputSchema: inputSchema as Tool['inputSchema'],
+    outputSchema: outputSchema as Tool['outputSchema'],
     annotations: annotationsOf(tool.title, route.method),
   };
 }
@@ -136,7 +130,7 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
   // may not use is a tool error in the contract's shape, like the endpoint's 403.
   // A plain error with a code: McpError would prefix its message with "MCP error -32602: ", and the
   // client's McpError adds that again.
-  if (!bound) throw Object.assign(new Error(`Unknown tool: ${name}`), { code: ErrorCode.InvalidParams });
+  if (!bound) throw Object.assign(new Error(`Unknown tool: ${name}`), { code: ProtocolErrorCode.InvalidParams });
   const { tool, route, run } = bound;
   if (!mayUse(ctx.principal.abilities, bound)) {
     const message =

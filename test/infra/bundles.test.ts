@@ -20,10 +20,10 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { lambdaEsbuildOptions, mcpSdkEsm } from '#infra/bundling.ts';
+import { lambdaEsbuildOptions } from '#infra/bundling.ts';
 import { synthesize } from '#emulation/rehearsal/synth.ts';
 import { lambdaBundles } from '../../bench/lambda-bundles.ts';
-import { MCP_OPENING, mcpEvent } from '../../bench/mcp-event.ts';
+import { MCP_OPENING, mcpEvent, modernMessage } from '../../bench/mcp-event.ts';
 import { startMcpTable } from '../../bench/mcp-table.ts';
 import * as source from '#domain/page/sanitize.ts';
 import { XSS_PAYLOADS } from '#fixtures/xss-payloads.ts';
@@ -36,15 +36,19 @@ import { setLogSink } from '#shared/log.ts';
  */
 const BUDGET_BYTES = 400 * 1024;
 /**
- * The MCP function carries every tool's route, so the zod-based MCP SDK (~150 KB) and the page
- * sanitizer (~70 KB) sit beside all the rest; the read-back tool, the store time limits and the
- * search budget took it to 402 KB, the output schemas, untrusted-data marking and the event log to
- * 421 KB, dry runs and the write budget to 428 KB; util-dynamodb bundled instead of imported from the runtime and
- * the lazy source-map reader (infra/bundling.ts), both for a faster import, to 437 KB; the SDK's unused protocol
- * schemas left out (infra/mcp-sdk.ts) brought it back to 431 KB, building the rest at their first use to 432 KB; it is 434 KB now
- * (docs/performance.md, section bundles). Its own ceiling, held here.
+ * The MCP function carries every tool's route, so the zod-based MCP SDK and the page sanitizer
+ * (~70 KB) sit beside all the rest. On the v1 SDK it was 434 KB under a 440 KB ceiling, the SDK and
+ * zod 151 KB of it. The v2 SDK (`@modelcontextprotocol/server` 2.4.0, for revision 2026-07-28)
+ * carries both eras' wire schemas, the per-request entry and the 2025 transport: bundled alone with
+ * zod it is 295 KB (the server's and core's chunks 190 KB, zod 104 KB), and the function 581 KB:
+ * the SDK and zod 294 KB, our functions/ and shared/ code 125 KB, the page sanitizer 72 KB,
+ * Powertools 31 KB, valibot and its JSON Schema converter 24 KB, the rest 35 KB (esbuild's
+ * metafile, 2026-11-28). No esbuild option or stub takes the SDK's own chunks below that
+ * (infra/mcp-sdk.ts defers their schemas, which saves time, not bytes); the ceiling is the measured
+ * size plus 9 KB (docs/mcp.md#decisions; docs/performance.md, section bundles). Its own
+ * ceiling, held here.
  */
-const MCP_BUDGET_BYTES = 440 * 1024;
+const MCP_BUDGET_BYTES = 590 * 1024;
 const budgetOf = (fn: string) => (fn === 'McpFunction' ? MCP_BUDGET_BYTES : BUDGET_BYTES);
 const FUNCTIONS = [
   'AuthorizerFunction',
@@ -84,7 +88,7 @@ describe('Lambda bundles', () => {
     expect(bundles.map((b) => b.fn)).toEqual(expect.arrayContaining(FUNCTIONS));
   });
 
-  it('keeps every bundle under 400 KB (MCP under 440 KB), its source map a separate file without the sources', () => {
+  it('keeps every bundle under 400 KB (MCP under 590 KB), its source map a separate file without the sources', () => {
     const sizes = bundles.map(({ fn, file }) => ({ fn, kb: Math.round(statSync(file).size / 1024) }));
     expect(
       sizes.filter((s) => s.kb * 1024 > budgetOf(s.fn)),
@@ -157,9 +161,9 @@ describe('Lambda bundles', () => {
   });
 
   it('answers MCP set-up messages exactly as the unbundled handler (the SDK is bundled from infra/mcp-sdk.ts), formatting no error stack', async () => {
-    // The MCP bundle carries a copy of the SDK whose protocol schemas are built at their first use,
-    // and whose unused ones esbuild drops; these messages pass through the ones it keeps and builds
-    // (JSON-RPC, initialize, tools/list, errors). Set-up counts against its own limit on the key's
+    // The MCP bundle carries copies of the SDK whose protocol schemas are built at their first use;
+    // these messages pass through the ones they build (JSON-RPC, initialize, discover, tools/list,
+    // errors) on both eras. Set-up counts against its own limit on the key's
     // token item, so both handlers run against a table of their own (bench/mcp-table.ts).
     const table = await startMcpTable('bundles-test');
     onTestFinished(() => table.stop());
@@ -170,7 +174,12 @@ describe('Lambda bundles', () => {
       { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { cursor: 7 } },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
     ];
-    const events = messages.map((m) => mcpEvent(JSON.stringify(m), table));
+    // And the same on 2026-07-28, which the SDK's modern entry answers (functions/mcp/handler.ts).
+    const modern = [modernMessage(6, 'server/discover'), modernMessage(7, 'tools/list')];
+    const events = [
+      ...messages.map((m) => mcpEvent(JSON.stringify(m), table)),
+      ...modern.map((m) => mcpEvent(JSON.stringify(m.message), table, m.headers)),
+    ];
     const { handler } = await import('#functions/mcp/handler.ts');
     const unbundled = [];
     setLogSink(() => {});
@@ -209,17 +218,18 @@ describe('Lambda bundles', () => {
     expect((bundled[1]!.body as { result: { tools: unknown[] } }).result.tools.length).toBeGreaterThan(10);
     expect(bundled[3]).toMatchObject({ body: { error: { code: -32602 } } });
     expect(bundled[4]).toMatchObject({ status: 202 });
+    expect(bundled[5]).toMatchObject({ status: 200, body: { result: { supportedVersions: ['2026-07-28'] } } });
+    expect((bundled[6]!.body as { result: { tools: unknown[] } }).result.tools.length).toBeGreaterThan(10);
     // No error's stack was formatted on the way. The first one a container formats parses the
     // bundle's source map (shared/stack-traces.ts), ~70 ms of its first request: the transport
     // reading the body from a stream did that on every request (functions/mcp/handler.ts).
     expect(run.stdout).toContain('\nSTACKS 0\n');
-    // And the copy is what was bundled: the completion references, which no code of the server
-    // reaches, are gone from it (the SDK's own types.js builds them).
-    const sdkTypes = readFileSync(join(mcpSdkEsm(), 'types.js'), 'utf8');
-    for (const unused of ["'ref/prompt'", "'ref/resource'"]) {
-      expect(sdkTypes).toContain(unused);
-      expect(readFileSync(mcp.file, 'utf8')).not.toContain(unused.replaceAll("'", '"'));
-    }
+    // And the copies are what was bundled (infra/mcp-sdk.ts), not the installed packages.
+    const sources = (JSON.parse(readFileSync(`${mcp.file}.map`, 'utf8')) as { sources: string[] }).sources;
+    // (Paths relative to the map: the copies sit beside the test's output under node_modules/.cache.)
+    expect(sources.some((s) => /(^|\/)mcp-core-[0-9a-f]+\/schemas-[^/]*\.mjs$/.test(s))).toBe(true);
+    expect(sources.some((s) => /(^|\/)mcp-server-[0-9a-f]+\/index\.mjs$/.test(s))).toBe(true);
+    expect(sources.filter((s) => s.includes('@modelcontextprotocol/'))).toEqual([]);
     // A guard, not a measure: DynamoDB Local's start takes 40 s on a loaded 2-core machine.
   }, 300_000);
 

@@ -594,13 +594,13 @@ describe('MCP: transport', () => {
     const bad = await rawPost(key.token, '{"jsonrpc": ');
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error.code).toBe(ErrorCode.ParseError);
-    // JSON, but not a JSON-RPC message: a parse error too.
+    // JSON, but not a JSON-RPC message: an invalid request (JSON-RPC -32600), as the v2 SDK answers it.
     for (const body of ['null', '"tools/call"', '{"jsonrpc": "2.0", "id": 1}']) {
       const notMessage = await rawPost(key.token, body);
       expect(notMessage.status, body).toBe(400);
       expect(((await notMessage.json()) as any).error, body).toMatchObject({
-        code: ErrorCode.ParseError,
-        message: expect.stringContaining('Invalid JSON-RPC message'),
+        code: ErrorCode.InvalidRequest,
+        message: expect.stringContaining('not a valid JSON-RPC message'),
       });
     }
     const big = await rawPost(key.token, { ...listToolsMessage, params: { pad: 'x'.repeat(1024 * 1024) } });

@@ -4,10 +4,10 @@ import { pathToFileURL } from 'node:url';
 import { transform } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
-import { deferTopLevelCalls } from '#infra/mcp-sdk.ts';
+import { deferSchemaReads, deferTopLevelCalls } from '#infra/mcp-sdk.ts';
 
 /**
- * The MCP SDK's types.js in miniature: schemas built by calls at the top level, some used, some
+ * A schema module of the MCP SDK in miniature (core's schemas chunk): schemas built by calls at the top level, some used, some
  * not, and calls that build something else. `built` records each schema as it is built.
  */
 const SOURCE = `import * as z from 'zod/v4';
@@ -112,5 +112,61 @@ describe('deferTopLevelCalls (infra/mcp-sdk.ts)', () => {
     expect(globals.__built).toEqual(['Base', 'Used', 'Other', 'Either']);
     // What nothing used was never built.
     expect(globals.__built).not.toContain('Unused');
+  });
+});
+
+/**
+ * The server's chunks in miniature: constants derived at import from schemas a module of schemas
+ * exports (which that module builds at their first use), and code that reads them later.
+ */
+const SCHEMAS = `import * as z from 'zod/v4';
+export const FormSchema = z.object({ requested: z.object({ a: z.string(), b: z.number() }) }).describe(built('Form'));
+export const StringSchema = z.object({ format: z.enum(['email', 'uri']).optional() }).describe(built('String'));
+function built(name) { (globalThis.__built ??= []).push(name); return name; }
+`;
+const SERVER = `import { FormSchema, StringSchema } from './schemas.mjs';
+const keysOf = (schema) => new Set(Object.keys(schema.shape));
+const ROOT_KEYS = new Set(['$schema', ...Object.keys(FormSchema.shape.requested.shape)]);
+const BY_TYPE = { string: keysOf(StringSchema) };
+const FORMATS = new Set(StringSchema.shape.format.unwrap().options);
+const LIMIT = Math.max(1, 2);
+const SCHEMAS = [FormSchema, StringSchema];
+export const allowed = (key) => ROOT_KEYS.has(key);
+export const typeKeys = (type) => (Object.hasOwn(BY_TYPE, type) ? [...BY_TYPE[type]] : undefined);
+export const formats = () => [...FORMATS];
+export { LIMIT, SCHEMAS };
+`;
+
+describe('deferSchemaReads (infra/mcp-sdk.ts)', () => {
+  it('defers the constants computed from imported schemas and leaves the rest', () => {
+    const { code, lazy } = deferSchemaReads(SERVER, './schemas.mjs');
+    expect(lazy).toBe(3);
+    expect(code).toContain(
+      "const ROOT_KEYS = /* @__PURE__ */ __lazyValue(() => (new Set(['$schema', ...Object.keys(FormSchema.shape.requested.shape)])));",
+    );
+    expect(code).toContain('const BY_TYPE = /* @__PURE__ */ __lazyValue(() => ({ string: keysOf(StringSchema) }));');
+    // No schema in it, or no call: nothing is read at import.
+    expect(code).toContain('const LIMIT = Math.max(1, 2);');
+    expect(code).toContain('const SCHEMAS = [FormSchema, StringSchema];');
+    expect(code).toContain('const keysOf = (schema) => new Set(Object.keys(schema.shape));');
+  });
+
+  it('builds no schema at import, and the constants then behave as the values (Set methods included)', async () => {
+    const dir = mkdtempSync(join(scratch, 'reads-'));
+    writeFileSync(join(dir, 'schemas.mjs'), deferTopLevelCalls(SCHEMAS).code);
+    writeFileSync(join(dir, 'server.mjs'), deferSchemaReads(SERVER, './schemas.mjs').code);
+    const globals = globalThis as { __built?: string[] };
+    globals.__built = [];
+    const m = await import(pathToFileURL(join(dir, 'server.mjs')).href);
+    expect(globals.__built).toEqual([]);
+    expect(m.LIMIT).toBe(2);
+    expect(m.allowed('a')).toBe(true);
+    expect(m.allowed('$schema')).toBe(true);
+    expect(m.allowed('c')).toBe(false);
+    expect(globals.__built).toEqual(['Form']);
+    expect(m.typeKeys('string')).toEqual(['format']);
+    expect(m.typeKeys('number')).toBeUndefined();
+    expect(m.formats()).toEqual(['email', 'uri']);
+    expect(globals.__built).toEqual(['Form', 'String']);
   });
 });
