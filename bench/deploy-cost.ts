@@ -25,7 +25,7 @@ const DAILY_MIX: Record<string, { perDay: number; what: string }> = {
 const INTEGRATIONS = 50;
 const PRODUCTS = 10_000;
 /** At idle, per month (docs/deploy.md, "Cost"): alarms, the KMS key, empty long polls, storage. */
-const IDLE_PER_MONTH = 5;
+const IDLE_PER_MONTH = 6.6;
 /** EMF metrics: 6 per API operation in use, plus the webhook metrics. */
 const METRICS_IN_USE = 6 * 9 + 10;
 
