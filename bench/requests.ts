@@ -83,6 +83,14 @@ function scenarios(since: { store: string; poll: string }): Scenario[] {
       body: () => ({ quantity: 7 }),
     },
     {
+      name: 'POST /catalog/products/{xid}/stock (delta)',
+      method: 'POST',
+      route: '/catalog/products/{external_id}/stock',
+      path: (i) => `/catalog/products/bench-${i}/stock`,
+      body: () => ({ delta: -1 }),
+      headers: (i) => ({ 'Idempotency-Key': `stock-${i}` }),
+    },
+    {
       name: `POST /catalog/products/batch (${BATCH} creates), per item`,
       method: 'POST',
       route: '/catalog/products/batch',

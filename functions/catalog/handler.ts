@@ -9,6 +9,7 @@ import { upsertCategory } from './routes/upsert-category.ts';
 import { upsertTag } from './routes/upsert-tag.ts';
 import { upsertProductBatchRoute } from './routes/upsert-product-batch.ts';
 import { getCatalogProduct } from './routes/get-product-by-external-id.ts';
+import { adjustProductStock } from './routes/adjust-stock.ts';
 
 /** The catalog by the caller's external ids: writes (catalog:write) and the read-back of a product (catalog:read). */
 export const operations = {
@@ -18,6 +19,7 @@ export const operations = {
   upsertProducts: upsertProductBatchRoute,
   upsertCategory,
   upsertTag,
+  adjustProductStock,
 } satisfies GroupOperations<'catalog'>;
 
 /** The product at the path's external id as the caller sees it (PUT and PATCH address the same one). */
@@ -30,6 +32,8 @@ export const currentStates = {
   updateProduct: currentProductAtPath,
   upsertCategory: (i) => currentTaxonomy('category', i.principal, pathExternalId(i)),
   upsertTag: (i) => currentTaxonomy('tag', i.principal, pathExternalId(i)),
+  // A stock delta answers the product with its offers.
+  adjustProductStock: (i) => currentMappedProduct(i.principal, pathExternalId(i), true),
 } satisfies CurrentStatesOf<'catalog'>;
 
 export const handler = createHttpHandler('catalog', operations, { spendWriteBudget, currentStates });

@@ -5,6 +5,7 @@ import { CURSOR, DEFAULT_LIMIT, PAGE_LIMIT, PAGE_NUMBER } from '#domain/paginati
 import { ProductPatchBody, ProductPutBody } from '#domain/product/product-write.ts';
 import { MAX_BATCH_ITEMS, ProductBatchBody } from '#domain/product/batch.ts';
 import { CategoryBody, TagBody } from '#domain/product/taxonomy.ts';
+import { StockDeltaBody } from '#domain/product/stock.ts';
 import { PageBody } from '#domain/page/page-write.ts';
 import { ORDER_REFERENCE_PATTERN } from '#domain/order/rules.ts';
 import { ListProductsQuery } from '#domain/product/list-query.ts';
@@ -146,6 +147,19 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
       mode: ProductBatchBody.entries.mode,
     }),
     request: (args) => ({ body: args }),
+  },
+  adjustProductStock: {
+    name: 'adjust_stock',
+    output: 'MappedProductDocument',
+    title: "Adjust a variant's stock",
+    description:
+      "Adds delta (negative takes stock out) to one variant's quantity atomically: the first variant, or the one with this sku. Concurrent adjustments are never lost. With expected_quantity it applies only if the variant holds exactly that (quantity_changed otherwise); a result below 0 is insufficient_stock; neither changes anything. Use it for stock movements instead of update_product's quantity, which overwrites. Returns {data: mapped product with offers}.",
+    args: v.strictObject({ external_id: externalId('product'), ...StockDeltaBody.entries }),
+    idempotent: true,
+    request: (a) => ({
+      pathParameters: { external_id: pathSegment(String(a.external_id)) },
+      body: rest(a, ['external_id']),
+    }),
   },
   upsertCategory: {
     name: 'upsert_category',

@@ -73,6 +73,13 @@ export const API_ROUTES = [
   },
   {
     group: 'catalog',
+    operation: 'adjustProductStock',
+    method: 'POST',
+    path: '/catalog/products/{external_id}/stock',
+    ability: 'catalog:write',
+  },
+  {
+    group: 'catalog',
     operation: 'upsertCategory',
     method: 'PUT',
     path: '/catalog/categories/{external_id}',

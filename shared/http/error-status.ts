@@ -29,6 +29,10 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; when:
     when: 'A request with the same Idempotency-Key is still being processed; `Retry-After` says when to retry.',
   },
   slug_taken: { status: 409, when: 'Another page of the store already has this slug (field `slug`).' },
+  quantity_changed: {
+    status: 409,
+    when: 'A stock delta’s `expected_quantity` is not what the variant holds now (field `expected_quantity`); nothing was changed. Read the product and decide again.',
+  },
   conflict: {
     status: 409,
     when: 'An admin command raced with another change of the same record, or the record already exists.',
@@ -43,6 +47,10 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; when:
   unknown_reference: {
     status: 422,
     when: 'A category or tag external id does not exist for this key (field e.g. `category_external_ids[1]`).',
+  },
+  insufficient_stock: {
+    status: 422,
+    when: 'A stock delta would take the variant’s quantity below 0 (field `delta`); nothing was changed.',
   },
   status_not_allowed: { status: 422, when: '`paid` is set by the payment side only (field `status`).' },
   idempotency_key_reused: { status: 422, when: 'The Idempotency-Key was already used for a different request.' },

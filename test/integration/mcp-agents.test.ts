@@ -129,6 +129,7 @@ describe('MCP: typed tools', () => {
       ['upsert_tag', { external_id: 't1', value: 'Summer' }],
       ['upsert_product', { external_id: 'p1', name: 'Chair', price: 100, category_external_ids: ['c1'] }],
       ['update_product', { external_id: 'p1', price: 200 }],
+      ['adjust_stock', { external_id: 'p1', delta: 2, idempotency_key: idemKey() }],
       [
         'upsert_products',
         {

@@ -28,6 +28,7 @@ describe('MCP tool table', () => {
       upsert_products: 'catalog:write',
       upsert_category: 'catalog:write',
       upsert_tag: 'catalog:write',
+      adjust_stock: 'catalog:write',
       list_orders: 'orders:read',
       set_order_status: 'orders:write-status',
       list_pages: 'content:read',
@@ -73,10 +74,10 @@ describe('MCP tool table', () => {
     },
   );
 
-  it('requires idempotency_key exactly on set_order_status and publish_page', async () => {
+  it('requires idempotency_key exactly on adjust_stock, set_order_status and publish_page', async () => {
     const inputs = await Promise.all(TOOLS.map(async (t) => [t.name, (await t.schemas()).inputSchema] as const));
     const withKey = inputs.filter(([, schema]) => schema.required?.includes('idempotency_key')).map(([name]) => name);
-    expect(withKey.sort()).toEqual(['publish_page', 'set_order_status']);
+    expect(withKey.sort()).toEqual(['adjust_stock', 'publish_page', 'set_order_status']);
   });
 });
 

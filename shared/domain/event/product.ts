@@ -1,4 +1,4 @@
-import { toProductResource, type Product } from '../product/product.ts';
+import { toProductResource, type Offer, type Product } from '../product/product.ts';
 import { ADMIN_ORIGIN, buildEvent, keyOrigin, type EventType, type Origin, type StoreEvent } from './event.ts';
 
 /** Products made by a key name it as their origin; those made in the store's admin, the admin. */
@@ -17,6 +17,27 @@ export function productEvent(
 ): StoreEvent {
   return {
     ...buildEvent(type, p.store_id, { product: toProductResource(p, null, true) }, p.updated_at, origin),
+    owner_key_id: p.owner_key_id,
+    external_id: p.external_id,
+  };
+}
+
+/**
+ * `product.stock_changed`: a stock delta moved one variant's quantity. Apart from
+ * `product.updated` (which a stock delta does not raise), so stock-only changes can be subscribed
+ * to or left out. `data.product` is the product after it, as in product.updated; the variant,
+ * the delta and the new quantity are plain values beside it.
+ */
+export function stockChangedEvent(p: Product, offer: Offer, delta: number, origin: Origin): StoreEvent {
+  const data = {
+    product: toProductResource(p, null, true),
+    variant_id: offer.id,
+    sku: offer.sku,
+    delta,
+    quantity: offer.quantity,
+  };
+  return {
+    ...buildEvent('product.stock_changed', p.store_id, data, p.updated_at, origin),
     owner_key_id: p.owner_key_id,
     external_id: p.external_id,
   };

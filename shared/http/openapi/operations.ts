@@ -20,6 +20,7 @@ import { ListProductsQuery } from '#domain/product/list-query.ts';
 import { ListOrdersQuery } from '#domain/order/list-query.ts';
 import { ListPagesQuery } from '#domain/page/list-query.ts';
 import { StatusChangeBody } from '#domain/order/status-change.ts';
+import { StockDeltaBody } from '#domain/product/stock.ts';
 import type { ResponseBody } from './resources.ts';
 import { JsonRpcRequest, JsonRpcResponse } from './json-rpc.ts';
 
@@ -135,6 +136,15 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     query: IncludeQuery,
     body: ProductBatchBody,
     response: 'BatchResult',
+  },
+  adjustProductStock: {
+    summary: "Adjust a variant's stock",
+    description:
+      "Adds `delta` (negative takes stock out) to one variant's quantity atomically: the first variant, or the one whose SKU is `sku`. Racing deltas are never lost; with `expected_quantity` the delta applies only if the variant holds exactly that (409 quantity_changed otherwise), and one that would leave less than 0 is 422 insufficient_stock; neither changes anything. Answers the product with its offers and raises `product.stock_changed` (not `product.updated`).",
+    body: StockDeltaBody,
+    response: 'MappedProductDocument',
+    idempotent: true,
+    errors: ['quantity_changed', 'insufficient_stock'],
   },
   upsertCategory: {
     summary: 'Create or rename a category',

@@ -49,6 +49,13 @@ const ownId = (what: string) =>
 const ProductData = v.strictObject({
   product: v.strictObject({ ...Product.entries, offers: v.array(ProductOffer), external_id: ownId('product') }),
 });
+const StockChangedData = v.strictObject({
+  ...ProductData.entries,
+  variant_id: d(v.pipe(v.number(), v.integer()), 'The id of the variant whose quantity moved.'),
+  sku: d(v.nullable(v.string()), 'Its SKU (null when it has none).'),
+  delta: d(v.pipe(v.number(), v.integer()), 'The signed amount the delta added (never 0).'),
+  quantity: d(v.pipe(v.number(), v.integer(), v.minValue(0)), 'The variant’s quantity after it.'),
+});
 const CategoryData = v.strictObject({
   category: v.strictObject({ ...Category.entries, external_id: ownId('category') }),
 });
@@ -96,6 +103,12 @@ export const EVENT_BODIES = {
     description:
       'A write changed a product (a write that changes nothing raises no event); `data.product` is the product after it, as in product.created. Needs catalog:read.',
     body: envelope('product.updated', ProductData, 'the product’s updated_at'),
+  },
+  'product.stock_changed': {
+    summary: 'A variant’s stock moved',
+    description:
+      'A stock delta (POST /catalog/products/{external_id}/stock, MCP adjust_stock) moved one variant’s quantity; it raises this event and no product.updated, so stock-only changes can be subscribed to or left out. `data.product` is the product after it, as in product.updated. Needs catalog:read.',
+    body: envelope('product.stock_changed', StockChangedData, 'the product’s updated_at'),
   },
   'category.upserted': {
     summary: 'A category was created or renamed',

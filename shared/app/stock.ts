@@ -1,0 +1,94 @@
+import { commitStockChange, readStockTarget } from '#db/product/stock.repo.ts';
+import { decideStockDelta, type StockDelta } from '#domain/product/stock.ts';
+import { toMappedProduct } from '#domain/product/product.ts';
+import { keyOrigin } from '#domain/event/event.ts';
+import { stockChangedEvent } from '#domain/event/product.ts';
+import { DomainError, notFound } from '#domain/errors.ts';
+import { backoff, done, retryOnStale, stale } from '#domain/time.ts';
+import type { Caller } from '#domain/principal.ts';
+import {
+  afterTaken,
+  answered,
+  checkRecord,
+  prepareAnswer,
+  type Idempotent,
+  type IdempotencyCheck,
+  type IdempotentRequest,
+} from './idempotent-commit.ts';
+
+export type StockDocument = {
+  data: ReturnType<typeof toMappedProduct> & { offers: NonNullable<ReturnType<typeof toMappedProduct>['offers']> };
+};
+
+/**
+ * A stock delta (docs/catalog-writes.md#stock-deltas): one BatchGetItem reads the key's link
+ * (with the product's copy) and the request's idempotency record; the record is checked (a
+ * replay, a reused key or a twin in progress is the result); the domain decides from the stored
+ * quantity; and the new quantity, its `product.stock_changed` event and the stored answer commit
+ * in one transaction guarded on the product as it was read. A racing write makes the round
+ * stale, and the next round decides again from what that write left: of 50 deltas of -1 on a
+ * quantity of 30, exactly 30 commit and 20 find nothing left. A refusal (409 quantity_changed,
+ * 422 insufficient_stock) writes nothing, and the HTTP front stores it as the request's answer.
+ */
+export function adjustStock(
+  caller: Caller & { currency: string | null },
+  externalId: string,
+  delta: StockDelta,
+  request: IdempotentRequest,
+): Promise<Idempotent<StockDocument>> {
+  type Read = Awaited<ReturnType<typeof readStockTarget>>;
+  let lost = 0;
+  return retryOnStale<Read, Idempotent<StockDocument>>({
+    what: `stock of product ${externalId} of key ${caller.keyId}`,
+    read: () => readStockTarget(caller.storeId, caller.keyId, externalId, request.recordKey),
+    round: async (read) => {
+      const check: IdempotencyCheck = checkRecord(request, read.alongside);
+      if (check.kind !== 'fresh') return done(check);
+      const current = read.product;
+      if (!current) throw notFound('product');
+      const decision = decideStockDelta(current, delta, Date.now());
+      switch (decision.kind) {
+        case 'no_variant':
+          throw new DomainError(
+            'validation_failed',
+            decision.sku === undefined
+              ? 'The product has no variant to adjust.'
+              : `The product has no variant with sku ${decision.sku}.`,
+            'sku',
+          );
+        case 'quantity_changed':
+          throw new DomainError(
+            'quantity_changed',
+            `The variant holds ${decision.quantity}, not expected_quantity ${delta.expected_quantity}; nothing was changed.`,
+            'expected_quantity',
+          );
+        case 'insufficient_stock':
+          throw new DomainError(
+            'insufficient_stock',
+            `The variant holds ${decision.quantity}; a delta of ${delta.delta} would take it below 0. Nothing was changed.`,
+            'delta',
+          );
+        case 'above_maximum':
+          throw new DomainError(
+            'validation_failed',
+            `The variant holds ${decision.quantity}; a delta of ${delta.delta} would take it past ${Number.MAX_SAFE_INTEGER}.`,
+            'delta',
+          );
+      }
+      const { next, offer } = decision;
+      const index = next.offers.indexOf(offer);
+      const mapped = toMappedProduct(next, caller.currency, true);
+      const document = { data: { ...mapped, offers: mapped.offers ?? [] } };
+      const prepared = prepareAnswer(request, { body: document });
+      const event = stockChangedEvent(next, offer, delta.delta, keyOrigin(caller.keyId));
+      const commit = await commitStockChange(current, next, index, event, [prepared.write]);
+      if (commit.kind === 'committed') return done(answered(document, prepared.response));
+      if (commit.kind === 'guard_failed') return done(await afterTaken(request, commit.busy));
+      if (!commit.current) return stale();
+      // Every loser of a round got the same state back: a jittered, growing wait spreads their
+      // next attempts, or all of them would race again for the one commit the next round allows.
+      await backoff(++lost);
+      return stale({ product: commit.current, alongside: read.alongside });
+    },
+  });
+}
