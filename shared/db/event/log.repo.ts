@@ -28,8 +28,8 @@ export interface LoggedEvent {
   external_id: string | null;
 }
 
-/** Events numbered in one transaction: the counter, then an update and a log entry per event (≤ 100 items). */
-const NUMBERED_AT_ONCE = 32;
+/** Events numbered in one transaction: the counter, then an update and a log entry per event (99 items; a transaction holds 100). */
+const NUMBERED_AT_ONCE = 49;
 
 /**
  * The sequences of `eventIds` (one store's, in stream order): the ones they have, the next ones
