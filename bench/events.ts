@@ -79,7 +79,7 @@ export const eventsSection: BenchSection = {
         `| PUT /catalog/products/{xid} (create): DynamoDB round trips | ${calls(puts)} (${common(puts)}) |\n` +
         `| event item in the write's transaction: mean size | ${mean(outbox).toFixed(0)} B (max ${Math.max(...outbox)} B) |\n` +
         `| WRU the event adds to the write | ${mean(outbox.map(txUnits)).toFixed(2)} (max ${Math.max(...outbox.map(txUnits))}) |\n` +
-        `| numbering, after the commit (log entry Put + outbox update, per event) | ${(mean(log.map(txUnits)) + mean(outbox.map(txUnits))).toFixed(2)} WRU, plus 2 WRU for the counter per stream batch (up to 32 events) |\n` +
+        `| numbering, after the commit (log entry Put + outbox update, per event) | ${(mean(log.map(txUnits)) + mean(outbox.map(txUnits))).toFixed(2)} WRU, plus 2 WRU for the counter per stream batch (up to 49 events) |\n` +
         `| GET /events?limit=50: DynamoDB round trips | ${calls(reads)} (${common(reads)}) |\n` +
         `| GET /events p50 / p95 (DynamoDB Local, this machine) | ${percentile(
           reads.map((x) => x.ms),

@@ -12,7 +12,8 @@ import type { BenchSection } from './section.ts';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20);
 
-async function receiver(kind: 'hang' | 'drip' | 'fail' | 'healthy', arrivals: number[]) {
+/** A loopback webhook receiver of one kind; a healthy one records each delivery's latency in `arrivals`. */
+export async function receiver(kind: 'hang' | 'drip' | 'fail' | 'healthy', arrivals: number[]) {
   const held: ServerResponse[] = [];
   const timers: NodeJS.Timeout[] = [];
   const server: Server = createServer((req, res) => {

@@ -15,6 +15,7 @@ import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
   GetRecordsCommand,
+  type GetRecordsCommandOutput,
   GetShardIteratorCommand,
   type _Record as StreamRecord,
   type ShardIteratorType,
@@ -30,6 +31,14 @@ import { sleep } from './sleep.ts';
 const STREAM_IDLE_MS = 100;
 const DESCRIBE_EVERY_MS = 5000;
 const STREAM_RETRY_ATTEMPTS = 3;
+/**
+ * Records one GetRecords asks for. Not the API's 1,000: DynamoDB Local then returned fewer than a
+ * page held and moved its iterator past the rest (records lost, 2026-11-28); a batch is gathered
+ * from several pages instead.
+ */
+const GET_RECORDS_LIMIT = 100;
+/** Lambda's default batch size for a stream mapping. */
+const DEFAULT_BATCH_SIZE = 100;
 
 /** The record as Lambda hands it over: JSON types (epoch seconds, base64 binaries) and the ARN. */
 function toLambdaRecord(r: StreamRecord, streamArn: string): DynamoDBRecord {
@@ -166,28 +175,47 @@ export class StreamPoller {
     await saveStreamPosition(this.streamArn, shards, this.mapping.consumer);
   }
 
-  /** One GetRecords on one shard; true when it returned records. */
+  /**
+   * One round on one shard: GetRecords pages until they hold a batch of the mapping's size of
+   * matching records, handed over as Lambda forms batches (from filtered records: the stream
+   * carries every write of the table, each request's key update among them, and few are this
+   * mapping's); true when it read records.
+   */
   private async poll(shardId: string, shard: ShardState): Promise<boolean> {
     shard.iterator ??= await this.resume(shardId, shard.position);
     if (!shard.iterator) return false;
-    let out;
-    try {
-      out = await this.client.send(
-        new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: this.mapping.batchSize ?? 100 }),
-      );
-    } catch (err) {
-      if ((err as Error).name === 'ExpiredIteratorException' || (err as Error).name === 'TrimmedDataAccessException') {
+    // Pages read until they hold a batch of matching records or the shard has nothing more now.
+    const records: StreamRecord[] = [];
+    let matching: DynamoDBRecord[] = [];
+    const size = this.mapping.batchSize ?? DEFAULT_BATCH_SIZE;
+    let next: string | undefined = shard.iterator;
+    let page: StreamRecord[];
+    let expired = false;
+    do {
+      try {
+        const out: GetRecordsCommandOutput = await this.client.send(
+          new GetRecordsCommand({ ShardIterator: next, Limit: GET_RECORDS_LIMIT }),
+        );
+        page = out.Records ?? [];
+        next = out.NextShardIterator;
+      } catch (err) {
+        const name = (err as Error).name;
+        if (name !== 'ExpiredIteratorException' && name !== 'TrimmedDataAccessException') throw err;
+        // What was read is handled; the next round resumes after it from a fresh iterator.
+        expired = true;
+        if (records.length > 0) break;
         shard.iterator = undefined;
         return false;
       }
-      throw err;
-    }
-    const records = out.Records ?? [];
-    // Filtered before the conversion: the stream carries every write of the table (each request's
-    // key update among them) and few are this mapping's. A pattern names eventName and string
-    // attributes, which read the same in the SDK's record as in Lambda's.
-    const batch = records.filter(this.mapping.filter ?? isOutboxInsert).map((r) => toLambdaRecord(r, this.streamArn));
-    if (batch.length > 0) {
+      records.push(...page);
+      // Filtered before the conversion. A pattern names eventName and string attributes, which read
+      // the same in the SDK's record as in Lambda's.
+      matching = matching.concat(
+        page.filter(this.mapping.filter ?? isOutboxInsert).map((r) => toLambdaRecord(r, this.streamArn)),
+      );
+    } while (page.length > 0 && next && matching.length < size);
+    for (let start = 0; start < matching.length; start += size) {
+      const batch = matching.slice(start, start + size);
       let failed: string | undefined;
       try {
         failed = (await this.handle({ Records: batch })).batchItemFailures[0]?.itemIdentifier;
@@ -195,38 +223,38 @@ export class StreamPoller {
         logJson('error', 'stream handler threw; retrying the batch', errorFields(err));
         failed = batch[0]?.dynamodb?.SequenceNumber;
       }
-      if (failed !== undefined) {
-        shard.failures += 1;
-        if (shard.failures <= (this.mapping.retryAttempts ?? STREAM_RETRY_ATTEMPTS)) {
-          await sleep(250 * 2 ** shard.failures, this.signal);
-          shard.iterator = await this.iterator(shardId, 'AT_SEQUENCE_NUMBER', failed);
-          return true;
-        }
-        // A poison record: park it in the log (the on-failure destination of the AWS mapping) and move on.
-        logJson('error', 'stream record failed every retry; skipping it', {
-          shard_id: shardId,
-          sequence_number: failed,
-        });
-        const record = batch.find((r) => r.dynamodb?.SequenceNumber === failed);
-        if (record) await this.mapping.onFailure?.(record);
-        shard.failures = 0;
-        shard.position.sequenceNumber = failed;
-        await this.save();
-        shard.iterator = await this.iterator(shardId, 'AFTER_SEQUENCE_NUMBER', failed);
-        return true;
-      }
+      if (failed !== undefined) return this.failed(shardId, shard, batch, failed);
       shard.failures = 0;
     }
     const last = records.at(-1)?.dynamodb?.SequenceNumber;
     if (last) shard.position.sequenceNumber = last;
-    shard.iterator = out.NextShardIterator;
-    if (!shard.iterator) {
+    shard.iterator = expired ? undefined : next;
+    if (!expired && !shard.iterator) {
       shard.position.done = true;
       this.lastDescribe = 0; // a closed shard means a child to pick up
     }
     // Saved only when the handler ran or a shard closed: the save is a table write, and so a
     // stream record itself; saving after every record would feed the poller its own writes.
-    if (batch.length > 0 || shard.position.done) await this.save();
+    if (matching.length > 0 || shard.position.done) await this.save();
     return records.length > 0;
+  }
+
+  /** A batch reported `failed`: retried from it, or after the last retry skipped (the on-failure destination). */
+  private async failed(shardId: string, shard: ShardState, batch: DynamoDBRecord[], failed: string): Promise<boolean> {
+    shard.failures += 1;
+    if (shard.failures <= (this.mapping.retryAttempts ?? STREAM_RETRY_ATTEMPTS)) {
+      await sleep(250 * 2 ** shard.failures, this.signal);
+      shard.iterator = await this.iterator(shardId, 'AT_SEQUENCE_NUMBER', failed);
+      return true;
+    }
+    // A poison record: park it in the log (the on-failure destination of the AWS mapping) and move on.
+    logJson('error', 'stream record failed every retry; skipping it', { shard_id: shardId, sequence_number: failed });
+    const record = batch.find((r) => r.dynamodb?.SequenceNumber === failed);
+    if (record) await this.mapping.onFailure?.(record);
+    shard.failures = 0;
+    shard.position.sequenceNumber = failed;
+    await this.save();
+    shard.iterator = await this.iterator(shardId, 'AFTER_SEQUENCE_NUMBER', failed);
+    return true;
   }
 }

@@ -22,6 +22,7 @@ import { handler as fanOutHandler } from '#functions/events/handler.ts';
 import { handler as signerHandler } from '#functions/webhooks/handler.ts';
 import { handler as deadLetterHandler } from '#functions/webhooks/dead-letter.ts';
 import { StreamPoller } from './stream-poller.ts';
+import { OUTBOX_BATCH_SIZE } from '#db/event/outbox-stream-filter.ts';
 import { pollQueue } from './queue-poller.ts';
 
 export interface WebhookPipelineOptions {
@@ -118,7 +119,11 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
   }
   const loops = [
     ...(options.streamArn
-      ? [new StreamPoller(options.streamArn, options.endpoint, fanOutHandler, aborter.signal).run()]
+      ? [
+          new StreamPoller(options.streamArn, options.endpoint, fanOutHandler, aborter.signal, {
+            batchSize: OUTBOX_BATCH_SIZE,
+          }).run(),
+        ]
       : []),
     ...Array.from({ length: SQS_POLLERS }, () =>
       pollQueue({ url: queue.queueUrl, arn: queue.queueArn }, signerHandler, aborter.signal, {

@@ -11,7 +11,7 @@ import {
   DEFAULT_WEBHOOK_RETRY_SCHEDULE,
   DEFAULT_WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT,
 } from '#shared/config.ts';
-import { OUTBOX_STREAM_FILTER } from '#db/event/outbox-stream-filter.ts';
+import { OUTBOX_BATCH_SIZE, OUTBOX_STREAM_FILTER } from '#db/event/outbox-stream-filter.ts';
 import { laneConcurrency, SIGNER_TIMEOUT, SLOW_LANE_AGE_ALARM } from '../webhook-settings.ts';
 import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '../metric-names.ts';
 import { ServiceFunction } from './service-function.ts';
@@ -83,7 +83,7 @@ export class WebhookPipeline extends Construct {
     this.eventsFunction.addEventSource(
       new DynamoEventSource(table, {
         startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-        batchSize: 25,
+        batchSize: OUTBOX_BATCH_SIZE,
         filters: [lambda.FilterCriteria.filter(OUTBOX_STREAM_FILTER)],
         bisectBatchOnError: true,
         retryAttempts: 10,

@@ -131,8 +131,30 @@ export async function fanOut(
   return queued;
 }
 
-/** Stores fanned out at once: each store's records stay in order, stores do not wait on each other. */
+/** Stores fanned out at once: each store's records are numbered in order, stores do not wait on each other. */
 const STORES_AT_ONCE = 8;
+/**
+ * A store's numbered events fanned out at once. Their numbers are given before, in stream order,
+ * and one event's deliveries do not depend on another's (delivery is not ordered; receivers order
+ * by sequence), so a bulk import's backlog drains at this many events per round trip of the
+ * fan-out rather than one (docs/webhooks.md, "Latency during an import").
+ */
+const EVENTS_AT_ONCE = 16;
+
+/** `run` over `items`, at most `limit` at a time; answers in the items' order. */
+async function atMost<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await run(items[i]!);
+      }
+    }),
+  );
+  return out;
+}
 
 type Indexed = { index: number; record: DynamoDBRecord };
 
@@ -146,8 +168,8 @@ export interface FanOutBatch {
 /**
  * The fan-out's use case (table stream → webhook queue) over one stream batch. The event-source
  * mapping already filters on outbox INSERTs; the same filter runs here too, so a mapping without
- * it (or a test) cannot feed other writes through. Records of one store keep their order
- * (numbering and delivery follow it); different stores' records are independent, so one store's
+ * it (or a test) cannot feed other writes through. A store's records are numbered in stream
+ * order, then fanned out side by side; different stores' records are independent, so one store's
  * backlog does not hold every other store's deliveries. The first failure in stream order is the
  * batch's: Lambda resumes the shard from it, and what other stores handled after it is replayed
  * harmlessly (numbering and the delivery log are idempotent).
@@ -159,15 +181,10 @@ export async function fanOutStreamBatch(records: readonly DynamoDBRecord[]): Pro
     const store = String(record.dynamodb.NewImage.pk?.S ?? '');
     byStore.set(store, [...(byStore.get(store) ?? []), { index, record }]);
   }
-  let firstFailure = Number.POSITIVE_INFINITY;
   const groups = [...byStore.values()];
   const tally = { queued: 0 };
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(STORES_AT_ONCE, groups.length) }, async () => {
-      while (next < groups.length) firstFailure = Math.min(firstFailure, await fanOutStore(groups[next++]!, tally));
-    }),
-  );
+  const failures = await atMost(groups, STORES_AT_ONCE, (group) => fanOutStore(group, tally));
+  const firstFailure = Math.min(Number.POSITIVE_INFINITY, ...failures);
   return {
     stores: groups.length,
     queued: tally.queued,
@@ -176,8 +193,9 @@ export async function fanOutStreamBatch(records: readonly DynamoDBRecord[]): Pro
 }
 
 /**
- * One store's records in order: numbered together first; if that fails (a record that cannot be
- * numbered), one by one, so the failure is pinned to its record. Answers the index of the first
+ * One store's records: numbered together first, in stream order, then fanned out side by side; if
+ * the numbering fails (a record that cannot be numbered), one by one in order, so the failure is
+ * pinned to its record. Answers the index of the first
  * record that failed, or Infinity.
  */
 async function fanOutStore(group: Indexed[], tally: { queued: number }): Promise<number> {
@@ -204,15 +222,25 @@ async function fanOutStore(group: Indexed[], tally: { queued: number }): Promise
         parsed.map((p) => p.outbox),
       ).catch(() => undefined)
     : undefined;
-  for (const { index, sequenceNumber, outbox } of parsed) {
-    try {
-      tally.queued += await fanOut(outbox, undefined, batch);
-    } catch (err) {
-      fanOutFailed(sequenceNumber, err);
-      return index;
+  // One chain per event: a record the stream (or a replay) repeats runs after its twin, which
+  // then finds the delivery queued; different events run side by side. Without the batch's
+  // numbers each event takes its own, which must happen in stream order: one chain at a time.
+  const chains = new Map<string, typeof parsed>();
+  for (const p of parsed) chains.set(p.outbox.event_id, [...(chains.get(p.outbox.event_id) ?? []), p]);
+  const failures = await atMost([...chains.values()], batch ? EVENTS_AT_ONCE : 1, async (chain) => {
+    for (const { index, sequenceNumber, outbox } of chain) {
+      try {
+        // Read the tally after the await: `tally.queued += await …` would add to a stale value.
+        const queued = await fanOut(outbox, undefined, batch);
+        tally.queued += queued;
+      } catch (err) {
+        fanOutFailed(sequenceNumber, err);
+        return index;
+      }
     }
-  }
-  return failedAt;
+    return Number.POSITIVE_INFINITY;
+  });
+  return Math.min(failedAt, ...failures);
 }
 
 const fanOutFailed = (sequenceNumber: string | undefined, err: unknown) =>

@@ -28,8 +28,8 @@ export interface LoggedEvent {
   external_id: string | null;
 }
 
-/** Events numbered in one transaction: the counter, then an update and a log entry per event (≤ 100 items). */
-const NUMBERED_AT_ONCE = 32;
+/** Events numbered in one transaction: the counter, then an update and a log entry per event (99 items; a transaction holds 100). */
+const NUMBERED_AT_ONCE = 49;
 
 /**
  * The sequences of `eventIds` (one store's, in stream order): the ones they have, the next ones
@@ -128,6 +128,25 @@ export async function readEventLog(
   nowSeconds: number,
   checkExpiry = after > 0,
 ): Promise<{ events: LoggedEvent[]; more: boolean; expired: boolean }> {
+  let page = await queryLog(storeId, after, limit);
+  let expired = false;
+  if (checkExpiry) {
+    if (page.events[0]) expired = page.events[0].sequence !== after + 1 || page.events[0].ttl < nowSeconds;
+    else if ((await readSequence(eventCounter(storeId))) > after) {
+      // Nothing after the cursor, yet the counter is past it: either the events are gone, or the
+      // stream consumer numbered them between the Query and this read (a reader at the head of
+      // the log while events flow). Entries commit with the counter's move, so a Query now sees
+      // every number the counter just showed: only if the next one is still missing is it gone.
+      page = await queryLog(storeId, after, limit);
+      const first = page.events[0];
+      expired = !first || first.sequence !== after + 1 || first.ttl < nowSeconds;
+    }
+  }
+  return { events: page.events.filter((e) => e.ttl >= nowSeconds), more: page.more, expired };
+}
+
+/** Log entries after `after`, ascending: one strongly consistent Query of up to `limit`. */
+async function queryLog(storeId: string, after: number, limit: number) {
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
@@ -141,15 +160,7 @@ export async function readEventLog(
       ConsistentRead: true,
     }),
   );
-  const events = (out.Items ?? []).map(toLogged);
-  const first = events[0];
-  let expired = false;
-  if (checkExpiry) {
-    if (first) expired = first.sequence !== after + 1 || first.ttl < nowSeconds;
-    // Nothing after the cursor: caught up, unless the counter says events were numbered and are gone.
-    else expired = (await readSequence(eventCounter(storeId))) > after;
-  }
-  return { events: events.filter((e) => e.ttl >= nowSeconds), more: out.LastEvaluatedKey !== undefined, expired };
+  return { events: (out.Items ?? []).map(toLogged), more: out.LastEvaluatedKey !== undefined };
 }
 
 export const lastSequence = (storeId: string) => readSequence(eventCounter(storeId));

@@ -16,3 +16,11 @@ export const OUTBOX_STREAM_FILTER = {
 } as const;
 
 export const isOutboxInsert = (record: unknown) => matchesFilter(OUTBOX_STREAM_FILTER, record);
+
+/**
+ * Outbox records per fan-out invocation, in AWS (the mapping's batch size) and locally (the
+ * stream poller's). A store's events of one batch are numbered in a few transactions and fanned
+ * out side by side, so a larger batch drains a bulk import's backlog faster; docs/webhooks.md,
+ * "Latency during an import", has the figures.
+ */
+export const OUTBOX_BATCH_SIZE = 100;
