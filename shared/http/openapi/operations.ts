@@ -16,7 +16,7 @@ import { ProductBatchBody } from '#domain/product/batch.ts';
 import { CategoryBody, TagBody } from '#domain/product/taxonomy.ts';
 import { ActionBody, PageBody } from '#domain/page/page-write.ts';
 import { ORDER_REFERENCE_PATTERN } from '#domain/order/rules.ts';
-import { ListProductsQuery } from '#domain/product/list-query.ts';
+import { ChecksumListQuery, ListProductsQuery } from '#domain/product/list-query.ts';
 import { ListOrdersQuery } from '#domain/order/list-query.ts';
 import { ListPagesQuery } from '#domain/page/list-query.ts';
 import { StatusChangeBody } from '#domain/order/status-change.ts';
@@ -111,6 +111,13 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     body: ProductPutBody,
     response: 'MappedProductDocument',
     errors: productWrite,
+  },
+  listChecksums: {
+    summary: "List your products' checksums",
+    description:
+      "This key's products in external-id order after `cursor` (the previous page's `next_cursor`), each with the checksum of its write shape and `updated_at`: hash your own records the same way to find what is missing, different or extra without reading products. Eventually consistent; one Query of the key's external-id links a page (docs/catalog-writes.md#checksums). A product with external id `checksums` is read back through this list, not GET /catalog/products/checksums.",
+    query: ChecksumListQuery,
+    response: 'ChecksumList',
   },
   getCatalogProduct: {
     summary: 'Get a product by your external id',
