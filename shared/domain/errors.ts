@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'idempotency_in_progress',
   'slug_taken',
   'conflict',
+  'precondition_failed',
   'payload_too_large',
   'validation_failed',
   'invalid_image_url',

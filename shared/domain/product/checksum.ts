@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { ProductFields } from './product-write.ts';
 import type { Product } from './product.ts';
+import { DomainError } from '../errors.ts';
 
 /**
  * The write shape of a stored product: price, quantity and sku are its first variant's (0, 0 and
@@ -36,3 +37,31 @@ export function checksumOf(shape: ProductFields): string {
 }
 
 export const productChecksum = (p: Product): string => checksumOf(writeShape(p));
+
+/**
+ * A write's precondition (If-Match / If-None-Match): `ifMatch` the checksums the record must have
+ * now (`*`: it must exist), `createOnly` that it must not exist yet.
+ */
+export interface WriteCondition {
+  ifMatch?: readonly string[] | '*';
+  createOnly?: boolean;
+}
+
+/** Which part of a condition fails for a record with this checksum (undefined: none exists), or null when it holds. */
+export function failedCondition(
+  condition: WriteCondition,
+  checksum: string | undefined,
+): 'If-Match' | 'If-None-Match' | null {
+  if (condition.createOnly && checksum !== undefined) return 'If-None-Match';
+  const ifMatch = condition.ifMatch;
+  if (ifMatch === undefined) return null;
+  if (checksum === undefined) return 'If-Match';
+  return ifMatch === '*' || ifMatch.includes(checksum) ? null : 'If-Match';
+}
+
+/** 412 for a write whose condition did not hold: `field` names the header that failed. */
+export function preconditionFailed(header: 'If-Match' | 'If-None-Match'): DomainError {
+  return header === 'If-Match'
+    ? new DomainError('precondition_failed', 'The record changed since this ETag was read (If-Match).', 'If-Match')
+    : new DomainError('precondition_failed', 'The record already exists (If-None-Match: *).', 'If-None-Match');
+}

@@ -38,6 +38,8 @@ export interface OperationDoc {
   idempotent?: boolean;
   /** Codes beyond the shared ones (auth, rate limit, body, validation, not found on a path). */
   errors?: ErrorCode[];
+  /** Answers an `ETag`; with `conditional`, takes If-Match and If-None-Match too (docs/catalog-writes.md#conditional-writes). */
+  etag?: 'read' | 'conditional';
   /** Success statuses other than 200 with their description. */
   otherSuccess?: Record<string, string>;
 }
@@ -110,7 +112,8 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     query: IncludeQuery,
     body: ProductPutBody,
     response: 'MappedProductDocument',
-    errors: productWrite,
+    errors: [...productWrite, 'precondition_failed'],
+    etag: 'conditional',
   },
   listChecksums: {
     summary: "List your products' checksums",
@@ -125,6 +128,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
       "The product this key's external id addresses, in the same mapped shape a PUT or PATCH answers (with `external_id`, `category_external_ids`, `tag_external_ids`); 404 for an external id this key has not written. Reads what the key just wrote.",
     query: IncludeQuery,
     response: 'MappedProductDocument',
+    etag: 'read',
   },
   updateProduct: {
     summary: 'Update a product',
@@ -133,7 +137,8 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     query: IncludeQuery,
     body: ProductPatchBody,
     response: 'MappedProductDocument',
-    errors: productWrite,
+    errors: [...productWrite, 'precondition_failed'],
+    etag: 'conditional',
   },
   upsertProducts: {
     summary: 'Write 1-100 products',
