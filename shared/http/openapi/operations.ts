@@ -175,7 +175,8 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
       'Creates or replaces the page with this external id and leaves it a draft; the HTML body is sanitized.',
     body: PageBody,
     response: 'PageDocument',
-    errors: ['slug_taken'],
+    errors: ['slug_taken', 'precondition_failed'],
+    etag: 'conditional',
   },
   publishPage: {
     summary: 'Publish a page',
