@@ -51,6 +51,7 @@ describe('MCP protocol revisions', () => {
       'get_product',
       'get_product_by_external_id',
       'list_events',
+      'list_product_checksums',
       'list_products',
     ]);
     const result = (await mcp.callTool({ name: 'list_products', arguments: {} })) as any;
