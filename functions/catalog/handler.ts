@@ -10,10 +10,12 @@ import { upsertTag } from './routes/upsert-tag.ts';
 import { upsertProductBatchRoute } from './routes/upsert-product-batch.ts';
 import { getCatalogProduct } from './routes/get-product-by-external-id.ts';
 import { adjustProductStock } from './routes/adjust-stock.ts';
+import { listChecksums } from './routes/list-product-checksums.ts';
 
-/** The catalog by the caller's external ids: writes (catalog:write) and the read-back of a product (catalog:read). */
+/** The catalog by the caller's external ids: writes (catalog:write) and the read-back of a product and the key's checksums (catalog:read). */
 export const operations = {
   getCatalogProduct,
+  listChecksums,
   upsertProduct,
   updateProduct,
   upsertProducts: upsertProductBatchRoute,

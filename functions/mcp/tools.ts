@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { KeyedOperation } from '#http/api-routes.ts';
-import { ExternalIdSchema } from '#domain/validation.ts';
+import { ExternalIdSchema, integerIn } from '#domain/validation.ts';
 import { CURSOR, DEFAULT_LIMIT, PAGE_LIMIT, PAGE_NUMBER } from '#domain/pagination.ts';
 import { ProductPatchBody, ProductPutBody } from '#domain/product/product-write.ts';
 import { MAX_BATCH_ITEMS, ProductBatchBody } from '#domain/product/batch.ts';
@@ -8,7 +8,7 @@ import { CategoryBody, TagBody } from '#domain/product/taxonomy.ts';
 import { StockDeltaBody } from '#domain/product/stock.ts';
 import { PageBody } from '#domain/page/page-write.ts';
 import { ORDER_REFERENCE_PATTERN } from '#domain/order/rules.ts';
-import { ListProductsQuery } from '#domain/product/list-query.ts';
+import { CHECKSUM_PAGE_DEFAULT, CHECKSUM_PAGE_MAX, ListProductsQuery } from '#domain/product/list-query.ts';
 import { ListPagesQuery } from '#domain/page/list-query.ts';
 import { SETTABLE_STATUSES, StatusChangeBody } from '#domain/order/status-change.ts';
 import { pathSegment, rest, type Args } from './args.ts';
@@ -108,6 +108,18 @@ const SPECS: Record<KeyedOperation, ToolSpec> = {
       query: query({ include: a.include_offers ? 'offers' : undefined }),
     }),
     fieldNames: { include: 'include_offers' },
+  },
+  listChecksums: {
+    name: 'list_product_checksums',
+    output: 'ChecksumList',
+    title: "List your products' checksums",
+    description:
+      "Your products (this key's external ids) in external-id order, each with the SHA-256 checksum of its write shape and updated_at, up to 1000 a page: compare with your own records to find missing, different or extra products. Returns {data: [{id, external_id, checksum, updated_at}], next_cursor}.",
+    args: v.strictObject({
+      cursor: v.optional(described(ExternalIdSchema, "The previous page's next_cursor (an external id).")),
+      limit: v.optional(described(integerIn(1, CHECKSUM_PAGE_MAX), 'Page size.'), CHECKSUM_PAGE_DEFAULT),
+    }),
+    request: (a) => ({ query: query({ cursor: a.cursor, limit: a.limit }) }),
   },
   upsertProduct: {
     name: 'upsert_product',

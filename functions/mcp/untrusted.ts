@@ -31,6 +31,7 @@ export const UNTRUSTED_FIELDS: Record<ResponseBody, readonly string[]> = {
   ProductDocument: under('data.', PRODUCT),
   MappedProductDocument: under('data.', MAPPED_PRODUCT),
   BatchResult: under('data[].data.', MAPPED_PRODUCT),
+  ChecksumList: under('data[].', ['external_id']),
   CategoryDocument: under('data.', ['external_id', 'name']),
   TagDocument: under('data.', ['external_id', 'value']),
   OrderList: under('data[].', ORDER),

@@ -3,6 +3,8 @@ import { commitPageChange } from '#db/page/change.repo.ts';
 import { toPageResource, type Page, type PageResource, type PageType, type PageVersion } from '#domain/page/page.ts';
 import { decide, newPage, savedPage, withStatus, type PageAction, type PageContent } from '#domain/page/rules.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
+import { failedCondition, type WriteCondition } from '#domain/product/checksum.ts';
+import { draftChecksum } from '#domain/page/checksum.ts';
 import { done, retryOnStale, stale } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
 import { keyOrigin } from '#domain/event/event.ts';
@@ -17,6 +19,8 @@ import {
 } from './idempotent-commit.ts';
 
 export type PageDocument = { data: PageResource };
+/** A save's outcome: the saved draft, or refused by its If-Match / If-None-Match (nothing written). */
+export type SaveOutcome = PageDocument | { result: 'precondition_failed'; header: 'If-Match' | 'If-None-Match' };
 
 export interface PageListDocument {
   data: PageResource[];
@@ -36,10 +40,18 @@ const slugTaken = (slug: string) =>
  * sequence read, so of racing first saves exactly one creates the page and the others update the
  * page it hands back. A save that would change nothing writes nothing.
  */
-export async function savePage(caller: Caller, xid: string, content: PageContent): Promise<PageDocument> {
+export async function savePage(
+  caller: Caller,
+  xid: string,
+  content: PageContent,
+  condition: WriteCondition = {},
+): Promise<SaveOutcome> {
   const read = await readPageToSave(caller, xid);
   let found = read.page;
   if (!found) {
+    // No page yet: an If-Match (even `*`) cannot hold.
+    const failed = failedCondition(condition, undefined);
+    if (failed) return { result: 'precondition_failed', header: failed };
     const created = await createPage(
       newPage(content, { storeId: caller.storeId, keyId: caller.keyId, externalId: xid }),
       read.sequence,
@@ -48,15 +60,20 @@ export async function savePage(caller: Caller, xid: string, content: PageContent
     if (created.kind === 'slug_taken') throw slugTaken(content.slug);
     found = created.page ?? (created.pageId === undefined ? undefined : await getPage(caller.storeId, created.pageId));
     if (!found) throw new Error(`page external id ${xid} of key ${caller.keyId} was taken but maps to nothing`);
+    // Create only: the racing first save won, so this one must not replace it.
+    if (condition.createOnly) return { result: 'precondition_failed', header: 'If-None-Match' };
   }
   const pageId = found.id;
-  return retryOnStale<Page | undefined, PageDocument>({
+  return retryOnStale<Page | undefined, SaveOutcome>({
     what: `page ${pageId} of store ${caller.storeId}`,
     initial: found,
     read: () => getPage(caller.storeId, pageId),
     round: async (current) => {
       // The external-id item and its page are written in one transaction and never deleted.
       if (!current) throw new Error(`page external id ${xid} maps to missing page ${pageId}`);
+      // Checked on the state each round decides from: a racing save makes the round stale and is checked again.
+      const failed = failedCondition(condition, draftChecksum(current));
+      if (failed) return done({ result: 'precondition_failed', header: failed });
       const next = savedPage(current, content);
       if (!next) return done({ data: toPageResource(current, caller.keyId, 'draft') });
       const result = await commitPageChange(current, next);

@@ -14,7 +14,8 @@ import { INSERT_GROUP_SIZE } from '#db/product/insert.repo.ts';
 import { ProductIds } from './product-ids.ts';
 import { contended, undetermined } from '#domain/time.ts';
 import { resolveManyWriteTargets, type WriteTargets } from '#db/product/item.ts';
-import { newDraft, patchResolved, putResolved, type WriteResult, type Written } from './product-writes.ts';
+import { newDraft, patchResolved, putResolved, type WriteOutcome, type WriteResult } from './product-writes.ts';
+import { preconditionFailed } from '#domain/product/checksum.ts';
 
 export type BatchItemOutcome =
   | { external_id: string | null; ok: true; product: Product; result: WriteResult }
@@ -172,9 +173,12 @@ function settleSync(
   }
 }
 
-async function settle(externalId: string, write: () => Promise<Written>): Promise<BatchItemOutcome> {
+async function settle(externalId: string, write: () => Promise<WriteOutcome>): Promise<BatchItemOutcome> {
   try {
-    return { external_id: externalId, ok: true, ...(await write()) };
+    const written = await write();
+    // A batch item carries no condition today; an item's own would answer here, alone.
+    if (written.result === 'precondition_failed') return failure(externalId, preconditionFailed(written.header));
+    return { external_id: externalId, ok: true, ...written };
   } catch (err) {
     if (err instanceof DomainError) return failure(externalId, err);
     throw err;

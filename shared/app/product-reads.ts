@@ -4,6 +4,8 @@ import { productIdsBySku } from '#db/product/index.repo.ts';
 import { productIdsByName } from '#db/name-index/search.repo.ts';
 import { normalizeName, type Product } from '#domain/product/product.ts';
 import { notFound } from '#domain/errors.ts';
+import { productChecksumPage } from '#db/product/checksum.repo.ts';
+import { productChecksum } from '#domain/product/checksum.ts';
 
 /** One page of the store's products in ascending id order, narrowed by the filters first when there are any. */
 export async function listProducts(
@@ -40,4 +42,34 @@ export async function getProductByExternalId(
   const product = await productByExternalId(caller.storeId, caller.keyId, externalId);
   if (!product) throw notFound('product', 'external_id');
   return product;
+}
+
+/** A page of a key's products by external id, each with its checksum (docs/catalog-writes.md#checksums). */
+export interface ChecksumPage {
+  data: { id: number; external_id: string; checksum: string; updated_at: string }[];
+  next_cursor: string | null;
+}
+
+/**
+ * GET /catalog/products/checksums: the checksums the key's external-id links hold, one Query per
+ * page. A link written before checksums (or before it carried the product's copy) has none: its
+ * product is read and its checksum computed, so the list is complete.
+ */
+export async function listProductChecksums(
+  caller: { storeId: string; keyId: number },
+  params: { cursor?: string | undefined; limit: number },
+): Promise<ChecksumPage> {
+  const { entries, more } = await productChecksumPage(caller.keyId, params.cursor, params.limit);
+  const older = entries.filter((e) => e.checksum === undefined || e.updated_at === undefined).map((e) => e.id);
+  const read = new Map((await getProductsByIds(caller.storeId, older)).map((p) => [p.id, p]));
+  const data = entries.flatMap((e) => {
+    const product = read.get(e.id);
+    const checksum = e.checksum ?? (product && productChecksum(product));
+    const updatedAt = e.updated_at ?? product?.updated_at;
+    // A link is written with its product in one transaction: a link without one is not a product of the key.
+    if (checksum === undefined || updatedAt === undefined) return [];
+    return [{ id: e.id, external_id: e.external_id, checksum, updated_at: updatedAt }];
+  });
+  const last = entries.at(-1);
+  return { data, next_cursor: more && last ? last.external_id : null };
 }

@@ -27,6 +27,7 @@ import {
   type ProductWrite,
 } from '#domain/product/product-write.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
+import { failedCondition, productChecksum, type WriteCondition } from '#domain/product/checksum.ts';
 import { contended, done, nowIso, retryOnStale, RoundClock, stale, undetermined } from '#domain/time.ts';
 import { keyOrigin } from '#domain/event/event.ts';
 import { productEvent } from '#domain/event/product.ts';
@@ -42,7 +43,12 @@ import type { ProductIds } from './product-ids.ts';
  * and the losers replace the winner instead), any later one replaces every write field
  * (`applyToExisting`); a PUT that changes nothing writes nothing.
  */
-export async function putProduct(caller: Caller, externalId: string, write: ProductWrite): Promise<Product> {
+export async function putProduct(
+  caller: Caller,
+  externalId: string,
+  write: ProductWrite,
+  condition: WriteCondition = {},
+): Promise<WriteOutcome> {
   const targets = await resolveWriteTargets(
     caller.keyId,
     externalId,
@@ -50,7 +56,7 @@ export async function putProduct(caller: Caller, externalId: string, write: Prod
     write.tag_external_ids,
     { sequenceOf: caller.storeId },
   );
-  return (await putResolved(caller, externalId, write, targets)).product;
+  return putResolved(caller, externalId, write, targets, undefined, condition);
 }
 
 /**
@@ -59,6 +65,11 @@ export async function putProduct(caller: Caller, externalId: string, write: Prod
  */
 export type WriteResult = 'created' | 'updated' | 'unchanged';
 export type Written = { product: Product; result: WriteResult };
+/**
+ * A write's outcome: written, or refused by its If-Match / If-None-Match against the state the
+ * write decided from (`header` names the one that failed; nothing was written).
+ */
+export type WriteOutcome = Written | { result: 'precondition_failed'; header: 'If-Match' | 'If-None-Match' };
 
 /**
  * `putProduct` once the write's targets are known (a batch resolves those of all its items at
@@ -70,13 +81,17 @@ export async function putResolved(
   write: ProductWrite,
   targets: WriteTargets,
   ids?: ProductIds,
-): Promise<Written> {
+  condition: WriteCondition = {},
+): Promise<WriteOutcome> {
   assertReferencesExist(targets, write.category_external_ids, write.tag_external_ids);
   const change = { ...write, category_ids: targets.categoryIds };
 
   let id = targets.productId;
   let known = targets.product;
   if (id === undefined) {
+    // No product yet: an If-Match (even `*`) cannot hold.
+    const failed = failedCondition(condition, undefined);
+    if (failed) return { result: 'precondition_failed', header: failed };
     const draft = newDraft(caller, externalId, write, targets);
     const inserted = ids ? await ids.insert([draft]) : await insertNew(draft, targets.sequence);
     const created = createdOrTaken(inserted, `the product with external id ${externalId}`);
@@ -85,8 +100,10 @@ export async function putResolved(
     id = created.winner.productId ?? (await productIdForExternalId(caller.keyId, externalId));
     known = created.winner.product;
     if (id === undefined) throw new Error(`external id ${externalId} of key ${caller.keyId} taken but unmapped`);
+    // Create only: the racing first PUT won, so this one must not replace it.
+    if (condition.createOnly) return { result: 'precondition_failed', header: 'If-None-Match' };
   }
-  const written = await applyToExisting(caller, id, change, known);
+  const written = await applyToExisting(caller, id, change, known, condition);
   // The external-id map and its product are written in one transaction and never deleted.
   if (!written) throw new Error(`external id maps to missing product ${id}`);
   return written;
@@ -160,23 +177,33 @@ export function newDraft(caller: Caller, externalId: string, write: ProductWrite
  * concurrent write got there first). A body equal to what is stored writes nothing. An unknown
  * external id of this key is 404.
  */
-export async function patchProduct(caller: Caller, externalId: string, patch: ProductPatch): Promise<Product> {
+export async function patchProduct(
+  caller: Caller,
+  externalId: string,
+  patch: ProductPatch,
+  condition: WriteCondition = {},
+): Promise<WriteOutcome> {
   const targets = await resolveWriteTargets(
     caller.keyId,
     externalId,
     patch.category_external_ids,
     patch.tag_external_ids,
   );
-  return (await patchResolved(caller, patch, targets)).product;
+  return patchResolved(caller, patch, targets, condition);
 }
 
-/** `patchProduct` once the write's targets are known. */
-export async function patchResolved(caller: Caller, patch: ProductPatch, targets: WriteTargets): Promise<Written> {
+/** `patchProduct` once the write's targets are known (an unknown product is 404 before any condition). */
+export async function patchResolved(
+  caller: Caller,
+  patch: ProductPatch,
+  targets: WriteTargets,
+  condition: WriteCondition = {},
+): Promise<WriteOutcome> {
   if (targets.productId === undefined) throw notFound('product');
   assertReferencesExist(targets, patch.category_external_ids, patch.tag_external_ids);
   const change: ProductChange = { ...patch };
   if (patch.category_external_ids !== undefined) change.category_ids = targets.categoryIds;
-  const written = await applyToExisting(caller, targets.productId, change, targets.product);
+  const written = await applyToExisting(caller, targets.productId, change, targets.product, condition);
   if (!written) throw notFound('product');
   return written;
 }
@@ -189,20 +216,27 @@ export async function patchResolved(caller: Caller, patch: ProductPatch, targets
  * reads the product again and decides again, so the last round's answer is what was committed:
  * a change (updated) or nothing to change (unchanged). If the link's copy is behind the product
  * (written by an older version), the guard fails and the next round reads the product item.
+ * The write's condition is checked in each round against the state that round decides from, so
+ * a racing write that commits between the check and the commit makes the round stale, and the
+ * next round checks again on what that write left (If-Match then fails: exactly one of many
+ * writers holding the same ETag gets through).
  */
 async function applyToExisting(
   caller: Caller,
   id: number,
   change: ProductChange,
   known: Product | undefined,
-): Promise<Written | undefined> {
+  condition: WriteCondition,
+): Promise<WriteOutcome | undefined> {
   const storeId = caller.storeId;
-  return retryOnStale<Product | undefined, Written | undefined>({
+  return retryOnStale<Product | undefined, WriteOutcome | undefined>({
     what: `product ${id} of store ${storeId}`,
     ...(known ? { initial: known } : {}),
     read: () => getProduct(storeId, id),
     round: async (current) => {
       if (!current) return done(undefined);
+      const failed = failedCondition(condition, productChecksum(current));
+      if (failed) return done({ result: 'precondition_failed', header: failed });
       const offerId = needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined;
       const next = applyProductChange(current, change, nowIso(), offerId);
       if (!next) return done({ product: current, result: 'unchanged' });

@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   'slug_taken',
   'quantity_changed',
   'conflict',
+  'precondition_failed',
   'payload_too_large',
   'validation_failed',
   'invalid_image_url',

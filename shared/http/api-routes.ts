@@ -45,6 +45,13 @@ export const API_ROUTES = [
   },
   {
     group: 'catalog',
+    operation: 'listChecksums',
+    method: 'GET',
+    path: '/catalog/products/checksums',
+    ability: 'catalog:read',
+  },
+  {
+    group: 'catalog',
     operation: 'getCatalogProduct',
     method: 'GET',
     path: '/catalog/products/{external_id}',

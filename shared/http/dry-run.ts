@@ -16,8 +16,8 @@ export const DRY_RUN_PARAM = 'dry_run';
 
 export type DryRunResult = 'would_create' | 'would_update' | 'unchanged';
 
-/** Fields that move on every change and say nothing about what the change is. */
-const BOOKKEEPING = new Set(['updated_at', 'created_at']);
+/** Fields that move on every change and say nothing about what the change is (`checksum` digests the others). */
+const BOOKKEEPING = new Set(['updated_at', 'created_at', 'checksum']);
 
 type Data = Record<string, unknown>;
 

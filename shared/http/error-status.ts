@@ -37,6 +37,10 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; when:
     status: 409,
     when: 'An admin command raced with another change of the same record, or the record already exists.',
   },
+  precondition_failed: {
+    status: 412,
+    when: 'If-Match names another version than the current one (the product or draft changed since it was read), or If-None-Match: * met a record that exists (field `If-Match` or `If-None-Match`).',
+  },
   payload_too_large: { status: 413, when: 'The body is larger than 1 MiB.' },
   validation_failed: {
     status: 422,

@@ -48,6 +48,7 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
         external_id: 'crm-1',
         category_external_ids: [],
         tag_external_ids: [],
+        checksum: expect.stringMatching(/^[0-9a-f]{64}$/),
       },
     });
     expect(res.body.data.created_at).toBe(res.body.data.updated_at);
@@ -105,7 +106,7 @@ describe('PUT and PATCH /catalog/products/{external_id}', () => {
 
     const get = await api.get(`/products/${p.id}?include=offers`);
     expect(get.status).toBe(200);
-    const { external_id: _x, category_external_ids: _c, tag_external_ids: _t, ...readShape } = p;
+    const { external_id: _x, category_external_ids: _c, tag_external_ids: _t, checksum: _s, ...readShape } = p;
     expect(get.body.data).toEqual(readShape);
   });
 

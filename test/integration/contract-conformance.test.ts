@@ -77,9 +77,9 @@ describe('contract: HTTP', () => {
     expect(Number(res.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
   });
 
-  it('answers PUT and PATCH with the mapped product: the read shape plus external_id and the two id lists, no offers (docs/contract.md#products, docs/contract.md#resources-and-fields)', async () => {
+  it('answers PUT and PATCH with the mapped product: the read shape plus external_id, the two id lists and the checksum, no offers (docs/contract.md#products, docs/contract.md#resources-and-fields)', async () => {
     const { client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
-    const expected = [...READ_SHAPE, 'external_id', 'category_external_ids', 'tag_external_ids'].sort();
+    const expected = [...READ_SHAPE, 'external_id', 'category_external_ids', 'tag_external_ids', 'checksum'].sort();
     const put = await api.put('/catalog/products/audit-1', { name: 'Oak bench', price: 24900 });
     expect(put.status).toBe(200);
     expect(Object.keys(put.body.data).sort()).toEqual(expected);

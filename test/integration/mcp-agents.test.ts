@@ -140,6 +140,7 @@ describe('MCP: typed tools', () => {
         },
       ],
       ['get_product_by_external_id', { external_id: 'p1', include_offers: true }],
+      ['list_product_checksums', { limit: 10 }],
       ['list_products', { include_offers: true, limit: 1 }],
       ['get_product', { id: 1, include_offers: true }],
       ['list_orders', { limit: 1 }],

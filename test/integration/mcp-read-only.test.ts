@@ -9,7 +9,14 @@ import { useMcpClients } from '#fixtures/mcp-client.ts';
 const connect = useMcpClients('mcp-read-only-test');
 
 type Result = CallToolResult & { structuredContent: any };
-const READS = ['get_product', 'get_product_by_external_id', 'list_orders', 'list_pages', 'list_products'];
+const READS = [
+  'get_product',
+  'get_product_by_external_id',
+  'list_orders',
+  'list_pages',
+  'list_product_checksums',
+  'list_products',
+];
 
 describe('keys create --mcp read-only', () => {
   it('lists only the read tools and refuses a write tool (dry run included) with forbidden; HTTP writes still work', async () => {
@@ -48,6 +55,7 @@ describe('keys create --mcp read-only', () => {
       'get_product',
       'get_product_by_external_id',
       'list_events',
+      'list_product_checksums',
       'list_products',
     ]);
     const refused = (await narrowed.callTool({

@@ -24,7 +24,13 @@ afterEach(async () => {
 });
 
 type Result = CallToolResult & { structuredContent: any };
-const READ_TOOLS = ['get_product', 'get_product_by_external_id', 'list_events', 'list_products'];
+const READ_TOOLS = [
+  'get_product',
+  'get_product_by_external_id',
+  'list_events',
+  'list_product_checksums',
+  'list_products',
+];
 
 /** A POST of one 2026-07-28 request as the v2 SDK client sends it: the envelope in `_meta`, the revision and method in headers. */
 function modernPost(token: string, method: string, params: Record<string, unknown> = {}): Promise<Response> {

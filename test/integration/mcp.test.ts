@@ -97,7 +97,7 @@ describe('MCP: connecting and listing tools', () => {
     ).toBeUndefined();
   });
 
-  it('shows a catalog:read key exactly list_products, get_product, get_product_by_external_id and list_events', async () => {
+  it('shows a catalog:read key exactly list_products, get_product, get_product_by_external_id, list_product_checksums and list_events', async () => {
     const { key } = await storeWithKey(['catalog:read']);
     const mcp = await connect(key.token);
     const { tools } = await mcp.listTools();
@@ -105,6 +105,7 @@ describe('MCP: connecting and listing tools', () => {
       'get_product',
       'get_product_by_external_id',
       'list_events',
+      'list_product_checksums',
       'list_products',
     ]);
     const list = tools.find((t) => t.name === 'list_products')!;
@@ -231,6 +232,11 @@ describe('MCP: catalog tools', () => {
     expect(again.data).toMatchObject({ id: 1, name: 'Tool chair v2', quantity: 0, category_external_ids: [] });
     // Read back by the same external id: the document the write answered.
     expect(documentOf(await call(mcp, 'get_product_by_external_id', { external_id: 'p-1' }))).toEqual(again);
+    // The key's checksums: the one its write answered, by the same external id.
+    expect(documentOf(await call(mcp, 'list_product_checksums', { limit: 10 }))).toMatchObject({
+      data: [{ id: 1, external_id: 'p-1', checksum: again.data.checksum, updated_at: again.data.updated_at }],
+      next_cursor: null,
+    });
     expectToolError(
       await call(mcp, 'get_product_by_external_id', { external_id: 'never' }),
       'not_found',

@@ -23,6 +23,7 @@ describe('MCP tool table', () => {
       list_products: 'catalog:read',
       get_product: 'catalog:read',
       get_product_by_external_id: 'catalog:read',
+      list_product_checksums: 'catalog:read',
       upsert_product: 'catalog:write',
       update_product: 'catalog:write',
       upsert_products: 'catalog:write',

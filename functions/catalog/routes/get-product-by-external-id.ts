@@ -1,6 +1,7 @@
 import { parse, externalIdParam } from '#domain/validation.ts';
 import { IncludeQuery } from '#domain/product/include.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { etag } from '#http/conditional.ts';
 import { getProductByExternalId } from '#app/product-reads.ts';
 import { toMappedProduct } from '#domain/product/product.ts';
 
@@ -13,5 +14,7 @@ export const getCatalogProduct: RouteFn = async ({ principal, pathParameters, qu
   const externalId = externalIdParam(pathParameters);
   const { include } = parse(IncludeQuery, query);
   const product = await getProductByExternalId(principal, externalId);
-  return { body: { data: toMappedProduct(product, principal.currency, include === 'offers') } };
+  const data = toMappedProduct(product, principal.currency, include === 'offers');
+  // The version an If-Match of a later PUT or PATCH names (docs/catalog-writes.md#conditional-writes).
+  return { body: { data }, headers: { ETag: etag(data.checksum) } };
 };

@@ -1,14 +1,19 @@
 import { parse, externalIdParam } from '#domain/validation.ts';
 import { IncludeQuery } from '#domain/product/include.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { etag, writeCondition } from '#http/conditional.ts';
 import { patchProduct } from '#app/product-writes.ts';
 import { toMappedProduct } from '#domain/product/product.ts';
+import { preconditionFailed } from '#domain/product/checksum.ts';
 import { ProductPatchBody } from '#domain/product/product-write.ts';
 
-/** PATCH /catalog/products/{external_id}: only the supplied fields change; 404 (after the body is valid) for an unknown external id. */
-export const updateProduct: RouteFn = async ({ principal, pathParameters, body, query }) => {
+/** PATCH /catalog/products/{external_id}: only the supplied fields change; 404 (after the body is valid) for an unknown external id; If-Match holds it to a version. */
+export const updateProduct: RouteFn = async ({ principal, pathParameters, body, query, headers }) => {
   const externalId = externalIdParam(pathParameters);
   const { include } = parse(IncludeQuery, query);
-  const product = await patchProduct(principal, externalId, parse(ProductPatchBody, body ?? {}));
-  return { body: { data: toMappedProduct(product, principal.currency, include === 'offers') } };
+  const patch = parse(ProductPatchBody, body ?? {});
+  const written = await patchProduct(principal, externalId, patch, writeCondition(headers));
+  if (written.result === 'precondition_failed') throw preconditionFailed(written.header);
+  const data = toMappedProduct(written.product, principal.currency, include === 'offers');
+  return { body: { data }, headers: { ETag: etag(data.checksum) } };
 };

@@ -1,14 +1,19 @@
 import { parse, externalIdParam } from '#domain/validation.ts';
 import { IncludeQuery } from '#domain/product/include.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { etag, writeCondition } from '#http/conditional.ts';
 import { putProduct } from '#app/product-writes.ts';
 import { toMappedProduct } from '#domain/product/product.ts';
+import { preconditionFailed } from '#domain/product/checksum.ts';
 import { ProductPutBody } from '#domain/product/product-write.ts';
 
-/** PUT /catalog/products/{external_id}: create or replace every write field. */
-export const upsertProduct: RouteFn = async ({ principal, pathParameters, body, query }) => {
+/** PUT /catalog/products/{external_id}: create or replace every write field; If-Match / If-None-Match: * hold it to a version. */
+export const upsertProduct: RouteFn = async ({ principal, pathParameters, body, query, headers }) => {
   const externalId = externalIdParam(pathParameters);
   const { include } = parse(IncludeQuery, query);
-  const product = await putProduct(principal, externalId, parse(ProductPutBody, body ?? {}));
-  return { body: { data: toMappedProduct(product, principal.currency, include === 'offers') } };
+  const write = parse(ProductPutBody, body ?? {});
+  const written = await putProduct(principal, externalId, write, writeCondition(headers));
+  if (written.result === 'precondition_failed') throw preconditionFailed(written.header);
+  const data = toMappedProduct(written.product, principal.currency, include === 'offers');
+  return { body: { data }, headers: { ETag: etag(data.checksum) } };
 };

@@ -1,5 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Offer, Product } from '#domain/product/product.ts';
+import { productChecksum } from '#domain/product/checksum.ts';
 import { tableName, db } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { type Item, type TransactItem, batchGet, itemKey } from '../core/helpers.ts';
@@ -14,7 +15,8 @@ import { productSequenceKey, sequenceOf, type ProductSequence } from '../core/se
  * (KEY#{k} / XID#product#{external_id}, attribute `product`). Every product write puts the copy
  * in the same transaction as the product, so the one BatchGetItem a write starts with already
  * holds the state it changes. Links written before the copy existed carry only `record_id`;
- * the next write of their product adds it.
+ * the next write of their product adds it. The link also carries the product's `checksum`
+ * (docs/catalog-writes.md#checksums) for the checksum list's projection.
  */
 
 export function toProduct(item: Item): Product {
@@ -74,6 +76,8 @@ export function linkItem(p: Product): Item | undefined {
     type: ENTITY.externalId,
     record_id: p.id,
     product: p,
+    // What GET /catalog/products/checksums projects, so the list never reads a product's fields.
+    checksum: productChecksum(p),
   };
 }
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { fromQuery } from '../validation.ts';
+import { ExternalIdSchema, fromQuery, integerIn } from '../validation.ts';
 import { PAGE_LIMIT, DEFAULT_LIMIT, PAGE_NUMBER } from '../pagination.ts';
 
 /**
@@ -12,4 +12,16 @@ export const ListProductsQuery = v.strictObject({
   'filter[name]': v.optional(v.pipe(v.string(), v.maxLength(255))),
   'filter[sku]': v.optional(v.pipe(v.string(), v.maxLength(64))),
   include: v.optional(v.picklist(['offers'], 'the only value is offers')),
+});
+
+export const CHECKSUM_PAGE_DEFAULT = 500;
+export const CHECKSUM_PAGE_MAX = 1000;
+
+/**
+ * GET /catalog/products/checksums's query: `cursor` is the last external id of the previous page
+ * (its `next_cursor`), the key's products follow in external-id order. Strict, as above.
+ */
+export const ChecksumListQuery = v.strictObject({
+  cursor: v.optional(ExternalIdSchema),
+  limit: v.optional(fromQuery(integerIn(1, CHECKSUM_PAGE_MAX)), String(CHECKSUM_PAGE_DEFAULT)),
 });

@@ -1,4 +1,6 @@
 /** Products as the store holds them; variants ("offers") live inside the product record. */
+import { productChecksum } from './checksum.ts';
+
 export type ProductStatus = 'active' | 'draft' | 'archived';
 export const PRODUCT_STATUSES: readonly ProductStatus[] = ['active', 'draft', 'archived'];
 
@@ -96,8 +98,9 @@ export function toProductResource(p: Product, currency: string | null, includeOf
 }
 
 /**
- * The write endpoints' answer: the read shape plus the caller's own ids (docs/contract.md#products). As in the
- * read shape, `offers` appears only when `include=offers` was asked for.
+ * The write endpoints' answer: the read shape plus the caller's own ids and the checksum of the write
+ * shape (docs/contract.md#products, docs/catalog-writes.md#checksums). As in the read shape, `offers`
+ * appears only when `include=offers` was asked for.
  */
 export function toMappedProduct(p: Product, currency: string | null, includeOffers = false) {
   return {
@@ -105,6 +108,7 @@ export function toMappedProduct(p: Product, currency: string | null, includeOffe
     external_id: p.external_id,
     category_external_ids: p.category_external_ids,
     tag_external_ids: p.tag_external_ids,
+    checksum: productChecksum(p),
   };
 }
 

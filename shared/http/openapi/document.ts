@@ -57,6 +57,21 @@ export function buildOpenApiDocument(options: OpenApiOptions = { serverUrl: DEFA
             'A unique value per intended change (e.g. a UUID). A retry with the same key and body returns the first answer instead of acting twice; the same key with another body is refused (422 idempotency_key_reused).',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
+        IfMatch: {
+          name: 'If-Match',
+          in: 'header',
+          required: false,
+          description:
+            'Write only if the record is still this version: an ETag a read or write answered (or `*`: only if it exists); otherwise 412 precondition_failed and nothing is written.',
+          schema: { type: 'string' },
+        },
+        IfNoneMatch: {
+          name: 'If-None-Match',
+          in: 'header',
+          required: false,
+          description: '`*`: create only; 412 precondition_failed if the record exists.',
+          schema: { type: 'string', enum: ['*'] },
+        },
       },
     },
   };
@@ -122,6 +137,8 @@ function parametersOf(route: ApiRoute, doc: OperationDoc): object[] {
   }
   if (canDryRun(route.operation)) params.push(dryRunParameter);
   if (doc.idempotent) params.push({ $ref: '#/components/parameters/IdempotencyKey' });
+  if (doc.etag === 'conditional')
+    params.push({ $ref: '#/components/parameters/IfMatch' }, { $ref: '#/components/parameters/IfNoneMatch' });
   return params;
 }
 
@@ -142,7 +159,10 @@ function successResponses(route: ApiRoute, doc: OperationDoc): Record<string, ob
     const example = responseExample(route.operation);
     out['200'] = {
       description: doc.summary.replace(/^./, (c) => c.toUpperCase()) + ': done.',
-      headers: doc.idempotent ? replayableHeaderRefs() : responseHeaderRefs(),
+      headers: {
+        ...(doc.idempotent ? replayableHeaderRefs() : responseHeaderRefs()),
+        ...(doc.etag ? { ETag: { $ref: '#/components/headers/ETag' } } : {}),
+      },
       content: {
         'application/json': {
           schema: withDryRun(route.operation, { $ref: `#/components/schemas/${name}` }),

@@ -53,6 +53,11 @@ export const COMPONENT_HEADERS = {
     required: true,
     schema: { type: 'string' },
   },
+  ETag: {
+    description:
+      "The version of what the answer shows, quoted: a product's `checksum`, a page's draft checksum. Send it back in `If-Match` to write only that version (docs/catalog-writes.md#conditional-writes).",
+    schema: { type: 'string' },
+  },
   'Idempotent-Replayed': {
     description:
       'Present (`true`) when this answer is the stored answer to an earlier request with the same Idempotency-Key: the same status and body, and nothing was changed this time.',

@@ -16,7 +16,7 @@ import { ProductBatchBody } from '#domain/product/batch.ts';
 import { CategoryBody, TagBody } from '#domain/product/taxonomy.ts';
 import { ActionBody, PageBody } from '#domain/page/page-write.ts';
 import { ORDER_REFERENCE_PATTERN } from '#domain/order/rules.ts';
-import { ListProductsQuery } from '#domain/product/list-query.ts';
+import { ChecksumListQuery, ListProductsQuery } from '#domain/product/list-query.ts';
 import { ListOrdersQuery } from '#domain/order/list-query.ts';
 import { ListPagesQuery } from '#domain/page/list-query.ts';
 import { StatusChangeBody } from '#domain/order/status-change.ts';
@@ -39,6 +39,8 @@ export interface OperationDoc {
   idempotent?: boolean;
   /** Codes beyond the shared ones (auth, rate limit, body, validation, not found on a path). */
   errors?: ErrorCode[];
+  /** Answers an `ETag`; with `conditional`, takes If-Match and If-None-Match too (docs/catalog-writes.md#conditional-writes). */
+  etag?: 'read' | 'conditional';
   /** Success statuses other than 200 with their description. */
   otherSuccess?: Record<string, string>;
 }
@@ -111,7 +113,15 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     query: IncludeQuery,
     body: ProductPutBody,
     response: 'MappedProductDocument',
-    errors: productWrite,
+    errors: [...productWrite, 'precondition_failed'],
+    etag: 'conditional',
+  },
+  listChecksums: {
+    summary: "List your products' checksums",
+    description:
+      "This key's products in external-id order after `cursor` (the previous page's `next_cursor`), each with the checksum of its write shape and `updated_at`: hash your own records the same way to find what is missing, different or extra without reading products. Eventually consistent; one Query of the key's external-id links a page (docs/catalog-writes.md#checksums). A product with external id `checksums` is read back through this list, not GET /catalog/products/checksums.",
+    query: ChecksumListQuery,
+    response: 'ChecksumList',
   },
   getCatalogProduct: {
     summary: 'Get a product by your external id',
@@ -119,6 +129,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
       "The product this key's external id addresses, in the same mapped shape a PUT or PATCH answers (with `external_id`, `category_external_ids`, `tag_external_ids`); 404 for an external id this key has not written. Reads what the key just wrote.",
     query: IncludeQuery,
     response: 'MappedProductDocument',
+    etag: 'read',
   },
   updateProduct: {
     summary: 'Update a product',
@@ -127,7 +138,8 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     query: IncludeQuery,
     body: ProductPatchBody,
     response: 'MappedProductDocument',
-    errors: productWrite,
+    errors: [...productWrite, 'precondition_failed'],
+    etag: 'conditional',
   },
   upsertProducts: {
     summary: 'Write 1-100 products',
@@ -173,7 +185,8 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
       'Creates or replaces the page with this external id and leaves it a draft; the HTML body is sanitized.',
     body: PageBody,
     response: 'PageDocument',
-    errors: ['slug_taken'],
+    errors: ['slug_taken', 'precondition_failed'],
+    etag: 'conditional',
   },
   publishPage: {
     summary: 'Publish a page',

@@ -59,6 +59,10 @@ export const MappedProduct = v.strictObject({
   external_id: d(nullable(v.string()), 'Your id for the product.'),
   category_external_ids: v.array(v.string()),
   tag_external_ids: v.array(v.string()),
+  checksum: d(
+    v.string(),
+    'SHA-256 (hex) of the RFC 8785 canonical JSON of the write shape, as this key would PUT the product now (docs/catalog-writes.md#checksums).',
+  ),
 });
 
 export const Category = v.strictObject({
@@ -175,6 +179,17 @@ export const RESPONSE_BODIES = {
   ProductDocument: v.strictObject({ data: Product }),
   MappedProductDocument: v.strictObject({ data: MappedProduct }),
   BatchResult,
+  ChecksumList: v.strictObject({
+    data: v.array(
+      v.strictObject({
+        id,
+        external_id: v.string(),
+        checksum: d(v.string(), "As the product's `checksum` (docs/catalog-writes.md#checksums)."),
+        updated_at: dateTime,
+      }),
+    ),
+    next_cursor: d(nullable(v.string()), 'The `cursor` of the next page; null on the last page.'),
+  }),
   CategoryDocument: v.strictObject({ data: Category }),
   TagDocument: v.strictObject({ data: Tag }),
   OrderList: v.strictObject({ data: v.array(Order), next_cursor: nextCursor }),

@@ -1,0 +1,14 @@
+import { parse } from '#domain/validation.ts';
+import { ChecksumListQuery } from '#domain/product/list-query.ts';
+import type { RouteFn } from '#http/http-handler.ts';
+import { listProductChecksums } from '#app/product-reads.ts';
+
+/**
+ * GET /catalog/products/checksums: this key's products with the checksum of their write shape,
+ * by external id from `cursor`, so an integrator finds what is missing, different or extra
+ * without reading products (docs/catalog-writes.md#checksums).
+ */
+export const listChecksums: RouteFn = async ({ principal, query }) => {
+  const q = parse(ChecksumListQuery, query);
+  return { body: await listProductChecksums(principal, { cursor: q.cursor, limit: Number(q.limit) }) };
+};

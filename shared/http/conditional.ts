@@ -1,0 +1,34 @@
+import { validationFailed } from '#domain/errors.ts';
+import type { WriteCondition } from '#domain/product/checksum.ts';
+
+/**
+ * Conditional writes (RFC 9110 §13.1, docs/catalog-writes.md#conditional-writes): the ETag of a
+ * product is its checksum, of a page the checksum of its draft, quoted (a strong tag). If-Match
+ * takes `*` or a list of strong tags (a weak `W/"…"` tag never matches a strong comparison);
+ * If-None-Match only `*` (create only). Anything else is 422 naming the header.
+ */
+export const etag = (checksum: string): string => `"${checksum}"`;
+
+const TAG = /^(W\/)?"([\x21\x23-\x7e]*)"$/;
+
+function tags(header: string, name: string): string[] {
+  return header.split(',').flatMap((part) => {
+    const match = TAG.exec(part.trim());
+    if (!match) throw validationFailed(name, `${name} must be * or a list of quoted entity tags, e.g. "…checksum…"`);
+    // A weak tag never matches: it is kept out, so an If-Match of only weak tags matches nothing.
+    return match[1] ? [] : [match[2] as string];
+  });
+}
+
+/** The write's condition from its (lower-cased) request headers; an empty one when neither is sent. */
+export function writeCondition(headers: Record<string, string>): WriteCondition {
+  const ifMatch = headers['if-match'];
+  const ifNoneMatch = headers['if-none-match'];
+  const condition: WriteCondition = {};
+  if (ifMatch !== undefined) condition.ifMatch = ifMatch.trim() === '*' ? '*' : tags(ifMatch, 'If-Match');
+  if (ifNoneMatch !== undefined) {
+    if (ifNoneMatch.trim() !== '*') throw validationFailed('If-None-Match', 'If-None-Match must be * (create only)');
+    condition.createOnly = true;
+  }
+  return condition;
+}
