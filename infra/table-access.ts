@@ -32,7 +32,8 @@ export const TABLE_ACCESS = {
   // One GetItem / conditional UpdateItem on the token item, and nothing else.
   authorizer: { actions: ['GetItem', 'UpdateItem'], leadingKeys: [keys.token('*').pk] },
   products: { actions: ['GetItem', 'BatchGetItem', 'Query'] },
-  catalog: { actions: ['GetItem', 'BatchGetItem', ...writes] },
+  // Query: the key's external-id links, for GET /catalog/products/checksums.
+  catalog: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes] },
   // No DeleteItem: an idempotency record is written finished inside the commit, never claimed and released.
   orders: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },
   content: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },

@@ -43,12 +43,13 @@ const BUDGET_BYTES = 400 * 1024;
  * zod it is 295 KB (the server's and core's chunks 190 KB, zod 104 KB), and the function 581 KB:
  * the SDK and zod 294 KB, our functions/ and shared/ code 125 KB, the page sanitizer 72 KB,
  * Powertools 31 KB, valibot and its JSON Schema converter 24 KB, the rest 35 KB (esbuild's
- * metafile, 2026-11-28). No esbuild option or stub takes the SDK's own chunks below that
- * (infra/mcp-sdk.ts defers their schemas, which saves time, not bytes); the ceiling is the measured
- * size plus 9 KB (docs/mcp.md#decisions; docs/performance.md, section bundles). Its own
- * ceiling, held here.
+ * metafile, 2026-11-28); the adjust_stock and list_product_checksums tools (with the RFC 8785
+ * canonicalizer) then took it to 595 KB. No esbuild option or stub takes the SDK's own chunks below
+ * that (infra/mcp-sdk.ts defers their schemas, which saves time, not bytes); the ceiling is 600 KB,
+ * the most the port was allowed (docs/mcp.md#decisions; docs/performance.md, section bundles): the
+ * next tool that needs more must first win bytes back. Its own ceiling, held here.
  */
-const MCP_BUDGET_BYTES = 590 * 1024;
+const MCP_BUDGET_BYTES = 600 * 1024;
 const budgetOf = (fn: string) => (fn === 'McpFunction' ? MCP_BUDGET_BYTES : BUDGET_BYTES);
 const FUNCTIONS = [
   'AuthorizerFunction',
@@ -88,7 +89,7 @@ describe('Lambda bundles', () => {
     expect(bundles.map((b) => b.fn)).toEqual(expect.arrayContaining(FUNCTIONS));
   });
 
-  it('keeps every bundle under 400 KB (MCP under 590 KB), its source map a separate file without the sources', () => {
+  it('keeps every bundle under 400 KB (MCP under 600 KB), its source map a separate file without the sources', () => {
     const sizes = bundles.map(({ fn, file }) => ({ fn, kb: Math.round(statSync(file).size / 1024) }));
     expect(
       sizes.filter((s) => s.kb * 1024 > budgetOf(s.fn)),
