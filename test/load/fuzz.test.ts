@@ -263,6 +263,9 @@ describe('fuzz: generated hostile requests', () => {
       ['save_page', ['external_id', 'type', 'title', 'slug', 'body']],
       ['publish_page', ['external_id', 'idempotency_key']],
       ['unpublish_page', ['external_id']],
+      ['list_events', ['cursor', 'limit', 'types', 'exclude_own']],
+      ['list_product_checksums', ['cursor', 'limit']],
+      ['adjust_stock', ['external_id', 'delta', 'sku', 'expected_quantity', 'idempotency_key']],
     ];
     const mcpRequest = (n: number, key: { id: number; token: string }) => {
       const [tool, fields] = pick(TOOLS);

@@ -98,11 +98,13 @@ export async function requireKey(keyId: number): Promise<KeyRecord> {
 }
 
 /**
- * Every key of a store (admin list, webhook fan-out). gsi1 projects only what the fan-out reads
- * (shared/db/core/table.ts), not `mcp`, `exclude_own`, the budgets or a grant's `kind`: the admin
- * list (`withLastUsed`) reads the key items themselves in the same BatchGetItem as their token
- * items, so it costs no extra round trip up to 50 keys (0.5 read units more per key) and leaves the
- * index, whose projection cannot change without a rebuild, as it is.
+ * Every key of a store (admin list, webhook fan-out). gsi1 projects what the fan-out reads for
+ * every key (shared/db/core/table.ts), not `mcp`, `exclude_own`, the budgets or a grant's `kind`
+ * (the fan-out reads `exclude_own` from the one key that caused an event, when it would receive
+ * it: shared/app/fan-out.ts). The admin list (`withLastUsed`) reads the key items themselves in
+ * the same BatchGetItem as their token items, so it costs no extra round trip up to 50 keys (0.5
+ * read units more per key) and leaves the index, whose projection cannot change without a rebuild,
+ * as it is.
  */
 export async function listKeysOfStore(storeId: string, withLastUsed = true): Promise<KeyRecord[]> {
   const entries = await queryAll({
