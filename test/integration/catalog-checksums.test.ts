@@ -117,6 +117,35 @@ describe('product checksums', () => {
     expect(listed?.checksum).toBe(clientChecksum({ ...body, ...patch }));
   });
 
+  it('follows a stock delta: the hash of the PUT body with the new quantity, also as the ETag', async () => {
+    const body = { name: 'Stool', price: 4900, sku: 'STL-1', quantity: 10 };
+    await api.put('/catalog/products/ck-stock', body);
+    const moved = await api.post(
+      '/catalog/products/ck-stock/stock',
+      { delta: -4 },
+      { 'Idempotency-Key': 'ck-stock-1' },
+    );
+    expect(moved.status).toBe(200);
+    const expected = clientChecksum({ ...body, quantity: 6 });
+    expect(moved.body.data.checksum).toBe(expected);
+    expect(moved.headers.get('etag')).toBe(`"${expected}"`);
+    const listed = (await allChecksums(api)).flat().find((e) => e.external_id === 'ck-stock');
+    expect(listed?.checksum).toBe(expected);
+    // A replay answers the first answer, ETag included; a write holding that ETag goes through.
+    const replay = await api.post(
+      '/catalog/products/ck-stock/stock',
+      { delta: -4 },
+      { 'Idempotency-Key': 'ck-stock-1' },
+    );
+    expect(replay.headers.get('etag')).toBe(`"${expected}"`);
+    const put = await api.put(
+      '/catalog/products/ck-stock',
+      { ...body, quantity: 6, price: 5900 },
+      { 'If-Match': `"${expected}"` },
+    );
+    expect(put.status).toBe(200);
+  });
+
   it('equals the client hash for products written by the batch, in replace and patch mode', async () => {
     const items = [
       { external_id: 'ck-b1', name: 'Stool', price: 4900 },

@@ -157,6 +157,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     response: 'MappedProductDocument',
     idempotent: true,
     errors: ['quantity_changed', 'insufficient_stock'],
+    etag: 'read',
   },
   upsertCategory: {
     summary: 'Create or rename a category',
