@@ -22,11 +22,17 @@ type Scenario = {
   path: (i: number) => string;
   body?: (i: number) => unknown;
   headers?: (i: number) => Record<string, string>;
+  /** Which of the bench's keys sends request i (default: i mod 60). */
+  key?: (i: number) => number;
   items?: number;
   requests?: number;
 };
 
-function scenarios(since: { store: string; poll: string }): Scenario[] {
+/**
+ * `etags`: the ETag of the last answer per path, as a client keeps it from its own last write and
+ * sends it back with If-Match.
+ */
+function scenarios(since: { store: string; poll: string }, etags: Map<string, string>): Scenario[] {
   const batch = (i: number, version: string) =>
     Array.from({ length: BATCH }, (_, j) => ({
       external_id: `bulk-${i}-${j}`,
@@ -91,6 +97,22 @@ function scenarios(since: { store: string; poll: string }): Scenario[] {
       headers: (i) => ({ 'Idempotency-Key': `stock-${i}` }),
     },
     {
+      name: "PUT /catalog/products/{xid} (If-Match: the last write's ETag)",
+      method: 'PUT',
+      route: '/catalog/products/{external_id}',
+      path: (i) => `/catalog/products/bench-${i}`,
+      body: (i) => ({ name: `Bench ${i} v3`, price: 1300, sku: `BN-${i}` }),
+      headers: (i) => ({ 'If-Match': etags.get(`/catalog/products/bench-${i}/stock`) ?? '"none"' }),
+    },
+    {
+      name: 'PUT /catalog/products/{xid} (If-None-Match: *, create only)',
+      method: 'PUT',
+      route: '/catalog/products/{external_id}',
+      path: (i) => `/catalog/products/bench-new-${i}`,
+      body: (i) => ({ name: `Bench new ${i}`, price: 1000, sku: `BNN-${i}` }),
+      headers: () => ({ 'If-None-Match': '*' }),
+    },
+    {
       name: `POST /catalog/products/batch (${BATCH} creates), per item`,
       method: 'POST',
       route: '/catalog/products/batch',
@@ -116,6 +138,15 @@ function scenarios(since: { store: string; poll: string }): Scenario[] {
       body: (i) => ({ mode: 'patch', items: batch(i, '').map(({ external_id }) => ({ external_id, quantity: 7 })) }),
       items: BATCH,
       requests: batchRequests,
+    },
+    {
+      // Keys 0 to 9 each created one batch above: a page of 100 of their own products.
+      name: `GET /catalog/products/checksums?limit=${BATCH} (a full page), per item`,
+      method: 'GET',
+      route: '/catalog/products/checksums',
+      path: () => `/catalog/products/checksums?limit=${BATCH}`,
+      key: (i) => i % batchRequests,
+      items: BATCH,
     },
     {
       name: 'GET /orders?cursor=…&limit=50',
@@ -236,13 +267,15 @@ export const requestsSection: BenchSection = {
       // request (idempotency and external ids are per key), and no key nears 60/min.
       const tokenFor = (i: number) => bench.tokens[i % bench.tokens.length] as string;
       const rows: string[] = [];
-      for (const s of scenarios(since)) {
+      const etags = new Map<string, string>();
+      for (const s of scenarios(since, etags)) {
         bench.resetSamples();
         for (let i = 0; i < (s.requests ?? REQUESTS); i++) {
-          const res = await fetch(bench.stack.baseUrl + s.path(i), {
+          const path = s.path(i);
+          const res = await fetch(bench.stack.baseUrl + path, {
             method: s.method,
             headers: {
-              Authorization: `Bearer ${tokenFor(i)}`,
+              Authorization: `Bearer ${tokenFor(s.key?.(i) ?? i)}`,
               Accept: 'application/json',
               'Content-Type': 'application/json',
               ...s.headers?.(i),
@@ -250,6 +283,8 @@ export const requestsSection: BenchSection = {
             body: s.body ? JSON.stringify(s.body(i)) : undefined,
           });
           await res.arrayBuffer();
+          const etag = res.headers.get('etag');
+          if (etag) etags.set(path, etag);
         }
         rows.push(row(s, bench.samples()));
       }
