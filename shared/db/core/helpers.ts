@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
@@ -5,6 +6,7 @@ import {
   BatchWriteCommand,
   GetCommand,
   QueryCommand,
+  TransactWriteCommand,
   type BatchWriteCommandInput,
   type NativeAttributeValue,
   type TransactWriteCommandInput,
@@ -133,6 +135,13 @@ export interface NamedTransaction<N extends string> {
   items: TransactItem[];
   /** The reasons of a cancelled transaction by name; undefined when `err` is not a cancellation. */
   cancelledBy(err: unknown): Cancellation<N> | undefined;
+  /**
+   * Sends the actions as one TransactWriteItems: undefined when it committed, its Cancellation
+   * when a condition or a racing transaction cancelled it; any other error is thrown. The request
+   * token (a fresh one by default) turns the SDK's retry of a commit whose answer was lost into a
+   * success, not a failure of its own guards.
+   */
+  send(token?: string): Promise<Cancellation<N> | undefined>;
 }
 
 export interface Cancellation<N extends string> {
@@ -145,6 +154,12 @@ export interface Cancellation<N extends string> {
    * unmarshalled; undefined when none failed or it asked for nothing.
    */
   item(name: N): Item | undefined;
+  /**
+   * How a guard part failed: `busy: false` its condition, `busy: true` a racing transaction on it
+   * (the idempotency record's `own` part: shared/app/idempotent-commit.ts reads both); undefined
+   * when it held.
+   */
+  guard(name: N): { busy: boolean } | undefined;
 }
 
 type Part<N extends string> = readonly [name: N, actions: TransactItem | readonly TransactItem[] | undefined];
@@ -160,20 +175,34 @@ export function namedTransaction<N extends string>(parts: readonly Part<N>[]): N
     spans.set(name, [items.length, items.length + list.length]);
     items.push(...list);
   }
+  const cancelledBy = (err: unknown): Cancellation<N> | undefined => {
+    const reasons = cancellationReasons(err);
+    if (!reasons) return undefined;
+    const of = (name: N) => {
+      const [from, to] = spans.get(name) ?? [0, 0];
+      return reasons.slice(from, to);
+    };
+    const failed = (name: N) => of(name).some((r) => r.Code === CONDITION);
+    const conflicted = (name: N) => of(name).some((r) => r.Code === 'TransactionConflict');
+    return {
+      failed,
+      conflicted,
+      item: (name) => itemFromError(of(name).find((r) => r.Code === CONDITION)?.Item),
+      guard: (name) => (failed(name) ? { busy: false } : conflicted(name) ? { busy: true } : undefined),
+    };
+  };
   return {
     items,
-    cancelledBy(err) {
-      const reasons = cancellationReasons(err);
-      if (!reasons) return undefined;
-      const of = (name: N) => {
-        const [from, to] = spans.get(name) ?? [0, 0];
-        return reasons.slice(from, to);
-      };
-      return {
-        failed: (name) => of(name).some((r) => r.Code === CONDITION),
-        conflicted: (name) => of(name).some((r) => r.Code === 'TransactionConflict'),
-        item: (name) => itemFromError(of(name).find((r) => r.Code === CONDITION)?.Item),
-      };
+    cancelledBy,
+    async send(token = randomUUID()) {
+      try {
+        await db().send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: token }));
+        return undefined;
+      } catch (err) {
+        const cancelled = cancelledBy(err);
+        if (!cancelled) throw err;
+        return cancelled;
+      }
     },
   };
 }

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { tableName } from '../core/client.ts';
 import { TABLE } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { type TransactItem, namedTransaction } from '../core/helpers.ts';
@@ -55,24 +53,13 @@ export async function commitOrderChange(
     ['event', outboxPut(event)],
     ['own', withWrites],
   ]);
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: tx.items,
-        // The SDK retries a call whose answer was lost; the token makes that retry a no-op, not a failure.
-        ClientRequestToken: randomUUID(),
-      }),
-    );
-    return { kind: 'committed' };
-  } catch (err) {
-    const cancelled = tx.cancelledBy(err);
-    if (!cancelled) throw err;
-    if (cancelled.failed('own')) return { kind: 'guard_failed', busy: false };
-    if (cancelled.conflicted('own')) return { kind: 'guard_failed', busy: true };
-    if (cancelled.failed('order')) {
-      const old = cancelled.item('order');
-      return { kind: 'stale', current: old ? toOrder(old) : undefined };
-    }
-    return { kind: 'conflict' };
+  const cancelled = await tx.send();
+  if (!cancelled) return { kind: 'committed' };
+  const own = cancelled.guard('own');
+  if (own) return { kind: 'guard_failed', ...own };
+  if (cancelled.failed('order')) {
+    const old = cancelled.item('order');
+    return { kind: 'stale', current: old ? toOrder(old) : undefined };
   }
+  return { kind: 'conflict' };
 }

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { tableName } from '../core/client.ts';
 import { TABLE } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { type TransactItem, namedTransaction } from '../core/helpers.ts';
@@ -100,20 +98,15 @@ export async function commitPageChange(
     ['event', event && eventPut(event)],
     ['own', withWrites],
   ]);
-  try {
-    await db().send(new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
-    return { kind: 'committed' };
-  } catch (err) {
-    const cancelled = tx.cancelledBy(err);
-    if (!cancelled) throw err;
-    if (cancelled.failed('own')) return { kind: 'guard_failed', busy: false };
-    if (cancelled.conflicted('own')) return { kind: 'guard_failed', busy: true };
-    if (cancelled.failed('page')) {
-      const old = cancelled.item('page');
-      return { kind: 'stale', current: old ? toPage(old) : undefined };
-    }
-    // The page was as read, so a new claim is held by another page.
-    if (cancelled.failed('claims')) return { kind: 'slug_taken' };
-    return { kind: 'conflict' };
+  const cancelled = await tx.send();
+  if (!cancelled) return { kind: 'committed' };
+  const own = cancelled.guard('own');
+  if (own) return { kind: 'guard_failed', ...own };
+  if (cancelled.failed('page')) {
+    const old = cancelled.item('page');
+    return { kind: 'stale', current: old ? toPage(old) : undefined };
   }
+  // The page was as read, so a new claim is held by another page.
+  if (cancelled.failed('claims')) return { kind: 'slug_taken' };
+  return { kind: 'conflict' };
 }

@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Product } from '#domain/product/product.ts';
 import type { StoreEvent } from '#domain/event/event.ts';
-import { db, tableName } from '../core/client.ts';
+import { tableName } from '../core/client.ts';
 import { batchGet, itemKey, namedTransaction, type Item, type TransactItem } from '../core/helpers.ts';
 import { keys, type Key } from '../keys.ts';
 import { eventPut } from '../event/item.ts';
@@ -75,21 +73,10 @@ export async function commitStockChange(
     ['event', eventPut(event)],
     ['own', withWrites],
   ]);
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: tx.items,
-        // The SDK retries a call whose answer was lost; the token makes that retry a no-op, not a failure.
-        ClientRequestToken: randomUUID(),
-      }),
-    );
-    return { kind: 'committed' };
-  } catch (err) {
-    const cancelled = tx.cancelledBy(err);
-    if (!cancelled) throw err;
-    if (cancelled.failed('own')) return { kind: 'guard_failed', busy: false };
-    if (cancelled.conflicted('own')) return { kind: 'guard_failed', busy: true };
-    const now = cancelled.item('product');
-    return { kind: 'stale', current: now ? toProduct(now) : undefined };
-  }
+  const cancelled = await tx.send();
+  if (!cancelled) return { kind: 'committed' };
+  const own = cancelled.guard('own');
+  if (own) return { kind: 'guard_failed', ...own };
+  const now = cancelled.item('product');
+  return { kind: 'stale', current: now ? toProduct(now) : undefined };
 }
