@@ -134,8 +134,7 @@ export function deferTopLevelCalls(source: string): { code: string; lazy: number
       }
     }
   }
-  let code = source;
-  for (const { at, text } of edits.sort((a, b) => b.at - a.at)) code = code.slice(0, at) + text + code.slice(at);
+  const code = applyEdits(source, edits);
   return { code: lazy > 0 ? code + LAZY_SCHEMA : code, lazy, pure };
 }
 
@@ -168,10 +167,15 @@ export function deferSchemaReads(source: string, from: string): { code: string; 
         edits.push({ at: init.start, text: '/* @__PURE__ */ __lazyValue(() => (' }, { at: init.end, text: '))' });
     }
   }
+  const lazy = edits.length / 2;
+  return { code: lazy > 0 ? applyEdits(source, edits) + LAZY_VALUE : source, lazy };
+}
+
+/** `source` with each text inserted at its offset (offsets into the original source). */
+function applyEdits(source: string, edits: Array<{ at: number; text: string }>): string {
   let code = source;
   for (const { at, text } of edits.sort((a, b) => b.at - a.at)) code = code.slice(0, at) + text + code.slice(at);
-  const lazy = edits.length / 2;
-  return { code: lazy > 0 ? code + LAZY_VALUE : code, lazy };
+  return code;
 }
 
 /** Calls `visit` on `node` and, while it answers true, on every node below it. */
@@ -184,17 +188,24 @@ function walk(node: AnyNode, visit: (node: AnyNode) => boolean): void {
 }
 
 const CORE_SCHEMAS = '@modelcontextprotocol/core/internal';
-const isChunk = (file: string) => file.endsWith('.mjs');
 
 /**
- * The copy of `@modelcontextprotocol/core`'s dist folder with its schema chunks deferred, and the
- * path of its `internal` entry (what the server imports) in the copy.
+ * The copy of `pkg`'s dist folder with each chunk rewritten by `rewrite` (which answers the code and
+ * how many constants it deferred), and the path of `entry` in the copy. Fewer than `min` deferred
+ * in all means the release's chunks changed shape: `changed` says how, and the build stops.
  */
-export function mcpCoreForBundling(): string {
-  const from = join(packageFolder('@modelcontextprotocol/core'), 'dist');
-  const chunks = readdirSync(from).filter(isChunk);
+function deferredCopy(options: {
+  pkg: string;
+  name: string;
+  entry: string;
+  rewrite: (source: string) => { code: string; lazy: number };
+  min: number;
+  changed: (deferred: number) => string;
+}): string {
+  const from = join(packageFolder(options.pkg), 'dist');
+  const chunks = readdirSync(from).filter((file) => file.endsWith('.mjs'));
   const copy = transformedCopy({
-    name: 'mcp-core',
+    name: options.name,
     from,
     inputs: [
       ...chunks.map((f) => readFileSync(join(from, f), 'utf8')),
@@ -203,47 +214,41 @@ export function mcpCoreForBundling(): string {
     change: (dir) => {
       let deferred = 0;
       for (const file of chunks) {
-        const { code, lazy } = deferTopLevelCalls(readFileSync(join(dir, file), 'utf8'));
+        const { code, lazy } = options.rewrite(readFileSync(join(dir, file), 'utf8'));
         if (lazy === 0) continue;
         writeFileSync(join(dir, file), code);
         deferred += lazy;
       }
-      if (deferred < MIN_DEFERRED)
-        throw new Error(
-          `@modelcontextprotocol/core builds ${deferred} top-level schemas from zod, expected ${MIN_DEFERRED}+; update infra/mcp-sdk.ts`,
-        );
+      if (deferred < options.min) throw new Error(`${options.changed(deferred)}; update infra/mcp-sdk.ts`);
     },
   });
-  return join(copy, 'internal.mjs');
+  return join(copy, options.entry);
 }
+
+/**
+ * The copy of `@modelcontextprotocol/core`'s dist folder with its schema chunks deferred, and the
+ * path of its `internal` entry (what the server imports) in the copy.
+ */
+export const mcpCoreForBundling = (): string =>
+  deferredCopy({
+    pkg: '@modelcontextprotocol/core',
+    name: 'mcp-core',
+    entry: 'internal.mjs',
+    rewrite: deferTopLevelCalls,
+    min: MIN_DEFERRED,
+    changed: (n) => `@modelcontextprotocol/core builds ${n} top-level schemas from zod, expected ${MIN_DEFERRED}+`,
+  });
 
 /**
  * The copy of `@modelcontextprotocol/server`'s dist folder with the constants its chunks derive
  * from core's schemas at import deferred, and the path of its entry in the copy.
  */
-export function mcpServerForBundling(): string {
-  const from = join(packageFolder('@modelcontextprotocol/server'), 'dist');
-  const chunks = readdirSync(from).filter(isChunk);
-  const copy = transformedCopy({
+export const mcpServerForBundling = (): string =>
+  deferredCopy({
+    pkg: '@modelcontextprotocol/server',
     name: 'mcp-server',
-    from,
-    inputs: [
-      ...chunks.map((f) => readFileSync(join(from, f), 'utf8')),
-      readFileSync(fileURLToPath(import.meta.url), 'utf8'),
-    ],
-    change: (dir) => {
-      let derived = 0;
-      for (const file of chunks) {
-        const { code, lazy } = deferSchemaReads(readFileSync(join(dir, file), 'utf8'), CORE_SCHEMAS);
-        if (lazy === 0) continue;
-        writeFileSync(join(dir, file), code);
-        derived += lazy;
-      }
-      if (derived < MIN_DERIVED)
-        throw new Error(
-          `@modelcontextprotocol/server derives no constant from core's schemas at import any more; update infra/mcp-sdk.ts`,
-        );
-    },
+    entry: 'index.mjs',
+    rewrite: (source) => deferSchemaReads(source, CORE_SCHEMAS),
+    min: MIN_DERIVED,
+    changed: () => "@modelcontextprotocol/server derives no constant from core's schemas at import any more",
   });
-  return join(copy, 'index.mjs');
-}
