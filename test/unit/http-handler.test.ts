@@ -3,27 +3,16 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { createHttpHandler, type RouteFn } from '#http/http-handler.ts';
 import { DomainError } from '#domain/errors.ts';
 import { log, setLogSink } from '#shared/log.ts';
+import { gatewayEvent } from '#fixtures/gateway-event.ts';
 
 /** The middy chain on its own, with a synthetic API Gateway event: pure request → response logic. */
 function event(
-  over: Partial<APIGatewayProxyEvent> & { limited?: boolean; abilities?: string } = {},
+  over: Partial<Omit<APIGatewayProxyEvent, 'requestContext'>> & { limited?: boolean; abilities?: string } = {},
 ): APIGatewayProxyEvent {
   const { limited, abilities, ...rest } = over;
-  return {
-    resource: '/api/v1/integrations/products',
-    path: '/api/v1/integrations/products',
-    httpMethod: 'GET',
-    headers: { Host: 'h' },
-    multiValueHeaders: {},
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: null,
-    stageVariables: null,
-    body: null,
-    isBase64Encoded: false,
-    requestContext: {
-      requestId: 'req-1',
-      path: '/api/v1/integrations/products',
+  return gatewayEvent(
+    { headers: { Host: 'h' }, ...rest },
+    {
       authorizer: {
         keyId: '1',
         storeId: 's',
@@ -34,9 +23,8 @@ function event(
         rateReset: '7',
         rateLimited: limited ? '1' : '0',
       },
-    } as unknown as APIGatewayProxyEvent['requestContext'],
-    ...rest,
-  };
+    },
+  );
 }
 const ctx = {} as Context;
 

@@ -1,34 +1,23 @@
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { API_BASE_PATH } from '#http/api-routes.ts';
 import { apiRoot, challengeHeaders } from '#http/challenge.ts';
 import { createHttpHandler } from '#http/http-handler.ts';
+import { gatewayEvent } from '#fixtures/gateway-event.ts';
 
 /**
  * The 401s a handler answers itself name the protected-resource metadata like the gateway's own
  * (docs/oauth.md#endpoints): the request's root, with the stage on an execute-api host.
  */
-function event(headers: Record<string, string>, authorizer?: Record<string, string>): APIGatewayProxyEvent {
-  return {
-    resource: `${API_BASE_PATH}/products`,
-    path: `${API_BASE_PATH}/products`,
-    httpMethod: 'GET',
-    headers,
-    multiValueHeaders: {},
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: null,
-    stageVariables: null,
-    body: null,
-    isBase64Encoded: false,
-    requestContext: {
-      requestId: 'req-1',
+const event = (headers: Record<string, string>, authorizer?: Record<string, string>) =>
+  gatewayEvent(
+    { headers },
+    {
       domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
       path: `/prod${API_BASE_PATH}/products`,
       ...(authorizer ? { authorizer } : {}),
-    } as unknown as APIGatewayProxyEvent['requestContext'],
-  };
-}
+    },
+  );
 const METADATA = `https://abc123.execute-api.eu-west-1.amazonaws.com/prod/.well-known/oauth-protected-resource${API_BASE_PATH}`;
 const products = createHttpHandler('products', {
   listProducts: async () => ({ body: {} }),
