@@ -15,6 +15,7 @@ import { createMcpServer, type McpRequestContext } from './server.ts';
 import { invalidParamsAnswer, unservedMethodAnswer } from './message-check.ts';
 import { isForeignOrigin } from '#http/origin.ts';
 import { claimAllowance, isSetUp } from './allowance.ts';
+import { errorFields, log } from '#shared/log.ts';
 
 /** The context of each request on its way through the SDK's entry, found by the Request it hands the server factory. */
 const contexts = new WeakMap<Request, McpRequestContext>();
@@ -23,7 +24,7 @@ const contexts = new WeakMap<Request, McpRequestContext>();
  * The SDK's entry for 2026-07-28 requests (docs/mcp.md#protocol-revisions), built once per
  * container: it builds one server per request from that request's context. `auto` answers JSON
  * unless a handler sends a message before its result, which ours never do (`json` would say so in a
- * warning at every cold start).
+ * warning at every cold start). What it reports out of band is logged as a warning.
  */
 const modern = createMcpHandler(
   ({ requestInfo }) => {
@@ -31,7 +32,13 @@ const modern = createMcpHandler(
     if (!ctx) throw new Error('an MCP request reached the server factory without its context');
     return createMcpServer(ctx);
   },
-  { legacy: 'reject', responseMode: 'auto' },
+  {
+    legacy: 'reject',
+    responseMode: 'auto',
+    // What the SDK answered without our code (a rejected request, an error beside a response) is
+    // logged, never silent: it leaves the answer as it is.
+    onerror: (error) => log('warn', 'mcp: the SDK reported an error', errorFields(error)),
+  },
 );
 
 /**
