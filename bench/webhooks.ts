@@ -5,56 +5,18 @@
  * placed through the admin handler, 100 ms apart; the healthy receiver's latency is arrival minus
  * the event's own timestamp (the change), so it covers stream, fan-out, queue and signer.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { percentile, startBenchStack } from './bench-stack.ts';
 import type { BenchSection } from './section.ts';
+import { BAD_AND_HEALTHY, receiver } from '#fixtures/bad-receivers.ts';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20);
-
-/** A loopback webhook receiver of one kind; a healthy one records each delivery's latency in `arrivals`. */
-export async function receiver(kind: 'hang' | 'drip' | 'fail' | 'healthy', arrivals: number[]) {
-  const held: ServerResponse[] = [];
-  const timers: NodeJS.Timeout[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (kind === 'healthy') {
-        arrivals.push(
-          Date.now() -
-            Date.parse((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { timestamp: string }).timestamp),
-        );
-        return void res.writeHead(204).end();
-      }
-      if (kind === 'fail') return void res.writeHead(500).end();
-      held.push(res);
-      if (kind === 'drip') {
-        res.writeHead(200);
-        res.flushHeaders();
-        timers.push(setInterval(() => res.write('.'), 200));
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-    close: () => {
-      timers.forEach(clearInterval);
-      server.closeAllConnections();
-      server.close();
-    },
-  };
-}
 
 export const webhooksSection: BenchSection = {
   name: 'webhooks',
   async run() {
     const bench = await startBenchStack({ storeId: 'webhooks', keys: 0 });
     const latencies: number[] = [];
-    const servers = await Promise.all(
-      (['hang', 'drip', 'fail', 'healthy'] as const).map((k) => receiver(k, latencies)),
-    );
+    const servers = await Promise.all(BAD_AND_HEALTHY.map((k) => receiver(k, (_, ms) => latencies.push(ms))));
     try {
       for (const [i, r] of servers.entries()) {
         await bench.admin('keys create', {
@@ -93,7 +55,7 @@ export const webhooksSection: BenchSection = {
         `| ${got} of ${EVENTS} | ${percentile(latencies, 50).toFixed(0)} | ${percentile(latencies, 95).toFixed(0)} | ${Math.max(0, ...latencies).toFixed(0)} |\n`
       );
     } finally {
-      for (const s of servers) s.close();
+      await Promise.all(servers.map((s) => s.close()));
       await bench.stop();
     }
   },

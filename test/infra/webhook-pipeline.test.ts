@@ -9,6 +9,7 @@ import {
   SLOW_LANE_AGE_ALARM,
 } from '#infra/webhook-settings.ts';
 import { DEFAULT_SETTINGS } from '#infra/settings.ts';
+import { OUTBOX_BATCH_SIZE } from '#db/event/outbox-stream-filter.ts';
 import { actionsOf, logicalId, statementsOf, synthStacks } from './synth.ts';
 
 describe('Webhook pipeline', () => {
@@ -36,6 +37,17 @@ describe('Webhook pipeline', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       DestinationConfig: { OnFailure: { Destination: imported(streamFailureQueue, 'Arn') } },
     });
+  });
+
+  it('drains the stream in batches of 100 outbox records, one batch per shard at a time, without a batching window', () => {
+    // The capacity model of docs/webhooks.md ("Latency during an import") rests on these three.
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(eventsFunction) },
+      BatchSize: OUTBOX_BATCH_SIZE,
+      ParallelizationFactor: 1,
+      MaximumBatchingWindowInSeconds: Match.absent(),
+    });
+    expect(OUTBOX_BATCH_SIZE).toBe(100);
   });
 
   it('tells the signer the alarm topic for operational events (a parked endpoint) and lets it publish there only', () => {
