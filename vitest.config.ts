@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
 
 /**
- * Five projects in one run: `npm test` runs them all, `npm run test:<name>` one of them.
+ * Five projects: `npx vitest run` runs them all, `npm run test:<name>` one of them, and `npm test`
+ * (scripts/test.ts) runs the load project in a vitest process of its own beside the others.
  * - unit: pure code, no local stack, so neither DynamoDB Local nor Java. Every file runs in one
  *   thread that keeps its module cache (isolate: false, singleThread): they hold no state between
  *   tests, and the files spend most of their time importing the same modules. Spread over workers,
@@ -66,9 +67,10 @@ export default defineConfig({
           ...stack,
           name: 'load',
           include: ['test/load/**/*.test.ts'],
-          // One file at a time, after the files that run side by side: these files stop, kill or
-          // saturate their stack on purpose (brownout stops its DynamoDB Local), which a file beside
-          // them on the same stack would take for its own failure.
+          // One file at a time: these files stop, kill or saturate a stack on purpose (brownout stops
+          // its DynamoDB Local), which a file beside them would take for its own failure. In one
+          // vitest process a singleFork project runs only after every other file has finished, so
+          // `npm test` gives this one a process of its own, started with the others (scripts/test.ts).
           poolOptions: { forks: { singleFork: true } },
         },
       },
