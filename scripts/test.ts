@@ -33,6 +33,7 @@ const lanes: Lane[] = [
 
 const root = path.resolve(import.meta.dirname, '..');
 const running = new Set<ChildProcess>();
+let interrupted = false;
 // The held lanes' output is piped, not a terminal: keep the reporters' colours when ours is one.
 const env = process.stdout.isTTY ? { ...process.env, FORCE_COLOR: '1' } : process.env;
 
@@ -54,13 +55,22 @@ function run(step: Step, live: boolean, held: Buffer[]): Promise<number | null> 
   });
 }
 
+function describe(o: Outcome): string {
+  const result = o.code === 0 ? 'passed' : o.code === null ? 'stopped' : `FAILED (exit ${o.code})`;
+  return `${o.label.padEnd(30)} ${result.padEnd(16)} ${o.seconds.toFixed(0)} s`;
+}
+
 async function runLane(lane: Lane): Promise<{ outcomes: Outcome[]; held: Buffer[] }> {
   const outcomes: Outcome[] = [];
   const held: Buffer[] = [];
   for (const step of lane.steps) {
+    if (interrupted) break;
     const started = performance.now();
     const code = await run(step, lane.live, held);
-    outcomes.push({ lane: lane.name, label: step.label, code, seconds: (performance.now() - started) / 1000 });
+    const outcome = { lane: lane.name, label: step.label, code, seconds: (performance.now() - started) / 1000 };
+    outcomes.push(outcome);
+    // A held step's output waits for the end; a line now says how far the run is.
+    if (!lane.live) process.stdout.write(`[${lane.name}] ${describe(outcome)} (output at the end)\n`);
     if (code !== 0) break;
   }
   return { outcomes, held };
@@ -69,6 +79,7 @@ async function runLane(lane: Lane): Promise<{ outcomes: Outcome[]; held: Buffer[
 // Interrupted, the steps stop too (a terminal's Ctrl-C reaches them itself; a SIGTERM does not).
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
+    interrupted = true;
     for (const child of running) child.kill(signal);
     process.exitCode = 130;
   });
@@ -86,11 +97,10 @@ let failed = false;
 for (const { outcomes } of results) {
   for (const o of outcomes) {
     failed ||= o.code !== 0;
-    const result = o.code === 0 ? 'passed' : o.code === null ? 'stopped' : `FAILED (exit ${o.code})`;
-    process.stdout.write(`${o.lane.padEnd(6)} ${o.label.padEnd(30)} ${result.padEnd(16)} ${o.seconds.toFixed(0)} s\n`);
+    process.stdout.write(`${o.lane.padEnd(6)} ${describe(o)}\n`);
   }
 }
 const skipped = lanes.flatMap((lane, i) => lane.steps.slice(results[i]?.outcomes.length).map((s) => s.label));
-if (skipped.length) process.stdout.write(`not run (an earlier step of its lane failed): ${skipped.join(', ')}\n`);
+if (skipped.length) process.stdout.write(`not run (interrupted, or an earlier step of its lane failed): ${skipped.join(', ')}\n`);
 process.stdout.write(`${failed ? 'FAILED' : 'passed'} in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
 if (failed) process.exitCode ||= 1;
