@@ -101,6 +101,7 @@ for (const { outcomes } of results) {
   }
 }
 const skipped = lanes.flatMap((lane, i) => lane.steps.slice(results[i]?.outcomes.length).map((s) => s.label));
-if (skipped.length) process.stdout.write(`not run (interrupted, or an earlier step of its lane failed): ${skipped.join(', ')}\n`);
+if (skipped.length)
+  process.stdout.write(`not run (interrupted, or an earlier step of its lane failed): ${skipped.join(', ')}\n`);
 process.stdout.write(`${failed ? 'FAILED' : 'passed'} in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
 if (failed) process.exitCode ||= 1;
