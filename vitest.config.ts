@@ -1,8 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
 
 /**
- * Five projects in one run: `npm test` runs them all, `npm run test:<name>` one of them.
+ * Five projects: `npx vitest run` runs them all, `npm run test:<name>` one of them, and `npm test`
+ * (scripts/test.ts) runs the load project in a vitest process of its own beside the others.
  * - unit: pure code, no local stack, so neither DynamoDB Local nor Java. Every file runs in one
  *   thread that keeps its module cache (isolate: false, singleThread): they hold no state between
  *   tests, and the files spend most of their time importing the same modules. Spread over workers,
@@ -46,9 +48,32 @@ const stack = {
  */
 const FORKS = 4;
 
+/**
+ * The files that took minutes in the last full runs (documented-commands 219 s, oauth-agent-e2e
+ * 205 s, contract-conformance 180 s on the idle machine), started first. Without vitest's cache of
+ * durations (a fresh clone, so every CI run) files start largest first, which put these three 17th,
+ * 19th and 27th of the 83 files spread over forks, so they could still be running after the others
+ * were done. Each file is still one fork's, and the others keep vitest's order.
+ */
+const SLOW_FIRST = [
+  'test/integration/documented-commands.test.ts',
+  'test/integration/oauth-agent-e2e.test.ts',
+  'test/integration/contract-conformance.test.ts',
+];
+class SlowFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const at = SLOW_FIRST.findIndex((slow) => file.moduleId.endsWith(`/${slow}`));
+      return at < 0 ? SLOW_FIRST.length : at;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 export default defineConfig({
   test: {
     poolOptions: { forks: { maxForks: FORKS, minForks: 1 } },
+    sequence: { sequencer: SlowFirst },
     projects: [
       {
         test: {
@@ -66,9 +91,10 @@ export default defineConfig({
           ...stack,
           name: 'load',
           include: ['test/load/**/*.test.ts'],
-          // One file at a time, after the files that run side by side: these files stop, kill or
-          // saturate their stack on purpose (brownout stops its DynamoDB Local), which a file beside
-          // them on the same stack would take for its own failure.
+          // One file at a time: these files stop, kill or saturate a stack on purpose (brownout stops
+          // its DynamoDB Local), which a file beside them would take for its own failure. In one
+          // vitest process a singleFork project runs only after every other file has finished, so
+          // `npm test` gives this one a process of its own, started with the others (scripts/test.ts).
           poolOptions: { forks: { singleFork: true } },
         },
       },
