@@ -3,8 +3,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
 
 /**
- * Five projects: `npx vitest run` runs them all, `npm run test:<name>` one of them, and `npm test`
- * (scripts/test.ts) runs the load project in a vitest process of its own beside the others.
+ * Six projects: `npx vitest run` runs them all, `npm run test:<name>` one of them, and `npm test`
+ * (scripts/test.ts) runs the load project in a vitest process of its own beside the others, and
+ * leaves out timing (a wall-clock bound, run on an idle machine: docs/testing.md, "Timed tests").
  * - unit: pure code, no local stack, so neither DynamoDB Local nor Java. Every file runs in one
  *   thread that keeps its module cache (isolate: false, singleThread): they hold no state between
  *   tests, and the files spend most of their time importing the same modules. Spread over workers,
@@ -17,6 +18,7 @@ import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
  * - load: the bulk-load and fault files (test/load), against another stack of their own, so that
  *   their thousands of writes never sit in the contract files' stream.
  * - infra: CDK templates synthesised in memory, without bundling; needs no stack either.
+ * - timing: the few tests whose promise is a time, on a stack of their own (test/timing).
  * The rehearsal (test/rehearsal) has its own config, vitest.rehearsal.config.ts: the end-to-end
  * files against the stack built from cdk.out.
  */
@@ -95,6 +97,17 @@ export default defineConfig({
           // its DynamoDB Local), which a file beside them would take for its own failure. In one
           // vitest process a singleFork project runs only after every other file has finished, so
           // `npm test` gives this one a process of its own, started with the others (scripts/test.ts).
+          poolOptions: { forks: { singleFork: true } },
+        },
+      },
+      {
+        test: {
+          ...stack,
+          name: 'timing',
+          include: ['test/timing/**/*.test.ts'],
+          // Tests with a wall-clock bound that the issue they close asks for (docs/testing.md,
+          // "Timed tests"): on a stack of their own, one file at a time, and outside `npm test`,
+          // whose lanes share the CPU with them.
           poolOptions: { forks: { singleFork: true } },
         },
       },

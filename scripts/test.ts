@@ -4,7 +4,8 @@ import path from 'node:path';
 /**
  * `npm test`: every gate and every vitest project, in three lanes that run side by side (why, and
  * what it saved: docs/testing.md, "npm test in three lanes").
- * - main: `vitest run` of every project but load, its output as it comes;
+ * - main: `vitest run` of unit, lint, integration and infra, its output as it comes (not timing:
+ *   docs/testing.md, "Timed tests");
  * - load: `vitest run --project load`, whose files run one at a time on a stack of their own;
  * - gates: Biome, the import-alias check and `tsc --noEmit`, then the rehearsal.
  * A lane stops at its first failing step, the others go on; `npm test` fails if any step failed.
@@ -17,7 +18,16 @@ type Outcome = { lane: string; label: string; code: number | null; seconds: numb
 
 const vitest = (label: string, ...args: string[]): Step => ({ label, bin: 'vitest', args: ['run', ...args] });
 const lanes: Lane[] = [
-  { name: 'main', live: true, steps: [vitest("vitest run --project '!load'", '--project', '!load')] },
+  {
+    name: 'main',
+    live: true,
+    steps: [
+      vitest(
+        'vitest run (unit, lint, integration, infra)',
+        ...['unit', 'lint', 'integration', 'infra'].flatMap((p) => ['--project', p]),
+      ),
+    ],
+  },
   { name: 'load', live: false, steps: [vitest('vitest run --project load', '--project', 'load')] },
   {
     name: 'gates',
