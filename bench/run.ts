@@ -6,6 +6,7 @@
  *   cost      AWS cost per million requests of each endpoint, from its units, time, log bytes and answer (bench/prices.ts)
  *   search    filter[name] round trips, RCU and latency at 10,000 and 100,000 products
  *   creates   product creates per second on one store with 1, 10 and 50 writers, refusals and 5xx
+ *   hot       20 writers PATCHing one product: latency, refusals and DynamoDB calls per request
  *   throughput  GET /products/{id} per second against raw GetItem on the same DynamoDB Local, CPU per request
  *   events    the WRU each event adds to its write, numbering's units, GET /events round trips
  *   webhooks  a healthy receiver's delivery latency (p50/p95) beside receivers that hang, drip and fail
@@ -23,6 +24,7 @@ import { bundlesSection } from './bundles.ts';
 import { costSection, lastCostRows } from './cost.ts';
 import { deployCostSection, writeDeployCost } from './deploy-cost.ts';
 import { createsSection } from './creates.ts';
+import { hotItemSection } from './hot-item.ts';
 import { requestsSection } from './requests.ts';
 import { searchSection } from './search.ts';
 import { throughputSection } from './throughput.ts';
@@ -38,6 +40,7 @@ const SECTIONS: BenchSection[] = [
   costSection,
   searchSection,
   createsSection,
+  hotItemSection,
   throughputSection,
   eventsSection,
   webhooksSection,

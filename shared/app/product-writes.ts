@@ -28,7 +28,7 @@ import {
 } from '#domain/product/product-write.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
 import { failedCondition, productChecksum, type WriteCondition } from '#domain/product/checksum.ts';
-import { contended, done, nowIso, retryOnStale, RoundClock, stale, undetermined } from '#domain/time.ts';
+import { backoff, contended, done, nowIso, retryOnStale, RoundClock, stale, undetermined } from '#domain/time.ts';
 import { keyOrigin } from '#domain/event/event.ts';
 import { productEvent } from '#domain/event/product.ts';
 import type { Caller } from '#domain/principal.ts';
@@ -214,8 +214,10 @@ export async function patchResolved(
  * decides from the state it has (the domain's `applyProductChange`; a new offer id first when
  * the product has no variant) and commits guarded on it; a round that meets a racing write
  * reads the product again and decides again, so the last round's answer is what was committed:
- * a change (updated) or nothing to change (unchanged). If the link's copy is behind the product
- * (written by an older version), the guard fails and the next round reads the product item.
+ * a change (updated) or nothing to change (unchanged). A round lost on the guard gets the product
+ * back from the failed condition and decides again from it without a read; only a transaction
+ * conflict (no state handed back) makes the next round read the product item. If the link's copy
+ * is behind the product (written by an older version), the guard fails and hands back the product.
  * The write's condition is checked in each round against the state that round decides from, so
  * a racing write that commits between the check and the commit makes the round stale, and the
  * next round checks again on what that write left (If-Match then fails: exactly one of many
@@ -229,6 +231,7 @@ async function applyToExisting(
   condition: WriteCondition,
 ): Promise<WriteOutcome | undefined> {
   const storeId = caller.storeId;
+  let lost = 0;
   return retryOnStale<Product | undefined, WriteOutcome | undefined>({
     what: `product ${id} of store ${storeId}`,
     ...(known ? { initial: known } : {}),
@@ -245,7 +248,13 @@ async function applyToExisting(
         next,
         productEvent('product.updated', next, keyOrigin(caller.keyId)),
       );
-      return commit.kind === 'committed' ? done({ product: commit.product, result: 'updated' }) : stale();
+      if (commit.kind === 'committed') return done({ product: commit.product, result: 'updated' });
+      if (!commit.current) return stale();
+      // The failed condition handed back the product as the winner left it, the same state to
+      // every loser of the round: a jittered, growing wait spreads their next attempts, or all
+      // of them would race again for the one commit the next round allows.
+      await backoff(++lost);
+      return stale(commit.current);
     },
   });
 }

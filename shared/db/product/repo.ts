@@ -2,7 +2,14 @@ import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys, type Key } from '../keys.ts';
-import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from '../core/helpers.ts';
+import {
+  batchGet,
+  cancellationReasons,
+  itemFromError,
+  itemKey,
+  type Item,
+  type TransactItem,
+} from '../core/helpers.ts';
 import type { Product } from '#domain/product/product.ts';
 import { indexWrites } from './index.repo.ts';
 import { linkCopyWrite, toProduct } from './item.ts';
@@ -88,8 +95,12 @@ export async function reserveOfferId(storeId: string): Promise<number> {
 
 const RETRYABLE_REASONS = new Set(['None', 'ConditionalCheckFailed', 'TransactionConflict']);
 
-/** How a product change ended: `stale` when another write changed the product (or an index item) first, and nothing was written. */
-export type ChangeOutcome = { kind: 'committed'; product: Product } | { kind: 'stale' };
+/**
+ * How a product change ended: `stale` when another write changed the product (or an index item)
+ * first, and nothing was written; `current` is the product as that write left it when the failed
+ * condition handed it back (not after a transaction conflict, nor when an index item failed).
+ */
+export type ChangeOutcome = { kind: 'committed'; product: Product } | { kind: 'stale'; current?: Product };
 
 /**
  * Writes `next` over `current` in one transaction: the product guarded on the `updated_at` that
@@ -110,6 +121,8 @@ export async function commitProductChange(current: Product, next: Product, event
           'category_ids = :category_ids, category_external_ids = :category_external_ids, ' +
           'tag_external_ids = :tag_external_ids, offers = :offers, updated_at = :updated_at',
         ConditionExpression: 'updated_at = :previous',
+        // The loser of a race decides again from this at once, without a read.
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         ExpressionAttributeNames: { '#name': 'name', '#status': 'status' },
         ExpressionAttributeValues: {
           ':name': next.name,
@@ -136,6 +149,7 @@ export async function commitProductChange(current: Product, next: Product, event
   } catch (err) {
     const reasons = cancellationReasons(err);
     if (!reasons || reasons.some((r) => r.Code !== undefined && !RETRYABLE_REASONS.has(r.Code))) throw err;
-    return { kind: 'stale' };
+    const product = reasons[0]?.Code === 'ConditionalCheckFailed' ? itemFromError(reasons[0].Item) : undefined;
+    return product ? { kind: 'stale', current: toProduct(product) } : { kind: 'stale' };
   }
 }
