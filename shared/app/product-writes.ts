@@ -243,7 +243,7 @@ async function applyToExisting(
       const commit = await commitProductChange(
         current,
         next,
-        productEvent('product.updated', next, keyOrigin(caller.keyId)),
+        productEvent('product.updated', next, keyOrigin(caller.keyId), current),
       );
       return commit.kind === 'committed' ? done({ product: commit.product, result: 'updated' }) : stale();
     },
