@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { CURSOR } from '#domain/pagination.ts';
 import { integerIn } from '#domain/validation.ts';
 import { parseTypeFilters } from '#domain/event/changed-fields.ts';
+import { EVENT_TYPES } from '#domain/event/event.ts';
 import type { Args } from './args.ts';
 import type { AnyOfOperation } from './operations.ts';
 import type { ToolRequest, ToolSpec } from './tool-spec.ts';
@@ -9,16 +10,29 @@ import type { ToolRequest, ToolSpec } from './tool-spec.ts';
 const described = <S extends v.GenericSchema>(schema: S, description: string) =>
   v.pipe(schema, v.description(description));
 
-/** One entry of `types`: a type, or a type with its fields (`product.updated:price,name`); GET /events's grammar. */
-const TypeFilterArg = v.pipe(
-  v.string('must be a string'),
-  v.check(
-    (s) => parseTypeFilters(s).ok,
-    (issue) => {
-      const parsed = parseTypeFilters(String(issue.input));
-      return parsed.ok ? 'must be an event type' : parsed.message;
-    },
-  ),
+/**
+ * One entry of `types`: a type, or a type with its fields (`product.updated:price,name`), GET
+ * /events's grammar. The types stay an enum in the tool's schema, so an agent sees them listed.
+ */
+const TypeFilterArg = v.union(
+  [
+    v.picklist(EVENT_TYPES),
+    v.pipe(
+      v.string(),
+      v.description('A type with a colon and field names: product.updated:price,name.'),
+      v.check(
+        (s) => parseTypeFilters(s).ok,
+        (issue) => {
+          const parsed = parseTypeFilters(String(issue.input));
+          return parsed.ok ? 'must be an event type' : parsed.message;
+        },
+      ),
+    ),
+  ],
+  (issue) => {
+    const parsed = typeof issue.input === 'string' ? parseTypeFilters(issue.input) : undefined;
+    return parsed && !parsed.ok ? parsed.message : `must be one of ${EVENT_TYPES.join(', ')}, or one with fields`;
+  },
 );
 
 const args = v.strictObject({
