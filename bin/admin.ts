@@ -24,6 +24,7 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   keys rotate-webhook-secret --id KEY_ID
   keys set-webhook --id KEY_ID [--url URL] [--events e,f,...] [--exclude-own true|false]   (--url '' removes it)
                  events: ${EVENT_TYPES.join(', ')} (default: ${DEFAULT_EVENTS.join(', ')})
+                 a type may name fields: product.updated:price,name (only events that changed any of them)
   keys set-budget --id KEY_ID [--writes-per-hour N|none] [--status-changes-per-hour N|none]
   keys set-mcp --id KEY_ID --mcp read-only|full    (read-only: the MCP server offers the key its read tools only)
   orders place --store ID --file ORDER.json

@@ -75,6 +75,17 @@ function checkboxes(legend: string, name: string, options: readonly string[], ch
   })}</fieldset>`;
 }
 
+/**
+ * A key's subscriptions with field lists (`product.updated:price,name`, docs/webhooks.md, "What
+ * changed"): a text field beside the type checkboxes, posted under the same name, so the admin
+ * command reads one list. A checked type without fields takes every event of it.
+ */
+function fieldFilters(id: string, events: readonly string[]): Html {
+  const filtered = events.filter((e) => e.includes(':')).join(',');
+  return html`<div><label for="${id}">Only when these fields changed (optional, type:field,field)</label><input type="text" id="${id}" name="events" value="${filtered}" placeholder="product.updated:price,quantity" autocomplete="off" aria-describedby="${id}-hint">
+<p class="hint" id="${id}-hint">An event passes when it changed any of the named fields; leave its box above unchecked.</p></div>`;
+}
+
 export function newKeyPage(ctx: PageContext, store: string, once: string): string {
   return layout(
     `New key for ${store}`,
@@ -86,6 +97,7 @@ ${checkboxes('Abilities', 'abilities', ABILITIES, [])}
 <div><label for="key-webhook">Webhook URL (optional)</label><input type="url" id="key-webhook" name="webhook_url" autocomplete="off" aria-describedby="key-webhook-hint">
 <p class="hint" id="key-webhook-hint">Public https only; the local stack also takes http://127.0.0.1 receivers.</p></div>
 ${checkboxes('Webhook events', 'events', EVENT_TYPES, ORDER_EVENT_TYPES)}
+${fieldFilters('key-event-fields', [])}
 <div><button type="submit" class="primary">Create key</button></div></form>`,
   );
 }
@@ -178,6 +190,7 @@ ${fieldList(key, ['id', 'name', 'status', 'abilities', 'last_used_at', 'webhook_
 <form method="post" action="${path}/webhook" class="stack">${csrfField(ctx.csrf)}
 <div><label for="webhook-url">Webhook URL (empty removes it)</label><input type="url" id="webhook-url" name="url" value="${String(key.webhook_url ?? '')}" autocomplete="off"></div>
 ${checkboxes('Events', 'events', EVENT_TYPES, events)}
+${fieldFilters('webhook-event-fields', events)}
 <div><button type="submit">Save webhook</button></div></form>
 ${
   active

@@ -15,7 +15,6 @@ import { MCP_MODES, publicKey } from '#domain/key/api-key.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
 import { DEFAULT_EVENTS, parseEventTypes } from '#domain/webhook/event-subscription.ts';
-import type { EventType } from '#domain/event/event.ts';
 import { config } from '#shared/config.ts';
 import { webhookCommands } from './webhook-commands.ts';
 import { oauthCommands } from './oauth-commands.ts';
@@ -64,7 +63,7 @@ const PerHour = v.union([
   IntegerArg(1, 1_000_000),
 ]);
 
-function eventsArg(raw: string): EventType[] {
+function eventsArg(raw: string): string[] {
   try {
     return parseEventTypes(raw);
   } catch (err) {

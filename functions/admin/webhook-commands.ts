@@ -18,6 +18,7 @@ import { pingWebhook } from '#functions/webhooks/ping.ts';
 import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import type { AdminCommand } from './commands.ts';
 import { IntegerArg, KeyIdArg, RedeliverState, Since, StoreIdArg } from './args.ts';
+import { isTracked } from '#domain/event/event.ts';
 
 const KeyId = KeyIdArg;
 const EventId = v.pipe(v.string(), v.regex(/^evt_[A-Za-z0-9]{1,64}$/, 'must be an event id like evt_0123abcd...'));
@@ -87,6 +88,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
       timestamp: e.created_at,
       origin: e.origin,
       owner_key_id: e.owner_key_id,
+      ...(isTracked(e.event_type) ? { changed_fields: e.payload.changed_fields ?? null } : {}),
       data: e.payload.data,
     }));
     return { data, next_after: page.more ? data.at(-1)!.sequence : null };

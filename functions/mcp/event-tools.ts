@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { CURSOR } from '#domain/pagination.ts';
 import { integerIn } from '#domain/validation.ts';
+import { parseTypeFilters } from '#domain/event/changed-fields.ts';
 import { EVENT_TYPES } from '#domain/event/event.ts';
 import type { Args } from './args.ts';
 import type { AnyOfOperation } from './operations.ts';
@@ -8,6 +9,31 @@ import type { ToolRequest, ToolSpec } from './tool-spec.ts';
 
 const described = <S extends v.GenericSchema>(schema: S, description: string) =>
   v.pipe(schema, v.description(description));
+
+/**
+ * One entry of `types`: a type, or a type with its fields (`product.updated:price,name`), GET
+ * /events's grammar. The types stay an enum in the tool's schema, so an agent sees them listed.
+ */
+const TypeFilterArg = v.union(
+  [
+    v.picklist(EVENT_TYPES),
+    v.pipe(
+      v.string(),
+      v.description('A type with a colon and field names: product.updated:price,name.'),
+      v.check(
+        (s) => parseTypeFilters(s).ok,
+        (issue) => {
+          const parsed = parseTypeFilters(String(issue.input));
+          return parsed.ok ? 'must be an event type' : parsed.message;
+        },
+      ),
+    ),
+  ],
+  (issue) => {
+    const parsed = typeof issue.input === 'string' ? parseTypeFilters(issue.input) : undefined;
+    return parsed && !parsed.ok ? parsed.message : `must be one of ${EVENT_TYPES.join(', ')}, or one with fields`;
+  },
+);
 
 const args = v.strictObject({
   cursor: v.optional(
@@ -19,8 +45,8 @@ const args = v.strictObject({
   limit: v.optional(described(integerIn(1, 100), 'Page size.'), 50),
   types: v.optional(
     described(
-      v.pipe(v.array(v.picklist(EVENT_TYPES, `must be one of ${EVENT_TYPES.join(', ')}`)), v.minLength(1)),
-      'Only events of these types (all the key can see when left out).',
+      v.pipe(v.array(TypeFilterArg), v.minLength(1)),
+      'Only events of these types (all the key can see when left out). A type that carries changed_fields may name fields after a colon, comma-separated: "product.updated:price,name" lists only product.updated events that changed at least one of them.',
     ),
   ),
   exclude_own: v.optional(described(v.boolean(), "Leave out the events this key's own writes caused."), false),

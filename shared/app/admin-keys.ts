@@ -3,7 +3,6 @@ import { createKey, listKeysOfStore, requireKey, rotateKeyToken, updateKeyWebhoo
 import { createStore, listStores, type Store } from '#db/store/repo.ts';
 import type { Ability } from '#domain/key/abilities.ts';
 import { generateToken, generateWebhookSecret, hashToken, type KeyRecord, type McpMode } from '#domain/key/api-key.ts';
-import type { EventType } from '#domain/event/event.ts';
 import { DomainError } from '#domain/errors.ts';
 import { requireStore } from './stores.ts';
 
@@ -32,7 +31,7 @@ export async function issueKey(
     name: string;
     abilities: Ability[];
     webhookUrl: string | null;
-    events: EventType[];
+    events: string[];
     excludeOwn: boolean;
     mcp: McpMode;
     writesPerHour: number | null;
@@ -76,7 +75,7 @@ export async function rotateKey(keyId: number): Promise<{ record: KeyRecord; tok
 /** Changes an existing key's webhook URL, events and/or exclude-own (404 naming `id` otherwise). */
 export async function changeKeyWebhook(
   keyId: number,
-  changes: { webhook_url?: string | null; events?: EventType[]; exclude_own?: boolean },
+  changes: { webhook_url?: string | null; events?: string[]; exclude_own?: boolean },
 ): Promise<KeyRecord> {
   await requireKey(keyId);
   return updateKeyWebhook(keyId, changes);

@@ -1,6 +1,7 @@
 import { readEventLog } from '#db/event/log.repo.ts';
 import { DomainError } from '#domain/errors.ts';
 import { canSee, causedBy, eventView, type EventView } from '#domain/event/event.ts';
+import { passes, type TypeFilter } from '#domain/event/changed-fields.ts';
 import type { Principal } from '#domain/principal.ts';
 
 export interface EventListDocument {
@@ -18,14 +19,14 @@ export const MAX_QUERIES = 5;
 
 /**
  * `GET /events` (docs/webhooks.md, "How to never miss an event"): the store's numbered events
- * after `cursor`, ascending, those of the families the key can read, of `types` if given, and
+ * after `cursor`, ascending, those of the families the key can read, passing `types` if given, and
  * without the key's own changes with `excludeOwn`. A cursor whose next event has expired is 410
  * `cursor_expired`: the client re-syncs from the resources. `next_cursor` is the last sequence
  * looked at when more may follow (filtered-out events included, so the next page starts past them).
  */
 export async function listEvents(
   principal: Pick<Principal, 'keyId' | 'storeId' | 'abilities'>,
-  params: { cursor: number | undefined; limit: number; types: readonly string[] | undefined; excludeOwn: boolean },
+  params: { cursor: number | undefined; limit: number; types: readonly TypeFilter[] | undefined; excludeOwn: boolean },
   nowSeconds = Math.floor(Date.now() / 1000),
 ): Promise<EventListDocument> {
   const data: EventView[] = [];
@@ -49,7 +50,7 @@ export async function listEvents(
     for (const e of page.events) {
       after = e.sequence;
       if (!canSee(principal.abilities, e.event_type)) continue;
-      if (params.types && !params.types.includes(e.event_type)) continue;
+      if (params.types && !passes(params.types, e.event_type, e.payload.changed_fields)) continue;
       if (params.excludeOwn && causedBy(e.origin, principal.keyId)) continue;
       data.push(eventView(e, principal.keyId));
     }

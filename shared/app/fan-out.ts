@@ -9,16 +9,19 @@ import { sendDeliveryMessage } from '#queue/sqs.ts';
 import { errorFields, log } from '#shared/log.ts';
 import { assignSequences } from '#db/event/log.repo.ts';
 import { canSee, causedBy, eventView, type EventPayload } from '#domain/event/event.ts';
+import { subscribes } from '#domain/webhook/event-subscription.ts';
 
 /** Keys that receive webhooks (docs/webhooks.md): active, with a URL. */
 export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.webhook_url !== null;
 
 /**
  * ...and of those, the ones that may read this event's family (`orders:read`, `catalog:read`,
- * `content:read`) and chose its type (`--events`, default the order events).
+ * `content:read`) and chose its type (`--events`, default the order events), and when they named
+ * fields with it (`product.updated:price`), changed one of them.
  */
 const wants = (event: Extract<OutboxRecord, { kind: 'event' }>) => (k: KeyRecord) =>
-  canSee(k.abilities, event.event_type) && (k.events as readonly string[]).includes(event.event_type);
+  canSee(k.abilities, event.event_type) &&
+  subscribes(k.events, event.event_type, (event.payload as unknown as EventPayload).changed_fields);
 
 /**
  * Drops the key that caused the event when it chose `--exclude-own`. The store's keys come from

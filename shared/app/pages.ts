@@ -137,7 +137,7 @@ async function changeStatus(
       const document = { data: toPageResource(next) };
       const prepared = request && prepareAnswer(request, { body: document });
       const type = action === 'publish' ? 'page.published' : 'page.unpublished';
-      const event = pageEvent(type, next, keyOrigin(caller.keyId));
+      const event = pageEvent(type, next, keyOrigin(caller.keyId), page);
       const result = await commitPageChange(page, next, event, prepared ? [prepared.write] : []);
       if (result.kind === 'committed') return done(answered(document, prepared?.response));
       if (result.kind === 'guard_failed' && request) return done(await afterTaken(request, result.busy));

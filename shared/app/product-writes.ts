@@ -246,7 +246,7 @@ async function applyToExisting(
       const commit = await commitProductChange(
         current,
         next,
-        productEvent('product.updated', next, keyOrigin(caller.keyId)),
+        productEvent('product.updated', next, keyOrigin(caller.keyId), current),
       );
       if (commit.kind === 'committed') return done({ product: commit.product, result: 'updated' });
       if (!commit.current) return stale();

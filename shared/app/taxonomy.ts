@@ -41,7 +41,7 @@ async function upsert(kind: TaxonomyKind, caller: Caller, externalId: string, te
     ) as TaxonomyRecord;
     // The key's own external id rides beside the payload, not in it.
     const { external_id: _own, ...shown } = record;
-    const event = taxonomyEvent(`${kind}.upserted`, caller.storeId, caller.keyId, externalId, shown);
+    const event = taxonomyEvent(`${kind}.upserted`, caller.storeId, caller.keyId, externalId, shown, stored);
     const commit = await commitTaxonomy(kind, caller, record, existing?.updated_at, event);
     if (commit.kind === 'committed') return record;
   }

@@ -60,7 +60,7 @@ describe('MCP list_events', () => {
     const tool = (await mcp.listTools()).tools.find((t) => t.name === 'list_events')!;
     expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
     expect(tool.description).toContain('any of orders:read, catalog:read, content:read');
-    expect((tool.inputSchema.properties as any).types.items.enum).toEqual([...EVENT_TYPES]);
+    expect((tool.inputSchema.properties as any).types.items.anyOf[0].enum).toEqual([...EVENT_TYPES]);
     const result = await call(mcp);
     expect(result.isError).toBeFalsy();
     expectValid(tool, result);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as v from 'valibot';
 import { API_ROUTES } from '#http/api-routes.ts';
-import { EVENT_TYPES } from '#domain/event/event.ts';
+import { EVENT_TYPES, isTracked } from '#domain/event/event.ts';
 import { WEBHOOK_EVENTS } from '#http/openapi/webhook-events.ts';
 import { ERROR_CATALOGUE } from '#http/error-status.ts';
 import { ERROR_CODES } from '#domain/errors.ts';
@@ -106,7 +106,15 @@ describe('the OpenAPI document', () => {
       expect(body).toMatchObject({
         type: 'object',
         additionalProperties: false,
-        required: ['id', 'sequence', 'type', 'timestamp', 'origin', 'data'],
+        required: [
+          'id',
+          'sequence',
+          'type',
+          'timestamp',
+          'origin',
+          ...(isTracked(type) ? ['changed_fields'] : []),
+          'data',
+        ],
         properties: { type: { const: type }, sequence: { type: 'integer', minimum: 1 } },
       });
       const family = type.split('.')[0];

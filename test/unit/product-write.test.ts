@@ -199,7 +199,14 @@ describe('write schemas', () => {
       external_id: 'a',
     });
     expect(event.payload.data).toMatchObject({ product: { id: 5, name: 'N' } });
-    expect(productEvent('product.updated', { ...created!, owner_key_id: null }).origin).toEqual({ kind: 'admin' });
+    const renamed = productEvent(
+      'product.updated',
+      { ...created!, name: 'M', owner_key_id: null },
+      undefined,
+      created!,
+    );
+    expect(renamed.origin).toEqual({ kind: 'admin' });
+    expect(renamed.payload.changed_fields).toEqual(['name']);
   });
 });
 

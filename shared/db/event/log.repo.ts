@@ -23,7 +23,7 @@ export interface LoggedEvent {
   created_at: string;
   ttl: number;
   origin: Origin | null;
-  payload: { type: string; timestamp: string; data: Record<string, unknown> };
+  payload: { type: string; timestamp: string; changed_fields?: string[]; data: Record<string, unknown> };
   owner_key_id: number | null;
   external_id: string | null;
 }

@@ -12,7 +12,6 @@ import {
 } from '../core/helpers.ts';
 import type { Ability } from '#domain/key/abilities.ts';
 import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
-import type { EventType } from '#domain/event/event.ts';
 import { DomainError } from '#domain/errors.ts';
 import { nextInSequence } from '../core/sequence.ts';
 import { tokenItem, toKeyRecord, keyItem } from './item.ts';
@@ -25,7 +24,7 @@ export async function createKey(input: {
   name: string;
   abilities: Ability[];
   webhookUrl: string | null;
-  events: EventType[];
+  events: string[];
   excludeOwn?: boolean;
   mcp?: McpMode;
   writesPerHour?: number | null;
@@ -192,7 +191,7 @@ export async function updateKeyWebhook(
   keyId: number,
   changes: {
     webhook_url?: string | null;
-    events?: EventType[];
+    events?: string[];
     exclude_own?: boolean;
     webhook_secret?: string;
     previous_webhook_secret?: string | null;

@@ -22,6 +22,35 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 export const isEventType = (value: string): value is EventType => (EVENT_TYPES as readonly string[]).includes(value);
 
+/**
+ * What changed (docs/webhooks.md, "What changed"): the event types that carry `changed_fields`,
+ * each with the write-shape names it may list, in the order they are listed. A product's are the
+ * fields of its PUT body; a page's those of its PUT body plus `status` (publish and unpublish move
+ * it); a category's and a tag's their one PUT field; an order's the field of its status route.
+ */
+export const CHANGED_FIELD_NAMES = {
+  'product.updated': [
+    'name',
+    'sku',
+    'price',
+    'quantity',
+    'description',
+    'status',
+    'image_url',
+    'category_external_ids',
+    'tag_external_ids',
+  ],
+  'page.published': ['type', 'title', 'slug', 'body', 'status'],
+  'page.unpublished': ['type', 'title', 'slug', 'body', 'status'],
+  'category.upserted': ['name'],
+  'tag.upserted': ['value'],
+  'order.status_changed': ['status'],
+} as const satisfies Partial<Record<EventType, readonly string[]>>;
+
+export type TrackedEventType = keyof typeof CHANGED_FIELD_NAMES;
+
+export const isTracked = (type: string): type is TrackedEventType => Object.hasOwn(CHANGED_FIELD_NAMES, type);
+
 /** The read ability a key needs to see an event of this type. */
 export function abilityFor(type: string): Ability | undefined {
   if (type.startsWith('order.')) return 'orders:read';
@@ -49,6 +78,8 @@ export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 export interface EventPayload {
   type: string;
   timestamp: string;
+  /** The write-shape names the change moved, on the types of ./changed-fields.ts only. */
+  changed_fields?: string[];
   data: Record<string, unknown>;
 }
 
@@ -90,6 +121,12 @@ export function buildEvent(
   };
 }
 
+/** The event with the names its change moved (docs/webhooks.md, "What changed"), beside `type` and `data`. */
+export const withChangedFields = <E extends StoreEvent>(event: E, changed: string[]): E => ({
+  ...event,
+  payload: { ...event.payload, changed_fields: changed },
+});
+
 /** A logged event as a reader sees it: the owning key is shown its own external id, nobody else. */
 export interface EventView {
   id: string;
@@ -97,6 +134,8 @@ export interface EventView {
   type: string;
   timestamp: string;
   origin: Origin | null;
+  /** On the types that carry it; null on such an event logged before it was recorded. */
+  changed_fields?: string[] | null;
   data: Record<string, unknown>;
 }
 
@@ -127,6 +166,7 @@ export function eventView(
     type: e.payload.type,
     timestamp: e.payload.timestamp,
     origin: e.origin,
+    ...(isTracked(e.payload.type) ? { changed_fields: e.payload.changed_fields ?? null } : {}),
     data,
   };
 }

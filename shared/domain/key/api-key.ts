@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { EventType } from '../event/event.ts';
 import type { Ability } from './abilities.ts';
 
 /**
@@ -17,8 +16,8 @@ export interface ApiKey {
   abilities: Ability[];
   status: 'active' | 'revoked';
   webhook_url: string | null;
-  /** The events its webhook receives (default all order events). */
-  events: EventType[];
+  /** The events its webhook receives (default all order events): types, or `type:fields` (shared/domain/webhook/event-subscription.ts). */
+  events: string[];
   /** Whether its webhook skips the events this key caused itself (`--exclude-own`). */
   exclude_own: boolean;
   /** `read-only`: the MCP server offers this key only its read tools, whatever its abilities (docs/mcp.md#read-only-keys). */

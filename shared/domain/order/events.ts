@@ -1,3 +1,4 @@
+import { changedFields } from '../event/changed-fields.ts';
 import { toOrderResource, type Order, type OrderStatus } from './order.ts';
 import {
   buildEvent,
@@ -5,6 +6,7 @@ import {
   newEventId,
   ORDER_EVENT_TYPES,
   STOREFRONT_ORIGIN,
+  withChangedFields,
   type Origin,
   type StoreEvent,
 } from '../event/event.ts';
@@ -37,6 +39,7 @@ export type OrderEventData =
 export interface OrderEventPayload {
   type: OrderEventType;
   timestamp: string;
+  changed_fields?: string[];
   data: OrderEventData;
 }
 
@@ -58,7 +61,11 @@ function buildOrderEvent(
 
 const asDate = (now: Date | string) => (typeof now === 'string' ? new Date(now) : now);
 
-/** `order` is the order after the change; `now` is the moment of the change (its updated_at). */
+/**
+ * `order` is the order after the change; `now` is the moment of the change (its updated_at).
+ * `changed_fields` is `["status"]`, the one field of the status route's body (a no-op move raises
+ * no event).
+ */
 export function buildStatusChangedEvent(
   order: Order,
   previousStatus: OrderStatus,
@@ -67,7 +74,8 @@ export function buildStatusChangedEvent(
   origin: Origin = { kind: 'admin' },
 ): OrderEvent {
   const data = { order: toOrderResource(order), previous_status: previousStatus, status: order.status };
-  return buildOrderEvent(ORDER_STATUS_CHANGED, order, data, asDate(now), eventId, origin);
+  const changed = changedFields(ORDER_STATUS_CHANGED, { status: previousStatus }, { status: order.status });
+  return withChangedFields(buildOrderEvent(ORDER_STATUS_CHANGED, order, data, asDate(now), eventId, origin), changed);
 }
 
 /** The payment side confirmed the payment: `order` is paid, `previousStatus` what it was before. */

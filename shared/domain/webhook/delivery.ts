@@ -105,7 +105,7 @@ export function signingSecrets(
 // Field order of the body a receiver sees (docs/contract.md#webhooks, docs/contract.md#orders). A DynamoDB map does not keep
 // its keys' order, so the body is laid out here once, when the delivery is created.
 const FIELD_ORDER: Record<string, readonly string[]> = {
-  '': ['id', 'sequence', 'type', 'timestamp', 'origin', 'data'],
+  '': ['id', 'sequence', 'type', 'timestamp', 'origin', 'changed_fields', 'data'],
   data: ['order', 'previous_status', 'status'],
   'data.order': [
     'id',

@@ -133,21 +133,22 @@ function examples() {
     savePage: pageWrite,
     mcp: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
   };
-  const event = (sequence: number, type: string, timestamp: string, data: unknown) => ({
+  const event = (sequence: number, type: string, timestamp: string, changed: string[], data: unknown) => ({
     id: `evt_${String(sequence).padStart(32, '0')}`,
     sequence,
     type,
     timestamp,
     origin: { kind: 'key', key_id: KEY_ID },
+    changed_fields: changed,
     data,
   });
   const webhook: Record<string, unknown> = {
-    'order.status_changed': event(42, 'order.status_changed', LATER, {
+    'order.status_changed': event(42, 'order.status_changed', LATER, ['status'], {
       order: shipped,
       previous_status: 'processing',
       status: 'shipped',
     }),
-    'product.updated': event(41, 'product.updated', AT, {
+    'product.updated': event(41, 'product.updated', AT, ['price', 'quantity'], {
       product: { ...toProductResource(first, null, true), external_id: first.external_id },
     }),
   };

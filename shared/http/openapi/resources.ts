@@ -203,6 +203,12 @@ export const RESPONSE_BODIES = {
         origin: v.nullable(
           v.object({ kind: v.picklist(['key', 'admin', 'storefront']), key_id: v.optional(v.number()) }),
         ),
+        changed_fields: v.optional(
+          d(
+            v.nullable(v.array(v.string())),
+            'On product.updated, page.*, category.upserted, tag.upserted and order.status_changed only: the write-shape names the change moved (docs/webhooks.md, "What changed"); null on such events recorded before it was.',
+          ),
+        ),
         data: v.record(v.string(), v.unknown()),
       }),
     ),

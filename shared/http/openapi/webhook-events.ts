@@ -2,13 +2,13 @@
  * The webhook bodies (docs/webhooks.md) as valibot schemas, one per event type: the `webhooks`
  * section of the OpenAPI document is generated from this table, and it is exhaustive over the
  * domain's event types (a new type without its body does not compile). Every event body is the
- * `GET /events` item `{id, sequence, type, timestamp, origin, data}`, signed with the Standard
+ * `GET /events` item `{id, sequence, type, timestamp, origin, changed_fields?, data}`, signed with the Standard
  * Webhooks headers; a ping is `{type, timestamp, data}`.
  */
 import * as v from 'valibot';
 import { ORDER_STATUSES } from '#domain/order/order.ts';
 import type { OrderEventData } from '#domain/order/events.ts';
-import { EVENT_TYPES, type EventType } from '#domain/event/event.ts';
+import { CHANGED_FIELD_NAMES, EVENT_TYPES, type EventType, type TrackedEventType } from '#domain/event/event.ts';
 import { Category, Order, Page, Product, ProductOffer, Tag } from './resources.ts';
 
 const d = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
@@ -24,20 +24,33 @@ const Origin = d(
   'Who caused the change: a key, the store’s admin, or the storefront (a shopper, the payment side). Null on events recorded before provenance was.',
 );
 
+/** The fields every logged event's body starts with. */
+const head = <T extends EventType>(type: T, of: string) => ({
+  id: d(
+    v.pipe(v.string(), v.regex(/^evt_[0-9a-f]{32}$/)),
+    'The event id, also the `webhook-id` header and the `id` in GET /events: the same on every retry, deduplicate on it.',
+  ),
+  sequence: d(
+    v.pipe(v.number(), v.integer(), v.minValue(1)),
+    'The event’s number in the store’s log (1, 2, 3, … without holes; also the `webhook-sequence` header): a jump past the last one you hold names the events to fetch from GET /events.',
+  ),
+  type: v.literal(type),
+  timestamp: timestamp(of),
+  origin: v.nullable(Origin),
+});
+
 /** The body of a logged event: the same fields and values as its `GET /events` item. */
 const envelope = <T extends EventType, S extends v.GenericSchema>(type: T, data: S, of: string) =>
+  v.strictObject({ ...head(type, of), data });
+
+/** ...of a type that carries `changed_fields` (docs/webhooks.md, "What changed"). */
+const trackedEnvelope = <T extends TrackedEventType, S extends v.GenericSchema>(type: T, data: S, of: string) =>
   v.strictObject({
-    id: d(
-      v.pipe(v.string(), v.regex(/^evt_[0-9a-f]{32}$/)),
-      'The event id, also the `webhook-id` header and the `id` in GET /events: the same on every retry, deduplicate on it.',
+    ...head(type, of),
+    changed_fields: d(
+      v.nullable(v.array(v.picklist(CHANGED_FIELD_NAMES[type]))),
+      `The write-shape names this change moved (of: ${CHANGED_FIELD_NAMES[type].join(', ')}); a \`types\` entry \`${type}:name,…\` passes the events that moved at least one of those it names. Null on events recorded before it was.`,
     ),
-    sequence: d(
-      v.pipe(v.number(), v.integer(), v.minValue(1)),
-      'The event’s number in the store’s log (1, 2, 3, … without holes; also the `webhook-sequence` header): a jump past the last one you hold names the events to fetch from GET /events.',
-    ),
-    type: v.literal(type),
-    timestamp: timestamp(of),
-    origin: v.nullable(Origin),
     data,
   });
 
@@ -75,7 +88,11 @@ export const EVENT_BODIES = {
     summary: 'An order changed status',
     description:
       'One per status change made through POST /orders/{reference}/status. `data.order` is the order right after the change; `status` equals `data.order.status`.',
-    body: envelope('order.status_changed', v.strictObject({ order: Order, previous_status: status, status }), ORDER_AT),
+    body: trackedEnvelope(
+      'order.status_changed',
+      v.strictObject({ order: Order, previous_status: status, status }),
+      ORDER_AT,
+    ),
   },
   'order.created': {
     summary: 'An order was placed',
@@ -102,7 +119,7 @@ export const EVENT_BODIES = {
     summary: 'A product changed',
     description:
       'A write changed a product (a write that changes nothing raises no event); `data.product` is the product after it, as in product.created. Needs catalog:read.',
-    body: envelope('product.updated', ProductData, 'the product’s updated_at'),
+    body: trackedEnvelope('product.updated', ProductData, 'the product’s updated_at'),
   },
   'product.stock_changed': {
     summary: 'A variant’s stock moved',
@@ -113,23 +130,23 @@ export const EVENT_BODIES = {
   'category.upserted': {
     summary: 'A category was created or renamed',
     description: '`data.category` is the category after the write. Needs catalog:read.',
-    body: envelope('category.upserted', CategoryData, 'the category’s updated_at'),
+    body: trackedEnvelope('category.upserted', CategoryData, 'the category’s updated_at'),
   },
   'tag.upserted': {
     summary: 'A tag was created or changed',
     description: '`data.tag` is the tag after the write. Needs catalog:read.',
-    body: envelope('tag.upserted', TagData, 'the tag’s updated_at'),
+    body: trackedEnvelope('tag.upserted', TagData, 'the tag’s updated_at'),
   },
   'page.published': {
     summary: 'A page was published',
     description:
       'A page or its unpublished revision went live; `data.page` is the page as published. Needs content:read.',
-    body: envelope('page.published', PageData, 'the page’s updated_at'),
+    body: trackedEnvelope('page.published', PageData, 'the page’s updated_at'),
   },
   'page.unpublished': {
     summary: 'A page was taken offline',
     description: '`data.page` is the page after it (status unpublished). Needs content:read.',
-    body: envelope('page.unpublished', PageData, 'the page’s updated_at'),
+    body: trackedEnvelope('page.unpublished', PageData, 'the page’s updated_at'),
   },
 } as const satisfies Record<EventType, WebhookEventDoc>;
 
@@ -145,7 +162,10 @@ export const WEBHOOK_EVENTS = {
       data: v.strictObject({
         key_id: v.pipe(v.number(), v.integer()),
         store_id: v.string(),
-        events: d(v.array(v.picklist(EVENT_TYPES)), 'The event types the key subscribes to.'),
+        events: d(
+          v.array(v.string()),
+          `The event types the key subscribes to (of: ${EVENT_TYPES.join(', ')}), each with the fields it filters on after a colon when it does (\`product.updated:price,name\`).`,
+        ),
       }),
     }),
   },
