@@ -111,6 +111,7 @@ describe('POST /orders/{reference}/status: response, event and rules', () => {
       payload: {
         type: 'order.status_changed',
         timestamp: order.updated_at,
+        changed_fields: ['status'],
         data: { order, previous_status: 'paid', status: 'processing' },
       },
     });

@@ -73,6 +73,7 @@ describe('webhooks: outbox event → signed delivery', () => {
       origin: null,
       type: 'order.status_changed',
       timestamp: payload.timestamp,
+      changed_fields: ['status'],
       data: { order, previous_status: 'processing', status: 'shipped' },
     });
     // Field order as in the contract, whatever order the stream image had.

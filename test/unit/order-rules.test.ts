@@ -89,6 +89,7 @@ describe('order.status_changed event', () => {
       payload: {
         type: 'order.status_changed',
         timestamp: '2026-03-04T05:06:07.089Z',
+        changed_fields: ['status'],
         data: { order: { ...next, store_id: undefined }, previous_status: 'paid', status: 'processing' },
       },
     });
