@@ -8,9 +8,8 @@ import { log } from '#shared/log.ts';
 
 /**
  * Where the new products of a request that inserts many (a batch, the bench's seed) get their
- * ids: from one block reserved by ADD for all of them when they take several transactions
- * (`reserve`); otherwise first from the sequence state it read (the guarded, gap-free path), and
- * once that guard has lost a race, from such a block for all the products the request may still
+ * ids: first from the sequence state it read (the guarded, gap-free path), and once that guard
+ * has lost a race, from one block reserved by ADD for all the products the request may still
  * create (`expected`), so the rest of the request never races on the sequence again. The
  * products are numbered and their `product.created` events built here, then committed by
  * shared/db/product/insert.repo.ts. Ids it reserved and did not use are recorded as gaps by
@@ -32,23 +31,6 @@ export class ProductIds {
   }
 
   /**
-   * Reserves the ids of `expected` new products (and their offers) with one ADD before any insert,
-   * for a request that inserts them in several transactions (a batch of more than one group): no
-   * transaction then holds the sequence item, so none races the store's other writers on it or is
-   * spent on a guard that lost. Nothing when the budget cannot hold a round (the inserts then
-   * answer `out_of_time`) or a block is already held.
-   */
-  async reserve(expected: { products: number; offers: number }): Promise<void> {
-    if (this.block || expected.products === 0 || !this.clock.canStart()) return;
-    const reserved = await reserveProductIds(this.storeId, expected.products, expected.offers);
-    this.block = {
-      nextId: reserved.firstId,
-      endId: reserved.firstId + expected.products,
-      nextOffer: reserved.firstOffer,
-    };
-  }
-
-  /**
    * Inserts `drafts` in one transaction. `expected`: how many new products the request may
    * still insert with this one included, and their offers (the size of the block to reserve).
    */
@@ -64,10 +46,15 @@ export class ProductIds {
       if (first.kind === 'inserted')
         this.guarded = { ...read, last: read.last + drafts.length, offers: read.offers + offerCount(drafts) };
       if (first.kind !== 'lost') return first;
-      await this.reserve(expected);
+      if (!this.clock.canStart()) return { kind: 'out_of_time' };
+      const reserved = await reserveProductIds(this.storeId, expected.products, expected.offers);
+      this.block = {
+        nextId: reserved.firstId,
+        endId: reserved.firstId + expected.products,
+        nextOffer: reserved.firstOffer,
+      };
     }
     const block = this.block;
-    if (!block) return { kind: 'out_of_time' };
     if (block.endId - block.nextId < drafts.length) {
       // More than announced (a fallback write after a group): reserve what this insert needs.
       const more = await reserveProductIds(this.storeId, drafts.length, offerCount(drafts));
