@@ -4,8 +4,7 @@ import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
 
 /**
  * Six projects: `npx vitest run` runs them all, `npm run test:<name>` one of them, and `npm test`
- * (scripts/test.ts) runs the load project in a vitest process of its own beside the others, and
- * leaves out timing (a wall-clock bound, run on an idle machine: docs/testing.md, "Timed tests").
+ * all but timing (a wall-clock bound, run on an idle machine: docs/testing.md, "Timed tests").
  * - unit: pure code, no local stack, so neither DynamoDB Local nor Java. Every file runs in one
  *   thread that keeps its module cache (isolate: false, singleThread): they hold no state between
  *   tests, and the files spend most of their time importing the same modules. Spread over workers,
@@ -94,9 +93,9 @@ export default defineConfig({
           name: 'load',
           include: ['test/load/**/*.test.ts'],
           // One file at a time: these files stop, kill or saturate a stack on purpose (brownout stops
-          // its DynamoDB Local), which a file beside them would take for its own failure. In one
-          // vitest process a singleFork project runs only after every other file has finished, so
-          // `npm test` gives this one a process of its own, started with the others (scripts/test.ts).
+          // its DynamoDB Local), which a file beside them would take for its own failure. A
+          // singleFork project runs after every other file has finished (docs/testing.md says why
+          // it stays so).
           poolOptions: { forks: { singleFork: true } },
         },
       },
@@ -107,7 +106,7 @@ export default defineConfig({
           include: ['test/timing/**/*.test.ts'],
           // Tests with a wall-clock bound that the issue they close asks for (docs/testing.md,
           // "Timed tests"): on a stack of their own, one file at a time, and outside `npm test`,
-          // whose lanes share the CPU with them.
+          // whose other files share the CPU with them.
           poolOptions: { forks: { singleFork: true } },
         },
       },
