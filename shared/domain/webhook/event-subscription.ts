@@ -34,8 +34,15 @@ export function storedEvents(value: unknown): string[] {
   return merged.ok ? merged.filters.map(formatTypeFilter) : [];
 }
 
+/** A key's `events` parsed once per list read, not once per event the fan-out weighs for it. */
+const parsedEvents = new WeakMap<readonly string[], ReturnType<typeof parseTypeFilters>>();
+
 /** Whether a key with these `events` receives an event of `type` that changed `changed`. */
 export function subscribes(events: readonly string[], type: string, changed: readonly string[] | null | undefined) {
-  const parsed = parseTypeFilters(events.join(','));
+  let parsed = parsedEvents.get(events);
+  if (!parsed) {
+    parsed = parseTypeFilters(events.join(','));
+    parsedEvents.set(events, parsed);
+  }
   return parsed.ok && passes(parsed.filters, type, changed);
 }
