@@ -149,8 +149,10 @@ describe('webhooks: endpoints that fail move to the slow lane and back', () => {
     // A new event after the recovery goes straight through the fast lane.
     const after = await storedOutboxItem(store);
     await fanOut({ Records: [streamRecord(after)] });
-    await waitFor('the new event delivered', () => bad!.answered2xx.has(after.event_id), 60_000);
-    const ofAfter = logged.filter((l) => l.event_id === after.event_id && l.key_id === badKey.id);
+    // The signer logs the delivery after the receiver's answer: wait for its line, not the answer.
+    const ofNew = () => logged.filter((l) => l.event_id === after.event_id && l.key_id === badKey.id);
+    await waitFor('the new event delivered', () => bad!.answered2xx.has(after.event_id) && ofNew().length > 0, 60_000);
+    const ofAfter = ofNew();
     expect(ofAfter.map((l) => [l.msg, l.lane])).toEqual([['webhook delivered', 'fast']]);
 
     // (d) Nothing lost or doubled: each delivery delivered once, each id answered 2xx once.
