@@ -1,25 +1,44 @@
-import { insertGuarded, insertReserved, recordUnusedIds, type InsertOutcome } from '#db/product/insert.repo.ts';
-import { readProductSequence, reserveProductIds, type ProductSequence, type ReservedIds } from '#db/core/sequence.ts';
+import {
+  closeRequestReservations,
+  insertGuarded,
+  insertReserved,
+  type InsertOutcome,
+} from '#db/product/insert.repo.ts';
+import {
+  closeReservations,
+  readProductSequence,
+  reservedIds,
+  reserveProductIds,
+  usableUntil,
+  type ProductSequence,
+  type Reservation,
+  type ReservedIds,
+} from '#db/core/sequence.ts';
+import { existingProductIds } from '#db/product/repo.ts';
 import { productEvent } from '#domain/event/product.ts';
 import type { Product } from '#domain/product/product.ts';
 import { numbered, offerCount, type NewProduct } from '#domain/product/product-write.ts';
 import { RoundClock } from '#domain/time.ts';
-import { log } from '#shared/log.ts';
+import { errorFields, log } from '#shared/log.ts';
 
 /**
  * Where the new products of a request that inserts many (a batch, the bench's seed) get their
  * ids: first from the sequence state it read (the guarded, gap-free path), and once that guard
- * has lost a race, from one block reserved by ADD for all the products the request may still
- * create (`expected`), so the rest of the request never races on the sequence again. The
- * products are numbered and their `product.created` events built here, then committed by
- * shared/db/product/insert.repo.ts. Ids it reserved and did not use are recorded as gaps by
- * `finish`, which every request that took ids must call. A single PUT does not need this: it
+ * has lost a race, from one block reserved for all the products the request may still create
+ * (`expected`), so the rest of the request never races on the sequence again. The products are
+ * numbered and their `product.created` events built here, then committed by
+ * shared/db/product/insert.repo.ts. `finish`, which every request that took ids must call,
+ * closes its reservations with the ids it did not use. A single PUT does not need this: it
  * inserts one product on its own path (shared/app/product-writes.ts).
  */
 export class ProductIds {
   private guarded: ProductSequence | undefined;
-  private block: { nextId: number; endId: number; nextOffer: number } | undefined;
-  private readonly unused: number[] = [];
+  private block: { nextId: number; endId: number; nextOffer: number; reservation: Reservation } | undefined;
+  private readonly reservations: Reservation[] = [];
+  /** Reserved ids whose insert landed; every other reserved id holds no product, but for: */
+  private readonly landed = new Set<number>();
+  /** Reserved ids whose insert the store did not confirm: their reservation stays open for a reader to settle. */
+  private readonly undetermined = new Set<number>();
   /** One clock for the request: what its first inserts took tells whether the next one fits. */
   private readonly clock = new RoundClock();
 
@@ -47,43 +66,110 @@ export class ProductIds {
         this.guarded = { ...read, last: read.last + drafts.length, offers: read.offers + offerCount(drafts) };
       if (first.kind !== 'lost') return first;
       if (!this.clock.canStart()) return { kind: 'out_of_time' };
-      const reserved = await reserveProductIds(this.storeId, expected.products, expected.offers);
-      this.block = {
-        nextId: reserved.firstId,
-        endId: reserved.firstId + expected.products,
-        nextOffer: reserved.firstOffer,
-      };
+      await this.reserveBlock(expected);
+    } else if (Date.now() >= usableUntil(this.block.reservation)) {
+      // Only work that runs longer than any request (the bench's seed): the rest of the block
+      // goes unused and a fresh one takes over, so no insert lands after its reservation expires.
+      await this.reserveBlock(expected);
     }
-    const block = this.block;
+    const block = this.block as NonNullable<typeof this.block>;
     if (block.endId - block.nextId < drafts.length) {
       // More than announced (a fallback write after a group): reserve what this insert needs.
-      const more = await reserveProductIds(this.storeId, drafts.length, offerCount(drafts));
-      return this.use(drafts, more);
+      return this.use(drafts, await this.reserve(drafts.length, offerCount(drafts)));
     }
-    const ids = { firstId: block.nextId, firstOffer: block.nextOffer };
+    const ids = { firstId: block.nextId, firstOffer: block.nextOffer, reservation: block.reservation };
     block.nextId += drafts.length;
     block.nextOffer += offerCount(drafts);
     return this.use(drafts, ids);
   }
 
+  private async reserve(products: number, offers: number): Promise<ReservedIds> {
+    const ids = await reserveProductIds(this.storeId, products, offers);
+    this.reservations.push(ids.reservation);
+    return ids;
+  }
+
+  private async reserveBlock(expected: { products: number; offers: number }): Promise<void> {
+    const reserved = await this.reserve(expected.products, expected.offers);
+    this.block = {
+      nextId: reserved.firstId,
+      endId: reserved.firstId + expected.products,
+      nextOffer: reserved.firstOffer,
+      reservation: reserved.reservation,
+    };
+  }
+
   private async use(drafts: readonly NewProduct[], ids: ReservedIds): Promise<InsertOutcome> {
     const products = numbered(drafts, ids.firstId, ids.firstOffer);
-    const outcome = await insertReserved(this.storeId, products, created(products), this.clock);
-    if (outcome.kind === 'undetermined')
-      log('error', 'product insert undetermined', { store_id: this.storeId, ids: products.map((p) => p.id) });
-    else if (outcome.kind !== 'inserted') this.unused.push(...products.map((p) => p.id));
+    const outcome = await insertReserved(
+      this.storeId,
+      products,
+      created(products),
+      usableUntil(ids.reservation),
+      this.clock,
+    );
+    const taken = products.map((p) => p.id);
+    if (outcome.kind === 'undetermined') {
+      log('error', 'product insert undetermined', { store_id: this.storeId, ids: taken });
+      for (const id of taken) this.undetermined.add(id);
+    } else if (outcome.kind === 'inserted') for (const id of taken) this.landed.add(id);
     return outcome;
   }
 
-  /** Records the reserved ids that hold no product (the rest of the block included), never failing the request. */
+  /**
+   * Closes the request's reservations with the ids that hold no product (every reserved id whose
+   * insert did not land, the rest of the block included), in one write, never failing the request.
+   * A reservation holding an id whose insert the store did not confirm stays open (its known gaps
+   * are recorded): a reader settles it once it expires, from the products that exist.
+   */
   async finish(): Promise<void> {
-    if (this.block) {
-      for (let id = this.block.nextId; id < this.block.endId; id++) this.unused.push(id);
-      this.block.nextId = this.block.endId;
+    if (this.block) this.block.nextId = this.block.endId;
+    const closed: Reservation[] = [];
+    const gaps: number[] = [];
+    for (const r of this.reservations.splice(0)) {
+      const ids = reservedIds(r);
+      gaps.push(...ids.filter((id) => !this.landed.has(id) && !this.undetermined.has(id)));
+      if (!ids.some((id) => this.undetermined.has(id))) closed.push(r);
     }
-    await recordUnusedIds(this.storeId, this.unused.splice(0));
+    this.landed.clear();
+    this.undetermined.clear();
+    await closeRequestReservations(this.storeId, closed, gaps);
   }
 }
 
 /** The event each new product raises, committed in its insert transaction. */
 const created = (products: readonly Product[]) => products.map((p) => productEvent('product.created', p));
+
+/**
+ * The product sequence with every reservation past its expiry settled (docs/catalog-writes.md,
+ * "Ids under contention"): for whoever reads the count. Its holder is gone or could not tell
+ * whether an insert landed, and no insert with its ids can land any more, so its ids that hold a
+ * product (one strongly consistent BatchGetItem) are products and the others gaps; one UpdateItem
+ * records those and closes it (the same write a holder makes, so readers racing to settle agree).
+ * Without an expired reservation it costs nothing. The answer holds even if that write fails.
+ */
+export async function settledSequence(
+  storeId: string,
+  sequence: ProductSequence,
+  now: number = Date.now(),
+): Promise<ProductSequence> {
+  const expired = sequence.open.filter((r) => r.expiresAt <= now);
+  if (expired.length === 0) return sequence;
+  const ids = expired.flatMap(reservedIds);
+  const existing = await existingProductIds(storeId, ids);
+  const gaps = ids.filter((id) => !existing.has(id));
+  try {
+    await closeReservations(storeId, expired, gaps);
+  } catch (err) {
+    log('warn', 'expired product id reservations not closed', {
+      store_id: storeId,
+      gap_ids: gaps,
+      ...errorFields(err),
+    });
+  }
+  return {
+    ...sequence,
+    gaps: [...new Set([...sequence.gaps, ...gaps])].sort((a, b) => a - b),
+    open: sequence.open.filter((r) => r.expiresAt > now),
+  };
+}

@@ -6,11 +6,17 @@ import { normalizeName, type Product } from '#domain/product/product.ts';
 import { notFound } from '#domain/errors.ts';
 import { productChecksumPage } from '#db/product/checksum.repo.ts';
 import { productChecksum } from '#domain/product/checksum.ts';
+import { settledSequence } from './product-ids.ts';
 
-/** One page of the store's products in ascending id order, narrowed by the filters first when there are any. */
+/**
+ * One page of the store's products in ascending id order, narrowed by the filters first when
+ * there are any. The unfiltered list counts from the id sequence, first settling any id
+ * reservation past its expiry at `now` (shared/app/product-ids.ts).
+ */
 export async function listProducts(
   storeId: string,
   params: { page: number; limit: number; name?: string | undefined; sku?: string | undefined },
+  now: number = Date.now(),
 ): Promise<{ products: Product[]; total: number }> {
   const { page, limit, sku } = params;
   // Every name contains the empty string: an empty filter[name] narrows nothing.
@@ -23,7 +29,12 @@ export async function listProducts(
     const matches = wanted === undefined ? bySku : bySku.filter((p) => normalizeName(p.name).includes(wanted));
     return { products: slice(matches), total: matches.length };
   }
-  if (name === undefined) return getDensePage(storeId, page, limit);
+  if (name === undefined) {
+    const read = await getDensePage(storeId, page, limit);
+    const settled = await settledSequence(storeId, read.sequence, now);
+    const { products, total } = settled === read.sequence ? read : await getDensePage(storeId, page, limit, settled);
+    return { products, total };
+  }
   const ids = await productIdsByName(storeId, name);
   return { products: await getProductsByIds(storeId, slice(ids)), total: ids.length };
 }

@@ -1,13 +1,19 @@
 import { commitProductChange, getProductsByIds, reserveOfferId } from '#db/product/repo.ts';
 import {
+  closeRequestReservations,
   insertGuarded,
   insertReserved,
-  recordUnusedIds,
   type InsertOutcome,
   type Winner,
 } from '#db/product/insert.repo.ts';
 import { markNamesPending } from '#db/product/index.repo.ts';
-import { productCount, readProductSequence, reserveProductIds, type ProductSequence } from '#db/core/sequence.ts';
+import {
+  productCount,
+  readProductSequence,
+  reserveProductIds,
+  usableUntil,
+  type ProductSequence,
+} from '#db/core/sequence.ts';
 import {
   getProduct,
   productByExternalId,
@@ -33,7 +39,7 @@ import { keyOrigin } from '#domain/event/event.ts';
 import { productEvent } from '#domain/event/product.ts';
 import type { Caller } from '#domain/principal.ts';
 import { log } from '#shared/log.ts';
-import type { ProductIds } from './product-ids.ts';
+import { settledSequence, type ProductIds } from './product-ids.ts';
 
 /**
  * Idempotent upsert: the external id of this key always addresses the same product. Read, decide,
@@ -132,9 +138,11 @@ function createdOrTaken(
 /**
  * The single insert, on its own path: the product numbered from the sequence state the write's
  * read found (`read`), committed with its `product.created` event in one transaction guarded on
- * that state. Only when another create moved the sequence first does it reserve one id by ADD
- * (one round trip more) and insert with it; an id so reserved and left unused (a racing PUT won
- * the external id, or the budget ran out) is recorded as a gap before the answer.
+ * that state. Only when another create moved the sequence first does it reserve one id (one
+ * round trip more) and insert with it, then closes the reservation before the answer (one more),
+ * recording the id as a gap if it went unused (a racing PUT won the external id, or the budget ran
+ * out). After an insert the store did not confirm, the reservation stays open for a reader to
+ * settle once it expires.
  */
 async function insertNew(draft: NewProduct, read: ProductSequence | undefined): Promise<InsertOutcome> {
   const storeId = draft.store_id;
@@ -146,10 +154,16 @@ async function insertNew(draft: NewProduct, read: ProductSequence | undefined): 
   if (!clock.canStart()) return { kind: 'out_of_time' };
   const ids = await reserveProductIds(storeId, 1, draft.offers.length);
   const again = numbered([draft], ids.firstId, ids.firstOffer) as [Product];
-  const outcome = await insertReserved(storeId, again, [productEvent('product.created', again[0])], clock);
+  const outcome = await insertReserved(
+    storeId,
+    again,
+    [productEvent('product.created', again[0])],
+    usableUntil(ids.reservation),
+    clock,
+  );
   if (outcome.kind === 'undetermined')
     log('error', 'product insert undetermined', { store_id: storeId, ids: [ids.firstId] });
-  else if (outcome.kind !== 'inserted') await recordUnusedIds(storeId, [ids.firstId]);
+  else await closeRequestReservations(storeId, [ids.reservation], outcome.kind === 'inserted' ? [] : [ids.firstId]);
   return outcome;
 }
 
@@ -290,7 +304,7 @@ export async function reindexProductNames(storeId: string): Promise<{ store_id: 
       if (attempt >= 50) throw new Error(`store ${storeId}: products ${from}..${from + ids.length - 1} kept changing`);
     }
   }
-  return { store_id: storeId, products: productCount(sequence) };
+  return { store_id: storeId, products: productCount(await settledSequence(storeId, sequence)) };
 }
 
 /** A dry run's "before" (docs/api.md#dry-runs): the product this key's external id addresses, as a write answers it. */

@@ -60,8 +60,8 @@ export async function withDeadline<T>(ms: number, fn: () => Promise<T>): Promise
 
 /**
  * Runs `fn` with a budget of its own, `ms` from now, even when the current one is spent: for the
- * one short write that completes what the work already committed (recording the ids a request
- * reserved and did not use), which must not be skipped because the work ran long, nor turn
+ * one short write that completes what the work already committed (closing the id reservations a
+ * request made, with the ids it did not use), which must not be skipped because the work ran long, nor turn
  * writes that landed into a failed answer. The request budget leaves room for it before API
  * Gateway's 29 s (shared/http/instrument.ts: 25 s, then the answer margin).
  */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Key, keys } from '../keys.ts';
 import { db, tableName } from './client.ts';
@@ -60,10 +61,11 @@ export function sequenceMove(key: Key, read: number, next: number): TransactItem
  * "Ids under contention"):
  * - uncontended: an insert reads the sequence (inside the write's BatchGetItem) and moves both
  *   counters in its own transaction, guarded on the values read: no extra call, no gap;
- * - after that guard lost a race: a block of ids reserved by one atomic ADD (no guard, so
- *   racing writers never make each other retry). A reserved id that ends up unused (its
- *   external id was taken by a racing write, or the request ran out of time) is recorded in
- *   `gaps`, so the list still knows which ids hold products and how many there are.
+ * - after that guard lost a race: a block of ids reserved by one unconditional UpdateItem (no
+ *   guard, so racing writers never make each other retry), which also opens a reservation on the
+ *   item. The holder closes it (`closeReservations`), adding the ids it did not use to `gaps`; a
+ *   reservation still open past its expiry (its holder died, or could not tell whether an insert
+ *   landed) is settled by the next reader of the count, from the product items that exist.
  */
 export interface ProductSequence {
   /** The last product id handed out: new ones are last + 1, last + 2, ... */
@@ -72,13 +74,69 @@ export interface ProductSequence {
   offers: number;
   /** Ids handed out that hold no product, ascending. */
   gaps: number[];
+  /** Blocks of ids reserved and not yet closed by their holder (or settled by a reader). */
+  open: Reservation[];
 }
+
+/**
+ * A block of product ids `firstId`..`firstId + count - 1` reserved by one request. While open it
+ * is one attribute of the sequence item, named `open:{count}:{expiresAtEpochMs}:{nonce}` and
+ * holding the last id before the block: the reserving UpdateItem copies that from the counter it
+ * moves, since the block's first id is known only once the counter has moved.
+ */
+export interface Reservation {
+  attribute: string;
+  firstId: number;
+  count: number;
+  expiresAt: number;
+}
+
+const OPEN_PREFIX = 'open:';
+
+/**
+ * How long a reservation may be used (an insert with its ids started), and how long after that
+ * it stays open before a reader may settle it. Nothing writes with reserved ids past the first:
+ * an API request ends within 29 s (its Lambda is stopped at 30 s), and work without a budget
+ * (the bench's seed) reserves a fresh block instead. The second leaves an insert sent just before
+ * (and its settle resend, 1.5 s later) a full minute to land; a store call is answered or
+ * abandoned in seconds.
+ */
+export const RESERVATION_USABLE_MS = 60_000;
+export const RESERVATION_SETTLE_AFTER_MS = 60_000;
+
+/** Until when inserts may start with a reservation's ids. */
+export const usableUntil = (reservation: Reservation): number => reservation.expiresAt - RESERVATION_SETTLE_AFTER_MS;
+
+/** The reservation an attribute of the sequence item holds, or undefined if it holds none. */
+export function parseReservation(attribute: string, value: unknown): Reservation | undefined {
+  if (!attribute.startsWith(OPEN_PREFIX)) return undefined;
+  const [count, expiresAt, nonce, ...rest] = attribute.slice(OPEN_PREFIX.length).split(':');
+  const before = Number(value);
+  const parsed = { count: Number(count), expiresAt: Number(expiresAt) };
+  const wellFormed =
+    rest.length === 0 &&
+    nonce !== undefined &&
+    nonce !== '' &&
+    Number.isSafeInteger(parsed.count) &&
+    parsed.count > 0 &&
+    Number.isSafeInteger(parsed.expiresAt) &&
+    Number.isSafeInteger(before) &&
+    before >= 0;
+  return wellFormed ? { attribute, firstId: before + 1, ...parsed } : undefined;
+}
+
+export const reservationAttribute = (count: number, expiresAt: number, nonce: string): string =>
+  `${OPEN_PREFIX}${count}:${expiresAt}:${nonce}`;
+
+/** The ids a reservation holds, ascending. */
+export const reservedIds = (r: Reservation): number[] => Array.from({ length: r.count }, (_, i) => r.firstId + i);
 
 export const productSequenceKey = (storeId: string) => keys.sequence(storeId, 'product');
 
 export function sequenceOf(item: Item | undefined): ProductSequence {
   const gaps = item?.gaps instanceof Set ? [...(item.gaps as Set<number>)].map(Number).sort((a, b) => a - b) : [];
-  return { last: sequenceValue(item), offers: Number(item?.offer_seq ?? 0), gaps };
+  const open = Object.entries(item ?? {}).flatMap(([name, value]) => parseReservation(name, value) ?? []);
+  return { last: sequenceValue(item), offers: Number(item?.offer_seq ?? 0), gaps, open };
 }
 
 /** Products the store holds (or is inserting right now): ids handed out less the known gaps. */
@@ -113,43 +171,75 @@ export function productSequenceMove(
   };
 }
 
-/** Ids reserved for this request alone: products `firstId`.., offers `firstOffer`.. */
+/** Ids reserved for this request alone: products `firstId`.., offers `firstOffer`.., and the reservation that holds the products'. */
 export interface ReservedIds {
   firstId: number;
   firstOffer: number;
+  reservation: Reservation;
 }
 
 /**
- * Reserves `products` product ids and `offers` offer ids with one atomic ADD: no read, no guard,
- * so any number of writers reserve at once without retrying. The ids are this caller's alone;
- * the ones it does not use must go to `recordGaps`.
+ * Reserves `products` product ids and `offers` offer ids with one unconditional UpdateItem: no
+ * read, no guard, so any number of writers reserve at once without retrying. The same write
+ * opens the reservation (see `Reservation`), which the caller closes with `closeReservations`.
+ * Every operand of an update expression is the item before it, so the reservation's attribute
+ * gets the product counter as it was: the last id before the block.
  */
-export async function reserveProductIds(storeId: string, products: number, offers: number): Promise<ReservedIds> {
+export async function reserveProductIds(
+  storeId: string,
+  products: number,
+  offers: number,
+  now: number = Date.now(),
+): Promise<ReservedIds> {
+  const attribute = reservationAttribute(
+    products,
+    now + RESERVATION_USABLE_MS + RESERVATION_SETTLE_AFTER_MS,
+    randomUUID().slice(0, 8),
+  );
   const out = await db().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: productSequenceKey(storeId),
-      UpdateExpression: 'ADD #v :products, offer_seq :offers SET #t = :type',
-      ExpressionAttributeNames: { '#v': 'value', '#t': 'type' },
-      ExpressionAttributeValues: { ':products': products, ':offers': offers, ':type': ENTITY.sequence },
+      UpdateExpression:
+        'SET #v = if_not_exists(#v, :zero) + :products, offer_seq = if_not_exists(offer_seq, :zero) + :offers, ' +
+        '#t = :type, #open = if_not_exists(#v, :zero)',
+      ExpressionAttributeNames: { '#v': 'value', '#t': 'type', '#open': attribute },
+      ExpressionAttributeValues: { ':products': products, ':offers': offers, ':zero': 0, ':type': ENTITY.sequence },
       ReturnValues: 'UPDATED_NEW',
     }),
   );
+  const reservation = parseReservation(attribute, out.Attributes?.[attribute]);
+  if (!reservation) throw new Error(`store ${storeId}: reservation ${attribute} not stored`);
   return {
-    firstId: Number(out.Attributes?.value) - products + 1,
+    firstId: reservation.firstId,
     firstOffer: Number(out.Attributes?.offer_seq) - offers + 1,
+    reservation,
   };
 }
 
-/** Records reserved ids that will hold no product (one atomic ADD to a number set). */
-export async function recordGaps(storeId: string, ids: readonly number[]): Promise<void> {
-  if (ids.length === 0) return;
+/**
+ * One UpdateItem: adds `gaps` (reserved ids that hold no product) to the sequence item's number
+ * set and removes the `closed` reservations. Sets and REMOVE make it idempotent: a holder and a
+ * reader, or two readers, closing the same reservation write the same thing.
+ */
+export async function closeReservations(
+  storeId: string,
+  closed: readonly Reservation[],
+  gaps: readonly number[],
+): Promise<void> {
+  if (closed.length === 0 && gaps.length === 0) return;
+  const names = Object.fromEntries(closed.map((r, i) => [`#r${i}`, r.attribute]));
+  const clauses = [
+    ...(gaps.length > 0 ? ['ADD gaps :ids'] : []),
+    ...(closed.length > 0 ? [`REMOVE ${Object.keys(names).join(', ')}`] : []),
+  ];
   await db().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: productSequenceKey(storeId),
-      UpdateExpression: 'ADD gaps :ids',
-      ExpressionAttributeValues: { ':ids': new Set(ids) },
+      UpdateExpression: clauses.join(' '),
+      ...(closed.length > 0 ? { ExpressionAttributeNames: names } : {}),
+      ...(gaps.length > 0 ? { ExpressionAttributeValues: { ':ids': new Set(gaps) } } : {}),
     }),
   );
 }

@@ -5,7 +5,7 @@ import { namedTransaction } from '../core/helpers.ts';
 import { newLinkWrite, productItem, readLink } from './item.ts';
 import { eventPut } from '../event/item.ts';
 import { groupIndexWrites } from './index.repo.ts';
-import { productSequenceMove, recordGaps, type ProductSequence } from '../core/sequence.ts';
+import { closeReservations, productSequenceMove, type ProductSequence, type Reservation } from '../core/sequence.ts';
 import type { Product } from '#domain/product/product.ts';
 import type { StoreEvent } from '#domain/event/event.ts';
 import { backoff, RoundClock, remainingMs, withGrace } from '#domain/time.ts';
@@ -22,7 +22,7 @@ import { DomainError } from '#domain/errors.ts';
 
 /**
  * Past the request's budget (shared/http/instrument.ts keeps 4 s before API Gateway's 29 s):
- * finding out what an unanswered insert did, then recording the ids the request did not use.
+ * finding out what an unanswered insert did, then closing the request's id reservations.
  */
 const SETTLE_GRACE_MS = 1_500;
 const BOOKKEEPING_GRACE_MS = 1_500;
@@ -132,18 +132,21 @@ async function settle(resend: () => Promise<InsertOutcome>): Promise<InsertOutco
 /**
  * Inserts products numbered with ids this request reserved: no sequence in the transaction, so
  * only a conflict on the same items (a racing write of the same external id) makes it send the
- * same items again. Never `lost`.
+ * same items again. Never `lost`. No attempt starts at or after `usableUntil` (the reservation's,
+ * see shared/db/core/sequence.ts).
  */
 export async function insertReserved(
   storeId: string,
   products: readonly Product[],
   events: readonly StoreEvent[],
+  usableUntil: number,
   clock = new RoundClock(),
 ): Promise<InsertOutcome> {
   // A retry after a store error keeps the token, so a commit whose answer was lost answers success.
   let token = randomUUID();
   for (let attempt = 1; ; attempt++) {
-    if (!clock.canStart()) return { kind: 'out_of_time' };
+    // Past `usableUntil` a reader may soon settle the reservation from what exists: nothing may land after.
+    if (!clock.canStart() || Date.now() >= usableUntil) return { kind: 'out_of_time' };
     const outcome = await clock.time(() => commitInsert(storeId, products, events, undefined, token));
     if (outcome.kind !== 'lost') return outcome;
     const sent = token;
@@ -158,17 +161,28 @@ export async function insertReserved(
 }
 
 /**
- * Records reserved ids that hold no product (docs/catalog-writes.md, "Ids under contention"). It
- * runs after the request's inserts, so it has a short budget of its own (a long batch may have
- * spent the request's), and it never fails the request: the inserts landed and are answered as
- * such. A gap it cannot record leaves the store's `total` one too high, and an error line
- * naming the ids.
+ * Closes the request's id reservations (docs/catalog-writes.md, "Ids under contention"): one
+ * UpdateItem adds the reserved ids that hold no product (`gaps`) and removes the reservations
+ * (`closed`); a reservation left open (an insert whose outcome is unknown) is settled by a reader
+ * once it expires. It runs after the request's inserts, so it has a short budget of its own (a
+ * long batch may have spent the request's), and it never fails the request: the inserts landed
+ * and are answered as such. If the write fails, the reservations stay open and a reader settles
+ * them after expiry.
  */
-export async function recordUnusedIds(storeId: string, ids: readonly number[]): Promise<void> {
-  if (ids.length === 0) return;
+export async function closeRequestReservations(
+  storeId: string,
+  closed: readonly Reservation[],
+  gaps: readonly number[],
+): Promise<void> {
+  if (closed.length === 0 && gaps.length === 0) return;
   try {
-    await withGrace(BOOKKEEPING_GRACE_MS, () => recordGaps(storeId, ids));
+    await withGrace(BOOKKEEPING_GRACE_MS, () => closeReservations(storeId, closed, gaps));
   } catch (err) {
-    log('error', 'product id gaps not recorded', { store_id: storeId, gap_ids: ids, ...errorFields(err) });
+    log('warn', 'product id reservations left open', {
+      store_id: storeId,
+      reservations: closed.map((r) => r.attribute),
+      gap_ids: gaps,
+      ...errorFields(err),
+    });
   }
 }

@@ -13,7 +13,13 @@ import {
 import type { Product } from '#domain/product/product.ts';
 import { indexWrites } from './index.repo.ts';
 import { linkCopyWrite, toProduct } from './item.ts';
-import { idsAtPositions, productCount, productSequenceKey, sequenceOf } from '../core/sequence.ts';
+import {
+  idsAtPositions,
+  productCount,
+  productSequenceKey,
+  sequenceOf,
+  type ProductSequence,
+} from '../core/sequence.ts';
 import { eventPut } from '../event/item.ts';
 import type { StoreEvent } from '#domain/event/event.ts';
 
@@ -41,22 +47,37 @@ export async function getProductsByIds(storeId: string, ids: number[], consisten
 }
 
 /**
- * Page `page` of the unfiltered list and the store's product count. Ids are dense but for the
- * gaps the sequence records, so the page is the ids at its positions: one BatchGetItem (the
- * sequence and the ids of the page as if there were no gap), and a second one only when gaps
- * at or below the page move it onto ids not read yet. Eventually consistent like getProduct: a
- * product created a moment ago may be missing from the count and the last page for as long.
+ * Which of `ids` hold a product, read strongly (one BatchGetItem per 100): settling an expired
+ * id reservation counts what exists now.
+ */
+export async function existingProductIds(storeId: string, ids: readonly number[]): Promise<Set<number>> {
+  const found = await batchGet(
+    ids.map((id) => keys.product(storeId, id)),
+    true,
+  );
+  return new Set(ids.filter((id) => found.has(itemKey(keys.product(storeId, id)))));
+}
+
+/**
+ * Page `page` of the unfiltered list, the store's product count and the sequence it was counted
+ * from. Ids are dense but for the gaps the sequence records, so the page is the ids at its
+ * positions: one BatchGetItem (the sequence and the ids of the page as if there were no gap), and
+ * a second one only when gaps at or below the page move it onto ids not read yet. With `known`
+ * (the sequence the caller has already read and settled) the sequence is not read again.
+ * Eventually consistent like getProduct: a product created a moment ago may be missing from the
+ * count and the last page for as long.
  */
 export async function getDensePage(
   storeId: string,
   page: number,
   limit: number,
-): Promise<{ products: Product[]; total: number }> {
+  known?: ProductSequence,
+): Promise<{ products: Product[]; total: number; sequence: ProductSequence }> {
   const first = (page - 1) * limit + 1;
-  const guess = idsAtPositions(first, limit, []);
+  const guess = idsAtPositions(first, limit, known?.gaps ?? []);
   const seqKey = productSequenceKey(storeId);
-  const found = await batchGet([seqKey, ...guess.map((id) => keys.product(storeId, id))], false);
-  const sequence = sequenceOf(found.get(itemKey(seqKey)));
+  const found = await batchGet([...(known ? [] : [seqKey]), ...guess.map((id) => keys.product(storeId, id))], false);
+  const sequence = known ?? sequenceOf(found.get(itemKey(seqKey)));
   const ids = idsAtPositions(first, limit, sequence.gaps).filter((id) => id <= sequence.last);
   const unread = ids.filter((id) => !guess.includes(id));
   if (unread.length > 0)
@@ -73,7 +94,7 @@ export async function getDensePage(
     const item = found.get(itemKey(keys.product(storeId, id)));
     return item ? [toProduct(item)] : [];
   });
-  return { products, total: productCount(sequence) };
+  return { products, total: productCount(sequence), sequence };
 }
 
 // ---- writes (a new product: ./insert.repo.ts) ------------------------------------------------
