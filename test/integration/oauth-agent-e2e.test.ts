@@ -1,6 +1,6 @@
 import { auth, discoverAuthorizationServerMetadata, refreshAuthorization } from '@modelcontextprotocol/client';
-import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it, type TestContext } from 'vitest';
 import { startConsole, type RunningConsole } from '#bin/console/server.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
 import { adminCommand, baseUrl, createStore } from '#fixtures/api.ts';
@@ -25,6 +25,9 @@ import { API_BASE_PATH } from '#http/api-routes.ts';
  * narrower than asked; the page continues to the app's loopback redirect and the SDK exchanges the
  * code. Then the grant's tools, refresh rotation and its replay, and a revocation in the console.
  * No assertion on the negotiated MCP revision: the test holds for the v1 and the v2 server.
+ *
+ * The cases share nothing but the browser, the console and, per mode, a store and a receiver: each
+ * has its own grant and its own two tabs (the user's and the store admin's), so they run side by side.
  */
 const root = () => baseUrl().slice(0, -API_BASE_PATH.length);
 const mcpUrl = () => `${baseUrl()}/mcp`;
@@ -51,18 +54,15 @@ const modes = [
 describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browser and the store admin', () => {
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let context: BrowserContext;
-  let page: Page;
-  /** The store admin's browser tab, beside the user's. */
-  let adminPage: Page;
   let consoleApp: RunningConsole;
 
   beforeAll(async () => {
     browser = await launchBrowser();
     context = browser.context;
-    page = context.pages()[0] ?? (await context.newPage());
-    adminPage = await context.newPage();
     consoleApp = await startConsole({ invoke: (event) => admin(event) });
-    await adminPage.goto(consoleApp.loginUrl);
+    // The store admin signs in to the console once; every admin tab of the context has the session.
+    const login = context.pages()[0] ?? (await context.newPage());
+    await login.goto(consoleApp.loginUrl);
   });
   afterAll(async () => {
     await browser?.close();
@@ -70,7 +70,7 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
   });
 
   for (const mode of modes) {
-    describe(`with ${mode.name}`, () => {
+    describe.concurrent(`with ${mode.name}`, () => {
       let store: string;
       let receiver: Awaited<ReturnType<typeof startAppReceiver>>;
       beforeAll(async () => {
@@ -83,7 +83,14 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
        * One app's whole way to a grant: 401, discovery, identification, the page, the CLI's approval
        * of `abilities`, the redirect, the SDK's token exchange; then a connected client.
        */
-      async function connectApp(abilities: string[]) {
+      async function connectApp(abilities: string[], { onTestFinished }: TestContext) {
+        const page = await context.newPage();
+        /** The store admin's browser tab, beside the user's. */
+        const adminPage = await context.newPage();
+        onTestFinished(async () => {
+          await page.close();
+          await adminPage.close();
+        });
         const seen: Seen[] = [];
         const fetchFn = recordingFetch(seen);
         // The SDK's own metadata-document branch takes https client ids only; on loopback the app
@@ -125,6 +132,7 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
         const connected = agent(mcpUrl(), provider, fetchFn);
         expect(await connected.connect()).toBe('connected');
         return {
+          adminPage,
           provider,
           seen,
           fetchFn,
@@ -134,8 +142,8 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
         };
       }
 
-      it('connects after the admin approves narrower abilities; the grant holds only those tools', async () => {
-        const { seen, client, keyId, clientId } = await connectApp(APPROVED);
+      it('connects after the admin approves narrower abilities; the grant holds only those tools', async (ctx) => {
+        const { seen, client, keyId, clientId } = await connectApp(APPROVED, ctx);
         // 401 with the challenge → RFC 9728 → RFC 8414 → registration (or none) → token.
         const unauthorized = seen.find((s) => s.url === mcpUrl() && s.status === 401);
         expect(unauthorized?.challenge).toBe(`Bearer resource_metadata="${metadataUrl()}"`);
@@ -172,8 +180,8 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
         await client.close();
       });
 
-      it('rotates the refresh token; a replayed one revokes the grant and the next call gets a 401', async () => {
-        const { provider, seen, fetchFn, client, keyId } = await connectApp(APPROVED);
+      it('rotates the refresh token; a replayed one revokes the grant and the next call gets a 401', async (ctx) => {
+        const { provider, seen, fetchFn, client, keyId } = await connectApp(APPROVED, ctx);
         const before = provider.tokens()!;
         // What the SDK does when it holds a refresh token and needs a fresh access token.
         expect(await auth(provider, { serverUrl: mcpUrl(), fetchFn })).toBe('AUTHORIZED');
@@ -201,8 +209,8 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
         await client.close();
       });
 
-      it('a second grant revoked on the console keys page stops the next MCP call with a 401', async () => {
-        const { seen, client, keyId } = await connectApp(['catalog:read']);
+      it('a second grant revoked on the console keys page stops the next MCP call with a 401', async (ctx) => {
+        const { adminPage, seen, client, keyId } = await connectApp(['catalog:read'], ctx);
         expect((await client.listTools()).tools.map((t) => t.name)).toContain('list_products');
 
         await adminPage.goto(`${consoleApp.origin}/`);
