@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { adminCommand, createStore, storeWithKey } from '#fixtures/api.ts';
 import { freePort } from '#fixtures/free-port.ts';
 
@@ -64,7 +64,161 @@ const READ_SHAPE = [
   'updated_at',
 ];
 
-describe('contract: HTTP', () => {
+/** True while any process of the group is alive. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves once the group has no process left. Only npm is this process's child, so there is no
+ * event for the others (tsx's node, java): the group is probed every 50 ms, a syscall each.
+ */
+async function groupExited(pgid: number, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (groupAlive(pgid)) {
+    if (Date.now() > until) throw new Error(`timed out waiting for process group ${pgid} to exit`);
+    await sleep(50);
+  }
+}
+
+type Service = Awaited<ReturnType<typeof npmStart>>;
+
+/** Every `npm start` of the file, so that afterAll stops whatever a failed test left running. */
+const started: { pgid: number; dataDir: string }[] = [];
+
+/** `npm start` in its own process group (as in a terminal), on the given ports and its own DATA_DIR. */
+async function npmStart(dataDir: string, port: number, dynamodbPort: number) {
+  const env = childEnv({ PORT: String(port), DYNAMODB_PORT: String(dynamodbPort), DATA_DIR: dataDir });
+  for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE']) delete env[name];
+  const child: ChildProcess = spawn('npm', ['start'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push({ pgid: child.pid!, dataDir });
+  let out = '';
+  const onOutput = new Set<() => void>();
+  const append = (d: Buffer) => {
+    out += d;
+    for (const check of onOutput) check();
+  };
+  child.stdout!.on('data', append);
+  child.stderr!.on('data', append);
+  // Every process of the group writes into these pipes: once they are closed, `out` holds all of it
+  // (the group can be gone while its last lines still wait in a pipe on a loaded machine).
+  let ended = false;
+  const closed = new Promise<void>((resolve) =>
+    child.once('close', () => {
+      ended = true;
+      for (const check of onOutput) check();
+      resolve();
+    }),
+  );
+  /** Resolves at the chunk of output that matches `pattern`; fails once the output ended without it, or after `ms`. */
+  const printed = (what: string, pattern: RegExp, ms: number) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => finish(new Error(`timed out waiting for ${what}:\n${out}`)), ms);
+      const finish = (err?: Error) => {
+        clearTimeout(timer);
+        onOutput.delete(check);
+        if (err) reject(err);
+        else resolve();
+      };
+      const check = () => {
+        if (pattern.test(out)) finish();
+        else if (ended) finish(new Error(`npm start ended without ${what}:\n${out}`));
+      };
+      onOutput.add(check);
+      check();
+    });
+  // A first start seeds the demo store before it prints the key: the slowest step of this file.
+  await printed('the demo key', /demo key:\s+sia_\S+/, 240_000);
+  return {
+    pgid: child.pid!,
+    token: /demo key:\s+(sia_\S+)/.exec(out)![1]!,
+    output: () => out,
+    printed,
+    closed,
+    baseUrl: `http://127.0.0.1:${port}/api/v1/integrations`,
+  };
+}
+
+/**
+ * Each start costs a JVM and a first one the demo store's seed, so the file starts the service twice,
+ * one seed: the Ctrl-C test's restart is the service the SIGTERM test then stops (it starts one of its
+ * own when it runs without that test). Concurrent with the other suites, which share nothing with it,
+ * and first in the file, so that this longest path takes the first of vitest's concurrent slots; its
+ * own tests run in order.
+ */
+describe.concurrent('contract: npm start', () => {
+  let restarted: Service | undefined;
+  const putCategory = (svc: Service) =>
+    fetch(`${svc.baseUrl}/catalog/categories/audit-persist`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${svc.token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ name: 'Persisted' }),
+    });
+
+  afterAll(() => {
+    for (const { pgid } of started) if (groupAlive(pgid)) process.kill(-pgid, 'SIGKILL');
+    for (const { dataDir } of started) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it.sequential('stops cleanly on Ctrl-C (SIGINT to the process group), leaves no java behind, and keeps data and demo key across a restart (docs/contract.md#running-it)', {
+    timeout: 900_000,
+  }, async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'audit-sigint-'));
+    const port = await freePort();
+    const dynamodbPort = await freePort();
+    const first = await npmStart(dataDir, port, dynamodbPort);
+    expect(first.output()).toContain('demo store:   demo (seeded now)');
+    const put = await putCategory(first);
+    expect(put.status).toBe(200);
+    const created = ((await put.json()) as { data: { id: number } }).data;
+    // One log line per request.
+    await first.printed(
+      'the request log line',
+      /PUT \/api\/v1\/integrations\/catalog\/categories\/audit-persist 200/,
+      60_000,
+    );
+    process.kill(-first.pgid, 'SIGINT');
+    await groupExited(first.pgid, 90_000);
+    await first.closed;
+    expect(first.output().slice(-3000)).toContain('SIGINT: stopping');
+
+    const second = await npmStart(dataDir, port, dynamodbPort);
+    expect(second.token).toBe(first.token);
+    expect(second.output()).not.toContain('(seeded now)');
+    const again = await putCategory(second);
+    expect(((await again.json()) as { data: { id: number } }).data.id).toBe(created.id);
+    restarted = second;
+  });
+
+  it.sequential('stops the whole service (API, DynamoDB Local) when the npm process gets SIGTERM (docs/contract.md#running-it: stops cleanly)', {
+    timeout: 600_000,
+  }, async () => {
+    const svc =
+      restarted ??
+      (await npmStart(mkdtempSync(path.join(tmpdir(), 'audit-sigterm-')), await freePort(), await freePort()));
+    const before = await fetch(`${svc.baseUrl}/products/1`, { headers: { Authorization: `Bearer ${svc.token}` } });
+    expect(before.status).toBe(200);
+    process.kill(svc.pgid, 'SIGTERM'); // the npm process only, as a supervisor or `kill <npm pid>` does
+    // Once npm is gone, tsx, the server and java must follow (npm forwards no signal to them by
+    // itself); the deadline is generous, as a loaded machine stops a JVM slowly.
+    await groupExited(svc.pgid, 90_000).catch(() => undefined);
+    const stillAnswering = await fetch(`${svc.baseUrl}/products`).then(
+      () => true,
+      () => false,
+    );
+    expect({ stillAnswering, processesLeft: groupAlive(svc.pgid) }).toEqual({
+      stillAnswering: false,
+      processesLeft: false,
+    });
+  });
+});
+
+describe.concurrent('contract: HTTP', () => {
   it('puts RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset on a 403 too (docs/contract.md#limits: every response)', async () => {
     const { client: api } = await storeWithKey(['catalog:read']);
     expect((await api.get('/products')).headers.get('ratelimit-remaining')).toBe('59');
@@ -89,7 +243,7 @@ describe('contract: HTTP', () => {
   });
 });
 
-describe('contract: admin CLI', () => {
+describe.concurrent('contract: admin CLI', () => {
   it('prints exactly one JSON document on stdout for `npm run admin -- <command> --json` (docs/contract.md#admin-cli)', async () => {
     const id = `audit-${Date.now().toString(36)}`;
     const out = await cli(
@@ -140,131 +294,5 @@ describe('contract: admin CLI', () => {
       rotated: listed.last_used_at,
       revoked: listed.last_used_at,
     });
-  });
-});
-
-/** True while any process of the group is alive. */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitUntil(what: string, fn: () => boolean, ms: number) {
-  const until = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
-
-/** `npm start` in its own process group (as in a terminal), on free ports and its own DATA_DIR. */
-async function npmStart(dataDir: string, port: number, dynamodbPort: number) {
-  const env = childEnv({ PORT: String(port), DYNAMODB_PORT: String(dynamodbPort), DATA_DIR: dataDir });
-  for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE']) delete env[name];
-  const child: ChildProcess = spawn('npm', ['start'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  // Every process of the group writes into these pipes: once they are closed, `out` holds all of it
-  // (the group can be gone while its last lines still wait in a pipe on a loaded machine).
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  await waitUntil('the demo key', () => /demo key:\s+sia_\S+/.test(out) || child.exitCode !== null, 240_000);
-  const token = /demo key:\s+(sia_\S+)/.exec(out)?.[1];
-  if (!token) throw new Error(`npm start did not print a demo key:\n${out}`);
-  return {
-    child,
-    pgid: child.pid!,
-    token,
-    output: () => out,
-    closed,
-    baseUrl: `http://127.0.0.1:${port}/api/v1/integrations`,
-  };
-}
-
-describe('contract: npm start', () => {
-  it('stops the whole service (API, DynamoDB Local) when the npm process gets SIGTERM (docs/contract.md#running-it: stops cleanly)', {
-    timeout: 600_000,
-  }, async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'audit-sigterm-'));
-    const port = await freePort();
-    const svc = await npmStart(dataDir, port, await freePort());
-    try {
-      const before = await fetch(`${svc.baseUrl}/products/1`, { headers: { Authorization: `Bearer ${svc.token}` } });
-      expect(before.status).toBe(200);
-      process.kill(svc.pgid, 'SIGTERM'); // the npm process only, as a supervisor or `kill <npm pid>` does
-      // Once npm is gone, tsx, the server and java must follow (npm forwards no signal to them by
-      // itself); the deadline is generous, as a loaded machine stops a JVM slowly.
-      await waitUntil('the process group to exit', () => !groupAlive(svc.pgid), 90_000).catch(() => undefined);
-      const stillAnswering = await fetch(`${svc.baseUrl}/products`).then(
-        () => true,
-        () => false,
-      );
-      expect({ stillAnswering, processesLeft: groupAlive(svc.pgid) }).toEqual({
-        stillAnswering: false,
-        processesLeft: false,
-      });
-    } finally {
-      if (groupAlive(svc.pgid)) process.kill(-svc.pgid, 'SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
-
-  it('stops cleanly on Ctrl-C (SIGINT to the process group), leaves no java behind, and keeps data and demo key across a restart (docs/contract.md#running-it)', {
-    timeout: 900_000,
-  }, async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'audit-sigint-'));
-    const port = await freePort();
-    const dynamodbPort = await freePort();
-    let pgid: number | undefined;
-    try {
-      const first = await npmStart(dataDir, port, dynamodbPort);
-      pgid = first.pgid;
-      expect(first.output()).toContain('demo store:   demo (seeded now)');
-      const put = await fetch(`${first.baseUrl}/catalog/categories/audit-persist`, {
-        method: 'PUT',
-        headers: {
-          Authorization: `Bearer ${first.token}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json',
-        },
-        body: JSON.stringify({ name: 'Persisted' }),
-      });
-      expect(put.status).toBe(200);
-      const created = ((await put.json()) as { data: { id: number } }).data;
-      // One log line per request.
-      await waitUntil(
-        'the request log line',
-        () => /PUT \/api\/v1\/integrations\/catalog\/categories\/audit-persist 200/.test(first.output()),
-        60_000,
-      );
-      process.kill(-first.pgid, 'SIGINT');
-      await waitUntil('every process of npm start to exit', () => !groupAlive(first.pgid), 90_000);
-      await first.closed;
-      expect(first.output().slice(-3000)).toContain('SIGINT: stopping');
-
-      const second = await npmStart(dataDir, port, dynamodbPort);
-      pgid = second.pgid;
-      expect(second.token).toBe(first.token);
-      expect(second.output()).not.toContain('(seeded now)');
-      const again = await fetch(`${second.baseUrl}/catalog/categories/audit-persist`, {
-        method: 'PUT',
-        headers: {
-          Authorization: `Bearer ${second.token}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json',
-        },
-        body: JSON.stringify({ name: 'Persisted' }),
-      });
-      expect(((await again.json()) as { data: { id: number } }).data.id).toBe(created.id);
-      process.kill(-second.pgid, 'SIGINT');
-      await waitUntil('every process of npm start to exit', () => !groupAlive(second.pgid), 90_000);
-    } finally {
-      if (pgid !== undefined && groupAlive(pgid)) process.kill(-pgid, 'SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
   });
 });
