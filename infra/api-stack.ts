@@ -177,6 +177,14 @@ export class ApiStack extends Stack {
       operationsTopic: this.alarmTopic.topic,
     });
 
+    // Order events first (docs/webhooks.md): the functions that write orders name each order event
+    // on the express queue after its commit; the fan-out numbers it at once.
+    for (const fn of [this.functions.orders, this.functions.mcp, this.adminFunction]) {
+      if (!fn) continue;
+      fn.addEnvironment('EXPRESS_QUEUE_URL', queues.expressQueue.queueUrl);
+      queues.expressQueue.grantSendMessages(fn);
+    }
+
     // filter[name]'s trigram postings: table stream → name indexer.
     this.nameIndexer = new NameIndexer(this, 'NameIndex', { table });
     acknowledgeQueueEventSource(

@@ -140,3 +140,12 @@ export function acknowledgeAlarmDeadLetterQueue(queue: IConstruct): void {
   ack(queue, 'AwsSolutions-SQS3', reason);
   ack(queue, 'Serverless-SQSRedrivePolicy', reason);
 }
+
+/** The express lane's queue (infra/constructs/webhook-queues.ts): a shortcut whose failures the table stream covers. */
+export function acknowledgeExpressQueue(queue: IConstruct): void {
+  const reason =
+    'Its messages are a shortcut: each names an order event the table stream delivers anyway, so a message that ' +
+    'fails is not retried elsewhere; its consumer never reports one failed, and one older than an hour expires.';
+  ack(queue, 'AwsSolutions-SQS3', reason);
+  ack(queue, 'Serverless-SQSRedrivePolicy', reason);
+}

@@ -7,6 +7,19 @@ export const SIGNER_TIMEOUT = Duration.seconds(30);
 /** Visibility timeout of the webhook queue: 6 × the signer's timeout, as AWS advises for SQS event sources. */
 export const QUEUE_VISIBILITY = Duration.seconds(SIGNER_TIMEOUT.toSeconds() * 6);
 
+/** The fan-out's timeout (a stream batch of 100 events, or an express batch of 10). */
+export const EVENTS_TIMEOUT = Duration.seconds(60);
+
+/** Visibility timeout of the express queue: 6 × the fan-out's timeout, as for the webhook queue. */
+export const EXPRESS_VISIBILITY = Duration.seconds(EVENTS_TIMEOUT.toSeconds() * 6);
+
+/**
+ * Concurrent fan-out executions the express queue may take. Each message is one order event,
+ * numbered and queued in a few round trips (~0.1 s in AWS), so 5 × 10 messages at once is far
+ * above any store's order rate, while a burst cannot crowd the account's concurrency.
+ */
+export const EXPRESS_MAX_CONCURRENCY = 5;
+
 /**
  * Receives a message may spend on platform errors (throttling, a bad deploy) beyond what the
  * schedule needs. The signer backs off exponentially from them (2 s doubling, capped at 15 min),

@@ -26,6 +26,8 @@ export interface Config {
   webhookQueueUrl: string | undefined;
   /** The signer's slow lane (docs/webhooks.md, "Lanes"): endpoints whose circuit is open. */
   webhookSlowQueueUrl: string | undefined;
+  /** The express lane (docs/webhooks.md, "Order events first"): order writes ask it to number their event at once. */
+  expressQueueUrl: string | undefined;
   /** Failed attempts in a row that open an endpoint's circuit (its deliveries move to the slow lane). */
   webhookCircuitAfterFailures: number;
   /** Attempts one endpoint may have under way at once in the slow lane. */
@@ -123,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateWebhooks: env.ALLOW_PRIVATE_WEBHOOKS === '1',
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
     webhookSlowQueueUrl: env.WEBHOOK_SLOW_QUEUE_URL || undefined,
+    expressQueueUrl: env.EXPRESS_QUEUE_URL || undefined,
     webhookCircuitAfterFailures: intFrom(
       'WEBHOOK_CIRCUIT_AFTER_FAILURES',
       env.WEBHOOK_CIRCUIT_AFTER_FAILURES,

@@ -3,6 +3,7 @@
  * event-source mappings feed them in AWS.
  *
  *   DynamoDB Local stream ──(outbox INSERT filter)──▶ functions/events ──▶ fauxqs queue
+ *   order writes ──▶ fauxqs express queue ──▶ functions/events (numbered at once) ──▶ fauxqs queue
  *   fauxqs queues (fast lane, slow lane) ──(ReceiveMessage, batch ≤ 10)──▶ functions/webhooks ──▶ receivers
  *                 └──(maxReceiveCount)──▶ dead-letter queue ──▶ functions/webhooks/dead-letter ──▶ delivery log
  *
@@ -23,6 +24,7 @@ import { handler as signerHandler } from '#functions/webhooks/handler.ts';
 import { handler as deadLetterHandler } from '#functions/webhooks/dead-letter.ts';
 import { StreamPoller } from './stream-poller.ts';
 import { OUTBOX_BATCH_SIZE } from '#db/event/outbox-stream-filter.ts';
+import { EXPRESS_BATCH_SIZE, EXPRESS_RETENTION_SECONDS } from '#domain/event/express.ts';
 import { pollQueue } from './queue-poller.ts';
 
 export interface WebhookPipelineOptions {
@@ -97,11 +99,17 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
     }),
   };
   const queue = await server.createQueue('webhooks', laneAttributes);
+  // As the CDK queue: a message that keeps failing just expires, since the stream delivers its event.
+  const expressQueue = await server.createQueue('events-express', {
+    VisibilityTimeout: String(QUEUE_VISIBILITY_SECONDS),
+    MessageRetentionPeriod: String(EXPRESS_RETENTION_SECONDS),
+  });
   const slowQueue = await server.createQueue('webhooks-slow', laneAttributes);
   // The fan-out Lambda finds its queue through the environment, as in AWS; the SDK finds the
   // emulator through its own endpoint variable, with the dummy credentials fauxqs accepts.
   process.env.WEBHOOK_QUEUE_URL = queue.queueUrl;
   process.env.WEBHOOK_SLOW_QUEUE_URL = slowQueue.queueUrl;
+  process.env.EXPRESS_QUEUE_URL = expressQueue.queueUrl;
   process.env.AWS_ENDPOINT_URL_SQS = `http://127.0.0.1:${server.port}`;
   process.env.AWS_ACCESS_KEY_ID ??= 'local';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
@@ -130,6 +138,10 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
         concurrent: MESSAGES_PER_POLLER,
       }),
     ),
+    // Messages one by one, as many at once as the CDK mapping's batch holds: an order event never waits for another's.
+    pollQueue({ url: expressQueue.queueUrl, arn: expressQueue.queueArn }, fanOutHandler, aborter.signal, {
+      concurrent: EXPRESS_BATCH_SIZE,
+    }),
     pollQueue({ url: slowQueue.queueUrl, arn: slowQueue.queueArn }, signerHandler, aborter.signal, {
       concurrent: SLOW_LANE_MESSAGES,
     }),
@@ -154,6 +166,7 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
       await stopServer();
       delete process.env.WEBHOOK_QUEUE_URL;
       delete process.env.WEBHOOK_SLOW_QUEUE_URL;
+      delete process.env.EXPRESS_QUEUE_URL;
       delete process.env.AWS_ENDPOINT_URL_SQS;
       resetConfig();
     },

@@ -12,7 +12,15 @@ import {
   DEFAULT_WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT,
 } from '#shared/config.ts';
 import { OUTBOX_BATCH_SIZE, OUTBOX_STREAM_FILTER } from '#db/event/outbox-stream-filter.ts';
-import { laneConcurrency, SIGNER_TIMEOUT, SLOW_LANE_AGE_ALARM } from '../webhook-settings.ts';
+import {
+  EVENTS_TIMEOUT,
+  EXPRESS_MAX_CONCURRENCY,
+  laneConcurrency,
+  SIGNER_TIMEOUT,
+  SLOW_LANE_AGE_ALARM,
+} from '../webhook-settings.ts';
+import { EXPRESS_BATCH_SIZE } from '#domain/event/express.ts';
+import { acknowledgeQueueEventSource } from '../nag-acknowledgements.ts';
 import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '../metric-names.ts';
 import { ServiceFunction } from './service-function.ts';
 import type { WebhookQueues } from './webhook-queues.ts';
@@ -43,6 +51,8 @@ const DEFAULT_SIGNER_CONCURRENCY = 10;
  * - Stream mapping: only outbox INSERTs reach the fan-out (the filter shared with the local
  *   poller); a failing record is isolated by bisection, retried, then parked in the on-failure
  *   queue (its outbox item stays in the table for 7 days, so it can be replayed).
+ * - Express mapping: order writes name their event on the express queue, and the same function
+ *   numbers and fans it out at once (docs/webhooks.md, "Order events first").
  * - Signer: waits up to 15 min stay on the queue (visibility), longer ones re-send the message
  *   with DelaySeconds, so a delivery waiting hours is not in flight; hence SendMessage on its own
  *   queues. Reserved concurrency keeps other functions from starving it and caps how hard a
@@ -75,8 +85,8 @@ export class WebhookPipeline extends Construct {
     this.eventsFunction = new ServiceFunction(this, 'EventsFunction', {
       entryPath: 'functions/events/handler.ts',
       service: 'events',
-      description: 'Table stream → one webhook queue message per receiving key',
-      timeout: Duration.seconds(60),
+      description: 'Table stream and express queue → one webhook queue message per receiving key',
+      timeout: EVENTS_TIMEOUT,
       environment,
     }).bindTable(table, 'events');
     queues.queue.grantSendMessages(this.eventsFunction);
@@ -92,6 +102,18 @@ export class WebhookPipeline extends Construct {
         // One poller per shard keeps a store's events in order.
         parallelizationFactor: 1,
       }),
+    );
+    // Order events first: order writes name their event here, and it is numbered at once.
+    this.eventsFunction.addEventSource(
+      new SqsEventSource(queues.expressQueue, {
+        batchSize: EXPRESS_BATCH_SIZE,
+        maxConcurrency: EXPRESS_MAX_CONCURRENCY,
+        reportBatchItemFailures: true,
+      }),
+    );
+    acknowledgeQueueEventSource(
+      this.eventsFunction,
+      'its express queue needs none: no message is ever reported failed, and the table stream delivers every event anyway.',
     );
 
     this.webhooksFunction = new ServiceFunction(this, 'WebhooksFunction', {

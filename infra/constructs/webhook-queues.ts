@@ -1,8 +1,13 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { acknowledgeStreamFailureQueue, acknowledgeWebhookDeadLetterQueue } from '../nag-acknowledgements.ts';
-import { QUEUE_VISIBILITY, queueMaxReceiveCount } from '../webhook-settings.ts';
+import {
+  acknowledgeExpressQueue,
+  acknowledgeStreamFailureQueue,
+  acknowledgeWebhookDeadLetterQueue,
+} from '../nag-acknowledgements.ts';
+import { EXPRESS_RETENTION_SECONDS } from '#domain/event/express.ts';
+import { EXPRESS_VISIBILITY, QUEUE_VISIBILITY, queueMaxReceiveCount } from '../webhook-settings.ts';
 
 export interface WebhookQueuesProps {
   /** Seconds between attempts (WEBHOOK_RETRY_SCHEDULE); the receive limit is derived from it. */
@@ -20,12 +25,16 @@ export interface WebhookQueuesProps {
  * - deadLetterQueue: deliveries the signer could not finish; a consumer marks them `failed`.
  * - streamFailureQueue: the stream mapping's on-failure destination (records the fan-out could
  *   not handle; their outbox items stay 7 days in the table for `webhooks replay`).
+ * - expressQueue: order writes → the fan-out, which numbers their event at once instead of behind
+ *   a catalog import in the stream (docs/webhooks.md, "Order events first"). A shortcut only: its
+ *   messages live an hour and have no dead-letter queue, since the stream delivers every event.
  */
 export class WebhookQueues extends Construct {
   readonly queue: sqs.Queue;
   readonly slowQueue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
   readonly streamFailureQueue: sqs.Queue;
+  readonly expressQueue: sqs.Queue;
 
   constructor(scope: Construct, id: string, props: WebhookQueuesProps) {
     super(scope, id);
@@ -45,6 +54,12 @@ export class WebhookQueues extends Construct {
     this.slowQueue = new sqs.Queue(this, 'SlowQueue', lane);
     this.streamFailureQueue = new sqs.Queue(this, 'StreamFailureQueue', common);
     acknowledgeStreamFailureQueue(this.streamFailureQueue);
+    this.expressQueue = new sqs.Queue(this, 'ExpressQueue', {
+      ...common,
+      retentionPeriod: Duration.seconds(EXPRESS_RETENTION_SECONDS),
+      visibilityTimeout: EXPRESS_VISIBILITY,
+    });
+    acknowledgeExpressQueue(this.expressQueue);
     acknowledgeWebhookDeadLetterQueue(this.deadLetterQueue);
   }
 }

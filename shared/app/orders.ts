@@ -9,11 +9,13 @@ import { commitOrderChange } from '#db/order/change.repo.ts';
 import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderStatus } from '#domain/order/order.ts';
 import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '#domain/order/rules.ts';
 import { keyOrigin } from '#domain/event/event.ts';
-import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '#domain/order/events.ts';
+import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent, type OrderEvent } from '#domain/order/events.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
 import { nextUpdatedAt, done, retryOnStale, stale } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
 import { requireStore } from './stores.ts';
+import { sendExpressMessage } from '#queue/sqs.ts';
+import { errorFields, log } from '#shared/log.ts';
 import {
   afterTaken,
   answered,
@@ -23,6 +25,25 @@ import {
   type IdempotencyCheck,
   type IdempotentRequest,
 } from './idempotent-commit.ts';
+
+/**
+ * After an order write commits: asks the express lane to number and fan out its event now, ahead
+ * of a catalog import's backlog in the table stream (./express-events.ts). Never fails the write:
+ * without the lane, the stream delivers the event as it always did.
+ */
+async function expedite(event: OrderEvent): Promise<void> {
+  try {
+    await sendExpressMessage(
+      { store_id: event.store_id, event_id: event.event_id, follows: event.follows },
+      AbortSignal.timeout(2000),
+    );
+  } catch (err) {
+    log('warn', 'order event not expedited; the table stream delivers it', {
+      event_id: event.event_id,
+      ...errorFields(err),
+    });
+  }
+}
 
 export type OrderDocument = { data: ReturnType<typeof toOrderResource> };
 
@@ -64,13 +85,12 @@ export function changeOrderStatus(
       const next = withStatus(order, status, now);
       const document = { data: toOrderResource(next) };
       const prepared = prepareAnswer(request, { body: document });
-      const commit = await commitOrderChange(
-        order,
-        next,
-        buildStatusChangedEvent(next, order.status, now, undefined, keyOrigin(caller.keyId)),
-        [prepared.write],
-      );
-      if (commit.kind === 'committed') return done(answered(document, prepared.response));
+      const event = buildStatusChangedEvent(next, order, now, keyOrigin(caller.keyId));
+      const commit = await commitOrderChange(order, next, event, [prepared.write]);
+      if (commit.kind === 'committed') {
+        await expedite(event);
+        return done(answered(document, prepared.response));
+      }
       if (commit.kind === 'guard_failed') return done(await afterTaken(request, commit.busy));
       return stale(commit.kind === 'stale' ? { order: commit.current, check } : undefined);
     },
@@ -101,8 +121,12 @@ export async function markOrderPaid(storeId: string, reference: string): Promise
         );
       }
       const next = withPayment(order, nextUpdatedAt(order.updated_at));
-      const commit = await commitOrderChange(order, next, buildPaidEvent(next, order.status));
-      if (commit.kind === 'committed') return done(toOrderResource(next));
+      const event = buildPaidEvent(next, order);
+      const commit = await commitOrderChange(order, next, event);
+      if (commit.kind === 'committed') {
+        await expedite(event);
+        return done(toOrderResource(next));
+      }
       // The order moved between our read and our write: decide again from what it is now.
       return stale(commit.kind === 'stale' ? commit.current : undefined);
     },
@@ -146,7 +170,9 @@ export async function placeOrder(storeId: string, placement: OrderPlacement): Pr
     created_at: now,
     updated_at: now,
   };
-  await insertOrder(order, buildCreatedEvent(order));
+  const event = buildCreatedEvent(order);
+  await insertOrder(order, event);
+  await expedite(event);
   return toOrderResource(order);
 }
 

@@ -1,5 +1,5 @@
 import { getKey } from '#db/key/repo.ts';
-import { getDelivery, updateDelivery } from '#db/webhook/delivery.repo.ts';
+import { claimAttempt, getDelivery, releaseAttempt, updateDelivery } from '#db/webhook/delivery.repo.ts';
 import { getEndpoint } from '#db/webhook/endpoint.repo.ts';
 import { config } from '#shared/config.ts';
 import { parseDeliveryMessage, type Delivery } from '#domain/webhook/delivery.ts';
@@ -39,6 +39,9 @@ export interface SignerPorts {
   send: (key: DeliverableKey, delivery: Delivery, nowMs?: number) => Promise<PostResult>;
   announce: (type: string, data: Record<string, unknown>) => Promise<void>;
 }
+
+/** How long past the POST's own timeout an attempt stays claimed (signing, recording the outcome). */
+const ATTEMPT_LEASE_MARGIN_MS = 20_000;
 
 /**
  * One queue message: attempt its delivery if due, then record the outcome and schedule the next
@@ -93,10 +96,20 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
     log('info', 'webhook delivery moved to its endpoint’s lane', { event_id: eventId, key_id: keyId, lane });
     return moveToLane(message, lane);
   }
+  // One attempt at a time: another copy of this message under way (SQS delivers at least once;
+  // the stream and the express lane may both queue a delivery) holds it, and answers for it.
+  const lease = new Date(Date.now() + config().webhookResponseTimeoutMs + ATTEMPT_LEASE_MARGIN_MS).toISOString();
+  if (!(await claimAttempt(keyId, eventId, round, new Date().toISOString(), lease))) {
+    log('debug', 'webhook attempt under way in another copy; this one dropped', { event_id: eventId, key_id: keyId });
+    return 'done';
+  }
   let slot: number | undefined;
   if (lane === 'slow') {
     slot = await endpointHealth.claimAttemptSlot(endpoint);
-    if (slot === undefined) return deferOverCap(message);
+    if (slot === undefined) {
+      await releaseAttempt(keyId, eventId, round);
+      return deferOverCap(message);
+    }
   }
   return attempt(m, key as DeliverableKey, delivery, endpoint, nowMs, ports, slot);
 }

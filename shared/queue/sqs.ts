@@ -3,6 +3,7 @@ import { config } from '#shared/config.ts';
 import { awsClientBuilt, awsClientDropped } from '#shared/aws-clients.ts';
 import type { DeliveryMessage } from '#domain/webhook/delivery.ts';
 import type { Lane, ProbeMessage } from '#domain/webhook/endpoint.ts';
+import type { ExpressMessage } from '#domain/event/express.ts';
 
 /**
  * The webhook queue (WEBHOOK_QUEUE_URL), in this client's region. The endpoint comes from the
@@ -38,9 +39,9 @@ export function laneOfSource(eventSourceArn: string): Lane {
   return eventSourceArn.split(':').at(-1) === slow.split('/').at(-1) ? 'slow' : 'fast';
 }
 
-/** Built once per process and queue URL (a Lambda container, or the local stack). */
+/** Built once per process and queue URLs (a Lambda container, or the local stack). */
 export async function sqs(): Promise<SQSClient> {
-  const url = webhookQueueUrl();
+  const url = `${config().webhookQueueUrl} ${config().expressQueueUrl}`;
   if (client && clientFor === url) return client;
   const { SQSClient } = await sdk();
   if (client && clientFor === url) return client;
@@ -90,4 +91,21 @@ export async function setVisibility(receiptHandle: string, seconds: number, lane
       VisibilityTimeout: seconds,
     }),
   );
+}
+
+/**
+ * Asks the express lane (EXPRESS_QUEUE_URL) to number and fan out an order event now instead of
+ * after the table stream reaches it (docs/webhooks.md, "Order events first"). The store is the
+ * message group (a fair queue per store). False when no lane is configured (a script against the
+ * table): the stream alone delivers the event.
+ */
+export async function sendExpressMessage(message: ExpressMessage, signal?: AbortSignal): Promise<boolean> {
+  const url = config().expressQueueUrl;
+  if (!url) return false;
+  const [{ SendMessageCommand }, queue] = await Promise.all([sdk(), sqs()]);
+  await queue.send(
+    new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(message), MessageGroupId: message.store_id }),
+    { abortSignal: signal },
+  );
+  return true;
 }

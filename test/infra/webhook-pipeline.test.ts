@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '#shared/config.ts';
 import { maxReceiveCount, receivesForSchedule } from '#domain/webhook/retry.ts';
 import {
+  EXPRESS_MAX_CONCURRENCY,
   laneConcurrency,
   PLATFORM_ERROR_RECEIVES,
   queueMaxReceiveCount,
@@ -10,11 +11,12 @@ import {
 } from '#infra/webhook-settings.ts';
 import { DEFAULT_SETTINGS } from '#infra/settings.ts';
 import { OUTBOX_BATCH_SIZE } from '#db/event/outbox-stream-filter.ts';
+import { EXPRESS_BATCH_SIZE } from '#domain/event/express.ts';
 import { actionsOf, logicalId, statementsOf, synthStacks } from './synth.ts';
 
 describe('Webhook pipeline', () => {
   const { api, stateful, data, template } = synthStacks();
-  const { queue, slowQueue, deadLetterQueue, streamFailureQueue } = stateful.queues;
+  const { queue, slowQueue, deadLetterQueue, streamFailureQueue, expressQueue } = stateful.queues;
   // Cross-stack references: `Ref` exports carry the id after "Ref", attribute exports before the attribute.
   const exportName = (c: Parameters<typeof logicalId>[0], attr: 'Arn' | 'QueueUrl') =>
     attr === 'Arn' ? `FnGetAtt${logicalId(c)}Arn` : `Ref${logicalId(c)}`;
@@ -147,8 +149,48 @@ describe('Webhook pipeline', () => {
     expect(signerSends.some((r) => r.includes(exportName(queue, 'Arn')))).toBe(true);
     expect(signerSends.some((r) => r.includes(exportName(slowQueue, 'Arn')))).toBe(true);
     expect(sqsOf(eventsFunction)).toContain('sqs:SendMessage');
-    expect(sqsOf(eventsFunction)).not.toContain('sqs:ReceiveMessage');
     expect(sqsOf(deadLetterFunction)).not.toContain('sqs:SendMessage');
+    // The fan-out receives from the express queue only.
+    const fanOutReceives = statementsOf(template, eventsFunction)
+      .filter((s) => JSON.stringify(s.Action).includes('sqs:ReceiveMessage'))
+      .map((s) => JSON.stringify(s.Resource));
+    expect(fanOutReceives).toEqual([expect.stringContaining(exportName(expressQueue, 'Arn'))]);
+  });
+
+  it('feeds order events to the fan-out through the express queue: batches of 10, 5 executions at most, an hour kept', () => {
+    const mappings = template.findResources('AWS::Lambda::EventSourceMapping', {
+      Properties: { FunctionName: { Ref: logicalId(eventsFunction) } },
+    });
+    const express = Object.values(mappings).filter((m) =>
+      JSON.stringify(m.Properties.EventSourceArn).includes(exportName(expressQueue, 'Arn')),
+    );
+    expect(express).toHaveLength(1);
+    expect(express[0]!.Properties).toMatchObject({
+      BatchSize: EXPRESS_BATCH_SIZE,
+      ScalingConfig: { MaximumConcurrency: EXPRESS_MAX_CONCURRENCY },
+    });
+    expect(express[0]!.Properties.MaximumBatchingWindowInSeconds ?? 0).toBe(0);
+    const queues = Template.fromStack(stateful).findResources('AWS::SQS::Queue');
+    const props = queues[logicalId(expressQueue)]!.Properties;
+    expect(props).toMatchObject({ MessageRetentionPeriod: 3600, VisibilityTimeout: 360 });
+    // No redrive: a failed message is the stream's to deliver, never a dead letter.
+    expect(props.RedrivePolicy).toBeUndefined();
+  });
+
+  it('lets exactly the functions that write orders name their events on the express queue', () => {
+    for (const fn of [api.functions.orders!, api.functions.mcp!, api.adminFunction]) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: { Variables: Match.objectLike({ EXPRESS_QUEUE_URL: imported(expressQueue, 'QueueUrl') }) },
+        Description: (fn.node.defaultChild as unknown as { description: string }).description,
+      });
+      const sends = statementsOf(template, fn)
+        .filter((s) => JSON.stringify(s.Action).includes('sqs:SendMessage'))
+        .map((s) => JSON.stringify(s.Resource));
+      expect(sends).toEqual([expect.stringContaining(exportName(expressQueue, 'Arn'))]);
+    }
+    for (const fn of [api.functions.catalog!, api.functions.products!, api.functions.content!]) {
+      expect(actionsOf(statementsOf(template, fn), 'sqs')).toEqual([]);
+    }
   });
   it('alarms, through the alarm topic, when a webhook endpoint is parked', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {

@@ -1,7 +1,9 @@
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#functions/webhooks/handler.ts';
-import { withDbStats } from '#db/core/client.ts';
+import { db, tableName, withDbStats } from '#db/core/client.ts';
+import { keys } from '#db/keys.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createDelivery, getDelivery } from '#db/webhook/delivery.repo.ts';
 import { getEndpoint, recordEndpointFailure, takeAttemptSlot } from '#db/webhook/endpoint.repo.ts';
 import { resetConfig } from '#shared/config.ts';
@@ -82,13 +84,13 @@ describe('webhooks: what the slow lane costs an attempt', () => {
     await receiver.close();
   });
 
-  it('costs a healthy endpoint’s attempt in the fast lane 3 GetItem and 1 UpdateItem, as before', async () => {
+  it('costs a healthy endpoint’s attempt in the fast lane 3 GetItem and 2 UpdateItem (the claim, the outcome)', async () => {
     const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
     const d = await pendingDelivery(storeId, key.id);
     const { result, stats } = await withDbStats(() => handler(recordOf(d, FAST_ARN)));
     expect(result.batchItemFailures).toEqual([]);
     expect((await getDelivery(key.id, d.event_id))?.state).toBe('delivered');
-    expect([...stats.ops].sort()).toEqual(['GetItem', 'GetItem', 'GetItem', 'UpdateItem']);
+    expect([...stats.ops].sort()).toEqual(['GetItem', 'GetItem', 'GetItem', 'UpdateItem', 'UpdateItem']);
     console.log(`fast lane, healthy: ${stats.calls} round trips, ${stats.rcu} RCU, ${stats.wcu} WCU`);
   });
 
@@ -99,12 +101,34 @@ describe('webhooks: what the slow lane costs an attempt', () => {
     const { result, stats } = await withDbStats(() => handler(recordOf(d, SLOW_ARN)));
     expect(result.batchItemFailures).toEqual([]);
     expect((await getDelivery(key.id, d.event_id))?.state).toBe('delivered');
-    // key, delivery, endpoint; the slot; the delivery; the endpoint's streak reset with the slot given back.
-    expect([...stats.ops].sort()).toEqual(['GetItem', 'GetItem', 'GetItem', 'UpdateItem', 'UpdateItem', 'UpdateItem']);
+    // key, delivery, endpoint; the claim; the slot; the delivery; the endpoint's streak reset with the slot given back.
+    expect([...stats.ops].sort()).toEqual([
+      'GetItem',
+      'GetItem',
+      'GetItem',
+      'UpdateItem',
+      'UpdateItem',
+      'UpdateItem',
+      'UpdateItem',
+    ]);
     const endpoint = await getEndpoint(key.id);
     expect(endpoint.consecutive_failures).toBe(0);
     expect(endpoint.attempt_slots).toEqual({});
     console.log(`slow lane, success: ${stats.calls} round trips, ${stats.rcu} RCU, ${stats.wcu} WCU`);
+  });
+
+  it('POSTs once when two copies of a message arrive at the same moment; the other copy is dropped', async () => {
+    const before = receiver.received.length;
+    const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
+    const d = await pendingDelivery(storeId, key.id);
+    const answers = await Promise.all([handler(recordOf(d, FAST_ARN)), handler(recordOf(d, FAST_ARN))]);
+    expect(answers.map((a) => a.batchItemFailures)).toEqual([[], []]);
+    expect((await getDelivery(key.id, d.event_id))?.state).toBe('delivered');
+    expect(receiver.received.slice(before).filter((r) => r.headers['webhook-id'] === d.event_id)).toHaveLength(1);
+    // The outcome gave the claim back: the item holds none.
+    const item = await db().send(new GetCommand({ TableName: tableName(), Key: keys.delivery(key.id, d.event_id) }));
+    expect(item.Item).toBeDefined();
+    expect(item.Item).not.toHaveProperty('claimed_until');
   });
 
   it('refuses a third attempt at once while two slots are held, and frees a slot whose lease has ended', async () => {

@@ -33,17 +33,16 @@ async function numberedEvents(store: string): Promise<number> {
 
 /**
  * A store's order webhooks do not wait behind its own catalog import (issue 47; docs/webhooks.md,
- * "Latency during an import"). Ten keys import 1,000 products in ten parallel batches of 100 beside
+ * "Order events first"). Ten keys import 1,000 products in ten parallel batches of 100 beside
  * receivers that hang, drip and answer 500 (the load stack retries after 1, 1 and 2 s); right after
  * the batches answer, while the stream still holds their thousand catalog events, 20 orders change
  * status one after another. Each change's delivery to the healthy receiver is timed from the
- * event's own timestamp (the commit) to its arrival: stream, numbering, fan-out, queue, signer.
+ * event's own timestamp (the commit) to its arrival: express queue, numbering, fan-out, queue, signer.
  *
- * This is the one test with a wall-clock bound, because the bound is the promise: an order event
- * waits for the catalog events numbered ahead of it only while the fan-out is behind the import,
- * and the old pipeline (25-record batches numbered 32 at a time, each event fanned out after the
- * one before) held the first change 6-10 s behind a 1,000-product import here. It stops by
- * itself: the waits end at the stream's deadline.
+ * This is the one test with a wall-clock bound, because the bound is the promise. Through the
+ * stream alone, an order event waited for the catalog events numbered ahead of it (p50 9.3 s here
+ * on an idle machine, 2026-11-29); the express lane numbers it at once. It stops by itself: the
+ * waits end at the stream's deadline.
  */
 describe('webhooks: order events during a catalog import of the same store', () => {
   const servers: Awaited<ReturnType<typeof receiver>>[] = [];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ORDER_STATUSES, ORDER_TRANSITIONS, type Order, type OrderStatus } from '#domain/order/order.ts';
 import { decideMarkPaid, decideStatusChange, referenceFromPath, withPayment, withStatus } from '#domain/order/rules.ts';
-import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent } from '#domain/order/events.ts';
+import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent, orderEventId } from '#domain/order/events.ts';
 
 /** docs/contract.md#orders, written out once more by hand so that a change to the table is a visible decision. */
 const ALLOWED: Record<OrderStatus, OrderStatus[]> = {
@@ -77,10 +77,12 @@ describe('references in paths', () => {
 
 describe('order.status_changed event', () => {
   it('has the agreed shape, the order after the change, and a 7-day TTL', () => {
-    const next = withStatus(order, 'processing', '2026-03-04T05:06:07.089Z');
-    const event = buildStatusChangedEvent(next, 'paid', new Date('2026-03-04T05:06:07.089Z'));
+    const previous = { ...order, status: 'paid' as const };
+    const next = withStatus(previous, 'processing', '2026-03-04T05:06:07.089Z');
+    const event = buildStatusChangedEvent(next, previous, new Date('2026-03-04T05:06:07.089Z'));
     expect(event).toEqual({
-      event_id: expect.stringMatching(/^evt_[0-9a-f]{32}$/),
+      event_id: orderEventId(next),
+      follows: orderEventId(previous),
       event_type: 'order.status_changed',
       origin: { kind: 'admin' },
       store_id: 'shop',
@@ -96,9 +98,19 @@ describe('order.status_changed event', () => {
     expect(event.payload.data.order).not.toHaveProperty('store_id');
   });
 
-  it('gives every event its own id', () => {
-    const ids = new Set(Array.from({ length: 100 }, () => buildStatusChangedEvent(order, 'pending').event_id));
-    expect(ids.size).toBe(100);
+  it("names each event by the order's version: its own id per change, the one before it as `follows`", () => {
+    const versions = Array.from({ length: 100 }, (_, i) =>
+      withStatus(order, 'processing', new Date(Date.UTC(2026, 0, 1, 0, 0, 0, i)).toISOString()),
+    );
+    const ids = versions.map((v) => orderEventId(v));
+    expect(new Set(ids).size).toBe(100);
+    for (const id of ids) expect(id).toMatch(/^evt_[0-9a-f]{32}$/);
+    // Another order or another store at the same moment is another event.
+    expect(orderEventId({ ...versions[0]!, id: versions[0]!.id + 1 })).not.toBe(ids[0]);
+    expect(orderEventId({ ...versions[0]!, store_id: 'other' })).not.toBe(ids[0]);
+    // The same change built twice (a retried round) is the same event, which its outbox item's condition admits once.
+    expect(buildStatusChangedEvent(versions[1]!, versions[0]!).event_id).toBe(ids[1]);
+    expect(buildStatusChangedEvent(versions[1]!, versions[0]!).follows).toBe(ids[0]);
   });
 });
 
@@ -111,6 +123,7 @@ describe('order.created and order.paid events', () => {
       updated_at: '2026-03-04T05:06:07.089Z',
     };
     const event = buildCreatedEvent(placed);
+    expect(event.follows).toBeNull();
     expect(event).toMatchObject({
       event_type: 'order.created',
       origin: { kind: 'storefront' },
@@ -123,8 +136,10 @@ describe('order.created and order.paid events', () => {
   });
 
   it('order.paid carries the paid order and the status it left, stamped with the payment time', () => {
-    const paid = withPayment({ ...order, status: 'pending', paid_total: 0 }, '2026-03-04T05:06:07.089Z');
-    const event = buildPaidEvent(paid, 'pending');
+    const pending = { ...order, status: 'pending' as const, paid_total: 0 };
+    const paid = withPayment(pending, '2026-03-04T05:06:07.089Z');
+    const event = buildPaidEvent(paid, pending);
+    expect(event.follows).toBe(orderEventId(pending));
     expect(event).toMatchObject({
       event_type: 'order.paid',
       origin: { kind: 'storefront' },

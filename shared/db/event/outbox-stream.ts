@@ -1,6 +1,7 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Origin } from '#domain/event/event.ts';
+import type { Item } from '../core/helpers.ts';
 
 /**
  * Outbox items as the table stream delivers them (NewImage), mapped to what the fan-out needs.
@@ -27,7 +28,11 @@ export const REDELIVERY_KIND = 'redelivery';
 
 /** Throws on an item that is neither kind: a poison record, for the stream's failure path. */
 export function outboxRecordFromImage(image: Record<string, unknown>): OutboxRecord {
-  const item = unmarshall(image as Record<string, AttributeValue>);
+  return outboxRecordFromItem(unmarshall(image as Record<string, AttributeValue>));
+}
+
+/** The same from the item as a read answers it (the express lane reads the outbox item itself). */
+export function outboxRecordFromItem(item: Item): OutboxRecord {
   if (item.kind === REDELIVERY_KIND) {
     if (typeof item.event_id !== 'string' || !Number.isInteger(item.key_id) || !Number.isInteger(item.round)) {
       throw new Error(`malformed redelivery request ${String(item.pk)} ${String(item.sk)}`);

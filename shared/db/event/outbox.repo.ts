@@ -1,6 +1,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../core/client.ts';
 import { keys } from '../keys.ts';
+import { batchGet, itemKey } from '../core/helpers.ts';
+import { outboxRecordFromItem, type OutboxRecord } from './outbox-stream.ts';
 import { DomainError } from '#domain/errors.ts';
 
 const REPLAY_TTL_SECONDS = 24 * 60 * 60;
@@ -34,4 +36,33 @@ export async function replayOutboxEvent(
     }),
   );
   return { event_id: eventId, replayed_at: stamp };
+}
+
+/** An outbox event as the express lane reads it: the record, its number once it has one, and its predecessor's id. */
+export interface OutboxEventState {
+  record: Extract<OutboxRecord, { kind: 'event' }>;
+  sequence: number | undefined;
+  /** The event of the same order before it (`null`: none); absent on other events and older order events. */
+  follows: string | null | undefined;
+}
+
+/** The outbox events `eventIds` of a store that are still kept (7 days), in one consistent BatchGetItem. */
+export async function readOutboxEvents(
+  storeId: string,
+  eventIds: readonly string[],
+): Promise<Map<string, OutboxEventState>> {
+  const found = await batchGet(eventIds.map((id) => keys.outboxEvent(storeId, id)));
+  const states = new Map<string, OutboxEventState>();
+  for (const id of eventIds) {
+    const item = found.get(itemKey(keys.outboxEvent(storeId, id)));
+    if (!item) continue;
+    const record = outboxRecordFromItem(item);
+    if (record.kind !== 'event') continue;
+    states.set(id, {
+      record,
+      sequence: typeof item.sequence === 'number' ? item.sequence : undefined,
+      follows: item.follows as string | null | undefined,
+    });
+  }
+  return states;
 }

@@ -92,6 +92,57 @@ export async function markQueued(keyId: number, eventId: string, round: number):
   }
 }
 
+/**
+ * Takes the attempt of `round` for one signer until `until` (a lease past the POST's timeout): a
+ * second copy of the same message, run at the same moment (SQS delivers at least once, and both
+ * the stream and the express lane may queue a delivery), finds it taken. The outcome write
+ * (`updateDelivery`) gives it back; a signer that died holding it loses it when the lease ends,
+ * before its message is received again. True when taken.
+ */
+export async function claimAttempt(
+  keyId: number,
+  eventId: string,
+  round: number,
+  now: string,
+  until: string,
+): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.delivery(keyId, eventId),
+        UpdateExpression: 'SET claimed_until = :until',
+        ConditionExpression:
+          'attribute_exists(pk) AND #round = :round AND #state = :pending AND (attribute_not_exists(claimed_until) OR claimed_until < :now)',
+        ExpressionAttributeNames: { '#round': 'round', '#state': 'state' },
+        ExpressionAttributeValues: { ':until': until, ':round': round, ':pending': 'pending', ':now': now },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) return false;
+    throw err;
+  }
+}
+
+/** Gives back an attempt taken and not made (the slow lane had no slot for it). */
+export async function releaseAttempt(keyId: number, eventId: string, round: number): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.delivery(keyId, eventId),
+        UpdateExpression: 'REMOVE claimed_until',
+        ConditionExpression: 'attribute_exists(pk) AND #round = :round',
+        ExpressionAttributeNames: { '#round': 'round' },
+        ExpressionAttributeValues: { ':round': round },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionalCheckFailed(err)) throw err;
+  }
+}
+
 export interface DeliveryUpdate {
   state: DeliveryState;
   /** True when an HTTP attempt was made (counts towards `attempts` and `round_attempts`). */
@@ -141,7 +192,8 @@ export async function updateDelivery(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.delivery(keyId, eventId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
+        // The attempt's outcome gives its claim back (claimAttempt).
+        UpdateExpression: `SET ${sets.join(', ')} REMOVE claimed_until`,
         ConditionExpression: 'attribute_exists(pk) AND #round = :round',
         ExpressionAttributeNames: { '#state': 'state', '#round': 'round' },
         ExpressionAttributeValues: values,

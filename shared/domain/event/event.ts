@@ -96,6 +96,12 @@ export interface StoreEvent {
   /** For product events: the key whose external id names the product, and that id (only that key sees it). */
   owner_key_id?: number | null;
   external_id?: string | null;
+  /**
+   * For order events: the id of the event the order's previous version raised (null for
+   * `order.created`). The express lane numbers that one first, so an order's events keep their
+   * order whichever path numbers them (docs/webhooks.md, "Order events first").
+   */
+  follows?: string | null;
 }
 
 export const newEventId = () => `evt_${randomUUID().replace(/-/g, '')}`;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { changedFields } from '../event/changed-fields.ts';
 import { toOrderResource, type Order, type OrderStatus } from './order.ts';
 import {
@@ -46,6 +47,18 @@ export interface OrderEventPayload {
 export interface OrderEvent extends StoreEvent {
   event_type: OrderEventType;
   payload: OrderEventPayload;
+  follows: string | null;
+}
+
+/**
+ * The id of the event an order's version raised: derived from the store, the order and its
+ * `updated_at` (every order write moves it, and raises one event), in the format of every event
+ * id. So the next change knows its predecessor's id without reading it (`follows`), and a change
+ * cannot raise two events: a second outbox item with the same id is refused by its condition.
+ */
+export function orderEventId(order: Pick<Order, 'store_id' | 'id' | 'updated_at'>): string {
+  const digest = createHash('sha256').update(`${order.store_id}\n${order.id}\n${order.updated_at}`).digest('hex');
+  return `evt_${digest.slice(0, 32)}`;
 }
 
 function buildOrderEvent(
@@ -53,45 +66,52 @@ function buildOrderEvent(
   order: Order,
   data: OrderEventData,
   at: Date,
-  eventId: string,
+  follows: string | null,
   origin: Origin,
 ): OrderEvent {
-  return buildEvent(type, order.store_id, data, at, origin, eventId) as OrderEvent;
+  return { ...buildEvent(type, order.store_id, data, at, origin, orderEventId(order)), follows } as OrderEvent;
 }
 
 const asDate = (now: Date | string) => (typeof now === 'string' ? new Date(now) : now);
 
 /**
- * `order` is the order after the change; `now` is the moment of the change (its updated_at).
- * `changed_fields` is `["status"]`, the one field of the status route's body (a no-op move raises
- * no event).
+ * `order` is the order after the change, `previous` the version it was decided from; `now` is the
+ * moment of the change (its updated_at). `changed_fields` is `["status"]`, the one field of the
+ * status route's body (a no-op move raises no event).
  */
 export function buildStatusChangedEvent(
   order: Order,
-  previousStatus: OrderStatus,
+  previous: Order,
   now: Date | string = new Date(),
-  eventId: string = newEventId(),
   origin: Origin = { kind: 'admin' },
 ): OrderEvent {
-  const data = { order: toOrderResource(order), previous_status: previousStatus, status: order.status };
-  const changed = changedFields(ORDER_STATUS_CHANGED, { status: previousStatus }, { status: order.status });
-  return withChangedFields(buildOrderEvent(ORDER_STATUS_CHANGED, order, data, asDate(now), eventId, origin), changed);
+  const data = { order: toOrderResource(order), previous_status: previous.status, status: order.status };
+  const changed = changedFields(ORDER_STATUS_CHANGED, { status: previous.status }, { status: order.status });
+  const event = buildOrderEvent(ORDER_STATUS_CHANGED, order, data, asDate(now), orderEventId(previous), origin);
+  return withChangedFields(event, changed);
 }
 
-/** The payment side confirmed the payment: `order` is paid, `previousStatus` what it was before. */
-export function buildPaidEvent(order: Order, previousStatus: OrderStatus, eventId: string = newEventId()): OrderEvent {
-  const data = { order: toOrderResource(order), previous_status: previousStatus, status: order.status };
-  return buildOrderEvent(ORDER_PAID, order, data, new Date(order.updated_at), eventId, STOREFRONT_ORIGIN);
+/** The payment side confirmed the payment: `order` is paid, `previous` the version before. */
+export function buildPaidEvent(order: Order, previous: Order): OrderEvent {
+  const data = { order: toOrderResource(order), previous_status: previous.status, status: order.status };
+  return buildOrderEvent(
+    ORDER_PAID,
+    order,
+    data,
+    new Date(order.updated_at),
+    orderEventId(previous),
+    STOREFRONT_ORIGIN,
+  );
 }
 
 /** The storefront placed `order` (pending, or already paid); the moment is its created_at. */
-export function buildCreatedEvent(order: Order, eventId: string = newEventId()): OrderEvent {
+export function buildCreatedEvent(order: Order): OrderEvent {
   return buildOrderEvent(
     ORDER_CREATED,
     order,
     { order: toOrderResource(order) },
     new Date(order.created_at),
-    eventId,
+    null,
     STOREFRONT_ORIGIN,
   );
 }
