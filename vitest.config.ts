@@ -86,7 +86,15 @@ export default defineConfig({
           poolOptions: { threads: { singleThread: true } },
         },
       },
-      { test: { ...stack, name: 'integration', include: ['test/integration/**/*.test.ts'] } },
+      {
+        test: {
+          ...stack,
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          // oauth-agent-e2e runs its six cases side by side; vitest's default of 5 held the sixth back.
+          maxConcurrency: 6,
+        },
+      },
       {
         test: {
           ...stack,
