@@ -4,7 +4,8 @@
  * by batches of 100. Counts what matters under contention besides speed: refusals (retryable 503s,
  * the whole request or a batch item, which wrote nothing) and any other 5xx (must be 0). Ids come
  * from the guarded sequence while a writer is alone and from reserved blocks after a lost race
- * (docs/catalog-writes.md, "Ids under contention").
+ * (docs/catalog-writes.md, "Ids under contention"). Last, one key's first full sync:
+ * BENCH_SYNC_BATCHES (default 60) batches of 100 new products one after another, timed whole.
  */
 import { startBenchStack } from './bench-stack.ts';
 import type { BenchSection } from './section.ts';
@@ -13,6 +14,8 @@ import { resetConfig } from '#shared/config.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WRITERS = [1, 10, 50];
 const BATCH = 100;
+/** One key's full sync: this many batches of 100 new products, one after another. */
+const SYNC_BATCHES = Number(process.env.BENCH_SYNC_BATCHES ?? 60);
 
 type Tally = { created: number; refused: number; other5xx: number; seconds: number };
 
@@ -91,12 +94,20 @@ export const createsSection: BenchSection = {
           );
         }
       }
+      // One key's first full sync (a CRM's 6,000 products): batches one after another, the next
+      // sent when the last answered, as its allowance (60 requests a minute) lets it.
+      const sync: Tally = { created: 0, refused: 0, other5xx: 0, seconds: 0 };
+      const syncStarted = performance.now();
+      for (let i = 0; i < SYNC_BATCHES; i++) await batch(bench.tokens[0] as string, sync);
+      sync.seconds = (performance.now() - syncStarted) / 1000;
       return (
         '## Product creates under contention\n\n' +
         `New products on one store, each writer its own key with one request in flight, for ${SECONDS} s (the requests in flight then finish). ` +
         'Refused: retryable 503 `service_unavailable` (request or batch item) that wrote nothing; other 5xx must be 0.\n\n' +
         '| request | writers | creates/s | created | refused | other 5xx | seconds |\n|---|---|---|---|---|---|---|\n' +
-        rows.join('')
+        rows.join('') +
+        `\nOne key, ${SYNC_BATCHES} batches of ${BATCH} new products one after another: ${sync.seconds.toFixed(1)} s ` +
+        `(${(sync.created / sync.seconds).toFixed(0)} creates/s, ${sync.created} created, ${sync.refused} refused, ${sync.other5xx} other 5xx).\n`
       );
     } finally {
       await bench.stop();

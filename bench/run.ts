@@ -5,7 +5,7 @@
  *   requests  DynamoDB round trips, units and latency per request, by endpoint group
  *   cost      AWS cost per million requests of each endpoint, from its units, time, log bytes and answer (bench/prices.ts)
  *   search    filter[name] round trips, RCU and latency at 10,000 and 100,000 products
- *   creates   product creates per second on one store with 1, 10 and 50 writers, refusals and 5xx
+ *   creates   product creates per second on one store with 1, 10 and 50 writers, refusals and 5xx; one key's 60 batches in a row
  *   hot       20 writers PATCHing one product: latency, refusals and DynamoDB calls per request
  *   throughput  GET /products/{id} per second against raw GetItem on the same DynamoDB Local, CPU per request
  *   events    the WRU each event adds to its write, numbering's units, GET /events round trips

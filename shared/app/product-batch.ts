@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { Product } from '#domain/product/product.ts';
 import {
+  offerCount,
   ProductPatchBody,
   ProductPutBody,
   type ProductPatch,
@@ -88,10 +89,16 @@ export async function upsertProductBatch(
 }
 
 /**
- * New products a group at a time, one transaction each, ids from the request's source (the
- * sequence read with the targets while uncontended, then one block reserved for all the rest).
- * A group that meets an external id a racing write created falls back to the single write per
- * item; a group the budget cannot hold any more is answered retryable, having written nothing.
+ * New products a group at a time, one transaction each. A batch of one group takes its ids from
+ * the sequence read with the targets (the guarded path: no gap, no extra call); a batch of more
+ * reserves the ids of all its new products with one ADD first, so no group holds the sequence
+ * item or spends a transaction on a guard that lost. A group that meets an external id a racing
+ * write created falls back to the single write per item; a group the budget cannot hold any more
+ * is answered retryable, having written nothing.
+ *
+ * The groups go one after another, not side by side: sent all at once, a store under 50 batch
+ * writers queued them past the request's budget, and items that landed late were answered
+ * "not confirmed" instead of being refused cleanly (docs/catalog-writes.md, "Ids under contention").
  */
 async function insertFresh(
   caller: Caller,
@@ -100,13 +107,10 @@ async function insertFresh(
   outcomes: BatchItemOutcome[],
 ) {
   const drafts = fresh.map(({ item, targets: t }) => newDraft(caller, item.externalId, item.write, t));
+  if (fresh.length > INSERT_GROUP_SIZE) await ids.reserveAll({ products: drafts.length, offers: offerCount(drafts) });
   for (let start = 0; start < fresh.length; start += INSERT_GROUP_SIZE) {
     const group = fresh.slice(start, start + INSERT_GROUP_SIZE);
-    const rest = drafts.slice(start);
-    const inserted = await ids.insert(drafts.slice(start, start + INSERT_GROUP_SIZE), {
-      products: rest.length,
-      offers: rest.reduce((n, d) => n + d.offers.length, 0),
-    });
+    const inserted = await ids.insert(drafts.slice(start, start + INSERT_GROUP_SIZE));
     for (const [i, { item, targets: t }] of group.entries()) {
       if (inserted.kind === 'inserted')
         outcomes[item.index] = {

@@ -23,9 +23,10 @@ import { errorFields, log } from '#shared/log.ts';
 
 /**
  * Where the new products of a request that inserts many (a batch, the bench's seed) get their
- * ids: first from the sequence state it read (the guarded, gap-free path), and once that guard
- * has lost a race, from one block reserved for all the products the request may still create
- * (`expected`), so the rest of the request never races on the sequence again. The products are
+ * ids: from one block reserved for all of them when they take several transactions
+ * (`reserveAll`); otherwise first from the sequence state it read (the guarded, gap-free path),
+ * and once that guard has lost a race, from one block reserved for all the products the request
+ * may still create (`expected`), so the rest of the request never races on the sequence again. The products are
  * numbered and their `product.created` events built here, then committed by
  * shared/db/product/insert.repo.ts. `finish`, which every request that took ids must call,
  * closes its reservations with the ids it did not use. A single PUT does not need this: it
@@ -47,6 +48,18 @@ export class ProductIds {
     read: ProductSequence | undefined,
   ) {
     this.guarded = read;
+  }
+
+  /**
+   * Reserves the ids of `expected` new products (and their offers) in one block before any insert,
+   * for a request that inserts them in several transactions (a batch of more than one group): no
+   * transaction then holds the sequence item, so none races the store's other writers on it or is
+   * spent on a guard that lost. Nothing when the budget cannot hold a round (the first insert then
+   * takes the guarded path, which checks the budget again) or a block is already held.
+   */
+  async reserveAll(expected: { products: number; offers: number }): Promise<void> {
+    if (this.block || expected.products === 0 || !this.clock.canStart()) return;
+    await this.reserveBlock(expected);
   }
 
   /**

@@ -209,10 +209,10 @@ describe('DynamoDB cost of the catalog writes', () => {
       items: items(''),
     });
     expect(creates.body.data.every((r: { status: number }) => r.status === 200)).toBe(true);
-    // authorizer, the targets (100 links: the sequence would need a call of its own, so it is read
-    // by the first insert), then 19 × 5 + 5 products in six transactions (each product's
+    // authorizer, the targets (100 links), the 100 ids reserved by one ADD (the groups then commit
+    // side by side), then 19 × 5 + 5 products in six transactions (each product's
     // product.created event is written in its transaction, so a group holds 19, not 24).
-    expect(creates.ops).toBe(`UpdateItem,BatchGetItem,GetItem,${tx(6)}`);
+    expect(creates.ops).toBe(`UpdateItem,BatchGetItem,UpdateItem,${tx(6)}`);
     expect(creates.body.data.map((r: { data: { id: number } }) => r.data.id)).toEqual(
       Array.from({ length: 100 }, (_, i) => i + 1),
     );
