@@ -31,7 +31,9 @@ const writes: TableAction[] = ['PutItem', 'UpdateItem', 'DeleteItem'];
 export const TABLE_ACCESS = {
   // One GetItem / conditional UpdateItem on the token item, and nothing else.
   authorizer: { actions: ['GetItem', 'UpdateItem'], leadingKeys: [keys.token('*').pk] },
-  products: { actions: ['GetItem', 'BatchGetItem', 'Query'] },
+  // UpdateItem: the list settles an expired id reservation a stopped writer left open (one closing
+  // write on the store's id sequence, docs/catalog-writes.md "Ids under contention").
+  products: { actions: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem'] },
   // Query: the key's external-id links, for GET /catalog/products/checksums.
   catalog: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes] },
   // No DeleteItem: an idempotency record is written finished inside the commit, never claimed and released.

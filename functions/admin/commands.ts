@@ -16,17 +16,12 @@ import { parseAbilities } from '#domain/key/abilities.ts';
 import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
 import { DEFAULT_EVENTS, parseEventTypes } from '#domain/webhook/event-subscription.ts';
 import { config } from '#shared/config.ts';
-import { webhookCommands } from './webhook-commands.ts';
-import { oauthCommands } from './oauth-commands.ts';
-import { orderCommands } from './order-commands.ts';
-import { productCommands } from './product-commands.ts';
-import { requestCommands } from './request-commands.ts';
 import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import { IntegerArg, KeyIdArg, StoreIdArg } from './args.ts';
 
 /**
  * The admin surface (docs/contract.md#admin-cli): one entry per CLI command, each validating its own arguments.
- * Later features add their commands to this table.
+ * The store and key commands are the table below; each other group is a module of its own (GROUPS).
  */
 export type AdminCommand = (args: Record<string, unknown>) => Promise<unknown>;
 
@@ -71,9 +66,8 @@ function eventsArg(raw: string): string[] {
   }
 }
 
-export const commands: Record<string, AdminCommand> = {
-  ...orderCommands,
-  ...productCommands,
+/** The store and key commands; the other groups are in GROUPS. */
+const keyCommands: Record<string, AdminCommand> = {
   'stores create': async (args) => {
     const a = parse(
       v.strictObject({
@@ -196,8 +190,37 @@ export const commands: Record<string, AdminCommand> = {
     const { id, ...changes } = a;
     return publicKey(await changeKeySettings(id, changes));
   },
-
-  ...webhookCommands,
-  ...requestCommands,
-  ...oauthCommands,
 };
+
+type Group = () => Promise<Record<string, AdminCommand>>;
+const webhooks: Group = async () => (await import('./webhook-commands.ts')).webhookCommands;
+const requests: Group = async () => (await import('./request-commands.ts')).requestCommands;
+
+/**
+ * The other groups by a command's first word, each module loaded only when one of its commands
+ * runs: a CLI start (one command) then loads one group and its use cases, not every one.
+ */
+const GROUPS: Record<string, Group[]> = {
+  keys: [requests, webhooks],
+  webhooks: [webhooks],
+  orders: [async () => (await import('./order-commands.ts')).orderCommands],
+  products: [async () => (await import('./product-commands.ts')).productCommands],
+  oauth: [async () => (await import('./oauth-commands.ts')).oauthCommands],
+};
+
+/** The command of this name (`keys create`), or undefined when there is none. */
+export async function findCommand(name: string): Promise<AdminCommand | undefined> {
+  if (Object.hasOwn(keyCommands, name)) return keyCommands[name];
+  const word = name.split(' ')[0] as string;
+  for (const load of Object.hasOwn(GROUPS, word) ? (GROUPS[word] as Group[]) : []) {
+    const group = await load();
+    if (Object.hasOwn(group, name)) return group[name];
+  }
+  return undefined;
+}
+
+/** Every command's name (what an unknown command's error lists): loads every group. */
+export async function commandNames(): Promise<string[]> {
+  const groups = await Promise.all([...new Set(Object.values(GROUPS).flat())].map((load) => load()));
+  return [...new Set([...Object.keys(keyCommands), ...groups.flatMap((g) => Object.keys(g))])];
+}

@@ -1,4 +1,4 @@
-import { commands } from './commands.ts';
+import { commandNames, findCommand } from './commands.ts';
 import { DomainError } from '#domain/errors.ts';
 import { errorFields, log } from '#shared/log.ts';
 
@@ -16,13 +16,13 @@ export type AdminResult =
  * exposed through API Gateway. Errors come back as data so the CLI can print one clear line.
  */
 export async function handler(event: AdminEvent): Promise<AdminResult> {
-  const command = commands[event.command];
+  const command = await findCommand(event.command);
   if (!command) {
     return {
       ok: false,
       error: {
         code: 'unknown_command',
-        message: `unknown command "${event.command}" (known: ${Object.keys(commands).join(', ')})`,
+        message: `unknown command "${event.command}" (known: ${(await commandNames()).join(', ')})`,
         field: null,
       },
     };

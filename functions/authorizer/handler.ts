@@ -2,18 +2,12 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } fro
 import { authenticateToken } from '#app/authenticate.ts';
 import { findRoute, principalToContext } from '#http/api-routes.ts';
 import { instrument } from '#http/http-handler.ts';
+import { bearerToken } from '#http/bearer.ts';
 import { addInvocationContext } from '#shared/log.ts';
 import type { Principal } from '#domain/principal.ts';
 
 /** API Gateway's contract for "401": throw exactly this message. */
 const unauthorized = () => new Error('Unauthorized');
-
-export function bearerToken(headers: Record<string, string | undefined> | null): string | undefined {
-  const entry = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization');
-  // The scheme name is case-insensitive (RFC 9110 §11.1): `bearer`, `BEARER`.
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(entry?.[1] ?? '');
-  return match?.[1];
-}
 
 /**
  * A token that is no key (malformed, unknown, revoked, rotated away): an explicit Deny, which API

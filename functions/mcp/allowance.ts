@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { claimMcpAllowance } from '#app/authenticate.ts';
 import { DomainError } from '#domain/errors.ts';
-import { bearerToken } from '#functions/authorizer/handler.ts';
+import { bearerToken } from '#http/bearer.ts';
 import { challengeHeaders } from '#http/challenge.ts';
 
 /**

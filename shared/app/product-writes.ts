@@ -168,8 +168,9 @@ async function insertNew(draft: NewProduct, read: ProductSequence | undefined): 
 }
 
 /**
- * A product from a whole draft, outside a request (the local seed, tests): the single insert
- * path with the store's sequence read first. Its external id, if any, must be new.
+ * A product from a whole draft, outside a request (tests; the local seed inserts a group at a
+ * time with ProductIds): the single insert path with the store's sequence read first. Its
+ * external id, if any, must be new.
  */
 export async function insertProduct(draft: NewProduct): Promise<Product> {
   const created = createdOrTaken(await insertNew(draft, undefined), `product ${draft.name}`);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import { bearerChallenge, gatewayResponseTable, invalidTokenChallenge } from '#http/gateway-responses.ts';
-import { ERROR_CATALOGUE } from '#http/error-status.ts';
+import { ERROR_CATALOGUE } from '#http/openapi/error-catalogue.ts';
 import { GATEWAY_DOC, renderGatewayDoc } from '#infra/gateway-docs.ts';
 import { DEFAULT_SETTINGS } from '#infra/settings.ts';
 import { deployedMetadataUrl, joined, synthStacks } from './synth.ts';

@@ -41,8 +41,8 @@ describe('CDK stacks', () => {
   });
 
   it('puts the queues in the stateful stack, all retained, and none in the API stack', () => {
-    // The webhook lanes (fast, slow), their dead-letter queue, the stream-failure queue.
-    expect(Object.keys(data.findResources('AWS::SQS::Queue'))).toHaveLength(4);
+    // The webhook lanes (fast, slow), their dead-letter queue, the stream-failure queue, the express queue.
+    expect(Object.keys(data.findResources('AWS::SQS::Queue'))).toHaveLength(5);
     for (const q of Object.values(data.findResources('AWS::SQS::Queue'))) {
       expect(q.DeletionPolicy).toBe('Retain');
       expect(q.Properties.SqsManagedSseEnabled).toBe(true);

@@ -6,7 +6,7 @@ import { TOO_LARGE_CONTENT_LENGTH, WELL_FORMED_AUTHORIZATION } from '#infra/cons
 import { DEFAULT_SETTINGS, settingsFromContext } from '#infra/settings.ts';
 import { GATEWAY_METRICS, METRICS_NAMESPACE } from '#infra/metric-names.ts';
 import { generateToken } from '#domain/key/api-key.ts';
-import { bearerToken } from '#functions/authorizer/handler.ts';
+import { bearerToken } from '#http/bearer.ts';
 import { generateAccessToken } from '#domain/oauth/oauth.ts';
 import { invalidTokenChallenge } from '#http/gateway-responses.ts';
 import { deployedMetadataUrl, joined, logicalId, synthStacks } from './synth.ts';

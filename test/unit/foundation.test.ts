@@ -5,7 +5,7 @@ import { matchPath } from '#emulation/local/match-path.ts';
 import { generateToken, hashToken, looksLikeToken } from '#domain/key/api-key.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { toProductResource, type Product } from '#domain/product/product.ts';
-import { bearerToken } from '#functions/authorizer/handler.ts';
+import { bearerToken } from '#http/bearer.ts';
 
 describe('key builders', () => {
   it('pads ids so that sort keys order numerically', () => {

@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { API_ROUTES } from '#http/api-routes.ts';
 import { EVENT_TYPES, isTracked } from '#domain/event/event.ts';
 import { WEBHOOK_EVENTS } from '#http/openapi/webhook-events.ts';
-import { ERROR_CATALOGUE } from '#http/error-status.ts';
+import { ERROR_CATALOGUE } from '#http/openapi/error-catalogue.ts';
 import { ERROR_CODES } from '#domain/errors.ts';
 import { buildOpenApiDocument } from '#http/openapi/document.ts';
 import { errorCatalogueMarkdown } from '#http/openapi/error-catalogue-md.ts';

@@ -5,7 +5,7 @@
  */
 import { canDryRun } from '../dry-run.ts';
 import type { ErrorCode } from '#domain/errors.ts';
-import { ERROR_CATALOGUE } from '../error-status.ts';
+import { ERROR_CATALOGUE } from './error-catalogue.ts';
 import type { ApiRoute } from '../api-routes.ts';
 import type { OperationDoc } from './operations.ts';
 import type { JsonSchema } from './json-schema.ts';
