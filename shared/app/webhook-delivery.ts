@@ -96,12 +96,15 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
     log('info', 'webhook delivery moved to its endpoint’s lane', { event_id: eventId, key_id: keyId, lane });
     return moveToLane(message, lane);
   }
-  // One attempt at a time: another copy of this message under way (SQS delivers at least once;
-  // the stream and the express lane may both queue a delivery) holds it, and answers for it.
+  // One attempt at a time: while another copy of this message holds the attempt (SQS delivers at
+  // least once; the stream and the express lane may both queue a delivery), this copy waits out
+  // its lease and then finds the outcome: delivered (dropped then), or still pending (attempted).
   const lease = new Date(Date.now() + config().webhookResponseTimeoutMs + ATTEMPT_LEASE_MARGIN_MS).toISOString();
-  if (!(await claimAttempt(keyId, eventId, round, new Date().toISOString(), lease))) {
-    log('debug', 'webhook attempt under way in another copy; this one dropped', { event_id: eventId, key_id: keyId });
-    return 'done';
+  const claim = await claimAttempt(keyId, eventId, round, new Date().toISOString(), lease);
+  if (claim.kind === 'gone') return 'done';
+  if (claim.kind === 'held') {
+    log('debug', 'webhook attempt under way in another copy; this one waits', { event_id: eventId, key_id: keyId });
+    return waitOnQueue(m, message, Math.max(1, (Date.parse(claim.until) - Date.now()) / 1000), claim.until);
   }
   let slot: number | undefined;
   if (lane === 'slow') {

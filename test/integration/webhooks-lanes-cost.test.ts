@@ -117,12 +117,14 @@ describe('webhooks: what the slow lane costs an attempt', () => {
     console.log(`slow lane, success: ${stats.calls} round trips, ${stats.rcu} RCU, ${stats.wcu} WCU`);
   });
 
-  it('POSTs once when two copies of a message arrive at the same moment; the other copy is dropped', async () => {
+  it('POSTs once when two copies of a message arrive at the same moment; the other copy waits for the outcome', async () => {
     const before = receiver.received.length;
     const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
     const d = await pendingDelivery(storeId, key.id);
     const answers = await Promise.all([handler(recordOf(d, FAST_ARN)), handler(recordOf(d, FAST_ARN))]);
-    expect(answers.map((a) => a.batchItemFailures)).toEqual([[], []]);
+    // The copy that held the attempt answered; the other one asked to wait (its visibility change
+    // goes to this test's unreachable queue, so it stays failed and is received again later).
+    expect(answers.filter((a) => a.batchItemFailures.length === 0).length).toBeGreaterThanOrEqual(1);
     expect((await getDelivery(key.id, d.event_id))?.state).toBe('delivered');
     expect(receiver.received.slice(before).filter((r) => r.headers['webhook-id'] === d.event_id)).toHaveLength(1);
     // The outcome gave the claim back: the item holds none.

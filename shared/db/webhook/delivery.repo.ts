@@ -92,12 +92,16 @@ export async function markQueued(keyId: number, eventId: string, round: number):
   }
 }
 
+/** What a claim on an attempt came to: taken; held by another copy until `until`; or no attempt to make. */
+export type AttemptClaim = { kind: 'taken' } | { kind: 'held'; until: string } | { kind: 'gone' };
+
 /**
  * Takes the attempt of `round` for one signer until `until` (a lease past the POST's timeout): a
  * second copy of the same message, run at the same moment (SQS delivers at least once, and both
- * the stream and the express lane may queue a delivery), finds it taken. The outcome write
- * (`updateDelivery`) gives it back; a signer that died holding it loses it when the lease ends,
- * before its message is received again. True when taken.
+ * the stream and the express lane may queue a delivery), finds it `held`. The claim names its
+ * round, so a redelivery's new round is never held by an attempt of the old one. The outcome
+ * write (`updateDelivery`) gives it back; a signer that died holding it loses it when the lease
+ * ends. `gone`: the delivery expired, moved to another round or is no longer pending.
  */
 export async function claimAttempt(
   keyId: number,
@@ -105,23 +109,27 @@ export async function claimAttempt(
   round: number,
   now: string,
   until: string,
-): Promise<boolean> {
+): Promise<AttemptClaim> {
   try {
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.delivery(keyId, eventId),
-        UpdateExpression: 'SET claimed_until = :until',
+        UpdateExpression: 'SET claimed_until = :until, claimed_round = :round',
         ConditionExpression:
-          'attribute_exists(pk) AND #round = :round AND #state = :pending AND (attribute_not_exists(claimed_until) OR claimed_until < :now)',
+          'attribute_exists(pk) AND #round = :round AND #state = :pending AND ' +
+          '(attribute_not_exists(claimed_until) OR claimed_until < :now OR claimed_round <> :round)',
         ExpressionAttributeNames: { '#round': 'round', '#state': 'state' },
         ExpressionAttributeValues: { ':until': until, ':round': round, ':pending': 'pending', ':now': now },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return true;
+    return { kind: 'taken' };
   } catch (err) {
-    if (isConditionalCheckFailed(err)) return false;
-    throw err;
+    if (!isConditionalCheckFailed(err)) throw err;
+    const old = itemFromError(err.Item);
+    const live = old && old.round === round && old.state === 'pending' && typeof old.claimed_until === 'string';
+    return live ? { kind: 'held', until: old.claimed_until as string } : { kind: 'gone' };
   }
 }
 
@@ -132,7 +140,7 @@ export async function releaseAttempt(keyId: number, eventId: string, round: numb
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.delivery(keyId, eventId),
-        UpdateExpression: 'REMOVE claimed_until',
+        UpdateExpression: 'REMOVE claimed_until, claimed_round',
         ConditionExpression: 'attribute_exists(pk) AND #round = :round',
         ExpressionAttributeNames: { '#round': 'round' },
         ExpressionAttributeValues: { ':round': round },
@@ -193,7 +201,7 @@ export async function updateDelivery(
         TableName: tableName(),
         Key: keys.delivery(keyId, eventId),
         // The attempt's outcome gives its claim back (claimAttempt).
-        UpdateExpression: `SET ${sets.join(', ')} REMOVE claimed_until`,
+        UpdateExpression: `SET ${sets.join(', ')} REMOVE claimed_until, claimed_round`,
         ConditionExpression: 'attribute_exists(pk) AND #round = :round',
         ExpressionAttributeNames: { '#state': 'state', '#round': 'round' },
         ExpressionAttributeValues: values,
