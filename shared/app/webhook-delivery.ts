@@ -114,7 +114,14 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
       return deferOverCap(message);
     }
   }
-  return attempt(m, key as DeliverableKey, delivery, endpoint, nowMs, ports, slot);
+  try {
+    return await attempt(m, key as DeliverableKey, delivery, endpoint, nowMs, ports, slot);
+  } catch (err) {
+    // A platform error (the message is received again after a back-off): give the attempt back,
+    // or the next receive would wait out the lease before trying again.
+    await releaseAttempt(keyId, eventId, round).catch(() => undefined);
+    throw err;
+  }
 }
 
 async function attempt(
