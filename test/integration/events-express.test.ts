@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expediteEvent } from '#app/express-events.ts';
 import { prepareStoreBatch } from '#app/fan-out.ts';
@@ -19,6 +18,7 @@ import { ensureTable } from '#emulation/local/bootstrap.ts';
 import { resetConfig } from '#shared/config.ts';
 import { createStore } from '#fixtures/api.ts';
 import { placeOrder } from '#fixtures/orders.ts';
+import { sqsRecord } from '#fixtures/queue.ts';
 
 /**
  * The express lane (docs/webhooks.md, "Order events first") on the real store, in a table of its
@@ -152,22 +152,7 @@ describe('events: the express lane numbers order events first, in their order', 
   });
 
   it('answers a malformed message without a failure: the stream has the event', async () => {
-    const message = (body: string): SQSEvent['Records'][number] => ({
-      messageId: randomUUID(),
-      receiptHandle: 'unused',
-      body,
-      attributes: {
-        ApproximateReceiveCount: '1',
-        SentTimestamp: String(Date.now()),
-        SenderId: 'test',
-        ApproximateFirstReceiveTimestamp: String(Date.now()),
-      },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:events-express',
-      awsRegion: 'us-east-1',
-    });
+    const message = (body: string) => sqsRecord(body, 'arn:aws:sqs:us-east-1:000000000000:events-express');
     const created = await placed();
     const answer = await events({
       Records: [

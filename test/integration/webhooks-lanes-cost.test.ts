@@ -10,6 +10,7 @@ import { resetConfig } from '#shared/config.ts';
 import type { Delivery } from '#domain/webhook/delivery.ts';
 import { createKey, createStore } from '#fixtures/api.ts';
 import { newEventId, startReceiver } from '#fixtures/webhooks.ts';
+import { sqsRecord } from '#fixtures/queue.ts';
 
 /**
  * What the slow lane adds to an attempt, counted (withDbStats) on the signer Lambda invoked
@@ -20,28 +21,9 @@ import { newEventId, startReceiver } from '#fixtures/webhooks.ts';
 const SLOW_ARN = 'arn:aws:sqs:us-east-1:000000000000:cost-webhooks-slow';
 const FAST_ARN = 'arn:aws:sqs:us-east-1:000000000000:cost-webhooks';
 
-function recordOf(d: Delivery, arn: string): SQSEvent {
-  return {
-    Records: [
-      {
-        messageId: `m-${d.event_id}`,
-        receiptHandle: 'unused',
-        body: JSON.stringify({ event_id: d.event_id, key_id: d.key_id, round: 0 }),
-        attributes: {
-          ApproximateReceiveCount: '1',
-          SentTimestamp: String(Date.now()),
-          SenderId: 'cost',
-          ApproximateFirstReceiveTimestamp: String(Date.now()),
-        },
-        messageAttributes: {},
-        md5OfBody: '',
-        eventSource: 'aws:sqs',
-        eventSourceARN: arn,
-        awsRegion: 'us-east-1',
-      },
-    ],
-  };
-}
+const recordOf = (d: Delivery, arn: string): SQSEvent => ({
+  Records: [sqsRecord(JSON.stringify({ event_id: d.event_id, key_id: d.key_id, round: 0 }), arn, `m-${d.event_id}`)],
+});
 
 async function pendingDelivery(storeId: string, keyId: number): Promise<Delivery> {
   const now = new Date().toISOString();
