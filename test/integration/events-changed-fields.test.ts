@@ -92,7 +92,8 @@ describe('changed_fields on every event that carries it', () => {
       'product.updated:name',
     ]);
     expect(await listed('product.updated:sku')).toEqual([]);
-    expect(await listed('page.published:title,order.paid')).toEqual(['page.published:title', 'order.paid:']);
+    // Order events take the express lane, so across families the log need not follow commit order.
+    expect((await listed('page.published:title,order.paid')).sort()).toEqual(['order.paid:', 'page.published:title']);
     // The old form is unchanged: a type alone takes every event of it.
     expect(await listed('product.updated,tag.upserted')).toEqual([
       'product.updated:price+quantity',
@@ -126,9 +127,13 @@ describe('changed_fields on every event that carries it', () => {
       };
     const result = await call(['product.updated:price', 'order.status_changed']);
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent.data.map((e) => [e.type, e.changed_fields])).toEqual([
-      ['product.updated', ['price', 'quantity']],
+    expect(
+      result.structuredContent.data
+        .map((e) => [e.type, e.changed_fields])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    ).toEqual([
       ['order.status_changed', ['status']],
+      ['product.updated', ['price', 'quantity']],
     ]);
     const refused = await call(['product.updated:colour']);
     expect(refused.isError).toBe(true);
