@@ -48,6 +48,8 @@ export interface GatewayOptions {
   log?: (line: string) => void;
   /** Called once per request with its cost (the benchmark reads this). */
   onRequest?: (info: {
+    /** As in the answer's X-Request-Id. */
+    requestId: string;
     method: string;
     path: string;
     status: number;
@@ -99,6 +101,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
         error_code: errorCodeOf(status, answer),
       });
       options.onRequest?.({
+        requestId,
         method: req.method ?? '',
         path: url.pathname,
         status,

@@ -34,7 +34,18 @@ import {
 } from '#domain/product/product-write.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
 import { failedCondition, productChecksum, type WriteCondition } from '#domain/product/checksum.ts';
-import { backoff, contended, done, nowIso, retryOnStale, RoundClock, stale, undetermined } from '#domain/time.ts';
+import {
+  BUDGET_ONLY,
+  contended,
+  type ContentionBound,
+  done,
+  HOT_ITEM_BOUND,
+  nowIso,
+  retryOnStale,
+  RoundClock,
+  stale,
+  undetermined,
+} from '#domain/time.ts';
 import { keyOrigin } from '#domain/event/event.ts';
 import { productEvent } from '#domain/event/product.ts';
 import type { Caller } from '#domain/principal.ts';
@@ -62,7 +73,7 @@ export async function putProduct(
     write.tag_external_ids,
     { sequenceOf: caller.storeId },
   );
-  return putResolved(caller, externalId, write, targets, undefined, condition);
+  return putResolved(caller, externalId, write, targets, undefined, condition, HOT_ITEM_BOUND);
 }
 
 /**
@@ -79,7 +90,9 @@ export type WriteOutcome = Written | { result: 'precondition_failed'; header: 'I
 
 /**
  * `putProduct` once the write's targets are known (a batch resolves those of all its items at
- * once, and passes the id source of the whole request as `ids`).
+ * once, and passes the id source of the whole request as `ids`). `bound`: how far a replace
+ * contended on its product goes before it is refused (a single write's is HOT_ITEM_BOUND; a batch
+ * item has only its request's budget, as the request may have run long before the item's turn).
  */
 export async function putResolved(
   caller: Caller,
@@ -88,6 +101,7 @@ export async function putResolved(
   targets: WriteTargets,
   ids?: ProductIds,
   condition: WriteCondition = {},
+  bound: ContentionBound = BUDGET_ONLY,
 ): Promise<WriteOutcome> {
   assertReferencesExist(targets, write.category_external_ids, write.tag_external_ids);
   const change = { ...write, category_ids: targets.categoryIds };
@@ -109,7 +123,7 @@ export async function putResolved(
     // Create only: the racing first PUT won, so this one must not replace it.
     if (condition.createOnly) return { result: 'precondition_failed', header: 'If-None-Match' };
   }
-  const written = await applyToExisting(caller, id, change, known, condition);
+  const written = await applyToExisting(caller, id, change, known, condition, bound);
   // The external-id map and its product are written in one transaction and never deleted.
   if (!written) throw new Error(`external id maps to missing product ${id}`);
   return written;
@@ -204,21 +218,22 @@ export async function patchProduct(
     patch.category_external_ids,
     patch.tag_external_ids,
   );
-  return patchResolved(caller, patch, targets, condition);
+  return patchResolved(caller, patch, targets, condition, HOT_ITEM_BOUND);
 }
 
-/** `patchProduct` once the write's targets are known (an unknown product is 404 before any condition). */
+/** `patchProduct` once the write's targets are known (an unknown product is 404 before any condition; `bound` as for `putResolved`). */
 export async function patchResolved(
   caller: Caller,
   patch: ProductPatch,
   targets: WriteTargets,
   condition: WriteCondition = {},
+  bound: ContentionBound = BUDGET_ONLY,
 ): Promise<WriteOutcome> {
   if (targets.productId === undefined) throw notFound('product');
   assertReferencesExist(targets, patch.category_external_ids, patch.tag_external_ids);
   const change: ProductChange = { ...patch };
   if (patch.category_external_ids !== undefined) change.category_ids = targets.categoryIds;
-  const written = await applyToExisting(caller, targets.productId, change, targets.product, condition);
+  const written = await applyToExisting(caller, targets.productId, change, targets.product, condition, bound);
   if (!written) throw notFound('product');
   return written;
 }
@@ -231,7 +246,9 @@ export async function patchResolved(
  * reads the product again and decides again, so the last round's answer is what was committed:
  * a change (updated) or nothing to change (unchanged). A round lost on the guard gets the product
  * back from the failed condition and decides again from it without a read; only a transaction
- * conflict (no state handed back) makes the next round read the product item. If the link's copy
+ * conflict (no state handed back) makes the next round read the product item. A lost round waits
+ * a full-jitter backoff first, and a write past its `bound` is refused retryably, having written
+ * nothing (shared/domain/time.ts, ContentionBound). If the link's copy
  * is behind the product (written by an older version), the guard fails and hands back the product.
  * The write's condition is checked in each round against the state that round decides from, so
  * a racing write that commits between the check and the commit makes the round stale, and the
@@ -244,12 +261,13 @@ async function applyToExisting(
   change: ProductChange,
   known: Product | undefined,
   condition: WriteCondition,
+  bound: ContentionBound,
 ): Promise<WriteOutcome | undefined> {
   const storeId = caller.storeId;
-  let lost = 0;
   return retryOnStale<Product | undefined, WriteOutcome | undefined>({
     what: `product ${id} of store ${storeId}`,
     ...(known ? { initial: known } : {}),
+    bound,
     read: () => getProduct(storeId, id),
     round: async (current) => {
       if (!current) return done(undefined);
@@ -264,11 +282,8 @@ async function applyToExisting(
         productEvent('product.updated', next, keyOrigin(caller.keyId), current),
       );
       if (commit.kind === 'committed') return done({ product: commit.product, result: 'updated' });
-      if (!commit.current) return stale();
-      // The failed condition handed back the product as the winner left it, the same state to
-      // every loser of the round: a jittered, growing wait spreads their next attempts, or all
-      // of them would race again for the one commit the next round allows.
-      await backoff(++lost);
+      // The failed condition hands back the product as the winner left it (not after a
+      // transaction conflict): the next round decides from it without a read.
       return stale(commit.current);
     },
   });

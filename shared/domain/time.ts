@@ -102,17 +102,18 @@ export const nowIso = (): string => new Date().toISOString();
  * Optimistic concurrency, one way everywhere: read → decide → commit guarded on what was read;
  * a commit that lost to another writer decides again from the state that writer left.
  *
- * Contention is bounded by the request's time budget (above), not by a count
- * of rounds: a round starts only while enough of the budget is left to finish it, so a write
- * that keeps losing is refused (503 `service_unavailable`, `Retry-After`) before anyone stops
- * listening, with nothing written, and never goes on in the background after its answer.
+ * Contention is bounded by the request's time budget (above): a round starts only while enough
+ * of the budget is left to finish it, so a write that keeps losing is refused (503
+ * `service_unavailable`, `Retry-After`) before anyone stops listening, with nothing written, and
+ * never goes on in the background after its answer. A single product write is bounded far
+ * sooner, by calls and time (`ContentionBound`).
  */
 
 /** What one round of `retryOnStale` ended with. */
 export type Round<S, R> =
   /** Finished: the commit went through, or nothing needed writing. */
   | { done: R }
-  /** Lost to a concurrent commit. With the state the commit failed on, the next round starts from it at once; without, after a backoff and a fresh read. */
+  /** Lost to a concurrent commit. With the state the commit failed on, the next round starts from it (after the bound's wait, if any); without, after a backoff and a fresh read. */
   | { stale: S | undefined };
 
 export const done = <R>(value: R): { done: R } => ({ done: value });
@@ -160,6 +161,11 @@ export function assertRoundBudget(what: string, clock?: RoundClock): void {
 export class RoundClock {
   private slowest = 0;
 
+  /** The slowest round timed so far (0 before the first). */
+  get slowestMs(): number {
+    return this.slowest;
+  }
+
   canStart(): boolean {
     return remainingMs() >= ROUND_MARGIN_MS + this.slowest;
   }
@@ -178,19 +184,62 @@ const defaultClock = new RoundClock();
 
 /** Jittered, growing wait between contended rounds: 5–25 ms at first, at most ~205 ms; never past the budget's margin. */
 export function backoff(attempt: number): Promise<void> {
-  const ms = Math.min(
-    5 + Math.random() * 20 * Math.min(Math.max(attempt, 1), 10),
-    Math.max(0, remainingMs() - ROUND_MARGIN_MS),
-  );
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return sleepWithinBudget(5 + Math.random() * 20 * Math.min(Math.max(attempt, 1), 10));
+}
+
+/** Waits `ms`, but never into the budget's margin. */
+function sleepWithinBudget(ms: number): Promise<void> {
+  const wait = Math.min(ms, Math.max(0, remainingMs() - ROUND_MARGIN_MS));
+  return new Promise((resolve) => setTimeout(resolve, wait));
+}
+
+/**
+ * How far a write contended on one item may go before it is refused with the retryable
+ * `contended` 503: at most `calls` store calls (its rounds' commits, and its reads of the item;
+ * the one offer id a product without a variant reserves is not counted), and no round that would
+ * start `ms` or more after its first one (docs/catalog-writes.md, "One hot
+ * product"). A writer that keeps losing is answered within moments and sends again after
+ * Retry-After, instead of spending its request's budget queueing on one item.
+ */
+export interface ContentionBound {
+  readonly calls: number;
+  readonly ms: number;
+}
+
+/**
+ * A single product write's bound: with the authorizer's call and the write's read of its
+ * targets, about 10 calls a request, and refused within about 2 s of contention.
+ */
+export const HOT_ITEM_BOUND: ContentionBound = { calls: 8, ms: 2_000 };
+
+/** No bound beyond the request's budget: a batch item (its request may have run long before the item's turn). */
+export const BUDGET_ONLY: ContentionBound = { calls: Number.POSITIVE_INFINITY, ms: Number.POSITIVE_INFINITY };
+
+/** Whether a write may start its next round, having made `calls` calls by then, `ms` after its first round started. */
+export const withinBound = (bound: ContentionBound, calls: number, ms: number): boolean =>
+  calls <= bound.calls && ms < bound.ms;
+
+/** The longest wait between two rounds of a bounded write. */
+export const JITTER_CAP_MS = 1_000;
+
+/**
+ * "Full jitter" (AWS Architecture Blog, "Exponential Backoff and Jitter"): a wait drawn evenly
+ * from 0 to `roundMs` × 2^attempt, at most JITTER_CAP_MS. `roundMs` is the slowest round so far
+ * (at least 10 ms): a commit's duration is the window in which racing writers collide, and
+ * spreading the losers over a few such windows lets most of them commit in a few rounds.
+ */
+export function fullJitterMs(attempt: number, roundMs: number, random: () => number = Math.random): number {
+  return random() * Math.min(JITTER_CAP_MS, Math.max(10, roundMs) * 2 ** Math.min(Math.max(attempt, 1), 10));
 }
 
 /**
  * Runs rounds until one is done. Each racing writer loses a round only to another writer's
  * commit, so N writers of one item need about N rounds each at worst. Within a budget the
- * budget alone bounds the rounds; outside one (scripts, direct calls) `maxAttempts` does.
- * Either way the give-up is `contended(what)`, retryable, raised before a round that was not
- * started: every round either committed or wrote nothing.
+ * budget bounds the rounds, and a `bound` (a single write of one product) far sooner; outside
+ * one (scripts, direct calls) `maxAttempts` does. Either way the give-up is `contended(what)`,
+ * retryable, raised before a round that was not started: every round either committed or wrote
+ * nothing. With a `bound`, a lost round waits a full-jitter backoff before the next; without,
+ * only a round lost without the state (a read follows) waits (`backoff`).
  */
 export async function retryOnStale<S, R>(options: {
   read: () => Promise<S>;
@@ -200,22 +249,35 @@ export async function retryOnStale<S, R>(options: {
   maxAttempts?: number;
   /** The state to start from when the caller already read it. */
   initial?: S;
+  bound?: ContentionBound;
 }): Promise<R> {
   const maxAttempts = options.maxAttempts ?? 50;
+  const { bound } = options;
   const clock = new RoundClock();
+  const started = performance.now();
+  // The store calls made so far: each read and each round's commit.
+  let calls = 0;
   assertRoundBudget(options.what, clock);
-  let state = 'initial' in options ? (options.initial as S) : await options.read();
+  let state = 'initial' in options ? (options.initial as S) : (calls++, await options.read());
   for (let attempt = 1; ; attempt++) {
     assertRoundBudget(options.what, clock);
     const outcome = await clock.time(() => options.round(state));
+    calls++;
     if ('done' in outcome) return outcome.done;
     if (attempt >= maxAttempts && remainingMs() === Number.POSITIVE_INFINITY) throw contended(options.what);
-    if (outcome.stale !== undefined) {
-      state = outcome.stale;
+    const handedBack = outcome.stale !== undefined;
+    if (bound) {
+      const wait = fullJitterMs(attempt, clock.slowestMs);
+      const next = handedBack ? 1 : 2;
+      if (!withinBound(bound, calls + next, performance.now() - started + wait)) throw contended(options.what);
+      await sleepWithinBudget(wait);
+    } else if (!handedBack) await backoff(attempt);
+    if (handedBack) {
+      state = outcome.stale as S;
     } else {
-      await backoff(attempt);
       assertRoundBudget(options.what, clock);
       state = await options.read();
+      calls++;
     }
   }
 }

@@ -1,0 +1,111 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  BUDGET_ONLY,
+  done,
+  fullJitterMs,
+  HOT_ITEM_BOUND,
+  JITTER_CAP_MS,
+  retryOnStale,
+  stale,
+  withDeadline,
+  withinBound,
+} from '#domain/time.ts';
+
+/** The bound of a single write contended on one item (docs/catalog-writes.md, "One hot product"). */
+describe('contention bound', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('allows a round while its calls stay within the bound and it starts before the bound ms', () => {
+    const bound = { calls: 8, ms: 2_000 };
+    expect(withinBound(bound, 8, 1_999)).toBe(true);
+    expect(withinBound(bound, 9, 0)).toBe(false);
+    expect(withinBound(bound, 1, 2_000)).toBe(false);
+    expect(withinBound(BUDGET_ONLY, 1_000, 60_000)).toBe(true);
+  });
+
+  it('draws the full-jitter wait evenly from 0 to the slowest round × 2^attempt, capped', () => {
+    expect(fullJitterMs(1, 30, () => 0)).toBe(0);
+    expect(fullJitterMs(1, 30, () => 0.5)).toBe(30);
+    expect(fullJitterMs(3, 30, () => 0.5)).toBe(120);
+    // A round faster than 10 ms still spreads the writers over 10 ms windows.
+    expect(fullJitterMs(2, 1, () => 0.5)).toBe(20);
+    expect(fullJitterMs(20, 500, () => 0.999)).toBeLessThan(JITTER_CAP_MS);
+    for (let i = 0; i < 1_000; i++) {
+      const ms = fullJitterMs(4, 30);
+      expect(ms).toBeGreaterThanOrEqual(0);
+      expect(ms).toBeLessThan(480);
+    }
+  });
+
+  it('refuses a write whose rounds keep losing once the next round would pass the calls, having made no more', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    let rounds = 0;
+    const handedBack = withDeadline(25_000, () =>
+      retryOnStale<number, string>({
+        what: 'product 1',
+        initial: 1,
+        bound: { calls: 8, ms: 60_000 },
+        read: async () => 1,
+        round: async (n) => (rounds++, stale(n)),
+      }),
+    ).catch((e: unknown) => e);
+    expect(await handedBack).toMatchObject({ code: 'service_unavailable', retryAfterSeconds: 1 });
+    expect(rounds).toBe(8);
+
+    // Lost without the state: each round after the first costs a read and a commit.
+    let reads = 0;
+    rounds = 0;
+    const reread = await withDeadline(25_000, () =>
+      retryOnStale<number, string>({
+        what: 'product 1',
+        initial: 1,
+        bound: { calls: 8, ms: 60_000 },
+        read: async () => (reads++, 1),
+        round: async () => (rounds++, stale()),
+      }),
+    ).catch((e: unknown) => e);
+    expect(reread).toMatchObject({ code: 'service_unavailable' });
+    expect(rounds + reads).toBeLessThanOrEqual(8);
+    expect({ rounds, reads }).toEqual({ rounds: 4, reads: 3 });
+  });
+
+  it('starts no round the bound ms after the first one started', async () => {
+    let rounds = 0;
+    const err = await retryOnStale<number, string>({
+      what: 'product 1',
+      initial: 1,
+      bound: { calls: 100, ms: 50 },
+      read: async () => 1,
+      round: async (n) => {
+        rounds++;
+        await new Promise((r) => setTimeout(r, 60));
+        return stale(n);
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'service_unavailable' });
+    expect(rounds).toBe(1);
+  });
+
+  it('applies a write that wins within the bound, and lets a budget-only write go past it', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    let rounds = 0;
+    const third = (n: number) => (++rounds >= 3 ? done(`won at ${n}`) : stale(n + 1));
+    await expect(
+      retryOnStale({ what: 'p', initial: 1, bound: HOT_ITEM_BOUND, read: async () => 1, round: async (n) => third(n) }),
+    ).resolves.toBe('won at 3');
+
+    rounds = 0;
+    const twelfth = (n: number) => (++rounds >= 12 ? done(`won at ${n}`) : stale(n + 1));
+    await expect(
+      withDeadline(25_000, () =>
+        retryOnStale({
+          what: 'p',
+          initial: 1,
+          bound: BUDGET_ONLY,
+          read: async () => 1,
+          round: async (n) => twelfth(n),
+        }),
+      ),
+    ).resolves.toBe('won at 12');
+  });
+});
