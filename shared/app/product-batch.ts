@@ -89,12 +89,12 @@ export async function upsertProductBatch(
 }
 
 /**
- * New products a group at a time, one transaction each. A batch of one group takes its ids from
- * the sequence read with the targets (the guarded path: no gap, no extra call); a batch of more
- * reserves the ids of all its new products with one ADD first, so no group holds the sequence
- * item or spends a transaction on a guard that lost. A group that meets an external id a racing
- * write created falls back to the single write per item; a group the budget cannot hold any more
- * is answered retryable, having written nothing.
+ * New products a group at a time, one transaction each. A batch of one group (up to 19) takes its
+ * ids from the sequence read with the targets (the guarded path: no gap, no extra call); a batch
+ * of more reserves the ids of all its new products with one ADD first, so no group holds the
+ * sequence item or spends a transaction on a guard that lost, and each group holds 20. A group
+ * that meets an external id a racing write created falls back to the single write per item; a
+ * group the budget cannot hold any more is answered retryable, having written nothing.
  *
  * The groups go one after another, not side by side: sent all at once, a store under 50 batch
  * writers queued them past the request's budget, and items that landed late were answered
@@ -108,9 +108,11 @@ async function insertFresh(
 ) {
   const drafts = fresh.map(({ item, targets: t }) => newDraft(caller, item.externalId, item.write, t));
   if (fresh.length > INSERT_GROUP_SIZE) await ids.reserveAll({ products: drafts.length, offers: offerCount(drafts) });
-  for (let start = 0; start < fresh.length; start += INSERT_GROUP_SIZE) {
-    const group = fresh.slice(start, start + INSERT_GROUP_SIZE);
-    const inserted = await ids.insert(drafts.slice(start, start + INSERT_GROUP_SIZE));
+  // Decided once: 20 a group with the block reserved (five for 100), 19 on the guarded path.
+  const size = ids.groupSize;
+  for (let start = 0; start < fresh.length; start += size) {
+    const group = fresh.slice(start, start + size);
+    const inserted = await ids.insert(drafts.slice(start, start + size));
     for (const [i, { item, targets: t }] of group.entries()) {
       if (inserted.kind === 'inserted')
         outcomes[item.index] = {

@@ -1,7 +1,9 @@
 import {
   closeRequestReservations,
+  INSERT_GROUP_SIZE,
   insertGuarded,
   insertReserved,
+  RESERVED_INSERT_GROUP_SIZE,
   type InsertOutcome,
 } from '#db/product/insert.repo.ts';
 import {
@@ -63,8 +65,17 @@ export class ProductIds {
   }
 
   /**
-   * Inserts `drafts` in one transaction. `expected`: how many new products the request may
-   * still insert with this one included, and their offers (the size of the block to reserve).
+   * Products one `insert` may hold: 20 once the request holds a reserved block (no sequence move
+   * in the transaction), 19 on the guarded path.
+   */
+  get groupSize(): number {
+    return this.block ? RESERVED_INSERT_GROUP_SIZE : INSERT_GROUP_SIZE;
+  }
+
+  /**
+   * Inserts `drafts` (at most `groupSize`) in one transaction. `expected`: how many new products
+   * the request may still insert with this one included, and their offers (the size of the block
+   * to reserve).
    */
   async insert(
     drafts: readonly NewProduct[],

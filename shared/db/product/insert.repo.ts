@@ -27,8 +27,13 @@ import { DomainError } from '#domain/errors.ts';
 const SETTLE_GRACE_MS = 1_500;
 const BOOKKEEPING_GRACE_MS = 1_500;
 
-/** Products per insert transaction: at most 100 actions (the sequence, then per product: itself, its map, SKU link, pending name, its event). */
+/**
+ * Products per insert transaction, at most 100 actions: per product itself, its map, SKU link,
+ * pending name and its event (5), and on the guarded path the sequence move (1).
+ */
 export const INSERT_GROUP_SIZE = 19;
+/** ... with ids reserved before it: no sequence move in the transaction, so one product more. */
+export const RESERVED_INSERT_GROUP_SIZE = 20;
 
 /** The link that won an external id: the product id, and the product when the link carries its copy. */
 export type Winner = { productId: number | undefined; product: Product | undefined };
