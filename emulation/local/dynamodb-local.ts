@@ -74,13 +74,6 @@ export function startDynamoDbLocal(options: DynamoDbLocalOptions): DynamoDbLocal
   if (!java.ok) throw new Error(java.message);
   const dir = jarDirectory();
   const args = [
-    // The store spends its time in SQLite (native code) and short request handling, and it runs
-    // for minutes beside everything else on the machine: the client compiler alone (no C2) and
-    // the serial collector (no concurrent GC threads) halve its CPU with the same answers.
-    // Measured with the same mixed workload (puts, gets, counters, 25-item transactions, queries;
-    // 600 rounds from 8 clients): 9–11 CPU-s against 20–27 with the JVM's defaults.
-    '-XX:TieredStopAtLevel=1',
-    '-XX:+UseSerialGC',
     `-Djava.library.path=${path.join(dir, 'DynamoDBLocal_lib')}`,
     '-jar',
     path.join(dir, 'DynamoDBLocal.jar'),
