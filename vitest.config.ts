@@ -50,11 +50,11 @@ const stack = {
 const FORKS = 4;
 
 /**
- * The files that took minutes in the last full runs (documented-commands 219 s, oauth-agent-e2e
- * 205 s, contract-conformance 180 s on the idle machine), started first. Without vitest's cache of
- * durations (a fresh clone, so every CI run) files start largest first, which put these three 17th,
- * 19th and 27th of the 83 files spread over forks, so they could still be running after the others
- * were done. Each file is still one fork's, and the others keep vitest's order.
+ * The files that take minutes (in the last full run on the idle machine, 2026-11-29:
+ * documented-commands 299 s, contract-conformance 138 s, oauth-agent-e2e 97 s), started first.
+ * Without vitest's cache of durations (a fresh clone, so every CI run) files start largest first,
+ * which put such files late among the 80-odd spread over forks, so they could still be running
+ * after the others were done. Each file is still one fork's, and the others keep vitest's order.
  */
 const SLOW_FIRST = [
   'test/integration/documented-commands.test.ts',

@@ -131,7 +131,7 @@ describe('Webhook pipeline', () => {
     }
   });
 
-  it('lets the signer re-send on its own queue (DelaySeconds) and the fan-out only send', () => {
+  it('lets the signer re-send on its own two queues, and the fan-out send and receive from the express queue only', () => {
     const sqsOf = (fn: Parameters<typeof statementsOf>[1]) => actionsOf(statementsOf(template, fn), 'sqs');
     expect(sqsOf(webhooksFunction)).toEqual(
       expect.arrayContaining([
