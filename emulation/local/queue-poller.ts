@@ -92,7 +92,7 @@ export async function pollQueue(
             10,
             mapping.concurrent === undefined ? 10 : mapping.concurrent - running.size,
           ),
-          WaitTimeSeconds: 1,
+          WaitTimeSeconds: 20,
           MessageSystemAttributeNames: ['All'],
           MessageAttributeNames: ['All'],
         }),

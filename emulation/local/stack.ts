@@ -4,6 +4,7 @@ import { config, resetConfig } from '#shared/config.ts';
 import { resetDbClients } from '#db/core/client.ts';
 import { ensureTable, waitForStore } from './bootstrap.ts';
 import { installLocalCommitBarrier } from './commit-barrier.ts';
+import { installTableWriteSignal } from './table-writes.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 import { createGateway, type GatewayOptions } from './gateway.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';
@@ -68,6 +69,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   resetConfig();
   resetDbClients();
   installLocalCommitBarrier();
+  installTableWriteSignal();
   setRequestLogging(false);
   // EMF lines are for CloudWatch; the local console shows the gateway's request lines instead.
   setMetricsEnabled(false);

@@ -26,9 +26,8 @@ import { loadStreamPosition, saveStreamPosition, type ShardPosition, type Stream
 import { isOutboxInsert } from '#db/event/outbox-stream-filter.ts';
 import { errorFields, log as logJson } from '#shared/log.ts';
 import { sleep } from './sleep.ts';
+import { nextTableWrite } from './table-writes.ts';
 
-/** Idle pause between GetRecords rounds (Lambda polls a shard about four times a second). */
-const STREAM_IDLE_MS = 100;
 const DESCRIBE_EVERY_MS = 5000;
 const STREAM_RETRY_ATTEMPTS = 3;
 /**
@@ -111,7 +110,7 @@ export class StreamPoller {
         logJson('error', 'local stream poller failed; retrying', errorFields(err));
         await sleep(1000, this.signal);
       }
-      if (!busy) await sleep(STREAM_IDLE_MS, this.signal);
+      if (!busy) await nextTableWrite(this.signal);
     }
     this.client.destroy();
   }
