@@ -26,9 +26,17 @@ import { loadStreamPosition, saveStreamPosition, type ShardPosition, type Stream
 import { isOutboxInsert } from '#db/event/outbox-stream-filter.ts';
 import { errorFields, log as logJson } from '#shared/log.ts';
 import { sleep } from './sleep.ts';
-import { nextTableWrite } from './table-writes.ts';
+import { nextTableWrite, tableWritesSoFar } from './table-writes.ts';
 
 const DESCRIBE_EVERY_MS = 5000;
+/**
+ * Rounds start at most this often unless the last one filled a batch: a poller woken by every write
+ * of a busy stack would otherwise read the stream a record at a time.
+ */
+const MIN_ROUND_MS = 100;
+
+/** What one round on a shard found: a full batch (more may wait), the shard's end, or nothing new. */
+type Round = 'more' | 'caught-up' | 'empty';
 const STREAM_RETRY_ATTEMPTS = 3;
 /**
  * Records one GetRecords asks for. Not the API's 1,000: DynamoDB Local then returned fewer than a
@@ -95,7 +103,9 @@ export class StreamPoller {
   async run(): Promise<void> {
     this.saved = await loadStreamPosition(this.streamArn, this.mapping.consumer);
     while (!this.signal.aborted) {
-      let busy = false;
+      const started = Date.now();
+      const seen = tableWritesSoFar();
+      const rounds: Round[] = [];
       try {
         if (Date.now() - this.lastDescribe > DESCRIBE_EVERY_MS) await this.describe();
         for (const [id, shard] of this.shards) {
@@ -103,14 +113,17 @@ export class StreamPoller {
           if (shard.position.done) continue;
           const parent = shard.parent ? this.shards.get(shard.parent) : undefined;
           if (parent && !parent.position.done) continue; // a parent's records come first
-          busy = (await this.poll(id, shard)) || busy;
+          rounds.push(await this.poll(id, shard));
         }
       } catch (err) {
         if (this.signal.aborted) break;
         logJson('error', 'local stream poller failed; retrying', errorFields(err));
         await sleep(1000, this.signal);
       }
-      if (!busy) await nextTableWrite(this.signal);
+      if (rounds.includes('more')) continue;
+      if (!rounds.includes('caught-up')) await nextTableWrite(seen, this.signal);
+      const pause = started + MIN_ROUND_MS - Date.now();
+      if (pause > 0) await sleep(pause, this.signal);
     }
     this.client.destroy();
   }
@@ -178,11 +191,11 @@ export class StreamPoller {
    * One round on one shard: GetRecords pages until they hold a batch of the mapping's size of
    * matching records, handed over as Lambda forms batches (from filtered records: the stream
    * carries every write of the table, each request's key update among them, and few are this
-   * mapping's); true when it read records.
+   * mapping's).
    */
-  private async poll(shardId: string, shard: ShardState): Promise<boolean> {
+  private async poll(shardId: string, shard: ShardState): Promise<Round> {
     shard.iterator ??= await this.resume(shardId, shard.position);
-    if (!shard.iterator) return false;
+    if (!shard.iterator) return 'empty';
     // Pages read until they hold a batch of matching records or the shard has nothing more now.
     const records: StreamRecord[] = [];
     let matching: DynamoDBRecord[] = [];
@@ -204,7 +217,7 @@ export class StreamPoller {
         expired = true;
         if (records.length > 0) break;
         shard.iterator = undefined;
-        return false;
+        return 'empty';
       }
       records.push(...page);
       // Filtered before the conversion. A pattern names eventName and string attributes, which read
@@ -235,16 +248,17 @@ export class StreamPoller {
     // Saved only when the handler ran or a shard closed: the save is a table write, and so a
     // stream record itself; saving after every record would feed the poller its own writes.
     if (matching.length > 0 || shard.position.done) await this.save();
-    return records.length > 0;
+    if (records.length === 0) return 'empty';
+    return expired || matching.length >= size ? 'more' : 'caught-up';
   }
 
   /** A batch reported `failed`: retried from it, or after the last retry skipped (the on-failure destination). */
-  private async failed(shardId: string, shard: ShardState, batch: DynamoDBRecord[], failed: string): Promise<boolean> {
+  private async failed(shardId: string, shard: ShardState, batch: DynamoDBRecord[], failed: string): Promise<Round> {
     shard.failures += 1;
     if (shard.failures <= (this.mapping.retryAttempts ?? STREAM_RETRY_ATTEMPTS)) {
       await sleep(250 * 2 ** shard.failures, this.signal);
       shard.iterator = await this.iterator(shardId, 'AT_SEQUENCE_NUMBER', failed);
-      return true;
+      return 'more';
     }
     // A poison record: park it in the log (the on-failure destination of the AWS mapping) and move on.
     logJson('error', 'stream record failed every retry; skipping it', { shard_id: shardId, sequence_number: failed });
@@ -254,6 +268,6 @@ export class StreamPoller {
     shard.position.sequenceNumber = failed;
     await this.save();
     shard.iterator = await this.iterator(shardId, 'AFTER_SEQUENCE_NUMBER', failed);
-    return true;
+    return 'more';
   }
 }

@@ -16,8 +16,14 @@ const WRITES =
 
 let waiting: (() => void)[] = [];
 let installed = false;
+/** Writes seen so far: a poller that read the stream after the Nth need not wait if N has moved. */
+let writes = 0;
+
+/** This process's DynamoDB writes so far; a poller takes it before it reads the stream. */
+export const tableWritesSoFar = (): number => writes;
 
 function rang(): void {
+  writes += 1;
   const wake = waiting;
   waiting = [];
   for (const resolve of wake) resolve();
@@ -50,8 +56,12 @@ export function installTableWriteSignal(): void {
 const IDLE_WITH_SIGNAL_MS = 1000;
 const IDLE_WITHOUT_SIGNAL_MS = 250;
 
-/** Ends at this process's next DynamoDB write, after the idle time, or when `signal` aborts, whichever is first. */
-export function nextTableWrite(signal: AbortSignal): Promise<void> {
+/**
+ * Ends at this process's next DynamoDB write after the `seen`th (at once if it already happened),
+ * after the idle time, or when `signal` aborts, whichever is first.
+ */
+export function nextTableWrite(seen: number, signal: AbortSignal): Promise<void> {
+  if (writes !== seen) return Promise.resolve();
   const idle = installed ? IDLE_WITH_SIGNAL_MS : IDLE_WITHOUT_SIGNAL_MS;
   return Promise.race([sleep(idle, signal), new Promise<void>((resolve) => waiting.push(resolve))]);
 }
