@@ -3,7 +3,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
 
 /**
- * Six projects: `npx vitest run` runs them all, `npm run test:<name>` one of them, and `npm test`
+ * Seven projects: `npx vitest run` runs them all, `npm run test:<name>` one of them, and `npm test`
  * all but timing (a wall-clock bound, run on an idle machine: docs/testing.md, "Timed tests").
  * - unit: pure code, no local stack, so neither DynamoDB Local nor Java. Every file runs in one
  *   thread that keeps its module cache (isolate: false, singleThread): they hold no state between
@@ -14,8 +14,10 @@ import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
  *   Redocly on the OpenAPI document): seconds each, so they stay out of the quick unit loop.
  * - integration: the contract files, against a local stack of their own (DynamoDB Local, gateway,
  *   queue, stream consumers), started by globalSetup.
- * - load: the bulk-load and fault files (test/load), against another stack of their own, so that
- *   their thousands of writes never sit in the contract files' stream.
+ * - load: the bulk-load and saturation files (test/load), against another stack of their own, so
+ *   that their thousands of writes never sit in the contract files' stream.
+ * - faults: the files that kill or restart a stack without loading it (test/faults); each starts
+ *   the stacks it breaks itself, so they run beside the contract files and need no shared stack.
  * - infra: CDK templates synthesised in memory, without bundling; needs no stack either.
  * - timing: the few tests whose promise is a time, on a stack of their own (test/timing).
  * The rehearsal (test/rehearsal) has its own config, vitest.rehearsal.config.ts: the end-to-end
@@ -33,14 +35,14 @@ const shared = {
  * delivery or an indexed name has the stream's deadline (test/fixtures/stream-wait.ts), so the guard
  * is the stream's.
  */
-const stack = {
+const ownStack = {
   ...shared,
   testTimeout: STREAM_TEST_TIMEOUT_MS,
   hookTimeout: STREAM_TEST_TIMEOUT_MS,
-  globalSetup: ['test/fixtures/global-setup.ts'],
   setupFiles: ['test/fixtures/env.ts'],
   pool: 'forks' as const,
 };
+const stack = { ...ownStack, globalSetup: ['test/fixtures/global-setup.ts'] };
 
 /**
  * Files run side by side, in a fork each: a file against a stack spends most of its time waiting
@@ -50,16 +52,19 @@ const stack = {
 const FORKS = 4;
 
 /**
- * The files that take minutes (in the last full run on the idle machine, 2026-11-29:
- * documented-commands 299 s, contract-conformance 138 s, oauth-agent-e2e 97 s), started first.
- * Without vitest's cache of durations (a fresh clone, so every CI run) files start largest first,
- * which put such files late among the 80-odd spread over forks, so they could still be running
- * after the others were done. Each file is still one fork's, and the others keep vitest's order.
+ * The files that take minutes (in a full run on the idle machine, 2026-11-29: documented-commands
+ * 321 s, bundles 168 s, contract-conformance 145 s, oauth-agent-e2e 117 s, crash-durability 105 s),
+ * started first. Without vitest's cache of durations (a fresh clone, so every CI run) files start
+ * largest first, which put such files late among the 80-odd spread over forks, so they could still
+ * be running after the others were done. Each file is still one fork's, and the others keep
+ * vitest's order.
  */
 const SLOW_FIRST = [
   'test/integration/documented-commands.test.ts',
-  'test/integration/oauth-agent-e2e.test.ts',
+  'test/infra/bundles.test.ts',
   'test/integration/contract-conformance.test.ts',
+  'test/integration/oauth-agent-e2e.test.ts',
+  'test/faults/crash-durability.test.ts',
 ];
 class SlowFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -100,11 +105,18 @@ export default defineConfig({
           ...stack,
           name: 'load',
           include: ['test/load/**/*.test.ts'],
-          // One file at a time: these files stop, kill or saturate a stack on purpose (brownout stops
-          // its DynamoDB Local), which a file beside them would take for its own failure. A
-          // singleFork project runs after every other file has finished (docs/testing.md says why
-          // it stays so).
+          // One file at a time: these files saturate a stack on purpose (thousands of writes, dozens
+          // of writers on one item, brownout's writers against a store it stops), which a file
+          // beside them would take for its own failure. A singleFork project runs after every other file has finished
+          // (docs/testing.md says why it stays so).
           poolOptions: { forks: { singleFork: true } },
+        },
+      },
+      {
+        test: {
+          ...ownStack,
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
         },
       },
       {

@@ -22,16 +22,18 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const PRODUCTS_PER_ROUND = 12;
 const BATCH_ITEMS = 4;
 const ALL_ABILITIES = 'catalog:read,catalog:write,orders:read,orders:write-status,content:read,content:write';
-/** This worker's environment points at the shared in-memory test store; the child stack must start its own. */
-const OWN_STORE = { DYNAMODB_ENDPOINT: '', TABLE_NAME: 'integrations' };
+/** The child stack starts its own store, whatever store this worker's environment names. */
+const OWN_STORE = { DYNAMODB_ENDPOINT: '', TABLE_NAME: 'integrations', WEBHOOK_SECRET_KEY_FILE: '' };
 
+/** Where the test's `npm start` listens and keeps its data; `npm run admin` is given the same (README, "Run it"). */
 interface Ports {
   api: number;
   dynamodb: number;
+  dataDir: string;
 }
 
 /** `npm start` in a process group of its own, resolved once it listens. */
-function startStack(dataDir: string, ports: Ports): Promise<ChildProcess> {
+function startStack(ports: Ports): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
     cwd: ROOT,
     detached: true,
@@ -41,7 +43,7 @@ function startStack(dataDir: string, ports: Ports): Promise<ChildProcess> {
       ...OWN_STORE,
       PORT: String(ports.api),
       DYNAMODB_PORT: String(ports.dynamodb),
-      DATA_DIR: dataDir,
+      DATA_DIR: ports.dataDir,
       RATE_LIMIT_PER_MINUTE: '1000',
       LOG_LEVEL: 'warn',
     },
@@ -70,7 +72,7 @@ function admin(ports: Ports, ...args: string[]): Promise<any> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args, '--json'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...OWN_STORE, DYNAMODB_PORT: String(ports.dynamodb) },
+    env: { ...process.env, ...OWN_STORE, DYNAMODB_PORT: String(ports.dynamodb), DATA_DIR: ports.dataDir },
   });
   let out = '';
   let err = '';
@@ -124,7 +126,7 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
   it(`keeps every acknowledged write across ${ROUNDS} kill/restart rounds`, {
     timeout: ROUNDS * 300_000 + 60_000,
   }, async () => {
-    const ports = { api: await freePort(), dynamodb: await freePort() };
+    const ports = { api: await freePort(), dynamodb: await freePort(), dataDir };
     const call = api(ports);
     const store = `crash-${randomUUID().slice(0, 8)}`;
     const writeOrderFile = (reference: string) => {
@@ -134,7 +136,7 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
     };
     const hooks = await startReceiver();
     receiver = hooks;
-    stack = await startStack(dataDir, ports);
+    stack = await startStack(ports);
     expect(await admin(ports, 'stores', 'create', '--id', store, '--name', 'Crash', '--currency', 'EUR')).toMatchObject(
       { id: store },
     );
@@ -397,7 +399,7 @@ describe('crash durability: SIGKILL of npm start loses nothing it acknowledged',
         ),
       ]);
       await killGroup(stack);
-      stack = await startStack(dataDir, ports);
+      stack = await startStack(ports);
 
       // Only a 500 (the local Lambda timeout on a busy machine) may stand for "not acknowledged".
       expect(
