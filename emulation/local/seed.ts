@@ -151,7 +151,7 @@ function statusMover(keyId: number) {
         storeId: DEMO_STORE,
         abilities: ['orders:write-status'],
         currency: DEMO_CURRENCY,
-        rate: { limit: 0, remaining: 0, resetSeconds: 0, limited: false },
+        rate: { limit: 0, remaining: 0, resetSeconds: 0, limited: false, contended: false },
       },
       pathParameters,
       query: {},

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { claimMcpAllowance } from '#app/authenticate.ts';
 import { DomainError } from '#domain/errors.ts';
+import { refusalMessage } from '#domain/key/api-key.ts';
 import { bearerToken } from '#http/bearer.ts';
 import { challengeHeaders } from '#http/challenge.ts';
 
@@ -44,9 +45,9 @@ export async function claimAllowance(
   if (rate.allowed) return;
   throw new DomainError(
     'rate_limited',
-    setUp
+    setUp && !rate.contended
       ? `This key exceeded its limit of ${rate.limit} MCP set-up requests (initialize, tools/list, ping, notifications) per minute.`
-      : `This key exceeded its allowance of ${rate.limit} requests per minute.`,
+      : refusalMessage(rate),
     null,
     rate.resetSeconds,
   );

@@ -199,7 +199,7 @@ export function canonicalPath(
  * string/number/boolean values, so abilities travel comma-joined and everything is re-parsed.
  */
 export interface RequestPrincipal extends Principal {
-  rate: { limit: number; remaining: number; resetSeconds: number; limited: boolean };
+  rate: { limit: number; remaining: number; resetSeconds: number; limited: boolean; contended: boolean };
 }
 
 export function principalToContext(principal: Principal, rate: RateDecision, missingAbility: string | null) {
@@ -215,6 +215,7 @@ export function principalToContext(principal: Principal, rate: RateDecision, mis
     rateRemaining: String(rate.remaining),
     rateReset: String(rate.resetSeconds),
     rateLimited: rate.allowed ? '0' : '1',
+    rateContended: rate.contended ? '1' : '0',
     // A flag for the handler, which answers the 403 itself (a gateway response cannot carry RateLimit-*).
     missingAbility: missingAbility ?? '',
   };
@@ -244,6 +245,7 @@ export function principalFromContext(
       remaining: Number(s('rateRemaining')),
       resetSeconds: Number(s('rateReset')),
       limited: s('rateLimited') === '1',
+      contended: s('rateContended') === '1',
     },
   };
 }

@@ -2,6 +2,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { DomainError, validationFailed } from '#domain/errors.ts';
 import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
+import { refusalMessage } from '#domain/key/api-key.ts';
 import { json } from './response.ts';
 import { errorResponse } from './error-status.ts';
 import { allowedMethods, findRoute, type ApiRoute, principalFromContext, type RequestPrincipal } from './api-routes.ts';
@@ -107,12 +108,7 @@ export function authorizedKey(): Middleware {
         'RateLimit-Reset': String(principal.rate.resetSeconds),
       };
       if (principal.rate.limited) {
-        throw new DomainError(
-          'rate_limited',
-          `This key exceeded its allowance of ${principal.rate.limit} requests per minute.`,
-          null,
-          principal.rate.resetSeconds,
-        );
+        throw new DomainError('rate_limited', refusalMessage(principal.rate), null, principal.rate.resetSeconds);
       }
       // The authorizer flags a missing ability (context.missingAbility); the check is repeated here
       // from the route table so that a handler never relies on that flag alone.

@@ -7,9 +7,13 @@ import { gatewayEvent } from '#fixtures/gateway-event.ts';
 
 /** The middy chain on its own, with a synthetic API Gateway event: pure request → response logic. */
 function event(
-  over: Partial<Omit<APIGatewayProxyEvent, 'requestContext'>> & { limited?: boolean; abilities?: string } = {},
+  over: Partial<Omit<APIGatewayProxyEvent, 'requestContext'>> & {
+    limited?: boolean;
+    contended?: boolean;
+    abilities?: string;
+  } = {},
 ): APIGatewayProxyEvent {
-  const { limited, abilities, ...rest } = over;
+  const { limited, contended, abilities, ...rest } = over;
   return gatewayEvent(
     { headers: { Host: 'h' }, ...rest },
     {
@@ -22,6 +26,7 @@ function event(
         rateRemaining: '10',
         rateReset: '7',
         rateLimited: limited ? '1' : '0',
+        rateContended: contended ? '1' : '0',
       },
     },
   );
@@ -76,6 +81,20 @@ describe('the shared HTTP chain', () => {
     expect(res.headers?.['Retry-After']).toBe('7');
     expect(JSON.parse(res.body).code).toBe('rate_limited');
     expect(ran).toBe(false);
+  });
+
+  it("says so when a 429 comes from the key's own requests colliding on its count, not a spent allowance", async () => {
+    const handler = productsHandler(async () => ({ body: {} }));
+    const spent = JSON.parse((await handler(event({ limited: true }), ctx)).body);
+    expect(spent.message).toBe('This key exceeded its allowance of 60 requests per minute.');
+    const res = await handler(event({ limited: true, contended: true }), ctx);
+    expect(res.statusCode).toBe(429);
+    expect(res.headers?.['Retry-After']).toBe('7');
+    const body = JSON.parse(res.body);
+    expect(body.code).toBe('rate_limited');
+    expect(body.message).toContain('at the same moment');
+    expect(body.message).toContain('allowance of 60 requests per minute is not spent');
+    expect(body.message).not.toContain('exceeded');
   });
 
   it('refuses a key without the ability even if the authorizer let it through', async () => {

@@ -117,13 +117,14 @@ export async function authenticate(
       if (!state) return { ok: false };
     }
   }
-  // Still colliding after several tries: the key is bursting far beyond its allowance. Ask it to
-  // come back in a second rather than fail the request with a 500 (a key no longer active: 401).
+  // Still colliding after several tries: the key's own requests claim its count faster than one
+  // conditional write at a time can take them. Ask it to come back in a second rather than fail the
+  // request with a 500, saying so: its allowance need not be spent (a key no longer active: 401).
   if (state?.status !== 'active') return { ok: false };
   return {
     ok: true,
     principal: principalOf(state!),
-    rate: { allowed: false, limit, remaining: 0, resetSeconds: 1 },
+    rate: { allowed: false, limit, remaining: 0, resetSeconds: 1, contended: true },
     ...audienceOf(state!),
   };
 }

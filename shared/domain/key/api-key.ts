@@ -192,6 +192,18 @@ export interface RateDecision {
   resetSeconds: number;
   /** The write that takes this request's place in the window, when allowed. */
   claim?: RateClaim;
+  /**
+   * Refused because the key's own requests kept claiming its count at the same moment
+   * (shared/db/key/auth.repo.ts gives up after a few tries), not because the allowance is spent.
+   */
+  contended?: boolean;
+}
+
+/** What a 429 says: the allowance spent, or the key's own requests colliding on its count. */
+export function refusalMessage(rate: { limit: number; resetSeconds: number; contended?: boolean }): string {
+  return rate.contended
+    ? `This key sent more requests at the same moment than its count could take in turn; retry after ${rate.resetSeconds} s (its allowance of ${rate.limit} requests per minute is not spent).`
+    : `This key exceeded its allowance of ${rate.limit} requests per minute.`;
 }
 
 /** Seconds from `nowMs` until the requests of `second` leave the window (≥ 1). */

@@ -31,7 +31,8 @@ const ERROR_WHEN: Readonly<Record<ErrorCode, string>> = {
   idempotency_key_reused: 'The Idempotency-Key was already used for a different request.',
   write_budget_exceeded:
     "The key's write budget for this hour is spent (docs/api.md#write-budget); `Retry-After` says when the hour ends.",
-  rate_limited: 'The key is over its allowance; `Retry-After` says when the next request is admitted.',
+  rate_limited:
+    'The key is over its allowance, or sent more requests at the same moment than its count takes in turn (the message says which); `Retry-After` says when the next request is admitted.',
   internal_error: 'Anything unexpected; the message carries a request id that the logs know.',
   service_unavailable:
     "The store is unreachable, throttling, or slower than the request's time budget, or the write kept losing to other writes of the same record (docs/catalog-writes.md#one-hot-product); `Retry-After` says when to retry. A write refused so was not applied, " +
