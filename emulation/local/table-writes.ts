@@ -14,7 +14,8 @@ import { sleep } from './sleep.ts';
 const WRITES =
   /^(Put(Item)?|Update(Item)?|Delete(Item)?|BatchWrite(Item)?|TransactWrite(Items)?|ExecuteTransaction|(Batch)?ExecuteStatement)Command$/;
 
-let waiting: (() => void)[] = [];
+/** The wakes of the pollers waiting now; each leaves the set when it ends, by a write or its idle time. */
+const waiting = new Set<() => void>();
 let installed = false;
 /** Writes seen so far: a poller that read the stream after the Nth need not wait if N has moved. */
 let writes = 0;
@@ -24,9 +25,7 @@ export const tableWritesSoFar = (): number => writes;
 
 function rang(): void {
   writes += 1;
-  const wake = waiting;
-  waiting = [];
-  for (const resolve of wake) resolve();
+  for (const wake of [...waiting]) wake();
 }
 
 /** Rings the doorbell after every write of every DynamoDB client of this process; once. */
@@ -63,5 +62,12 @@ const IDLE_WITHOUT_SIGNAL_MS = 250;
 export function nextTableWrite(seen: number, signal: AbortSignal): Promise<void> {
   if (writes !== seen) return Promise.resolve();
   const idle = installed ? IDLE_WITH_SIGNAL_MS : IDLE_WITHOUT_SIGNAL_MS;
-  return Promise.race([sleep(idle, signal), new Promise<void>((resolve) => waiting.push(resolve))]);
+  return new Promise<void>((resolve) => {
+    const wake = () => {
+      waiting.delete(wake);
+      resolve();
+    };
+    waiting.add(wake);
+    void sleep(idle, signal).then(wake);
+  });
 }
