@@ -76,15 +76,24 @@ const answerOf = (r: { statusCode: number; body: string }) => ({
   body: r.body ? (JSON.parse(r.body) as unknown) : null,
 });
 
+/**
+ * `npm test` names the rehearsal's assembly directory here (BUNDLES_CDK_OUT): the app synthesized
+ * once, as the deploy does, serves this file and then the rehearsal (REHEARSAL_CDK_OUT), instead
+ * of a second synthesis, which would run alone at the end of the suite (docs/testing.md).
+ */
+const keptOut = process.env.BUNDLES_CDK_OUT ? resolve(process.env.BUNDLES_CDK_OUT) : undefined;
+
 describe('Lambda bundles', () => {
   let out: string;
   let bundles: Array<{ fn: string; file: string; nodeOptions: string }>;
   beforeAll(async () => {
-    out = scratch();
+    out = keptOut ?? scratch();
     await synthesize({ outDir: out });
     bundles = lambdaBundles(out);
   }, 600_000);
-  afterAll(() => rmSync(out, { recursive: true, force: true }));
+  afterAll(() => {
+    if (!keptOut) rmSync(out, { recursive: true, force: true });
+  });
 
   it('finds a bundle for every function', () => {
     expect(bundles.map((b) => b.fn)).toEqual(expect.arrayContaining(FUNCTIONS));
