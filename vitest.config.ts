@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { QUICK_JVM } from './test/fixtures/quick-jvm.ts';
 import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
 
 /**
@@ -96,6 +97,9 @@ export default defineConfig({
           ...stack,
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          // Its stack (test/fixtures/global-setup.ts passes a project's env on) and the stacks its
+          // files start: test/fixtures/quick-jvm.ts says why.
+          env: { ...shared.env, ...QUICK_JVM },
           // oauth-agent-e2e runs its six cases side by side; vitest's default of 5 held the sixth back.
           maxConcurrency: 6,
         },
@@ -117,6 +121,7 @@ export default defineConfig({
           ...ownStack,
           name: 'faults',
           include: ['test/faults/**/*.test.ts'],
+          env: { ...shared.env, ...QUICK_JVM },
         },
       },
       {

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { QUICK_JVM } from './test/fixtures/quick-jvm.ts';
 
 /**
  * `npm run test:rehearsal`: the end-to-end flows (keys, catalog, orders with webhooks, content,
@@ -25,6 +26,7 @@ export default defineConfig({
     // the two cores, waiting on the stack; two at a time it takes 168 s instead of 193 s on the
     // idle machine for the same CPU. iam-denied and console start stacks of their own.
     poolOptions: { forks: { maxForks: 2 } },
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    // The stores of iam-denied, console and token-refusal (test/fixtures/quick-jvm.ts says why).
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...QUICK_JVM },
   },
 });

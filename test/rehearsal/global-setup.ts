@@ -6,6 +6,7 @@ import { checkJava } from '#emulation/local/dynamodb-local.ts';
 import { startRehearsal, type RehearsalStack } from '#emulation/rehearsal/stack.ts';
 import { synthesize } from '#emulation/rehearsal/synth.ts';
 import { freePort } from '#fixtures/free-port.ts';
+import { QUICK_JVM } from '#fixtures/quick-jvm.ts';
 
 /**
  * The rehearsal project's one stack: the CDK app synthesized into .rehearsal/app.out (or the
@@ -24,6 +25,8 @@ export async function setup(project: TestProject) {
     ? path.resolve(process.env.REHEARSAL_CDK_OUT)
     : path.resolve('.rehearsal/app.out');
   if (!process.env.REHEARSAL_CDK_OUT) await synthesize({ outDir: assemblyDir });
+  // Its store is started from this process (test/fixtures/quick-jvm.ts says why the flags).
+  process.env.JAVA_TOOL_OPTIONS = QUICK_JVM.JAVA_TOOL_OPTIONS;
   const tableName = `rehearsal-${Date.now()}`;
   // The files' set-up creates keys straight in the store, sealing their webhook secrets with this
   // local key; the functions get the file too, so the signer opens those as well as the secrets
