@@ -9,6 +9,11 @@ export async function synthesize(options: {
   app?: string;
   context?: Record<string, string>;
   cwd?: string;
+  /**
+   * false: without CDK's built-in CloudFormation validation (CDK_VALIDATION=false), for a test
+   * that runs the bundles; half a synthesis's CPU. cdk-nag still runs.
+   */
+  validation?: boolean;
 }): Promise<void> {
   const args = ['cdk', 'synth', '--quiet', '--no-notices', '--no-version-reporting', '-o', options.outDir];
   if (options.app) args.push('--app', options.app);
@@ -16,7 +21,12 @@ export async function synthesize(options: {
   const child = spawn('npx', args, {
     cwd: options.cwd ?? process.cwd(),
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1', CDK_DISABLE_CLI_TELEMETRY: 'true' },
+    env: {
+      ...process.env,
+      CDK_DISABLE_VERSION_CHECK: '1',
+      CDK_DISABLE_CLI_TELEMETRY: 'true',
+      ...(options.validation === false ? { CDK_VALIDATION: 'false' } : {}),
+    },
   });
   let output = '';
   child.stdout.on('data', (d) => (output = (output + d).slice(-8000)));

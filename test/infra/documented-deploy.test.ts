@@ -10,7 +10,9 @@ import { cdkContext, documentedCommands, kindOf, ROOT } from '#fixtures/doc-comm
  * does it (test/fixtures/synth-as-cli.ts, in a process of its own): the app of bin/app.ts
  * (defineStacks, with cdk-nag's packs) in an App holding cdk.json's context and the command's
  * `-c` values. A deploy synthesizes first, and cdk-nag fails it there, so a synthesis that passes
- * here is a deploy that gets past synth. Bundling is skipped: it does not change what cdk-nag
+ * here is a deploy that gets past synth. CDK's built-in CloudFormation validation runs too, as in
+ * the CLI, and any finding of it fails here although the CLI only warns (the other synthesizing
+ * tests leave it off: test/infra/synth.ts). Bundling is skipped: it does not change what either
  * reads (test/infra/bundles.test.ts builds the bundles).
  *
  * Besides the documented commands, one synthesis flips every switch of the context table away from
@@ -68,7 +70,7 @@ describe('the documented deploy', () => {
   });
 
   it.each(contextSets)(
-    'synthesizes with cdk-nag finding nothing: $where $context',
+    'synthesizes with cdk-nag and the CloudFormation validation finding nothing: $where $context',
     async ({ context }) => {
       expect(await synthAsCli(context)).toBe('');
     },

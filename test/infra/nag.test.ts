@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { App, Stack } from 'aws-cdk-lib';
+import { type App, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { acknowledgeMethodNotAllowed, addNagChecks } from '#infra/nag-acknowledgements.ts';
+import { templateApp } from './synth.ts';
 
 /** Synthesizes `app` afresh (a new App each time: a second synth() would return the cached assembly). */
 function synthReport(app: App): string {
@@ -14,7 +15,7 @@ function synthReport(app: App): string {
   }
 }
 
-const bare = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const bare = templateApp;
 
 /**
  * cdk-nag runs inside synthesis (infra/app.ts adds the AwsSolutions and Serverless packs), so

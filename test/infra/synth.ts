@@ -3,9 +3,19 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { StatefulStack } from '#infra/stateful-stack.ts';
 import { ApiStack, type ApiStackProps } from '#infra/api-stack.ts';
 
-/** Both stacks, templates only (bundling skipped: the assertions are about wiring, not bundles). */
+/**
+ * An app for templates only: bundling skipped (the assertions are about wiring, not bundles) and
+ * CDK's built-in CloudFormation validation off. That validation (a WebAssembly rule engine) took
+ * ~5 of each synthesis's CPU-seconds, and in an App its findings are warnings no assertion here
+ * reads; test/infra/documented-deploy.test.ts synthesizes as the CLI does, with it, and fails on
+ * any finding. cdk-nag, also a validation plugin, still runs wherever a test adds it.
+ */
+export const templateApp = () =>
+  new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
+
+/** Both stacks, templates only. */
 export function synthStacks(props: Partial<Omit<ApiStackProps, 'data'>> = {}) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templateApp();
   const stateful = new StatefulStack(app, 'Data', { apiStackName: 'Api' });
   const api = new ApiStack(app, 'Api', { data: stateful, ...props });
   return { app, stateful, api, data: Template.fromStack(stateful), template: Template.fromStack(api) };

@@ -24,7 +24,7 @@ export async function setup(project: TestProject) {
   const assemblyDir = process.env.REHEARSAL_CDK_OUT
     ? path.resolve(process.env.REHEARSAL_CDK_OUT)
     : path.resolve('.rehearsal/app.out');
-  if (!process.env.REHEARSAL_CDK_OUT) await synthesize({ outDir: assemblyDir });
+  if (!process.env.REHEARSAL_CDK_OUT) await synthesize({ outDir: assemblyDir, validation: false });
   // Its store is started from this process (test/fixtures/quick-jvm.ts says why the flags).
   process.env.JAVA_TOOL_OPTIONS = QUICK_JVM.JAVA_TOOL_OPTIONS;
   const tableName = `rehearsal-${Date.now()}`;

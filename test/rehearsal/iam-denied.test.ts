@@ -31,6 +31,7 @@ beforeAll(async () => {
     outDir,
     app: 'npx tsx test/rehearsal/app-without-grant.ts',
     context: { 'rehearsal:dropGrant': `CatalogFunction=${DROPPED}` },
+    validation: false,
   });
   stack = await startRehearsal({
     assemblyDir: outDir,
