@@ -42,6 +42,8 @@ export async function setup(project: TestProject) {
     log: (line) => (line.startsWith('IAM DENIED') ? process.stderr.write(line + '\n') : undefined),
   });
   project.provide('baseUrl', `${stack.url}${API_BASE_PATH}`);
+  // The app itself, for test/rehearsal/iam-denied.test.ts's copy of it without a grant.
+  project.provide('assemblyDir', assemblyDir);
   project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);
   project.provide('tableName', tableName);
   project.provide('webhookSecretKeyFile', webhookSecretKeyFile);
@@ -55,6 +57,7 @@ export async function setup(project: TestProject) {
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    assemblyDir: string;
     rehearsalUrl: string;
     adminFunctionName: string;
   }
