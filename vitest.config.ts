@@ -53,11 +53,11 @@ const stack = { ...ownStack, globalSetup: ['test/fixtures/global-setup.ts'] };
 const FORKS = 4;
 
 /**
- * The files that take minutes (in a full run on the idle machine, 2026-11-29: documented-commands
- * 321 s, bundles 168 s, contract-conformance 145 s, oauth-agent-e2e 117 s, crash-durability 105 s),
- * started first. Without vitest's cache of durations (a fresh clone, so every CI run) files start
- * largest first, which put such files late among the 80-odd spread over forks, so they could still
- * be running after the others were done. Each file is still one fork's, and the others keep
+ * The files that take minutes (in full runs on the idle machine, 2026-11-29: documented-commands
+ * 288–321 s, bundles 168–207 s, crash-durability 105–185 s, contract-conformance 84–145 s,
+ * oauth-agent-e2e 88–117 s, console 100–104 s), started first. Without vitest's cache of
+ * durations (a fresh clone, so every CI run) files start largest first, which put such files late
+ * among the 80-odd spread over forks, so they could still be running after the others were done. Each file is still one fork's, and the others keep
  * vitest's order.
  */
 const SLOW_FIRST = [
@@ -66,6 +66,7 @@ const SLOW_FIRST = [
   'test/integration/contract-conformance.test.ts',
   'test/integration/oauth-agent-e2e.test.ts',
   'test/faults/crash-durability.test.ts',
+  'test/integration/console.test.ts',
 ];
 class SlowFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
