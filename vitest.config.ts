@@ -57,8 +57,8 @@ const FORKS = 4;
  * 288–321 s, bundles 168–207 s, crash-durability 105–185 s, contract-conformance 84–145 s,
  * oauth-agent-e2e 88–117 s, console 100–104 s), started first. Without vitest's cache of
  * durations (a fresh clone, so every CI run) files start largest first, which put such files late
- * among the 80-odd spread over forks, so they could still be running after the others were done. Each file is still one fork's, and the others keep
- * vitest's order.
+ * among the 80-odd spread over forks, so they could still be running after the others were done.
+ * Each file is still one fork's, and the others keep vitest's order.
  */
 const SLOW_FIRST = [
   'test/integration/documented-commands.test.ts',

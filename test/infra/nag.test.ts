@@ -15,8 +15,6 @@ function synthReport(app: App): string {
   }
 }
 
-const bare = templateApp;
-
 /**
  * cdk-nag runs inside synthesis (infra/app.ts adds the AwsSolutions and Serverless packs), so
  * `cdk synth` itself fails on a finding that infra/nag-acknowledgements.ts does not acknowledge.
@@ -25,7 +23,7 @@ const bare = templateApp;
  */
 describe('cdk-nag in synthesis', () => {
   it('fails synthesis on a wildcard grant and on a bucket without SSL enforcement', () => {
-    const app = bare();
+    const app = templateApp();
     addNagChecks(app);
     const stack = new Stack(app, 'Bad');
     new s3.Bucket(stack, 'Bucket');
@@ -40,7 +38,7 @@ describe('cdk-nag in synthesis', () => {
   it('fails on an unauthorized method unless that very method is acknowledged', async () => {
     const apigw = await import('aws-cdk-lib/aws-apigateway');
     const build = (acknowledged: boolean) => {
-      const app = bare();
+      const app = templateApp();
       addNagChecks(app);
       const stack = new Stack(app, 'Open');
       const api = new apigw.RestApi(stack, 'Api', { cloudWatchRole: false, deploy: false });

@@ -4,6 +4,7 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { API_BASE_PATH } from '#http/api-routes.ts';
 import { startRehearsal, type RehearsalStack } from '#emulation/rehearsal/stack.ts';
+import type { Template } from '#emulation/rehearsal/template.ts';
 import { freePort } from '#fixtures/free-port.ts';
 
 /**
@@ -22,12 +23,8 @@ const DROPPED = 'dynamodb:PutItem';
 let stack: RehearsalStack;
 let lambda: LambdaClient;
 
-interface PolicyTemplate {
-  Resources: Record<
-    string,
-    { Type: string; Properties?: { PolicyDocument?: { Statement: { Action: string | string[] }[] } } }
-  >;
-}
+/** What withoutGrant edits in a role policy's document. */
+type PolicyDocument = { Statement: { Action: string | string[] }[] };
 
 /**
  * A copy of the cloud assembly in `from` whose IAM policies under `functionId` (the logical id of
@@ -44,10 +41,11 @@ function withoutGrant(from: string, to: string, functionId: string, action: stri
     if (entry.isDirectory()) symlinkSync(source, target, 'dir');
     else if (!entry.name.endsWith('.template.json')) cpSync(source, target);
     else {
-      const template = JSON.parse(readFileSync(source, 'utf8')) as PolicyTemplate;
+      const template = JSON.parse(readFileSync(source, 'utf8')) as Template;
       for (const [id, resource] of Object.entries(template.Resources)) {
         if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith(functionId)) continue;
-        for (const statement of resource.Properties?.PolicyDocument?.Statement ?? []) {
+        const document = resource.Properties?.PolicyDocument as PolicyDocument | undefined;
+        for (const statement of document?.Statement ?? []) {
           const actions = [statement.Action].flat();
           if (!actions.includes(action)) continue;
           dropped++;
