@@ -6,6 +6,7 @@
  *   cost      AWS cost per million requests of each endpoint, from its units, time, log bytes and answer (bench/prices.ts)
  *   search    filter[name] round trips, RCU and latency at 10,000 and 100,000 products
  *   creates   product creates per second on one store with 1, 10 and 50 writers, refusals and 5xx; one key's 60 batches in a row
+ *   store     DynamoDB Local's own write ceiling: items/s by transactions and by batch writes, 1, 10 and 50 writers
  *   hot       20 writers PATCHing one product: latency, refusals and DynamoDB calls per request
  *   throughput  GET /products/{id} per second against raw GetItem on the same DynamoDB Local, CPU per request
  *   events    the WRU each event adds to its write, numbering's units, GET /events round trips
@@ -24,6 +25,7 @@ import { bundlesSection } from './bundles.ts';
 import { costSection, lastCostRows } from './cost.ts';
 import { deployCostSection, writeDeployCost } from './deploy-cost.ts';
 import { createsSection } from './creates.ts';
+import { storeWritesSection } from './store-writes.ts';
 import { hotItemSection } from './hot-item.ts';
 import { requestsSection } from './requests.ts';
 import { searchSection } from './search.ts';
@@ -40,6 +42,7 @@ const SECTIONS: BenchSection[] = [
   costSection,
   searchSection,
   createsSection,
+  storeWritesSection,
   hotItemSection,
   throughputSection,
   eventsSection,
