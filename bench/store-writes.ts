@@ -17,9 +17,10 @@ import {
 import { createTableInput } from '#emulation/local/bootstrap.ts';
 import { startDynamoDbLocal } from '#emulation/local/dynamodb-local.ts';
 import { freePort } from '#fixtures/free-port.ts';
+import { percentile } from './bench-stack.ts';
+import { SECONDS } from './saturate.ts';
 import type { BenchSection } from './section.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 20);
 const WRITERS = [1, 10, 50];
 const TABLE = 'store-writes';
@@ -42,32 +43,25 @@ export const storeWritesSection: BenchSection = {
         const n = ++serial;
         return { pk: { S: `BENCH#${n}` }, sk: { S: 'ITEM' }, name: { S: `Item ${n}` }, body: { S: 'x'.repeat(400) } };
       };
+      const transact = () =>
+        client.send(
+          new TransactWriteItemsCommand({
+            TransactItems: Array.from({ length: 100 }, () => ({
+              Put: { TableName: TABLE, Item: item(), ConditionExpression: 'attribute_not_exists(pk)' },
+            })),
+          }),
+        );
+      const batchWrite = () =>
+        client.send(
+          new BatchWriteItemCommand({
+            RequestItems: { [TABLE]: Array.from({ length: 25 }, () => ({ PutRequest: { Item: item() } })) },
+          }),
+        );
       const writes = [
-        {
-          name: 'TransactWriteItems, 100 conditional Puts',
-          items: 100,
-          send: () =>
-            client.send(
-              new TransactWriteItemsCommand({
-                TransactItems: Array.from({ length: 100 }, () => ({
-                  Put: { TableName: TABLE, Item: item(), ConditionExpression: 'attribute_not_exists(pk)' },
-                })),
-              }),
-            ),
-        },
-        {
-          name: 'BatchWriteItem, 25 Puts',
-          items: 25,
-          send: () =>
-            client.send(
-              new BatchWriteItemCommand({
-                RequestItems: { [TABLE]: Array.from({ length: 25 }, () => ({ PutRequest: { Item: item() } })) },
-              }),
-            ),
-        },
+        { name: 'TransactWriteItems, 100 conditional Puts', items: 100, send: transact },
+        { name: 'BatchWriteItem, 25 Puts', items: 25, send: batchWrite },
       ];
-      const [transactions] = writes;
-      await load(10, WARM_UP_SECONDS, transactions!.send);
+      await load(10, WARM_UP_SECONDS, transact);
       const rows: string[] = [];
       for (const write of writes)
         for (const writers of WRITERS) {
@@ -108,11 +102,10 @@ async function load(
       }
     }),
   );
-  latencies.sort((a, b) => a - b);
   return {
     calls: latencies.length,
     seconds: (performance.now() - started) / 1000,
-    p50: latencies[latencies.length >> 1] ?? 0,
+    p50: percentile(latencies, 50),
   };
 }
 
