@@ -5,6 +5,7 @@
  *   requests  DynamoDB round trips, units and latency per request, by endpoint group
  *   cost      AWS cost per million requests of each endpoint, from its units, time, log bytes and answer (bench/prices.ts)
  *   search    filter[name] round trips, RCU and latency at 10,000 and 100,000 products
+ *   name-lag  how long filter[name] answers 503 after a 1,000- and a 10,000-product import
  *   creates   product creates per second on one store with 1, 10 and 50 writers, refusals and 5xx; one key's 60 batches in a row
  *   store     DynamoDB Local's own write ceiling: items/s by transactions and by batch writes, 1, 10 and 50 writers
  *   hot       20 writers PATCHing one product: latency, refusals and DynamoDB calls per request
@@ -29,6 +30,7 @@ import { storeWritesSection } from './store-writes.ts';
 import { hotItemSection } from './hot-item.ts';
 import { requestsSection } from './requests.ts';
 import { searchSection } from './search.ts';
+import { nameLagSection } from './name-lag.ts';
 import { throughputSection } from './throughput.ts';
 import { webhooksSection } from './webhooks.ts';
 import { importWebhooksSection } from './import-webhooks.ts';
@@ -41,6 +43,7 @@ const SECTIONS: BenchSection[] = [
   requestsSection,
   costSection,
   searchSection,
+  nameLagSection,
   createsSection,
   storeWritesSection,
   hotItemSection,

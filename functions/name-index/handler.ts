@@ -4,7 +4,8 @@ import { indexNameRecords } from '#app/name-index.ts';
 
 /**
  * Name indexer (table stream → filter[name]'s trigram postings): the use case indexes the batch
- * (shared/app/name-index.ts); a failure is logged and reported from the batch's first record.
+ * (shared/app/name-index.ts) a chunk at a time; a failure is logged and reported from the failing
+ * chunk's first record, so the chunks before it are not indexed again.
  */
 const isColdStart = coldStartTracker();
 
@@ -22,6 +23,10 @@ export function handler(event: DynamoDBStreamEvent, context?: Context): Promise<
 async function indexRecords(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   const outcome = await indexNameRecords(event.Records);
   if (outcome.ok) return { batchItemFailures: [] };
-  log('error', 'name indexing failed', { sequence_number: outcome.sequenceNumber, ...errorFields(outcome.error) });
+  log('error', 'name indexing failed', {
+    sequence_number: outcome.sequenceNumber,
+    indexed_before: outcome.indexed,
+    ...errorFields(outcome.error),
+  });
   return { batchItemFailures: [{ itemIdentifier: outcome.retryFrom }] };
 }

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { adminCommand, type client, storeWithKey } from '#fixtures/api.ts';
+import { adminCommand, type client, createStore, storeWithKey } from '#fixtures/api.ts';
 import { adminChange, seedProduct } from '#fixtures/catalog.ts';
 import { createGateway } from '#emulation/local/gateway.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';
@@ -11,6 +11,10 @@ import { keys } from '#db/keys.ts';
 import { batchWrite } from '#db/core/helpers.ts';
 import { markNamesPending } from '#db/product/index.repo.ts';
 import { indexPendingNames, pendingNameCount } from '#db/name-index/repo.ts';
+import { indexNameRecords, NAME_INDEX_CHUNK } from '#app/name-index.ts';
+import { ENTITY, TABLE } from '#db/core/table.ts';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { nameGrams } from '#domain/product/name-grams.ts';
 import { normalizeName } from '#domain/product/product.ts';
 import { waitFor } from '#fixtures/webhooks.ts';
@@ -151,6 +155,37 @@ describe('filter[name] on trigram postings', () => {
     expect(await postingsOf(storeId, product.id, 'Amber Vase')).toEqual(
       nameGrams('amber vase').filter((g) => nameGrams('cobalt vase').includes(g)),
     );
+  });
+});
+
+describe('the name indexer', () => {
+  it('takes a batch in a chunk at a time and resumes from the chunk that failed, not from the batch', async () => {
+    const storeId = await createStore();
+    const names = Array.from({ length: NAME_INDEX_CHUNK + 20 }, (_, i) => ({ id: i + 1, n: `heron ${i + 1}` }));
+    const entry = (p: { id: number; n: string }) => ({
+      ...keys.namePending(storeId, p.id),
+      [TABLE.typeAttribute]: ENTITY.namePending,
+      store_id: storeId,
+      product_id: p.id,
+      n: p.n,
+    });
+    await batchWrite(names.map((p) => ({ PutRequest: { Item: entry(p) } })));
+    // The batch as the stream hands it over, with a record that names no product (a poison record)
+    // in the second chunk.
+    const records: DynamoDBRecord[] = names.map((p, i) => ({
+      eventName: 'INSERT',
+      dynamodb: {
+        SequenceNumber: String(1000 + i),
+        NewImage: marshall(i === NAME_INDEX_CHUNK + 5 ? { ...entry(p), product_id: 'x' } : entry(p)) as never,
+      },
+    }));
+    const outcome = await indexNameRecords(records);
+    expect(outcome).toMatchObject({ ok: false, indexed: NAME_INDEX_CHUNK, retryFrom: String(1000 + NAME_INDEX_CHUNK) });
+    // The first chunk's names are indexed and no longer pending (whoever indexed them first: the
+    // stack's own indexer reads the same entries off the stream).
+    for (const p of names.slice(0, NAME_INDEX_CHUNK)) {
+      expect(await hasPosting(keys.nameGram(storeId, 'her', p.id))).toBe(true);
+    }
   });
 });
 
