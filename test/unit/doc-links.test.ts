@@ -84,6 +84,16 @@ describe('docs that stand alone', () => {
     expect([...new Set(broken)]).toEqual([]);
   });
 
+  it('README.md\'s table "Where the rest is" links every page of docs/', () => {
+    const section = /^## Where the rest is\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(read('README.md'))?.[1] ?? '';
+    const linked = new Set([...section.matchAll(/\]\((docs\/[\w-]+\.md)\)/g)].map((m) => m[1]));
+    const pages = readdirSync(path.join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`);
+    expect(pages.length).toBeGreaterThan(10);
+    expect(pages.filter((p) => !linked.has(p))).toEqual([]);
+  });
+
   it('every repository path README.md and docs/ name exists', () => {
     const docs = all.filter((f) => f === 'README.md' || (f.startsWith('docs' + path.sep) && f.endsWith('.md')));
     // A path starts at a top-level folder (not inside a URL, an alias or another word) and ends before
