@@ -18,14 +18,20 @@ const run = promisify(execFile);
  * exactly as a user would paste it, with only what must change substituted: the address
  * (`127.0.0.1:3000` → the port `npm start` was given), the key (`sia_...` → the demo key `npm start`
  * printed), a key id, event id or store a previous command printed, and the file an example names.
- * Each must exit 0; each curl must be answered 2xx. The `cdk` commands are
+ * Each must exit 0; each curl must be answered 2xx. A text written more than once (in a block and
+ * again in a sentence) runs once, where it is first written; a command that only repeats one run
+ * here with other values is SAME_AS in test/fixtures/doc-commands.ts (each run is an npm, tsx and
+ * SDK start: this file is the suite's slowest). The `cdk` commands are
  * test/infra/documented-deploy.test.ts; the commands no test runs, and why, are NOT_RUN in
  * test/fixtures/doc-commands.ts.
  *
  * A stack of its own (not the run's shared one): the examples assume what `npm start` makes, the
  * seeded demo store, its key as id 1 and the example store `acme`.
  */
-const commands = documentedCommands().filter((c) => ['start', 'admin', 'curl', 'assignment'].includes(kindOf(c.text)!));
+const commands = documentedCommands()
+  .filter((c) => ['start', 'admin', 'curl', 'assignment'].includes(kindOf(c.text)!))
+  // A text written twice (an example repeated in a sentence) runs once, where it is first written.
+  .filter((c, i, all) => all.findIndex((d) => d.text === c.text) === i);
 
 /**
  * A user's shell: none of the npm_config_* of the test's own npm (npm must read the repository's
@@ -101,6 +107,7 @@ describe('the documented commands, run as written', () => {
       .replace(/--id (?:\d+|KEY_ID)(?=\s|$)/g, () => `--id ${seen.keyId}`)
       .replace(/\bSTORE_ID\b/g, seen.store)
       .replace(/--limit N\b/g, '--limit 10')
+      .replace(/--store <id>(?=\s|$)/g, `--store ${seen.store}`)
       .replace(/--file order\.json(?=\s|$)/g, `--file ${path.join(dir, 'order.json')}`);
     const placeholder = /--event (?:evt_\.\.\.|EVENT_ID)(?=\s|$)/g;
     if (!placeholder.test(filled)) return filled;
