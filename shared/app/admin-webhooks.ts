@@ -26,14 +26,25 @@ export async function deliveryLog(keyId: number): Promise<{ deliveries: Delivery
   return { deliveries, endpoint };
 }
 
-/** A new round of one delivery of an existing key (same webhook-id and body). */
+/**
+ * An existing key that is not revoked: nothing is sent for a revoked key any more, so a
+ * redelivery is refused rather than started to fail (a key revoked after this check fails its
+ * round, as docs/webhooks.md, "Delivery log and redelivery", says of pending deliveries).
+ */
+async function requireActiveKey(keyId: number): Promise<KeyRecord> {
+  const key = await requireKey(keyId);
+  if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
+  return key;
+}
+
+/** A new round of one delivery of an active key (same webhook-id and body). */
 export async function redeliverEvent(keyId: number, eventId: string): Promise<Delivery> {
-  await requireKey(keyId);
+  await requireActiveKey(keyId);
   return startRedelivery(keyId, eventId, new Date().toISOString());
 }
 
 /**
- * Every delivery of an existing key created at or after `since` (and in `state`, when given) starts
+ * Every delivery of an active key created at or after `since` (and in `state`, when given) starts
  * a new round, oldest first, each as `redeliverEvent` does it. A delivery redelivered concurrently
  * by someone else is skipped, not an error: it is under way.
  */
@@ -42,7 +53,7 @@ export async function redeliverSince(
   since: string,
   state: 'pending' | 'delivered' | 'failed' | undefined,
 ) {
-  await requireKey(keyId);
+  await requireActiveKey(keyId);
   const chosen = (await listDeliveries(keyId))
     .filter((d) => d.created_at >= since && (state === undefined || d.state === state))
     .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.event_id.localeCompare(b.event_id));
@@ -101,8 +112,7 @@ export async function rotateWebhookSecret(
   keyId: number,
   seal: SealSecret,
 ): Promise<{ record: KeyRecord; secret: string; graceEnds: string }> {
-  const key = await requireKey(keyId);
-  if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
+  const key = await requireActiveKey(keyId);
   const secret = generateWebhookSecret();
   const graceEnds = new Date(Date.now() + WEBHOOK_SECRET_GRACE_SECONDS * 1000).toISOString();
   const record = await updateKeyWebhook(

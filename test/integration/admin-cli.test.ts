@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { inject, describe, expect, it } from 'vitest';
 import { adminCommand, client, createKey, createStore } from '#fixtures/api.ts';
+import { handler as admin } from '#functions/admin/handler.ts';
 import { closedPort } from '#fixtures/webhooks.ts';
 
 const run = promisify(execFile);
@@ -139,6 +140,48 @@ describe('admin CLI', () => {
     expect(revoked.status).toBe('revoked');
     expect((await client(rotated.token).get('/products')).status).toBe(401);
   }, 600_000);
+
+  /**
+   * What README.md and docs/contract.md#admin-cli say of a revoked key, command by command (in
+   * process: the CLI turns a refusal into one error line and a non-zero exit, pinned below).
+   */
+  it('after keys revoke: revoking again answers the same key, changes and sends are refused, reads answer', async () => {
+    const storeId = await createStore();
+    const key = await createKey(storeId, ['orders:read'], { webhook_url: 'https://crm.example.com/hooks' });
+    const first = await adminCommand<{ status: string; revoked_at: string }>('keys revoke', { id: key.id });
+    expect(first.status).toBe('revoked');
+
+    expect(await adminCommand('keys revoke', { id: key.id })).toEqual(first);
+    const refused: [string, Record<string, unknown>][] = [
+      ['keys rotate', {}],
+      ['keys rotate-webhook-secret', {}],
+      ['keys set-webhook', { url: 'https://crm.example.com/v2' }],
+      ['keys set-webhook', { url: '' }],
+      ['keys set-webhook', { events: 'order.paid' }],
+      ['keys set-budget', { writes_per_hour: '10' }],
+      ['keys set-mcp', { mcp: 'read-only' }],
+      ['webhooks ping', {}],
+      ['webhooks redeliver', { event: 'evt_0123abcd' }],
+      ['webhooks redeliver', { since: '2020-01-01T00:00:00Z' }],
+    ];
+    for (const [command, args] of refused) {
+      const out = await admin({ command, args: { id: key.id, ...args } });
+      expect(out.ok ? out.data : out.error, `${command} ${JSON.stringify(args)}`).toEqual({
+        code: 'invalid_transition',
+        message: `key ${key.id} is revoked`,
+        field: 'id',
+      });
+    }
+    const listed = await adminCommand<{ data: { id: number; status: string; webhook_url: string }[] }>('keys list', {
+      store: storeId,
+    });
+    expect(listed.data.find((k) => k.id === key.id)).toMatchObject({
+      status: 'revoked',
+      webhook_url: 'https://crm.example.com/hooks',
+    });
+    expect(await adminCommand('webhooks deliveries', { id: key.id })).toMatchObject({ data: [] });
+    expect(await adminCommand('keys requests', { id: key.id })).toMatchObject({ data: [] });
+  });
 
   it('keys list shows the MCP mode, budgets and exclude-own that were set, with and without --json', async () => {
     const storeId = await createStore();

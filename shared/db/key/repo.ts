@@ -183,9 +183,10 @@ export async function rotateKeyToken(keyId: number, newTokenHash: string, curren
 }
 
 /**
- * Webhook settings of a key. `expectedSecret` guards a secret rotation: two rotations at once
- * would otherwise both keep the same "previous" secret, and the first caller's new secret would
- * be neither current nor previous.
+ * Webhook settings of an active key; a revoked one is `invalid_transition` (revoking is for good,
+ * and the condition holds it against a revoke between the caller's read and this write).
+ * `expectedSecret` guards a secret rotation: two rotations at once would otherwise both keep the
+ * same "previous" secret, and the first caller's new secret would be neither current nor previous.
  */
 export async function updateKeyWebhook(
   keyId: number,
@@ -213,17 +214,24 @@ export async function updateKeyWebhook(
         TableName: tableName(),
         Key: keys.key(keyId),
         UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression:
-          expectedSecret === undefined ? 'attribute_exists(pk)' : 'attribute_exists(pk) AND webhook_secret = :expected',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: expectedSecret === undefined ? values : { ...values, ':expected': expectedSecret },
+        ConditionExpression: `attribute_exists(pk) AND #status = :active${
+          expectedSecret === undefined ? '' : ' AND webhook_secret = :expected'
+        }`,
+        ExpressionAttributeNames: { ...names, '#status': 'status' },
+        ExpressionAttributeValues: {
+          ...values,
+          ':active': 'active',
+          ...(expectedSecret === undefined ? {} : { ':expected': expectedSecret }),
+        },
         ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return withLastUsed(toKeyRecord(out.Attributes ?? {}));
   } catch (err) {
-    if (isConditionalCheckFailed(err) && itemFromError(err.Item)) {
+    const old = isConditionalCheckFailed(err) ? itemFromError(err.Item) : undefined;
+    if (old && old.status !== 'active') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
+    if (old) {
       throw new DomainError(
         'conflict',
         `the webhook secret of key ${keyId} was rotated concurrently; run the command again`,
