@@ -39,10 +39,10 @@ const FLOOR = ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb'];
 type Run = { floor: Timing; overFloor: Timing };
 
 /**
- * The node that imports the bundles: BENCH_NODE, or the one running the bench. Lambda runs Node 22
- * (infra/constructs/service-function.ts); a machine with another major measures that one's loader,
- * which differs: on Node 22 an ES import of node:http loads undici, ~25 ms that Node 20 never
- * showed (infra/node-http.ts).
+ * The node that imports the bundles: BENCH_NODE, or the one running the bench, which `npm run` makes
+ * the functions' major (docs/local.md#node). Another major measures that one's loader, which
+ * differs: on Node 22 an ES import of node:http loads undici, ~25 ms that Node 20 never showed
+ * (infra/node-http.ts).
  */
 const NODE = process.env.BENCH_NODE ?? process.execPath;
 const nodeVersion = () => execFileSync(NODE, ['--version'], { encoding: 'utf8' }).trim();

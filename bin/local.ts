@@ -8,7 +8,8 @@ import path from 'node:path';
 import { checkJava } from '#emulation/local/dynamodb-local.ts';
 
 const env = process.env;
-// Node 20 is supported today; the SDK's notice about its 2027 releases is not news at every start.
+// The SDK's notice about the Node versions its next releases drop is not news at every start (this
+// runs on the Node that npm installs: docs/local.md#node).
 env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const port = Number(env.PORT || 3000);
 const dynamodbPort = Number(env.DYNAMODB_PORT || 8000);
@@ -70,6 +71,7 @@ process.stdout.write(
     `  reference:    ${stack.baseUrl}/docs   (OpenAPI: ${stack.baseUrl}/openapi.json, no key needed)`,
     `  store:        ${external ? `${external} (external)` : `DynamoDB Local on port ${dynamodbPort}, data in ${path.relative(process.cwd(), dataDir).startsWith('..') ? dataDir : path.relative(process.cwd(), dataDir) || '.'}`}`,
     `  demo store:   demo${seeded ? ' (seeded now)' : ''}`,
+    `  node:         ${process.version}   (docs/local.md#node)`,
     demo
       ? `  demo key:     ${demo.token}   (all six abilities)`
       : '  demo key:     unknown (delete the data directory to seed again)',

@@ -78,7 +78,7 @@ export const FUNCTION_MEMORY_MB = 512;
 export const LOG_PLATFORM_LINES = false;
 
 /**
- * How every Lambda is bundled: minified ESM for Node 20+, the AWS SDK left to the runtime (smaller
+ * How every Lambda is bundled: minified ESM for the functions' runtime (Node 22), the AWS SDK left to the runtime (smaller
  * bundles, faster cold starts), a separate source map without the sources' text (stack traces
  * need only the mappings), and shared/stack-traces.ts injected, which reads that map the first
  * time a stack is printed instead of at every cold start as `--enable-source-maps` would (7–24 ms
@@ -86,7 +86,7 @@ export const LOG_PLATFORM_LINES = false;
  * bench` build with `lambdaEsbuildOptions()`, so they measure what the deploy ships.
  */
 export const LAMBDA_BUNDLING = {
-  target: 'node20',
+  target: 'node22',
   minify: true,
   sourcesContent: false,
   external: ['@aws-sdk/*'],

@@ -173,6 +173,8 @@ describe.concurrent('contract: npm start', () => {
     const dynamodbPort = await freePort();
     const first = await npmStart(dataDir, port, dynamodbPort);
     expect(first.output()).toContain('demo store:   demo (seeded now)');
+    // npm start runs the node npm installed, as this file does (test/infra/node-version.test.ts: the Lambdas' major).
+    expect(first.output()).toContain(`node:         ${process.version}`);
     const put = await putCategory(first);
     expect(put.status).toBe(200);
     const created = ((await put.json()) as { data: { id: number } }).data;
