@@ -11,8 +11,9 @@ export const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 export const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 10);
 
 /**
- * A run: completions per second, failures, and CPU per completion of the stack process, of
- * DynamoDB Local's JVM (`store`, where /proc can be read) and of the load client (gateway runs).
+ * A run: successful requests per second, failures, and CPU per successful request of the stack
+ * process, of DynamoDB Local's JVM (`store`, where /proc can be read) and of the load client
+ * (gateway runs).
  */
 export type Run = {
   perSecond: number;
@@ -47,7 +48,37 @@ export const storeCpu = (pid: number | undefined, before: number | undefined, do
   return before === undefined || after === undefined ? {} : { storeCpuMsPerRequest: (after - before) / done };
 };
 
-/** Runs `one` with CONCURRENCY in flight for `seconds`: completions per second, failures, and this process's CPU per completion. */
+/**
+ * More failed requests than this share fails the section: its figures would say how fast the path
+ * fails (a 429 is answered before the work it refuses), not how fast it serves.
+ */
+export const MAX_FAILED_SHARE = 0.01;
+
+/** What a run counted: requests completed (failures included), those that failed, and its seconds. */
+export interface Tally {
+  done: number;
+  failed: number;
+  seconds: number;
+}
+
+/**
+ * The answers a throughput row is about: only the requests that succeeded count, so a refusal is no
+ * throughput. Throws when nothing ran or more than MAX_FAILED_SHARE of the requests failed.
+ */
+export function served(what: string, run: Tally): { served: number; perSecond: number } {
+  if (run.done === 0) throw new Error(`${what}: no request completed in ${run.seconds.toFixed(1)} s`);
+  if (run.failed / run.done > MAX_FAILED_SHARE)
+    throw new Error(
+      `${what}: ${run.failed} of ${run.done} requests failed (more than ${MAX_FAILED_SHARE * 100}%), so its throughput would count failures`,
+    );
+  const ok = run.done - run.failed;
+  return { served: ok, perSecond: ok / run.seconds };
+}
+
+/**
+ * Runs `one` with CONCURRENCY in flight for `seconds`: successful calls per second (`served`: it
+ * throws past MAX_FAILED_SHARE failed), failures, and this process's CPU per successful call.
+ */
 export async function saturate(
   one: (i: number) => Promise<boolean>,
   seconds = SECONDS,
@@ -69,10 +100,11 @@ export async function saturate(
       }
     }),
   );
+  const run = served('saturate', { done, failed, seconds: (performance.now() - started) / 1000 });
   return {
-    perSecond: done / ((performance.now() - started) / 1000),
+    perSecond: run.perSecond,
     failed,
-    cpuMsPerRequest: cpuMs(cpu) / done,
-    ...storeCpu(storePid, store, done),
+    cpuMsPerRequest: cpuMs(cpu) / run.served,
+    ...storeCpu(storePid, store, run.served),
   };
 }
