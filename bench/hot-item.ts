@@ -81,7 +81,7 @@ export const hotItemSection: BenchSection = {
               ms,
             });
             // A refused writer waits its Retry-After, as a client does.
-            const wait = Math.max(PACE_MS - ms, res.status === 503 ? res.retryAfter * 1000 : 0);
+            const wait = Math.max(PACE_MS - ms, res.status === 429 ? res.retryAfter * 1000 : 0);
             if (wait > 0) await new Promise((r) => setTimeout(r, wait));
           }
         }),
@@ -90,7 +90,7 @@ export const hotItemSection: BenchSection = {
       const samples = bench.samples();
 
       const applied = answers.filter((a) => a.status === 200);
-      const refused = answers.filter((a) => a.status === 503 && a.code === 'service_unavailable');
+      const refused = answers.filter((a) => a.status === 429 && a.code === 'resource_busy');
       const other = answers.length - applied.length - refused.length;
       const stored = await readBack(bench.stack.baseUrl, token, path);
       let lost = 0;
@@ -105,7 +105,7 @@ export const hotItemSection: BenchSection = {
       const ms = answers.map((a) => a.ms);
       const calls = samples.map((s) => s.calls);
       const refusedMs = refused.map((a) => a.ms);
-      const refusedCalls = samples.filter((s) => s.status === 503).map((s) => s.calls);
+      const refusedCalls = samples.filter((s) => s.status === 429).map((s) => s.calls);
       const fmt = (n: number) => n.toFixed(0);
       const spread = (xs: number[]) =>
         xs.length ? `${fmt(percentile(xs, 50))} / ${fmt(percentile(xs, 99))} / ${fmt(Math.max(...xs))}` : '–';
@@ -113,7 +113,7 @@ export const hotItemSection: BenchSection = {
         '## One hot product\n\n' +
         `${WRITERS} writers PATCH one product of one key for ${SECONDS} s, each its own field in turn (price, quantity, description) ` +
         `with one request in flight, a writer's PATCHes at least ${PACE_MS} ms apart (the key's ${ALLOWANCE_PER_MINUTE} a minute shared by ${WRITERS}), a refused one's after its Retry-After. ` +
-        "Latency as the client saw it; DynamoDB calls per request, the authorizer's included. Refused: retryable 503 `service_unavailable`, nothing written. " +
+        "Latency as the client saw it; DynamoDB calls per request, the authorizer's included. Refused: retryable 429 `resource_busy`, nothing written. " +
         'Fields lost: a field whose stored value is not that of the last applied PATCH of it (must be 0). ' +
         'The refused PATCHes alone: their latency and calls (p50 / p99 / max).\n\n' +
         '| PATCHes | applied | refused | other | p50 ms | p99 ms | max ms | calls p50 | calls p99 | calls max | refused ms | refused calls | fields lost | seconds |\n' +

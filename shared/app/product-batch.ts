@@ -13,7 +13,7 @@ import { DomainError, validationFailed, type ErrorCode } from '#domain/errors.ts
 import type { Caller } from '#domain/principal.ts';
 import { INSERT_GROUP_SIZE } from '#db/product/insert.repo.ts';
 import { ProductIds } from './product-ids.ts';
-import { contended, undetermined } from '#domain/time.ts';
+import { outOfTime, undetermined } from '#domain/time.ts';
 import { resolveManyWriteTargets, type WriteTargets } from '#db/product/item.ts';
 import { newDraft, patchResolved, putResolved, type WriteOutcome, type WriteResult } from './product-writes.ts';
 import { preconditionFailed } from '#domain/product/checksum.ts';
@@ -122,7 +122,7 @@ async function insertFresh(
           result: 'created',
         };
       else if (inserted.kind === 'out_of_time')
-        outcomes[item.index] = failure(item.externalId, contended(`the product with external id ${item.externalId}`));
+        outcomes[item.index] = failure(item.externalId, outOfTime(`the product with external id ${item.externalId}`));
       else if (inserted.kind === 'undetermined')
         outcomes[item.index] = failure(
           item.externalId,

@@ -36,11 +36,11 @@ import { DomainError, notFound } from '#domain/errors.ts';
 import { failedCondition, productChecksum, type WriteCondition } from '#domain/product/checksum.ts';
 import {
   BUDGET_ONLY,
-  contended,
   type ContentionBound,
   done,
   HOT_ITEM_BOUND,
   nowIso,
+  outOfTime,
   retryOnStale,
   RoundClock,
   stale,
@@ -132,6 +132,8 @@ export async function putResolved(
 /**
  * The product an insert created, or the winner of a racing write that created the external id
  * first; an insert the budget could not hold, or the store did not confirm, is the retryable 503.
+ * Not the 429 of a hot product: an insert never loses to writers of its own product (it takes
+ * reserved ids once it lost the store's sequence once), so only a request gone slow runs out.
  */
 function createdOrTaken(
   outcome: InsertOutcome,
@@ -145,7 +147,7 @@ function createdOrTaken(
     case 'undetermined':
       throw undetermined(what);
     default:
-      throw contended(what);
+      throw outOfTime(what);
   }
 }
 

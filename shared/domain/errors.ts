@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   'idempotency_key_reused',
   'rate_limited',
   'write_budget_exceeded',
+  'resource_busy',
   'internal_error',
   'service_unavailable',
   'filter_too_broad',

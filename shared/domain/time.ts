@@ -103,10 +103,12 @@ export const nowIso = (): string => new Date().toISOString();
  * a commit that lost to another writer decides again from the state that writer left.
  *
  * Contention is bounded by the request's time budget (above): a round starts only while enough
- * of the budget is left to finish it, so a write that keeps losing is refused (503
- * `service_unavailable`, `Retry-After`) before anyone stops listening, with nothing written, and
+ * of the budget is left to finish it, so a write that keeps losing is refused (429
+ * `resource_busy`, `Retry-After`) before anyone stops listening, with nothing written, and
  * never goes on in the background after its answer. A single product write is bounded far
- * sooner, by calls and time (`ContentionBound`).
+ * sooner, by calls and time (`ContentionBound`). A write that lost no round but finds the budget
+ * spent (a slow store, a request that ran long before it) is the platform's 503 instead
+ * (`outOfTime`).
  */
 
 /** What one round of `retryOnStale` ended with. */
@@ -128,11 +130,29 @@ export const ROUND_MARGIN_MS = 2_000;
 /** Seconds a refused write is told to wait: contention on one item passes within moments. */
 export const CONTENDED_RETRY_AFTER_S = 1;
 
-/** The retryable refusal of a write that ran out of budget while contended: nothing was written. */
+/**
+ * The retryable refusal of a write that kept losing to other writers of the same record: nothing
+ * was written. A 429, not a 503: the tenant's own writers of one record cause it, the platform is
+ * fine, and a 5xx would count in the operator's Api5xxRate alarm (docs/catalog-writes.md, "One
+ * hot product").
+ */
 export const contended = (what: string) =>
   new DomainError(
-    'service_unavailable',
+    'resource_busy',
     `${what} is being changed by other writes right now; nothing was written. Retry after ${CONTENDED_RETRY_AFTER_S} s.`,
+    null,
+    CONTENDED_RETRY_AFTER_S,
+  );
+
+/**
+ * The retryable refusal of a write whose request's budget cannot hold its next round although it
+ * lost none (a slow store, a request that ran long before the write): the platform's fault, so
+ * the 503, and nothing was written.
+ */
+export const outOfTime = (what: string) =>
+  new DomainError(
+    'service_unavailable',
+    `The request ran out of time before ${what} could be written; nothing was written. Retry after ${CONTENDED_RETRY_AFTER_S} s.`,
     null,
     CONTENDED_RETRY_AFTER_S,
   );
@@ -149,9 +169,12 @@ export const undetermined = (what: string) =>
     CONTENDED_RETRY_AFTER_S,
   );
 
-/** Throws `contended(what)` when the budget left cannot hold one more round. */
-export function assertRoundBudget(what: string, clock?: RoundClock): void {
-  if (!(clock ?? defaultClock).canStart()) throw contended(what);
+/**
+ * Throws when the budget left cannot hold one more round: `contended(what)` once the write has
+ * lost a round to another writer (`lost`), `outOfTime(what)` before it has.
+ */
+export function assertRoundBudget(what: string, lost: boolean, clock?: RoundClock): void {
+  if (!(clock ?? defaultClock).canStart()) throw lost ? contended(what) : outOfTime(what);
 }
 
 /**
@@ -195,7 +218,7 @@ function sleepWithinBudget(ms: number): Promise<void> {
 
 /**
  * How far a write contended on one item may go before it is refused with the retryable
- * `contended` 503: at most `calls` store calls (its rounds' commits, and its reads of the item;
+ * `contended` 429: at most `calls` store calls (its rounds' commits, and its reads of the item;
  * the one offer id a product without a variant reserves is not counted), and no round that would
  * start `ms` or more after its first one (docs/catalog-writes.md, "One hot
  * product"). A writer that keeps losing is answered within moments and sends again after
@@ -238,7 +261,7 @@ export function fullJitterMs(attempt: number, roundMs: number, random: () => num
  * budget bounds the rounds, and a `bound` (a single write of one product) far sooner; outside
  * one (scripts, direct calls) `maxAttempts` does. Either way the give-up is `contended(what)`,
  * retryable, raised before a round that was not started: every round either committed or wrote
- * nothing. With a `bound`, a lost round waits a full-jitter backoff before the next; without,
+ * nothing (a write the budget stops before it lost any round is `outOfTime(what)`). With a `bound`, a lost round waits a full-jitter backoff before the next; without,
  * only a round lost without the state (a read follows) waits (`backoff`).
  */
 export async function retryOnStale<S, R>(options: {
@@ -257,10 +280,10 @@ export async function retryOnStale<S, R>(options: {
   const started = performance.now();
   // The store calls made so far: each read and each round's commit.
   let calls = 0;
-  assertRoundBudget(options.what, clock);
+  assertRoundBudget(options.what, false, clock);
   let state = 'initial' in options ? (options.initial as S) : (calls++, await options.read());
   for (let attempt = 1; ; attempt++) {
-    assertRoundBudget(options.what, clock);
+    assertRoundBudget(options.what, attempt > 1, clock);
     const outcome = await clock.time(() => options.round(state));
     calls++;
     if ('done' in outcome) return outcome.done;
@@ -275,7 +298,7 @@ export async function retryOnStale<S, R>(options: {
     if (handedBack) {
       state = outcome.stale as S;
     } else {
-      assertRoundBudget(options.what, clock);
+      assertRoundBudget(options.what, true, clock);
       state = await options.read();
       calls++;
     }

@@ -31,6 +31,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   idempotency_key_reused: 422,
   write_budget_exceeded: 429,
   rate_limited: 429,
+  resource_busy: 429,
   internal_error: 500,
   service_unavailable: 503,
   filter_too_broad: 422,

@@ -25,7 +25,7 @@ import { addInvocationContext } from '#shared/log.ts';
  * outcome, which this maps to a response: its answer, a replay, 422 for a reused key, 409 while a
  * twin is in progress. An answer the use case did not store (it changed nothing), and a
  * DomainError it throws, are stored with one conditional PutItem. Nothing is stored for a
- * failure of ours (5xx), so the client's retry runs again at once.
+ * failure of ours (5xx) or a refusal with Retry-After, so the client's retry runs again.
  *
  * Replays are byte for byte: what is sent is always the stored string parsed back, so the first
  * answer and every replay are the same bytes. Response headers other than Content-Type are not
@@ -47,8 +47,14 @@ const thaw = (stored: StoredResponse): RouteResult => ({
   body: JSON.parse(stored.body) as unknown,
 });
 const errorResult = (err: DomainError): RouteResult => ({ status: statusOf(err.code), body: errorBody(err) });
-/** Answers about the request itself are stored; failures of ours (5xx) are not, so a retry runs again. */
-const storable = (err: unknown): err is DomainError => err instanceof DomainError && statusOf(err.code) < 500;
+/**
+ * Answers about the request itself are stored; failures of ours (5xx) are not, so a retry runs
+ * again, and neither is an answer about the moment that tells the client to come back
+ * (`Retry-After`: a write refused because other writes of its record kept winning, 429
+ * `resource_busy`), or its retry would be answered the refusal again for 24 hours.
+ */
+const storable = (err: unknown): err is DomainError =>
+  err instanceof DomainError && statusOf(err.code) < 500 && err.retryAfterSeconds === undefined;
 
 function refusal(outcome: Refusal): RouteResult {
   switch (outcome.kind) {

@@ -52,9 +52,11 @@ describe('POST /catalog/products/{external_id}/stock', () => {
     const { storeId, client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
     const reader = client((await createKey(storeId, ['catalog:read'])).token);
     const externalId = await product(api, 30);
-    // 503 service_unavailable (a write that kept losing to the others within its time budget) and
-    // 429 (the key's allowance, which the resends exceed) wrote nothing and say so: they are sent
-    // again with the same Idempotency-Key after their Retry-After, as a client does.
+    // 429 resource_busy (a write that kept losing to the others within its time budget), 429
+    // rate_limited (the key's allowance, which the resends exceed) and 503 (the request ran out of
+    // time on a loaded machine) wrote nothing and say so: they are sent again with the same
+    // Idempotency-Key after their Retry-After, as a client does, and run again (a refusal with
+    // Retry-After is not stored as the key's answer).
     const keys = Array.from({ length: 50 }, idem);
     const send = (i: number) => api.post(stockPath(externalId), { delta: -1 }, keys[i]);
     const results = await Promise.all(keys.map((_, i) => send(i)));

@@ -12,8 +12,8 @@ async function freshKey(storeId: string) {
 
 /**
  * The bursts on one product send each write until it is applied, as a client does with the
- * retryable 503 of a write that kept losing to the others (docs/catalog-writes.md, "One hot
- * product"); what they assert holds over the writes applied.
+ * retryable 429 `resource_busy` of a write that kept losing to the others (docs/catalog-writes.md,
+ * "One hot product"); what they assert holds over the writes applied.
  */
 describe('concurrent catalog writes', () => {
   const gateway = useCountingGateway();

@@ -13,9 +13,10 @@ import { expectBoundedRefusals, untilApplied, useCountingGateway } from '#fixtur
  * The contention suite (docs/catalog-writes.md, "Ids under contention" and "Time budget"): many
  * writers of one store, one product or one new external id at once, over real HTTP against the
  * local stack (loopback only). Bounded: a fixed number of requests, each answered within the
- * request budget. What must hold whatever the machine's speed: no 5xx but the retryable 503 of
- * an item or write that wrote nothing, every accepted write stored and listed, no duplicate,
- * unique ids, and a list `total` equal to the products there are.
+ * request budget. What must hold whatever the machine's speed: no refusal but the retryable 429
+ * (contended) or 503 (out of time) of an item or write that wrote nothing, no other 5xx, every
+ * accepted write stored and listed, no duplicate, unique ids, and a list `total` equal to the
+ * products there are.
  */
 const RW = ['catalog:read', 'catalog:write'] as const;
 const freshClient = async (storeId: string) => client((await createKey(storeId, RW)).token);
@@ -57,8 +58,12 @@ async function settledTotal(storeId: string): Promise<number> {
   return (await listProducts(storeId, { page: 1, limit: 1 }, past)).total;
 }
 
-/** A refusal a client may retry: 503 `service_unavailable`. */
-const isRetryableRefusal = (status: number, code: unknown) => status === 503 && code === 'service_unavailable';
+/**
+ * A refusal a client may retry, having written nothing: 429 `resource_busy` (the write kept losing
+ * to other writers of its product) or 503 `service_unavailable` (the request ran out of time).
+ */
+const isRetryableRefusal = (status: number, code: unknown) =>
+  (status === 429 && code === 'resource_busy') || (status === 503 && code === 'service_unavailable');
 
 function expectSingleAnswers(results: ApiResponse[]) {
   for (const r of results) {

@@ -73,7 +73,7 @@ describe('webhooks: order events during a catalog import of the same store', () 
     for (let n = 0; n < CHANGES; n++) references.push((await placeOrder(store)).reference as string);
     await waitFor('every order.created delivered', () => references.every((r) => created.has(r)));
 
-    // Ten batches at once; an item or batch refused with a retryable 503 is sent again, so
+    // Ten batches at once; an item or batch refused with a retryable 503 or 429 is sent again, so
     // the stream holds all 1,000 catalog events when the orders change.
     const importOne = async (api: (typeof importers)[number], w: number) => {
       let items = Array.from({ length: BATCH }, (_, i) => {

@@ -49,7 +49,7 @@ describe('contention bound', () => {
         round: async (n) => (rounds++, stale(n)),
       }),
     ).catch((e: unknown) => e);
-    expect(await handedBack).toMatchObject({ code: 'service_unavailable', retryAfterSeconds: 1 });
+    expect(await handedBack).toMatchObject({ code: 'resource_busy', retryAfterSeconds: 1 });
     expect(rounds).toBe(8);
 
     // Lost without the state: each round after the first costs a read and a commit.
@@ -64,7 +64,7 @@ describe('contention bound', () => {
         round: async () => (rounds++, stale()),
       }),
     ).catch((e: unknown) => e);
-    expect(reread).toMatchObject({ code: 'service_unavailable' });
+    expect(reread).toMatchObject({ code: 'resource_busy' });
     expect(rounds + reads).toBeLessThanOrEqual(8);
     expect({ rounds, reads }).toEqual({ rounds: 4, reads: 3 });
   });
@@ -82,7 +82,7 @@ describe('contention bound', () => {
         return stale(n);
       },
     }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'service_unavailable' });
+    expect(err).toMatchObject({ code: 'resource_busy' });
     expect(rounds).toBe(1);
   });
 

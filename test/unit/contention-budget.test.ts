@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { idsAtPositions } from '#db/core/sequence.ts';
 import { requestBudgetMs, GATEWAY_BUDGET_MS } from '#http/instrument.ts';
-import { done, retryOnStale, ROUND_MARGIN_MS, stale, withDeadline } from '#domain/time.ts';
+import {
+  assertRoundBudget,
+  contended,
+  done,
+  outOfTime,
+  retryOnStale,
+  ROUND_MARGIN_MS,
+  stale,
+  withDeadline,
+} from '#domain/time.ts';
 import { DomainError } from '#domain/errors.ts';
+import { statusOf } from '#http/error-status.ts';
 
 describe('ids at list positions, around the gaps of the product sequence', () => {
   it('is the plain range without gaps', () => {
@@ -49,13 +59,15 @@ describe('request budget', () => {
     );
     const err = await attempt.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
-    expect(err).toMatchObject({ code: 'service_unavailable', retryAfterSeconds: 1 });
+    // It lost its rounds to other writers: the tenant's contention (429), not the platform's fault.
+    expect(err).toMatchObject({ code: 'resource_busy', retryAfterSeconds: 1 });
+    expect(statusOf((err as DomainError).code)).toBe(429);
     // Rounds (200 ms each at least) started only while more than ROUND_MARGIN_MS was left: within the 1 s above it.
     expect(rounds).toBeGreaterThanOrEqual(1);
     expect(rounds).toBeLessThanOrEqual(5);
   });
 
-  it('refuses at once when too little is left to start, and finishes normally with time to spare', async () => {
+  it('refuses at once, with the 503 of a request out of time, when too little is left to start, and finishes normally with time to spare', async () => {
     let rounds = 0;
     const round = async () => {
       rounds++;
@@ -63,7 +75,7 @@ describe('request budget', () => {
     };
     await expect(
       withDeadline(ROUND_MARGIN_MS - 1, () => retryOnStale({ what: 'x', read: async () => 1, round })),
-    ).rejects.toMatchObject({ code: 'service_unavailable' });
+    ).rejects.toMatchObject({ code: 'service_unavailable', retryAfterSeconds: 1 });
     expect(rounds).toBe(0);
     await expect(withDeadline(10_000, () => retryOnStale({ what: 'x', read: async () => 1, round }))).resolves.toBe(
       'ok',
@@ -77,6 +89,26 @@ describe('request budget', () => {
       round: async () => stale(1),
       maxAttempts: 3,
     }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'service_unavailable' });
+    expect(err).toMatchObject({ code: 'resource_busy', retryAfterSeconds: 1 });
+  });
+});
+
+describe('the refusal of a contended write', () => {
+  it('is 429 resource_busy with Retry-After once a round was lost, and 503 service_unavailable before any was', () => {
+    const busy = contended('product 1 of store s');
+    expect(busy).toMatchObject({ code: 'resource_busy', retryAfterSeconds: 1, field: null });
+    expect(statusOf(busy.code)).toBe(429);
+    const late = outOfTime('product 1 of store s');
+    expect(late).toMatchObject({ code: 'service_unavailable', retryAfterSeconds: 1, field: null });
+    expect(statusOf(late.code)).toBe(503);
+    // Outside a budget every round can start: neither is thrown.
+    expect(() => assertRoundBudget('x', true)).not.toThrow();
+  });
+
+  it('refuses a round the budget cannot hold with resource_busy after a lost round, service_unavailable before any', async () => {
+    const refusal = (lost: boolean) =>
+      withDeadline(ROUND_MARGIN_MS - 1, async () => assertRoundBudget('the page p', lost)).catch((e: unknown) => e);
+    expect(await refusal(true)).toMatchObject({ code: 'resource_busy' });
+    expect(await refusal(false)).toMatchObject({ code: 'service_unavailable' });
   });
 });

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { createHttpHandler, type RouteFn } from '#http/http-handler.ts';
 import { DomainError } from '#domain/errors.ts';
+import { contended, outOfTime } from '#domain/time.ts';
 import { log, setLogSink } from '#shared/log.ts';
 import { gatewayEvent } from '#fixtures/gateway-event.ts';
 
@@ -95,6 +96,30 @@ describe('the shared HTTP chain', () => {
     expect(body.message).toContain('at the same moment');
     expect(body.message).toContain('allowance of 60 requests per minute is not spent');
     expect(body.message).not.toContain('exceeded');
+  });
+
+  it('answers a write that kept losing to writers of its record 429 resource_busy with Retry-After, the RateLimit headers still the allowance', async () => {
+    const handler = productsHandler(async () => {
+      throw contended('product 7 of store s');
+    });
+    const res = await handler(event(), ctx);
+    expect(res.statusCode).toBe(429);
+    expect(res.headers?.['Retry-After']).toBe('1');
+    // Not a rate-limit refusal: the allowance is what the authorizer counted, not spent.
+    expect(res.headers).toMatchObject({ 'RateLimit-Limit': '60', 'RateLimit-Remaining': '10', 'RateLimit-Reset': '7' });
+    const body = JSON.parse(res.body);
+    expect(body).toMatchObject({ code: 'resource_busy', field: null });
+    expect(body.message).toContain('nothing was written');
+  });
+
+  it("answers a write its request's time ran out for, having lost no round, 503 service_unavailable with Retry-After", async () => {
+    const handler = productsHandler(async () => {
+      throw outOfTime('product 7 of store s');
+    });
+    const res = await handler(event(), ctx);
+    expect(res.statusCode).toBe(503);
+    expect(res.headers?.['Retry-After']).toBe('1');
+    expect(JSON.parse(res.body)).toMatchObject({ code: 'service_unavailable', field: null });
   });
 
   it('refuses a key without the ability even if the authorizer let it through', async () => {

@@ -105,7 +105,7 @@ export type CreateResult =
 export async function createPage(draft: Omit<Page, 'id'>, sequence?: number): Promise<CreateResult> {
   let read = sequence;
   for (let attempt = 1; ; attempt++) {
-    assertRoundBudget(`the page with external id ${draft.external_id}`);
+    assertRoundBudget(`the page with external id ${draft.external_id}`, attempt > 1);
     read ??= await readSequence(pageSequenceKey(draft.store_id));
     const page: Page = { ...draft, id: read + 1 };
     const tx = namedTransaction([

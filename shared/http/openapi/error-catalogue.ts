@@ -33,9 +33,11 @@ const ERROR_WHEN: Readonly<Record<ErrorCode, string>> = {
     "The key's write budget for this hour is spent (docs/api.md#write-budget); `Retry-After` says when the hour ends.",
   rate_limited:
     'The key is over its allowance, or sent more requests at the same moment than its count takes in turn (the message says which); `Retry-After` says when the next request is admitted.',
+  resource_busy:
+    'The write kept losing to other writes of the same record (a hot product, an order or page changed by several writers at once) and was refused; nothing was written. `Retry-After` says when to send it again, unchanged (docs/catalog-writes.md#one-hot-product). Not a rate limit: the RateLimit-* headers still describe the allowance.',
   internal_error: 'Anything unexpected; the message carries a request id that the logs know.',
   service_unavailable:
-    "The store is unreachable, throttling, or slower than the request's time budget, or the write kept losing to other writes of the same record (docs/catalog-writes.md#one-hot-product); `Retry-After` says when to retry. A write refused so was not applied, " +
+    "The store is unreachable, throttling, or slower than the request's time budget; `Retry-After` says when to retry. A write refused so was not applied, " +
     'unless the store received it and then stopped answering: retrying it (same PUT, same Idempotency-Key) is safe either way (docs/availability.md).',
   filter_too_broad:
     "A `filter[name]` needle that cannot be answered within the search's read budget (field `filter[name]`); a longer needle can.",

@@ -36,6 +36,7 @@ const RETRY_CODES: ErrorCode[] = [
   'rate_limited',
   'write_budget_exceeded',
   'idempotency_in_progress',
+  'resource_busy',
   'service_unavailable',
 ];
 

@@ -61,7 +61,7 @@ export const PATH_PARAMETERS: Record<string, { schema: v.GenericSchema; descript
   },
 };
 
-const productWrite = ['invalid_image_url', 'unknown_reference'] satisfies ErrorCode[];
+const productWrite = ['invalid_image_url', 'unknown_reference', 'resource_busy'] satisfies ErrorCode[];
 
 export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
   listProducts: {
@@ -104,7 +104,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     body: StatusChangeBody,
     response: 'OrderDocument',
     idempotent: true,
-    errors: ['invalid_transition', 'status_not_allowed'],
+    errors: ['invalid_transition', 'status_not_allowed', 'resource_busy'],
   },
   upsertProduct: {
     summary: 'Create or replace a product',
@@ -156,7 +156,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     body: StockDeltaBody,
     response: 'MappedProductDocument',
     idempotent: true,
-    errors: ['quantity_changed', 'insufficient_stock'],
+    errors: ['quantity_changed', 'insufficient_stock', 'resource_busy'],
     etag: 'read',
   },
   upsertCategory: {
@@ -186,7 +186,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
       'Creates or replaces the page with this external id and leaves it a draft; the HTML body is sanitized.',
     body: PageBody,
     response: 'PageDocument',
-    errors: ['slug_taken', 'precondition_failed'],
+    errors: ['slug_taken', 'precondition_failed', 'resource_busy'],
     etag: 'conditional',
   },
   publishPage: {
@@ -196,7 +196,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     bodyOptional: true,
     response: 'PageDocument',
     idempotent: true,
-    errors: ['slug_taken'],
+    errors: ['slug_taken', 'resource_busy'],
   },
   unpublishPage: {
     summary: 'Unpublish a page',
@@ -205,7 +205,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     body: ActionBody,
     bodyOptional: true,
     response: 'PageDocument',
-    errors: ['invalid_transition'],
+    errors: ['invalid_transition', 'resource_busy'],
   },
   mcp: {
     summary: 'MCP tool server (JSON-RPC)',

@@ -149,7 +149,10 @@ export const BatchResult = v.strictObject({
   data: v.array(
     v.strictObject({
       external_id: nullable(v.string()),
-      status: d(v.pipe(v.number(), v.integer()), 'What the single PUT/PATCH would have answered.'),
+      status: d(
+        v.pipe(v.number(), v.integer()),
+        'What the single PUT/PATCH would have answered. 429 (`resource_busy`: other writes of the same product kept winning) and 503 (`service_unavailable`: the request ran out of time) wrote nothing: send the item again.',
+      ),
       result: d(
         nullable(v.picklist(['created', 'updated', 'unchanged'])),
         'What the write did: `unchanged` means it changed nothing, so no event was raised; null for an item in error.',
