@@ -28,14 +28,18 @@ function operationOf(event: ApiEvent): string {
 type RequestMetrics = { dimensions: Record<string, string>; values: [string, Unit, number][] };
 
 /**
- * The request's metrics, dimension `operation`: Requests, Throttled (429), Forbidden (403),
- * ServerErrors (5xx), IdempotencyReplays, Latency. The authorizer has metrics only when it refuses
- * (Unauthorized, its 401, a thrown "Unauthorized"): every request it lets through is counted by the
- * handler, and its time by Lambda's own Duration; 429 and 403 are answered, and counted, by the handler.
+ * The request's metrics, dimension `operation`: Requests, Throttled (429 of the key's allowance or
+ * write budget), Busy (429 `resource_busy`: a write that kept losing to other writers of its
+ * record), Forbidden (403), ServerErrors (5xx), IdempotencyReplays, Latency. Busy is apart from
+ * Throttled so that neither reads as the other: a hot record is not a key over its allowance. The
+ * authorizer has metrics only when it refuses (Unauthorized, its 401, a thrown "Unauthorized"):
+ * every request it lets through is counted by the handler, and its time by Lambda's own Duration;
+ * 429 and 403 are answered, and counted, by the handler.
  */
 function requestMetrics(
   event: ApiEvent,
   status: number | null,
+  busy: boolean,
   threw: boolean,
   ms: number,
 ): RequestMetrics | undefined {
@@ -58,7 +62,8 @@ function requestMetrics(
     dimensions: { operation },
     values: [
       ['Requests', MetricUnit.Count, 1],
-      ['Throttled', MetricUnit.Count, count(code === 429)],
+      ['Throttled', MetricUnit.Count, count(code === 429 && !busy)],
+      ['Busy', MetricUnit.Count, count(busy)],
       ['Forbidden', MetricUnit.Count, count(code === 403)],
       ['ServerErrors', MetricUnit.Count, count(code >= 500)],
       ['IdempotencyReplays', MetricUnit.Count, count(invocationContext().idempotency_replay === true)],
@@ -163,10 +168,12 @@ export function instrument<E extends ApiEvent, R>(
             threw = true;
             throw err;
           } finally {
-            const status = (result as { statusCode?: unknown } | undefined)?.statusCode;
+            const answer = result as { statusCode?: unknown; body?: unknown } | undefined;
+            const status = answer?.statusCode;
             const metrics = requestMetrics(
               event,
               typeof status === 'number' ? status : null,
+              status === 429 && isBusy(answer?.body),
               threw,
               Math.round(performance.now() - started),
             );
@@ -175,6 +182,11 @@ export function instrument<E extends ApiEvent, R>(
         },
       ),
     );
+}
+
+/** Whether a 429's body is the `resource_busy` refusal (a small JSON error body, never compressed). */
+function isBusy(body: unknown): boolean {
+  return typeof body === 'string' && body.includes('"code":"resource_busy"');
 }
 
 function defaultDescription(

@@ -99,11 +99,16 @@ describe('the shared HTTP chain', () => {
   });
 
   it('answers a write that kept losing to writers of its record 429 resource_busy with Retry-After, the RateLimit headers still the allowance', async () => {
+    const lines: string[] = [];
+    setLogSink((l) => lines.push(l));
     const handler = productsHandler(async () => {
       throw contended('product 7 of store s');
     });
     const res = await handler(event(), ctx);
     expect(res.statusCode).toBe(429);
+    // Counted as Busy, not as Throttled (the key's allowance) nor as a 5xx.
+    const metrics = lines.map((l) => JSON.parse(l)).find((l) => 'Busy' in l);
+    expect(metrics).toMatchObject({ Busy: 1, Throttled: 0, ServerErrors: 0 });
     expect(res.headers?.['Retry-After']).toBe('1');
     // Not a rate-limit refusal: the allowance is what the authorizer counted, not spent.
     expect(res.headers).toMatchObject({ 'RateLimit-Limit': '60', 'RateLimit-Remaining': '10', 'RateLimit-Reset': '7' });
