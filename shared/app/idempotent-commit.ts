@@ -52,9 +52,18 @@ export const answered = <T>(answer: T, stored?: StoredResponse): Idempotent<T> =
 /** What a request meets in its record: nothing yet (`fresh`), or a refusal that is its answer. */
 export type IdempotencyCheck = { kind: 'fresh' } | Refusal;
 
-/** No body and `{}` are the same request (a POST action may come without one). */
-export function idempotentRequest(scope: IdempotencyScope, body: unknown): IdempotentRequest {
-  return { recordKey: idempotencyRecordKey(scope), fingerprint: requestFingerprint(body ?? {}) };
+/**
+ * No body and `{}` are the same request (a POST action may come without one). `headers` that are
+ * part of the request (a condition) join the fingerprint only when sent, so the fingerprint of a
+ * request without them stays what it was (records stored before they counted still match).
+ */
+export function idempotentRequest(
+  scope: IdempotencyScope,
+  body: unknown,
+  headers: Record<string, string> = {},
+): IdempotentRequest {
+  const what = Object.keys(headers).length === 0 ? (body ?? {}) : { body: body ?? {}, headers };
+  return { recordKey: idempotencyRecordKey(scope), fingerprint: requestFingerprint(what) };
 }
 
 export function checkRecord(request: IdempotentRequest, record: Item | undefined): IdempotencyCheck {

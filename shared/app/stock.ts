@@ -4,6 +4,7 @@ import { toMappedProduct } from '#domain/product/product.ts';
 import { keyOrigin } from '#domain/event/event.ts';
 import { stockChangedEvent } from '#domain/event/product.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
+import { failedCondition, productChecksum, type WriteCondition } from '#domain/product/checksum.ts';
 import { backoff, done, retryOnStale, stale } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
 import {
@@ -21,10 +22,20 @@ export type StockDocument = {
 };
 
 /**
+ * What a stock delta did: its answer or an idempotency refusal, or refused by its If-Match /
+ * If-None-Match against the product the round decided from (nothing written).
+ */
+export type StockOutcome =
+  | Idempotent<StockDocument>
+  | { kind: 'precondition_failed'; header: 'If-Match' | 'If-None-Match' };
+
+/**
  * A stock delta (docs/catalog-writes.md#stock-deltas): one BatchGetItem reads the key's link
  * (with the product's copy) and the request's idempotency record; the record is checked (a
- * replay, a reused key or a twin in progress is the result); the domain decides from the stored
- * quantity; and the new quantity, its `product.stock_changed` event and the stored answer commit
+ * replay, a reused key or a twin in progress is the result); then the request's condition
+ * (If-Match, as on PATCH) against the stored product's checksum, after the record so that a
+ * retry of a delta that went through replays its answer although its own write changed the
+ * checksum; the domain decides from the stored quantity; and the new quantity, its `product.stock_changed` event and the stored answer commit
  * in one transaction guarded on the product as it was read. A racing write makes the round
  * stale, and the next round decides again from what that write left: of 50 deltas of -1 on a
  * quantity of 30, exactly 30 commit and 20 find nothing left. A refusal (409 quantity_changed,
@@ -35,10 +46,11 @@ export function adjustStock(
   externalId: string,
   delta: StockDelta,
   request: IdempotentRequest,
-): Promise<Idempotent<StockDocument>> {
+  condition: WriteCondition = {},
+): Promise<StockOutcome> {
   type Read = Awaited<ReturnType<typeof readStockTarget>>;
   let lost = 0;
-  return retryOnStale<Read, Idempotent<StockDocument>>({
+  return retryOnStale<Read, StockOutcome>({
     what: `stock of product ${externalId} of key ${caller.keyId}`,
     read: () => readStockTarget(caller.storeId, caller.keyId, externalId, request.recordKey),
     round: async (read) => {
@@ -46,6 +58,10 @@ export function adjustStock(
       if (check.kind !== 'fresh') return done(check);
       const current = read.product;
       if (!current) throw notFound('product');
+      // Checked in every round against the state it decides from: a racing write that commits
+      // first makes this round stale, and the next one checks again on what it left.
+      const failed = failedCondition(condition, productChecksum(current));
+      if (failed) return done({ kind: 'precondition_failed', header: failed });
       const decision = decideStockDelta(current, delta, Date.now());
       switch (decision.kind) {
         case 'no_variant':

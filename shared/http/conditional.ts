@@ -20,6 +20,18 @@ function tags(header: string, name: string): string[] {
   });
 }
 
+/**
+ * The condition headers a request sent, as sent: part of what an Idempotency-Key stands for on a
+ * conditional route (shared/http/idempotency.ts), so a retry of the same key with another
+ * condition is not answered with the first condition's outcome.
+ */
+export function conditionHeaders(headers: Record<string, string>): Record<string, string> {
+  const sent: Record<string, string> = {};
+  for (const name of ['if-match', 'if-none-match'])
+    if (headers[name] !== undefined) sent[name] = headers[name] as string;
+  return sent;
+}
+
 /** The write's condition from its (lower-cased) request headers; an empty one when neither is sent. */
 export function writeCondition(headers: Record<string, string>): WriteCondition {
   const ifMatch = headers['if-match'];

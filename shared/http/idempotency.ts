@@ -80,11 +80,17 @@ function refusal(outcome: Refusal): RouteResult {
 
 export async function idempotent<T>(
   input: RouteInput,
-  steps: { precheck?: () => T; run: (request: IdempotentRequest, checked: T) => Promise<Idempotent<unknown>> },
+  steps: {
+    precheck?: () => T;
+    run: (request: IdempotentRequest, checked: T) => Promise<Idempotent<unknown>>;
+    /** Request headers that are part of the request besides its body (a conditional route's If-Match). */
+    fingerprinted?: Record<string, string>;
+  },
 ): Promise<RouteResult> {
   const request = idempotentRequest(
     { keyId: input.principal.keyId, method: input.method, path: input.path, key: idempotencyKeyOf(input.headers) },
     input.body,
+    steps.fingerprinted,
   );
   const store = async (result: RouteResult): Promise<RouteResult> => {
     const response = frozen(result);

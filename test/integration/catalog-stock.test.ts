@@ -135,6 +135,91 @@ describe('POST /catalog/products/{external_id}/stock', () => {
     expect(reused.body).toMatchObject({ code: 'idempotency_key_reused', field: 'Idempotency-Key' });
   });
 
+  it('honours If-Match: a tag that is not the current one is 412 and changes nothing, the tag it answered lets the next delta through', async () => {
+    const { client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const externalId = await product(api, 10);
+    const read = await api.get(`/catalog/products/${externalId}`);
+    const first = await api.post(
+      stockPath(externalId),
+      { delta: -1 },
+      { ...idem(), 'If-Match': read.headers.get('etag')! },
+    );
+    expect(first.status).toBe(200);
+    const tag = first.headers.get('etag')!;
+    expect(tag).not.toBe(read.headers.get('etag'));
+
+    for (const stale of ['"nomatch"', read.headers.get('etag')!, `W/${tag}`]) {
+      const refused = await api.post(stockPath(externalId), { delta: -1 }, { ...idem(), 'If-Match': stale });
+      expect(refused.status, stale).toBe(412);
+      expectErrorShape(refused.body);
+      expect(refused.body).toMatchObject({ code: 'precondition_failed', field: 'If-Match' });
+    }
+    expect(await quantityOf(api, externalId)).toBe(9);
+
+    // The ETag this route answered, in a list or as `*`, lets the delta through.
+    const next = await api.post(stockPath(externalId), { delta: -2 }, { ...idem(), 'If-Match': `"other", ${tag}` });
+    expect(next.status).toBe(200);
+    expect(next.body.data.quantity).toBe(7);
+    const any = await api.post(stockPath(externalId), { delta: 1 }, { ...idem(), 'If-Match': '*' });
+    expect(any.status).toBe(200);
+    expect(await quantityOf(api, externalId)).toBe(8);
+    // A malformed If-Match is 422 naming it, as on PATCH.
+    const malformed = await api.post(stockPath(externalId), { delta: 1 }, { ...idem(), 'If-Match': 'nomatch' });
+    expect(malformed.status).toBe(422);
+    expect(malformed.body).toMatchObject({ code: 'validation_failed', field: 'If-Match' });
+    // If-None-Match: * (create only) as on PATCH: the product exists, so 412; an unknown one stays 404.
+    const createOnly = await api.post(stockPath(externalId), { delta: 1 }, { ...idem(), 'If-None-Match': '*' });
+    expect(createOnly.status).toBe(412);
+    expect(createOnly.body).toMatchObject({ code: 'precondition_failed', field: 'If-None-Match' });
+    const missing = await api.post(stockPath(xid()), { delta: 1 }, { ...idem(), 'If-Match': tag });
+    expect(missing.status).toBe(404);
+    expect(await quantityOf(api, externalId)).toBe(8);
+  });
+
+  it('replays a conditional delta under its Idempotency-Key although its own write moved the ETag, and refuses the key with another If-Match', async () => {
+    const { client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const externalId = await product(api, 5);
+    const tag = (await api.get(`/catalog/products/${externalId}`)).headers.get('etag')!;
+    const key = idem();
+    const first = await api.post(stockPath(externalId), { delta: -2 }, { ...key, 'If-Match': tag });
+    expect(first.status).toBe(200);
+    // The retry of a delta that went through is its first answer, not a 412 against the state it made.
+    const replay = await api.post(stockPath(externalId), { delta: -2 }, { ...key, 'If-Match': tag });
+    expect(replay.status).toBe(200);
+    expect(replay.text).toBe(first.text);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.headers.get('etag')).toBe(first.headers.get('etag'));
+    // The same key with another condition is another request.
+    const other = await api.post(
+      stockPath(externalId),
+      { delta: -2 },
+      { ...key, 'If-Match': first.headers.get('etag')! },
+    );
+    expect(other.status).toBe(422);
+    expect(other.body).toMatchObject({ code: 'idempotency_key_reused' });
+    // A 412 is the request's answer like any refusal: its retry is the same 412.
+    const staleKey = idem();
+    const refused = await api.post(stockPath(externalId), { delta: -1 }, { ...staleKey, 'If-Match': tag });
+    expect(refused.status).toBe(412);
+    const again = await api.post(stockPath(externalId), { delta: -1 }, { ...staleKey, 'If-Match': tag });
+    expect(again.status).toBe(412);
+    expect(again.text).toBe(refused.text);
+    expect(await quantityOf(api, externalId)).toBe(3);
+  });
+
+  it('answers a dry run with If-Match that does not hold with the 412 the delta would', async () => {
+    const { client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const externalId = await product(api, 5);
+    const res = await api.post(
+      `${stockPath(externalId)}?dry_run=true`,
+      { delta: -2 },
+      { ...idem(), 'If-Match': '"nomatch"' },
+    );
+    expect(res.status).toBe(412);
+    expect(res.body).toMatchObject({ code: 'precondition_failed', field: 'If-Match' });
+    expect(await quantityOf(api, externalId)).toBe(5);
+  });
+
   it('adjusts the variant a sku names, and refuses a sku the product does not have', async () => {
     const { client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
     const externalId = await product(api, 5, 'RED-1');

@@ -1,21 +1,31 @@
 import { parse, externalIdParam } from '#domain/validation.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { idempotent } from '#http/idempotency.ts';
-import { etag } from '#http/conditional.ts';
+import { conditionHeaders, etag, writeCondition } from '#http/conditional.ts';
 import { adjustStock } from '#app/stock.ts';
+import { preconditionFailed } from '#domain/product/checksum.ts';
 import { StockDeltaBody } from '#domain/product/stock.ts';
 
 /**
  * POST /catalog/products/{external_id}/stock under an Idempotency-Key: validation → the use case →
  * the stored answer, with the ETag of the product it shows (a replay's too: the first answer's).
+ * If-Match holds it to a version as on PATCH; its 412 is the request's stored answer like any
+ * refusal, and the condition is part of what the Idempotency-Key stands for (the same key with
+ * another If-Match is a reused key).
  */
 export const adjustProductStock: RouteFn = async (input) => {
   const result = await idempotent(input, {
     precheck: () => ({
       externalId: externalIdParam(input.pathParameters),
       delta: parse(StockDeltaBody, input.body ?? {}),
+      condition: writeCondition(input.headers),
     }),
-    run: (request, { externalId, delta }) => adjustStock(input.principal, externalId, delta, request),
+    run: async (request, { externalId, delta, condition }) => {
+      const outcome = await adjustStock(input.principal, externalId, delta, request, condition);
+      if (outcome.kind === 'precondition_failed') throw preconditionFailed(outcome.header);
+      return outcome;
+    },
+    fingerprinted: conditionHeaders(input.headers),
   });
   const checksum = (result.body as { data?: { checksum?: unknown } }).data?.checksum;
   if ((result.status ?? 200) !== 200 || typeof checksum !== 'string') return result;

@@ -152,12 +152,12 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
   adjustProductStock: {
     summary: "Adjust a variant's stock",
     description:
-      "Adds `delta` (negative takes stock out) to one variant's quantity atomically: the first variant, or the one whose SKU is `sku`. Racing deltas are never lost; with `expected_quantity` the delta applies only if the variant holds exactly that (409 quantity_changed otherwise), and one that would leave less than 0 is 422 insufficient_stock; neither changes anything. Answers the product with its offers and raises `product.stock_changed` (not `product.updated`).",
+      "Adds `delta` (negative takes stock out) to one variant's quantity atomically: the first variant, or the one whose SKU is `sku`. Racing deltas are never lost; with `expected_quantity` the delta applies only if the variant holds exactly that (409 quantity_changed otherwise), and one that would leave less than 0 is 422 insufficient_stock; neither changes anything. With If-Match (the ETag this route, a read or a write answered) it applies only to that version of the product, else 412 precondition_failed, as on PATCH; the ETag is the checksum of the write shape, so it moves with the first variant's quantity but not with another variant's (use `expected_quantity` there). Answers the product with its offers and raises `product.stock_changed` (not `product.updated`).",
     body: StockDeltaBody,
     response: 'MappedProductDocument',
     idempotent: true,
-    errors: ['quantity_changed', 'insufficient_stock', 'resource_busy'],
-    etag: 'read',
+    errors: ['quantity_changed', 'insufficient_stock', 'precondition_failed', 'resource_busy'],
+    etag: 'conditional',
   },
   upsertCategory: {
     summary: 'Create or rename a category',
