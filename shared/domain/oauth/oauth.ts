@@ -1,4 +1,12 @@
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  hkdfSync,
+  randomBytes,
+  randomInt,
+  timingSafeEqual,
+} from 'node:crypto';
 import { ABILITIES, isAbility, type Ability } from '../key/abilities.ts';
 
 /**
@@ -11,6 +19,8 @@ export const REFRESH_TOKEN_SECONDS = 30 * 24 * 3600;
 export const CODE_SECONDS = 60;
 export const REQUEST_SECONDS = 600;
 export const CLIENT_SECONDS = 90 * 24 * 3600;
+/** How long the refresh token just rotated answers with the pair it was rotated to (parallel refreshes). */
+export const REFRESH_GRACE_SECONDS = 30;
 
 export const WELL_KNOWN_RESOURCE = '/.well-known/oauth-protected-resource';
 export const WELL_KNOWN_SERVER = '/.well-known/oauth-authorization-server';
@@ -21,6 +31,40 @@ export function resources(root: string, basePath: string) {
     { resource: `${root}${basePath}`, audience: basePath },
     { resource: `${root}${basePath}/mcp`, audience: `${basePath}/mcp` },
   ];
+}
+
+export type ResourceTarget = ReturnType<typeof resources>[number];
+
+/** One trailing slash names the same resource (`{base}/` is `{base}`). */
+const withoutTrailingSlash = (resource: string) => (resource.endsWith('/') ? resource.slice(0, -1) : resource);
+
+/**
+ * The resource an authorization request asks for (RFC 8707): one of the server's two, a trailing
+ * slash ignored; none at all means the HTTP API, as clients written before MCP required `resource`
+ * send none. undefined: not a resource of this server.
+ */
+export function requestedResource(root: string, basePath: string, resource: string | undefined) {
+  const all = resources(root, basePath);
+  if (resource === undefined || resource === '') return all[0];
+  return all.find((r) => r.resource === withoutTrailingSlash(resource));
+}
+
+/**
+ * The resource a token request names, within what was granted: the grant's own resource or one of
+ * the server's resources under it (a grant for the HTTP API names the MCP endpoint when the client
+ * talks only to that; the access token is then only good there). None: the grant's resource.
+ * undefined: outside the grant.
+ */
+export function resourceWithin(
+  root: string,
+  basePath: string,
+  granted: ResourceTarget,
+  resource: string | undefined,
+): ResourceTarget | undefined {
+  if (resource === undefined || resource === '') return granted;
+  const asked = requestedResource(root, basePath, resource);
+  if (!asked) return undefined;
+  return asked.resource === granted.resource || asked.resource.startsWith(`${granted.resource}/`) ? asked : undefined;
 }
 
 /** Whether a token whose resource covers `audience` may be used on `resourcePath` (an API Gateway resource template). */
@@ -66,10 +110,13 @@ export function pkceMatches(verifier: string, challenge: string): boolean {
 /** An S256 challenge is the base64url of 32 bytes: 43 characters. */
 export const isS256Challenge = (challenge: string) => /^[A-Za-z0-9_-]{43}$/.test(challenge);
 
-/** `scope`: space-separated abilities; absent means all six. Unknown names: undefined. */
+/**
+ * `scope`: space-separated abilities; absent means all six. `offline_access` (what MCP clients ask
+ * for to get a refresh token) is accepted and ignored: every grant gets one. Unknown names: undefined.
+ */
 export function parseScope(scope: string | undefined): Ability[] | undefined {
-  if (scope === undefined || scope.trim() === '') return [...ABILITIES];
-  const names = [...new Set(scope.trim().split(/ +/))];
+  const names = [...new Set((scope ?? '').trim().split(/ +/))].filter((n) => n !== '' && n !== 'offline_access');
+  if (names.length === 0) return [...ABILITIES];
   return names.every(isAbility) ? (names as Ability[]) : undefined;
 }
 
@@ -100,7 +147,75 @@ export const generateClientId = () => `oc_${randomBytes(16).toString('hex')}`;
 export const looksLikeSecret = (prefix: string, value: string) =>
   value.startsWith(prefix) && /^[A-Za-z0-9_-]{43}$/.test(value.slice(prefix.length));
 
-/** The redirect URIs a client may register: https, or http on a loopback host (RFC 8252 §7.3), no fragment. */
+/** The pair a refresh issued, as the refresh token it replaced answers it again during the grace window. */
+export interface IssuedPair {
+  access_token: string;
+  refresh_token: string;
+  /** When the access token expires (ms since the epoch). */
+  access_expires_at: number;
+}
+
+/**
+ * The key that seals a rotated refresh token's successor pair: derived from the rotated token
+ * itself, which the store never holds (only its SHA-256), so the sealed pair opens only for a
+ * caller presenting that token, and the table alone (a backup, a read-only role) yields nothing.
+ */
+const graceKey = (refreshToken: string) =>
+  Buffer.from(hkdfSync('sha256', refreshToken, Buffer.alloc(0), 'oauth refresh grace pair', 32));
+
+/** AES-256-GCM of the pair under the rotated token's key: `iv.ciphertext.tag`, base64url. */
+export function sealPair(rotatedToken: string, pair: IssuedPair): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', graceKey(rotatedToken), iv);
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(pair), 'utf8'), cipher.final()]);
+  return [iv, sealed, cipher.getAuthTag()].map((b) => b.toString('base64url')).join('.');
+}
+
+/** The pair sealed by sealPair, or undefined when it does not open with this token. */
+export function openPair(rotatedToken: string, sealed: string): IssuedPair | undefined {
+  const [iv, body, tag] = sealed.split('.').map((p) => Buffer.from(p, 'base64url'));
+  if (!iv || !body || !tag) return undefined;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', graceKey(rotatedToken), iv);
+    decipher.setAuthTag(tag);
+    return JSON.parse(Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8')) as IssuedPair;
+  } catch {
+    return undefined;
+  }
+}
+
+const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
+
+/**
+ * Schemes a browser handles itself rather than handing to an app: a redirect to one would run
+ * script, read local files or stay inside the browser. `http` is here too; it is allowed only on a
+ * loopback host, below.
+ */
+const BROWSER_SCHEMES = new Set([
+  'http:',
+  'javascript:',
+  'vbscript:',
+  'data:',
+  'file:',
+  'about:',
+  'blob:',
+  'filesystem:',
+  'view-source:',
+  'ftp:',
+  'ws:',
+  'wss:',
+]);
+
+/**
+ * The redirect URIs a client may register, none with a fragment or user info:
+ * - https;
+ * - http on a loopback host (RFC 8252 §7.3), matched with any port (redirectUriMatches);
+ * - a private-use scheme (RFC 8252 §7.1), which the browser hands to the app that claimed it:
+ *   any RFC 3986 scheme but those a browser handles itself, with something after the scheme.
+ *   RFC 8252 recommends a reverse domain name (`com.example.app:/callback`), but the hosts that
+ *   agents live in use their product's name (`cursor://anysphere.cursor-mcp/oauth/callback`,
+ *   `vscode://…`), so a period is not required.
+ */
 export function isAcceptableRedirectUri(uri: string): boolean {
   let url: URL;
   try {
@@ -110,7 +225,35 @@ export function isAcceptableRedirectUri(uri: string): boolean {
   }
   if (url.hash !== '' || uri.includes('#') || url.username || url.password) return false;
   if (url.protocol === 'https:') return true;
-  return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol === 'http:') return LOOPBACK_HOSTS.includes(url.hostname);
+  return (
+    /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) && !BROWSER_SCHEMES.has(url.protocol) && uri.length > url.protocol.length
+  );
+}
+
+/** `http://{loopback host}` and its port, if `uri` is a loopback redirect URI; what follows is the rest. */
+const LOOPBACK_URI = /^(http:\/\/(?:127\.0\.0\.1|localhost|\[::1\]))(?::\d{1,5})?(?=[/?]|$)/;
+
+/**
+ * Whether a redirect URI asked for at authorize is one the client registered: character for
+ * character (OAuth 2.1 §2.3.1), except that a loopback one may name any port (RFC 8252 §7.3: a
+ * native app listens on whatever port is free). Host, path and query still match exactly.
+ */
+export function redirectUriMatches(registered: string, requested: string): boolean {
+  if (registered === requested) return true;
+  const withoutPort = (uri: string) => (LOOPBACK_URI.test(uri) ? uri.replace(LOOPBACK_URI, '$1') : undefined);
+  const a = withoutPort(registered);
+  return a !== undefined && a === withoutPort(requested);
+}
+
+/**
+ * What the store admin and the page are shown of where the code goes: the host of an http(s) URI,
+ * the scheme and authority of a private-use one (`cursor://anysphere.cursor-mcp`, or `com.example.app:`).
+ */
+export function redirectTarget(uri: string): string {
+  const url = new URL(uri);
+  if (url.protocol === 'https:' || url.protocol === 'http:') return url.host;
+  return url.host === '' ? url.protocol : `${url.protocol}//${url.host}`;
 }
 
 /** A client as the authorization server knows it: registered (RFC 7591) or from its metadata document. */
@@ -131,7 +274,10 @@ export function checkClientMetadata(body: unknown, clientId: string): ClientChec
   if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10)
     return { ok: false, reason: 'redirect_uris must list 1 to 10 URIs' };
   if (!uris.every((u) => typeof u === 'string' && u.length <= 2000 && isAcceptableRedirectUri(u)))
-    return { ok: false, reason: 'every redirect URI must be https (or http on a loopback host) without a fragment' };
+    return {
+      ok: false,
+      reason: 'every redirect URI must be https, http on a loopback host or an app’s own scheme, without a fragment',
+    };
   const auth = b.token_endpoint_auth_method;
   if (auth !== undefined && auth !== 'none')
     return { ok: false, reason: 'only public clients (token_endpoint_auth_method none) are supported' };
