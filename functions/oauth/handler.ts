@@ -77,11 +77,14 @@ const operations: Record<
   },
   authorizeStatus: async (event, root) =>
     json(200, await pollAuthorization(event.queryStringParameters?.request ?? '', root, Date.now()), noStore),
-  token: async (event) => {
-    const out = await exchangeToken(form(event), Date.now());
-    return out.ok
-      ? json(200, out.body, { ...noStore, Pragma: 'no-cache' })
-      : json(400, { error: out.error, error_description: out.description }, noStore);
+  token: async (event, root) => {
+    const out = await exchangeToken(form(event), root, API_BASE_PATH, Date.now());
+    if (out.ok) return json(200, out.body, { ...noStore, Pragma: 'no-cache' });
+    const body = { error: out.error, error_description: out.description };
+    // Contention between parallel requests of one client is that client's to retry, not a fault.
+    if (out.error === 'temporarily_unavailable')
+      return json(429, body, { ...noStore, 'Retry-After': String(out.retryAfterSeconds) });
+    return json(400, body, noStore);
   },
 };
 

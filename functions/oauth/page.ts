@@ -32,7 +32,12 @@ export function waitingPage(request: PendingRequest, handle: string, redirectHos
 (async function poll() {
   const res = await fetch(${JSON.stringify(statusUrl)}, { headers: { accept: 'application/json' } });
   const body = await res.json().catch(() => ({}));
-  if (body.status === 'done') { location.href = body.redirect; return; }
+  if (body.status === 'done') {
+    // An app's own scheme (cursor://…) hands the URL to the app and leaves this page open: say so.
+    document.getElementById('status').textContent = 'Decided: returning to the app. You can close this page.';
+    location.href = body.redirect;
+    return;
+  }
   if (body.status === 'unknown') { document.getElementById('status').textContent = 'This request is no longer valid.'; return; }
   setTimeout(poll, 2000);
 })();

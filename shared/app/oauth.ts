@@ -9,7 +9,7 @@ import {
   redeemRequest,
   type PendingRequest,
 } from '#db/oauth/request.repo.ts';
-import { getCode, getRefresh, issueTokens, type Spent } from '#db/oauth/token.repo.ts';
+import { getCode, getRefresh, issueTokens, type RefreshRecord, type Spent } from '#db/oauth/token.repo.ts';
 
 /** What the authorize page shows of a request; the page imports it from here, not from storage. */
 export type { PendingRequest } from '#db/oauth/request.repo.ts';
@@ -32,12 +32,19 @@ import {
   isS256Challenge,
   looksLikeSecret,
   normalizeApprovalCode,
+  openPair,
   parseScope,
   pkceMatches,
+  REFRESH_GRACE_SECONDS,
   REFRESH_TOKEN_SECONDS,
   REQUEST_SECONDS,
-  resources,
+  redirectTarget,
+  redirectUriMatches,
+  requestedResource,
+  resourceWithin,
+  sealPair,
   type ClientCheck,
+  type IssuedPair,
   type OAuthClient,
 } from '#domain/oauth/oauth.ts';
 
@@ -97,8 +104,8 @@ export async function startAuthorization(
   const client = await resolveClient(clientId, nowMs, fetchMetadata);
   if (!client.ok) return { kind: 'refused', message: `The client cannot be used: ${client.reason}.` };
   const redirectUri = query.redirect_uri;
-  // Exact, character for character (OAuth 2.1 §2.3.1): no prefix, no normalization.
-  if (!redirectUri || !client.client.redirect_uris.includes(redirectUri))
+  // Exact, character for character (OAuth 2.1 §2.3.1), but for a loopback URI's port (RFC 8252 §7.3).
+  if (!redirectUri || !client.client.redirect_uris.some((registered) => redirectUriMatches(registered, redirectUri)))
     return { kind: 'refused', message: 'redirect_uri is not one of the client’s redirect URIs.' };
   const state = query.state ?? null;
   const fail = (error: string, description: string): AuthorizeOutcome => ({
@@ -108,7 +115,7 @@ export async function startAuthorization(
   if (query.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code');
   if (query.code_challenge_method !== 'S256' || !query.code_challenge || !isS256Challenge(query.code_challenge))
     return fail('invalid_request', 'a PKCE code_challenge with code_challenge_method S256 is required');
-  const target = resources(issuer, basePath).find((r) => r.resource === query.resource);
+  const target = requestedResource(issuer, basePath, query.resource);
   if (!target) return fail('invalid_target', 'resource must be this API or its MCP endpoint');
   const abilities = parseScope(query.scope);
   if (!abilities) return fail('invalid_scope', 'scope must name abilities of this API');
@@ -134,7 +141,7 @@ export async function startAuthorization(
         kind: 'waiting',
         request,
         handle: `${request.approval_code}.${handleSecret}`,
-        redirectHost: new URL(redirectUri).host,
+        redirectHost: redirectTarget(redirectUri),
       };
   }
   throw new Error('no free approval code after 5 draws');
@@ -207,7 +214,7 @@ export async function showAuthorization(code: string, nowMs: number) {
     approval_code: request.approval_code,
     client_id: request.client_id,
     client_name: request.client_name,
-    redirect_host: new URL(request.redirect_uri).host,
+    redirect_host: redirectTarget(request.redirect_uri),
     resource: request.resource,
     abilities: request.abilities,
     status: expired ? 'expired' : request.status,
@@ -227,7 +234,7 @@ export async function listAuthorizationRequests(nowMs: number) {
       approval_code: r.approval_code,
       client_id: r.client_id,
       client_name: r.client_name,
-      redirect_host: new URL(r.redirect_uri).host,
+      redirect_host: redirectTarget(r.redirect_uri),
       abilities: r.abilities,
       age_seconds: Math.max(0, Math.floor((nowMs - (r.expires_at - REQUEST_SECONDS * 1000)) / 1000)),
       expires_at: new Date(r.expires_at).toISOString(),
@@ -281,13 +288,36 @@ export async function denyAuthorization(code: string, nowMs: number) {
 /** The token endpoint's answers (RFC 6749 §5.1, §5.2). */
 export type TokenOutcome =
   | { ok: true; body: Record<string, unknown> }
-  | { ok: false; error: 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type'; description: string };
+  | { ok: false; error: 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type'; description: string }
+  /** Parallel requests kept cancelling each other's transaction: nothing was spent, try again. */
+  | { ok: false; error: 'temporarily_unavailable'; description: string; retryAfterSeconds: number };
 
 const invalidGrant = (description: string): TokenOutcome => ({ ok: false, error: 'invalid_grant', description });
 
-export async function exchangeToken(form: Record<string, string | undefined>, nowMs: number): Promise<TokenOutcome> {
-  if (form.grant_type === 'authorization_code') return exchangeCode(form, nowMs);
-  if (form.grant_type === 'refresh_token') return refreshTokens(form, nowMs);
+/** Rounds of read-and-issue before a contended token request gives up (temporarily_unavailable). */
+const ISSUE_ROUNDS = 5;
+const busy: TokenOutcome = {
+  ok: false,
+  error: 'temporarily_unavailable',
+  description: 'parallel requests with the same grant conflicted; nothing was spent, try again',
+  retryAfterSeconds: 1,
+};
+/** A few milliseconds, jittered, so that requests that just collided do not collide again. */
+const backOff = (round: number) =>
+  new Promise((resolve) => setTimeout(resolve, (round + 1) * (5 + Math.random() * 20)));
+
+/**
+ * The token endpoint. `issuer` and `basePath` name the server's resources: a token request may
+ * name the grant's resource or the MCP endpoint under it (none: the grant's).
+ */
+export async function exchangeToken(
+  form: Record<string, string | undefined>,
+  issuer: string,
+  basePath: string,
+  nowMs: number,
+): Promise<TokenOutcome> {
+  if (form.grant_type === 'authorization_code') return exchangeCode(form, issuer, basePath, nowMs);
+  if (form.grant_type === 'refresh_token') return refreshTokens(form, issuer, basePath, nowMs);
   return {
     ok: false,
     error: 'unsupported_grant_type',
@@ -295,7 +325,12 @@ export async function exchangeToken(form: Record<string, string | undefined>, no
   };
 }
 
-async function exchangeCode(form: Record<string, string | undefined>, nowMs: number): Promise<TokenOutcome> {
+async function exchangeCode(
+  form: Record<string, string | undefined>,
+  issuer: string,
+  basePath: string,
+  nowMs: number,
+): Promise<TokenOutcome> {
   const { code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId } = form;
   if (!code || !verifier || !redirectUri || !clientId)
     return {
@@ -311,79 +346,141 @@ async function exchangeCode(form: Record<string, string | undefined>, nowMs: num
     await revokeKey(grant.key_id, new Date(nowMs).toISOString());
     return invalidGrant('the code was already used; the tokens issued from it are revoked');
   }
-  // One answer for every mismatch: the code tells its holder nothing about why.
+  const target = grant && resourceWithin(issuer, basePath, grant, form.resource);
+  // One answer for every mismatch: the code tells its holder nothing about why. The redirect URI
+  // is the very one of the authorization request (a loopback port included), not any registered one.
   if (
     !grant ||
+    !target ||
     grant.expires_at <= nowMs ||
     grant.client_id !== clientId ||
     grant.redirect_uri !== redirectUri ||
-    (form.resource !== undefined && form.resource !== grant.resource) ||
     !pkceMatches(verifier, grant.code_challenge)
   )
     return invalidGrant(
       'the code is unknown, used, expired, or was issued for another client, redirect URI, resource or verifier',
     );
-  return issue(grant.key_id, { code: codeHash, keepUntilMs: nowMs + REFRESH_TOKEN_SECONDS * 1000 }, grant, nowMs);
+  const spent: Spent = { code: codeHash, keepUntilMs: nowMs + REFRESH_TOKEN_SECONDS * 1000 };
+  for (let round = 0; round < ISSUE_ROUNDS; round++) {
+    const out = await issue(grant.key_id, () => spent, grant, target.audience, nowMs);
+    if (out.ok) return out;
+    // A parallel exchange of the same code won: this one is refused without revoking (the same
+    // client double-submitting is no leak); a code presented after its exchange revokes, above.
+    if (out.reason === 'spent') return invalidGrant('the code was already used');
+    if (out.reason === 'revoked') return invalidGrant('the grant is revoked');
+    await backOff(round);
+  }
+  return busy;
 }
 
-async function refreshTokens(form: Record<string, string | undefined>, nowMs: number): Promise<TokenOutcome> {
+async function refreshTokens(
+  form: Record<string, string | undefined>,
+  issuer: string,
+  basePath: string,
+  nowMs: number,
+): Promise<TokenOutcome> {
   const token = form.refresh_token;
   if (!token || !form.client_id)
     return { ok: false, error: 'invalid_request', description: 'refresh_token and client_id are required' };
   const hash = hashToken(token);
-  const refresh = looksLikeSecret('sir_', token) ? await getRefresh(hash) : undefined;
-  if (!refresh || refresh.client_id !== form.client_id || refresh.expires_at <= nowMs)
+  if (!looksLikeSecret('sir_', token))
     return invalidGrant('the refresh token is unknown, expired or was issued to another client');
-  if (refresh.status === 'used') {
-    // A rotated-away refresh token came back: it leaked, or the client lost track. Either way
-    // the grant ends (OAuth 2.1 §4.3.1): its key is revoked with every token it has.
+  for (let round = 0; round < ISSUE_ROUNDS; round++) {
+    const refresh = await getRefresh(hash);
+    if (!refresh || refresh.client_id !== form.client_id || refresh.expires_at <= nowMs)
+      return invalidGrant('the refresh token is unknown, expired or was issued to another client');
+    if (refresh.status === 'used') return refreshedAlready(refresh, token, form.resource, issuer, basePath, nowMs);
+    const target = resourceWithin(issuer, basePath, refresh, form.resource);
+    if (!target) return invalidGrant('the refresh token was issued for another resource');
+    const out = await issue(
+      refresh.key_id,
+      (pair) => ({ refresh: hash, rotatedAtMs: nowMs, successor: sealPair(token, pair) }),
+      refresh,
+      target.audience,
+      nowMs,
+    );
+    if (out.ok) return out;
+    if (out.reason === 'revoked') return invalidGrant('the grant is revoked');
+    // Spent or conflicted: a parallel refresh with the same token may have rotated it. Read it
+    // again: used, it answers that refresh's pair; still active, this one tries again.
+    if (out.reason === 'conflict') await backOff(round);
+  }
+  return busy;
+}
+
+/**
+ * A refresh token that was already rotated. Within the grace window it answers the pair it was
+ * rotated to, so that a client refreshing from two calls at once keeps its grant (the same pair
+ * for every one of them: the client keeps whichever it stores last). After the window it is a
+ * reuse: it leaked, or the client lost track, and the grant ends (OAuth 2.1 §4.3.1) with every
+ * token it has.
+ */
+async function refreshedAlready(
+  refresh: RefreshRecord,
+  token: string,
+  resource: string | undefined,
+  issuer: string,
+  basePath: string,
+  nowMs: number,
+): Promise<TokenOutcome> {
+  const inGrace = refresh.rotated_at !== null && nowMs < refresh.rotated_at + REFRESH_GRACE_SECONDS * 1000;
+  const pair = inGrace && refresh.successor !== null ? openPair(token, refresh.successor) : undefined;
+  if (!pair) {
     await revokeKey(refresh.key_id, new Date(nowMs).toISOString());
     return invalidGrant('the refresh token was already used; the grant is revoked');
   }
-  if (form.resource !== undefined && form.resource !== refresh.resource)
+  if (!resourceWithin(issuer, basePath, refresh, resource))
     return invalidGrant('the refresh token was issued for another resource');
-  return issue(refresh.key_id, { refresh: hash }, refresh, nowMs);
+  const key = await getKey(refresh.key_id);
+  if (key?.status !== 'active') return invalidGrant('the grant is revoked');
+  return { ok: true, body: tokenBody(pair, key.abilities, nowMs) };
 }
 
+const tokenBody = (pair: IssuedPair, abilities: readonly string[], nowMs: number) => ({
+  access_token: pair.access_token,
+  token_type: 'Bearer',
+  expires_in: Math.max(1, Math.round((pair.access_expires_at - nowMs) / 1000)),
+  refresh_token: pair.refresh_token,
+  scope: abilities.join(' '),
+});
+
+type IssueOutcome =
+  | { ok: true; body: Record<string, unknown> }
+  | { ok: false; reason: 'revoked' | 'spent' | 'conflict' };
+
+/** A new access and refresh token for the grant, spending what was presented (`spend`, given the new pair). */
 async function issue(
   keyId: number,
-  spent: Spent,
+  spend: (pair: IssuedPair) => Spent,
   from: { client_id: string; resource: string; audience: string },
+  accessAudience: string,
   nowMs: number,
-): Promise<TokenOutcome> {
-  const accessToken = generateAccessToken();
-  const refreshToken = generateRefreshToken();
+): Promise<IssueOutcome> {
+  const pair: IssuedPair = {
+    access_token: generateAccessToken(),
+    refresh_token: generateRefreshToken(),
+    access_expires_at: nowMs + ACCESS_TOKEN_SECONDS * 1000,
+  };
   const key = await getKey(keyId);
-  if (key?.status !== 'active') return invalidGrant('the grant is revoked');
+  if (key?.status !== 'active') return { ok: false, reason: 'revoked' };
   const store = await requireStore(key.store_id);
-  const issued = await issueTokens(keyId, spent, {
-    accessHash: hashToken(accessToken),
-    accessExpiresAt: nowMs + ACCESS_TOKEN_SECONDS * 1000,
-    refreshHash: hashToken(refreshToken),
+  const issued = await issueTokens(keyId, spend(pair), {
+    accessHash: hashToken(pair.access_token),
+    accessExpiresAt: pair.access_expires_at,
+    accessAudience,
+    refreshHash: hashToken(pair.refresh_token),
+    // The refresh token keeps the grant's resource, whatever this access token was narrowed to.
     refresh: {
       key_id: keyId,
       client_id: from.client_id,
       resource: from.resource,
       audience: from.audience,
-      status: 'active',
       expires_at: nowMs + REFRESH_TOKEN_SECONDS * 1000,
     },
     currency: store.currency_code,
   });
-  if (!issued.ok)
-    return invalidGrant(
-      issued.reason === 'revoked' ? 'the grant is revoked' : 'the code or refresh token was already used',
-    );
-  return {
-    ok: true,
-    body: {
-      access_token: accessToken,
-      token_type: 'Bearer',
-      expires_in: ACCESS_TOKEN_SECONDS,
-      refresh_token: refreshToken,
-      scope: key.abilities.join(' '),
-    },
-  };
+  if (!issued.ok) return issued;
+  return { ok: true, body: tokenBody(pair, key.abilities, nowMs) };
 }
 
 export type { OAuthClient };

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exchangeToken } from '#app/oauth.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
 import { adminCommand, baseUrl, createStore } from '#fixtures/api.ts';
 import { useMcpClients } from '#fixtures/mcp-client.ts';
@@ -91,14 +92,19 @@ async function discover() {
   );
 }
 
-/** The whole flow to tokens: start, approve as the store admin, follow the page, exchange the code. */
+/**
+ * The whole flow to tokens: start, approve as the store admin, follow the page, exchange the code.
+ * `extra` overrides the authorize parameters (a `resource` of undefined sends none, at the token
+ * endpoint too); `registered`, the client's redirect URIs.
+ */
 async function grantFor(
   storeId: string,
   approve: Record<string, unknown> = {},
   extra: Record<string, string | undefined> = {},
+  registered = [REDIRECT],
 ) {
   const as = await discover();
-  const clientId = await register();
+  const clientId = await register(registered);
   const client: oauth.Client = { client_id: clientId, token_endpoint_auth_method: 'none' };
   const { verifier, state, started } = await start(clientId, extra);
   expect(started.status).toBe(200);
@@ -110,13 +116,29 @@ async function grantFor(
   const done = await poll(started.statusUrl!);
   expect(done.status).toBe('done');
   const params = oauth.validateAuthResponse(as, client, new URL(done.redirect!), state);
-  const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, {
-    additionalParameters: { resource: extra.resource ?? mcpResource() },
+  const resource = 'resource' in extra ? extra.resource : mcpResource();
+  const redirectUri = extra.redirect_uri ?? REDIRECT;
+  const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri, verifier, {
+    additionalParameters: resource === undefined ? {} : { resource },
     ...insecure,
   });
   const tokens = await oauth.processAuthorizationCodeResponse(as, client, response);
   return { as, client, clientId, tokens, keyId: approved.key_id, redirect: new URL(done.redirect!), verifier };
 }
+
+/** A raw request to the token endpoint: the body exactly as given. */
+async function tokenRequest(params: Record<string, string>) {
+  const res = await fetch(`${root()}/oauth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(params),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, string> };
+}
+
+/** The token endpoint in-process at another time: how a test sees what happens after a code or a window expires. */
+const tokenRequestAt = (params: Record<string, string>, nowMs: number) =>
+  exchangeToken(params, root(), API_BASE_PATH, nowMs);
 
 const api = (token: string, path: string) =>
   fetch(`${baseUrl()}${path}`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
@@ -373,8 +395,8 @@ describe('OAuth: the flow with the store admin', () => {
     expect((await mcp.listTools()).tools.length).toBeGreaterThan(0);
   });
 
-  it('rotates refresh tokens, and a replayed one revokes the whole grant', async () => {
-    const { as, client, tokens } = await grantFor(storeId, {}, { resource: apiResource() });
+  it('rotates refresh tokens; a rotated one answers its new pair for 30 s, then revokes the whole grant', async () => {
+    const { as, client, clientId, tokens } = await grantFor(storeId, {}, { resource: apiResource() });
     const first = tokens.refresh_token!;
     const refreshed = await oauth.processRefreshTokenResponse(
       as,
@@ -384,11 +406,89 @@ describe('OAuth: the flow with the store admin', () => {
     expect(refreshed.refresh_token).not.toBe(first);
     expect((await api(tokens.access_token, '/products')).status).toBe(401);
     expect((await api(refreshed.access_token, '/products')).status).toBe(200);
-    const replay = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), first, insecure);
-    expect(replay.status).toBe(400);
+    // Within the window (a parallel refresh that lost the race): the same pair, the grant kept.
+    const late = await tokenRequest({ grant_type: 'refresh_token', refresh_token: first, client_id: clientId });
+    expect(late.status).toBe(200);
+    expect(late.body).toMatchObject({
+      access_token: refreshed.access_token,
+      refresh_token: refreshed.refresh_token,
+      scope: refreshed.scope,
+    });
+    expect((await api(refreshed.access_token, '/products')).status).toBe(200);
+    // After the window: a reuse. The grant ends, with the pair the rotation issued.
+    const replay = await tokenRequestAt(
+      { grant_type: 'refresh_token', refresh_token: first, client_id: clientId },
+      Date.now() + 31_000,
+    );
+    expect(replay).toMatchObject({ ok: false, error: 'invalid_grant' });
     expect((await api(refreshed.access_token, '/products')).status).toBe(401);
     const again = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshed.refresh_token!, insecure);
     expect(again.status).toBe(400);
+  });
+
+  it('answers ten parallel refreshes with one refresh token with the same new pair and keeps the grant', async () => {
+    const { clientId, tokens, keyId } = await grantFor(storeId, {}, { resource: apiResource() });
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: clientId }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+    const pairs = new Set(answers.map((a) => `${a.body.access_token} ${a.body.refresh_token}`));
+    expect(pairs.size).toBe(1);
+    const [pair] = answers;
+    expect((await api(pair!.body.access_token!, '/products')).status).toBe(200);
+    const next = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: pair!.body.refresh_token!,
+      client_id: clientId,
+    });
+    expect(next.status).toBe(200);
+    expect((await api(next.body.access_token!, '/products')).status).toBe(200);
+    const keys = await adminCommand<{ data: { id: number; status: string }[] }>('keys list', { store: storeId });
+    expect(keys.data.find((k) => k.id === keyId)?.status).toBe('active');
+  });
+
+  it('refreshes a grant for the API with the MCP endpoint as resource, and later with the API again', async () => {
+    const { clientId, tokens } = await grantFor(storeId, {}, { resource: apiResource() });
+    const forMcp = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: clientId,
+      resource: mcpResource(),
+    });
+    expect(forMcp.status).toBe(200);
+    const mcp = await mcpClient(forMcp.body.access_token!);
+    expect((await mcp.listTools()).tools.length).toBeGreaterThan(0);
+    // The access token is narrowed to what the refresh named; the grant keeps its resource.
+    expect((await api(forMcp.body.access_token!, '/products')).status).toBe(401);
+    const forApi = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: forMcp.body.refresh_token!,
+      client_id: clientId,
+      resource: `${apiResource()}/`,
+    });
+    expect(forApi.status).toBe(200);
+    expect((await api(forApi.body.access_token!, '/products')).status).toBe(200);
+  });
+
+  it('refuses a refresh naming a resource outside the grant, and spends nothing', async () => {
+    const { clientId, tokens } = await grantFor(storeId, {}, { resource: mcpResource() });
+    for (const resource of [apiResource(), 'https://evil.example.com/api/v1/integrations', `${mcpResource()}x`]) {
+      const out = await tokenRequest({
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        client_id: clientId,
+        resource,
+      });
+      expect(out, resource).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    }
+    const ok = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: clientId,
+    });
+    expect(ok.status).toBe(200);
   });
 
   it('ends access and refresh tokens at once when the grant is revoked with keys revoke', async () => {
@@ -398,6 +498,101 @@ describe('OAuth: the flow with the store admin', () => {
     expect((await api(tokens.access_token, '/products')).status).toBe(401);
     const res = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure);
     expect(res.status).toBe(400);
+  });
+});
+
+describe('OAuth: what the hosts send', () => {
+  let storeId: string;
+  beforeAll(async () => {
+    storeId = await createStore();
+  });
+  const mcpClient = useMcpClients('oauth-hosts-test');
+  const CURSOR = [
+    'cursor://anysphere.cursor-mcp/oauth/callback',
+    'https://www.cursor.com/agents/mcp/oauth/callback',
+    'http://localhost:8787/callback',
+  ];
+
+  it("registers Cursor's three redirect URIs and sends the code to its own scheme", async () => {
+    const { tokens, redirect } = await grantFor(
+      storeId,
+      { abilities: 'catalog:read' },
+      { redirect_uri: CURSOR[0], resource: mcpResource() },
+      CURSOR,
+    );
+    // The waiting page navigates to this URL; the browser hands a private-use scheme to the app.
+    expect(`${redirect.protocol}//${redirect.host}${redirect.pathname}`).toBe(CURSOR[0]);
+    expect(redirect.searchParams.get('iss')).toBe(root());
+    const mcp = await mcpClient(tokens.access_token);
+    expect((await mcp.callTool({ name: 'list_products', arguments: {} })).isError).toBeFalsy();
+  });
+
+  it('shows an app scheme on the page and sends errors to it with a 302', async () => {
+    const clientId = await register(CURSOR, 'Cursor');
+    const waiting = await start(clientId, { redirect_uri: CURSOR[0] });
+    expect(waiting.started.status).toBe(200);
+    expect(waiting.started.page).toContain('cursor://anysphere.cursor-mcp');
+    await adminCommand('oauth deny', { code: waiting.started.approvalCode });
+    const refused = await start(clientId, { redirect_uri: CURSOR[0], code_challenge: undefined });
+    expect(refused.started.status).toBe(302);
+    expect(refused.started.location).toMatch(
+      /^cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback\?error=invalid_request&/,
+    );
+  });
+
+  it.each([
+    'javascript:alert(1)//',
+    'data:text/html,hi',
+    'file:///tmp/cb',
+    'vbscript:x',
+    'about:blank',
+    'blob:https://example.com/x',
+    'http://example.com/callback',
+    'cursor://anysphere.cursor-mcp/oauth/callback#f',
+  ])('refuses to register the redirect URI %s', async (uri) => {
+    const res = await fetch(`${root()}/oauth/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ client_name: 'x', redirect_uris: [CURSOR[1], uri] }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'invalid_client_metadata' });
+  });
+
+  it('accepts a loopback redirect URI on another port than registered; path and query stay exact', async () => {
+    const registered = ['http://127.0.0.1:33418/callback'];
+    const { tokens, redirect } = await grantFor(
+      storeId,
+      {},
+      { redirect_uri: 'http://127.0.0.1:40123/callback', resource: apiResource() },
+      registered,
+    );
+    expect(redirect.port).toBe('40123');
+    expect((await api(tokens.access_token, '/products')).status).toBe(200);
+    const clientId = await register(registered);
+    for (const other of ['http://127.0.0.1:40123/callback2', 'http://127.0.0.1:40123/callback?x=1']) {
+      const { started } = await start(clientId, { redirect_uri: other });
+      expect(started.status, other).toBe(400);
+      expect(started.location).toBeNull();
+    }
+  });
+
+  it('accepts offline_access in scope and ignores it: the grant has the abilities and a refresh token', async () => {
+    const { tokens } = await grantFor(storeId, {}, { scope: 'offline_access catalog:read', resource: apiResource() });
+    expect(tokens.scope).toBe('catalog:read');
+    expect(tokens.refresh_token).toMatch(/^sir_/);
+  });
+
+  it('takes a request without resource as one for the HTTP API', async () => {
+    const { tokens } = await grantFor(storeId, {}, { resource: undefined });
+    expect((await api(tokens.access_token, '/products')).status).toBe(200);
+  });
+
+  it('takes a trailing slash as the same resource', async () => {
+    const { tokens } = await grantFor(storeId, {}, { resource: `${apiResource()}/` });
+    expect((await api(tokens.access_token, '/products')).status).toBe(200);
+    const mcp = await grantFor(storeId, {}, { resource: `${mcpResource()}/` });
+    expect((await api(mcp.tokens.access_token, '/products')).status).toBe(401);
   });
 });
 

@@ -43,13 +43,24 @@ export async function getCode(codeHash: string): Promise<(CodeGrant & { used: bo
     : undefined;
 }
 
-export interface RefreshRecord {
+/** What a refresh token stands for. */
+export interface RefreshGrant {
   key_id: number;
   client_id: string;
   resource: string;
   audience: string;
-  status: 'active' | 'used';
   expires_at: number;
+}
+
+/**
+ * A refresh token as read back. Once rotated it is `used`, with when (`rotated_at`) and the pair it
+ * was rotated to, sealed under the rotated token itself (`successor`, shared/domain/oauth): for the
+ * grace window a parallel refresh with it gets that same pair; after it, its reuse revokes the grant.
+ */
+export interface RefreshRecord extends RefreshGrant {
+  status: 'active' | 'used';
+  rotated_at: number | null;
+  successor: string | null;
 }
 
 export async function getRefresh(tokenHash: string): Promise<RefreshRecord | undefined> {
@@ -65,6 +76,8 @@ export async function getRefresh(tokenHash: string): Promise<RefreshRecord | und
         audience: i.audience,
         status: i.status,
         expires_at: i.expires_at,
+        rotated_at: i.rotated_at ?? null,
+        successor: i.successor ?? null,
       }
     : undefined;
 }
@@ -72,16 +85,19 @@ export async function getRefresh(tokenHash: string): Promise<RefreshRecord | und
 export interface TokenIssue {
   accessHash: string;
   accessExpiresAt: number;
+  /** The part of the API the new access token covers: the grant's, or the MCP endpoint under it. */
+  accessAudience: string;
   refreshHash: string;
-  refresh: RefreshRecord;
+  refresh: RefreshGrant;
   currency: string | null;
 }
 
 /**
  * What consumes the old credential in the issuing transaction: a code or a refresh token, each
  * marked used. A used code is kept until `keepUntilMs`, so that presenting it again is recognised.
+ * A rotated refresh token keeps when it was rotated and its successor pair, sealed.
  */
-export type Spent = { code: string; keepUntilMs: number } | { refresh: string };
+export type Spent = { code: string; keepUntilMs: number } | { refresh: string; rotatedAtMs: number; successor: string };
 
 /**
  * Issues a grant's new access and refresh tokens in one transaction with spending what was
@@ -89,14 +105,19 @@ export type Spent = { code: string; keepUntilMs: number } | { refresh: string };
  * item points at the new hash, guarded on being active with the hash read (a revoke in between
  * wins), and the code or the refresh token is marked used, guarded on still being there and
  * unused (a parallel exchange of the same code or refresh token loses).
+ *
+ * The refusals: `spent`, the code or refresh token was used meanwhile; `conflict`, anything else
+ * that cancelled the transaction (the key changed or was revoked since it was read, or a parallel
+ * transaction on the same items). The use case reads again to tell which; a conflict alone is
+ * never a revocation.
  */
 export async function issueTokens(
   keyId: number,
   spent: Spent,
   issue: TokenIssue,
-): Promise<{ ok: true } | { ok: false; reason: 'revoked' | 'spent' }> {
+): Promise<{ ok: true } | { ok: false; reason: 'spent' | 'conflict' }> {
   const key = await requireKey(keyId);
-  if (key.status !== 'active') return { ok: false, reason: 'revoked' };
+  if (key.status !== 'active') return { ok: false, reason: 'conflict' };
   const old = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
   );
@@ -117,10 +138,16 @@ export async function issueTokens(
           Update: {
             TableName: tableName(),
             Key: keys.oauthRefresh(spent.refresh),
-            UpdateExpression: 'SET #s = :used',
+            // The successor is written with the flip to `used`, so whoever reads `used` can answer it.
+            UpdateExpression: 'SET #s = :used, rotated_at = :at, successor = :next',
             ConditionExpression: '#s = :active',
             ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':used': 'used', ':active': 'active' },
+            ExpressionAttributeValues: {
+              ':used': 'used',
+              ':active': 'active',
+              ':at': spent.rotatedAtMs,
+              ':next': spent.successor,
+            },
           },
         };
   const out = await conditionalWrite(() =>
@@ -146,7 +173,7 @@ export async function issueTokens(
                 ...tokenItem(rotated, issue.currency, old.Item ?? {}),
                 kind: 'grant',
                 expires_at: issue.accessExpiresAt,
-                audience: issue.refresh.audience,
+                audience: issue.accessAudience,
               },
               ConditionExpression: 'attribute_not_exists(pk)',
             },
@@ -158,6 +185,7 @@ export async function issueTokens(
                 ...keys.oauthRefresh(issue.refreshHash),
                 type: ENTITY.oauthRefresh,
                 ...issue.refresh,
+                status: 'active',
                 ttl: ttlOf(issue.refresh.expires_at),
               },
               ConditionExpression: 'attribute_not_exists(pk)',
@@ -168,5 +196,5 @@ export async function issueTokens(
     ),
   );
   if (out.ok) return { ok: true };
-  return { ok: false, reason: out.reasons[0] === 'ConditionalCheckFailed' ? 'spent' : 'revoked' };
+  return { ok: false, reason: out.reasons[0] === 'ConditionalCheckFailed' ? 'spent' : 'conflict' };
 }
