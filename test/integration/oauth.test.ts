@@ -140,6 +140,24 @@ async function tokenRequest(params: Record<string, string>) {
 const tokenRequestAt = (params: Record<string, string>, nowMs: number) =>
   exchangeToken(params, root(), API_BASE_PATH, nowMs);
 
+/** Up to an approved authorization code, not exchanged. */
+async function codeFor(
+  storeId: string,
+  extra: Record<string, string | undefined> = {},
+  registered = [REDIRECT],
+): Promise<{ clientId: string; code: string; verifier: string; keyId: number; redirect: URL }> {
+  const clientId = await register(registered);
+  const { verifier, started } = await start(clientId, extra);
+  expect(started.status).toBe(200);
+  const approved = await adminCommand<{ key_id: number }>('oauth approve', {
+    code: started.approvalCode,
+    store: storeId,
+  });
+  const done = await poll(started.statusUrl!);
+  const redirect = new URL(done.redirect!);
+  return { clientId, code: redirect.searchParams.get('code')!, verifier, keyId: approved.key_id, redirect };
+}
+
 const api = (token: string, path: string) =>
   fetch(`${baseUrl()}${path}`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
 
@@ -593,6 +611,121 @@ describe('OAuth: what the hosts send', () => {
     expect((await api(tokens.access_token, '/products')).status).toBe(200);
     const mcp = await grantFor(storeId, {}, { resource: `${mcpResource()}/` });
     expect((await api(mcp.tokens.access_token, '/products')).status).toBe(401);
+  });
+});
+
+describe('OAuth: every refusal of the token endpoint', () => {
+  let storeId: string;
+  beforeAll(async () => {
+    storeId = await createStore();
+  });
+  const exchange = (c: { code: string; verifier: string; clientId: string }, over: Record<string, string> = {}) =>
+    tokenRequest({
+      grant_type: 'authorization_code',
+      code: c.code,
+      code_verifier: c.verifier,
+      redirect_uri: REDIRECT,
+      client_id: c.clientId,
+      ...over,
+    });
+  const invalidGrant = { status: 400, body: { error: 'invalid_grant' } };
+
+  it('refuses a wrong PKCE verifier, and the right one still exchanges the code', async () => {
+    const c = await codeFor(storeId);
+    expect(await exchange(c, { code_verifier: oauth.generateRandomCodeVerifier() })).toMatchObject(invalidGrant);
+    expect(await exchange(c, { code_verifier: 'short' })).toMatchObject(invalidGrant);
+    expect((await exchange(c)).status).toBe(200);
+  });
+
+  it("refuses a redirect_uri other than the authorize request's, even one the client registered", async () => {
+    const other = 'http://127.0.0.1:9/other';
+    const c = await codeFor(storeId, {}, [REDIRECT, other]);
+    expect(await exchange(c, { redirect_uri: other })).toMatchObject(invalidGrant);
+    // A loopback URI's port is free at authorize only: here it is the request's, exactly.
+    expect(await exchange(c, { redirect_uri: 'http://127.0.0.1:10/callback' })).toMatchObject(invalidGrant);
+    expect((await exchange(c)).status).toBe(200);
+  });
+
+  it('refuses a code for another resource, and a resource that is not ours', async () => {
+    const c = await codeFor(storeId, { resource: mcpResource() });
+    expect(await exchange(c, { resource: apiResource() })).toMatchObject(invalidGrant);
+    expect(await exchange(c, { resource: 'https://evil.example.com/api/v1/integrations/mcp' })).toMatchObject(
+      invalidGrant,
+    );
+    expect((await exchange(c, { resource: mcpResource() })).status).toBe(200);
+  });
+
+  it('refuses an expired code', async () => {
+    const c = await codeFor(storeId);
+    const late = await tokenRequestAt(
+      {
+        grant_type: 'authorization_code',
+        code: c.code,
+        code_verifier: c.verifier,
+        redirect_uri: REDIRECT,
+        client_id: c.clientId,
+      },
+      Date.now() + 61_000,
+    );
+    expect(late).toMatchObject({ ok: false, error: 'invalid_grant' });
+    expect((await exchange(c)).status).toBe(200);
+  });
+
+  it('refuses an unknown or missing grant_type', async () => {
+    for (const grantType of ['password', 'client_credentials', ''])
+      expect(await tokenRequest({ grant_type: grantType, client_id: 'oc_x' })).toMatchObject({
+        status: 400,
+        body: { error: 'unsupported_grant_type' },
+      });
+    expect(await tokenRequest({})).toMatchObject({ status: 400, body: { error: 'unsupported_grant_type' } });
+  });
+
+  it.each(['code', 'code_verifier', 'redirect_uri', 'client_id'])(
+    'refuses a code exchange without %s, and spends nothing',
+    async (missing) => {
+      const c = await codeFor(storeId);
+      const params: Record<string, string> = {
+        grant_type: 'authorization_code',
+        code: c.code,
+        code_verifier: c.verifier,
+        redirect_uri: REDIRECT,
+        client_id: c.clientId,
+      };
+      delete params[missing];
+      expect(await tokenRequest(params)).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+      expect((await exchange(c)).status).toBe(200);
+    },
+  );
+
+  it('refuses a refresh without refresh_token or client_id, for another client, or expired; none revokes', async () => {
+    const { clientId, tokens, keyId } = await grantFor(storeId, {}, { resource: apiResource() });
+    const refresh = tokens.refresh_token!;
+    const other = await register();
+    expect(await tokenRequest({ grant_type: 'refresh_token', client_id: clientId })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request' },
+    });
+    expect(await tokenRequest({ grant_type: 'refresh_token', refresh_token: refresh })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request' },
+    });
+    expect(await tokenRequest({ grant_type: 'refresh_token', refresh_token: refresh, client_id: other })).toMatchObject(
+      invalidGrant,
+    );
+    const expired = await tokenRequestAt(
+      { grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId },
+      Date.now() + 31 * 24 * 3600 * 1000,
+    );
+    expect(expired).toMatchObject({ ok: false, error: 'invalid_grant' });
+    expect((await api(tokens.access_token, '/products')).status).toBe(200);
+    const ok = await tokenRequest({ grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId });
+    expect(ok.status).toBe(200);
+    // The rotated token, presented by another client within the window, gets nothing.
+    expect(await tokenRequest({ grant_type: 'refresh_token', refresh_token: refresh, client_id: other })).toMatchObject(
+      invalidGrant,
+    );
+    const keys = await adminCommand<{ data: { id: number; status: string }[] }>('keys list', { store: storeId });
+    expect(keys.data.find((k) => k.id === keyId)?.status).toBe('active');
   });
 });
 
