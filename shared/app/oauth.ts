@@ -408,12 +408,17 @@ async function refreshTokens(
   return busy;
 }
 
+/** How many rotations a late refresh follows to the grant's current pair. */
+const GRACE_HOPS = 5;
+
 /**
  * A refresh token that was already rotated. Within the grace window it answers the pair it was
  * rotated to, so that a client refreshing from two calls at once keeps its grant (the same pair
- * for every one of them: the client keeps whichever it stores last). After the window it is a
- * reuse: it leaked, or the client lost track, and the grant ends (OAuth 2.1 §4.3.1) with every
- * token it has.
+ * for every one of them: the client keeps whichever it stores last). If that pair was itself
+ * rotated meanwhile, the answer follows it to the current pair (each successor is sealed under its
+ * predecessor): a late answer holding a rotated-away refresh token would revoke the grant on the
+ * client's next refresh. After the window it is a reuse: it leaked, or the client lost track, and
+ * the grant ends (OAuth 2.1 §4.3.1) with every token it has.
  */
 async function refreshedAlready(
   refresh: RefreshRecord,
@@ -424,13 +429,21 @@ async function refreshedAlready(
   nowMs: number,
 ): Promise<TokenOutcome> {
   const inGrace = refresh.rotated_at !== null && nowMs < refresh.rotated_at + REFRESH_GRACE_SECONDS * 1000;
-  const pair = inGrace && refresh.successor !== null ? openPair(token, refresh.successor) : undefined;
-  if (!pair) {
+  const first = inGrace && refresh.successor !== null ? openPair(token, refresh.successor) : undefined;
+  if (!first) {
     await revokeKey(refresh.key_id, new Date(nowMs).toISOString());
     return invalidGrant('the refresh token was already used; the grant is revoked');
   }
   if (!resourceWithin(issuer, basePath, refresh, resource))
     return invalidGrant('the refresh token was issued for another resource');
+  let pair: IssuedPair = first;
+  for (let hop = 0; hop < GRACE_HOPS; hop++) {
+    const next = await getRefresh(hashToken(pair.refresh_token));
+    const later: IssuedPair | undefined =
+      next?.status === 'used' && next.successor !== null ? openPair(pair.refresh_token, next.successor) : undefined;
+    if (!later) break;
+    pair = later;
+  }
   const key = await getKey(refresh.key_id);
   if (key?.status !== 'active') return invalidGrant('the grant is revoked');
   return { ok: true, body: tokenBody(pair, key.abilities, nowMs) };

@@ -467,6 +467,24 @@ describe('OAuth: the flow with the store admin', () => {
     expect(keys.data.find((k) => k.id === keyId)?.status).toBe('active');
   });
 
+  it('answers a rotated refresh token within the window with the current pair, after a second rotation', async () => {
+    const { clientId, tokens } = await grantFor(storeId, {}, { resource: apiResource() });
+    const refresh = (token: string) =>
+      tokenRequest({ grant_type: 'refresh_token', refresh_token: token, client_id: clientId });
+    const second = await refresh(tokens.refresh_token!);
+    const third = await refresh(second.body.refresh_token!);
+    expect(third.status).toBe(200);
+    // A late request with the first token: not the rotated-away second pair, the current one.
+    const late = await refresh(tokens.refresh_token!);
+    expect(late.status).toBe(200);
+    expect(late.body).toMatchObject({
+      access_token: third.body.access_token,
+      refresh_token: third.body.refresh_token,
+    });
+    expect((await api(late.body.access_token!, '/products')).status).toBe(200);
+    expect((await refresh(late.body.refresh_token!)).status).toBe(200);
+  });
+
   it('refreshes a grant for the API with the MCP endpoint as resource, and later with the API again', async () => {
     const { clientId, tokens } = await grantFor(storeId, {}, { resource: apiResource() });
     const forMcp = await tokenRequest({
