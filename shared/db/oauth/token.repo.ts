@@ -56,6 +56,9 @@ export interface RefreshGrant {
  * A refresh token as read back. Once rotated it is `used`, with when (`rotated_at`) and the pair it
  * was rotated to, sealed under the rotated token itself (`successor`, shared/domain/oauth): for the
  * grace window a parallel refresh with it gets that same pair; after it, its reuse revokes the grant.
+ * The sealed pair stays as long as the item (its `ttl`, kept for reuse detection) rather than
+ * costing a second write to remove it: it opens only with the rotated token, and the use case opens
+ * it only within the window.
  */
 export interface RefreshRecord extends RefreshGrant {
   status: 'active' | 'used';
