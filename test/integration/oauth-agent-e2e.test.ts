@@ -1,6 +1,7 @@
 import { auth, discoverAuthorizationServerMetadata, refreshAuthorization } from '@modelcontextprotocol/client';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it, type TestContext } from 'vitest';
+import { exchangeToken } from '#app/oauth.ts';
 import { startConsole, type RunningConsole } from '#bin/console/server.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
 import { adminCommand, baseUrl, createStore } from '#fixtures/api.ts';
@@ -23,7 +24,8 @@ import { API_BASE_PATH } from '#http/api-routes.ts';
  * the metadata, identifies itself (a Client ID Metadata Document, or RFC 7591 registration), opens
  * the authorize page in Chromium; the store admin approves the page's code with the admin CLI,
  * narrower than asked; the page continues to the app's loopback redirect and the SDK exchanges the
- * code. Then the grant's tools, refresh rotation and its replay, and a revocation in the console.
+ * code. Then the grant's tools, refresh rotation and its replay (within the grace window and after
+ * it), and a revocation in the console.
  * No assertion on the negotiated MCP revision: the test holds for the v1 and the v2 server.
  *
  * The cases share nothing but the browser, the console and, per mode, a store and a receiver: each
@@ -180,7 +182,7 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
         await client.close();
       });
 
-      it('rotates the refresh token; a replayed one revokes the grant and the next call gets a 401', async (ctx) => {
+      it('rotates the refresh token; a replayed one answers the new pair for 30 s, then revokes the grant', async (ctx) => {
         const { provider, seen, fetchFn, client, keyId } = await connectApp(APPROVED, ctx);
         const before = provider.tokens()!;
         // What the SDK does when it holds a refresh token and needs a fresh access token.
@@ -192,14 +194,29 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
         expect(seen.at(-1)).toMatchObject({ method: 'POST', url: `${root()}/oauth/token`, status: 200 });
         expect((await client.listTools()).tools.length).toBeGreaterThan(0);
 
-        // The rotated-away refresh token comes back: the grant ends, access and refresh tokens at once.
-        const replay = await refreshAuthorization(root(), {
+        // The rotated-away refresh token within the window (a parallel refresh that lost the
+        // race): the same new pair, and the grant stays.
+        const late = await refreshAuthorization(root(), {
           metadata: await discoverAuthorizationServerMetadata(root(), { fetchFn }),
           clientInformation: provider.clientInformation()!,
           refreshToken: before.refresh_token!,
           fetchFn,
-        }).catch((err: unknown) => err);
-        expect(replay).toMatchObject({ code: 'invalid_grant' });
+        });
+        expect(late).toMatchObject({ access_token: refreshed.access_token, refresh_token: refreshed.refresh_token });
+        expect((await grantOf(store, keyId))?.status).toBe('active');
+        // After the window (the token endpoint in-process, at a later clock): a reuse. The grant
+        // ends, access and refresh tokens at once.
+        const replay = await exchangeToken(
+          {
+            grant_type: 'refresh_token',
+            refresh_token: before.refresh_token!,
+            client_id: provider.clientInformation()!.client_id,
+          },
+          root(),
+          API_BASE_PATH,
+          Date.now() + 31_000,
+        );
+        expect(replay).toMatchObject({ ok: false, error: 'invalid_grant' });
         expect((await grantOf(store, keyId))?.status).toBe('revoked');
         const count = seen.length;
         await expect(client.listTools()).rejects.toThrow();
