@@ -44,6 +44,19 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
                  (an OAuth client's approval code: docs/oauth.md; abilities no wider than it asked)
   oauth deny --code CODE`;
 
+/**
+ * How every command ends: its last text, then its exit code, with the process left to end by itself.
+ * process.exit() right after a write dropped what a pipe had not taken yet: a write to a pipe is
+ * asynchronous, and a pipe holds 64 KiB, so `--json | jq` got the first 64 KiB of a longer answer,
+ * with exit code 0. Nothing else keeps the process alive once the command is done: the SDK's idle
+ * keep-alive sockets are unref'd and every store call clears its timers; only the writes still
+ * under way hold it until the reader has them.
+ */
+function end(code: number, text: string): void {
+  (code === 0 ? process.stdout : process.stderr).write(text);
+  process.exitCode = code;
+}
+
 export function parseArgs(argv: string[]): { event: AdminEvent; json: boolean; fn: string | undefined } {
   const words: string[] = [];
   const args: Record<string, unknown> = {};
@@ -73,18 +86,15 @@ async function runConsole(argv: string[]) {
   };
   const port = Number(flag('port') ?? 0);
   const fn = flag('function');
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write('error: --port must be a port number (0 or none picks a free one)\n');
-    process.exit(2);
-  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    return end(2, 'error: --port must be a port number (0 or none picks a free one)\n');
   const invoke = fn ? lambdaInvoker(fn) : localInvoker();
   if (!fn) {
     // Fail at start, in one line, rather than on the first page.
     try {
       await invoke({ command: 'stores list', args: {} });
     } catch (err) {
-      process.stderr.write(`error: ${(err as Error).message || (err as Error).name}${unreachableHint(err)}\n`);
-      process.exit(1);
+      return end(1, `error: ${(err as Error).message || (err as Error).name}${unreachableHint(err)}\n`);
     }
   }
   const { startConsole } = await import('./console/server.ts');
@@ -99,17 +109,13 @@ async function runConsole(argv: string[]) {
 }
 
 async function main() {
-  if (process.argv.includes('--help') || process.argv.includes('-h')) {
-    process.stdout.write(USAGE + '\n');
-    process.exit(0);
-  }
+  if (process.argv.includes('--help') || process.argv.includes('-h')) return end(0, USAGE + '\n');
   if (process.argv[2] === 'console') return runConsole(process.argv.slice(3));
   let parsed;
   try {
     parsed = parseArgs(process.argv.slice(2));
   } catch (err) {
-    process.stderr.write(`error: ${(err as Error).message}\n`);
-    process.exit(2);
+    return end(2, `error: ${(err as Error).message}\n`);
   }
   const { event, json, fn } = parsed;
   let result: AdminResult;
@@ -117,18 +123,15 @@ async function main() {
     result = await (fn ? lambdaInvoker(fn) : localInvoker())(event);
   } catch (err) {
     const e = err as Error;
-    process.stderr.write(`error: ${e.message || e.name}${fn ? '' : unreachableHint(err)}\n`);
-    process.exit(1);
+    return end(1, `error: ${e.message || e.name}${fn ? '' : unreachableHint(err)}\n`);
   }
   if (!result.ok) {
     // Argument names come back as fields (`webhook_url`); show them as the flags the user typed.
     const f = result.error.field;
     const field = f ? ` (${/^[a-z_]+$/.test(f) ? `--${f.replace(/_/g, '-')}` : f})` : '';
-    process.stderr.write(`error: ${result.error.code}: ${result.error.message}${field}\n`);
-    process.exit(1);
+    return end(1, `error: ${result.error.code}: ${result.error.message}${field}\n`);
   }
-  process.stdout.write(JSON.stringify(result.data, null, json ? undefined : 2) + '\n');
-  process.exit(0);
+  end(0, JSON.stringify(result.data, null, json ? undefined : 2) + '\n');
 }
 
 void main();

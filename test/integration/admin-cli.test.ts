@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { inject, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, inject, describe, expect, it } from 'vitest';
 import { adminCommand, client, createKey, createStore } from '#fixtures/api.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
 import { closedPort } from '#fixtures/webhooks.ts';
@@ -21,9 +24,10 @@ const shellEnv = Object.fromEntries(
 async function cli(
   args: string[],
   env: Record<string, string> = {},
+  [file, ...before]: [string, ...string[]] = ['npm', 'run', 'admin', '--'],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run('npm', ['run', 'admin', '--', ...args], {
+    const { stdout, stderr } = await run(file, [...before, ...args], {
       env: {
         ...shellEnv,
         DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
@@ -40,6 +44,23 @@ async function cli(
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
+
+/**
+ * `npm run admin -- ...` with stdout and stderr each a real pipe (as in `... --json | jq`; a child
+ * process's own stdio here would be a socket pair, which holds several times more) to a reader that
+ * takes one byte, then nothing more until the CLI has exited or 5 s have passed: a pipe holds
+ * 64 KiB, so the rest of a longer answer is still in the CLI's process while it waits. $1 is a
+ * marker file, made once the CLI has exited; bash's exit code is the CLI's.
+ */
+const THROUGH_SLOW_PIPES: [string, ...string[]] = [
+  'bash',
+  '-c',
+  `ended="$1"; shift
+  slow() { dd bs=1 count=1 2>/dev/null; for _ in $(seq 50); do [ -e "$ended" ] && break; sleep 0.1; done; cat; }
+  npm run admin -- "$@" > >(slow) 2> >(slow >&2)
+  code=$?; touch "$ended"; exit $code`,
+  'bash',
+];
 
 describe('admin CLI', () => {
   const store = `cli-${randomUUID().slice(0, 8)}`;
@@ -286,5 +307,46 @@ describe('admin CLI', () => {
       .filter((l) => !l.includes('Warning'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(message);
+  });
+
+  describe('behind a slow pipe', () => {
+    let storeId: string;
+    const marks = mkdtempSync(join(tmpdir(), 'admin-cli-'));
+    let runs = 0;
+    const slowly = (): [string, ...string[]] => [...THROUGH_SLOW_PIPES, join(marks, `ended-${++runs}`)];
+    afterAll(() => rmSync(marks, { recursive: true, force: true }));
+    beforeAll(async () => {
+      storeId = await createStore();
+      // About 500 bytes each in `keys list`: 200 of them answer over 100 KB, past a pipe's 64 KiB.
+      for (let batch = 0; batch < 10; batch++)
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            createKey(storeId, ['catalog:read'], { name: `key ${batch * 20 + i} ${'n'.repeat(180)}` }),
+          ),
+        );
+    }, 600_000);
+
+    it('prints the whole --json answer and exits 0 when it is longer than the pipe holds', async () => {
+      const expected = `${JSON.stringify(await adminCommand('keys list', { store: storeId }))}\n`;
+      expect(Buffer.byteLength(expected)).toBeGreaterThan(100_000);
+      const out = await cli(['keys', 'list', '--store', storeId, '--json'], {}, slowly());
+      expect(Buffer.byteLength(out.stdout)).toBe(Buffer.byteLength(expected));
+      expect(JSON.parse(out.stdout).data).toHaveLength(200);
+      expect(out.code).toBe(0);
+    }, 600_000);
+
+    it('prints the whole error line and exits non-zero when it is longer than the pipe holds', async () => {
+      const unknown = Array.from({ length: 10_000 }, (_, i) => `nope:${i}`);
+      const out = await cli(
+        ['keys', 'create', '--store', storeId, '--name', 'x', '--abilities', unknown.join(','), '--json'],
+        {},
+        slowly(),
+      );
+      expect(out.code).toBe(1);
+      expect(out.stdout).toBe('');
+      const line = out.stderr.split('\n').find((l) => l.startsWith('error: '));
+      expect(Buffer.byteLength(line ?? '')).toBeGreaterThan(100_000);
+      expect(line).toMatch(/unknown abilities: nope:0, .* nope:9999 \(known: /);
+    }, 600_000);
   });
 });
