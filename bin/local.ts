@@ -6,15 +6,35 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { checkJava } from '#emulation/local/dynamodb-local.ts';
+import { intFrom, loadConfig } from '#shared/config.ts';
 
 const env = process.env;
 // The SDK's notice about the Node versions its next releases drop is not news at every start (this
 // runs on the Node that npm installs: docs/local.md#node).
 env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const port = Number(env.PORT || 3000);
-const dynamodbPort = Number(env.DYNAMODB_PORT || 8000);
 const dataDir = path.resolve(env.DATA_DIR || '.data');
 const external = env.DYNAMODB_ENDPOINT || undefined;
+// Webhook secrets are sealed at rest locally too (AES-GCM, docs/webhooks.md); `npm run admin` finds the same file.
+env.WEBHOOK_SECRET_KEY_FILE ||= path.join(dataDir, 'webhook-secret.key');
+// One line per request, read by `npm run admin -- keys requests` and the console (docs/console.md).
+env.REQUEST_LOG_FILE ||= path.join(dataDir, 'requests.jsonl');
+
+/**
+ * Every setting, this file's and shared/config.ts's, is checked before anything starts. A bad one
+ * used to surface only where it was first read, after DynamoDB Local had started:
+ * RATE_LIMIT_PER_MINUTE=100000 waited out the store's 120 s start-up deadline and then blamed the
+ * endpoint.
+ */
+let port: number;
+let dynamodbPort: number;
+try {
+  port = intFrom('PORT', env.PORT, 3000, 0, 65535);
+  dynamodbPort = intFrom('DYNAMODB_PORT', env.DYNAMODB_PORT, 8000, 1, 65535);
+  loadConfig(env);
+} catch (err) {
+  process.stderr.write(`bad setting: ${(err as Error).message} (docs/local.md, "Settings")\n`);
+  process.exit(1);
+}
 
 if (!external) {
   const java = checkJava();
@@ -24,10 +44,6 @@ if (!external) {
   }
 }
 
-// Webhook secrets are sealed at rest locally too (AES-GCM, docs/webhooks.md); `npm run admin` finds the same file.
-env.WEBHOOK_SECRET_KEY_FILE ||= path.join(dataDir, 'webhook-secret.key');
-// One line per request, read by `npm run admin -- keys requests` and the console (docs/console.md).
-env.REQUEST_LOG_FILE ||= path.join(dataDir, 'requests.jsonl');
 mkdirSync(dataDir, { recursive: true });
 
 const { startLocalStack } = await import('#emulation/local/stack.ts');

@@ -43,13 +43,30 @@ export interface Config {
   dynamodbCallTimeoutMs: number;
 }
 
-function intFrom(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+export function intFrom(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) {
     throw new Error(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
   }
   return n;
+}
+
+/** DynamoDB's rule for a table name; checked here so that a bad one stops a start, not its first CreateTable. */
+function tableNameFrom(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return 'integrations';
+  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(raw))
+    throw new Error(`TABLE_NAME must be 3 to 255 letters, digits, "_", "-" or ".", got "${raw}"`);
+  return raw;
+}
+
+/** An endpoint the SDK can call, or undefined when the variable is unset (AWS). */
+function endpointFrom(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
+    throw new Error(`${name} must be an http:// or https:// URL, got "${raw}"`);
+  return raw;
 }
 
 /**
@@ -90,8 +107,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel))
     throw new Error(`LOG_LEVEL "${logLevel}" is not one of debug, info, warn, error`);
   return {
-    tableName: env.TABLE_NAME || 'integrations',
-    dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
+    tableName: tableNameFrom(env.TABLE_NAME),
+    dynamodbEndpoint: endpointFrom('DYNAMODB_ENDPOINT', env.DYNAMODB_ENDPOINT),
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     // Up to 1000, the token item's per-second counts keep it under 1 KB (see shared/domain/key/api-key.ts).
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 60, 1, 1000),
