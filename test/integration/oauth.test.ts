@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exchangeToken } from '#app/oauth.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
 import { adminCommand, baseUrl, createStore } from '#fixtures/api.ts';
+import { CURSOR_REDIRECT_URIS } from '#fixtures/hosts/cursor.ts';
 import { useMcpClients } from '#fixtures/mcp-client.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';
 
@@ -542,26 +543,8 @@ describe('OAuth: what the hosts send', () => {
   beforeAll(async () => {
     storeId = await createStore();
   });
-  const mcpClient = useMcpClients('oauth-hosts-test');
-  const CURSOR = [
-    'cursor://anysphere.cursor-mcp/oauth/callback',
-    'https://www.cursor.com/agents/mcp/oauth/callback',
-    'http://localhost:8787/callback',
-  ];
-
-  it("registers Cursor's three redirect URIs and sends the code to its own scheme", async () => {
-    const { tokens, redirect } = await grantFor(
-      storeId,
-      { abilities: 'catalog:read' },
-      { redirect_uri: CURSOR[0], resource: mcpResource() },
-      CURSOR,
-    );
-    // The waiting page navigates to this URL; the browser hands a private-use scheme to the app.
-    expect(`${redirect.protocol}//${redirect.host}${redirect.pathname}`).toBe(CURSOR[0]);
-    expect(redirect.searchParams.get('iss')).toBe(root());
-    const mcp = await mcpClient(tokens.access_token);
-    expect((await mcp.callTool({ name: 'list_products', arguments: {} })).isError).toBeFalsy();
-  });
+  // Cursor's whole flow is test/integration/oauth-hosts.test.ts's; here, what it must be refused.
+  const CURSOR = CURSOR_REDIRECT_URIS;
 
   it('shows an app scheme on the page and sends errors to it with a 302', async () => {
     const clientId = await register(CURSOR, 'Cursor');
