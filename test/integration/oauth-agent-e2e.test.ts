@@ -22,9 +22,11 @@ import { API_BASE_PATH } from '#http/api-routes.ts';
  * A chat app connecting the way Claude or ChatGPT does (docs/mcp.md, docs/oauth.md), end to end
  * against the local stack: the official v2 MCP client with its OAuth provider gets a 401, discovers
  * the metadata, identifies itself (a Client ID Metadata Document, or RFC 7591 registration), opens
- * the authorize page in Chromium; the store admin approves the page's code with the admin CLI,
- * narrower than asked; the page continues to the app's loopback redirect and the SDK exchanges the
- * code. Then the grant's tools, refresh rotation and its replay (within the grace window and after
+ * the authorize page in Chromium; the store admin approves the page's code, narrower than asked;
+ * the page continues to the app's loopback redirect and the SDK exchanges the code. The first case
+ * approves with the real admin CLI (`npm run admin -- oauth approve`), the others through the same
+ * admin handler in this process: an npm, tsx and SDK start for each of the six was most of their
+ * CPU. Then the grant's tools, refresh rotation and its replay (within the grace window and after
  * it), and a revocation in the console.
  * No assertion on the negotiated MCP revision: the test holds for the v1 and the v2 server.
  *
@@ -82,10 +84,15 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
       afterAll(() => receiver?.close());
 
       /**
-       * One app's whole way to a grant: 401, discovery, identification, the page, the CLI's approval
-       * of `abilities`, the redirect, the SDK's token exchange; then a connected client.
+       * One app's whole way to a grant: 401, discovery, identification, the page, the admin's
+       * approval of `abilities` (by the CLI or the handler it runs), the redirect, the SDK's token
+       * exchange; then a connected client.
        */
-      async function connectApp(abilities: string[], { onTestFinished }: TestContext) {
+      async function connectApp(
+        abilities: string[],
+        { onTestFinished }: TestContext,
+        approveWith: 'cli' | 'handler' = 'handler',
+      ) {
         const page = await context.newPage();
         /** The store admin's browser tab, beside the user's. */
         const adminPage = await context.newPage();
@@ -120,10 +127,14 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
         await waiting.getByRole('link', { name: `Decide ${code}` }).click();
         expect(await adminPage.locator('main').textContent()).toContain(new URL(receiver.redirectUrl).host);
 
-        const approved = (await adminCli(
-          ['oauth', 'approve', '--code', code, '--store', store, '--abilities', abilities.join(',')],
-          cliEnv(),
-        )) as { key_id: number; abilities: string[] };
+        const approved = (
+          approveWith === 'cli'
+            ? await adminCli(
+                ['oauth', 'approve', '--code', code, '--store', store, '--abilities', abilities.join(',')],
+                cliEnv(),
+              )
+            : await adminCommand('oauth approve', { code, store, abilities: abilities.join(',') })
+        ) as { key_id: number; abilities: string[] };
         expect(approved.abilities).toEqual(abilities);
         const callback = await callbackOf(receiver, page, receiver.redirectUrl);
         expect(callback.get('state')).toBe(provider.state());
@@ -145,7 +156,11 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
       }
 
       it('connects after the admin approves narrower abilities; the grant holds only those tools', async (ctx) => {
-        const { seen, client, keyId, clientId } = await connectApp(APPROVED, ctx);
+        const { seen, client, keyId, clientId } = await connectApp(
+          APPROVED,
+          ctx,
+          mode.metadataDocument ? 'cli' : 'handler',
+        );
         // 401 with the challenge → RFC 9728 → RFC 8414 → registration (or none) → token.
         const unauthorized = seen.find((s) => s.url === mcpUrl() && s.status === 401);
         expect(unauthorized?.challenge).toBe(`Bearer resource_metadata="${metadataUrl()}"`);
