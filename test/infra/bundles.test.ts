@@ -1,4 +1,12 @@
 import { execFile } from 'node:child_process';
+import { limited } from '#fixtures/limit.ts';
+
+/**
+ * The fresh node processes of this file's tests, which run side by side: two at a time, one a core.
+ * Each imports a bundle, and on a loaded machine more at once would only take turns on the same
+ * two cores.
+ */
+const twoAtATime = limited(2);
 
 /**
  * spawnSync's answer without blocking the test worker: a worker must answer vitest's runner within
@@ -9,17 +17,24 @@ function spawnAsync(
   args: string[],
   options: { encoding: 'utf8'; env: NodeJS.ProcessEnv },
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(file, args, { env: options.env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) =>
-      resolve({ status: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
-    );
-  });
+  return twoAtATime(
+    () =>
+      new Promise((resolve) => {
+        execFile(
+          file,
+          args,
+          { env: options.env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
+          (err, stdout, stderr) =>
+            resolve({ status: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+        );
+      }),
+  );
 }
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaEsbuildOptions } from '#infra/bundling.ts';
 import { synthesize } from '#emulation/rehearsal/synth.ts';
 import { lambdaBundles } from '../../bench/lambda-bundles.ts';
@@ -83,7 +98,9 @@ const answerOf = (r: { statusCode: number; body: string }) => ({
  */
 const keptOut = process.env.BUNDLES_CDK_OUT ? resolve(process.env.BUNDLES_CDK_OUT) : undefined;
 
-describe('Lambda bundles', () => {
+// The tests after the synthesis share nothing but the bundles they read: side by side, the MCP
+// table's JVM start and the bundles' imports wait at once instead of one after another.
+describe.concurrent('Lambda bundles', () => {
   let out: string;
   let bundles: Array<{ fn: string; file: string; nodeOptions: string }>;
   beforeAll(async () => {
@@ -169,9 +186,12 @@ describe('Lambda bundles', () => {
     expect(run.stdout).toMatch(/^TypeError: .*requestContext/);
     expect(run.stdout).toMatch(/\n {4}at .*\(?shared\/http\/instrument\.ts:\d+:\d+\)?\n/);
     expect(run.stdout).not.toMatch(/index\.mjs:\d+/);
-  });
+    // Its process may wait for a place behind the bundles' imports (twoAtATime): a guard, not a measure.
+  }, 300_000);
 
-  it('answers MCP set-up messages exactly as the unbundled handler (the SDK is bundled from infra/mcp-sdk.ts), formatting no error stack', async () => {
+  it('answers MCP set-up messages exactly as the unbundled handler (the SDK is bundled from infra/mcp-sdk.ts), formatting no error stack', async ({
+    onTestFinished,
+  }) => {
     // The MCP bundle carries copies of the SDK whose protocol schemas are built at their first use;
     // these messages pass through the ones they build (JSON-RPC, initialize, discover, tools/list,
     // errors) on both eras. Set-up counts against its own limit on the key's
@@ -260,13 +280,14 @@ describe('Lambda bundles', () => {
   const importOf = (file: string) => `await import(${JSON.stringify(pathToFileURL(file).href)})`;
 
   it('loads every bundle in a fresh node process: no stub of infra/bundling.ts runs at import', async () => {
-    const failures: string[] = [];
-    for (const { fn, file } of bundles) {
-      const run = await runFresh(`${importOf(file)};`);
-      if (run.status !== 0) failures.push(`${fn}: ${run.stderr.slice(0, 500)}`);
-    }
+    const runs = await Promise.all(
+      bundles.map(async ({ fn, file }) => ({ fn, run: await runFresh(`${importOf(file)};`) })),
+    );
+    const failures = runs
+      .filter(({ run }) => run.status !== 0)
+      .map(({ fn, run }) => `${fn}: ${run.stderr.slice(0, 500)}`);
     expect(failures).toEqual([]);
-    // One fresh process per bundle, 13 in a row: a guard against a hang, not a measure of speed.
+    // One fresh process per bundle, 13 of them two at a time: a guard against a hang, not a measure of speed.
   }, 300_000);
 
   it("loads the signer's tracer, as bundled, at its first sampled invocation", async () => {
@@ -280,14 +301,14 @@ describe('Lambda bundles', () => {
           'await handler({ Records: [] });',
         'debug',
       );
-    const sampled = await invoke(1);
+    const [sampled, unsampled] = await Promise.all([invoke(1), invoke(0)]);
     expect(sampled.status, sampled.stderr).toBe(0);
     expect(sampled.stdout).toContain('X-Ray tracer loaded');
     expect(sampled.stdout).not.toContain('could not load the X-Ray tracer');
-    const unsampled = await invoke(0);
     expect(unsampled.status, unsampled.stderr).toBe(0);
     expect(unsampled.stdout).not.toContain('X-Ray tracer');
-  });
+    // Its processes may wait for a place behind the bundles' imports (twoAtATime): a guard, not a measure.
+  }, 300_000);
 });
 
 describe('the page sanitizer as bundled (aliases of infra/bundling.ts)', () => {
@@ -341,7 +362,8 @@ describe('the page sanitizer as bundled (aliases of infra/bundling.ts)', () => {
   });
 });
 
-describe('what a bundle leaves to its first use (dynamic imports, which esbuild evaluates when called)', () => {
+// Each test builds its entry on its own: esbuild's one service process takes the builds side by side.
+describe.concurrent('what a bundle leaves to its first use (dynamic imports, which esbuild evaluates when called)', () => {
   let dir: string;
   beforeAll(() => {
     dir = scratch();
