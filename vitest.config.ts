@@ -58,7 +58,10 @@ const FORKS = 4;
  * oauth-agent-e2e 88–117 s, console 100–104 s), started first. Without vitest's cache of
  * durations (a fresh clone, so every CI run) files start largest first, which put such files late
  * among the 80-odd spread over forks, so they could still be running after the others were done.
- * Each file is still one fork's, and the others keep vitest's order.
+ * Each file is still one fork's, and the others keep vitest's order. documented-commands, bundles,
+ * crash-durability and oauth-agent-e2e were made to wait less on 2026-12-01 (docs/testing.md, "The
+ * slowest files"), measured only on a loaded machine, which cannot rank them: the order stays until a
+ * run on the idle machine does.
  */
 const SLOW_FIRST = [
   'test/integration/documented-commands.test.ts',
