@@ -1,10 +1,9 @@
 import { ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import { API_ROUTES, canonicalPath, type ApiRoute, type RequestPrincipal } from '#http/api-routes.ts';
 import type { RouteFn } from '#http/http-handler.ts';
-import { DomainError } from '#domain/errors.ts';
-import { errorBody, statusOf } from '#http/error-status.ts';
+import { refused } from '#domain/outcome.ts';
+import { errorBody, problemOf, type Problem } from '#http/error-status.ts';
 import type { Ability } from '#domain/key/abilities.ts';
-import { errorFields, log } from '#shared/log.ts';
 import { IDEMPOTENCY_HEADER } from '#domain/idempotency.ts';
 import { IDEMPOTENCY_ARG, type Args } from './args.ts';
 import { CURRENT_STATES, OPERATIONS } from './operations.ts';
@@ -137,11 +136,9 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
       bound.abilities.length === 1
         ? `This key lacks the ability ${bound.abilities[0]}.`
         : `This key holds none of the abilities ${bound.abilities.join(', ')}.`;
-    return toolResult(403, errorBody(new DomainError('forbidden', message)));
+    return toolError(refused('forbidden', message));
   }
-  if (!offered(ctx, bound)) {
-    return toolResult(403, errorBody(new DomainError('forbidden', READ_ONLY_REFUSAL)));
-  }
+  if (!offered(ctx, bound)) return toolError(refused('forbidden', READ_ONLY_REFUSAL));
   try {
     const request = tool.toRequest(args);
     const pathParameters = request.pathParameters ?? {};
@@ -167,13 +164,7 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
     if (status >= 400) return toolResult(status, result.body, tool.fieldNames);
     return dataResult(tool.output, bounded(tool.name, tool.output, result.body as Record<string, unknown>, args));
   } catch (err) {
-    if (err instanceof DomainError) return toolResult(statusOf(err.code), errorBody(err), tool.fieldNames);
-    log('error', 'unhandled error', { request_id: ctx.requestId, tool: name, ...errorFields(err) });
-    return toolResult(500, {
-      code: 'internal_error',
-      message: `Something went wrong on our side. Request id: ${ctx.requestId}.`,
-      field: null,
-    });
+    return toolError(problemOf(err, ctx.requestId, { tool: name }), tool.fieldNames);
   }
 }
 
@@ -189,15 +180,22 @@ export function dataResult(output: ResponseBody, doc: Record<string, unknown>): 
   return { content: [{ type: 'text', text: untrustedText(structured, paths) }], structuredContent: structured };
 }
 
+/** The MCP presentation of an outcome or fault (its status is the outcome table's, shared/http/error-status.ts). */
+export const toolError = (problem: Problem, fieldNames: Record<string, string> = {}): CallToolResult =>
+  errorDocument(errorBody(problem), fieldNames);
+
 /** The endpoint's document as the tool result; an error status makes it a tool error. */
 export function toolResult(status: number, body: unknown, fieldNames: Record<string, string> = {}): CallToolResult {
-  const doc =
-    status >= 400 ? renameField(body as ReturnType<typeof errorBody>, { ...ARGUMENT_NAMES, ...fieldNames }) : body;
+  if (status >= 400) return errorDocument(body as ReturnType<typeof errorBody>, fieldNames);
   return {
-    content: [{ type: 'text', text: JSON.stringify(doc) }],
-    structuredContent: doc as Record<string, unknown>,
-    ...(status >= 400 ? { isError: true } : {}),
+    content: [{ type: 'text', text: JSON.stringify(body) }],
+    structuredContent: body as Record<string, unknown>,
   };
+}
+
+function errorDocument(body: ReturnType<typeof errorBody>, fieldNames: Record<string, string>): CallToolResult {
+  const doc = renameField(body, { ...ARGUMENT_NAMES, ...fieldNames });
+  return { content: [{ type: 'text', text: JSON.stringify(doc) }], structuredContent: doc, isError: true };
 }
 
 /** `field` names what the tool caller sent: `filter_name`, not the query parameter `filter[name]`. */

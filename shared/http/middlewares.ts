@@ -3,10 +3,9 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { DomainError, validationFailed } from '#domain/errors.ts';
 import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
 import { refusalMessage } from '#domain/key/api-key.ts';
-import { json } from './response.ts';
-import { errorResponse } from './error-status.ts';
+import { errorResponse, problemOf } from './error-status.ts';
 import { allowedMethods, findRoute, type ApiRoute, principalFromContext, type RequestPrincipal } from './api-routes.ts';
-import { errorFields, log, addInvocationContext } from '#shared/log.ts';
+import { addInvocationContext } from '#shared/log.ts';
 import { challengeHeaders } from './challenge.ts';
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
@@ -45,18 +44,7 @@ export function responseShaper(): Middleware {
   return {
     after: addHeaders,
     onError: (request) => {
-      const err = request.error;
-      if (err instanceof DomainError) {
-        request.response = errorResponse(err);
-      } else {
-        const requestId = request.event.requestContext?.requestId ?? 'unknown';
-        log('error', 'unhandled error', { request_id: requestId, ...errorFields(err) });
-        request.response = json(500, {
-          code: 'internal_error',
-          message: `Something went wrong on our side. Request id: ${requestId}.`,
-          field: null,
-        });
-      }
+      request.response = errorResponse(problemOf(request.error, request.event.requestContext?.requestId ?? 'unknown'));
       addHeaders(request);
     },
   };

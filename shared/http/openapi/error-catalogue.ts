@@ -1,5 +1,5 @@
 import type { ErrorCode } from '#domain/errors.ts';
-import { ERROR_STATUS } from '../error-status.ts';
+import { OUTCOME_TABLE } from '../error-status.ts';
 
 /** When each error code is answered: the text of docs/errors.md and of the OpenAPI error answers. */
 const ERROR_WHEN: Readonly<Record<ErrorCode, string>> = {
@@ -59,6 +59,6 @@ const ERROR_WHEN: Readonly<Record<ErrorCode, string>> = {
 export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; when: string }>> = Object.fromEntries(
   (Object.keys(ERROR_WHEN) as ErrorCode[]).map((code) => [
     code,
-    { status: ERROR_STATUS[code], when: ERROR_WHEN[code] },
+    { status: OUTCOME_TABLE[code].status, when: ERROR_WHEN[code] },
   ]),
 ) as Record<ErrorCode, { status: number; when: string }>;
