@@ -3,7 +3,8 @@ import type { ErrorCode } from './errors.ts';
 /**
  * The codes no caller can cause: the platform's faults (a dependency down or past the request's
  * deadline, a bug, API Gateway's own answers). These may travel as thrown DomainErrors; every
- * other code is an outcome of the caller's request and belongs in a use case's return value.
+ * other code is an outcome of the caller's request and belongs in a use case's return value
+ * (the ratchet that holds the line: test/unit/pipeline-ratchets.test.ts).
  */
 export const FAULT_CODES = [
   'internal_error',

@@ -1,0 +1,213 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isErrorCode } from '#domain/errors.ts';
+import { isFault } from '#domain/outcome.ts';
+
+/**
+ * Ratchets on the way to one pipeline (parse → use case → outcome → present, docs/architecture.md
+ * "The pipeline"): each counts what should go, per file, against today's figure as a ceiling. A
+ * file over its ceiling, or a new file with any, fails; a file under it fails too, until its
+ * ceiling is lowered here, so the ground gained is kept.
+ */
+const root = path.resolve(import.meta.dirname, '../..');
+const SOURCE_DIRS = ['bin', 'functions', 'infra', 'shared', 'emulation', 'bench', 'scripts'];
+
+function tsFiles(dirs: readonly string[]): string[] {
+  return dirs.flatMap((dir) =>
+    readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts') && !f.includes('node_modules'))
+      .map((f) => path.posix.join(dir, f.split(path.sep).join('/'))),
+  );
+}
+
+const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+
+/** Files with a count above 0, as `{file: count}`. */
+function countsOf(files: readonly string[], count: (text: string) => number): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const file of files) {
+    const n = count(read(file));
+    if (n > 0) counts[file] = n;
+  }
+  return counts;
+}
+
+/** What differs from the ceiling, as lines that say what to do. */
+function overAndUnder(counts: Record<string, number>, ceiling: Record<string, number>, fix: string): string[] {
+  const problems: string[] = [];
+  for (const [file, n] of Object.entries(counts)) {
+    const allowed = ceiling[file] ?? 0;
+    if (n > allowed) problems.push(`${file}: ${n}, ceiling ${allowed}. ${fix}`);
+  }
+  for (const [file, allowed] of Object.entries(ceiling)) {
+    const n = counts[file] ?? 0;
+    if (n < allowed) problems.push(`${file}: ${n}, ceiling ${allowed}: lower its ceiling in ${RATCHETS} to ${n}.`);
+  }
+  return problems;
+}
+
+const RATCHETS = 'test/unit/pipeline-ratchets.test.ts';
+
+// ---------------------------------------------------------------------------------------------
+// 1. Outcomes a caller can cause are values, not exceptions (/work/shared/STYLE.md → docs/architecture.md).
+
+/**
+ * Counts the DomainErrors a file makes whose code a caller can cause (every code but the faults of
+ * shared/domain/outcome.ts): `new DomainError('<code>', …)` with such a code or a code that is not a
+ * literal, and the helpers `notFound(…)` and `validationFailed(…)` of shared/domain/errors.ts.
+ */
+function callerErrorsIn(text: string): number {
+  let n = 0;
+  for (const m of text.matchAll(/new DomainError\(\s*(?:'([a-z_]+)'|([^'\s]))/g)) {
+    const code = m[1];
+    if (code === undefined || !isErrorCode(code) || !isFault(code)) n++;
+  }
+  n += [...text.matchAll(/(?<![\w.])(?:notFound|validationFailed)\(/g)].length;
+  return n;
+}
+
+/** Where a caller's outcome is still thrown, today (the refactor lowers these to nothing). */
+const CALLER_ERRORS_CEILING: Readonly<Record<string, number>> = {
+  'shared/app/admin-keys.ts': 1,
+  'shared/app/admin-webhooks.ts': 2,
+  'shared/app/events.ts': 1,
+  'shared/app/oauth.ts': 7,
+  'shared/app/orders.ts': 4,
+  'shared/app/pages.ts': 4,
+  'shared/app/product-batch.ts': 2,
+  'shared/app/product-reads.ts': 2,
+  'shared/app/product-writes.ts': 3,
+  'shared/app/stock.ts': 5,
+  'shared/app/stores.ts': 1,
+  'shared/app/write-budget.ts': 1,
+  'shared/db/event/outbox.repo.ts': 1,
+  'shared/db/key/change.repo.ts': 1,
+  'shared/db/key/repo.ts': 5,
+  'shared/db/name-index/search.repo.ts': 1,
+  'shared/db/order/repo.ts': 1,
+  'shared/db/store/repo.ts': 1,
+  'shared/db/webhook/delivery.repo.ts': 2,
+  'shared/domain/page/page-write.ts': 1,
+  'shared/domain/product/batch.ts': 1,
+  'shared/domain/product/checksum.ts': 2,
+  'shared/domain/time.ts': 1,
+  'shared/domain/validation.ts': 3,
+};
+
+/** The class and its helpers are defined here; their uses are what is counted. */
+const DEFINES_THEM = new Set(['shared/domain/errors.ts']);
+
+// ---------------------------------------------------------------------------------------------
+// 2. What a function depends on is in its signature, not in an AsyncLocalStorage.
+
+const asyncStoresIn = (text: string) => [...text.matchAll(/new AsyncLocalStorage\b/g)].length;
+
+/**
+ * Today's stores. The goal is one, the logger's (shared/log.ts: the local gateway runs many handlers
+ * in one process and Powertools Logger's keys live on its shared instance, docs/architecture.md
+ * "Logging context"); the DynamoDB call stats, the call abort signal, the dry-run scope and the
+ * time budget are to be passed down in the request context.
+ */
+const ASYNC_STORES_CEILING: Readonly<Record<string, number>> = {
+  'shared/log.ts': 1,
+  'shared/db/core/client.ts': 2,
+  'shared/db/core/dry-run.ts': 1,
+  'shared/domain/time.ts': 1,
+};
+
+// ---------------------------------------------------------------------------------------------
+// 3. Key items (a key, its token, its id) are written by their own folder, shared/db/key.
+
+/**
+ * Counts the places a file writes a key's items (shared/db/keys.ts: `keys.key`, `keys.token`, the
+ * key id sequence): building one with the key folder's item mappers (`keyItem`, `tokenItem`),
+ * taking a key id (`keys.keySequence()`), or an Update or Delete (a transaction's action or a
+ * command) whose Key is a key or token item. Reads (Get, Query, ConditionCheck) do not count.
+ */
+function keyItemWritesIn(text: string): number {
+  const builders = [...text.matchAll(/(?<!\w)(?<![^.]\.)(?:keyItem|tokenItem)\(|\bkeys\.keySequence\(/g)].length;
+  const actions = [
+    ...text.matchAll(
+      /(?:\b(?:Update|Delete|Put)\s*:\s*\{|new (?:Update|Delete|Put)Command\(\s*\{)[^}]*?(?:\bKey:\s*|\.\.\.)keys\.(?:key|token)\(/g,
+    ),
+  ].length;
+  return builders + actions;
+}
+
+/** Today's writers of key items outside shared/db/key: an OAuth grant is a key, approved and refreshed there. */
+const KEY_ITEM_WRITERS_CEILING: Readonly<Record<string, number>> = {
+  'shared/db/oauth/request.repo.ts': 3,
+  'shared/db/oauth/token.repo.ts': 3,
+};
+
+// ---------------------------------------------------------------------------------------------
+
+describe('pipeline ratchets', () => {
+  it('counts no more thrown caller outcomes in shared/app, shared/db and shared/domain than today', () => {
+    const files = tsFiles(['shared/app', 'shared/db', 'shared/domain']).filter((f) => !DEFINES_THEM.has(f));
+    const problems = overAndUnder(
+      countsOf(files, callerErrorsIn),
+      CALLER_ERRORS_CEILING,
+      'Return the outcome as a value (Refused, shared/domain/outcome.ts) and let the surface present it; throw only faults (service_unavailable, internal_error).',
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('counts no more AsyncLocalStorage stores than today', () => {
+    const problems = overAndUnder(
+      countsOf(tsFiles(SOURCE_DIRS), asyncStoresIn),
+      ASYNC_STORES_CEILING,
+      'Pass what the function depends on in its signature (the request context) instead of a new AsyncLocalStorage.',
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('counts no more writers of key items outside shared/db/key than today', () => {
+    const files = tsFiles(SOURCE_DIRS).filter((f) => !f.startsWith('shared/db/key/') && f !== 'shared/db/keys.ts');
+    const problems = overAndUnder(
+      countsOf(files, keyItemWritesIn),
+      KEY_ITEM_WRITERS_CEILING,
+      'Write key items through a function of shared/db/key (a TransactItem the caller adds to its transaction).',
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('leaves functions/mcp no outcome mapping of its own: it presents through the outcome table', () => {
+    const mapping = /\bstatusOf\(|\bOUTCOME_TABLE\b|instanceof DomainError|'internal_error'|toolResult\(\s*[45]\d\d\b/;
+    const offenders = tsFiles(['functions/mcp']).filter((f) => mapping.test(read(f)));
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe('what the ratchets count', () => {
+  it('counts a thrown caller outcome and lets a fault through', () => {
+    expect(callerErrorsIn(`throw new DomainError('not_found', 'gone');`)).toBe(1);
+    expect(callerErrorsIn(`throw new DomainError(\n  'resource_busy',\n  'busy', null, 1);`)).toBe(1);
+    expect(callerErrorsIn(`throw new DomainError(code, message, field);`)).toBe(1);
+    expect(callerErrorsIn(`if (!p) throw notFound('product');`)).toBe(1);
+    expect(callerErrorsIn(`throw new DomainError('service_unavailable', 'down', null, 1);`)).toBe(0);
+    expect(callerErrorsIn(`throw new DomainError(\n  'internal_error', 'bug');`)).toBe(0);
+  });
+
+  it('counts a new AsyncLocalStorage', () => {
+    expect(asyncStoresIn('const s = new AsyncLocalStorage<Ctx>();')).toBe(1);
+  });
+
+  it('counts writes of key items and not their reads', () => {
+    expect(keyItemWritesIn(`Item: keyItem(record, {})`)).toBe(1);
+    expect(keyItemWritesIn(`Item: { ...tokenItem(record, currency), kind: 'grant' }`)).toBe(1);
+    expect(keyItemWritesIn(`{ Update: { TableName: t(), Key: keys.key(id), UpdateExpression: 'SET a = :a' } }`)).toBe(
+      1,
+    );
+    expect(keyItemWritesIn(`{ Delete: { TableName: tableName(), Key: keys.token(hash) } }`)).toBe(1);
+    expect(
+      keyItemWritesIn(`new UpdateCommand({ TableName: tableName(), Key: keys.token(h), UpdateExpression: 'x' })`),
+    ).toBe(1);
+    expect(keyItemWritesIn(`{ Put: { TableName: tableName(), Item: { ...keys.key(id), kind: 'grant' } } }`)).toBe(1);
+    expect(
+      keyItemWritesIn(`new GetCommand({ TableName: tableName(), Key: keys.token(h), ConsistentRead: true })`),
+    ).toBe(0);
+    expect(keyItemWritesIn(`':pk': keys.key(keyId).pk`)).toBe(0);
+  });
+});
