@@ -1,16 +1,17 @@
 import { commitTaxonomy, getTaxonomy, nextTaxonomyId, readTaxonomy, type TaxonomyRecord } from '#db/taxonomy/repo.ts';
 import type { Category, Tag, TaxonomyKind } from '#domain/product/taxonomy.ts';
 import { taxonomyEvent } from '#domain/event/product.ts';
-import { nextUpdatedAt, nowIso } from '#domain/time.ts';
+import { busy, nextUpdatedAt, nowIso } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
+import type { Refused } from '#domain/outcome.ts';
 
 /** Create or rename a category of this key; the same name again is a 200 that writes nothing. */
-export const putCategory = async (caller: Caller, externalId: string, name: string): Promise<Category> =>
-  (await upsert('category', caller, externalId, name)) as Category;
+export const putCategory = async (caller: Caller, externalId: string, name: string): Promise<Category | Refused> =>
+  (await upsert('category', caller, externalId, name)) as Category | Refused;
 
 /** Create or rename a tag of this key; status labels were refused by validation (422 reserved_tag_value). */
-export const putTag = async (caller: Caller, externalId: string, value: string): Promise<Tag> =>
-  (await upsert('tag', caller, externalId, value)) as Tag;
+export const putTag = async (caller: Caller, externalId: string, value: string): Promise<Tag | Refused> =>
+  (await upsert('tag', caller, externalId, value)) as Tag | Refused;
 
 const TEXT = { category: 'name', tag: 'value' } as const;
 const ROUNDS = 5;
@@ -20,9 +21,16 @@ const ROUNDS = 5;
  * The record is read first (the event carries the whole record, and a transaction returns no new
  * values), then written guarded on what was read: a racing writer makes this one read again,
  * and the same text again writes nothing and raises nothing. `updated_at` moves only when the
- * text changes, and never back (nextUpdatedAt).
+ * text changes, and never back (nextUpdatedAt). Losing every round is the tenant's own contention
+ * on one record, answered as for a product (docs/catalog-writes.md, "One hot product"): the
+ * retryable `resource_busy`, with nothing written.
  */
-async function upsert(kind: TaxonomyKind, caller: Caller, externalId: string, text: string): Promise<TaxonomyRecord> {
+async function upsert(
+  kind: TaxonomyKind,
+  caller: Caller,
+  externalId: string,
+  text: string,
+): Promise<TaxonomyRecord | Refused> {
   const now = nowIso();
   for (let round = 0; round < ROUNDS; round++) {
     const existing = await getTaxonomy(kind, caller.keyId, externalId);
@@ -45,7 +53,7 @@ async function upsert(kind: TaxonomyKind, caller: Caller, externalId: string, te
     const commit = await commitTaxonomy(kind, caller, record, existing?.updated_at, event);
     if (commit.kind === 'committed') return record;
   }
-  throw new Error(`could not upsert ${kind} ${externalId}`);
+  return busy(`The ${kind} ${externalId}`);
 }
 
 /** A dry run's "before" (docs/api.md#dry-runs): this key's category or tag of that external id. */

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { DomainError } from './errors.ts';
+import { refused, type Refused } from './outcome.ts';
 
 /**
  * Time in the domain, three parts: the time budget of the work in progress (below), the clock
@@ -136,13 +137,19 @@ export const CONTENDED_RETRY_AFTER_S = 1;
  * fine, and a 5xx would count in the operator's Api5xxRate alarm (docs/catalog-writes.md, "One
  * hot product").
  */
-export const contended = (what: string) =>
-  new DomainError(
+export const busy = (what: string): Refused =>
+  refused(
     'resource_busy',
     `${what} is being changed by other writes right now; nothing was written. Retry after ${CONTENDED_RETRY_AFTER_S} s.`,
     null,
     CONTENDED_RETRY_AFTER_S,
   );
+
+/** `busy` thrown, for the writes that still refuse by exception (product writes, stock, orders). */
+export const contended = (what: string) => {
+  const outcome = busy(what);
+  return new DomainError(outcome.code, outcome.message, outcome.field, outcome.retryAfterSeconds);
+};
 
 /**
  * The retryable refusal of a write whose request's budget cannot hold its next round although it

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { DomainError, type ErrorCode } from '#domain/errors.ts';
 import { errorFields, log } from '#shared/log.ts';
-import { json } from './response.ts';
+import { json, type RouteResult } from './response.ts';
 
 /**
  * The outcome table: every error code's HTTP status, and whether the answer tells the caller when
@@ -86,3 +86,10 @@ export function errorHeaders(problem: Problem): Record<string, string> {
 export function errorResponse(problem: Problem, headers: Record<string, string> = {}): APIGatewayProxyResult {
   return json(statusOf(problem.code), errorBody(problem), { ...errorHeaders(problem), ...headers });
 }
+
+/** A route's answer for an outcome it was handed: the HTTP presentation above, as a route result (MCP reads it too). */
+export const problemResult = (problem: Problem): RouteResult => ({
+  status: statusOf(problem.code),
+  body: errorBody(problem),
+  headers: errorHeaders(problem),
+});

@@ -1,5 +1,7 @@
 import { parse, externalIdParam } from '#domain/validation.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { problemResult } from '#http/error-status.ts';
+import { isRefused } from '#domain/outcome.ts';
 import { putCategory } from '#app/taxonomy.ts';
 import { CategoryBody } from '#domain/product/taxonomy.ts';
 
@@ -7,5 +9,6 @@ import { CategoryBody } from '#domain/product/taxonomy.ts';
 export const upsertCategory: RouteFn = async ({ principal, pathParameters, body }) => {
   const externalId = externalIdParam(pathParameters);
   const { name } = parse(CategoryBody, body ?? {});
-  return { body: { data: await putCategory(principal, externalId, name) } };
+  const category = await putCategory(principal, externalId, name);
+  return isRefused(category) ? problemResult(category) : { body: { data: category } };
 };

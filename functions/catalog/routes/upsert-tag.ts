@@ -1,5 +1,7 @@
 import { parse, externalIdParam } from '#domain/validation.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { problemResult } from '#http/error-status.ts';
+import { isRefused } from '#domain/outcome.ts';
 import { putTag } from '#app/taxonomy.ts';
 import { TagBody } from '#domain/product/taxonomy.ts';
 
@@ -7,5 +9,6 @@ import { TagBody } from '#domain/product/taxonomy.ts';
 export const upsertTag: RouteFn = async ({ principal, pathParameters, body }) => {
   const externalId = externalIdParam(pathParameters);
   const { value } = parse(TagBody, body ?? {});
-  return { body: { data: await putTag(principal, externalId, value) } };
+  const tag = await putTag(principal, externalId, value);
+  return isRefused(tag) ? problemResult(tag) : { body: { data: tag } };
 };

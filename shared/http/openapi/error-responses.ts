@@ -4,7 +4,8 @@
  * that status can carry there, and what each code means.
  */
 import { canDryRun } from '../dry-run.ts';
-import type { ErrorCode } from '#domain/errors.ts';
+import { ERROR_CODES, type ErrorCode } from '#domain/errors.ts';
+import { OUTCOME_TABLE } from '../error-status.ts';
 import { ERROR_CATALOGUE } from './error-catalogue.ts';
 import type { ApiRoute } from '../api-routes.ts';
 import type { OperationDoc } from './operations.ts';
@@ -31,14 +32,8 @@ export function errorCodesOf(route: ApiRoute, doc: OperationDoc): ErrorCode[] {
   return [...codes];
 }
 
-/** Headers each error status carries besides the rate-limit ones. */
-const RETRY_CODES: ErrorCode[] = [
-  'rate_limited',
-  'write_budget_exceeded',
-  'idempotency_in_progress',
-  'resource_busy',
-  'service_unavailable',
-];
+/** The codes whose answer carries Retry-After: the outcome table says which. */
+const RETRY_CODES: ErrorCode[] = ERROR_CODES.filter((code) => OUTCOME_TABLE[code].retryAfter);
 
 function headersOf(status: number, codes: ErrorCode[]): Record<string, object> {
   const headers: Record<string, object> = status === 401 ? requestIdHeaderRef() : responseHeaderRefs();

@@ -164,6 +164,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
     description: 'Creates the category with this external id or renames it.',
     body: CategoryBody,
     response: 'CategoryDocument',
+    errors: ['resource_busy'],
   },
   upsertTag: {
     summary: 'Create or change a tag',
@@ -171,7 +172,7 @@ export const OPERATION_DOCS: Record<Operation, OperationDoc> = {
       'Creates the tag with this external id or changes its value; status labels (paid, archived, published, ...) are refused.',
     body: TagBody,
     response: 'TagDocument',
-    errors: ['reserved_tag_value'],
+    errors: ['reserved_tag_value', 'resource_busy'],
   },
   listPages: {
     summary: 'List content pages',
