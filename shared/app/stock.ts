@@ -3,7 +3,7 @@ import { decideStockDelta, type StockDelta } from '#domain/product/stock.ts';
 import { toMappedProduct } from '#domain/product/product.ts';
 import { keyOrigin } from '#domain/event/event.ts';
 import { stockChangedEvent } from '#domain/event/product.ts';
-import { DomainError, notFound } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { failedCondition, productChecksum, type WriteCondition } from '#domain/product/checksum.ts';
 import { backoff, done, retryOnStale, stale } from '#domain/time.ts';
 import type { Caller } from '#domain/principal.ts';
@@ -22,12 +22,14 @@ export type StockDocument = {
 };
 
 /**
- * What a stock delta did: its answer or an idempotency refusal, or refused by its If-Match /
- * If-None-Match against the product the round decided from (nothing written).
+ * What a stock delta did: its answer or an idempotency refusal, refused by its If-Match /
+ * If-None-Match against the product the round decided from, or refused by the stock itself (no such
+ * product or variant, quantity_changed, insufficient_stock, past the maximum); nothing written.
  */
 export type StockOutcome =
   | Idempotent<StockDocument>
-  | { kind: 'precondition_failed'; header: 'If-Match' | 'If-None-Match' };
+  | { kind: 'precondition_failed'; header: 'If-Match' | 'If-None-Match' }
+  | Refused;
 
 /**
  * A stock delta (docs/catalog-writes.md#stock-deltas): one BatchGetItem reads the key's link
@@ -57,7 +59,7 @@ export function adjustStock(
       const check: IdempotencyCheck = checkRecord(request, read.alongside);
       if (check.kind !== 'fresh') return done(check);
       const current = read.product;
-      if (!current) throw notFound('product');
+      if (!current) return done(refused('not_found', 'The product does not exist.'));
       // Checked in every round against the state it decides from: a racing write that commits
       // first makes this round stale, and the next one checks again on what it left.
       const failed = failedCondition(condition, productChecksum(current));
@@ -65,30 +67,38 @@ export function adjustStock(
       const decision = decideStockDelta(current, delta, Date.now());
       switch (decision.kind) {
         case 'no_variant':
-          throw new DomainError(
-            'validation_failed',
-            decision.sku === undefined
-              ? 'The product has no variant to adjust.'
-              : `The product has no variant with sku ${decision.sku}.`,
-            'sku',
+          return done(
+            refused(
+              'validation_failed',
+              decision.sku === undefined
+                ? 'The product has no variant to adjust.'
+                : `The product has no variant with sku ${decision.sku}.`,
+              'sku',
+            ),
           );
         case 'quantity_changed':
-          throw new DomainError(
-            'quantity_changed',
-            `The variant holds ${decision.quantity}, not expected_quantity ${delta.expected_quantity}; nothing was changed.`,
-            'expected_quantity',
+          return done(
+            refused(
+              'quantity_changed',
+              `The variant holds ${decision.quantity}, not expected_quantity ${delta.expected_quantity}; nothing was changed.`,
+              'expected_quantity',
+            ),
           );
         case 'insufficient_stock':
-          throw new DomainError(
-            'insufficient_stock',
-            `The variant holds ${decision.quantity}; a delta of ${delta.delta} would take it below 0. Nothing was changed.`,
-            'delta',
+          return done(
+            refused(
+              'insufficient_stock',
+              `The variant holds ${decision.quantity}; a delta of ${delta.delta} would take it below 0. Nothing was changed.`,
+              'delta',
+            ),
           );
         case 'above_maximum':
-          throw new DomainError(
-            'validation_failed',
-            `The variant holds ${decision.quantity}; a delta of ${delta.delta} would take it past ${Number.MAX_SAFE_INTEGER}.`,
-            'delta',
+          return done(
+            refused(
+              'validation_failed',
+              `The variant holds ${decision.quantity}; a delta of ${delta.delta} would take it past ${Number.MAX_SAFE_INTEGER}.`,
+              'delta',
+            ),
           );
       }
       const { next, offer } = decision;

@@ -1,6 +1,7 @@
 import { DomainError } from '#domain/errors.ts';
+import { isRefused, type Refused } from '#domain/outcome.ts';
 import type { RouteResult } from './response.ts';
-import { errorBody, statusOf } from './error-status.ts';
+import { errorBody, problemResult, statusOf, type Problem } from './error-status.ts';
 import type { RouteInput } from './http-handler.ts';
 import {
   frozen,
@@ -46,15 +47,14 @@ const thaw = (stored: StoredResponse): RouteResult => ({
   status: stored.status,
   body: JSON.parse(stored.body) as unknown,
 });
-const errorResult = (err: DomainError): RouteResult => ({ status: statusOf(err.code), body: errorBody(err) });
+const errorResult = (problem: Problem): RouteResult => ({ status: statusOf(problem.code), body: errorBody(problem) });
 /**
  * Answers about the request itself are stored; failures of ours (5xx) are not, so a retry runs
  * again, and neither is an answer about the moment that tells the client to come back
  * (`Retry-After`: a write refused because other writes of its record kept winning, 429
  * `resource_busy`), or its retry would be answered the refusal again for 24 hours.
  */
-const storable = (err: unknown): err is DomainError =>
-  err instanceof DomainError && statusOf(err.code) < 500 && err.retryAfterSeconds === undefined;
+const storable = (problem: Problem): boolean => statusOf(problem.code) < 500 && problem.retryAfterSeconds === undefined;
 
 function refusal(outcome: Refusal): RouteResult {
   switch (outcome.kind) {
@@ -82,7 +82,8 @@ export async function idempotent<T>(
   input: RouteInput,
   steps: {
     precheck?: () => T;
-    run: (request: IdempotentRequest, checked: T) => Promise<Idempotent<unknown>>;
+    /** A refusal it returns is answered as a thrown one is: stored when it is about the request. */
+    run: (request: IdempotentRequest, checked: T) => Promise<Idempotent<unknown> | Refused>;
     /** Request headers that are part of the request besides its body (a conditional route's If-Match). */
     fingerprinted?: Record<string, string>;
   },
@@ -102,17 +103,18 @@ export async function idempotent<T>(
   try {
     checked = steps.precheck ? steps.precheck() : (undefined as T);
   } catch (err) {
-    if (!storable(err)) throw err;
+    if (!(err instanceof DomainError) || !storable(err)) throw err;
     return store(errorResult(err));
   }
 
-  let outcome: Idempotent<unknown>;
+  let outcome: Idempotent<unknown> | Refused;
   try {
     outcome = await steps.run(request, checked);
   } catch (err) {
-    if (!storable(err)) throw err;
+    if (!(err instanceof DomainError) || !storable(err)) throw err;
     return store(errorResult(err));
   }
+  if (isRefused(outcome)) return storable(outcome) ? store(errorResult(outcome)) : problemResult(outcome);
   if (outcome.kind !== 'answered') return refusal(outcome);
   return outcome.stored ? thaw(outcome.stored) : store({ body: outcome.answer });
 }
