@@ -27,14 +27,18 @@ async function adminError(command: string, args: Record<string, unknown>) {
   return out.error;
 }
 
-async function register(redirectUris = [REDIRECT], name = 'Test chat app'): Promise<string> {
+async function registration(redirectUris = [REDIRECT], name = 'Test chat app', authMethod = 'none') {
   const res = await fetch(`${root()}/oauth/register`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ client_name: name, redirect_uris: redirectUris, token_endpoint_auth_method: 'none' }),
+    body: JSON.stringify({ client_name: name, redirect_uris: redirectUris, token_endpoint_auth_method: authMethod }),
   });
   expect(res.status).toBe(201);
-  return ((await res.json()) as { client_id: string }).client_id;
+  return (await res.json()) as Record<string, unknown> & { client_id: string };
+}
+
+async function register(redirectUris = [REDIRECT], name = 'Test chat app'): Promise<string> {
+  return (await registration(redirectUris, name)).client_id;
 }
 
 interface Started {
@@ -596,6 +600,39 @@ describe('OAuth: what the hosts send', () => {
     }
   });
 
+  it('registers a client asking for client_secret_post or client_secret_basic as public, and it gets tokens', async () => {
+    for (const method of ['client_secret_post', 'client_secret_basic']) {
+      const answer = await registration([REDIRECT], `Confidential ${method}`, method);
+      // RFC 7591 §3.2.1: the server replaced the requested method, and the answer says so; no secret.
+      expect(answer.token_endpoint_auth_method).toBe('none');
+      expect(answer).not.toHaveProperty('client_secret');
+      const { verifier, started } = await start(answer.client_id, { resource: apiResource() });
+      expect(started.status).toBe(200);
+      await adminCommand('oauth approve', { code: started.approvalCode, store: storeId, abilities: 'catalog:read' });
+      const code = new URL((await poll(started.statusUrl!)).redirect!).searchParams.get('code')!;
+      const tokens = await tokenRequest({
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT,
+        client_id: answer.client_id,
+        resource: apiResource(),
+      });
+      expect(tokens.status, method).toBe(200);
+      expect((await api(tokens.body.access_token!, '/products')).status, method).toBe(200);
+    }
+  });
+
+  it('still refuses a token endpoint authentication method it does not know', async () => {
+    const res = await fetch(`${root()}/oauth/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'tls_client_auth_v9' }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'invalid_client_metadata' });
+  });
+
   it('accepts offline_access in scope and ignores it: the grant has the abilities and a refresh token', async () => {
     const { tokens } = await grantFor(storeId, {}, { scope: 'offline_access catalog:read', resource: apiResource() });
     expect(tokens.scope).toBe('catalog:read');
@@ -736,12 +773,36 @@ describe('OAuth: Client ID Metadata Documents', () => {
   let storeId: string;
   beforeAll(async () => {
     storeId = await createStore();
-    server = createServer((_req, res) => {
+    server = createServer((req, res) => {
       res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ client_id: documentUrl, client_name: 'Metadata client', redirect_uris: [REDIRECT] }));
+      const own = `http://127.0.0.1:${(server.address() as AddressInfo).port}${req.url}`;
+      // The shape of ChatGPT's document: it prefers private_key_jwt, with a key set (developers.openai.com/apps-sdk/build/auth).
+      const signed =
+        req.url === '/signed-client.json'
+          ? { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://example.com/jwks.json' }
+          : {};
+      res.end(JSON.stringify({ client_id: own, client_name: 'Metadata client', redirect_uris: [REDIRECT], ...signed }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     documentUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/client.json`;
+  });
+
+  it('takes a document naming private_key_jwt as a public client: PKCE alone gets the tokens', async () => {
+    const signedUrl = documentUrl.replace('/client.json', '/signed-client.json');
+    const { verifier, started } = await start(signedUrl, { resource: apiResource() });
+    expect(started.status).toBe(200);
+    await adminCommand('oauth approve', { code: started.approvalCode, store: storeId, abilities: 'catalog:read' });
+    const code = new URL((await poll(started.statusUrl!)).redirect!).searchParams.get('code')!;
+    const tokens = await tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT,
+      client_id: signedUrl,
+      resource: apiResource(),
+    });
+    expect(tokens.status).toBe(200);
+    expect((await api(tokens.body.access_token!, '/products')).status).toBe(200);
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 

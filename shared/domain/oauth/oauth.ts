@@ -265,6 +265,22 @@ export interface OAuthClient {
 
 export type ClientCheck = { ok: true; client: OAuthClient } | { ok: false; reason: string };
 
+/**
+ * The token endpoint authentication methods a registration or a metadata document may name. Every
+ * client is registered as a public one (`none`) whatever it names, as RFC 7591 §3.2.1 lets a server
+ * replace a requested value (the registration answer says `none`): the code is bound to the client
+ * that started the flow by PKCE and to the store admin's approval, which a client secret would not
+ * strengthen, and every host we serve falls back to `none` when the server offers only that
+ * (docs/oauth.md#client-authentication). An unknown method is still refused.
+ */
+const TOKEN_ENDPOINT_AUTH_METHODS = new Set([
+  'none',
+  'client_secret_post',
+  'client_secret_basic',
+  'client_secret_jwt',
+  'private_key_jwt',
+]);
+
 /** A client metadata document or registration body, validated (RFC 7591 §2, the MCP client-id-metadata draft). */
 export function checkClientMetadata(body: unknown, clientId: string): ClientCheck {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
@@ -279,8 +295,11 @@ export function checkClientMetadata(body: unknown, clientId: string): ClientChec
       reason: 'every redirect URI must be https, http on a loopback host or an app’s own scheme, without a fragment',
     };
   const auth = b.token_endpoint_auth_method;
-  if (auth !== undefined && auth !== 'none')
-    return { ok: false, reason: 'only public clients (token_endpoint_auth_method none) are supported' };
+  if (auth !== undefined && !(typeof auth === 'string' && TOKEN_ENDPOINT_AUTH_METHODS.has(auth)))
+    return {
+      ok: false,
+      reason: `token_endpoint_auth_method must be one of ${[...TOKEN_ENDPOINT_AUTH_METHODS].join(', ')}`,
+    };
   const name = typeof b.client_name === 'string' && b.client_name.trim() !== '' ? b.client_name.trim() : clientId;
   return {
     ok: true,
