@@ -1,10 +1,14 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { exchangeToken, pollAuthorization, registerClient, startAuthorization } from '#app/oauth.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, resources } from '#domain/oauth/oauth.ts';
 import { API_BASE_PATH, OAUTH_ROUTES, type OAuthOperation } from '#http/api-routes.ts';
 import { apiRoot } from '#http/challenge.ts';
+import { errorHeaders, statusOf } from '#http/error-status.ts';
+import { instrument } from '#http/instrument.ts';
 import { bodyText } from '#http/middlewares.ts';
 import { config } from '#shared/config.ts';
+import { errorFields, log } from '#shared/log.ts';
+import { DomainError } from '#domain/errors.ts';
 import { fetchClientMetadata } from './client-metadata.ts';
 import { refusedPage, waitingPage } from './page.ts';
 
@@ -88,10 +92,33 @@ const operations: Record<
   },
 };
 
-export async function handler(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+/**
+ * Every failure of an OAuth endpoint is an RFC 6749 error body (`{error, error_description}`),
+ * never API Gateway's 502 for a function that threw: a store that stops answering or the
+ * request's deadline (503 `temporarily_unavailable` with Retry-After, what RFC 6749 §4.1.2.1 names
+ * for a server that cannot serve now), a body over the limit (413), a bug (500 `server_error`).
+ * The status comes from the one error table (shared/http/error-status.ts); only the body's form is
+ * OAuth's. The cause of a 500 goes to the log with the request id, never to the client.
+ */
+function failure(err: unknown, requestId: string): APIGatewayProxyResult {
+  if (err instanceof DomainError) {
+    const status = statusOf(err.code);
+    const error =
+      status === 503 || status === 429 ? 'temporarily_unavailable' : status >= 500 ? 'server_error' : 'invalid_request';
+    return json(status, { error, error_description: err.message }, { ...noStore, ...errorHeaders(err) });
+  }
+  log('error', 'unhandled error', { request_id: requestId, ...errorFields(err) });
+  return json(
+    500,
+    { error: 'server_error', error_description: `Something went wrong on our side. Request id: ${requestId}.` },
+    noStore,
+  );
+}
+
+async function route(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
   const route = OAUTH_ROUTES.find((r) => r.path === event.resource);
   const method = event.httpMethod.toUpperCase();
-  if (!route) return json(404, { code: 'not_found', message: 'No such endpoint.', field: null });
+  if (!route) return json(404, { error: 'invalid_request', error_description: 'No such endpoint.' });
   const allowed = OAUTH_ROUTES.filter((r) => r.path === route.path).map((r) => r.method);
   const matched = OAUTH_ROUTES.find(
     (r) => r.path === event.resource && (r.method === method || (method === 'HEAD' && r.method === 'GET')),
@@ -99,8 +126,19 @@ export async function handler(event: APIGatewayProxyEvent): Promise<APIGatewayPr
   if (!matched)
     return json(
       405,
-      { code: 'method_not_allowed', message: `${method} is not allowed here.`, field: null },
+      { error: 'invalid_request', error_description: `${method} is not allowed here.` },
       { Allow: allowed.join(', ') },
     );
   return operations[matched.operation](event, apiRoot(event));
 }
+
+/** Wrapped like the API's handlers: log context, metrics per operation, and the request's deadline. */
+export const handler = instrument(
+  async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
+    try {
+      return await route(event);
+    } catch (err) {
+      return failure(err, event.requestContext?.requestId ?? context?.awsRequestId ?? 'unknown');
+    }
+  },
+);

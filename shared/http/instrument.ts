@@ -9,7 +9,7 @@ import {
   withInvocationContext,
 } from '#shared/log.ts';
 import { emitMetrics, metricFields, MetricUnit, type Unit } from '#shared/metrics.ts';
-import { findRoute } from './api-routes.ts';
+import { findRoute, OAUTH_ROUTES } from './api-routes.ts';
 import { withDeadline } from '#domain/time.ts';
 
 type ApiEvent = {
@@ -22,7 +22,11 @@ type ApiEvent = {
 /** The operation a metric is filed under: the route table's name, or `authorizer`. */
 function operationOf(event: ApiEvent): string {
   if (event.methodArn !== undefined) return 'authorizer';
-  return findRoute(event.httpMethod ?? '', event.resource ?? '')?.operation ?? 'unknown';
+  return (
+    findRoute(event.httpMethod ?? '', event.resource ?? '')?.operation ??
+    OAUTH_ROUTES.find((r) => r.path === event.resource && r.method === event.httpMethod)?.operation ??
+    'unknown'
+  );
 }
 
 type RequestMetrics = { dimensions: Record<string, string>; values: [string, Unit, number][] };
