@@ -48,6 +48,7 @@ export const TABLE_ACCESS = {
       keys.oauthRequest('*').pk,
       keys.oauthCode('*').pk,
       keys.oauthRefresh('*').pk,
+      keys.oauthLimit('*', 0).pk,
       keys.key(0).pk.replace('0', '*'),
       keys.token('*').pk,
       keys.store('*').pk,

@@ -10,6 +10,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** MCP session set-up's own limit per key per rolling minute (docs/mcp.md#rate-limit). */
   mcpSetUpPerMinute: number;
+  /** OAuth bounds per client IP and in all, per 10-minute window (docs/oauth.md#bounds). */
+  oauthLimits: { registrationsPerIp: number; authorizationsPerIp: number; pendingRequests: number };
   /** Seconds to wait before each webhook retry; the queue is given up after the last one. */
   webhookRetrySchedule: number[];
   /** The longest wait spent in flight, and the longest hop of a delayed copy (SQS: 900 s at most). */
@@ -114,6 +116,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: intFrom('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 60, 1, 1000),
     // Generous: a client sets up a session with two or three of these before its first tool call.
     mcpSetUpPerMinute: intFrom('MCP_SET_UP_PER_MINUTE', env.MCP_SET_UP_PER_MINUTE, 600, 1, 1000),
+    // Far above what a host sends (one registration, one or two authorize pages per connection);
+    // raised only by the test suite's shared stack, whose hundreds of flows all come from 127.0.0.1.
+    oauthLimits: {
+      registrationsPerIp: intFrom('OAUTH_REGISTRATIONS_PER_IP', env.OAUTH_REGISTRATIONS_PER_IP, 20, 1, 1_000_000),
+      authorizationsPerIp: intFrom('OAUTH_AUTHORIZATIONS_PER_IP', env.OAUTH_AUTHORIZATIONS_PER_IP, 60, 1, 1_000_000),
+      pendingRequests: intFrom('OAUTH_PENDING_REQUESTS', env.OAUTH_PENDING_REQUESTS, 1000, 1, 1_000_000),
+    },
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     // Lowered only by tests, to see hops within seconds.
     webhookQueueWaitLimitSeconds: intFrom(

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { exchangeToken, pollAuthorization, registerClient, startAuthorization } from '#app/oauth.ts';
+import { exchangeToken, type Limited, pollAuthorization, registerClient, startAuthorization } from '#app/oauth.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, resources } from '#domain/oauth/oauth.ts';
 import { API_BASE_PATH, OAUTH_ROUTES, type OAuthOperation } from '#http/api-routes.ts';
 import { apiRoot } from '#http/challenge.ts';
@@ -34,6 +34,23 @@ const html = (statusCode: number, body: string): APIGatewayProxyResult => ({
   body,
 });
 
+/** The caller's address as API Gateway saw it (the web ACL and the gateway's own logs use the same). */
+const callerOf = (event: APIGatewayProxyEvent) => ({
+  ip: event.requestContext?.identity?.sourceIp ?? 'unknown',
+  limits: config().oauthLimits,
+});
+
+/**
+ * Over a bound (docs/oauth.md#bounds): 429 with Retry-After and an RFC 6749 body. The authorize
+ * page answers it too before any client is verified, so there is no redirect URI to send it to.
+ */
+const limited = (out: Limited) =>
+  json(
+    429,
+    { error: 'temporarily_unavailable', error_description: out.description },
+    { ...noStore, 'Retry-After': String(out.retryAfterSeconds) },
+  );
+
 function form(event: APIGatewayProxyEvent): Record<string, string> {
   return Object.fromEntries(new URLSearchParams(bodyText(event)));
 }
@@ -54,8 +71,9 @@ const operations: Record<
     } catch {
       return json(400, { error: 'invalid_client_metadata', error_description: 'the body is not JSON' });
     }
-    const out = await registerClient(body, Date.now());
-    if (!out.ok) return json(400, { error: 'invalid_client_metadata', error_description: out.reason });
+    const out = await registerClient(body, Date.now(), callerOf(event));
+    if (out.kind === 'limited') return limited(out);
+    if (out.kind === 'invalid') return json(400, { error: 'invalid_client_metadata', error_description: out.reason });
     return json(
       201,
       {
@@ -74,7 +92,9 @@ const operations: Record<
       API_BASE_PATH,
       Date.now(),
       fetchMetadata,
+      callerOf(event),
     );
+    if (out.kind === 'limited') return limited(out);
     if (out.kind === 'refused') return html(400, refusedPage(out.message));
     if (out.kind === 'redirect') return { statusCode: 302, headers: { Location: out.url, ...noStore }, body: '' };
     return html(200, waitingPage(out.request, out.handle, out.redirectHost));

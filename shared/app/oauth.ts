@@ -1,5 +1,7 @@
 import { requireStore } from '#app/stores.ts';
-import { getClient, putClient } from '#db/oauth/client.repo.ts';
+import { getClient, keepClient, putClient } from '#db/oauth/client.repo.ts';
+import { takePlace } from '#db/oauth/limit.repo.ts';
+import { limitWindow, type OAuthLimits, secondsLeftInWindow } from '#domain/oauth/bounds.ts';
 import {
   approveRequest,
   denyRequest,
@@ -43,6 +45,7 @@ import {
   requestedResource,
   resourceWithin,
   sealPair,
+  UNUSED_CLIENT_SECONDS,
   type ClientCheck,
   type IssuedPair,
   type OAuthClient,
@@ -57,10 +60,47 @@ import {
 /** Fetches a Client ID Metadata Document under the webhook URL rules (functions/oauth/client-metadata.ts). */
 export type FetchClientMetadata = (clientId: string) => Promise<ClientCheck>;
 
-export function registerClient(body: unknown, nowMs: number): Promise<ClientCheck> {
+/** Who calls a public OAuth endpoint, as far as its bounds go (docs/oauth.md#bounds). */
+export interface Caller {
+  ip: string;
+  limits: OAuthLimits;
+}
+
+/** The caller is over a bound: nothing was stored; it may try again after `retryAfterSeconds`. */
+export interface Limited {
+  kind: 'limited';
+  description: string;
+  retryAfterSeconds: number;
+}
+
+/** Takes the caller's place in the window's count of `scope`, or answers why not. */
+async function withinBound(scope: string, max: number, what: string, nowMs: number): Promise<Limited | undefined> {
+  if (await takePlace(scope, limitWindow(nowMs), max)) return undefined;
+  const retryAfterSeconds = secondsLeftInWindow(nowMs);
+  return { kind: 'limited', description: `${what}; retry after ${retryAfterSeconds} s`, retryAfterSeconds };
+}
+
+export type RegisterOutcome =
+  | { kind: 'registered'; client: OAuthClient }
+  | { kind: 'invalid'; reason: string }
+  | Limited;
+
+/**
+ * RFC 7591 registration. Every attempt counts against the caller's IP, valid or not; a client is
+ * kept a day until it gets a token (exchangeCode keeps it longer).
+ */
+export async function registerClient(body: unknown, nowMs: number, caller: Caller): Promise<RegisterOutcome> {
+  const limited = await withinBound(
+    `register#${caller.ip}`,
+    caller.limits.registrationsPerIp,
+    `more than ${caller.limits.registrationsPerIp} registrations from this address in 10 minutes`,
+    nowMs,
+  );
+  if (limited) return limited;
   const checked = checkClientMetadata(body, generateClientId());
-  if (!checked.ok) return Promise.resolve(checked);
-  return putClient(checked.client, nowMs, CLIENT_SECONDS).then(() => checked);
+  if (!checked.ok) return { kind: 'invalid', reason: checked.reason };
+  await putClient(checked.client, nowMs, UNUSED_CLIENT_SECONDS);
+  return { kind: 'registered', client: checked.client };
 }
 
 const isUrlClientId = (clientId: string) => /^https?:\/\//.test(clientId);
@@ -80,7 +120,9 @@ export type AuthorizeOutcome =
   | { kind: 'refused'; message: string }
   /** RFC 6749 §4.1.2.1: back to the verified redirect URI with `error`. */
   | { kind: 'redirect'; url: string }
-  | { kind: 'waiting'; request: PendingRequest; handle: string; redirectHost: string };
+  | { kind: 'waiting'; request: PendingRequest; handle: string; redirectHost: string }
+  /** Over a bound (docs/oauth.md#bounds), before anything was fetched or stored. */
+  | Limited;
 
 /** Where the client goes, with RFC 9207's `iss` and the client's `state`. */
 function redirectTo(redirectUri: string, params: Record<string, string>, state: string | null, issuer: string) {
@@ -98,7 +140,16 @@ export async function startAuthorization(
   basePath: string,
   nowMs: number,
   fetchMetadata: FetchClientMetadata,
+  caller: Caller,
 ): Promise<AuthorizeOutcome> {
+  // Before the client's metadata document is fetched: a flood must not make this server fetch.
+  const limited = await withinBound(
+    `authorize#${caller.ip}`,
+    caller.limits.authorizationsPerIp,
+    `more than ${caller.limits.authorizationsPerIp} authorization requests from this address in 10 minutes`,
+    nowMs,
+  );
+  if (limited) return limited;
   const clientId = query.client_id;
   if (!clientId) return { kind: 'refused', message: 'client_id is required.' };
   const client = await resolveClient(clientId, nowMs, fetchMetadata);
@@ -119,6 +170,14 @@ export async function startAuthorization(
   if (!target) return fail('invalid_target', 'resource must be this API or its MCP endpoint');
   const abilities = parseScope(query.scope);
   if (!abilities) return fail('invalid_scope', 'scope must name abilities of this API');
+  // Only a request that would be stored counts against everyone's: what the admin's list can hold.
+  const crowded = await withinBound(
+    'pending',
+    caller.limits.pendingRequests,
+    'too many authorization requests are waiting for the store admin',
+    nowMs,
+  );
+  if (crowded) return crowded;
   const handleSecret = generateRequestSecret();
   for (let attempt = 0; attempt < 5; attempt++) {
     const request: PendingRequest = {
@@ -360,6 +419,9 @@ async function exchangeCode(
     return invalidGrant(
       'the code is unknown, used, expired, or was issued for another client, redirect URI, resource or verifier',
     );
+  // A client that gets a token keeps its registration (an unused one goes after a day). Before
+  // the tokens are issued: a store fault here must not answer a 503 for a code already spent.
+  if (!isUrlClientId(clientId)) await keepClient(clientId, nowMs, nowMs + CLIENT_SECONDS * 1000);
   const spent: Spent = { code: codeHash, keepUntilMs: nowMs + REFRESH_TOKEN_SECONDS * 1000 };
   for (let round = 0; round < ISSUE_ROUNDS; round++) {
     const out = await issue(grant.key_id, () => spent, grant, target.audience, nowMs);

@@ -29,11 +29,12 @@
  *  webhook endpoint state (parking) ..... KEY#{k}              / WEBHOOK_ENDPOINT
  *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)
  *  event replay (stream → fan-out) ..... STORE#{s}            / EVENT#{event id}#REPLAY#{time}   (type = outbox, TTL 1 d)
- *  OAuth registered client (90 d TTL) .. OAUTH_CLIENT#{client_id} / CLIENT
+ *  OAuth registered client (1 d TTL; 90 d once it got a token) .. OAUTH_CLIENT#{client_id} / CLIENT
  *  OAuth pending request (10 min TTL) .. OAUTH_REQUEST#{approval code} / REQUEST   (docs/oauth.md; the admin approves by code)
  *  OAuth requests, newest first ........ gsi1: OAUTH_REQUESTS / {expires_at ms:015}#{approval code}   (`oauth requests`; unexpired = sk above now)
  *  OAuth authorization code (60 s TTL) . OAUTH_CODE#{sha256}  / CODE   (`used` by its one exchange, then kept 30 d: a second one revokes the grant)
  *  OAuth refresh token (30 d TTL) ...... OAUTH_REFRESH#{sha256} / REFRESH   (`used` once rotated: a replay revokes the grant)
+ *  OAuth requests per caller, per window  OAUTH_LIMIT#{register|authorize}#{ip} or OAUTH_LIMIT#pending / WINDOW#{start ms:015}   (`count`, one conditional UpdateItem; TTL: the window's end)
  *  (an OAuth grant is a key item with kind = grant; its access token is the key's TOKEN item, with expires_at)
  *  (the local stack keeps items of its own under LOCAL#…: emulation/local/stream-position.ts, commit-barrier.ts, key-marker.ts)
  */
@@ -139,6 +140,11 @@ export const keys = {
   oauthRequestsIndex: (nowMs: number) => ({ gsi1pk: 'OAUTH_REQUESTS', after: pad(nowMs, 15) }),
   oauthCode: (codeHash: string): Key => ({ pk: `OAUTH_CODE#${codeHash}`, sk: 'CODE' }),
   oauthRefresh: (tokenHash: string): Key => ({ pk: `OAUTH_REFRESH#${tokenHash}`, sk: 'REFRESH' }),
+  /** A count of OAuth requests in one window: `scope` names the endpoint and the caller (or `pending`: everyone's). */
+  oauthLimit: (scope: string, windowStartMs: number): Key => ({
+    pk: `OAUTH_LIMIT#${scope}`,
+    sk: `WINDOW#${pad(windowStartMs, 15)}`,
+  }),
   /** Sort key of a padded-id record back to its id (`PRODUCT#000000000042` → 42). */
   idOf: (sk: string): number => Number(sk.slice(sk.indexOf('#') + 1)),
   /** Sort key at which an ascending cursor query starts (exclusive of `id`). */

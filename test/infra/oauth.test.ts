@@ -33,6 +33,7 @@ describe('OAuth endpoints in the API stack', () => {
       'OAUTH_REQUEST#*',
       'OAUTH_CODE#*',
       'OAUTH_REFRESH#*',
+      'OAUTH_LIMIT#*',
       'KEY#*',
       'TOKEN#*',
       'STORE#*',

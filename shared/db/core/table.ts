@@ -79,4 +79,5 @@ export const ENTITY = {
   oauthRequest: 'oauth_request',
   oauthCode: 'oauth_code',
   oauthRefresh: 'oauth_refresh',
+  oauthLimit: 'oauth_limit',
 } as const;

@@ -18,7 +18,23 @@ export const ACCESS_TOKEN_SECONDS = 3600;
 export const REFRESH_TOKEN_SECONDS = 30 * 24 * 3600;
 export const CODE_SECONDS = 60;
 export const REQUEST_SECONDS = 600;
+/** How long a registered client is kept once it got a token (from its first code exchange). */
 export const CLIENT_SECONDS = 90 * 24 * 3600;
+/**
+ * How long a registration that never got a token is kept: a host registers right before it sends
+ * the user to the authorize page, and a flow that is not approved within a day is abandoned (the
+ * request itself lasts 10 minutes). Registrations that nobody uses cannot pile up for 90 days.
+ */
+export const UNUSED_CLIENT_SECONDS = 24 * 3600;
+
+/**
+ * The size of what a client registers: 10 redirect URIs, each at most 2,000 characters (the URL
+ * length every browser handles), and 8 KB in all (UTF-8). The longest a host we know registers
+ * is Cursor's three, about 130 bytes together; the bound keeps a stored client under 9 KB.
+ */
+export const MAX_REDIRECT_URIS = 10;
+export const MAX_REDIRECT_URI_LENGTH = 2000;
+export const MAX_REDIRECT_URIS_BYTES = 8 * 1024;
 /** How long the refresh token just rotated answers with the pair it was rotated to (parallel refreshes). */
 export const REFRESH_GRACE_SECONDS = 30;
 
@@ -287,13 +303,17 @@ export function checkClientMetadata(body: unknown, clientId: string): ClientChec
     return { ok: false, reason: 'not a JSON object' };
   const b = body as Record<string, unknown>;
   const uris = b.redirect_uris;
-  if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10)
-    return { ok: false, reason: 'redirect_uris must list 1 to 10 URIs' };
-  if (!uris.every((u) => typeof u === 'string' && u.length <= 2000 && isAcceptableRedirectUri(u)))
+  if (!Array.isArray(uris) || uris.length === 0 || uris.length > MAX_REDIRECT_URIS)
+    return { ok: false, reason: `redirect_uris must list 1 to ${MAX_REDIRECT_URIS} URIs` };
+  if (!uris.every((u) => typeof u === 'string' && isAcceptableRedirectUri(u)))
     return {
       ok: false,
       reason: 'every redirect URI must be https, http on a loopback host or an app’s own scheme, without a fragment',
     };
+  if (uris.some((u: string) => u.length > MAX_REDIRECT_URI_LENGTH))
+    return { ok: false, reason: `a redirect URI may be at most ${MAX_REDIRECT_URI_LENGTH} characters` };
+  if (uris.reduce((bytes: number, u: string) => bytes + Buffer.byteLength(u, 'utf8'), 0) > MAX_REDIRECT_URIS_BYTES)
+    return { ok: false, reason: `the redirect URIs may be at most ${MAX_REDIRECT_URIS_BYTES} bytes in all` };
   const auth = b.token_endpoint_auth_method;
   if (auth !== undefined && !(typeof auth === 'string' && TOKEN_ENDPOINT_AUTH_METHODS.has(auth)))
     return {
