@@ -34,7 +34,7 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   webhooks ping --id KEY_ID                        (a signed webhook.ping to the key's URL: status, ms)
   webhooks replay --store ID --event EVENT_ID      (fan an event out again: keys without it get it)
   webhooks events --store ID [--after N] [--limit N]   (the store's event log from sequence N + 1)
-  oauth requests                                   (the requests waiting for a decision, newest first: code, app, redirect host, abilities, age)
+  oauth requests [--limit N] [--cursor C]          (the requests waiting for a decision, newest first: code, app, redirect host, abilities, age; next_cursor continues)
   oauth show --code CODE                           (who asks, its redirect host and abilities, and whether it is pending)
   oauth approve --code CODE --store ID [--abilities a,b,...] [--mcp read-only] [--writes-per-hour N]
                  (an OAuth client's approval code: docs/oauth.md; abilities no wider than it asked)

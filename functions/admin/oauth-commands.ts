@@ -4,6 +4,7 @@ import { parseAbilities } from '#domain/key/abilities.ts';
 import { MCP_MODES } from '#domain/key/api-key.ts';
 import { DomainError } from '#domain/errors.ts';
 import { parse } from '#domain/validation.ts';
+import { isRequestCursor } from '#domain/oauth/oauth.ts';
 import { IntegerArg, StoreIdArg } from './args.ts';
 import type { AdminCommand } from './commands.ts';
 
@@ -15,9 +16,16 @@ const Code = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLe
  * than asked), the MCP mode and a write budget; or deny it.
  */
 export const oauthCommands: Record<string, AdminCommand> = {
+  // A page at a time, newest first; `next_cursor` continues it (null on the last page).
   'oauth requests': async (args) => {
-    parse(v.strictObject({}), args);
-    return listAuthorizationRequests(Date.now());
+    const a = parse(
+      v.strictObject({
+        limit: v.optional(IntegerArg(1, 100), 50),
+        cursor: v.optional(v.pipe(v.string(), v.check(isRequestCursor, 'is not a cursor of oauth requests'))),
+      }),
+      args,
+    );
+    return listAuthorizationRequests(Date.now(), { limit: a.limit, cursor: a.cursor ?? null });
   },
   'oauth show': async (args) => {
     const a = parse(v.strictObject({ code: Code }), args);

@@ -8,6 +8,7 @@ import {
   getRequest,
   listPendingRequests,
   putRequest,
+  type RequestPage,
   redeemRequest,
   type PendingRequest,
 } from '#db/oauth/request.repo.ts';
@@ -286,9 +287,10 @@ export async function showAuthorization(code: string, nowMs: number) {
  * an app* page): for an admin who did not get the approval code from the user. The same fields as
  * `oauth show`, and the request's age.
  */
-export async function listAuthorizationRequests(nowMs: number) {
-  const pending = await listPendingRequests(nowMs);
+export async function listAuthorizationRequests(nowMs: number, page: RequestPage = { limit: 50, cursor: null }) {
+  const { requests: pending, nextCursor } = await listPendingRequests(nowMs, page);
   return {
+    next_cursor: nextCursor,
     data: pending.map((r) => ({
       approval_code: r.approval_code,
       client_id: r.client_id,

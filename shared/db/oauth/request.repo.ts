@@ -1,8 +1,8 @@
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ability } from '#domain/key/abilities.ts';
 import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
 import { db, tableName } from '../core/client.ts';
-import { batchGet, itemKey, queryAll, type Item } from '../core/helpers.ts';
+import { batchGet, itemKey, type Item } from '../core/helpers.ts';
 import { nextInSequence } from '../core/sequence.ts';
 import { ENTITY } from '../core/table.ts';
 import { keyItem, tokenItem } from '../key/item.ts';
@@ -80,26 +80,60 @@ export async function getRequest(approvalCode: string): Promise<PendingRequest |
   return out.Item ? toRequest(out.Item) : undefined;
 }
 
+/** A page of the admin's list: at most `limit` requests, after `cursor` (the previous page's `nextCursor`). */
+export interface RequestPage {
+  limit: number;
+  cursor: string | null;
+}
+
 /**
- * The requests still waiting for the store admin, newest first (`oauth requests`): the index holds
- * the unexpired ones above `nowMs` and projects `status`; the items themselves come in one BatchGetItem.
+ * The requests still waiting for the store admin, newest first (`oauth requests`), a page at a
+ * time: the index holds the unexpired ones above `nowMs` and projects `status`; the items of the
+ * page come in one BatchGetItem. `nextCursor`: where the next page starts, null on the last.
  */
-export async function listPendingRequests(nowMs: number): Promise<PendingRequest[]> {
+export async function listPendingRequests(
+  nowMs: number,
+  page: RequestPage,
+): Promise<{ requests: PendingRequest[]; nextCursor: string | null }> {
   const index = keys.oauthRequestsIndex(nowMs);
-  const entries = await queryAll({
-    TableName: tableName(),
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk > :after',
-    FilterExpression: '#s = :pending',
-    ExpressionAttributeNames: { '#s': 'status' },
-    ExpressionAttributeValues: { ':pk': index.gsi1pk, ':after': index.after, ':pending': 'pending' },
-    ScanIndexForward: false,
-  });
-  const found = await batchGet(entries.map((i) => ({ pk: i.pk, sk: i.sk })));
-  return entries
-    .map((i) => found.get(itemKey({ pk: i.pk, sk: i.sk })))
-    .filter((i): i is Item => i !== undefined && i.status === 'pending' && i.expires_at > nowMs)
-    .map(toRequest);
+  const entries: Item[] = [];
+  let start: Item | undefined;
+  // Read the index until one entry more than the page (there is a next page) or its end.
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: 'gsi1',
+        // The cursor is the last entry of the previous page: BETWEEN includes it, so it is skipped below.
+        KeyConditionExpression:
+          page.cursor === null
+            ? 'gsi1pk = :pk AND gsi1sk > :after'
+            : 'gsi1pk = :pk AND gsi1sk BETWEEN :after AND :cursor',
+        FilterExpression: '#s = :pending',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: {
+          ':pk': index.gsi1pk,
+          ':after': index.after,
+          ':pending': 'pending',
+          ...(page.cursor === null ? {} : { ':cursor': page.cursor }),
+        },
+        ScanIndexForward: false,
+        Limit: page.limit + 2,
+        ExclusiveStartKey: start,
+      }),
+    );
+    entries.push(...(out.Items ?? []).filter((i) => i.gsi1sk !== page.cursor));
+    start = out.LastEvaluatedKey;
+  } while (start && entries.length <= page.limit);
+  const shown = entries.slice(0, page.limit);
+  const found = await batchGet(shown.map((i) => ({ pk: i.pk, sk: i.sk })));
+  return {
+    requests: shown
+      .map((i) => found.get(itemKey({ pk: i.pk, sk: i.sk })))
+      .filter((i): i is Item => i !== undefined && i.status === 'pending' && i.expires_at > nowMs)
+      .map(toRequest),
+    nextCursor: entries.length > page.limit ? (shown.at(-1)!.gsi1sk as string) : null,
+  };
 }
 
 const stillPending = {

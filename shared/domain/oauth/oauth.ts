@@ -145,6 +145,9 @@ export function generateApprovalCode(): string {
   return `${letters.slice(0, 4)}-${letters.slice(4)}`;
 }
 
+/** A cursor of the admin's list of requests: the index sort key of a page's last request (shared/db/keys.ts). */
+export const isRequestCursor = (cursor: string) => /^\d{15}#[A-Z0-9]{4}-[A-Z0-9]{4}$/.test(cursor);
+
 /** What the admin typed, in the stored spelling (case and the dash optional); undefined when it cannot be a code. */
 export function normalizeApprovalCode(input: string): string | undefined {
   const letters = input.toUpperCase().replace(/[\s-]/g, '');

@@ -1,0 +1,72 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { type FetchClientMetadata, startAuthorization } from '#app/oauth.ts';
+import { handler as admin } from '#functions/admin/handler.ts';
+import { adminCommand } from '#fixtures/api.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+import { generateApprovalCode } from '#domain/oauth/oauth.ts';
+import { config } from '#shared/config.ts';
+import { createHash } from 'node:crypto';
+
+/**
+ * `oauth requests` a page at a time (docs/oauth.md#the-flow): the requests are made in-process
+ * (from addresses of the test's own, so no bound of the shared stack is spent), then listed
+ * through the admin handler with `--limit` and `--cursor`.
+ */
+const REDIRECT = 'http://127.0.0.1:9/callback';
+const freshIp = () =>
+  `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::${randomInt(1, 65535).toString(16)}`;
+const documentClient: FetchClientMetadata = async (clientId) => ({
+  ok: true,
+  client: { client_id: clientId, client_name: 'Paging client', redirect_uris: [REDIRECT] },
+});
+const authorizeQuery = {
+  response_type: 'code',
+  client_id: 'https://paging.example/client.json',
+  redirect_uri: REDIRECT,
+  code_challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url'),
+  code_challenge_method: 'S256',
+  scope: 'catalog:read',
+};
+
+describe('oauth requests, a page at a time', () => {
+  it('pages oauth requests newest first with next_cursor, every request once', async () => {
+    const made: string[] = [];
+    const base = Date.now();
+    for (let n = 0; n < 5; n++) {
+      const out = await startAuthorization(
+        authorizeQuery,
+        'https://oauth-paging.example',
+        API_BASE_PATH,
+        // A few ms apart: the list orders by expiry, and ours must not tie.
+        base + n * 5,
+        documentClient,
+        { ip: freshIp(), limits: config().oauthLimits },
+      );
+      if (out.kind !== 'waiting') throw new Error(out.kind);
+      made.push(out.request.approval_code);
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let pages = 0; pages < 1000; pages++) {
+      const page: { data: { approval_code: string }[]; next_cursor: string | null } = await adminCommand(
+        'oauth requests',
+        { limit: '2', ...(cursor ? { cursor } : {}) },
+      );
+      expect(page.data.length).toBeLessThanOrEqual(2);
+      seen.push(...page.data.map((r) => r.approval_code));
+      cursor = page.next_cursor;
+      if (cursor === null) break;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    for (const code of made) expect(seen).toContain(code);
+    // Newest first: ours were made one after another.
+    const ours = seen.filter((c) => made.includes(c));
+    expect(ours).toEqual([...made].reverse());
+  });
+
+  it('refuses a cursor it did not give', async () => {
+    const out = await admin({ command: 'oauth requests', args: { cursor: `x#${generateApprovalCode()}` } });
+    expect(out).toMatchObject({ ok: false, error: { code: 'validation_failed', field: 'cursor' } });
+  });
+});
