@@ -37,7 +37,7 @@ describe('docs/deploy.md, "Cost"', () => {
     expect({ alarms: emailAlarms, metrics: emailMetrics }, 'docs/deploy.md, with alarmEmail').toEqual(
       alarmsAndMetrics('ops@example.com'),
     );
-  });
+  }, 120_000); // two syntheses; slow on a loaded machine
 
   it('prices the metrics it states at $0.10 each', () => {
     const [, , metrics, dollars] = sentence!;

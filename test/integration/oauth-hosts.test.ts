@@ -51,6 +51,7 @@ async function openAuthorizePage(query: Record<string, string>, inProcess: boole
       },
       { domainName: url.host, path: '/oauth/authorize' },
     ),
+    {} as never,
   );
   return { status: out.statusCode, page: out.body, url };
 }
