@@ -1,21 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { client, type ApiResponse, storeWithKey } from '#fixtures/api.ts';
 import { patchResolved } from '#app/product-writes.ts';
 import { resolveWriteTargets } from '#db/product/item.ts';
-import { db, rawDb, tableName } from '#db/core/client.ts';
+import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
-import { createGateway } from '#emulation/local/gateway.ts';
-import { API_BASE_PATH } from '#http/api-routes.ts';
 import { idempotent } from '#http/idempotency.ts';
 import { contended } from '#domain/time.ts';
-import { setLogSink } from '#shared/log.ts';
+import { ownGateway, winEveryRoundOf } from '#fixtures/racing-writer.ts';
 
 /** The store's events written so far (outbox items, written in each change's transaction). */
 async function outboxCount(storeId: string): Promise<number> {
@@ -70,38 +66,6 @@ describe('contention bound of a product write', () => {
 });
 
 /**
- * Another writer that wins every round of one product: before each guarded commit of the product
- * item (a PUT's or PATCH's round) it moves the item's `updated_at`, as a racing write that committed
- * first would, so the round's guard fails. Installed on this worker's DynamoDB client, which the
- * gateway below runs the handlers with; nothing else of the product changes (same checksum).
- */
-function winEveryRoundOf(storeId: string, productId: number) {
-  const { pk, sk } = keys.product(storeId, productId);
-  const name = `racing-writer-${randomUUID()}`;
-  let at = Date.now() + 60_000;
-  let won = 0;
-  rawDb().middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = JSON.stringify((args as { input?: unknown }).input);
-      if (context.commandName === 'TransactWriteItemsCommand' && input.includes(pk) && input.includes(sk)) {
-        await db().send(
-          new UpdateCommand({
-            TableName: tableName(),
-            Key: { pk, sk },
-            UpdateExpression: 'SET updated_at = :t',
-            ExpressionAttributeValues: { ':t': new Date(at++).toISOString() },
-          }),
-        );
-        won++;
-      }
-      return next(args);
-    },
-    { step: 'initialize', name, priority: 'high' },
-  );
-  return { won: () => won, stop: () => rawDb().middlewareStack.remove(name) };
-}
-
-/**
  * A write that keeps losing to other writers of its product is the tenant's own contention, not a
  * platform fault (docs/catalog-writes.md, "One hot product"): 429 `resource_busy` with Retry-After,
  * nothing written, and never a 5xx, which would count in the Api5xxRate alarm. The handlers run in
@@ -109,19 +73,7 @@ function winEveryRoundOf(storeId: string, productId: number) {
  * writer above can win every round.
  */
 describe('a product write that keeps losing to other writers', () => {
-  let server: Server;
-  let base = '';
-  beforeAll(async () => {
-    // The stack's own process keeps its metric lines to itself; so does this gateway.
-    setLogSink((line) => void (line.startsWith('{"_aws"') || process.stdout.write(`${line}\n`)));
-    server = createGateway();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}${API_BASE_PATH}`;
-  });
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-    setLogSink((line) => process.stdout.write(`${line}\n`));
-  });
+  const base = ownGateway();
 
   const expectBusy = (res: ApiResponse) => {
     expect(res.status, res.text).toBe(429);
@@ -134,13 +86,13 @@ describe('a product write that keeps losing to other writers', () => {
 
   it('answers PATCH and PUT 429 resource_busy with Retry-After, writing nothing, and the MCP tool the same code', async () => {
     const { storeId, key } = await storeWithKey(['catalog:read', 'catalog:write']);
-    const api = client(key.token, { base });
+    const api = client(key.token, { base: base() });
     const path = '/catalog/products/busy-1';
     const created = await api.put(path, { name: 'Busy', price: 100 });
     expect(created.status).toBe(200);
     const events = await outboxCount(storeId);
 
-    const racing = winEveryRoundOf(storeId, created.body.data.id);
+    const racing = winEveryRoundOf(keys.product(storeId, created.body.data.id));
     try {
       const patched = await api.patch(path, { price: 200 });
       expectBusy(patched);
@@ -151,7 +103,7 @@ describe('a product write that keeps losing to other writers', () => {
 
       const mcp = new Client({ name: 'contention-test', version: '1.0.0' });
       await mcp.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+        new StreamableHTTPClientTransport(new URL(`${base()}/mcp`), {
           requestInit: { headers: { Authorization: `Bearer ${key.token}` } },
         }),
       );
@@ -178,7 +130,7 @@ describe('a product write that keeps losing to other writers', () => {
 
   it('answers 40 parallel PATCHes of one product 200 or 429, every refusal resource_busy with Retry-After and none a 5xx', async () => {
     const { key } = await storeWithKey(['catalog:read', 'catalog:write']);
-    const api = client(key.token, { base });
+    const api = client(key.token, { base: base() });
     const path = '/catalog/products/busy-burst';
     expect((await api.put(path, { name: 'Burst', price: 1 })).status).toBe(200);
     const answers = await Promise.all(

@@ -1,46 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { client, storeWithKey } from '#fixtures/api.ts';
 import { putTag } from '#app/taxonomy.ts';
-import { db, rawDb, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
-import { createGateway } from '#emulation/local/gateway.ts';
-import { API_BASE_PATH } from '#http/api-routes.ts';
-import { setLogSink } from '#shared/log.ts';
-
-/**
- * Another writer that wins every round of one category or tag: before each transaction that
- * writes the item it moves the item's `updated_at`, as a rename that committed first would, so
- * the round's guard fails. On this worker's DynamoDB client, which the gateway below runs the
- * handlers with.
- */
-function winEveryRoundOf(item: { pk: string; sk: string }) {
-  const name = `racing-writer-${randomUUID()}`;
-  let at = Date.now() + 60_000;
-  let won = 0;
-  rawDb().middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = JSON.stringify((args as { input?: unknown }).input);
-      if (context.commandName === 'TransactWriteItemsCommand' && input.includes(item.pk) && input.includes(item.sk)) {
-        await db().send(
-          new UpdateCommand({
-            TableName: tableName(),
-            Key: item,
-            UpdateExpression: 'SET updated_at = :t',
-            ExpressionAttributeValues: { ':t': new Date(at++).toISOString() },
-          }),
-        );
-        won++;
-      }
-      return next(args);
-    },
-    { step: 'initialize', name, priority: 'high' },
-  );
-  return { won: () => won, stop: () => rawDb().middlewareStack.remove(name) };
-}
+import { ownGateway, winEveryRoundOf } from '#fixtures/racing-writer.ts';
 
 /**
  * A rename that keeps losing to other writers of its category or tag is the tenant's own
@@ -48,22 +10,11 @@ function winEveryRoundOf(item: { pk: string; sk: string }) {
  * with Retry-After, nothing written, never a 500.
  */
 describe('a category or tag write that keeps losing to other writers', () => {
-  let server: Server;
-  let base = '';
-  beforeAll(async () => {
-    setLogSink((line) => void (line.startsWith('{"_aws"') || process.stdout.write(`${line}\n`)));
-    server = createGateway();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}${API_BASE_PATH}`;
-  });
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-    setLogSink((line) => process.stdout.write(`${line}\n`));
-  });
+  const base = ownGateway();
 
   it('answers PUT of a category 429 resource_busy with Retry-After and leaves its name', async () => {
     const { key } = await storeWithKey(['catalog:read', 'catalog:write']);
-    const api = client(key.token, { base });
+    const api = client(key.token, { base: base() });
     const path = '/catalog/categories/hot-cat';
     expect((await api.put(path, { name: 'Chairs' })).status).toBe(200);
 
