@@ -9,7 +9,8 @@ type GatewayBody = { code: ErrorCode; message: string; field: null };
 export const GATEWAY_RESPONSES = {
   unauthorized: {
     code: 'unauthenticated',
-    message: 'A valid API key is required (Authorization: Bearer <key>).',
+    // The same words for a chat app holding an OAuth token as for an integration holding a key.
+    message: 'A valid API key or OAuth access token is required (Authorization: Bearer <key or token>).',
     field: null,
   },
   notFound: { code: 'not_found', message: 'No such endpoint.', field: null },
