@@ -51,45 +51,7 @@ export async function seedDemoStore(): Promise<{ token: string; keyId: number } 
     abilities: ABILITIES.join(','),
   });
   const now = () => new Date().toISOString();
-  for (const [xid, name] of DEMO_CATEGORIES) await putCategory({ storeId: DEMO_STORE, keyId: key.id }, xid, name);
-  for (const [xid, value] of DEMO_TAGS) await putTag({ storeId: DEMO_STORE, keyId: key.id }, xid, value);
-  const resolved = await resolveTaxonomy(
-    'category',
-    key.id,
-    DEMO_CATEGORIES.map(([x]) => x),
-  );
-  const categoryIds = new Map<string, number>(DEMO_CATEGORIES.map(([x], i) => [x, resolved.ids[i] as number]));
-
-  // A group of products per transaction, numbered in the list's order: the same ids as one at a
-  // time, in a few round trips instead of one insert each (the bench's seed does the same).
-  const drafts: NewProduct[] = demoProducts().map((p) => ({
-    store_id: DEMO_STORE,
-    external_id: p.external_id,
-    owner_key_id: key.id,
-    name: p.name,
-    description: p.description,
-    status: p.status,
-    image_url: p.image_url,
-    category_ids: [categoryIds.get(p.category_external_id) as number],
-    category_external_ids: [p.category_external_id],
-    tag_external_ids: p.tag_external_ids,
-    offers: p.offers,
-    created_at: now(),
-    updated_at: now(),
-  }));
-  const skus: DemoSku[] = [];
-  const ids = new ProductIds(DEMO_STORE, undefined);
-  try {
-    for (const group of transactionGroups(drafts)) {
-      const inserted = await ids.insert(group);
-      if (inserted.kind !== 'inserted') throw new Error(`demo products not inserted: ${inserted.kind}`);
-      for (const product of inserted.products)
-        for (const o of product.offers)
-          skus.push({ sku: o.sku as string, name: product.name, price: o.price, productId: product.id, offerId: o.id });
-    }
-  } finally {
-    await ids.finish();
-  }
+  const skus = await seedDemoCatalog(DEMO_STORE, key.id);
 
   const moveBy = statusMover(key.id);
   for (const { reference, status, items, shipping_total, discount_total, customer } of demoOrders(skus)) {
@@ -121,6 +83,54 @@ export async function seedDemoStore(): Promise<{ token: string; keyId: number } 
     });
   }
   return { token: key.token, keyId: key.id };
+}
+
+/**
+ * The demo catalog (categories, tags, products in the list's order), owned by `keyId`, in a store
+ * of its own: the demo store's, or a test's that runs docs/mcp.md's session as the demo key would.
+ */
+export async function seedDemoCatalog(storeId: string, keyId: number): Promise<DemoSku[]> {
+  const now = () => new Date().toISOString();
+  for (const [xid, name] of DEMO_CATEGORIES) await putCategory({ storeId, keyId }, xid, name);
+  for (const [xid, value] of DEMO_TAGS) await putTag({ storeId, keyId }, xid, value);
+  const resolved = await resolveTaxonomy(
+    'category',
+    keyId,
+    DEMO_CATEGORIES.map(([x]) => x),
+  );
+  const categoryIds = new Map<string, number>(DEMO_CATEGORIES.map(([x], i) => [x, resolved.ids[i] as number]));
+
+  // A group of products per transaction, numbered in the list's order: the same ids as one at a
+  // time, in a few round trips instead of one insert each (the bench's seed does the same).
+  const drafts: NewProduct[] = demoProducts().map((p) => ({
+    store_id: storeId,
+    external_id: p.external_id,
+    owner_key_id: keyId,
+    name: p.name,
+    description: p.description,
+    status: p.status,
+    image_url: p.image_url,
+    category_ids: [categoryIds.get(p.category_external_id) as number],
+    category_external_ids: [p.category_external_id],
+    tag_external_ids: p.tag_external_ids,
+    offers: p.offers,
+    created_at: now(),
+    updated_at: now(),
+  }));
+  const skus: DemoSku[] = [];
+  const ids = new ProductIds(storeId, undefined);
+  try {
+    for (const group of transactionGroups(drafts)) {
+      const inserted = await ids.insert(group);
+      if (inserted.kind !== 'inserted') throw new Error(`demo products not inserted: ${inserted.kind}`);
+      for (const product of inserted.products)
+        for (const o of product.offers)
+          skus.push({ sku: o.sku as string, name: product.name, price: o.price, productId: product.id, offerId: o.id });
+    }
+  } finally {
+    await ids.finish();
+  }
+  return skus;
 }
 
 /** From a new pending order to each demo status: `paid` first is the payment side, the rest the status endpoint. */
