@@ -34,10 +34,11 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   webhooks ping --id KEY_ID                        (a signed webhook.ping to the key's URL: status, ms)
   webhooks replay --store ID --event EVENT_ID      (fan an event out again: keys without it get it)
   webhooks events --store ID [--after N] [--limit N]   (the store's event log from sequence N + 1)
-  oauth requests [--limit N] [--cursor C]          (the requests waiting for a decision, newest first: code, app, redirect host, abilities, age; next_cursor continues)
-  oauth show --code CODE                           (who asks, its redirect host and abilities, and whether it is pending)
+  oauth requests [--limit N] [--cursor C]          (who is asking, newest first: app, verified or not, client_id, IP, User-Agent, age; no codes; next_cursor continues)
+  oauth show --code CODE                           (who asks, whether its name is verified, its IP and User-Agent, age, abilities, status)
   oauth approve --code CODE --store ID [--abilities a,b,...] [--mcp read-only] [--writes-per-hour N]
-                 (an OAuth client's approval code: docs/oauth.md; abilities no wider than it asked)
+                 (CODE: the approval code the user reads out from their own screen, docs/oauth.md#approving-safely;
+                  abilities no wider than it asked)
   oauth deny --code CODE`;
 
 export function parseArgs(argv: string[]): { event: AdminEvent; json: boolean; fn: string | undefined } {

@@ -40,7 +40,8 @@ export const TABLE_ACCESS = {
   orders: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },
   content: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
   mcp: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
-  // The OAuth endpoints (docs/oauth.md): their own items, and a grant's key and token items (code exchange, refresh, reuse revocation).
+  // The OAuth endpoints (docs/oauth.md): their own items, and a grant's key and token items (written when the page
+  // redeems an approval; code exchange, refresh, reuse revocation).
   oauth: {
     actions: ['GetItem', ...writes],
     leadingKeys: [

@@ -2,34 +2,46 @@ import { MCP_MODES } from '#domain/key/api-key.ts';
 import { button, fieldList, html, layout, table, type Html } from './html.ts';
 import type { PageContext } from './pages.ts';
 
-/** What `oauth show` answers about an approval code (shared/app/oauth.ts `showAuthorization`). */
-export interface ShownRequest {
-  approval_code: string;
+/** Who asks and who opened the page, as `oauth show` and `oauth requests` carry it (shared/app/oauth.ts `requestView`). */
+interface RequestView {
+  client_id: string;
   client_name: string;
+  name_verified: boolean;
+  name_verified_by: string | null;
   redirect_host: string;
   abilities: string[];
-  status: string;
-  [field: string]: unknown;
-}
-
-/** What `oauth requests` lists of each request still waiting (shared/app/oauth.ts `listAuthorizationRequests`). */
-export interface WaitingRequest {
-  approval_code: string;
-  client_name: string;
-  redirect_host: string;
-  abilities: string[];
+  ip: string | null;
+  user_agent: string | null;
   age_seconds: number;
   [field: string]: unknown;
 }
 
+/** What `oauth show` answers about an approval code. */
+export interface ShownRequest extends RequestView {
+  approval_code: string;
+  status: string;
+}
+
+/** What `oauth requests` lists of each request still waiting: no approval code. */
+export type WaitingRequest = RequestView;
+
 const field = (name: string, value: string) => html`<input type="hidden" name="${name}" value="${value}">`;
 
+/** Whose word the name is: the host serving the client's metadata document, or the caller's own. */
+const nameSource = (r: RequestView) =>
+  r.name_verified_by !== null
+    ? `verified: published by ${r.name_verified_by}`
+    : 'unverified: self-registered, anyone can register this name';
+
 /**
- * The store admin's side of an OAuth authorization (docs/oauth.md#the-flow): the approval code the
- * client's page shows, then who asks and for what, and the choice of store, abilities (only those
- * asked), MCP mode and write budget; approving and denying are `oauth approve` and `oauth deny`,
- * each form good for one submit (`once`, bin/console/once.ts). Without a code, the requests still
- * waiting, newest first (`oauth requests`), for an admin who did not get the code from the user.
+ * The store admin's side of an OAuth authorization (docs/oauth.md#approving-safely): the approval
+ * code the user reads out from the app's page on their own screen, then who asks (the name and
+ * whether anyone vouches for it, the client_id), who opened the page (IP, User-Agent, how long
+ * ago) and for what, and the choice of store, abilities (only those asked), MCP mode and write
+ * budget; approving and denying are `oauth approve` and `oauth deny`, each form good for one submit
+ * (`once`, bin/console/once.ts). Without a code, the requests still waiting, newest first (`oauth
+ * requests`), as an overview only: the list carries no codes and no way to decide, since anyone can
+ * start a request that looks exactly like a real app's.
  */
 export function oauthPage(
   ctx: PageContext,
@@ -42,7 +54,7 @@ export function oauthPage(
     'Approve an app',
     [{ label: 'Stores', href: '/' }, { label: 'Approve an app' }],
     html`${ctx.notice}
-<form method="get" action="/oauth" class="stack"><label for="approval-code">Approval code (shown on the app's page)</label>
+<form method="get" action="/oauth" class="stack"><label for="approval-code">Approval code (ask the user to read it out from the app's page on their own screen)</label>
 <input type="text" id="approval-code" name="code" value="${code}" required autocomplete="off" autocapitalize="characters" spellcheck="false">
 <div><button type="submit">Look up</button></div></form>
 ${request ? decision(ctx, request, once) : ''}${waiting ? waitingList(waiting) : ''}`,
@@ -51,35 +63,51 @@ ${request ? decision(ctx, request, once) : ''}${waiting ? waitingList(waiting) :
 
 function waitingList(rows: WaitingRequest[]): Html {
   const shown = rows.map((r) => ({
-    approval_code: r.approval_code,
     app: r.client_name,
+    name: nameSource(r),
+    client_id: r.client_id,
     redirect_host: r.redirect_host,
     asks_for: r.abilities,
+    ip: r.ip,
+    user_agent: r.user_agent,
     age_seconds: r.age_seconds,
   }));
-  return html`<h2>Waiting for a decision</h2>${table('Requests waiting for a decision, newest first', shown, [], {
-    head: 'Decide',
-    lead: true,
-    cell: (r) =>
-      html`<a href="/oauth?code=${encodeURIComponent(String(r.approval_code))}">Decide ${String(r.approval_code)}</a>`,
-  })}`;
+  return html`<h2>Waiting for a decision</h2>
+<p class="hint">Who is asking right now, for an overview. Anyone can start a request under any app's name, so this list shows no approval codes: approve only the code the user reads out to you from their own screen.</p>
+${table('Requests waiting for a decision, newest first', shown, [])}`;
 }
 
 function decision(ctx: PageContext, r: ShownRequest, once: { approve: string; deny: string }): Html {
   const summary = fieldList(
     {
       app: r.client_name,
+      name: nameSource(r),
+      client_id: r.client_id,
       redirect_host: r.redirect_host,
       asks_for: r.abilities,
+      ip: r.ip,
+      user_agent: r.user_agent,
+      age_seconds: r.age_seconds,
       status: r.status,
       expires_at: r.expires_at,
     },
-    ['app', 'redirect_host', 'asks_for', 'status', 'expires_at'],
+    [
+      'app',
+      'name',
+      'client_id',
+      'redirect_host',
+      'asks_for',
+      'ip',
+      'user_agent',
+      'age_seconds',
+      'status',
+      'expires_at',
+    ],
   );
   if (r.status !== 'pending')
     return html`<h2>Request ${r.approval_code}</h2>${summary}<p>This request is ${r.status}: there is nothing left to decide.</p>`;
   return html`<h2>Request ${r.approval_code}</h2>${summary}
-<p class="hint">Approving creates a key of the chosen store named "oauth: ${r.client_name}", revocable on its page. Check the redirect host: the app's code goes there.</p>
+<p class="hint">Approve only if the user read this code out to you from their own screen just now, and the IP and User-Agent are theirs. Approving creates a key of the chosen store named "oauth: ${r.client_name}" when the app picks it up, revocable on its page.</p>
 <form method="post" action="/oauth/approve" class="stack">${field('csrf', ctx.csrf)}${field('once', once.approve)}${field('code', r.approval_code)}
 <div><label for="oauth-store">Store id</label><input type="text" id="oauth-store" name="store" required pattern="[a-z0-9][a-z0-9-]{0,62}" autocomplete="off"></div>
 <fieldset><legend>Abilities (at most what the app asked for)</legend>${r.abilities.map(

@@ -41,7 +41,7 @@ ${table(
   },
 )}
 <p class="hint">Stores created before the store index existed are not listed: open them by id.</p>
-<p><a href="/oauth">Approve an app</a> that shows an approval code (OAuth, docs/oauth.md).</p>
+<p><a href="/oauth">Approve an app</a> by the approval code its user reads out from their own screen (OAuth, docs/oauth.md).</p>
 <h2>Open a store by id</h2>
 <form method="get" action="/open" class="stack"><label for="open-store">Store id</label>
 <input type="text" id="open-store" name="store" required pattern="[a-z0-9][a-z0-9-]{0,62}" autocomplete="off">

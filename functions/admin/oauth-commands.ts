@@ -11,9 +11,10 @@ import type { AdminCommand } from './commands.ts';
 const Code = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(20));
 
 /**
- * The store admin's side of an OAuth authorization (docs/oauth.md#the-flow): list the requests
- * still waiting, newest first; show what the approval code the client's page shows asks for; approve it, choosing the store, the abilities (no wider
- * than asked), the MCP mode and a write budget; or deny it.
+ * The store admin's side of an OAuth authorization (docs/oauth.md#approving-safely): list who is
+ * asking, newest first (no approval codes: the list is no way to approve); show what the approval
+ * code the user reads out from their own screen asks for; approve it, choosing the store, the
+ * abilities (no wider than asked), the MCP mode and a write budget; or deny it.
  */
 export const oauthCommands: Record<string, AdminCommand> = {
   // A page at a time, newest first; `next_cursor` continues it (null on the last page).

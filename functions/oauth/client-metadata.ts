@@ -4,12 +4,15 @@ import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
 import { checkClientMetadata, type ClientCheck } from '#domain/oauth/oauth.ts';
 import { isAllowedWebhookAddress, refusedAddressReason } from '#domain/webhook/address-policy.ts';
 import { pinnedLookup } from '#domain/webhook/pinned-lookup.ts';
+import { log } from '#shared/log.ts';
 
 const requireBuiltin = createRequire(import.meta.url);
 const http = requireBuiltin('node:http') as typeof import('node:http');
 const https = requireBuiltin('node:https') as typeof import('node:https');
 
 const MAX_BYTES = 10_000;
+/** What a caller is told of any failure to fetch and read a metadata document. */
+export const METADATA_NOT_FETCHED = 'the client metadata document at client_id could not be fetched as JSON';
 const TIMEOUT_MS = 5_000;
 
 /**
@@ -27,12 +30,19 @@ export function fetchClientMetadata(allowLoopback: boolean) {
     if (isIP(host) && !isAllowedWebhookAddress(host, allowLoopback))
       return { ok: false, reason: refusedAddressReason(host, host) };
     const text = await get(url).catch((err: Error) => ({ error: err.message }));
-    if (typeof text !== 'string') return { ok: false, reason: `client_id could not be fetched: ${text.error}` };
     let body: unknown;
     try {
+      if (typeof text !== 'string') throw new Error(text.error);
       body = JSON.parse(text);
-    } catch {
-      return { ok: false, reason: 'the client metadata document is not JSON' };
+    } catch (err) {
+      // The caller is told one fixed text whatever went wrong: "ECONNREFUSED 127.0.0.1:22", "HTTP 404"
+      // or "not JSON" would tell an outsider which ports and services answer where this function
+      // runs. The operator's log keeps the cause.
+      log('info', 'oauth: client metadata document not fetched', {
+        client_id: clientId,
+        error_message: (err as Error).message,
+      });
+      return { ok: false, reason: METADATA_NOT_FETCHED };
     }
     if ((body as { client_id?: unknown })?.client_id !== clientId)
       return { ok: false, reason: 'the client metadata document names another client_id' };

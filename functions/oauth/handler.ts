@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { exchangeToken, type Limited, pollAuthorization, registerClient, startAuthorization } from '#app/oauth.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, resources } from '#domain/oauth/oauth.ts';
 import { API_BASE_PATH, OAUTH_ROUTES, type OAuthOperation } from '#http/api-routes.ts';
+import { callerOf as seenBy } from '#http/caller.ts';
 import { apiRoot } from '#http/challenge.ts';
 import { errorHeaders, statusOf } from '#http/error-status.ts';
 import { instrument } from '#http/instrument.ts';
@@ -34,11 +35,11 @@ const html = (statusCode: number, body: string): APIGatewayProxyResult => ({
   body,
 });
 
-/** The caller's address as API Gateway saw it (the web ACL and the gateway's own logs use the same). */
-const callerOf = (event: APIGatewayProxyEvent) => ({
-  ip: event.requestContext?.identity?.sourceIp ?? 'unknown',
-  limits: config().oauthLimits,
-});
+/**
+ * The caller as API Gateway saw it (the address the web ACL and the gateway's own logs use too)
+ * and the bounds that apply to it.
+ */
+const callerOf = (event: APIGatewayProxyEvent) => ({ ...seenBy(event), limits: config().oauthLimits });
 
 /**
  * Over a bound (docs/oauth.md#bounds): 429 with Retry-After and an RFC 6749 body. The authorize

@@ -15,7 +15,9 @@ code.approval{font-size:2rem;letter-spacing:.2rem}</style></head>
 
 /**
  * The waiting page: who asks, for what, and the approval code the store admin approves. It can
- * grant nothing itself; it polls until the admin decides and then follows the redirect.
+ * grant nothing itself; it polls until the admin decides and then follows the redirect. The code
+ * goes from this screen to the admin by the user (docs/oauth.md#approving-safely): no list the admin
+ * sees shows it.
  */
 export function waitingPage(request: PendingRequest, handle: string, redirectHost: string): string {
   // Relative to /oauth/authorize, so it keeps the stage prefix of an execute-api URL.
@@ -25,7 +27,7 @@ export function waitingPage(request: PendingRequest, handle: string, redirectHos
     `<h1>${escapeHtml(request.client_name)} asks to use your store</h1>
 <p>It will return to <strong>${escapeHtml(redirectHost)}</strong> and asks for:</p>
 <ul>${request.abilities.map((a) => `<li><code>${escapeHtml(a)}</code></li>`).join('')}</ul>
-<p>Ask the store admin to approve this code (console, or <code>npm run admin -- oauth approve --code …</code>):</p>
+<p>Read this code out to the store admin yourself: they approve your request by this code, and by nothing else.</p>
 <p><code class="approval" id="approval-code" data-request="${escapeHtml(handle)}">${escapeHtml(request.approval_code)}</code></p>
 <p id="status">Waiting for the decision…</p>`,
     `<script>

@@ -19,6 +19,13 @@ export type { PendingRequest } from '#db/oauth/request.repo.ts';
 import { revokeKey } from '#db/key/change.repo.ts';
 import { getKey } from '#db/key/repo.ts';
 import { DomainError } from '#domain/errors.ts';
+import {
+  type Caller as SeenCaller,
+  cleanCaller,
+  cleanClientName,
+  nameVerifiedBy,
+  sameDigest,
+} from '#domain/oauth/approval.ts';
 import type { Ability } from '#domain/key/abilities.ts';
 import { generateToken, generateWebhookSecret, hashToken, type McpMode } from '#domain/key/api-key.ts';
 import {
@@ -61,9 +68,11 @@ import {
 /** Fetches a Client ID Metadata Document under the webhook URL rules (functions/oauth/client-metadata.ts). */
 export type FetchClientMetadata = (clientId: string) => Promise<ClientCheck>;
 
-/** Who calls a public OAuth endpoint, as far as its bounds go (docs/oauth.md#bounds). */
-export interface Caller {
-  ip: string;
+/**
+ * Who calls a public OAuth endpoint: as the gateway saw it (address and User-Agent, shown to the
+ * store admin beside a request) and the bounds that apply to it (docs/oauth.md#bounds).
+ */
+export interface Caller extends SeenCaller {
   limits: OAuthLimits;
 }
 
@@ -92,7 +101,7 @@ export type RegisterOutcome =
  */
 export async function registerClient(body: unknown, nowMs: number, caller: Caller): Promise<RegisterOutcome> {
   const limited = await withinBound(
-    `register#${caller.ip}`,
+    `register#${caller.ip ?? 'unknown'}`,
     caller.limits.registrationsPerIp,
     `more than ${caller.limits.registrationsPerIp} registrations from this address in 10 minutes`,
     nowMs,
@@ -145,7 +154,7 @@ export async function startAuthorization(
 ): Promise<AuthorizeOutcome> {
   // Before the client's metadata document is fetched: a flood must not make this server fetch.
   const limited = await withinBound(
-    `authorize#${caller.ip}`,
+    `authorize#${caller.ip ?? 'unknown'}`,
     caller.limits.authorizationsPerIp,
     `more than ${caller.limits.authorizationsPerIp} authorization requests from this address in 10 minutes`,
     nowMs,
@@ -180,12 +189,14 @@ export async function startAuthorization(
   );
   if (crowded) return crowded;
   const handleSecret = generateRequestSecret();
+  const seen = cleanCaller(caller);
   for (let attempt = 0; attempt < 5; attempt++) {
     const request: PendingRequest = {
       approval_code: generateApprovalCode(),
       secret_hash: hashToken(handleSecret),
       client_id: client.client.client_id,
-      client_name: client.client.client_name,
+      // Cleaned again: a registration stored before names were cleaned lives 90 days.
+      client_name: cleanClientName(client.client.client_name, client.client.client_id),
       redirect_uri: redirectUri,
       code_challenge: query.code_challenge,
       state,
@@ -194,6 +205,10 @@ export async function startAuthorization(
       abilities,
       status: 'pending',
       key_id: null,
+      grant: null,
+      created_at: nowMs,
+      caller_ip: seen.ip,
+      caller_user_agent: seen.userAgent,
       expires_at: nowMs + REQUEST_SECONDS * 1000,
     };
     if (await putRequest(request))
@@ -209,33 +224,47 @@ export async function startAuthorization(
 
 export type PollOutcome = { status: 'pending' } | { status: 'done'; redirect: string } | { status: 'unknown' };
 
-/** The waiting page's poll: only the page that holds the request's secret learns its code. */
+/**
+ * The waiting page's poll: only the page that holds the request's secret learns its code. An
+ * approval is redeemed here, before the request expires: the code and the grant's key are written
+ * together (request.repo.ts `redeemRequest`), so an approval the page never picks up leaves no key.
+ */
 export async function pollAuthorization(handle: string, issuer: string, nowMs: number): Promise<PollOutcome> {
   const [typed, secret] = handle.split('.');
   const approvalCode = normalizeApprovalCode(typed ?? '');
   if (!approvalCode || !secret || !looksLikeSecret('sis_', secret)) return { status: 'unknown' };
   const request = await getRequest(approvalCode);
-  if (!request || request.secret_hash !== hashToken(secret)) return { status: 'unknown' };
+  if (!request || !sameDigest(request.secret_hash, hashToken(secret))) return { status: 'unknown' };
   const back = (params: Record<string, string>) => ({
     status: 'done' as const,
     redirect: redirectTo(request.redirect_uri, params, request.state, issuer),
   });
   if (request.status === 'denied') return back({ error: 'access_denied', error_description: 'the store admin denied' });
-  if (request.status === 'pending')
-    return request.expires_at > nowMs
-      ? { status: 'pending' }
-      : back({ error: 'access_denied', error_description: 'expired' });
-  if (request.status !== 'approved' || request.key_id === null) return { status: 'unknown' };
+  // Past its expiry a request is over, decided or not, whether or not the TTL sweep removed it yet.
+  if ((request.status === 'pending' || request.status === 'approved') && request.expires_at <= nowMs)
+    return back({ error: 'access_denied', error_description: 'expired' });
+  if (request.status === 'pending') return { status: 'pending' };
+  if (request.status !== 'approved' || request.key_id === null || request.grant === null) return { status: 'unknown' };
   const code = generateCode();
-  const redeemed = await redeemRequest(request, hashToken(code), {
-    key_id: request.key_id,
-    client_id: request.client_id,
-    redirect_uri: request.redirect_uri,
-    code_challenge: request.code_challenge,
-    resource: request.resource,
-    audience: request.audience,
-    expires_at: nowMs + CODE_SECONDS * 1000,
-  });
+  const redeemed = await redeemRequest(
+    { ...request, key_id: request.key_id, grant: request.grant },
+    hashToken(code),
+    {
+      key_id: request.key_id,
+      client_id: request.client_id,
+      redirect_uri: request.redirect_uri,
+      code_challenge: request.code_challenge,
+      resource: request.resource,
+      audience: request.audience,
+      expires_at: nowMs + CODE_SECONDS * 1000,
+    },
+    {
+      placeholderTokenHash: hashToken(generateToken()),
+      webhookSecret: generateWebhookSecret(),
+      now: new Date(nowMs).toISOString(),
+    },
+    nowMs,
+  );
   return redeemed ? back({ code }) : { status: 'unknown' };
 }
 
@@ -261,49 +290,69 @@ async function requirePending(code: string, nowMs: number): Promise<PendingReque
 }
 
 /**
- * What the store admin decides on (`oauth show`, the console's approval page): who asks, where the
- * code would go, what it asks for and whether it can still be decided. Never the PKCE challenge,
- * the page's secret, the state or the full redirect URI.
+ * What the store admin is shown of a request (`oauth show`, `oauth requests`, the console): who
+ * asks and whether anyone vouches for that name (`name_verified_by`: the host serving its Client
+ * ID Metadata Document; null: the client registered itself, any caller can use any name), who
+ * opened the page (IP and User-Agent, as the gateway saw them), when, where the code would go and
+ * what it asks for. Never the PKCE challenge, the page's secret, the state or the full redirect URI.
+ */
+function requestView(r: PendingRequest, nowMs: number) {
+  const verifiedBy = nameVerifiedBy(r.client_id);
+  return {
+    client_id: r.client_id,
+    client_name: r.client_name,
+    name_verified: verifiedBy !== null,
+    name_verified_by: verifiedBy,
+    redirect_host: redirectTarget(r.redirect_uri),
+    abilities: r.abilities,
+    ip: r.caller_ip,
+    user_agent: r.caller_user_agent,
+    created_at: new Date(r.created_at).toISOString(),
+    age_seconds: Math.max(0, Math.floor((nowMs - r.created_at) / 1000)),
+    expires_at: new Date(r.expires_at).toISOString(),
+  };
+}
+
+/**
+ * One request by the approval code the user reads out from their own screen (`oauth show`, the
+ * console's *Approve an app* page): what the store admin decides on, and whether it can still be
+ * decided.
  */
 export async function showAuthorization(code: string, nowMs: number) {
   const approvalCode = normalizeApprovalCode(code);
   const request = approvalCode ? await getRequest(approvalCode) : undefined;
   if (!request) throw new DomainError('not_found', `no authorization request has the approval code ${code}`, 'code');
-  const expired = request.status === 'pending' && request.expires_at <= nowMs;
+  const expired = (request.status === 'pending' || request.status === 'approved') && request.expires_at <= nowMs;
   return {
     approval_code: request.approval_code,
-    client_id: request.client_id,
-    client_name: request.client_name,
-    redirect_host: redirectTarget(request.redirect_uri),
+    ...requestView(request, nowMs),
     resource: request.resource,
-    abilities: request.abilities,
     status: expired ? 'expired' : request.status,
-    expires_at: new Date(request.expires_at).toISOString(),
   };
 }
 
 /**
  * The requests waiting for the store admin, newest first (`oauth requests`, the console's *Approve
- * an app* page): for an admin who did not get the approval code from the user. The same fields as
- * `oauth show`, and the request's age.
+ * an app* page): an overview of who is asking, not a way to approve. It carries no approval code:
+ * anyone can start a request that looks like a real app's (same name, same redirect host), and
+ * only the code the user reads out from their own screen tells the admin which request is theirs
+ * (docs/oauth.md#approving-safely).
  */
 export async function listAuthorizationRequests(nowMs: number, page: RequestPage = { limit: 50, cursor: null }) {
   const { requests: pending, nextCursor } = await listPendingRequests(nowMs, page);
   return {
     next_cursor: nextCursor,
-    data: pending.map((r) => ({
-      approval_code: r.approval_code,
-      client_id: r.client_id,
-      client_name: r.client_name,
-      redirect_host: redirectTarget(r.redirect_uri),
-      abilities: r.abilities,
-      age_seconds: Math.max(0, Math.floor((nowMs - (r.expires_at - REQUEST_SECONDS * 1000)) / 1000)),
-      expires_at: new Date(r.expires_at).toISOString(),
-    })),
+    data: pending.map((r) => requestView(r, nowMs)),
+    approve_with:
+      'oauth approve --code CODE, with the approval code the user reads out from the page on their own screen; this list shows no codes',
   };
 }
 
-/** The store admin's approval (`oauth approve`): the grant is a key of the chosen store, never wider than asked. */
+/**
+ * The store admin's approval (`oauth approve`), never wider than asked. It decides the grant: a
+ * key of the chosen store, written when the app's page picks the approval up (pollAuthorization);
+ * `key_id` is the id that key will have.
+ */
 export async function approveAuthorization(input: ApproveInput, nowMs: number) {
   const request = await requirePending(input.code, nowMs);
   const abilities = input.abilities ?? request.abilities;
@@ -317,26 +366,22 @@ export async function approveAuthorization(input: ApproveInput, nowMs: number) {
   if (abilities.length === 0)
     throw new DomainError('validation_failed', 'at least one ability is required', 'abilities');
   const store = await requireStore(input.storeId);
-  const approved = await approveRequest(
+  const keyId = await approveRequest(
     request.approval_code,
     {
-      storeId: store.id,
+      store_id: store.id,
       currency: store.currency_code,
       name: `oauth: ${request.client_name}`,
       abilities,
       mcp: input.mcp,
-      writesPerHour: input.writesPerHour,
-      statusChangesPerHour: null,
-      placeholderTokenHash: hashToken(generateToken()),
-      webhookSecret: generateWebhookSecret(),
-      now: new Date(nowMs).toISOString(),
+      writes_per_hour: input.writesPerHour,
+      status_changes_per_hour: null,
     },
-    request,
     nowMs,
   );
-  if (!approved.ok)
+  if (keyId === undefined)
     throw new DomainError('invalid_transition', `the request ${request.approval_code} was decided meanwhile`, 'code');
-  return { approval_code: request.approval_code, client_id: request.client_id, key_id: approved.key.id, abilities };
+  return { approval_code: request.approval_code, client_id: request.client_id, key_id: keyId, abilities };
 }
 
 export async function denyAuthorization(code: string, nowMs: number) {

@@ -154,6 +154,8 @@ consoleBrowserFlows('admin console in a browser', { invoke: () => admin, shots }
  * test/integration/oauth.test.ts does), and the store admin decides its approval code in the console.
  */
 const REDIRECT = 'http://127.0.0.1:9/callback';
+/** The User-Agent of the user's browser that opens the authorize page: the admin is shown it. */
+const USER_AGENT = 'Console test browser/1.0';
 const insecure = { [oauth.allowInsecureRequests]: true };
 const root = () => baseUrl().slice(0, -API_BASE_PATH.length);
 
@@ -186,7 +188,7 @@ async function startAuthorization(scope: string) {
     state,
   }))
     url.searchParams.set(k, v);
-  const res = await fetch(url);
+  const res = await fetch(url, { headers: { 'User-Agent': USER_AGENT } });
   expect(res.status).toBe(200);
   const waiting = await res.text();
   const approvalCode = /id="approval-code" data-request="[^"]+">([^<]+)</.exec(waiting)![1]!;
@@ -196,7 +198,7 @@ async function startAuthorization(scope: string) {
 }
 
 describe('oauth show', () => {
-  it('names the client, its redirect host and the asked abilities, never the PKCE challenge or the secret', async () => {
+  it('names the client, whether its name is verified, who opened the page and what it asks, never the PKCE challenge or the secret', async () => {
     const started = await startAuthorization('catalog:read orders:read');
     const shown = await adminCommand<Record<string, unknown>>('oauth show', {
       code: started.approvalCode.toLowerCase(),
@@ -205,7 +207,13 @@ describe('oauth show', () => {
       approval_code: started.approvalCode,
       client_id: started.client.client_id,
       client_name: 'Console chat app',
+      name_verified: false,
+      name_verified_by: null,
       redirect_host: '127.0.0.1:9',
+      ip: expect.stringMatching(/(^|:)127\.0\.0\.1$/),
+      user_agent: USER_AGENT,
+      created_at: expect.stringMatching(/Z$/),
+      age_seconds: expect.any(Number),
       resource: baseUrl(),
       abilities: ['catalog:read', 'orders:read'],
       status: 'pending',
@@ -217,7 +225,7 @@ describe('oauth show', () => {
 });
 
 describe.skipIf(chromiumMissing)('approving an app in the console', { timeout: 120_000 }, () => {
-  it('approves an approval code with narrower abilities: the token carries exactly those', async () => {
+  it('approves by the code the user reads out, with narrower abilities: the token carries exactly those', async () => {
     const store = await createStore();
     const started = await startAuthorization('catalog:read catalog:write orders:read');
     const app = await startConsole({ invoke: admin });
@@ -226,11 +234,24 @@ describe.skipIf(chromiumMissing)('approving an app in the console', { timeout: 1
       const page = browser.context.pages()[0] ?? (await browser.context.newPage());
       await page.goto(app.loginUrl);
       await page.getByRole('link', { name: 'Approve an app' }).click();
+      // The list of waiting requests is an overview: who asks, unverified, from where; no code, nothing to approve.
+      const row = page.locator('tbody tr', { hasText: started.client.client_id });
+      const listed = (await row.textContent())!;
+      expect(listed).toContain('Console chat app');
+      expect(listed).toContain('unverified: self-registered');
+      expect(listed).toContain(USER_AGENT);
+      expect(listed).not.toContain(started.approvalCode);
+      expect(await row.locator('a, button, input').count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      // The approval path: the code the user reads out from their own screen.
       await page.getByLabel('Approval code').fill(started.approvalCode);
       await page.getByRole('button', { name: 'Look up' }).click();
       const main = page.locator('main');
       await expect.poll(() => main.textContent()).toContain('Console chat app');
-      expect(await main.textContent()).toContain('127.0.0.1:9');
+      const decision = (await main.textContent())!;
+      for (const shown of ['127.0.0.1:9', started.client.client_id, 'unverified: self-registered', USER_AGENT])
+        expect(decision).toContain(shown);
       expect(
         await page.getByRole('checkbox').evaluateAll((boxes) => boxes.map((b) => b.getAttribute('value'))),
       ).toEqual(['catalog:read', 'catalog:write', 'orders:read']);

@@ -119,12 +119,25 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
           clientName: mode.clientName,
           redirectHost: new URL(receiver.redirectUrl).host,
         });
-        // An admin who did not get the code by chat finds it on the console's Approve an app page.
+        // The console lists who is asking (its name verified by the metadata document's host, or
+        // self-registered), with no code: the user reads the code out, and the admin looks it up.
         await adminPage.goto(`${consoleApp.origin}/oauth`);
-        const waiting = adminPage.locator('tbody tr', { hasText: code });
-        expect(await waiting.textContent()).toContain(mode.clientName);
+        const clientId = provider.clientInformation()!.client_id;
+        // (The cases run side by side: with a metadata document, their rows are alike but for IP, User-Agent and age.)
+        const rows = await adminPage.locator('tbody tr', { hasText: clientId }).allTextContents();
+        expect(rows.length).toBeGreaterThan(0);
+        for (const waiting of rows) {
+          expect(waiting).toContain(mode.clientName);
+          expect(waiting).toContain(
+            mode.metadataDocument ? `verified: published by ${new URL(clientId).host}` : 'unverified: self-registered',
+          );
+          expect(waiting).not.toContain(code);
+        }
         expect(await accessibilityProblems(adminPage)).toEqual([]);
-        await waiting.getByRole('link', { name: `Decide ${code}` }).click();
+        await adminPage.getByLabel('Approval code').fill(code);
+        await adminPage.getByRole('button', { name: 'Look up' }).click();
+        await adminPage.getByRole('heading', { name: `Request ${code}` }).waitFor();
+        expect(await adminPage.locator('main').textContent()).toContain(clientId);
         expect(await adminPage.locator('main').textContent()).toContain(new URL(receiver.redirectUrl).host);
 
         const approved = (

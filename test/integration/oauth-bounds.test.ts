@@ -105,7 +105,7 @@ describe('OAuth bounds: registration', () => {
   });
 
   it('forgets a registration never used after a day; one that got a token is kept', async () => {
-    const caller = { ip: freshIp(), limits: DEFAULTS };
+    const caller = { ip: freshIp(), userAgent: null, limits: DEFAULTS };
     const now = Date.now();
     const unused = await registerClient({ client_name: 'Unused', redirect_uris: [REDIRECT] }, now, caller);
     const used = await registerClient({ client_name: 'Used', redirect_uris: [REDIRECT] }, now, caller);
@@ -113,6 +113,7 @@ describe('OAuth bounds: registration', () => {
     const start = (clientId: string, at: number) =>
       startAuthorization(authorizeQuery(clientId), ISSUER, API_BASE_PATH, at, documentClient, {
         ip: freshIp(),
+        userAgent: null,
         limits: DEFAULTS,
       });
     // `used` goes through the whole flow to its first token.
@@ -178,6 +179,7 @@ describe('OAuth bounds: authorization requests', () => {
     const start = (nowMs: number) =>
       startAuthorization(authorizeQuery('https://bounds.example/client.json'), ISSUER, API_BASE_PATH, nowMs, counting, {
         ip: freshIp(),
+        userAgent: null,
         limits,
       });
     for (let n = 0; n < 3; n++) expect((await start(at + n)).kind).toBe('waiting');
@@ -189,7 +191,7 @@ describe('OAuth bounds: authorization requests', () => {
 
   it('caps the requests of one address even when each comes from a valid client', async () => {
     const at = freshWindow();
-    const caller = { ip: freshIp(), limits: { ...DEFAULTS, authorizationsPerIp: 2 } };
+    const caller = { ip: freshIp(), userAgent: null, limits: { ...DEFAULTS, authorizationsPerIp: 2 } };
     let fetched = 0;
     const counting: FetchClientMetadata = (clientId) => {
       fetched++;

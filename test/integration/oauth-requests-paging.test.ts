@@ -41,7 +41,7 @@ describe('oauth requests, a page at a time', () => {
         // A few ms apart: the list orders by expiry, and ours must not tie.
         base + n * 5,
         documentClient,
-        { ip: freshIp(), limits: config().oauthLimits },
+        { ip: freshIp(), userAgent: null, limits: config().oauthLimits },
       );
       if (out.kind !== 'waiting') throw new Error(out.kind);
       made.push(out.request.approval_code);

@@ -69,11 +69,20 @@ describe.skipIf(chromiumMissing)('rehearsal: a chat app connects with OAuth and 
       clientName: 'Rehearsal chat app',
       redirectHost: new URL(receiver.redirectUrl).host,
     });
-    // The admin Lambda's role reads the waiting requests (gsi1 query, BatchGetItem) under IAM.
+    // The admin Lambda's role reads the waiting requests (gsi1 query, BatchGetItem) under IAM: who
+    // asks, self-registered, from which address; never the code, which the user reads out.
     const waiting = await lambdaInvoker(adminFunction)({ command: 'oauth requests', args: {} });
-    expect(waiting.ok ? (waiting.data as { data: { approval_code: string }[] }).data : waiting.error).toEqual(
-      expect.arrayContaining([expect.objectContaining({ approval_code: code, client_name: 'Rehearsal chat app' })]),
+    expect(waiting.ok ? (waiting.data as { data: unknown[] }).data : waiting.error).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          client_id: provider.clientInformation()!.client_id,
+          client_name: 'Rehearsal chat app',
+          name_verified: false,
+          ip: expect.any(String),
+        }),
+      ]),
     );
+    expect(JSON.stringify(waiting)).not.toContain(code);
     const approved = (await adminCli(
       [
         'oauth',

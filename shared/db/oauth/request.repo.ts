@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ability } from '#domain/key/abilities.ts';
 import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
+import { REQUEST_SECONDS } from '#domain/oauth/oauth.ts';
 import { db, tableName } from '../core/client.ts';
 import { batchGet, itemKey, type Item } from '../core/helpers.ts';
 import { nextInSequence } from '../core/sequence.ts';
@@ -12,11 +13,24 @@ import { conditionalWrite, ttlOf } from './write.ts';
 
 /**
  * Authorization requests (docs/oauth.md#the-flow): stored by the authorize page under their
- * approval code, listed for the store admin, approved (the grant's key written with the decision)
- * or denied, and redeemed by the waiting page for an authorization code.
+ * approval code, listed for the store admin, approved (the decision written on the request) or
+ * denied, and redeemed by the waiting page for an authorization code, which is when the grant's
+ * key is written: an approval never picked up leaves no key behind.
  */
 
 export type RequestStatus = 'pending' | 'approved' | 'denied' | 'redeemed';
+
+/** What the store admin approved: the key the grant becomes when the waiting page picks it up. */
+export interface ApprovedGrant {
+  store_id: string;
+  /** The store's currency, copied to the token item as for every key. */
+  currency: string | null;
+  name: string;
+  abilities: Ability[];
+  mcp: McpMode;
+  writes_per_hour: number | null;
+  status_changes_per_hour: number | null;
+}
 
 /** An authorization request waiting for (or past) the store admin's decision. */
 export interface PendingRequest {
@@ -31,7 +45,15 @@ export interface PendingRequest {
   audience: string;
   abilities: Ability[];
   status: RequestStatus;
+  /** The grant's key id, drawn at approval; the key itself is written at redemption. */
   key_id: number | null;
+  /** The store admin's decision, from approval on. */
+  grant: ApprovedGrant | null;
+  /** When /oauth/authorize stored it (ms since the epoch). */
+  created_at: number;
+  /** The caller of /oauth/authorize as the gateway saw it (shown to the store admin). */
+  caller_ip: string | null;
+  caller_user_agent: string | null;
   expires_at: number;
 }
 
@@ -49,6 +71,11 @@ function toRequest(i: Item): PendingRequest {
     abilities: i.abilities,
     status: i.status,
     key_id: i.key_id ?? null,
+    grant: i.grant ?? null,
+    // Stored since the admin was shown the caller; a request from before has only its expiry.
+    created_at: i.created_at ?? i.expires_at - REQUEST_SECONDS * 1000,
+    caller_ip: i.caller_ip ?? null,
+    caller_user_agent: i.caller_user_agent ?? null,
     expires_at: i.expires_at,
   };
 }
@@ -158,14 +185,41 @@ export async function denyRequest(approvalCode: string, nowMs: number): Promise<
   return out.ok;
 }
 
-export interface GrantInput {
-  storeId: string;
-  currency: string | null;
-  name: string;
-  abilities: Ability[];
-  mcp: McpMode;
-  writesPerHour: number | null;
-  statusChangesPerHour: number | null;
+/**
+ * The store admin's approval: the request moves to `approved` with the decision and the grant's
+ * key id (drawn here, so the admin is told it at once), only while it is pending and unexpired (a
+ * code approves once). No key is written yet: the waiting page's redemption writes it, in the same
+ * transaction as the authorization code. undefined: the request was decided or expired meanwhile.
+ */
+export async function approveRequest(
+  approvalCode: string,
+  grant: ApprovedGrant,
+  nowMs: number,
+): Promise<number | undefined> {
+  const keyId = await nextInSequence(keys.keySequence());
+  const out = await conditionalWrite(() =>
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.oauthRequest(approvalCode),
+        UpdateExpression: 'SET #s = :approved, key_id = :id, #g = :grant',
+        ConditionExpression: stillPending.condition,
+        ExpressionAttributeNames: { ...stillPending.names, '#g': 'grant' },
+        ExpressionAttributeValues: {
+          ':pending': 'pending',
+          ':now': nowMs,
+          ':approved': 'approved',
+          ':id': keyId,
+          ':grant': grant,
+        },
+      }),
+    ),
+  );
+  return out.ok ? keyId : undefined;
+}
+
+/** What the redemption writes beside the code: the grant's key, which nobody holds a token of yet. */
+export interface GrantKey {
   /** The hash of a token nobody holds: the grant has no access token until its code is exchanged. */
   placeholderTokenHash: string;
   webhookSecret: string;
@@ -173,34 +227,37 @@ export interface GrantInput {
 }
 
 /**
- * The approval: the grant's key (key item + a token item that has already expired) and the
- * request's move to `approved` in one transaction, so a code approves once and never leaves a
- * grant behind that no request points at.
+ * The waiting page's pick-up of an approval, one transaction: the request moves to `redeemed`
+ * (only from `approved`, only with the page's secret, only before it expires), the authorization
+ * code is written, and so is the grant's key (key item + a token item that has already expired).
+ * So an approval that is never picked up, or picked up too late, leaves no key; and a key never
+ * exists without the code that can start its tokens. false: not redeemable (any more).
  */
-export async function approveRequest(
-  approvalCode: string,
-  input: GrantInput,
-  request: PendingRequest,
+export async function redeemRequest(
+  request: PendingRequest & { key_id: number; grant: ApprovedGrant },
+  codeHash: string,
+  code: CodeGrant,
+  key: GrantKey,
   nowMs: number,
-): Promise<{ ok: true; key: KeyRecord } | { ok: false }> {
-  const id = await nextInSequence(keys.keySequence());
+): Promise<boolean> {
+  const { grant } = request;
   const record: KeyRecord = {
-    id,
-    store_id: input.storeId,
-    name: input.name,
-    abilities: input.abilities,
+    id: request.key_id,
+    store_id: grant.store_id,
+    name: grant.name,
+    abilities: grant.abilities,
     status: 'active',
     webhook_url: null,
     events: [],
     exclude_own: false,
-    mcp: input.mcp,
-    writes_per_hour: input.writesPerHour,
-    status_changes_per_hour: input.statusChangesPerHour,
-    created_at: input.now,
+    mcp: grant.mcp,
+    writes_per_hour: grant.writes_per_hour,
+    status_changes_per_hour: grant.status_changes_per_hour,
+    created_at: key.now,
     revoked_at: null,
     last_used_at: null,
-    token_hash: input.placeholderTokenHash,
-    webhook_secret: input.webhookSecret,
+    token_hash: key.placeholderTokenHash,
+    webhook_secret: key.webhookSecret,
     previous_webhook_secret: null,
     previous_webhook_secret_expires_at: null,
   };
@@ -211,11 +268,23 @@ export async function approveRequest(
           {
             Update: {
               TableName: tableName(),
-              Key: keys.oauthRequest(approvalCode),
-              UpdateExpression: 'SET #s = :approved, key_id = :id',
-              ConditionExpression: stillPending.condition,
-              ExpressionAttributeNames: stillPending.names,
-              ExpressionAttributeValues: { ':pending': 'pending', ':now': nowMs, ':approved': 'approved', ':id': id },
+              Key: keys.oauthRequest(request.approval_code),
+              UpdateExpression: 'SET #s = :redeemed',
+              ConditionExpression: '#s = :approved AND secret_hash = :h AND expires_at > :now',
+              ExpressionAttributeNames: { '#s': 'status' },
+              ExpressionAttributeValues: {
+                ':approved': 'approved',
+                ':redeemed': 'redeemed',
+                ':h': request.secret_hash,
+                ':now': nowMs,
+              },
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...keys.oauthCode(codeHash), type: ENTITY.oauthCode, ...code, ttl: ttlOf(code.expires_at) },
+              ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
           {
@@ -228,47 +297,7 @@ export async function approveRequest(
           {
             Put: {
               TableName: tableName(),
-              Item: { ...tokenItem(record, input.currency), kind: 'grant', expires_at: 0, audience: request.audience },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      }),
-    ),
-  );
-  if (out.ok) return { ok: true, key: record };
-  // The request was decided meanwhile: an outcome. Anything else (a taken key id) is not.
-  if (out.reasons[0] === 'ConditionalCheckFailed') return { ok: false };
-  throw new Error(`the approval of ${approvalCode} was cancelled: ${out.reasons.join(', ')}`);
-}
-
-/**
- * The waiting page's pick-up of an approval: the request moves to `redeemed` (only from
- * `approved`, only with the page's secret) and the authorization code is written, together.
- */
-export async function redeemRequest(request: PendingRequest, codeHash: string, code: CodeGrant): Promise<boolean> {
-  const out = await conditionalWrite(() =>
-    db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.oauthRequest(request.approval_code),
-              UpdateExpression: 'SET #s = :redeemed',
-              ConditionExpression: '#s = :approved AND secret_hash = :h',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: {
-                ':approved': 'approved',
-                ':redeemed': 'redeemed',
-                ':h': request.secret_hash,
-              },
-            },
-          },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: { ...keys.oauthCode(codeHash), type: ENTITY.oauthCode, ...code, ttl: ttlOf(code.expires_at) },
+              Item: { ...tokenItem(record, grant.currency), kind: 'grant', expires_at: 0, audience: request.audience },
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },

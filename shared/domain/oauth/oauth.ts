@@ -8,6 +8,7 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 import { ABILITIES, isAbility, type Ability } from '../key/abilities.ts';
+import { cleanClientName } from './approval.ts';
 
 /**
  * The OAuth 2.1 pieces that need no storage and no network (docs/oauth.md): the server's
@@ -323,9 +324,9 @@ export function checkClientMetadata(body: unknown, clientId: string): ClientChec
       ok: false,
       reason: `token_endpoint_auth_method must be one of ${[...TOKEN_ENDPOINT_AUTH_METHODS].join(', ')}`,
     };
-  const name = typeof b.client_name === 'string' && b.client_name.trim() !== '' ? b.client_name.trim() : clientId;
+  const name = cleanClientName(b.client_name, clientId);
   return {
     ok: true,
-    client: { client_id: clientId, client_name: name.slice(0, 100), redirect_uris: uris as string[] },
+    client: { client_id: clientId, client_name: name, redirect_uris: uris as string[] },
   };
 }
