@@ -4,7 +4,7 @@ import { DomainError } from '#domain/errors.ts';
 import { refusalMessage } from '#domain/key/api-key.ts';
 import { bearerToken } from '#http/bearer.ts';
 import { challengeHeaders } from '#http/challenge.ts';
-import { GATEWAY_RESPONSES } from '#http/gateway-responses.ts';
+import { UNAUTHORIZED_MESSAGE } from '#http/gateway-responses.ts';
 
 /**
  * Session set-up uses none of the key's allowance but a generous limit of its own
@@ -34,7 +34,7 @@ export async function claimAllowance(
   if (!auth.ok) {
     // Revoked between the authorizer's read and this one: the same challenge as the gateway's 401.
     state.responseHeaders = challengeHeaders(event, true);
-    throw new DomainError('unauthenticated', GATEWAY_RESPONSES.unauthorized.message);
+    throw new DomainError('unauthenticated', UNAUTHORIZED_MESSAGE);
   }
   const { rate } = auth;
   if (setUp && rate.allowed) return;

@@ -7,7 +7,7 @@ import { errorResponse, problemOf } from './error-status.ts';
 import { allowedMethods, findRoute, type ApiRoute, principalFromContext, type RequestPrincipal } from './api-routes.ts';
 import { addInvocationContext } from '#shared/log.ts';
 import { challengeHeaders } from './challenge.ts';
-import { GATEWAY_RESPONSES } from './gateway-responses.ts';
+import { UNAUTHORIZED_MESSAGE } from './gateway-responses.ts';
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
@@ -87,7 +87,7 @@ export function authorizedKey(): Middleware {
       if (!principal) {
         // Behind the authorizer only by misconfiguration: it denies every token that is no key.
         state.responseHeaders = challengeHeaders(request.event, hasAuthorization(request.event.headers));
-        throw new DomainError('unauthenticated', GATEWAY_RESPONSES.unauthorized.message);
+        throw new DomainError('unauthenticated', UNAUTHORIZED_MESSAGE);
       }
       state.principal = principal;
       addInvocationContext({ key_id: principal.keyId, store_id: principal.storeId });

@@ -59,10 +59,9 @@ describe('oauth requests, a page at a time', () => {
       cursor = page.next_cursor;
       if (cursor === null) break;
     }
-    expect(new Set(seen).size).toBe(seen.length);
-    for (const code of made) expect(seen).toContain(code);
-    // Newest first: ours were made one after another.
-    const ours = seen.filter((c) => made.includes(c));
+    // Other files' requests share the list (and many an address): ours are each seen exactly once,
+    // newest first, as they were made one after another.
+    const ours = seen.filter((ip) => made.includes(ip));
     expect(ours).toEqual([...made].reverse());
   });
 
