@@ -2,7 +2,7 @@ import { MCP_MODES } from '#domain/key/api-key.ts';
 import { button, fieldList, html, layout, table, type Html } from './html.ts';
 import type { PageContext } from './pages.ts';
 
-/** Who asks and who opened the page, as `oauth show` and `oauth requests` carry it (shared/app/oauth.ts `requestView`). */
+/** Who asks and who opened the page, as `oauth show` and `oauth requests` carry it (shared/app/oauth/decisions.ts `requestView`). */
 interface RequestView {
   client_id: string;
   client_name: string;

@@ -1,5 +1,10 @@
 import * as v from 'valibot';
-import { approveAuthorization, denyAuthorization, listAuthorizationRequests, showAuthorization } from '#app/oauth.ts';
+import {
+  approveAuthorization,
+  denyAuthorization,
+  listAuthorizationRequests,
+  showAuthorization,
+} from '#app/oauth/decisions.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { MCP_MODES } from '#domain/key/api-key.ts';
 import { DomainError } from '#domain/errors.ts';

@@ -1,5 +1,8 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { exchangeToken, type Limited, pollAuthorization, registerClient, startAuthorization } from '#app/oauth.ts';
+import { pollAuthorization, startAuthorization } from '#app/oauth/authorize.ts';
+import type { Limited } from '#app/oauth/caller.ts';
+import { registerClient } from '#app/oauth/register.ts';
+import { exchangeToken } from '#app/oauth/token.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, resources } from '#domain/oauth/oauth.ts';
 import { API_BASE_PATH, OAUTH_ROUTES, type OAuthOperation } from '#http/api-routes.ts';
 import { callerOf as seenBy } from '#http/caller.ts';

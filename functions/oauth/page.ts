@@ -1,4 +1,4 @@
-import type { PendingRequest } from '#app/oauth.ts';
+import type { PendingRequest } from '#app/oauth/authorize.ts';
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);

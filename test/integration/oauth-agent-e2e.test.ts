@@ -1,7 +1,7 @@
 import { auth, discoverAuthorizationServerMetadata, refreshAuthorization } from '@modelcontextprotocol/client';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it, type TestContext } from 'vitest';
-import { exchangeToken } from '#app/oauth.ts';
+import { exchangeToken } from '#app/oauth/token.ts';
 import { startConsole, type RunningConsole } from '#bin/console/server.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
 import { adminCommand, baseUrl, createStore } from '#fixtures/api.ts';

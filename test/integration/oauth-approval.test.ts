@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { pollAuthorization, showAuthorization } from '#app/oauth.ts';
+import { pollAuthorization } from '#app/oauth/authorize.ts';
+import { showAuthorization } from '#app/oauth/decisions.ts';
 import { getKey } from '#db/key/repo.ts';
 import { normalizeApprovalCode, REQUEST_SECONDS } from '#domain/oauth/oauth.ts';
 import { handler as admin } from '#functions/admin/handler.ts';

@@ -1,12 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  exchangeToken,
-  pollAuthorization,
-  registerClient,
-  startAuthorization,
-  type FetchClientMetadata,
-} from '#app/oauth.ts';
+import { pollAuthorization, startAuthorization } from '#app/oauth/authorize.ts';
+import { type FetchClientMetadata, registerClient } from '#app/oauth/register.ts';
+import { exchangeToken } from '#app/oauth/token.ts';
 import { handler } from '#functions/oauth/handler.ts';
 import { adminCommand, createStore } from '#fixtures/api.ts';
 import { gatewayEvent } from '#fixtures/gateway-event.ts';

@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { type FetchClientMetadata, startAuthorization } from '#app/oauth.ts';
+import { startAuthorization } from '#app/oauth/authorize.ts';
+import type { FetchClientMetadata } from '#app/oauth/register.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
 import { adminCommand } from '#fixtures/api.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';

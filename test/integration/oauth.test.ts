@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exchangeToken } from '#app/oauth.ts';
+import { exchangeToken } from '#app/oauth/token.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
 import { adminCommand, baseUrl, createStore } from '#fixtures/api.ts';
 import { CURSOR_REDIRECT_URIS } from '#fixtures/hosts/cursor.ts';

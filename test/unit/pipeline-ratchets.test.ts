@@ -72,7 +72,7 @@ const CALLER_ERRORS_CEILING: Readonly<Record<string, number>> = {
   'shared/app/admin-keys.ts': 1,
   'shared/app/admin-webhooks.ts': 2,
   'shared/app/events.ts': 1,
-  'shared/app/oauth.ts': 7,
+  'shared/app/oauth/decisions.ts': 7,
   'shared/app/orders.ts': 4,
   'shared/app/pages.ts': 4,
   'shared/app/product-batch.ts': 2,
