@@ -141,6 +141,22 @@ const KEY_ITEM_WRITERS_CEILING: Readonly<Record<string, number>> = {
 };
 
 // ---------------------------------------------------------------------------------------------
+// 4. A cancelled transaction's reasons are read by name (NamedTransaction, shared/db/core/helpers.ts).
+
+/**
+ * Counts the places a file reads a cancellation reason by its position (`reasons[0]`,
+ * `cancellationReasons(err)?.[0]`): the position moves as soon as an action is added before it.
+ */
+const positionalReasonsIn = (text: string) =>
+  [...text.matchAll(/(?:\breasons|\bcancellationReasons\([^)]*\))\??\.?\[\s*\d+\s*\]/g)].length;
+
+/** Today's positional reads of cancellation reasons. */
+const POSITIONAL_REASONS_CEILING: Readonly<Record<string, number>> = {
+  'shared/db/product/repo.ts': 2,
+  'shared/db/webhook/delivery.repo.ts': 1,
+};
+
+// ---------------------------------------------------------------------------------------------
 
 describe('pipeline ratchets', () => {
   it('counts no more thrown caller outcomes in shared/app, shared/db and shared/domain than today', () => {
@@ -172,6 +188,15 @@ describe('pipeline ratchets', () => {
     expect(problems).toEqual([]);
   });
 
+  it('counts no more positional reads of cancellation reasons than today', () => {
+    const problems = overAndUnder(
+      countsOf(tsFiles(SOURCE_DIRS), positionalReasonsIn),
+      POSITIONAL_REASONS_CEILING,
+      'Send the transaction as a namedTransaction (shared/db/core/helpers.ts) and ask its Cancellation by name.',
+    );
+    expect(problems).toEqual([]);
+  });
+
   it('leaves functions/mcp no outcome mapping of its own: it presents through the outcome table', () => {
     const mapping = /\bstatusOf\(|\bOUTCOME_TABLE\b|instanceof DomainError|'internal_error'|toolResult\(\s*[45]\d\d\b/;
     const offenders = tsFiles(['functions/mcp']).filter((f) => mapping.test(read(f)));
@@ -191,6 +216,13 @@ describe('what the ratchets count', () => {
 
   it('counts a new AsyncLocalStorage', () => {
     expect(asyncStoresIn('const s = new AsyncLocalStorage<Ctx>();')).toBe(1);
+  });
+
+  it('counts a cancellation reason read by position and not one read by name', () => {
+    expect(positionalReasonsIn(`reason: out.reasons[0] === 'ConditionalCheckFailed' ? 'spent' : 'conflict'`)).toBe(1);
+    expect(positionalReasonsIn(`if (cancellationReasons(err)?.[0]?.Code === 'ConditionalCheckFailed') {`)).toBe(1);
+    expect(positionalReasonsIn(`cancelled.failed('spend') ? 'spent' : 'conflict'`)).toBe(0);
+    expect(positionalReasonsIn(`return reasons.slice(from, to);`)).toBe(0);
   });
 
   it('counts writes of key items and not their reads', () => {

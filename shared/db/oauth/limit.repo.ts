@@ -14,7 +14,7 @@ export async function takePlace(
   window: { startMs: number; endMs: number },
   max: number,
 ): Promise<boolean> {
-  const out = await conditionalWrite(() =>
+  return conditionalWrite(() =>
     db().send(
       new UpdateCommand({
         TableName: tableName(),
@@ -26,5 +26,4 @@ export async function takePlace(
       }),
     ),
   );
-  return out.ok;
 }

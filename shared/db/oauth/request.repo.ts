@@ -1,9 +1,9 @@
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ability } from '#domain/key/abilities.ts';
 import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
 import { REQUEST_SECONDS } from '#domain/oauth/oauth.ts';
 import { db, tableName } from '../core/client.ts';
-import { batchGet, itemKey, type Item } from '../core/helpers.ts';
+import { batchGet, itemKey, type Item, namedTransaction } from '../core/helpers.ts';
 import { nextInSequence } from '../core/sequence.ts';
 import { ENTITY } from '../core/table.ts';
 import { keyItem, tokenItem } from '../key/item.ts';
@@ -82,7 +82,7 @@ function toRequest(i: Item): PendingRequest {
 
 /** false: the approval code is taken (the caller draws another). */
 export async function putRequest(request: PendingRequest): Promise<boolean> {
-  const out = await conditionalWrite(() =>
+  return conditionalWrite(() =>
     db().send(
       new PutCommand({
         TableName: tableName(),
@@ -97,7 +97,6 @@ export async function putRequest(request: PendingRequest): Promise<boolean> {
       }),
     ),
   );
-  return out.ok;
 }
 
 export async function getRequest(approvalCode: string): Promise<PendingRequest | undefined> {
@@ -170,7 +169,7 @@ const stillPending = {
 
 /** Denies a pending request; false when it is no longer pending (decided, redeemed or expired). */
 export async function denyRequest(approvalCode: string, nowMs: number): Promise<boolean> {
-  const out = await conditionalWrite(() =>
+  return conditionalWrite(() =>
     db().send(
       new UpdateCommand({
         TableName: tableName(),
@@ -182,7 +181,6 @@ export async function denyRequest(approvalCode: string, nowMs: number): Promise<
       }),
     ),
   );
-  return out.ok;
 }
 
 /**
@@ -197,7 +195,7 @@ export async function approveRequest(
   nowMs: number,
 ): Promise<number | undefined> {
   const keyId = await nextInSequence(keys.keySequence());
-  const out = await conditionalWrite(() =>
+  const approved = await conditionalWrite(() =>
     db().send(
       new UpdateCommand({
         TableName: tableName(),
@@ -215,7 +213,7 @@ export async function approveRequest(
       }),
     ),
   );
-  return out.ok ? keyId : undefined;
+  return approved ? keyId : undefined;
 }
 
 /** What the redemption writes beside the code: the grant's key, which nobody holds a token of yet. */
@@ -261,49 +259,55 @@ export async function redeemRequest(
     previous_webhook_secret: null,
     previous_webhook_secret_expires_at: null,
   };
-  const out = await conditionalWrite(() =>
-    db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.oauthRequest(request.approval_code),
-              UpdateExpression: 'SET #s = :redeemed',
-              ConditionExpression: '#s = :approved AND secret_hash = :h AND expires_at > :now',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: {
-                ':approved': 'approved',
-                ':redeemed': 'redeemed',
-                ':h': request.secret_hash,
-                ':now': nowMs,
-              },
-            },
+  const tx = namedTransaction([
+    [
+      'request',
+      {
+        Update: {
+          TableName: tableName(),
+          Key: keys.oauthRequest(request.approval_code),
+          UpdateExpression: 'SET #s = :redeemed',
+          ConditionExpression: '#s = :approved AND secret_hash = :h AND expires_at > :now',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: {
+            ':approved': 'approved',
+            ':redeemed': 'redeemed',
+            ':h': request.secret_hash,
+            ':now': nowMs,
           },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: { ...keys.oauthCode(codeHash), type: ENTITY.oauthCode, ...code, ttl: ttlOf(code.expires_at) },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
+        },
+      },
+    ],
+    [
+      'code',
+      {
+        Put: {
+          TableName: tableName(),
+          Item: { ...keys.oauthCode(codeHash), type: ENTITY.oauthCode, ...code, ttl: ttlOf(code.expires_at) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ],
+    [
+      'key',
+      [
+        {
+          Put: {
+            TableName: tableName(),
+            Item: keyItem(record, { kind: 'grant', client_id: request.client_id, resource: request.resource }),
+            ConditionExpression: 'attribute_not_exists(pk)',
           },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: keyItem(record, { kind: 'grant', client_id: request.client_id, resource: request.resource }),
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
+        },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...tokenItem(record, grant.currency), kind: 'grant', expires_at: 0, audience: request.audience },
+            ConditionExpression: 'attribute_not_exists(pk)',
           },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: { ...tokenItem(record, grant.currency), kind: 'grant', expires_at: 0, audience: request.audience },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      }),
-    ),
-  );
-  return out.ok;
+        },
+      ],
+    ],
+  ]);
+  // Whichever part refused (the request redeemed, denied or expired meanwhile), nothing is written.
+  return (await tx.send()) === undefined;
 }

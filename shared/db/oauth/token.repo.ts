@@ -1,11 +1,12 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { KeyRecord } from '#domain/key/api-key.ts';
 import { db, tableName } from '../core/client.ts';
+import { namedTransaction, type TransactItem } from '../core/helpers.ts';
 import { ENTITY } from '../core/table.ts';
 import { tokenItem } from '../key/item.ts';
 import { requireKey } from '../key/repo.ts';
 import { keys } from '../keys.ts';
-import { conditionalWrite, ttlOf, type TransactWriteItem } from './write.ts';
+import { ttlOf } from './write.ts';
 
 /**
  * What the token endpoint reads and writes (docs/oauth.md#tokens): authorization codes, refresh
@@ -125,7 +126,7 @@ export async function issueTokens(
     new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
   );
   const rotated: KeyRecord = { ...key, token_hash: issue.accessHash };
-  const spend: TransactWriteItem =
+  const spend: TransactItem =
     'code' in spent
       ? {
           Update: {
@@ -153,51 +154,54 @@ export async function issueTokens(
             },
           },
         };
-  const out = await conditionalWrite(() =>
-    db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          spend,
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.key(keyId),
-              UpdateExpression: 'SET token_hash = :new',
-              ConditionExpression: 'token_hash = :old AND #s = :active',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: { ':new': issue.accessHash, ':old': key.token_hash, ':active': 'active' },
-            },
+  const tx = namedTransaction([
+    ['spend', spend],
+    [
+      'key',
+      [
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.key(keyId),
+            UpdateExpression: 'SET token_hash = :new',
+            ConditionExpression: 'token_hash = :old AND #s = :active',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':new': issue.accessHash, ':old': key.token_hash, ':active': 'active' },
           },
-          { Delete: { TableName: tableName(), Key: keys.token(key.token_hash) } },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: {
-                ...tokenItem(rotated, issue.currency, old.Item ?? {}),
-                kind: 'grant',
-                expires_at: issue.accessExpiresAt,
-                audience: issue.accessAudience,
-              },
-              ConditionExpression: 'attribute_not_exists(pk)',
+        },
+        { Delete: { TableName: tableName(), Key: keys.token(key.token_hash) } },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: {
+              ...tokenItem(rotated, issue.currency, old.Item ?? {}),
+              kind: 'grant',
+              expires_at: issue.accessExpiresAt,
+              audience: issue.accessAudience,
             },
+            ConditionExpression: 'attribute_not_exists(pk)',
           },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: {
-                ...keys.oauthRefresh(issue.refreshHash),
-                type: ENTITY.oauthRefresh,
-                ...issue.refresh,
-                status: 'active',
-                ttl: ttlOf(issue.refresh.expires_at),
-              },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
+        },
+      ],
+    ],
+    [
+      'refresh',
+      {
+        Put: {
+          TableName: tableName(),
+          Item: {
+            ...keys.oauthRefresh(issue.refreshHash),
+            type: ENTITY.oauthRefresh,
+            ...issue.refresh,
+            status: 'active',
+            ttl: ttlOf(issue.refresh.expires_at),
           },
-        ],
-      }),
-    ),
-  );
-  if (out.ok) return { ok: true };
-  return { ok: false, reason: out.reasons[0] === 'ConditionalCheckFailed' ? 'spent' : 'conflict' };
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ],
+  ]);
+  const cancelled = await tx.send();
+  if (!cancelled) return { ok: true };
+  return { ok: false, reason: cancelled.failed('spend') ? 'spent' : 'conflict' };
 }

@@ -1,31 +1,19 @@
-import type { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { cancellationReasons, isConditionalCheckFailed } from '../core/helpers.ts';
-
-/** One action of a TransactWriteItems. */
-export type TransactWriteItem = NonNullable<
-  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
->[number];
+import { isConditionalCheckFailed } from '../core/helpers.ts';
 
 /** DynamoDB's TTL (seconds since the epoch) of a time in milliseconds. */
 export const ttlOf = (ms: number) => Math.ceil(ms / 1000);
 
-/** A conditional write's outcome: written, or refused with a reason code per action (one for a single write). */
-export type WriteOutcome = { ok: true } | { ok: false; reasons: (string | undefined)[] };
-
 /**
- * Runs a conditional write (a Put, an Update or a TransactWriteItems) and answers a refusal as a
- * value: a condition that failed, or a transaction cancelled by one (or by a conflicting write),
- * with the reason codes DynamoDB gave per action (`ConditionalCheckFailed`, `None` for those that
- * passed). Anything else is thrown.
+ * Runs one conditional write (a PutItem or an UpdateItem) and answers whether its condition held:
+ * false when it did not; anything else is thrown. A write of several items is a NamedTransaction
+ * (shared/db/core/helpers.ts), whose refusals are read by name.
  */
-export async function conditionalWrite(write: () => Promise<unknown>): Promise<WriteOutcome> {
+export async function conditionalWrite(write: () => Promise<unknown>): Promise<boolean> {
   try {
     await write();
-    return { ok: true };
+    return true;
   } catch (err) {
-    if (isConditionalCheckFailed(err)) return { ok: false, reasons: ['ConditionalCheckFailed'] };
-    const reasons = cancellationReasons(err);
-    if (reasons) return { ok: false, reasons: reasons.map((r) => r.Code) };
+    if (isConditionalCheckFailed(err)) return false;
     throw err;
   }
 }
