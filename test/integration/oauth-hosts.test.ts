@@ -6,13 +6,16 @@ import { gatewayEvent } from '#fixtures/gateway-event.ts';
 import type { HostFixture } from '#fixtures/hosts/host.ts';
 import { HOSTS } from '#fixtures/hosts/index.ts';
 import { standInPublicDocuments } from '#fixtures/hosts/stand-in.ts';
+import { WELL_KNOWN_RESOURCE, WELL_KNOWN_SERVER } from '#domain/oauth/oauth.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';
 
 /**
  * Each MCP host's OAuth flow as its own documentation describes it (test/fixtures/hosts/*.ts,
- * docs/oauth.md#hosts), end to end against the local stack: it identifies itself, opens the
- * authorize page, the store admin approves the page's code through the admin handler, the page's
- * poll hands over the code, the host redeems it with its verifier and calls a tool with the token.
+ * docs/oauth.md#hosts), end to end against the local stack: it reads the metadata a host reads
+ * (the 401's challenge, the protected-resource document, the authorization server's), identifies
+ * itself, opens the authorize page, the store admin approves the page's code through the admin
+ * handler, the page's poll hands over the code, the host redeems it with its verifier and calls a
+ * tool with the token.
  *
  * A host with a Client ID Metadata Document at a public URL opens the authorize page on the OAuth
  * handler in this process, where test/fixtures/hosts/stand-in.ts serves that URL behind the
@@ -22,6 +25,43 @@ import { API_BASE_PATH } from '#http/api-routes.ts';
 const root = () => baseUrl().slice(0, -API_BASE_PATH.length);
 const resourceOf = (host: HostFixture) =>
   host.resource === 'none' ? undefined : host.resource === 'mcp' ? `${baseUrl()}/mcp` : baseUrl();
+
+interface ServerMetadata {
+  authorization_endpoint: string;
+  token_endpoint: string;
+  registration_endpoint?: string;
+  token_endpoint_auth_methods_supported: string[];
+  code_challenge_methods_supported: string[];
+  client_id_metadata_document_supported?: boolean;
+}
+
+/**
+ * What a host reads before it starts. The 401 of a call without a token names the
+ * protected-resource document (RFC 9728 §5.1); a host that reads the one at the well-known path
+ * under its server URL instead (§3.1) gets the MCP endpoint's. That document names the resource the
+ * host sends and the authorization server, whose metadata (RFC 8414) names the endpoints and what
+ * they accept.
+ */
+async function discover(host: HostFixture) {
+  const challenged = await fetch(`${baseUrl()}/mcp`, {
+    method: 'POST',
+    headers: { Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'tools/list' }),
+  });
+  expect(challenged.status).toBe(401);
+  const named = /resource_metadata="([^"]+)"/.exec(challenged.headers.get('www-authenticate') ?? '')?.[1];
+  expect(named).toBeDefined();
+  const documentUrl = host.resource === 'mcp' ? `${root()}${WELL_KNOWN_RESOURCE}${API_BASE_PATH}/mcp` : named!;
+  const resource = (await (await fetch(documentUrl)).json()) as {
+    resource: string;
+    authorization_servers: string[];
+    scopes_supported: string[];
+  };
+  const server = (await (
+    await fetch(`${resource.authorization_servers[0]}${WELL_KNOWN_SERVER}`)
+  ).json()) as ServerMetadata;
+  return { resource, server };
+}
 
 let restore: () => Promise<void> = async () => {};
 let storeId: string;
@@ -34,8 +74,8 @@ beforeAll(async () => {
 afterAll(() => restore());
 
 /** The authorize page, as the host's browser opens it: over HTTP, or for a public CIMD in-process. */
-async function openAuthorizePage(query: Record<string, string>, inProcess: boolean) {
-  const url = new URL(`${root()}/oauth/authorize`);
+async function openAuthorizePage(endpoint: string, query: Record<string, string>, inProcess: boolean) {
+  const url = new URL(endpoint);
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
   if (!inProcess) {
     const res = await fetch(url, { redirect: 'manual' });
@@ -58,22 +98,36 @@ async function openAuthorizePage(query: Record<string, string>, inProcess: boole
 
 describe('OAuth: every host connects on the first try', () => {
   it.each(HOSTS.map((h) => [h.name, h] as const))('%s: approved by the store admin, calls a tool', async (_, host) => {
+    const { resource: protectedResource, server } = await discover(host);
+    // What the host looks for before it goes on: its way to identify itself, PKCE S256, the
+    // scopes it asks for, and a token endpoint method it can use without a secret.
+    if ('registration' in host.client) expect(server.registration_endpoint).toBe(`${root()}/oauth/register`);
+    else expect(server.client_id_metadata_document_supported).toBe(true);
+    expect(server.code_challenge_methods_supported).toContain('S256');
+    if (host.scope) expect(protectedResource.scopes_supported).toEqual(expect.arrayContaining(host.scope.split(' ')));
+    expect(server.token_endpoint_auth_methods_supported).toContain('none');
+
     let clientId: string;
     if ('registration' in host.client) {
-      const res = await fetch(`${root()}/oauth/register`, {
+      const res = await fetch(server.registration_endpoint!, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify(host.client.registration),
       });
       const body = (await res.json()) as { client_id: string };
       expect(res.status, JSON.stringify(body)).toBe(201);
+      // The host goes on with what the answer says: a public client, no secret to send.
+      expect(body).toMatchObject({ token_endpoint_auth_method: 'none' });
+      expect(body).not.toHaveProperty('client_secret');
       clientId = body.client_id;
     } else clientId = host.client.metadataDocument.client_id;
 
     const verifier = randomBytes(32).toString('base64url');
     const state = randomBytes(16).toString('base64url');
-    const resource = resourceOf(host);
+    const resource = host.resource === 'none' ? undefined : protectedResource.resource;
+    expect(resource).toBe(resourceOf(host));
     const opened = await openAuthorizePage(
+      server.authorization_endpoint,
       {
         response_type: 'code',
         client_id: clientId,
@@ -91,10 +145,14 @@ describe('OAuth: every host connects on the first try', () => {
     const poll = /fetch\("([^"]+)"/.exec(opened.page)?.[1];
 
     // The admin checks what the page shows the user before approving: the host's name.
-    const shown = await adminCommand<{ client_name: string }>('oauth show', { code: approvalCode });
+    const shown = await adminCommand<{ client_name: string; name_verified_by: string | null }>('oauth show', {
+      code: approvalCode,
+    });
     const name =
       'registration' in host.client ? host.client.registration.client_name : host.client.metadataDocument.client_name;
     expect(shown.client_name).toBe(name);
+    // Vouched for by the host serving its metadata document; a registration's name by nobody.
+    expect(shown.name_verified_by).toBe('registration' in host.client ? null : new URL(clientId).host);
     await adminCommand('oauth approve', { code: approvalCode, store: storeId, abilities: 'catalog:read' });
 
     const status = (await (await fetch(new URL(poll!, opened.url))).json()) as { status: string; redirect?: string };
@@ -105,7 +163,7 @@ describe('OAuth: every host connects on the first try', () => {
     expect(redirect.searchParams.get('state')).toBe(state);
     expect(redirect.searchParams.get('iss')).toBe(root());
 
-    const token = await fetch(`${root()}/oauth/token`, {
+    const token = await fetch(server.token_endpoint, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
