@@ -10,6 +10,7 @@ import { buildOpenApiDocument } from '#http/openapi/document.ts';
 import { errorCatalogueMarkdown } from '#http/openapi/error-catalogue-md.ts';
 import { ERRORS_FILE, OPENAPI_FILE, renderOpenApi } from '#bin/openapi.ts';
 import { SETTABLE_STATUSES } from '#domain/order/status-change.ts';
+import { UNAUTHORIZED_MESSAGE } from '#http/gateway-responses.ts';
 
 const doc = buildOpenApiDocument();
 type Op = {
@@ -72,6 +73,23 @@ describe('the OpenAPI document', () => {
       expect(responses['401'], route.operation).toBeDefined();
       expect(responses['429']?.headers?.['Retry-After'], route.operation).toBeDefined();
     }
+  });
+
+  it('says an API key or an OAuth access token is required, in the words every 401 body carries', () => {
+    expect(UNAUTHORIZED_MESSAGE).toMatch(/API key or OAuth access token/);
+    for (const route of API_ROUTES) {
+      const unauthorized = opOf(route.path, route.method).responses['401'];
+      expect(unauthorized.content['application/json'].example, route.operation).toEqual({
+        code: 'unauthenticated',
+        message: UNAUTHORIZED_MESSAGE,
+        field: null,
+      });
+      expect(unauthorized.description, route.operation).toMatch(/API key or OAuth access token/);
+    }
+    const schemes = (doc.components as { securitySchemes: Record<string, { description: string }> }).securitySchemes;
+    expect(schemes.bearerAuth!.description).toMatch(/OAuth access token/);
+    expect(doc.info.description).toMatch(/OAuth access token/);
+    expect(errorCatalogueMarkdown()).toMatch(/^\| `unauthenticated` \| 401 \| .*API key or OAuth access token/m);
   });
 
   it('types the status a client may set as an enum of the settable statuses', () => {

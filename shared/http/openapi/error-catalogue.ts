@@ -1,5 +1,6 @@
 import type { ErrorCode } from '#domain/errors.ts';
 import { OUTCOME_TABLE } from '../error-status.ts';
+import { UNAUTHORIZED_MESSAGE } from '../gateway-responses.ts';
 
 /** When each error code is answered: the text of docs/errors.md and of the OpenAPI error answers. */
 const ERROR_WHEN: Readonly<Record<ErrorCode, string>> = {
@@ -7,7 +8,8 @@ const ERROR_WHEN: Readonly<Record<ErrorCode, string>> = {
   idempotency_key_required: 'The Idempotency-Key header is missing or empty (field `Idempotency-Key`).',
   bad_request:
     'API Gateway refused the request before it reached the API, for a reason it has no more specific answer for (in AWS only).',
-  unauthenticated: 'The API key is missing, malformed, unknown, revoked or rotated away.',
+  unauthenticated:
+    'No valid API key or OAuth access token: the `Authorization` header is missing or malformed, or names a key that is unknown, revoked or rotated away, or an access token that expired, was revoked or is for another resource (docs/oauth.md#tokens).',
   forbidden: 'The key lacks the ability the operation needs; the message names it.',
   not_found: 'The record or the route does not exist.',
   method_not_allowed: 'The path exists but not with this method; `Allow` lists the methods it has.',
@@ -52,13 +54,30 @@ const ERROR_WHEN: Readonly<Record<ErrorCode, string>> = {
 };
 
 /**
+ * The codes whose answers all carry one message, as the code that answers them holds it: the
+ * OpenAPI example shows it word for word (the others' examples are taken from when they are answered).
+ */
+const ERROR_MESSAGE: Readonly<Partial<Record<ErrorCode, string>>> = { unauthenticated: UNAUTHORIZED_MESSAGE };
+
+export interface ErrorCatalogueEntry {
+  status: number;
+  when: string;
+  /** The message every answer of this code carries, where there is one. */
+  message?: string;
+}
+
+/**
  * Every error code with its HTTP status (shared/http/error-status.ts) and when it is answered:
  * the error catalogue (docs/errors.md) and the OpenAPI document. The texts stay out of the
  * Lambda bundles, which need only the statuses.
  */
-export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; when: string }>> = Object.fromEntries(
+export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, ErrorCatalogueEntry>> = Object.fromEntries(
   (Object.keys(ERROR_WHEN) as ErrorCode[]).map((code) => [
     code,
-    { status: OUTCOME_TABLE[code].status, when: ERROR_WHEN[code] },
+    {
+      status: OUTCOME_TABLE[code].status,
+      when: ERROR_WHEN[code],
+      ...(ERROR_MESSAGE[code] === undefined ? {} : { message: ERROR_MESSAGE[code] }),
+    },
   ]),
-) as Record<ErrorCode, { status: number; when: string }>;
+) as Record<ErrorCode, ErrorCatalogueEntry>;

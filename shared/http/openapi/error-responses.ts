@@ -95,5 +95,6 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<string, obje
 
 function exampleOf(code: ErrorCode) {
   const field = code === 'validation_failed' ? 'price' : null;
-  return { code, message: ERROR_CATALOGUE[code].when.split(';')[0]!.replace(/\s*\(field.*\)\.?$/, '.'), field };
+  const { message, when } = ERROR_CATALOGUE[code];
+  return { code, message: message ?? when.split(';')[0]!.replace(/\s*\(field.*\)\.?$/, '.'), field };
 }

@@ -6,7 +6,7 @@ export const INFO = {
   version: '1.0.0',
   summary: 'Catalog, orders and content of one store over HTTP/JSON, with scoped keys, signed webhooks and MCP.',
   description: [
-    'Every request carries `Authorization: Bearer <key>`; the key belongs to one store and holds abilities (`x-required-ability` on each operation).',
+    'Every request carries `Authorization: Bearer <key or token>`: an API key, or an OAuth access token a chat app got with the store admin’s approval (docs/oauth.md). Either belongs to one store and holds abilities (`x-required-ability` on each operation).',
     'Errors are `{code, message, field}`; docs/errors.md lists every code with its status. Every answer carries `X-Request-Id` (quote it when reporting a problem), and every answer past the key check the `RateLimit-*` headers; a 429 says when to retry in `Retry-After`. An answer replayed for a repeated Idempotency-Key carries `Idempotent-Replayed: true`.',
     "Order status changes (and the other events under `webhooks`) are POSTed to the key's webhook URL, signed with Standard Webhooks.",
     'HEAD works wherever GET does (the same headers, no body). A method a path does not have is answered 405 `method_not_allowed` with an `Allow` header listing the ones it has.',
@@ -32,7 +32,7 @@ export const SECURITY_SCHEMES = {
     type: 'http',
     scheme: 'bearer',
     description:
-      'An API key issued by the store (admin CLI `keys create`). Scoped to one store and a set of abilities.',
+      'An API key issued by the store (admin CLI `keys create`), or an OAuth access token issued with the store admin’s approval (docs/oauth.md). Either is scoped to one store and a set of abilities.',
   },
 };
 
