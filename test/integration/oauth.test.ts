@@ -1,10 +1,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exchangeToken } from '#app/oauth/token.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { exchangeToken, type TokenOutcome } from '#app/oauth/token.ts';
+import { rawDb } from '#db/core/client.ts';
+import { hashToken } from '#domain/key/api-key.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
+import { handler as oauthHandler } from '#functions/oauth/handler.ts';
 import { adminCommand, baseUrl, createStore } from '#fixtures/api.ts';
+import { gatewayEvent } from '#fixtures/gateway-event.ts';
 import { CURSOR_REDIRECT_URIS } from '#fixtures/hosts/cursor.ts';
 import { useMcpClients } from '#fixtures/mcp-client.ts';
 import { API_BASE_PATH } from '#http/api-routes.ts';
@@ -144,6 +150,80 @@ async function tokenRequest(params: Record<string, string>) {
 /** The token endpoint in-process at another time: how a test sees what happens after a code or a window expires. */
 const tokenRequestAt = (params: Record<string, string>, nowMs: number) =>
   exchangeToken(params, root(), API_BASE_PATH, nowMs);
+
+/** The token endpoint's handler in this worker, over its HTTP form: what the in-process races below get as an answer. */
+async function tokenRequestInProcess(params: Record<string, string>) {
+  const out = await oauthHandler(
+    gatewayEvent(
+      {
+        resource: '/oauth/token',
+        path: '/oauth/token',
+        httpMethod: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'http' },
+        body: new URLSearchParams(params).toString(),
+      },
+      { domainName: new URL(root()).host, path: '/oauth/token' },
+    ),
+    {} as never,
+  );
+  return { status: out.statusCode, headers: out.headers ?? {}, body: JSON.parse(out.body) as Record<string, string> };
+}
+
+/**
+ * Parallel requests on this worker's DynamoDB client, where the in-process token endpoint
+ * (tokenRequestAt, tokenRequestInProcess) sends its writes: a hook on the next issuing
+ * transaction (TransactWriteItems) that names `marker` (the hash of a code or refresh token), so a
+ * race that a loaded machine gives now and then happens every time. Removed after each test.
+ */
+const hooks: string[] = [];
+afterEach(() => {
+  for (const name of hooks.splice(0)) rawDb().middlewareStack.remove(name);
+});
+function onIssue(marker: string, hook: (input: { TransactItems: unknown[] }) => Promise<void>) {
+  const name = `oauth-race-${randomUUID()}`;
+  hooks.push(name);
+  rawDb().middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = (args as { input: { TransactItems: unknown[] } }).input;
+      if (context.commandName === 'TransactWriteItemsCommand' && JSON.stringify(input).includes(marker))
+        await hook(input);
+      return next(args);
+    },
+    { step: 'initialize', name, priority: 'high' },
+  );
+  return () => rawDb().middlewareStack.remove(name);
+}
+
+/**
+ * Another request of the same client gets there first: it runs, whole, right before the next
+ * issuing transaction naming `marker` is sent, which then meets what the winner committed.
+ */
+function loseTo(marker: string, winner: () => Promise<unknown>) {
+  const remove = onIssue(marker, async () => {
+    remove();
+    await winner();
+  });
+}
+
+/**
+ * DynamoDB's answer when two transactions meet on one item at the same moment (a
+ * TransactionConflict on the grant's key item, the others `None`): for the next `times` issuing
+ * transactions naming `marker`. The only answer here that the store does not give itself; it gives
+ * it only to truly simultaneous writes.
+ */
+function conflictNext(marker: string, times: number) {
+  let left = times;
+  onIssue(marker, async (input) => {
+    if (left === 0) return;
+    left--;
+    throw new TransactionCanceledException({
+      message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
+      $metadata: {},
+      CancellationReasons: input.TransactItems.map((_, i) => ({ Code: i === 1 ? 'TransactionConflict' : 'None' })),
+    });
+  });
+  return { left: () => left };
+}
 
 /** Up to an approved authorization code, not exchanged. */
 async function codeFor(
@@ -729,6 +809,128 @@ describe('OAuth: every refusal of the token endpoint', () => {
       expect((await exchange(c)).status).toBe(200);
     },
   );
+
+  it('refuses a code and a refresh token it never issued', async () => {
+    const client = await register();
+    expect(
+      await tokenRequest({
+        grant_type: 'authorization_code',
+        code: `sic_${'A'.repeat(43)}`,
+        code_verifier: oauth.generateRandomCodeVerifier(),
+        redirect_uri: REDIRECT,
+        client_id: client,
+      }),
+    ).toMatchObject(invalidGrant);
+    expect(
+      await tokenRequest({ grant_type: 'refresh_token', refresh_token: `sir_${'A'.repeat(43)}`, client_id: client }),
+    ).toMatchObject(invalidGrant);
+  });
+
+  it('refuses a code whose grant the store admin revoked before the exchange', async () => {
+    const c = await codeFor(storeId);
+    await adminCommand('keys revoke', { id: c.keyId });
+    expect(await exchange(c)).toMatchObject({ ...invalidGrant, body: { error_description: 'the grant is revoked' } });
+  });
+
+  it("refuses the second of two parallel exchanges of one code, and keeps the first one's tokens", async () => {
+    const c = await codeFor(storeId, { resource: apiResource() });
+    const params = {
+      grant_type: 'authorization_code',
+      code: c.code,
+      code_verifier: c.verifier,
+      redirect_uri: REDIRECT,
+      client_id: c.clientId,
+    };
+    let first: TokenOutcome | undefined;
+    loseTo(hashToken(c.code), async () => {
+      first = await tokenRequestAt(params, Date.now());
+    });
+    const second = await tokenRequestAt(params, Date.now());
+    expect(second).toEqual({ ok: false, error: 'invalid_grant', description: 'the code was already used' });
+    // The same client sent it twice, which is no leak: nothing is revoked.
+    expect(first).toMatchObject({ ok: true });
+    const { body } = first as Extract<TokenOutcome, { ok: true }>;
+    expect((await api(body.access_token as string, '/products')).status).toBe(200);
+  });
+
+  it('tries an exchange and a refresh again when a parallel transaction cancels theirs, never answering revoked', async () => {
+    const c = await codeFor(storeId, { resource: apiResource() });
+    const onCode = conflictNext(hashToken(c.code), 2);
+    const exchanged = await tokenRequestInProcess({
+      grant_type: 'authorization_code',
+      code: c.code,
+      code_verifier: c.verifier,
+      redirect_uri: REDIRECT,
+      client_id: c.clientId,
+    });
+    expect(exchanged.status, JSON.stringify(exchanged.body)).toBe(200);
+    expect(onCode.left()).toBe(0);
+    const onRefresh = conflictNext(hashToken(exchanged.body.refresh_token!), 2);
+    const refreshed = await tokenRequestInProcess({
+      grant_type: 'refresh_token',
+      refresh_token: exchanged.body.refresh_token!,
+      client_id: c.clientId,
+    });
+    expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+    expect(onRefresh.left()).toBe(0);
+    expect((await api(refreshed.body.access_token!, '/products')).status).toBe(200);
+  });
+
+  it('answers 429 temporarily_unavailable with Retry-After when every round conflicts, and spends nothing', async () => {
+    const c = await codeFor(storeId, { resource: apiResource() });
+    const code = {
+      grant_type: 'authorization_code',
+      code: c.code,
+      code_verifier: c.verifier,
+      redirect_uri: REDIRECT,
+      client_id: c.clientId,
+    };
+    const onCode = conflictNext(hashToken(c.code), 5);
+    const busyCode = await tokenRequestInProcess(code);
+    expect(busyCode).toMatchObject({
+      status: 429,
+      headers: { 'Retry-After': '1' },
+      body: { error: 'temporarily_unavailable' },
+    });
+    expect(onCode.left()).toBe(0);
+    const tokens = await tokenRequestInProcess(code);
+    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    const refresh = { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token!, client_id: c.clientId };
+    const onRefresh = conflictNext(hashToken(refresh.refresh_token), 5);
+    expect(await tokenRequestInProcess(refresh)).toMatchObject({
+      status: 429,
+      headers: { 'Retry-After': '1' },
+      body: { error: 'temporarily_unavailable' },
+    });
+    expect(onRefresh.left()).toBe(0);
+    // Nothing was spent: the access token still works, the refresh token still refreshes.
+    expect((await api(tokens.body.access_token!, '/products')).status).toBe(200);
+    expect((await tokenRequestInProcess(refresh)).status).toBe(200);
+  });
+
+  it('refuses a rotated refresh token within the window that names a resource outside the grant', async () => {
+    const { clientId, tokens, keyId } = await grantFor(storeId, {}, { resource: mcpResource() });
+    const first = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: clientId };
+    const rotated = await tokenRequest(first);
+    expect(rotated.status).toBe(200);
+    expect(await tokenRequest({ ...first, resource: apiResource() })).toMatchObject(invalidGrant);
+    // The refusal neither hands out the pair nor revokes: within the window the same request without it does.
+    const late = await tokenRequest(first);
+    expect(late).toMatchObject({ status: 200, body: { access_token: rotated.body.access_token } });
+    const keys = await adminCommand<{ data: { id: number; status: string }[] }>('keys list', { store: storeId });
+    expect(keys.data.find((k) => k.id === keyId)?.status).toBe('active');
+  });
+
+  it('hands no pair to a rotated refresh token within the window once the grant is revoked', async () => {
+    const { clientId, tokens, keyId } = await grantFor(storeId, {}, { resource: apiResource() });
+    const first = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: clientId };
+    expect((await tokenRequest(first)).status).toBe(200);
+    await adminCommand('keys revoke', { id: keyId });
+    expect(await tokenRequest(first)).toMatchObject({
+      ...invalidGrant,
+      body: { error_description: 'the grant is revoked' },
+    });
+  });
 
   it('refuses a refresh without refresh_token or client_id, for another client, or expired; none revokes', async () => {
     const { clientId, tokens, keyId } = await grantFor(storeId, {}, { resource: apiResource() });
