@@ -16,7 +16,8 @@ import { DomainError } from '#domain/errors.ts';
 import { nextInSequence } from '../core/sequence.ts';
 import { tokenItem, toKeyRecord, keyItem } from './item.ts';
 
-const nextKeyId = () => nextInSequence(keys.keySequence());
+/** The next key id: a key's, or a grant's, drawn when the store admin approves it (shared/db/oauth/request.repo.ts). */
+export const nextKeyId = () => nextInSequence(keys.keySequence());
 
 export async function createKey(input: {
   storeId: string;

@@ -1,12 +1,12 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ability } from '#domain/key/abilities.ts';
-import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
+import type { McpMode } from '#domain/key/api-key.ts';
 import { REQUEST_SECONDS } from '#domain/oauth/oauth.ts';
 import { db, tableName } from '../core/client.ts';
 import { batchGet, itemKey, type Item, namedTransaction } from '../core/helpers.ts';
-import { nextInSequence } from '../core/sequence.ts';
 import { ENTITY } from '../core/table.ts';
-import { keyItem, tokenItem } from '../key/item.ts';
+import { putGrantKey } from '../key/grant.repo.ts';
+import { nextKeyId } from '../key/repo.ts';
 import { keys } from '../keys.ts';
 import type { CodeGrant } from './token.repo.ts';
 import { conditionalWrite, ttlOf } from './write.ts';
@@ -194,7 +194,7 @@ export async function approveRequest(
   grant: ApprovedGrant,
   nowMs: number,
 ): Promise<number | undefined> {
-  const keyId = await nextInSequence(keys.keySequence());
+  const keyId = await nextKeyId();
   const approved = await conditionalWrite(() =>
     db().send(
       new UpdateCommand({
@@ -238,27 +238,6 @@ export async function redeemRequest(
   key: GrantKey,
   nowMs: number,
 ): Promise<boolean> {
-  const { grant } = request;
-  const record: KeyRecord = {
-    id: request.key_id,
-    store_id: grant.store_id,
-    name: grant.name,
-    abilities: grant.abilities,
-    status: 'active',
-    webhook_url: null,
-    events: [],
-    exclude_own: false,
-    mcp: grant.mcp,
-    writes_per_hour: grant.writes_per_hour,
-    status_changes_per_hour: grant.status_changes_per_hour,
-    created_at: key.now,
-    revoked_at: null,
-    last_used_at: null,
-    token_hash: key.placeholderTokenHash,
-    webhook_secret: key.webhookSecret,
-    previous_webhook_secret: null,
-    previous_webhook_secret_expires_at: null,
-  };
   const tx = namedTransaction([
     [
       'request',
@@ -290,22 +269,14 @@ export async function redeemRequest(
     ],
     [
       'key',
-      [
-        {
-          Put: {
-            TableName: tableName(),
-            Item: keyItem(record, { kind: 'grant', client_id: request.client_id, resource: request.resource }),
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...tokenItem(record, grant.currency), kind: 'grant', expires_at: 0, audience: request.audience },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      ],
+      putGrantKey({
+        id: request.key_id,
+        ...request.grant,
+        client_id: request.client_id,
+        resource: request.resource,
+        audience: request.audience,
+        ...key,
+      }),
     ],
   ]);
   // Whichever part refused (the request redeemed, denied or expired meanwhile), nothing is written.

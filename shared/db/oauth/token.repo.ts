@@ -1,10 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { KeyRecord } from '#domain/key/api-key.ts';
 import { db, tableName } from '../core/client.ts';
 import { namedTransaction, type TransactItem } from '../core/helpers.ts';
 import { ENTITY } from '../core/table.ts';
-import { tokenItem } from '../key/item.ts';
-import { requireKey } from '../key/repo.ts';
+import { readGrantKey, replaceGrantToken } from '../key/grant.repo.ts';
 import { keys } from '../keys.ts';
 import { ttlOf } from './write.ts';
 
@@ -120,12 +118,8 @@ export async function issueTokens(
   spent: Spent,
   issue: TokenIssue,
 ): Promise<{ ok: true } | { ok: false; reason: 'spent' | 'conflict' }> {
-  const key = await requireKey(keyId);
-  if (key.status !== 'active') return { ok: false, reason: 'conflict' };
-  const old = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
-  );
-  const rotated: KeyRecord = { ...key, token_hash: issue.accessHash };
+  const read = await readGrantKey(keyId);
+  if (read?.key.status !== 'active') return { ok: false, reason: 'conflict' };
   const spend: TransactItem =
     'code' in spent
       ? {
@@ -158,31 +152,12 @@ export async function issueTokens(
     ['spend', spend],
     [
       'key',
-      [
-        {
-          Update: {
-            TableName: tableName(),
-            Key: keys.key(keyId),
-            UpdateExpression: 'SET token_hash = :new',
-            ConditionExpression: 'token_hash = :old AND #s = :active',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':new': issue.accessHash, ':old': key.token_hash, ':active': 'active' },
-          },
-        },
-        { Delete: { TableName: tableName(), Key: keys.token(key.token_hash) } },
-        {
-          Put: {
-            TableName: tableName(),
-            Item: {
-              ...tokenItem(rotated, issue.currency, old.Item ?? {}),
-              kind: 'grant',
-              expires_at: issue.accessExpiresAt,
-              audience: issue.accessAudience,
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      ],
+      replaceGrantToken(read, {
+        hash: issue.accessHash,
+        expiresAt: issue.accessExpiresAt,
+        audience: issue.accessAudience,
+        currency: issue.currency,
+      }),
     ],
     [
       'refresh',
