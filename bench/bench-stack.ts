@@ -11,7 +11,7 @@ import { startLocalStack, type LocalStack } from '#emulation/local/stack.ts';
 import { pendingNameCount } from '#db/name-index/repo.ts';
 import { freePort } from '#fixtures/free-port.ts';
 
-export type Sample = { ms: number; calls: number; rcu: number; wcu: number; status: number; ops: string };
+export type Sample = { path: string; ms: number; calls: number; rcu: number; wcu: number; status: number; ops: string };
 
 export interface BenchStack {
   readonly stack: LocalStack;
@@ -49,7 +49,15 @@ export async function startBenchStack(options: {
     gateway: {
       ...(options.requestLog ? { requestLog: options.requestLog } : {}),
       onRequest: (r) =>
-        samples.push({ ms: r.ms, calls: r.calls, rcu: r.rcu, wcu: r.wcu, status: r.status, ops: r.ops.join(',') }),
+        samples.push({
+          path: r.path,
+          ms: r.ms,
+          calls: r.calls,
+          rcu: r.rcu,
+          wcu: r.wcu,
+          status: r.status,
+          ops: r.ops.join(','),
+        }),
     },
   });
   const { handler } = await import('#functions/admin/handler.ts');

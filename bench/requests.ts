@@ -4,8 +4,9 @@
  * BENCH_ORDERS orders (default 500), spread over 60 keys so the 60/min limit never bites. Latency
  * on DynamoDB Local is no forecast of AWS latency; round trips carry over exactly.
  */
-import { API_ROUTES, type Group } from '#http/api-routes.ts';
-import { percentile, startBenchStack, type Sample } from './bench-stack.ts';
+import { createHash } from 'node:crypto';
+import { API_BASE_PATH, API_ROUTES, type Group } from '#http/api-routes.ts';
+import { type BenchStack, percentile, startBenchStack, type Sample } from './bench-stack.ts';
 import { seedOrders, seedProducts } from './seed.ts';
 import type { BenchSection } from './section.ts';
 
@@ -241,7 +242,7 @@ function describeOps(ops: string): string {
   return [...counts].map(([op, n]) => `${op} ×${n}`).join(', ');
 }
 
-function row(s: Scenario, samples: Sample[]): string {
+function row(s: { group: string; name: string; items?: number }, samples: Sample[]): string {
   const bad = samples.filter((x) => x.status >= 300).length;
   const avg = (f: (x: Sample) => number) =>
     (samples.reduce((a, x) => a + f(x), 0) / samples.length / (s.items ?? 1)).toFixed(2);
@@ -249,15 +250,95 @@ function row(s: Scenario, samples: Sample[]): string {
   const commonOps = Object.entries(counts).sort((a, b) => b[1] - a[1])[0]?.[0];
   const ms = samples.map((x) => x.ms);
   return (
-    `| ${groupOf(s)} | ${s.name} | ${percentile(ms, 50).toFixed(1)} | ${percentile(ms, 95).toFixed(1)} | ${avg((x) => x.calls)} | ${avg((x) => x.rcu)} | ${avg((x) => x.wcu)} | ${describeOps(commonOps ?? '')} |` +
+    `| ${s.group} | ${s.name} | ${percentile(ms, 50).toFixed(1)} | ${percentile(ms, 95).toFixed(1)} | ${avg((x) => x.calls)} | ${avg((x) => x.rcu)} | ${avg((x) => x.wcu)} | ${describeOps(commonOps ?? '')} |` +
     (bad ? ` ${bad} non-2xx` : '')
   );
+}
+
+const REDIRECT = 'http://127.0.0.1:9/callback';
+/** A PKCE pair: any verifier of 43 characters and its S256 challenge. */
+const pkce = (i: number) => {
+  const verifier = `bench-verifier-${String(i).padStart(28, '0')}`;
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+};
+
+/**
+ * The OAuth endpoints an MCP host calls to connect, `flows` times, as in docs/oauth.md: register,
+ * open the authorize page, the store admin approves (in-process, not an HTTP request), the page's
+ * poll redeems the approval, the code is exchanged for tokens; then each flow's refresh token is
+ * refreshed once. A row per endpoint, from the samples of its path only.
+ */
+async function oauthRows(bench: BenchStack, flows: number): Promise<string[]> {
+  const root = bench.stack.baseUrl.slice(0, -API_BASE_PATH.length);
+  const form = (body: Record<string, string>) =>
+    fetch(`${root}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(body),
+    }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, string> }));
+  const granted: { clientId: string; refreshToken: string }[] = [];
+  bench.resetSamples();
+  for (let i = 0; i < flows; i++) {
+    const registered = await fetch(`${root}/oauth/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ client_name: `Bench app ${i}`, redirect_uris: [REDIRECT] }),
+    });
+    const { client_id: clientId } = (await registered.json()) as { client_id: string };
+    const { verifier, challenge } = pkce(i);
+    const url = new URL(`${root}/oauth/authorize`);
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: `${bench.stack.baseUrl}/mcp`,
+      scope: 'catalog:read orders:read',
+    }))
+      url.searchParams.set(k, v);
+    const page = await (await fetch(url, { redirect: 'manual' })).text();
+    const approvalCode = /id="approval-code" data-request="[^"]+">([^<]+)</.exec(page)?.[1];
+    const poll = /fetch\("([^"]+)"/.exec(page)?.[1];
+    if (!approvalCode || !poll) throw new Error(`bench: the authorize page of flow ${i} has no approval code`);
+    await bench.admin('oauth approve', { code: approvalCode, store: bench.storeId });
+    const done = (await (await fetch(new URL(poll, url))).json()) as { redirect?: string };
+    const code = done.redirect ? new URL(done.redirect).searchParams.get('code') : null;
+    if (!code) throw new Error(`bench: the poll of flow ${i} answered no code`);
+    const tokens = await form({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+    });
+    if (tokens.status !== 200) throw new Error(`bench: code exchange of flow ${i}: ${tokens.status}`);
+    granted.push({ clientId, refreshToken: tokens.body.refresh_token! });
+  }
+  const flowSamples = bench.samples();
+  bench.resetSamples();
+  for (const { clientId, refreshToken } of granted)
+    await form({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+  const refreshes = bench.samples();
+  const of = (path: string) => flowSamples.filter((x) => x.path === path);
+  return [
+    row({ group: 'oauth', name: 'POST /oauth/register' }, of('/oauth/register')),
+    row({ group: 'oauth', name: 'GET /oauth/authorize' }, of('/oauth/authorize')),
+    row({ group: 'oauth', name: 'GET /oauth/authorize/status (approved: redeems)' }, of('/oauth/authorize/status')),
+    row({ group: 'oauth', name: 'POST /oauth/token (authorization_code)' }, of('/oauth/token')),
+    row({ group: 'oauth', name: 'POST /oauth/token (refresh_token)' }, refreshes),
+  ];
 }
 
 export const requestsSection: BenchSection = {
   name: 'requests',
   async run() {
-    const bench = await startBenchStack({ storeId: 'bench', keys: 60 });
+    // The OAuth rows run their flows from one address: bounds far above what they send.
+    const bench = await startBenchStack({
+      storeId: 'bench',
+      keys: 60,
+      env: { OAUTH_REGISTRATIONS_PER_IP: '1000000', OAUTH_AUTHORIZATIONS_PER_IP: '1000000' },
+    });
     try {
       const since = { store: new Date().toISOString(), poll: '' };
       await seedProducts(bench.storeId, PRODUCTS);
@@ -286,11 +367,13 @@ export const requestsSection: BenchSection = {
           const etag = res.headers.get('etag');
           if (etag) etags.set(path, etag);
         }
-        rows.push(row(s, bench.samples()));
+        rows.push(row({ group: groupOf(s), name: s.name, items: s.items }, bench.samples()));
       }
+      rows.push(...(await oauthRows(bench, Math.max(1, Math.ceil(REQUESTS / 5)))));
       return (
         `## DynamoDB round trips and units per request\n\n` +
-        `${PRODUCTS} products, ${ORDERS} orders, ${REQUESTS} sequential requests per scenario (batch rows: ${Math.max(1, Math.ceil(REQUESTS / 10))} requests, figures per item), ` +
+        `${PRODUCTS} products, ${ORDERS} orders, ${REQUESTS} sequential requests per scenario (batch rows: ${Math.max(1, Math.ceil(REQUESTS / 10))} requests, figures per item; ` +
+        `OAuth rows: ${Math.max(1, Math.ceil(REQUESTS / 5))} connections, each registered, authorized, approved, redeemed, exchanged and refreshed once), ` +
         `warm keys; the authorizer's call and the handler's calls counted together by the SDK middleware in shared/db/client.ts. ` +
         `Units are what DynamoDB Local reports: nothing for reads of missing items and failed conditional writes, and a flat figure per transaction ` +
         `(AWS charges 2 WCU per item per KB in a transaction; the per-topic docs work units out by DynamoDB's rules). ` +

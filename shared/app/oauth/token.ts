@@ -1,8 +1,16 @@
 import { requireStore } from '#app/stores.ts';
 import { revokeKey } from '#db/key/change.repo.ts';
 import { getKey } from '#db/key/repo.ts';
-import { getCode, getRefresh, issueTokens, type RefreshRecord, type Spent } from '#db/oauth/token.repo.ts';
-import { keepClient } from '#db/oauth/client.repo.ts';
+import { readGrantKey } from '#db/key/grant.repo.ts';
+import type { KeepClient } from '#db/oauth/client.repo.ts';
+import {
+  getCode,
+  getRefresh,
+  issueTokens,
+  type RefreshRecord,
+  type Spent,
+  type TokenIssue,
+} from '#db/oauth/token.repo.ts';
 import { hashToken } from '#domain/key/api-key.ts';
 import {
   ACCESS_TOKEN_SECONDS,
@@ -101,12 +109,12 @@ async function exchangeCode(
     return invalidGrant(
       'the code is unknown, used, expired, or was issued for another client, redirect URI, resource or verifier',
     );
-  // A client that gets a token keeps its registration (an unused one goes after a day). Before
-  // the tokens are issued: a store fault here must not answer a 503 for a code already spent.
-  if (!isUrlClientId(clientId)) await keepClient(clientId, nowMs, nowMs + CLIENT_SECONDS * 1000);
+  // A client that gets a token keeps its registration (an unused one goes after a day), in the
+  // transaction that issues the tokens. A metadata document's client has nothing stored to keep.
+  const keep = isUrlClientId(clientId) ? undefined : { clientId, nowMs, untilMs: nowMs + CLIENT_SECONDS * 1000 };
   const spent: Spent = { code: codeHash, keepUntilMs: nowMs + REFRESH_TOKEN_SECONDS * 1000 };
   for (let round = 0; round < ISSUE_ROUNDS; round++) {
-    const out = await issue(grant.key_id, () => spent, grant, target.audience, nowMs);
+    const out = await issue(grant.key_id, () => spent, grant, target.audience, nowMs, keep);
     if (out.ok) return out;
     // A parallel exchange of the same code won: this one is refused without revoking (the same
     // client double-submitting is no leak); a code presented after its exchange revokes, above.
@@ -205,23 +213,27 @@ type IssueOutcome =
   | { ok: true; body: Record<string, unknown> }
   | { ok: false; reason: 'revoked' | 'spent' | 'conflict' };
 
-/** A new access and refresh token for the grant, spending what was presented (`spend`, given the new pair). */
+/**
+ * A new access and refresh token for the grant, spending what was presented (`spend`, given the
+ * new pair) and, for a code exchange, keeping the client's registration (`keep`): one read of the
+ * key with its token item, then one transaction.
+ */
 async function issue(
   keyId: number,
   spend: (pair: IssuedPair) => Spent,
   from: { client_id: string; resource: string; audience: string },
   accessAudience: string,
   nowMs: number,
+  keep?: KeepClient,
 ): Promise<IssueOutcome> {
   const pair: IssuedPair = {
     access_token: generateAccessToken(),
     refresh_token: generateRefreshToken(),
     access_expires_at: nowMs + ACCESS_TOKEN_SECONDS * 1000,
   };
-  const key = await getKey(keyId);
-  if (key?.status !== 'active') return { ok: false, reason: 'revoked' };
-  const store = await requireStore(key.store_id);
-  const issued = await issueTokens(keyId, spend(pair), {
+  const read = await readGrantKey(keyId);
+  if (read?.key.status !== 'active') return { ok: false, reason: 'revoked' };
+  const tokens: TokenIssue = {
     accessHash: hashToken(pair.access_token),
     accessExpiresAt: pair.access_expires_at,
     accessAudience,
@@ -234,8 +246,13 @@ async function issue(
       audience: from.audience,
       expires_at: nowMs + REFRESH_TOKEN_SECONDS * 1000,
     },
-    currency: store.currency_code,
-  });
-  if (!issued.ok) return issued;
-  return { ok: true, body: tokenBody(pair, key.abilities, nowMs) };
+    // The live token item carries the store's currency; the store is read only if it does not.
+    currency: read.currency ?? (await requireStore(read.key.store_id)).currency_code,
+  };
+  let issued = await issueTokens(read, spend(pair), { ...tokens, keepClient: keep });
+  // The registration could not be kept (it expired meanwhile, or is kept longer already): the
+  // tokens are issued all the same, without it.
+  if (!issued.ok && issued.reason === 'unkept') issued = await issueTokens(read, spend(pair), tokens);
+  if (!issued.ok) return { ok: false, reason: issued.reason === 'spent' ? 'spent' : 'conflict' };
+  return { ok: true, body: tokenBody(pair, read.key.abilities, nowMs) };
 }

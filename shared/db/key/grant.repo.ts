@@ -88,17 +88,22 @@ export interface GrantKeyRead {
   key: KeyRecord;
   /** The token item the key points at; undefined if it was not there. */
   readonly token: Item | undefined;
+  /**
+   * The store's currency as that token item carries it (a store's currency never changes), so
+   * issuing needs no read of the store; undefined if the item does not carry one.
+   */
+  currency: string | undefined;
 }
 
 /** The grant's key and, while it is active, its token item: undefined when the key does not exist. */
 export async function readGrantKey(keyId: number): Promise<GrantKeyRead | undefined> {
   const key = await getKey(keyId);
   if (!key) return undefined;
-  if (key.status !== 'active') return { key, token: undefined };
-  const token = await db().send(
+  if (key.status !== 'active') return { key, token: undefined, currency: undefined };
+  const { Item: token } = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
   );
-  return { key, token: token.Item };
+  return { key, token, currency: typeof token?.currency_code === 'string' ? token.currency_code : undefined };
 }
 
 /** The grant's next access token: its hash, when it expires, and the part of the API it covers. */

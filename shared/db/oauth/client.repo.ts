@@ -1,13 +1,14 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { OAuthClient } from '#domain/oauth/oauth.ts';
 import { db, tableName } from '../core/client.ts';
+import type { TransactItem } from '../core/helpers.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
-import { conditionalWrite, ttlOf } from './write.ts';
+import { ttlOf } from './write.ts';
 
 /**
  * Clients registered with RFC 7591 (docs/oauth.md#items-in-the-single-table), kept `keepSeconds`
- * (a day until the client gets a token: keepClient).
+ * (a day until the client gets a token: keepClientAction).
  */
 export async function putClient(client: OAuthClient, nowMs: number, keepSeconds: number): Promise<void> {
   await db().send(
@@ -31,21 +32,27 @@ export async function getClient(clientId: string, nowMs: number): Promise<OAuthC
   return { client_id: i.client_id, client_name: i.client_name, redirect_uris: i.redirect_uris };
 }
 
+/** How long a client that got a token is kept: until `untilMs` (docs/oauth.md#bounds). */
+export interface KeepClient {
+  clientId: string;
+  nowMs: number;
+  untilMs: number;
+}
+
 /**
- * Keeps a registered client until `untilMs` (a client that got a token keeps its registration);
- * never shortens it and never brings back one already gone.
+ * The action that keeps a registered client until `untilMs`, for the transaction that issues its
+ * tokens: its condition fails rather than shorten the client's life or bring back one already gone
+ * (expired, whether or not the TTL sweep removed it yet).
  */
-export async function keepClient(clientId: string, nowMs: number, untilMs: number): Promise<void> {
-  await conditionalWrite(() =>
-    db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.oauthClient(clientId),
-        UpdateExpression: 'SET #ttl = :ttl',
-        ConditionExpression: 'attribute_exists(pk) AND #ttl > :now AND #ttl < :ttl',
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':ttl': ttlOf(untilMs), ':now': Math.floor(nowMs / 1000) },
-      }),
-    ),
-  );
+export function keepClientAction(keep: KeepClient): TransactItem {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.oauthClient(keep.clientId),
+      UpdateExpression: 'SET #ttl = :ttl',
+      ConditionExpression: 'attribute_exists(pk) AND #ttl > :now AND #ttl <= :ttl',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':ttl': ttlOf(keep.untilMs), ':now': Math.floor(keep.nowMs / 1000) },
+    },
+  };
 }

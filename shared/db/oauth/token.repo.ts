@@ -2,7 +2,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../core/client.ts';
 import { namedTransaction, type TransactItem } from '../core/helpers.ts';
 import { ENTITY } from '../core/table.ts';
-import { readGrantKey, replaceGrantToken } from '../key/grant.repo.ts';
+import { type GrantKeyRead, replaceGrantToken } from '../key/grant.repo.ts';
+import { type KeepClient, keepClientAction } from './client.repo.ts';
 import { keys } from '../keys.ts';
 import { ttlOf } from './write.ts';
 
@@ -92,6 +93,8 @@ export interface TokenIssue {
   refreshHash: string;
   refresh: RefreshGrant;
   currency: string | null;
+  /** A code exchange keeps the client's registration (docs/oauth.md#bounds), in the same transaction. */
+  keepClient?: KeepClient;
 }
 
 /**
@@ -108,18 +111,19 @@ export type Spent = { code: string; keepUntilMs: number } | { refresh: string; r
  * wins), and the code or the refresh token is marked used, guarded on still being there and
  * unused (a parallel exchange of the same code or refresh token loses).
  *
- * The refusals: `spent`, the code or refresh token was used meanwhile; `conflict`, anything else
- * that cancelled the transaction (the key changed or was revoked since it was read, or a parallel
- * transaction on the same items). The use case reads again to tell which; a conflict alone is
- * never a revocation.
+ * With `keepClient`, the client's registration is kept longer in the same transaction.
+ *
+ * The refusals: `spent`, the code or refresh token was used meanwhile; `unkept`, the client's
+ * registration could not be kept (it is gone, or kept longer already); `conflict`, anything else
+ * that cancelled the transaction (the key changed or was revoked since `read`, or a parallel
+ * transaction on the same items). Nothing is written on a refusal. The use case decides what
+ * follows; a conflict alone is never a revocation.
  */
 export async function issueTokens(
-  keyId: number,
+  read: GrantKeyRead,
   spent: Spent,
   issue: TokenIssue,
-): Promise<{ ok: true } | { ok: false; reason: 'spent' | 'conflict' }> {
-  const read = await readGrantKey(keyId);
-  if (read?.key.status !== 'active') return { ok: false, reason: 'conflict' };
+): Promise<{ ok: true } | { ok: false; reason: 'spent' | 'unkept' | 'conflict' }> {
   const spend: TransactItem =
     'code' in spent
       ? {
@@ -175,8 +179,10 @@ export async function issueTokens(
         },
       },
     ],
+    ['client', issue.keepClient && keepClientAction(issue.keepClient)],
   ]);
   const cancelled = await tx.send();
   if (!cancelled) return { ok: true };
-  return { ok: false, reason: cancelled.failed('spend') ? 'spent' : 'conflict' };
+  if (cancelled.failed('spend')) return { ok: false, reason: 'spent' };
+  return { ok: false, reason: cancelled.failed('client') ? 'unkept' : 'conflict' };
 }
