@@ -41,9 +41,9 @@ export const TABLE_ACCESS = {
   content: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
   mcp: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes], queriesIndex: true },
   // The OAuth endpoints (docs/oauth.md): their own items, and a grant's key and token items (written when the page
-  // redeems an approval; code exchange, refresh, reuse revocation).
+  // redeems an approval; code exchange, refresh, reuse revocation). BatchGetItem: a refresh token with its successor.
   oauth: {
-    actions: ['GetItem', ...writes],
+    actions: ['GetItem', 'BatchGetItem', ...writes],
     leadingKeys: [
       keys.oauthClient('*').pk,
       keys.oauthRequest('*').pk,

@@ -34,6 +34,7 @@
  *  OAuth requests, newest first ........ gsi1: OAUTH_REQUESTS / {expires_at ms:015}#{approval code}   (`oauth requests`; unexpired = sk above now)
  *  OAuth authorization code (60 s TTL) . OAUTH_CODE#{sha256}  / CODE   (`used` by its one exchange, then kept 30 d: a second one revokes the grant)
  *  OAuth refresh token (30 d TTL) ...... OAUTH_REFRESH#{sha256} / REFRESH   (`used` once rotated: a replay revokes the grant)
+ *  OAuth rotated token's successor ..... OAUTH_REFRESH#{sha256} / SUCCESSOR   (the new pair, sealed; TTL: the 30 s grace window; read with REFRESH in one BatchGetItem)
  *  OAuth requests per caller, per window  OAUTH_LIMIT#{register|authorize}#{ip} or OAUTH_LIMIT#pending / WINDOW#{start ms:015}   (`count`, one conditional UpdateItem; TTL: the window's end)
  *  (an OAuth grant is a key item with kind = grant; its access token is the key's TOKEN item, with expires_at)
  *  (the local stack keeps items of its own under LOCAL#…: emulation/local/stream-position.ts, commit-barrier.ts, key-marker.ts)
@@ -140,6 +141,8 @@ export const keys = {
   oauthRequestsIndex: (nowMs: number) => ({ gsi1pk: 'OAUTH_REQUESTS', after: pad(nowMs, 15) }),
   oauthCode: (codeHash: string): Key => ({ pk: `OAUTH_CODE#${codeHash}`, sk: 'CODE' }),
   oauthRefresh: (tokenHash: string): Key => ({ pk: `OAUTH_REFRESH#${tokenHash}`, sk: 'REFRESH' }),
+  /** Beside its refresh token, under the same partition key (the OAuth function's LeadingKeys). */
+  oauthSuccessor: (tokenHash: string): Key => ({ pk: `OAUTH_REFRESH#${tokenHash}`, sk: 'SUCCESSOR' }),
   /** A count of OAuth requests in one window: `scope` names the endpoint and the caller (or `pending`: everyone's). */
   oauthLimit: (scope: string, windowStartMs: number): Key => ({
     pk: `OAUTH_LIMIT#${scope}`,

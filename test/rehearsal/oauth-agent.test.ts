@@ -19,7 +19,7 @@ import { API_BASE_PATH } from '#http/api-routes.ts';
  * The chat app's OAuth flow (test/integration/oauth-agent-e2e.test.ts) against the synthesized app
  * with IAM enforced: the official MCP client, the authorize page in Chromium, the store admin's
  * `npm run admin -- oauth approve ... --function NAME` through the Lambda API (the deployed path),
- * the token, tools/list, then `keys revoke` and the gateway's 401 with the challenge.
+ * the token, tools/list, a refresh, then `keys revoke` and the gateway's 401 with the challenge.
  *
  * The gateway's 401 names the stage's own execute-api URL (joined at deploy time, infra/api-stack.ts),
  * which is not this machine: the app's fetch sends what it addresses there to the rehearsal, as DNS
@@ -52,7 +52,7 @@ describe.skipIf(chromiumMissing)('rehearsal: a chat app connects with OAuth and 
     await receiver?.close();
   });
 
-  it('authorize → approval through the admin Lambda → token → tools/list → revoke → 401 with the challenge', async () => {
+  it('authorize → approval through the admin Lambda → token → tools/list → refresh → revoke → 401 with the challenge', async () => {
     expect(adminFunction).not.toBe('');
     const store = await createStore();
     const seen: Seen[] = [];
@@ -106,6 +106,21 @@ describe.skipIf(chromiumMissing)('rehearsal: a chat app connects with OAuth and 
     const names = (await connected.client.listTools()).tools.map((t) => t.name);
     expect(names).toContain('list_products');
     expect(names).not.toContain('upsert_product');
+
+    // A refresh under the OAuth function's role: the refresh token and its successor in one
+    // BatchGetItem, the rotation's transaction; the app goes on with the new pair.
+    const refreshed = await fetchFn(`${rehearsalUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: provider.tokens()!.refresh_token!,
+        client_id: provider.clientInformation()!.client_id,
+      }),
+    });
+    expect(refreshed.status).toBe(200);
+    provider.saveTokens((await refreshed.json()) as Parameters<typeof provider.saveTokens>[0]);
+    expect((await connected.client.listTools()).tools.length).toBe(names.length);
 
     const revoked = await lambdaInvoker(adminFunction)({ command: 'keys revoke', args: { id: approved.key_id } });
     expect(revoked.ok).toBe(true);

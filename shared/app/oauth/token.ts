@@ -138,7 +138,7 @@ async function refreshTokens(
   if (!looksLikeSecret('sir_', token))
     return invalidGrant('the refresh token is unknown, expired or was issued to another client');
   for (let round = 0; round < ISSUE_ROUNDS; round++) {
-    const refresh = await getRefresh(hash);
+    const refresh = await getRefresh(hash, nowMs);
     if (!refresh || refresh.client_id !== form.client_id || refresh.expires_at <= nowMs)
       return invalidGrant('the refresh token is unknown, expired or was issued to another client');
     if (refresh.status === 'used') return refreshedAlready(refresh, token, form.resource, issuer, basePath, nowMs);
@@ -146,7 +146,12 @@ async function refreshTokens(
     if (!target) return invalidGrant('the refresh token was issued for another resource');
     const out = await issue(
       refresh.key_id,
-      (pair) => ({ refresh: hash, rotatedAtMs: nowMs, successor: sealPair(token, pair) }),
+      (pair) => ({
+        refresh: hash,
+        rotatedAtMs: nowMs,
+        successor: sealPair(token, pair),
+        successorUntilMs: nowMs + REFRESH_GRACE_SECONDS * 1000,
+      }),
       refresh,
       target.audience,
       nowMs,
@@ -190,7 +195,7 @@ async function refreshedAlready(
     return invalidGrant('the refresh token was issued for another resource');
   let pair: IssuedPair = first;
   for (let hop = 0; hop < GRACE_HOPS; hop++) {
-    const next = await getRefresh(hashToken(pair.refresh_token));
+    const next = await getRefresh(hashToken(pair.refresh_token), nowMs);
     const later: IssuedPair | undefined =
       next?.status === 'used' && next.successor !== null ? openPair(pair.refresh_token, next.successor) : undefined;
     if (!later) break;

@@ -79,5 +79,6 @@ export const ENTITY = {
   oauthRequest: 'oauth_request',
   oauthCode: 'oauth_code',
   oauthRefresh: 'oauth_refresh',
+  oauthSuccessor: 'oauth_successor',
   oauthLimit: 'oauth_limit',
 } as const;

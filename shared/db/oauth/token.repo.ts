@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../core/client.ts';
-import { namedTransaction, type TransactItem } from '../core/helpers.ts';
+import { batchGet, itemKey, namedTransaction, type TransactItem } from '../core/helpers.ts';
 import { ENTITY } from '../core/table.ts';
 import { type GrantKeyRead, replaceGrantToken } from '../key/grant.repo.ts';
 import { type KeepClient, keepClientAction } from './client.repo.ts';
@@ -53,12 +53,12 @@ export interface RefreshGrant {
 }
 
 /**
- * A refresh token as read back. Once rotated it is `used`, with when (`rotated_at`) and the pair it
- * was rotated to, sealed under the rotated token itself (`successor`, shared/domain/oauth): for the
- * grace window a parallel refresh with it gets that same pair; after it, its reuse revokes the grant.
- * The sealed pair stays as long as the item (its `ttl`, kept for reuse detection) rather than
- * costing a second write to remove it: it opens only with the rotated token, and the use case opens
- * it only within the window.
+ * A refresh token as read back. Once rotated it is `used`, with when (`rotated_at`), and kept for
+ * its 30 days so that its reuse is recognised (and revokes the grant). The pair it was rotated to,
+ * sealed under the rotated token itself (`successor`, shared/domain/oauth), is an item of its own
+ * beside it that lives only for the grace window (its TTL): within the window a parallel refresh
+ * with the rotated token gets that same pair; after it, the pair is no longer read (null here,
+ * whether or not DynamoDB's TTL sweep removed it yet), and nothing secret outlives the window.
  */
 export interface RefreshRecord extends RefreshGrant {
   status: 'active' | 'used';
@@ -66,23 +66,23 @@ export interface RefreshRecord extends RefreshGrant {
   successor: string | null;
 }
 
-export async function getRefresh(tokenHash: string): Promise<RefreshRecord | undefined> {
-  const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.oauthRefresh(tokenHash), ConsistentRead: true }),
-  );
-  const i = out.Item;
-  return i
-    ? {
-        key_id: i.key_id,
-        client_id: i.client_id,
-        resource: i.resource,
-        audience: i.audience,
-        status: i.status,
-        expires_at: i.expires_at,
-        rotated_at: i.rotated_at ?? null,
-        successor: i.successor ?? null,
-      }
-    : undefined;
+/** The refresh token and, while its grace window lasts (at `nowMs`), its sealed successor: one BatchGetItem. */
+export async function getRefresh(tokenHash: string, nowMs: number): Promise<RefreshRecord | undefined> {
+  const found = await batchGet([keys.oauthRefresh(tokenHash), keys.oauthSuccessor(tokenHash)]);
+  const i = found.get(itemKey(keys.oauthRefresh(tokenHash)));
+  if (!i) return undefined;
+  const next = found.get(itemKey(keys.oauthSuccessor(tokenHash)));
+  return {
+    key_id: i.key_id,
+    client_id: i.client_id,
+    resource: i.resource,
+    audience: i.audience,
+    status: i.status,
+    expires_at: i.expires_at,
+    rotated_at: i.rotated_at ?? null,
+    // A token rotated before successors had items of their own holds its successor itself.
+    successor: next ? (next.expires_at > nowMs ? next.sealed : null) : (i.successor ?? null),
+  };
 }
 
 export interface TokenIssue {
@@ -100,9 +100,12 @@ export interface TokenIssue {
 /**
  * What consumes the old credential in the issuing transaction: a code or a refresh token, each
  * marked used. A used code is kept until `keepUntilMs`, so that presenting it again is recognised.
- * A rotated refresh token keeps when it was rotated and its successor pair, sealed.
+ * A rotated refresh token keeps when it was rotated; its successor pair, sealed, is kept beside it
+ * until `successorUntilMs` (the end of the grace window).
  */
-export type Spent = { code: string; keepUntilMs: number } | { refresh: string; rotatedAtMs: number; successor: string };
+export type Spent =
+  | { code: string; keepUntilMs: number }
+  | { refresh: string; rotatedAtMs: number; successor: string; successorUntilMs: number };
 
 /**
  * Issues a grant's new access and refresh tokens in one transaction with spending what was
@@ -124,34 +127,45 @@ export async function issueTokens(
   spent: Spent,
   issue: TokenIssue,
 ): Promise<{ ok: true } | { ok: false; reason: 'spent' | 'unkept' | 'conflict' }> {
-  const spend: TransactItem =
+  const spend: TransactItem[] =
     'code' in spent
-      ? {
-          Update: {
-            TableName: tableName(),
-            Key: keys.oauthCode(spent.code),
-            UpdateExpression: 'SET used = :used, #ttl = :ttl',
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(used)',
-            ExpressionAttributeNames: { '#ttl': 'ttl' },
-            ExpressionAttributeValues: { ':used': true, ':ttl': ttlOf(spent.keepUntilMs) },
-          },
-        }
-      : {
-          Update: {
-            TableName: tableName(),
-            Key: keys.oauthRefresh(spent.refresh),
-            // The successor is written with the flip to `used`, so whoever reads `used` can answer it.
-            UpdateExpression: 'SET #s = :used, rotated_at = :at, successor = :next',
-            ConditionExpression: '#s = :active',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: {
-              ':used': 'used',
-              ':active': 'active',
-              ':at': spent.rotatedAtMs,
-              ':next': spent.successor,
+      ? [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.oauthCode(spent.code),
+              UpdateExpression: 'SET used = :used, #ttl = :ttl',
+              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(used)',
+              ExpressionAttributeNames: { '#ttl': 'ttl' },
+              ExpressionAttributeValues: { ':used': true, ':ttl': ttlOf(spent.keepUntilMs) },
             },
           },
-        };
+        ]
+      : [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.oauthRefresh(spent.refresh),
+              UpdateExpression: 'SET #s = :used, rotated_at = :at',
+              ConditionExpression: '#s = :active',
+              ExpressionAttributeNames: { '#s': 'status' },
+              ExpressionAttributeValues: { ':used': 'used', ':active': 'active', ':at': spent.rotatedAtMs },
+            },
+          },
+          // With the flip to `used`, so whoever reads `used` within the window can answer the pair.
+          {
+            Put: {
+              TableName: tableName(),
+              Item: {
+                ...keys.oauthSuccessor(spent.refresh),
+                type: ENTITY.oauthSuccessor,
+                sealed: spent.successor,
+                expires_at: spent.successorUntilMs,
+                ttl: ttlOf(spent.successorUntilMs),
+              },
+            },
+          },
+        ];
   const tx = namedTransaction([
     ['spend', spend],
     [
