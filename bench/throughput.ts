@@ -29,7 +29,7 @@ import { writeFileSync } from 'node:fs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#db/core/client.ts';
 import { keys as dbKeys } from '#db/keys.ts';
-import { authenticate } from '#db/key/auth.repo.ts';
+import { authenticate } from '#app/authenticate.ts';
 import { hashToken } from '#domain/key/api-key.ts';
 import { config } from '#shared/config.ts';
 import { startBenchStack } from './bench-stack.ts';

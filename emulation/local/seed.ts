@@ -4,7 +4,7 @@ import { ProductIds } from '#app/product-ids.ts';
 import type { NewProduct } from '#domain/product/product-write.ts';
 import { resolveTaxonomy } from '#db/taxonomy/repo.ts';
 import { putCategory, putTag } from '#app/taxonomy.ts';
-import { insertPage } from '#db/page/repo.ts';
+import { insertPage } from '#app/pages.ts';
 import { ABILITIES } from '#domain/key/abilities.ts';
 import type { OrderStatus } from '#domain/order/order.ts';
 import { IDEMPOTENCY_HEADER } from '#domain/idempotency.ts';

@@ -1,10 +1,11 @@
-import { revokeKey, updateKeySettings, type KeySettings } from '#db/key/change.repo.ts';
-import { createKey, listKeysOfStore, requireKey, rotateKeyToken, updateKeyWebhook } from '#db/key/repo.ts';
+import type { KeySettings } from '#db/key/change.repo.ts';
+import { createKey, listKeysOfStore, requireKey, updateKeyWebhook } from '#db/key/repo.ts';
 import { createStore, listStores, type Store } from '#db/store/repo.ts';
 import type { Ability } from '#domain/key/abilities.ts';
 import { generateToken, generateWebhookSecret, hashToken, type KeyRecord, type McpMode } from '#domain/key/api-key.ts';
 import { DomainError } from '#domain/errors.ts';
 import { requireStore } from './stores.ts';
+import { changeKeySettings as changeSettings, revokeKey, rotateToken } from './key-changes.ts';
 
 /**
  * The admin's store and key commands (functions/admin/commands.ts validates their arguments and
@@ -69,7 +70,7 @@ export async function rotateKey(keyId: number): Promise<{ record: KeyRecord; tok
     throw new DomainError('invalid_transition', `key ${keyId} is an OAuth grant; revoke it instead`, 'id');
   const store = await requireStore(key.store_id);
   const token = generateToken();
-  return { record: await rotateKeyToken(keyId, hashToken(token), store.currency_code), token };
+  return { record: await rotateToken(keyId, hashToken(token), store.currency_code), token };
 }
 
 /** Changes an existing key's webhook URL, events and/or exclude-own (404 naming `id` otherwise). */
@@ -82,7 +83,7 @@ export async function changeKeyWebhook(
 }
 
 export const changeKeySettings = (keyId: number, changes: KeySettings): Promise<KeyRecord> =>
-  updateKeySettings(keyId, changes);
+  changeSettings(keyId, changes);
 
 /** An existing key's record, or 404 naming `id`. */
 export const existingKey = (keyId: number): Promise<KeyRecord> => requireKey(keyId);

@@ -1,8 +1,21 @@
-import { authenticate, type AuthResult } from '#db/key/auth.repo.ts';
-import { ALLOWANCE_RING, hashToken, looksLikeToken, SET_UP_RING } from '#domain/key/api-key.ts';
+import { cachedToken, claimRequest, readToken, type TokenState } from '#db/key/auth.repo.ts';
+import {
+  ALLOWANCE_RING,
+  decide,
+  hashToken,
+  looksLikeToken,
+  SET_UP_RING,
+  type RateDecision,
+  type RingAttributes,
+} from '#domain/key/api-key.ts';
 import { audienceCovers } from '#domain/oauth/oauth.ts';
 import type { Principal } from '#domain/principal.ts';
 import { config } from '#shared/config.ts';
+
+/** `audience`: for an OAuth access token, the part of the API its resource covers (docs/oauth.md#tokens). */
+export type AuthResult =
+  | { ok: false }
+  | { ok: true; principal: Principal; rate: RateDecision; audience: string | undefined };
 
 /**
  * A bearer token → its key's principal, counting the request against the key's rate limit in the
@@ -32,3 +45,67 @@ export async function claimMcpAllowance(token: string, setUp: boolean): Promise<
   const limit = setUp ? config().mcpSetUpPerMinute : config().rateLimitPerMinute;
   return authenticate(hashToken(token), Date.now(), limit, undefined, setUp ? SET_UP_RING : ALLOWANCE_RING);
 }
+
+/** Claims lost in a row before a request is asked to come back in a second. */
+const CLAIM_TRIES = 8;
+
+/**
+ * A token's hash → its key's principal and its place in the rate limit (`ring`: the key's
+ * allowance, or MCP set-up's limit). From this container's last view of the token, one
+ * conditional UpdateItem admits an allowed request (auth, count and last_used_at together); a
+ * stale view costs one round more, since the failed condition hands back the current token, and
+ * so does a parallel request of the same key that moved the count to a new second first.
+ * `admits`: whether the request will be served at all once the key is known. A refused one (a
+ * missing ability: 403) is answered without using allowance (docs/contract.md#limits), and a
+ * refusal (403 or 429) decided from the cached view is confirmed against the table first, so
+ * that a revoked key is still 401.
+ */
+export async function authenticate(
+  tokenHash: string,
+  nowMs: number,
+  limit: number,
+  admits: (p: Principal) => boolean = () => true,
+  ring: RingAttributes = ALLOWANCE_RING,
+): Promise<AuthResult> {
+  let state = cachedToken(tokenHash, ring);
+  let fresh = false;
+  for (let attempt = 0; attempt < CLAIM_TRIES; attempt++) {
+    if (!state) {
+      state = await readToken(tokenHash, ring);
+      fresh = true;
+      if (!state) return { ok: false };
+    }
+    // An OAuth access token past its hour is refused like a revoked key (its item stays: one per grant).
+    if (!state.active || (state.expiresAt !== undefined && state.expiresAt <= nowMs)) {
+      if (fresh) return { ok: false };
+      state = undefined;
+      continue;
+    }
+    const rate = decide(state.ring, nowMs, limit);
+    if (!admits(state.principal) || !rate.claim) {
+      if (!fresh) {
+        state = undefined;
+        continue;
+      }
+      return admitted(state, rate);
+    }
+    const claimed = await claimRequest(tokenHash, rate.claim, nowMs, limit, ring);
+    // The token as this request left it: a setting the admin just changed applies at once.
+    if (claimed.kind === 'claimed') return admitted(claimed.state ?? state, { allowed: true, limit, ...claimed.room });
+    state = claimed.current;
+    fresh = true;
+    if (!state) return { ok: false };
+  }
+  // Still colliding after several tries: the key's own requests claim its count faster than one
+  // conditional write at a time can take them. Ask it to come back in a second rather than fail the
+  // request with a 500, saying so: its allowance need not be spent (a key no longer active: 401).
+  if (!state?.active) return { ok: false };
+  return admitted(state, { allowed: false, limit, remaining: 0, resetSeconds: 1, contended: true });
+}
+
+const admitted = (state: TokenState, rate: RateDecision): AuthResult => ({
+  ok: true,
+  principal: state.principal,
+  rate,
+  audience: state.audience,
+});

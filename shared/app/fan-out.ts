@@ -7,9 +7,10 @@ import { isOutboxInsert } from '#db/event/outbox-stream-filter.ts';
 import { eventBody, type Delivery } from '#domain/webhook/delivery.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
 import { errorFields, log } from '#shared/log.ts';
-import { assignSequences } from '#db/event/log.repo.ts';
+import { NUMBERED_AT_ONCE, numberEvents } from '#db/event/log.repo.ts';
 import { canSee, causedBy, eventView, type EventPayload } from '#domain/event/event.ts';
 import { subscribes } from '#domain/webhook/event-subscription.ts';
+import { retryLost } from './contention.ts';
 
 /** Keys that receive webhooks (docs/webhooks.md): active, with a URL. */
 export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.webhook_url !== null;
@@ -47,6 +48,23 @@ async function queueOnce(delivery: Delivery): Promise<boolean> {
   await sendDeliveryMessage({ event_id: delivery.event_id, key_id: delivery.key_id, round: delivery.round });
   await markQueued(delivery.key_id, delivery.event_id, delivery.round);
   return true;
+}
+
+/**
+ * The sequences of `eventIds` (one store's, in stream order): the ones they have, the next ones
+ * for the rest, taken in that order (docs/webhooks.md, "How to never miss an event"). A stream
+ * batch's events of one store are numbered together, up to NUMBERED_AT_ONCE per transaction, so a
+ * bulk load costs a few round trips per batch rather than two per event; a transaction that lost to
+ * another consumer reads its events and the counter again and numbers what is left.
+ */
+export async function assignSequences(storeId: string, eventIds: readonly string[]): Promise<Map<string, number>> {
+  const numbered = new Map<string, number>();
+  for (let start = 0; start < eventIds.length; start += NUMBERED_AT_ONCE) {
+    const chunk = eventIds.slice(start, start + NUMBERED_AT_ONCE);
+    const { sequences } = await retryLost(`the event log of store ${storeId}`, 50, () => numberEvents(storeId, chunk));
+    for (const [id, sequence] of sequences) numbered.set(id, sequence);
+  }
+  return numbered;
 }
 
 /** What the records of one store in one stream batch share: their numbers and the store's keys, each read once. */

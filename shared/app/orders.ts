@@ -11,7 +11,8 @@ import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '#do
 import { keyOrigin } from '#domain/event/event.ts';
 import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent, type OrderEvent } from '#domain/order/events.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
-import { nextUpdatedAt, done, retryOnStale, stale } from '#domain/time.ts';
+import { nextUpdatedAt } from '#domain/time.ts';
+import { done, retryOnStale, stale } from './contention.ts';
 import type { Caller } from '#domain/principal.ts';
 import { requireStore } from './stores.ts';
 import { sendExpressMessage } from '#queue/sqs.ts';

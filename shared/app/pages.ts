@@ -1,11 +1,19 @@
-import { createPage, getPage, listPagesAfter, readPageByExternalId, readPageToSave } from '#db/page/repo.ts';
+import {
+  createPage,
+  getPage,
+  listPagesAfter,
+  readPageByExternalId,
+  readPageSequence,
+  readPageToSave,
+  type CreateResult,
+} from '#db/page/repo.ts';
 import { commitPageChange } from '#db/page/change.repo.ts';
 import { toPageResource, type Page, type PageResource, type PageType, type PageVersion } from '#domain/page/page.ts';
 import { decide, newPage, savedPage, withStatus, type PageAction, type PageContent } from '#domain/page/rules.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
 import { failedCondition, type WriteCondition } from '#domain/product/checksum.ts';
 import { draftChecksum } from '#domain/page/checksum.ts';
-import { done, retryOnStale, stale } from '#domain/time.ts';
+import { done, retryOnStale, stale } from './contention.ts';
 import type { Caller } from '#domain/principal.ts';
 import { keyOrigin } from '#domain/event/event.ts';
 import { pageEvent } from '#domain/event/page.ts';
@@ -52,7 +60,7 @@ export async function savePage(
     // No page yet: an If-Match (even `*`) cannot hold.
     const failed = failedCondition(condition, undefined);
     if (failed) return { result: 'precondition_failed', header: failed };
-    const created = await createPage(
+    const created = await create(
       newPage(content, { storeId: caller.storeId, keyId: caller.keyId, externalId: xid }),
       read.sequence,
     );
@@ -82,6 +90,33 @@ export async function savePage(
       return stale(result.kind === 'stale' ? result.current : undefined);
     },
   });
+}
+
+/**
+ * A new page numbered from the page sequence `sequence` (read beside the page's external id; read
+ * here when there is none). A create that loses the sequence to a concurrent one reads it again
+ * and takes the next id.
+ */
+function create(
+  draft: Omit<Page, 'id'>,
+  sequence: number | undefined,
+): Promise<Exclude<CreateResult, { kind: 'sequence_moved' }>> {
+  return retryOnStale<number, Exclude<CreateResult, { kind: 'sequence_moved' }>>({
+    what: `the page with external id ${draft.external_id}`,
+    ...(sequence === undefined ? {} : { initial: sequence }),
+    read: () => readPageSequence(draft.store_id),
+    round: async (read) => {
+      const created = await createPage(draft, read);
+      return created.kind === 'sequence_moved' ? stale() : done(created);
+    },
+  });
+}
+
+/** For the seed and tests: a page in any state, or an error if its external id or slug is taken. */
+export async function insertPage(draft: Omit<Page, 'id'>): Promise<Page> {
+  const result = await create(draft, undefined);
+  if (result.kind !== 'created') throw new Error(`page ${draft.external_id} not inserted: ${result.kind}`);
+  return result.page;
 }
 
 /**

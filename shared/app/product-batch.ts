@@ -13,7 +13,7 @@ import { DomainError, validationFailed, type ErrorCode } from '#domain/errors.ts
 import type { Caller } from '#domain/principal.ts';
 import { INSERT_GROUP_SIZE } from '#db/product/insert.repo.ts';
 import { ProductIds } from './product-ids.ts';
-import { outOfTime, undetermined } from '#domain/time.ts';
+import { outOfTime, undetermined } from './contention.ts';
 import { resolveManyWriteTargets, type WriteTargets } from '#db/product/item.ts';
 import { newDraft, patchResolved, putResolved, type WriteOutcome, type WriteResult } from './product-writes.ts';
 import { preconditionFailed } from '#domain/product/checksum.ts';

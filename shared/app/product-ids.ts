@@ -1,10 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import {
-  closeRequestReservations,
   INSERT_GROUP_SIZE,
-  insertGuarded,
-  insertReserved,
+  insertProducts,
   RESERVED_INSERT_GROUP_SIZE,
-  type InsertOutcome,
+  type InsertAttempt,
 } from '#db/product/insert.repo.ts';
 import {
   closeReservations,
@@ -20,8 +19,10 @@ import { existingProductIds } from '#db/product/repo.ts';
 import { productEvent } from '#domain/event/product.ts';
 import type { Product } from '#domain/product/product.ts';
 import { numbered, offerCount, type NewProduct } from '#domain/product/product-write.ts';
-import { RoundClock } from '#domain/time.ts';
+import type { StoreEvent } from '#domain/event/event.ts';
+import { withGrace } from '#domain/time.ts';
 import { errorFields, log } from '#shared/log.ts';
+import { attemptOnce, attemptUntilWon, RoundClock, type OutOfTime, type Undetermined } from './contention.ts';
 
 /**
  * Where the new products of a request that inserts many (a batch, the bench's seed) get their
@@ -30,7 +31,7 @@ import { errorFields, log } from '#shared/log.ts';
  * and once that guard has lost a race, from one block reserved for all the products the request
  * may still create (`expected`), so the rest of the request never races on the sequence again. The products are
  * numbered and their `product.created` events built here, then committed by
- * shared/db/product/insert.repo.ts. `finish`, which every request that took ids must call,
+ * shared/db/product/insert.repo.ts, one attempt at a time. `finish`, which every request that took ids must call,
  * closes its reservations with the ids it did not use. A single PUT does not need this: it
  * inserts one product on its own path (shared/app/product-writes.ts).
  */
@@ -85,7 +86,11 @@ export class ProductIds {
       this.guarded ??= await readProductSequence(this.storeId);
       const read = this.guarded;
       const products = numbered(drafts, read.last + 1, read.offers + 1);
-      const first = await insertGuarded(this.storeId, products, created(products), read, this.clock);
+      // The uncontended path: one attempt guarded on the sequence state read (settled when its
+      // answer never came); `lost` when another insert moved the sequence first.
+      const events = created(products);
+      const token = randomUUID();
+      const first = await attemptOnce(this.clock, () => insertProducts(this.storeId, products, events, read, token));
       if (first.kind === 'inserted')
         this.guarded = { ...read, last: read.last + drafts.length, offers: read.offers + offerCount(drafts) };
       if (first.kind !== 'lost') return first;
@@ -158,6 +163,63 @@ export class ProductIds {
     this.landed.clear();
     this.undetermined.clear();
     await closeRequestReservations(this.storeId, closed, gaps);
+  }
+}
+
+/**
+ * How inserting a group of products ended: the store's answer to its transaction, or
+ * `out_of_time` (the budget could not hold another attempt; nothing more was sent) or
+ * `undetermined` (the store answered neither it nor its re-sends in time: it may have landed).
+ * In every case but `inserted` and `undetermined` nothing was written.
+ */
+export type InsertOutcome = Exclude<InsertAttempt, { kind: 'unanswered' }> | OutOfTime | Undetermined;
+
+/**
+ * Inserts products numbered with ids this request reserved: no sequence in the transaction, so
+ * only a conflict on the same items (a racing write of the same external id) makes it send them
+ * again. No attempt starts at or after `usableUntil` (the reservation's, see
+ * shared/db/core/sequence.ts): past it a reader may soon settle the reservation from what exists.
+ */
+export function insertReserved(
+  storeId: string,
+  products: readonly Product[],
+  events: readonly StoreEvent[],
+  usableUntil: number,
+  clock = new RoundClock(),
+): Promise<InsertOutcome> {
+  return attemptUntilWon(clock, usableUntil, (token) => insertProducts(storeId, products, events, undefined, token));
+}
+
+/**
+ * Past the request's budget (shared/http/instrument.ts keeps 4 s before API Gateway's 29 s):
+ * closing the request's id reservations.
+ */
+const BOOKKEEPING_GRACE_MS = 1_500;
+
+/**
+ * Closes the request's id reservations (docs/catalog-writes.md, "Ids under contention"): one
+ * UpdateItem adds the reserved ids that hold no product (`gaps`) and removes the reservations
+ * (`closed`); a reservation left open (an insert whose outcome is unknown) is settled by a reader
+ * once it expires. It runs after the request's inserts, so it has a short budget of its own (a
+ * long batch may have spent the request's), and it never fails the request: the inserts landed
+ * and are answered as such. If the write fails, the reservations stay open and a reader settles
+ * them after expiry.
+ */
+export async function closeRequestReservations(
+  storeId: string,
+  closed: readonly Reservation[],
+  gaps: readonly number[],
+): Promise<void> {
+  if (closed.length === 0 && gaps.length === 0) return;
+  try {
+    await withGrace(BOOKKEEPING_GRACE_MS, () => closeReservations(storeId, closed, gaps));
+  } catch (err) {
+    log('warn', 'product id reservations left open', {
+      store_id: storeId,
+      reservations: closed.map((r) => r.attribute),
+      gap_ids: gaps,
+      ...errorFields(err),
+    });
   }
 }
 

@@ -1,19 +1,7 @@
 import { commitProductChange, getProductsByIds, reserveOfferId } from '#db/product/repo.ts';
-import {
-  closeRequestReservations,
-  insertGuarded,
-  insertReserved,
-  type InsertOutcome,
-  type Winner,
-} from '#db/product/insert.repo.ts';
+import type { Winner } from '#db/product/insert.repo.ts';
 import { markNamesPending } from '#db/product/index.repo.ts';
-import {
-  productCount,
-  readProductSequence,
-  reserveProductIds,
-  usableUntil,
-  type ProductSequence,
-} from '#db/core/sequence.ts';
+import { productCount, readProductSequence, type ProductSequence } from '#db/core/sequence.ts';
 import {
   getProduct,
   productByExternalId,
@@ -26,7 +14,6 @@ import {
   applyProductChange,
   needsNewOffer,
   newProductDraft,
-  numbered,
   type NewProduct,
   type ProductChange,
   type ProductPatch,
@@ -34,23 +21,21 @@ import {
 } from '#domain/product/product-write.ts';
 import { DomainError, notFound } from '#domain/errors.ts';
 import { failedCondition, productChecksum, type WriteCondition } from '#domain/product/checksum.ts';
+import { nowIso } from '#domain/time.ts';
+import { keyOrigin } from '#domain/event/event.ts';
+import { productEvent } from '#domain/event/product.ts';
+import type { Caller } from '#domain/principal.ts';
 import {
   BUDGET_ONLY,
   type ContentionBound,
   done,
   HOT_ITEM_BOUND,
-  nowIso,
   outOfTime,
   retryOnStale,
-  RoundClock,
   stale,
   undetermined,
-} from '#domain/time.ts';
-import { keyOrigin } from '#domain/event/event.ts';
-import { productEvent } from '#domain/event/product.ts';
-import type { Caller } from '#domain/principal.ts';
-import { log } from '#shared/log.ts';
-import { settledSequence, type ProductIds } from './product-ids.ts';
+} from './contention.ts';
+import { ProductIds, settledSequence, type InsertOutcome } from './product-ids.ts';
 
 /**
  * Idempotent upsert: the external id of this key always addresses the same product. Read, decide,
@@ -152,34 +137,18 @@ function createdOrTaken(
 }
 
 /**
- * The single insert, on its own path: the product numbered from the sequence state the write's
- * read found (`read`), committed with its `product.created` event in one transaction guarded on
- * that state. Only when another create moved the sequence first does it reserve one id (one
- * round trip more) and insert with it, then closes the reservation before the answer (one more),
- * recording the id as a gap if it went unused (a racing PUT won the external id, or the budget ran
- * out). After an insert the store did not confirm, the reservation stays open for a reader to
- * settle once it expires.
+ * The single insert: the request's own ids (./product-ids.ts) for its one draft, numbered from the
+ * sequence state the write's read found (`read`) and committed with its `product.created` event
+ * in one transaction guarded on that state. Only when another create moved the sequence first
+ * does it reserve one id (one round trip more) and insert with it, then close the reservation
+ * before the answer (one more), recording the id as a gap if it went unused (a racing PUT won the
+ * external id, or the budget ran out). After an insert the store did not confirm, the reservation
+ * stays open for a reader to settle once it expires.
  */
 async function insertNew(draft: NewProduct, read: ProductSequence | undefined): Promise<InsertOutcome> {
-  const storeId = draft.store_id;
-  const clock = new RoundClock();
-  const sequence = read ?? (await readProductSequence(storeId));
-  const first = numbered([draft], sequence.last + 1, sequence.offers + 1) as [Product];
-  const guarded = await insertGuarded(storeId, first, [productEvent('product.created', first[0])], sequence, clock);
-  if (guarded.kind !== 'lost') return guarded;
-  if (!clock.canStart()) return { kind: 'out_of_time' };
-  const ids = await reserveProductIds(storeId, 1, draft.offers.length);
-  const again = numbered([draft], ids.firstId, ids.firstOffer) as [Product];
-  const outcome = await insertReserved(
-    storeId,
-    again,
-    [productEvent('product.created', again[0])],
-    usableUntil(ids.reservation),
-    clock,
-  );
-  if (outcome.kind === 'undetermined')
-    log('error', 'product insert undetermined', { store_id: storeId, ids: [ids.firstId] });
-  else await closeRequestReservations(storeId, [ids.reservation], outcome.kind === 'inserted' ? [] : [ids.firstId]);
+  const ids = new ProductIds(draft.store_id, read);
+  const outcome = await ids.insert([draft]);
+  await ids.finish();
   return outcome;
 }
 

@@ -5,7 +5,7 @@ import { keyOrigin } from '#domain/event/event.ts';
 import { stockChangedEvent } from '#domain/event/product.ts';
 import { refused, type Refused } from '#domain/outcome.ts';
 import { failedCondition, productChecksum, type WriteCondition } from '#domain/product/checksum.ts';
-import { backoff, done, retryOnStale, stale } from '#domain/time.ts';
+import { backoff, done, retryOnStale, stale } from './contention.ts';
 import type { Caller } from '#domain/principal.ts';
 import {
   afterTaken,

@@ -1,7 +1,8 @@
 import { commitTaxonomy, getTaxonomy, nextTaxonomyId, readTaxonomy, type TaxonomyRecord } from '#db/taxonomy/repo.ts';
 import type { Category, Tag, TaxonomyKind } from '#domain/product/taxonomy.ts';
 import { taxonomyEvent } from '#domain/event/product.ts';
-import { busy, nextUpdatedAt, nowIso } from '#domain/time.ts';
+import { nextUpdatedAt, nowIso } from '#domain/time.ts';
+import { busy } from './contention.ts';
 import type { Caller } from '#domain/principal.ts';
 import type { Refused } from '#domain/outcome.ts';
 

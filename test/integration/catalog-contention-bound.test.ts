@@ -10,7 +10,7 @@ import { resolveWriteTargets } from '#db/product/item.ts';
 import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
 import { idempotent } from '#http/idempotency.ts';
-import { contended } from '#domain/time.ts';
+import { contended } from '#app/contention.ts';
 import { ownGateway, winEveryRoundOf } from '#fixtures/racing-writer.ts';
 
 /** The store's events written so far (outbox items, written in each change's transaction). */

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { createStore } from '#fixtures/api.ts';
 import { storedOutboxItem } from '#fixtures/stream-records.ts';
-import { assignSequences, readEventLog } from '#db/event/log.repo.ts';
+import { readEventLog } from '#db/event/log.repo.ts';
+import { assignSequences } from '#app/fan-out.ts';
 import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
 

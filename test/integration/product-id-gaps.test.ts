@@ -2,11 +2,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createStore } from '#fixtures/api.ts';
 import { productDraft, seedProduct } from '#fixtures/catalog.ts';
 import { withDbStats } from '#db/core/client.ts';
-import { ProductIds } from '#app/product-ids.ts';
+import { insertReserved, ProductIds } from '#app/product-ids.ts';
 import { listProducts } from '#app/product-reads.ts';
 import { numbered } from '#domain/product/product-write.ts';
 import { closeReservations, readProductSequence, reserveProductIds } from '#db/core/sequence.ts';
-import { insertReserved } from '#db/product/insert.repo.ts';
 import { getProductsByIds } from '#db/product/repo.ts';
 
 /**

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { withDeadline } from '#domain/time.ts';
 import {
   BUDGET_ONLY,
   done,
@@ -7,9 +8,8 @@ import {
   JITTER_CAP_MS,
   retryOnStale,
   stale,
-  withDeadline,
   withinBound,
-} from '#domain/time.ts';
+} from '#app/contention.ts';
 
 /** The bound of a single write contended on one item (docs/catalog-writes.md, "One hot product"). */
 describe('contention bound', () => {

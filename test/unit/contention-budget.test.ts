@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { idsAtPositions } from '#db/core/sequence.ts';
 import { requestBudgetMs, GATEWAY_BUDGET_MS } from '#http/instrument.ts';
+import { withDeadline } from '#domain/time.ts';
 import {
   assertRoundBudget,
   contended,
@@ -9,8 +10,7 @@ import {
   retryOnStale,
   ROUND_MARGIN_MS,
   stale,
-  withDeadline,
-} from '#domain/time.ts';
+} from '#app/contention.ts';
 import { DomainError } from '#domain/errors.ts';
 import { statusOf } from '#http/error-status.ts';
 

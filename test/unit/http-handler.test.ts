@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { createHttpHandler, type RouteFn } from '#http/http-handler.ts';
 import { DomainError } from '#domain/errors.ts';
-import { contended, outOfTime } from '#domain/time.ts';
+import { contended, outOfTime } from '#app/contention.ts';
 import { log, setLogSink } from '#shared/log.ts';
 import { gatewayEvent } from '#fixtures/gateway-event.ts';
 

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { isErrorCode } from '#domain/errors.ts';
 import { isFault } from '#domain/outcome.ts';
@@ -70,6 +71,7 @@ function callerErrorsIn(text: string): number {
 /** Where a caller's outcome is still thrown, today (the refactor lowers these to nothing). */
 const CALLER_ERRORS_CEILING: Readonly<Record<string, number>> = {
   'shared/app/admin-keys.ts': 1,
+  'shared/app/contention.ts': 1,
   'shared/app/admin-webhooks.ts': 2,
   'shared/app/events.ts': 1,
   'shared/app/oauth/decisions.ts': 7,
@@ -90,7 +92,6 @@ const CALLER_ERRORS_CEILING: Readonly<Record<string, number>> = {
   'shared/domain/page/page-write.ts': 1,
   'shared/domain/product/batch.ts': 1,
   'shared/domain/product/checksum.ts': 2,
-  'shared/domain/time.ts': 1,
   'shared/domain/validation.ts': 3,
 };
 
@@ -157,6 +158,138 @@ const POSITIONAL_REASONS_CEILING: Readonly<Record<string, number>> = {
 };
 
 // ---------------------------------------------------------------------------------------------
+// 5. Contention in one home: a repository makes one attempt and answers what happened; the use
+//    case (shared/app, with shared/app/contention.ts) decides whether to go round again, settle or
+//    refuse. So no loop in shared/db or shared/domain goes round a store call again.
+
+const parsed = new Map<string, ts.SourceFile>();
+/** A file's syntax tree, parsed once for every check that reads it. */
+function parse(file: string, text: string): ts.SourceFile {
+  const key = `${file}\0${text}`;
+  let tree = parsed.get(key);
+  if (!tree) parsed.set(key, (tree = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)));
+  return tree;
+}
+
+const isLoop = (n: ts.Node): n is ts.IterationStatement =>
+  ts.isForStatement(n) ||
+  ts.isForOfStatement(n) ||
+  ts.isForInStatement(n) ||
+  ts.isWhileStatement(n) ||
+  ts.isDoStatement(n);
+
+/**
+ * Every node under `node` but those of a loop inside it (judged on its own); with `ownCode`, not
+ * those of functions defined inside it either (they run on their own terms).
+ */
+function descendants(node: ts.Node, ownCode: boolean): ts.Node[] {
+  const found: ts.Node[] = [];
+  const walk = (n: ts.Node) => {
+    found.push(n);
+    if (!(ownCode && ts.isFunctionLike(n)) && !isLoop(n)) ts.forEachChild(n, walk);
+  };
+  ts.forEachChild(node, walk);
+  return found;
+}
+
+/** The name of the function a node belongs to (`file: name` in the messages and the allowance below). */
+function functionOf(node: ts.Node): string {
+  for (let p: ts.Node | undefined = node.parent; p; p = p.parent) {
+    if ((ts.isFunctionDeclaration(p) || ts.isMethodDeclaration(p)) && p.name) return p.name.getText();
+    if (ts.isVariableDeclaration(p) || ts.isPropertyAssignment(p)) return p.name.getText();
+  }
+  return '(module)';
+}
+
+const WAITS = /^(setTimeout|setInterval|sleep\w*|backoff\w*|delay\w*|wait\w*)$/i;
+const ATTEMPT_COUNTER = /^(attempts?|retr(y|ies)|tries|rounds?)$/i;
+
+/**
+ * The loops of a file that go round a call again, as `function: why`. A loop is one when it does
+ * what a retry does and a walk over data or pages never needs to:
+ * - it catches inside its body (a failed call caught and the loop going on), or
+ * - it waits inside its body (a timer, or a call named sleep, backoff, delay or wait), or
+ * - its header counts attempts (a counter named attempt, retry, tries or round).
+ * Walking a list, the items of a batch or a Query's pages (LastEvaluatedKey) does none of these.
+ */
+function retryLoopsIn(file: string, text: string): string[] {
+  const loops: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (isLoop(node)) {
+      const why: string[] = [];
+      const own = descendants(node.statement, true);
+      if (own.some((n) => ts.isTryStatement(n) && n.catchClause)) why.push('catches');
+      const calls = descendants(node.statement, false).filter(ts.isCallExpression);
+      if (calls.some((c) => WAITS.test(c.expression.getText().split('.').at(-1) ?? ''))) why.push('waits');
+      const header = ts.isForStatement(node) ? [node.initializer, node.incrementor] : [];
+      const counters = header.flatMap((h) => (h ? [h, ...descendants(h, true)] : [])).filter(ts.isIdentifier);
+      if (counters.some((id) => ATTEMPT_COUNTER.test(id.text))) why.push('counts attempts');
+      if (why.length > 0) loops.push(`${functionOf(node)}: ${why.join(', ')}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(parse(file, text));
+  return loops;
+}
+
+/**
+ * Completing one BatchGetItem / BatchWriteItem that DynamoDB answered in part (UnprocessedKeys /
+ * UnprocessedItems, left over when the table throttles), after a short wait, as the SDK's own
+ * retries complete one call: capacity, not contention. No condition failed and nothing is decided
+ * again, so there is nothing for a use case to decide.
+ */
+const RESENDS_OF_ONE_CALL: Readonly<Record<string, readonly string[]>> = {
+  'shared/db/core/helpers.ts': ['batchGet: waits, counts attempts', 'worker: waits, counts attempts'],
+};
+
+// ---------------------------------------------------------------------------------------------
+// 6. Storage and the domain never call back into a use case. They cannot import shared/app
+//    (.dependency-cruiser.cjs: db-below-app, domain-is-pure), so a function handed down as an
+//    argument is the only way back up: count the functions of shared/db and shared/domain that
+//    take one (a parameter typed as a function, defaulting to one, or an object of them).
+
+const isFunctionType = (type: ts.TypeNode | undefined): boolean =>
+  type !== undefined &&
+  (ts.isFunctionTypeNode(type) ||
+    (ts.isParenthesizedTypeNode(type) && isFunctionType(type.type)) ||
+    (ts.isUnionTypeNode(type) && type.types.some(isFunctionType)) ||
+    (ts.isTypeLiteralNode(type) &&
+      type.members.some((m) => ts.isMethodSignature(m) || (ts.isPropertySignature(m) && isFunctionType(m.type)))));
+
+/** The functions of a file that take a function from their caller, by name. */
+function callbackTakersIn(file: string, text: string): string[] {
+  const takers: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && !ts.isFunctionTypeNode(node) && !ts.isMethodSignature(node)) {
+      const takesOne = node.parameters.some(
+        (p) =>
+          isFunctionType(p.type) ||
+          (p.initializer !== undefined &&
+            (ts.isArrowFunction(p.initializer) || ts.isFunctionExpression(p.initializer))),
+      );
+      const name = node.name?.getText() ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText() : '');
+      // An arrow function or callback defined inside a function is that function's own code.
+      if (takesOne && name) takers.push(name);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(parse(file, text));
+  return takers;
+}
+
+/**
+ * Today's: the request scopes (the time budget, the DynamoDB call stats, the dry run), which run
+ * the caller's work inside an AsyncLocalStorage and go when the request context is passed down
+ * (section 2); and db/oauth's own wrapper of a conditional write, handed closures of db/oauth only.
+ */
+const CALLBACK_TAKERS_CEILING: Readonly<Record<string, number>> = {
+  'shared/db/core/client.ts': 2,
+  'shared/db/core/dry-run.ts': 1,
+  'shared/db/oauth/write.ts': 1,
+  'shared/domain/time.ts': 2,
+};
+
+// ---------------------------------------------------------------------------------------------
 
 describe('pipeline ratchets', () => {
   it('counts no more thrown caller outcomes in shared/app, shared/db and shared/domain than today', () => {
@@ -197,6 +330,32 @@ describe('pipeline ratchets', () => {
     expect(problems).toEqual([]);
   });
 
+  it('finds no retry loop in shared/db or shared/domain: a repository makes one attempt', () => {
+    const problems = tsFiles(['shared/db', 'shared/domain']).flatMap((file) => {
+      const allowed = RESENDS_OF_ONE_CALL[file] ?? [];
+      return retryLoopsIn(file, read(file))
+        .filter((loop) => !allowed.includes(loop))
+        .map(
+          (loop) =>
+            `${file}: ${loop}. Make one attempt and return what happened (lost, stale, unanswered); let the use case go round again (shared/app/contention.ts).`,
+        );
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('finds no function of shared/db or shared/domain that takes a function from its caller, past today', () => {
+    const problems = overAndUnder(
+      Object.fromEntries(
+        tsFiles(['shared/db', 'shared/domain'])
+          .map((file) => [file, callbackTakersIn(file, read(file)).length] as const)
+          .filter(([, n]) => n > 0),
+      ),
+      CALLBACK_TAKERS_CEILING,
+      'Answer what happened as a value and let the use case decide; storage and rules never call back into shared/app.',
+    );
+    expect(problems).toEqual([]);
+  });
+
   it('leaves functions/mcp no outcome mapping of its own: it presents through the outcome table', () => {
     const mapping = /\bstatusOf\(|\bOUTCOME_TABLE\b|instanceof DomainError|'internal_error'|toolResult\(\s*[45]\d\d\b/;
     const offenders = tsFiles(['functions/mcp']).filter((f) => mapping.test(read(f)));
@@ -212,6 +371,45 @@ describe('what the ratchets count', () => {
     expect(callerErrorsIn(`if (!p) throw notFound('product');`)).toBe(1);
     expect(callerErrorsIn(`throw new DomainError('service_unavailable', 'down', null, 1);`)).toBe(0);
     expect(callerErrorsIn(`throw new DomainError(\n  'internal_error', 'bug');`)).toBe(0);
+  });
+
+  it('tells a retry loop from a walk over data or pages', () => {
+    const retry = `async function commit() {
+      for (let attempt = 1; ; attempt++) {
+        try { return await send(); } catch (err) { if (!conflict(err)) throw err; }
+      }
+    }`;
+    expect(retryLoopsIn('x.ts', retry)).toEqual(['commit: catches, counts attempts']);
+    const waits = `async function settle() { while (true) { const o = await resend(); if (o.kind !== 'x') return o; await backoff(1); } }`;
+    expect(retryLoopsIn('x.ts', waits)).toEqual(['settle: waits']);
+    const timer = `const send = async () => { do { await new Promise((r) => setTimeout(r, 10)); } while (await again()); };`;
+    expect(retryLoopsIn('x.ts', timer)).toEqual(['send: waits']);
+    const pages = `async function all() {
+      let start; const items = [];
+      do { const out = await query(start); items.push(...out.Items); start = out.LastEvaluatedKey; } while (start);
+      for (const item of items) check(item);
+      for (let i = 0; i < items.length; i += 100) await write(items.slice(i, i + 100));
+      return items;
+    }`;
+    expect(retryLoopsIn('x.ts', pages)).toEqual([]);
+    // A try/catch inside a callback the loop defines is that callback's, not the loop's.
+    expect(
+      retryLoopsIn('x.ts', `function f(xs) { for (const x of xs) run(() => { try { g(x); } catch {} }); }`),
+    ).toEqual([]);
+  });
+
+  it('counts the functions that take a function from their caller, and not those that define their own', () => {
+    expect(
+      callbackTakersIn('x.ts', 'export async function authenticate(hash: string, admits: (p: P) => boolean) {}'),
+    ).toEqual(['authenticate']);
+    expect(callbackTakersIn('x.ts', 'export function check(admits = () => true) {}')).toEqual(['check']);
+    expect(
+      callbackTakersIn('x.ts', 'export async function retry<S>(o: { read: () => Promise<S>; what: string }) {}'),
+    ).toEqual(['retry']);
+    expect(callbackTakersIn('x.ts', 'class C { time<T>(round: () => Promise<T>) {} }')).toEqual(['time']);
+    expect(
+      callbackTakersIn('x.ts', 'export function f(items: number[]) { return items.map((i: number) => i + 1); }'),
+    ).toEqual([]);
   });
 
   it('counts a new AsyncLocalStorage', () => {

@@ -1,5 +1,5 @@
 import { requireStore } from '#app/stores.ts';
-import { revokeKey } from '#db/key/change.repo.ts';
+import { revokeKey } from '../key-changes.ts';
 import { getKey } from '#db/key/repo.ts';
 import { readGrantKey } from '#db/key/grant.repo.ts';
 import type { KeepClient } from '#db/oauth/client.repo.ts';

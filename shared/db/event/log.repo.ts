@@ -4,7 +4,6 @@ import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from '../core/helpers.ts';
 import { readSequence, sequenceMove, sequenceValue } from '../core/sequence.ts';
-import { backoff } from '#domain/time.ts';
 import type { Origin } from '#domain/event/event.ts';
 
 /**
@@ -29,55 +28,46 @@ export interface LoggedEvent {
 }
 
 /** Events numbered in one transaction: the counter, then an update and a log entry per event (99 items; a transaction holds 100). */
-const NUMBERED_AT_ONCE = 49;
+export const NUMBERED_AT_ONCE = 49;
 
 /**
- * The sequences of `eventIds` (one store's, in stream order): the ones they have, the next ones
- * for the rest, taken in that order. A stream batch's events of one store are numbered together,
- * up to NUMBERED_AT_ONCE per transaction, so a bulk load costs a few round trips per batch rather
- * than two per event.
+ * One attempt at numbering `eventIds` (one store's, in stream order, at most NUMBERED_AT_ONCE):
+ * the events and the counter in one BatchGetItem, then the ones without a number take the next
+ * ones in one transaction guarded both ways. `numbered` gives every event's sequence (the ones
+ * they had and the new ones); `lost` when another consumer numbered some of these or other events
+ * first, and nothing was written (the use case reads them all again: shared/app/fan-out.ts).
  */
-export async function assignSequences(storeId: string, eventIds: readonly string[]): Promise<Map<string, number>> {
-  const numbered = new Map<string, number>();
-  for (let start = 0; start < eventIds.length; start += NUMBERED_AT_ONCE) {
-    for (const [id, seq] of await numberChunk(storeId, eventIds.slice(start, start + NUMBERED_AT_ONCE)))
-      numbered.set(id, seq);
-  }
-  return numbered;
-}
-
-async function numberChunk(storeId: string, eventIds: readonly string[]): Promise<Map<string, number>> {
+export async function numberEvents(
+  storeId: string,
+  eventIds: readonly string[],
+): Promise<{ kind: 'numbered'; sequences: Map<string, number> } | { kind: 'lost' }> {
   const eventKeys = eventIds.map((id) => keys.outboxEvent(storeId, id));
-  for (let attempt = 1; ; attempt++) {
-    const found = await batchGet([...eventKeys, eventCounter(storeId)]);
-    const numbered = new Map<string, number>();
-    const fresh: Item[] = [];
-    for (const [i, key] of eventKeys.entries()) {
-      const event = found.get(itemKey(key));
-      if (!event) throw new Error(`store ${storeId} has no event ${eventIds[i]} to number`);
-      if (typeof event.sequence === 'number') numbered.set(event.event_id, event.sequence);
-      else if (!fresh.some((e) => e.event_id === event.event_id)) fresh.push(event);
-    }
-    if (fresh.length === 0) return numbered;
-    const last = sequenceValue(found.get(itemKey(eventCounter(storeId))));
-    try {
-      await db().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            sequenceMove(eventCounter(storeId), last, last + fresh.length),
-            ...fresh.flatMap((event, i) => numberActions(storeId, event, last + 1 + i)),
-          ],
-        }),
-      );
-      for (const [i, event] of fresh.entries()) numbered.set(event.event_id, last + 1 + i);
-      return numbered;
-    } catch (err) {
-      // Another consumer numbered some of these or other events first: read them all again.
-      if (!cancellationReasons(err)) throw err;
-      if (attempt >= 50) throw new Error(`store ${storeId}: could not number ${fresh.length} events`, { cause: err });
-      await backoff(Math.min(attempt, 5));
-    }
+  const found = await batchGet([...eventKeys, eventCounter(storeId)]);
+  const sequences = new Map<string, number>();
+  const fresh: Item[] = [];
+  for (const [i, key] of eventKeys.entries()) {
+    const event = found.get(itemKey(key));
+    if (!event) throw new Error(`store ${storeId} has no event ${eventIds[i]} to number`);
+    if (typeof event.sequence === 'number') sequences.set(event.event_id, event.sequence);
+    else if (!fresh.some((e) => e.event_id === event.event_id)) fresh.push(event);
   }
+  if (fresh.length === 0) return { kind: 'numbered', sequences };
+  const last = sequenceValue(found.get(itemKey(eventCounter(storeId))));
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          sequenceMove(eventCounter(storeId), last, last + fresh.length),
+          ...fresh.flatMap((event, i) => numberActions(storeId, event, last + 1 + i)),
+        ],
+      }),
+    );
+  } catch (err) {
+    if (!cancellationReasons(err)) throw err;
+    return { kind: 'lost' };
+  }
+  for (const [i, event] of fresh.entries()) sequences.set(event.event_id, last + 1 + i);
+  return { kind: 'numbered', sequences };
 }
 
 /** The event takes `sequence` only if it has none, and its log entry takes the number only if free. */

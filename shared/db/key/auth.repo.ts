@@ -4,12 +4,10 @@ import { keys } from '../keys.ts';
 import { isConditionalCheckFailed, itemFromError, type Item } from '../core/helpers.ts';
 import {
   afterClaim,
-  ALLOWANCE_RING,
   bucketAttribute,
-  decide,
   ringOf,
   type RateClaim,
-  type RateDecision,
+  type Ring,
   type RingAttributes,
 } from '#domain/key/api-key.ts';
 import type { Principal } from '#domain/principal.ts';
@@ -17,14 +15,21 @@ import type { Principal } from '#domain/principal.ts';
 /**
  * The authorizer's hot path: a bearer token's hash → the key's principal and its place in the rate limit,
  * read from the token item alone (the key item is the admin side's, see key/repo.ts). Kept apart
- * so the authorizer bundle carries none of the key management code.
+ * so the authorizer bundle carries none of the key management code. Each function makes one
+ * attempt; the use case (shared/app/authenticate.ts) decides from what it answers.
  */
 
-/** `audience`: for an OAuth access token, the part of the API its resource covers (docs/oauth.md#tokens). */
-export type AuthResult = { ok: false } | { ok: true; principal: Principal; rate: RateDecision; audience?: string };
-
-interface TokenState {
-  item: Item;
+/** A token item as a request is admitted from. */
+export interface TokenState {
+  principal: Principal;
+  /** Not revoked, nor rotated away. */
+  active: boolean;
+  /** For an OAuth access token, when its hour ends (epoch ms). */
+  expiresAt: number | undefined;
+  /** The token's counts in the ring the request takes its place in. */
+  ring: Ring;
+  /** For an OAuth access token, the part of the API its resource covers (docs/oauth.md#tokens). */
+  audience: string | undefined;
 }
 
 /**
@@ -32,7 +37,7 @@ interface TokenState {
  * conditional UpdateItem (auth + rate limit + last_used_at together); a stale entry costs one
  * extra round trip, because the failed condition hands back the current item.
  */
-const tokenCache = new Map<string, TokenState>();
+const tokenCache = new Map<string, Item>();
 const TOKEN_CACHE_MAX = 1000;
 
 function remember(hash: string, item: Item | undefined) {
@@ -41,7 +46,7 @@ function remember(hash: string, item: Item | undefined) {
     return;
   }
   if (tokenCache.size >= TOKEN_CACHE_MAX) tokenCache.delete(tokenCache.keys().next().value as string);
-  tokenCache.set(hash, { item });
+  tokenCache.set(hash, item);
 }
 
 function principalOf(item: Item): Principal {
@@ -57,79 +62,62 @@ function principalOf(item: Item): Principal {
   };
 }
 
-/**
- * `admits`: whether the request will be served at all once the key is known. A refused one (a
- * missing ability: 403) is answered without using allowance (docs/contract.md#limits), from a state
- * confirmed against the table so that a revoked key is still 401. `ring`: which count the request
- * takes its place in, the key's allowance or MCP set-up's limit (SET_UP_RING).
- */
-export async function authenticate(
-  tokenHash: string,
-  nowMs: number,
-  limit: number,
-  admits: (p: Principal) => boolean = () => true,
-  ring: RingAttributes = ALLOWANCE_RING,
-): Promise<AuthResult> {
-  let state = tokenCache.get(tokenHash)?.item;
-  let fresh = false;
-  // A stale cache costs one failed condition, which hands back the current item; so does a
-  // parallel request of the same key that moved the ring to a new second first.
-  for (let attempt = 0; attempt < 8; attempt++) {
-    if (!state) {
-      const out = await db().send(
-        new GetCommand({ TableName: tableName(), Key: keys.token(tokenHash), ConsistentRead: true }),
-      );
-      state = out.Item;
-      fresh = true;
-      remember(tokenHash, state);
-      if (!state) return { ok: false };
-    }
-    // An OAuth access token past its hour is refused like a revoked key (its item stays: one per grant).
-    if (state.status !== 'active' || (state.expires_at !== undefined && state.expires_at <= nowMs)) {
-      if (fresh) return { ok: false };
-      state = undefined;
-      continue;
-    }
-    const rate = decide(ringOf(state, ring), nowMs, limit);
-    if (!admits(principalOf(state)) || !rate.claim) {
-      // A refusal (403 or 429) from a stale cache is confirmed against the table (the key may be revoked: 401 wins).
-      if (!fresh) {
-        state = undefined;
-        continue;
-      }
-      return { ok: true, principal: principalOf(state), rate, ...audienceOf(state) };
-    }
-    try {
-      const out = await db().send(new UpdateCommand(claimUpdate(tokenHash, rate.claim, nowMs, ring)));
-      remember(tokenHash, out.Attributes);
-      return {
-        ok: true,
-        // The item as this request left it: a setting the admin just changed applies at once.
-        principal: principalOf(out.Attributes ?? state),
-        rate: { allowed: true, limit, ...afterClaim(out.Attributes ?? {}, nowMs, limit, ring) },
-        ...audienceOf(out.Attributes ?? state),
-      };
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-      state = itemFromError(err.Item);
-      fresh = true;
-      remember(tokenHash, state);
-      if (!state) return { ok: false };
-    }
-  }
-  // Still colliding after several tries: the key's own requests claim its count faster than one
-  // conditional write at a time can take them. Ask it to come back in a second rather than fail the
-  // request with a 500, saying so: its allowance need not be spent (a key no longer active: 401).
-  if (state?.status !== 'active') return { ok: false };
-  return {
-    ok: true,
-    principal: principalOf(state!),
-    rate: { allowed: false, limit, remaining: 0, resetSeconds: 1, contended: true },
-    ...audienceOf(state!),
-  };
+const stateOf = (item: Item, ring: RingAttributes): TokenState => ({
+  principal: principalOf(item),
+  active: item.status === 'active',
+  expiresAt: typeof item.expires_at === 'number' ? item.expires_at : undefined,
+  ring: ringOf(item, ring),
+  audience: typeof item.audience === 'string' ? item.audience : undefined,
+});
+
+/** The token as this container last saw it, without a round trip: a guess the conditional write checks. */
+export function cachedToken(tokenHash: string, ring: RingAttributes): TokenState | undefined {
+  const item = tokenCache.get(tokenHash);
+  return item && stateOf(item, ring);
 }
 
-const audienceOf = (item: Item) => (typeof item.audience === 'string' ? { audience: item.audience } : {});
+/** The token item read strongly consistent (one GetItem); undefined when no token has this hash. */
+export async function readToken(tokenHash: string, ring: RingAttributes): Promise<TokenState | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.token(tokenHash), ConsistentRead: true }),
+  );
+  remember(tokenHash, out.Item);
+  return out.Item && stateOf(out.Item, ring);
+}
+
+/**
+ * How a claim ended: `claimed`, with the token as the write left it (undefined if the store
+ * returned nothing) and the room left in the window; or `lost` (the token changed since it was
+ * read: revoked, or another request of the key moved its count), with the token as the failed
+ * condition handed it back (undefined: the token is gone).
+ */
+export type ClaimOutcome =
+  | { kind: 'claimed'; state: TokenState | undefined; room: { remaining: number; resetSeconds: number } }
+  | { kind: 'lost'; current: TokenState | undefined };
+
+/** One conditional UpdateItem that takes the request's place in the token's count (`claim`, decided from a state read). */
+export async function claimRequest(
+  tokenHash: string,
+  claim: RateClaim,
+  nowMs: number,
+  limit: number,
+  ring: RingAttributes,
+): Promise<ClaimOutcome> {
+  try {
+    const out = await db().send(new UpdateCommand(claimUpdate(tokenHash, claim, nowMs, ring)));
+    remember(tokenHash, out.Attributes);
+    return {
+      kind: 'claimed',
+      state: out.Attributes && stateOf(out.Attributes, ring),
+      room: afterClaim(out.Attributes ?? {}, nowMs, limit, ring),
+    };
+  } catch (err) {
+    if (!isConditionalCheckFailed(err)) throw err;
+    const current = itemFromError(err.Item);
+    remember(tokenHash, current);
+    return { kind: 'lost', current: current && stateOf(current, ring) };
+  }
+}
 
 /**
  * The conditional UpdateItem that admits a request (see the ring in shared/domain/key/api-key.ts):

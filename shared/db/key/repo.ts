@@ -1,4 +1,3 @@
-import { backoff } from '#domain/time.ts';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../core/client.ts';
 import { keys } from '../keys.ts';
@@ -126,61 +125,63 @@ export async function listKeysOfStore(storeId: string, withLastUsed = true): Pro
 
 /**
  * New token for the same key id (so external ids stay); the old token stops working at once.
- * One transaction, guarded three ways: the key is still active with the token that was read (a
- * concurrent revoke wins), and the old token item saw no request since it was read (its `uses`
- * counter), so the rate-limit slots carried over are complete. A lost race is retried.
+ * One attempt, one transaction, guarded three ways: the key is still active with the token that
+ * was read (a concurrent revoke wins), and the old token item saw no request since it was read
+ * (its `uses` counter), so the rate-limit slots carried over are complete. `lost` when a request
+ * or a change came between (the use case tries again: shared/app/key-changes.ts).
  */
-export async function rotateKeyToken(keyId: number, newTokenHash: string, currency: string | null): Promise<KeyRecord> {
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const key = await requireKey(keyId);
-    if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
-    const old = await db().send(
-      new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
+export async function rotateKeyToken(
+  keyId: number,
+  newTokenHash: string,
+  currency: string | null,
+): Promise<{ kind: 'rotated'; key: KeyRecord } | { kind: 'lost' }> {
+  const key = await requireKey(keyId);
+  if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
+  const old = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
+  );
+  const seen = old.Item?.uses as number | undefined;
+  const rotated: KeyRecord = { ...key, token_hash: newTokenHash, last_used_at: old.Item?.last_used_at ?? null };
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.key(keyId),
+              UpdateExpression: 'SET token_hash = :new',
+              ConditionExpression: 'token_hash = :old AND #s = :active',
+              ExpressionAttributeNames: { '#s': 'status' },
+              ExpressionAttributeValues: { ':new': newTokenHash, ':old': key.token_hash, ':active': 'active' },
+            },
+          },
+          {
+            Delete: {
+              TableName: tableName(),
+              Key: keys.token(key.token_hash),
+              ConditionExpression:
+                seen === undefined ? 'attribute_not_exists(uses) AND #s = :active' : 'uses = :uses AND #s = :active',
+              ExpressionAttributeNames: { '#s': 'status' },
+              ExpressionAttributeValues:
+                seen === undefined ? { ':active': 'active' } : { ':uses': seen, ':active': 'active' },
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: tokenItem(rotated, currency, old.Item ?? {}),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      }),
     );
-    const seen = old.Item?.uses as number | undefined;
-    const rotated: KeyRecord = { ...key, token_hash: newTokenHash, last_used_at: old.Item?.last_used_at ?? null };
-    try {
-      await db().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: tableName(),
-                Key: keys.key(keyId),
-                UpdateExpression: 'SET token_hash = :new',
-                ConditionExpression: 'token_hash = :old AND #s = :active',
-                ExpressionAttributeNames: { '#s': 'status' },
-                ExpressionAttributeValues: { ':new': newTokenHash, ':old': key.token_hash, ':active': 'active' },
-              },
-            },
-            {
-              Delete: {
-                TableName: tableName(),
-                Key: keys.token(key.token_hash),
-                ConditionExpression:
-                  seen === undefined ? 'attribute_not_exists(uses) AND #s = :active' : 'uses = :uses AND #s = :active',
-                ExpressionAttributeNames: { '#s': 'status' },
-                ExpressionAttributeValues:
-                  seen === undefined ? { ':active': 'active' } : { ':uses': seen, ':active': 'active' },
-              },
-            },
-            {
-              Put: {
-                TableName: tableName(),
-                Item: tokenItem(rotated, currency, old.Item ?? {}),
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-          ],
-        }),
-      );
-      return rotated;
-    } catch (err) {
-      if (!cancellationReasons(err)) throw err;
-      await backoff(attempt + 1);
-    }
+    return { kind: 'rotated', key: rotated };
+  } catch (err) {
+    if (!cancellationReasons(err)) throw err;
+    return { kind: 'lost' };
   }
-  throw new Error(`key ${keyId} kept being used or changed while rotating; try again`);
 }
 
 /**

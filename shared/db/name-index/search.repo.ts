@@ -158,8 +158,8 @@ async function shortestList(inputs: QueryCommandInput[], budget: ReadBudget, nee
   if (complete) return complete.items.map(toPosting);
   const lastId = (list: (typeof lists)[number]) => keys.nameGramProductId(String(list.items.at(-1)?.sk ?? '#0'));
   const sparsest = lists.sort((a, b) => lastId(b) - lastId(a))[0]!;
-  for (let round = 0; !sparsest.done; round++) {
-    const limit = budget.itemsFor(budget.left, NEXT_PAGES[Math.min(round, NEXT_PAGES.length - 1)] as number);
+  for (let nextPage = 0; !sparsest.done; nextPage++) {
+    const limit = budget.itemsFor(budget.left, NEXT_PAGES[Math.min(nextPage, NEXT_PAGES.length - 1)] as number);
     if (limit === 0) throw tooBroad(needle);
     const out = await page({ ...sparsest.input, ExclusiveStartKey: sparsest.start }, budget, limit);
     sparsest.items.push(...out.items);

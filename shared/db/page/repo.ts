@@ -1,4 +1,3 @@
-import { assertRoundBudget, backoff } from '#domain/time.ts';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../core/client.ts';
@@ -93,77 +92,67 @@ export type CreateResult =
   | { kind: 'created'; page: Page }
   /** The key's external id already names a page (a racing first save won): that page as its copy says. */
   | { kind: 'external_id_taken'; page: Page | undefined; pageId: number | undefined }
-  | { kind: 'slug_taken' };
+  | { kind: 'slug_taken' }
+  /** A concurrent create moved the page sequence first, or the transaction conflicted: nothing was written. */
+  | { kind: 'sequence_moved' };
 
 /**
  * A new page with its external-id map and its slug claim, all or nothing, with the next page id:
  * the transaction also moves the page sequence from `sequence` (the value read, e.g. beside the
- * external-id item; read here when the caller has none), guarded on it. A concurrent create
- * moves the sequence first and makes the guard fail; this one then reads it again and takes the
- * next id.
+ * external-id item by `readPageToSave`, or by `readPageSequence`), guarded on it. One attempt: a
+ * concurrent create moves the sequence first and makes the guard fail (`sequence_moved`); the use
+ * case then reads it again and takes the next id.
  */
-export async function createPage(draft: Omit<Page, 'id'>, sequence?: number): Promise<CreateResult> {
-  let read = sequence;
-  for (let attempt = 1; ; attempt++) {
-    assertRoundBudget(`the page with external id ${draft.external_id}`, attempt > 1);
-    read ??= await readSequence(pageSequenceKey(draft.store_id));
-    const page: Page = { ...draft, id: read + 1 };
-    const tx = namedTransaction([
-      [
-        'page',
-        { Put: { TableName: tableName(), Item: pageItem(page), ConditionExpression: 'attribute_not_exists(pk)' } },
-      ],
-      [
-        'link',
-        {
-          Put: {
-            TableName: tableName(),
-            Item: pageLinkItem(page),
-            ConditionExpression: 'attribute_not_exists(pk)',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
+export async function createPage(draft: Omit<Page, 'id'>, sequence: number): Promise<CreateResult> {
+  const page: Page = { ...draft, id: sequence + 1 };
+  const tx = namedTransaction([
+    [
+      'page',
+      { Put: { TableName: tableName(), Item: pageItem(page), ConditionExpression: 'attribute_not_exists(pk)' } },
+    ],
+    [
+      'link',
+      {
+        Put: {
+          TableName: tableName(),
+          Item: pageLinkItem(page),
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
-      ],
-      [
-        'slug',
-        { Put: { TableName: tableName(), Item: slugClaim(page), ConditionExpression: 'attribute_not_exists(pk)' } },
-      ],
-      ['sequence', sequenceMove(pageSequenceKey(page.store_id), read, page.id)],
-    ]);
-    try {
-      // The token turns an SDK retry of a commit whose answer was lost into a success, not a conflict.
-      await db().send(new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
-      return { kind: 'created', page };
-    } catch (err) {
-      const cancelled = tx.cancelledBy(err);
-      if (!cancelled) throw err;
-      // The external id first: a racing save of the same page with the same slug is an update, not a 409.
-      if (cancelled.failed('link')) {
-        const link = cancelled.item('link');
-        return {
-          kind: 'external_id_taken',
-          page: link && carriesPage(link) ? toPage(link) : undefined,
-          pageId: link?.record_id as number | undefined,
-        };
-      }
-      if (cancelled.failed('slug')) return { kind: 'slug_taken' };
-      if (cancelled.failed('page') && !cancelled.failed('sequence')) {
-        throw new Error(`page id ${page.id} of store ${page.store_id} is taken but the page sequence says ${read}`);
-      }
-      // The sequence moved (a concurrent create) or the transaction conflicted: read it again, take the next id.
-      read = undefined;
-      if (attempt >= 50) throw err;
-      if (attempt > 2) await backoff(attempt);
+      },
+    ],
+    [
+      'slug',
+      { Put: { TableName: tableName(), Item: slugClaim(page), ConditionExpression: 'attribute_not_exists(pk)' } },
+    ],
+    ['sequence', sequenceMove(pageSequenceKey(page.store_id), sequence, page.id)],
+  ]);
+  try {
+    // The token turns an SDK retry of a commit whose answer was lost into a success, not a conflict.
+    await db().send(new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
+    return { kind: 'created', page };
+  } catch (err) {
+    const cancelled = tx.cancelledBy(err);
+    if (!cancelled) throw err;
+    // The external id first: a racing save of the same page with the same slug is an update, not a 409.
+    if (cancelled.failed('link')) {
+      const link = cancelled.item('link');
+      return {
+        kind: 'external_id_taken',
+        page: link && carriesPage(link) ? toPage(link) : undefined,
+        pageId: link?.record_id as number | undefined,
+      };
     }
+    if (cancelled.failed('slug')) return { kind: 'slug_taken' };
+    if (cancelled.failed('page') && !cancelled.failed('sequence')) {
+      throw new Error(`page id ${page.id} of store ${page.store_id} is taken but the page sequence says ${sequence}`);
+    }
+    return { kind: 'sequence_moved' };
   }
 }
 
-/** For the seed and tests: a page in any state, or an error if its external id or slug is taken. */
-export async function insertPage(draft: Omit<Page, 'id'>): Promise<Page> {
-  const result = await createPage(draft);
-  if (result.kind !== 'created') throw new Error(`page ${draft.external_id} not inserted: ${result.kind}`);
-  return result.page;
-}
+/** The store's page sequence as it stands (strongly consistent): the value a create moves from. */
+export const readPageSequence = (storeId: string): Promise<number> => readSequence(pageSequenceKey(storeId));
 
 // ---- reads -------------------------------------------------------------------------------
 

@@ -194,7 +194,7 @@ export interface RateDecision {
   claim?: RateClaim;
   /**
    * Refused because the key's own requests kept claiming its count at the same moment
-   * (shared/db/key/auth.repo.ts gives up after a few tries), not because the allowance is spent.
+   * (shared/app/authenticate.ts gives up after a few tries), not because the allowance is spent.
    */
   contended?: boolean;
 }
