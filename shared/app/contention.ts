@@ -297,10 +297,12 @@ export async function attemptOnce<O extends { kind: string }>(
 /**
  * Attempts of a write that nothing but a racing write of the same items can make lose (`lost`),
  * until one is not lost: a fresh token after a loss, the same after an attempt whose answer never
- * came (so a commit that landed answers success), and that attempt settled once the budget cannot
- * hold another. No attempt starts at or after `until` (epoch ms) or without the budget for a
- * round; outside a budget (scripts) `maxAttempts` bounds them. `lost` only when the settled
- * attempt turns out to have lost.
+ * came (so a commit that landed answers success). No attempt starts at or after `until` (epoch
+ * ms) or without the budget for a round; outside a budget (scripts) `maxAttempts` bounds them.
+ * Then the answer is `out_of_time` (nothing was written) only if the last attempt was answered:
+ * one whose answer never came may have landed, so it is settled instead, or the caller would
+ * report nothing written (and a request close its ids as gaps) under a product that exists.
+ * `lost` only when the settled attempt turns out to have lost.
  */
 export async function attemptUntilWon<O extends { kind: string }>(
   clock: RoundClock,
@@ -309,15 +311,16 @@ export async function attemptUntilWon<O extends { kind: string }>(
   maxAttempts = 50,
 ): Promise<Exclude<O, Unanswered> | OutOfTime | Undetermined> {
   let token = randomUUID();
+  let unanswered = false;
   for (let attempt = 1; ; attempt++) {
-    if (!clock.canStart() || Date.now() >= until) return { kind: 'out_of_time' };
+    const spent = attempt > maxAttempts && remainingMs() === Number.POSITIVE_INFINITY;
+    if (!clock.canStart() || Date.now() >= until || spent)
+      return unanswered ? settle(() => send(token)) : { kind: 'out_of_time' };
     const sent = token;
     const outcome = await clock.time(() => send(sent));
     if (outcome.kind !== 'lost' && outcome.kind !== 'unanswered') return outcome as Exclude<O, Unanswered>;
-    // No budget left to retry in, and the last answer never came: find out what it did.
-    if (outcome.kind === 'unanswered' && !clock.canStart()) return settle(() => send(sent));
-    if (outcome.kind === 'lost') token = randomUUID();
-    if (attempt >= maxAttempts && remainingMs() === Number.POSITIVE_INFINITY) return { kind: 'out_of_time' };
+    unanswered = outcome.kind === 'unanswered';
+    if (!unanswered) token = randomUUID();
     await backoff(attempt);
   }
 }

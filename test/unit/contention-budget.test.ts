@@ -4,11 +4,13 @@ import { requestBudgetMs, GATEWAY_BUDGET_MS } from '#http/instrument.ts';
 import { withDeadline } from '#domain/time.ts';
 import {
   assertRoundBudget,
+  attemptUntilWon,
   contended,
   done,
   outOfTime,
   retryOnStale,
   ROUND_MARGIN_MS,
+  RoundClock,
   stale,
 } from '#app/contention.ts';
 import { DomainError } from '#domain/errors.ts';
@@ -110,5 +112,50 @@ describe('the refusal of a contended write', () => {
       withDeadline(ROUND_MARGIN_MS - 1, async () => assertRoundBudget('the page p', lost)).catch((e: unknown) => e);
     expect(await refusal(true)).toMatchObject({ code: 'resource_busy' });
     expect(await refusal(false)).toMatchObject({ code: 'service_unavailable' });
+  });
+});
+
+describe('a write whose answer never came', () => {
+  type Sent = { kind: 'inserted' } | { kind: 'lost' } | { kind: 'unanswered' };
+
+  it('is settled with its own token when no further attempt may start, never answered out_of_time', async () => {
+    // The first send lands but its answer is lost (a store call abandoned at its budget); by the
+    // time the next attempt could start, the ids' usable time is over.
+    const tokens: string[] = [];
+    let landed = false;
+    const until = Date.now() + 100;
+    const outcome = await attemptUntilWon(new RoundClock(), until, async (token): Promise<Sent> => {
+      tokens.push(token);
+      if (landed) return { kind: 'inserted' };
+      landed = true;
+      await new Promise((r) => setTimeout(r, 150));
+      return { kind: 'unanswered' };
+    });
+    // out_of_time would say nothing was written, and its ids would be closed as gaps under a product.
+    expect(outcome).toEqual({ kind: 'inserted' });
+    expect(tokens).toHaveLength(2);
+    expect(tokens[1]).toBe(tokens[0]);
+  });
+
+  it('is undetermined, not out_of_time, when every attempt went unanswered', async () => {
+    const outcome = await attemptUntilWon(
+      new RoundClock(),
+      Number.POSITIVE_INFINITY,
+      async (): Promise<Sent> => ({ kind: 'unanswered' }),
+      2,
+    );
+    expect(outcome).toEqual({ kind: 'undetermined' });
+  });
+
+  it('takes a new token after a lost attempt and answers out_of_time once none may start, having written nothing', async () => {
+    const tokens: string[] = [];
+    const outcome = await attemptUntilWon(
+      new RoundClock(),
+      Number.POSITIVE_INFINITY,
+      async (token): Promise<Sent> => (tokens.push(token), { kind: 'lost' }),
+      3,
+    );
+    expect(outcome).toEqual({ kind: 'out_of_time' });
+    expect(new Set(tokens).size).toBe(3);
   });
 });
