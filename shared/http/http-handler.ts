@@ -75,7 +75,10 @@ export function createHttpHandler<G extends Group>(
         body: state.body,
         headers: (event.headers ?? {}) as Record<string, string>,
         requestId: event.requestContext?.requestId ?? '',
-        url: absoluteUrl(event),
+        // Worked out when read: only a list that links its pages does (list-products.ts).
+        get url() {
+          return absoluteUrl(event);
+        },
         method: event.httpMethod,
         path: canonicalPath(route, event.pathParameters ?? {}),
       };

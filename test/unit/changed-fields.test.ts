@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { changedFields, formatTypeFilter, parseTypeFilters, passes } from '#domain/event/changed-fields.ts';
+import { changedFields } from '#domain/event/event.ts';
+import { formatTypeFilter, parseTypeFilters, passes } from '#domain/event/changed-fields.ts';
 import { eventView, type EventPayload } from '#domain/event/event.ts';
 import { storedEvents, subscribes } from '#domain/webhook/event-subscription.ts';
 

@@ -131,7 +131,7 @@ export const reservationAttribute = (count: number, expiresAt: number, nonce: st
 /** The ids a reservation holds, ascending. */
 export const reservedIds = (r: Reservation): number[] => Array.from({ length: r.count }, (_, i) => r.firstId + i);
 
-export const productSequenceKey = (storeId: string) => keys.sequence(storeId, 'product');
+const productSequenceKey = (storeId: string) => keys.sequence(storeId, 'product');
 
 export function sequenceOf(item: Item | undefined): ProductSequence {
   const gaps = item?.gaps instanceof Set ? [...(item.gaps as Set<number>)].map(Number).sort((a, b) => a - b) : [];

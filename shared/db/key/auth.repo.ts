@@ -65,7 +65,7 @@ function principalOf(item: Item): Principal {
 const stateOf = (item: Item, ring: RingAttributes): TokenState => ({
   principal: principalOf(item),
   active: item.status === 'active',
-  expiresAt: typeof item.expires_at === 'number' ? item.expires_at : undefined,
+  expiresAt: item.expires_at,
   ring: ringOf(item, ring),
   audience: typeof item.audience === 'string' ? item.audience : undefined,
 });

@@ -1,9 +1,8 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../core/client.ts';
 import { namedTransaction } from '../core/helpers.ts';
-import { newLinkWrite, productItem, readLink } from './item.ts';
+import { groupIndexWrites, newLinkWrite, productItem, readLink } from './item.ts';
 import { eventPut } from '../event/item.ts';
-import { groupIndexWrites } from './index.repo.ts';
 import { productSequenceMove, type ProductSequence } from '../core/sequence.ts';
 import type { Product } from '#domain/product/product.ts';
 import type { StoreEvent } from '#domain/event/event.ts';

@@ -1,11 +1,11 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { Offer, Product } from '#domain/product/product.ts';
+import { normalizeName, type Offer, type Product } from '#domain/product/product.ts';
 import { productChecksum } from '#domain/product/checksum.ts';
 import { tableName, db } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { type Item, type TransactItem, batchGet, itemKey } from '../core/helpers.ts';
 import { keys } from '../keys.ts';
-import { productSequenceKey, sequenceOf, type ProductSequence } from '../core/sequence.ts';
+import { sequenceOf, type ProductSequence } from '../core/sequence.ts';
 
 /**
  * The product's items and the reads every product write starts with.
@@ -16,7 +16,9 @@ import { productSequenceKey, sequenceOf, type ProductSequence } from '../core/se
  * in the same transaction as the product, so the one BatchGetItem a write starts with already
  * holds the state it changes. Links written before the copy existed carry only `record_id`;
  * the next write of their product adds it. The link also carries the product's `checksum`
- * (docs/catalog-writes.md#checksums) for the checksum list's projection.
+ * (docs/catalog-writes.md#checksums) for the checksum list's projection. The same transaction
+ * keeps the product's index items in step (`indexWrites`): a SKU link per variant SKU and, when
+ * its name is new, a pending-name entry (what the list's filters read: ./index.repo.ts).
  */
 
 export function toProduct(item: Item): Product {
@@ -111,6 +113,51 @@ export function linkCopyWrite(p: Product): TransactItem | undefined {
   return Item ? { Put: { TableName: tableName(), Item } } : undefined;
 }
 
+/** The pending-name entry of a product whose normalized name is new: what the search reads until the indexer has run. */
+export function pendingNameWrite(product: Product): TransactItem {
+  return {
+    Put: {
+      TableName: tableName(),
+      Item: {
+        ...keys.namePending(product.store_id, product.id),
+        type: ENTITY.namePending,
+        store_id: product.store_id,
+        product_id: product.id,
+        n: normalizeName(product.name),
+      },
+    },
+  };
+}
+
+/** The writes that keep the name index and SKU links in step with a product (insert or change). */
+export function indexWrites(next: Product, previous?: Product): TransactItem[] {
+  const writes: TransactItem[] = [];
+  if (!previous || normalizeName(previous.name) !== normalizeName(next.name)) writes.push(pendingNameWrite(next));
+  const skus = (p?: Product) => new Set((p?.offers ?? []).map((o) => o.sku).filter((s): s is string => !!s));
+  const before = skus(previous);
+  const after = skus(next);
+  for (const sku of after) {
+    if (!before.has(sku)) {
+      writes.push({
+        Put: {
+          TableName: tableName(),
+          Item: { ...keys.skuLink(next.store_id, sku, next.id), type: ENTITY.skuLink, product_id: next.id },
+        },
+      });
+    }
+  }
+  for (const sku of before) {
+    if (!after.has(sku))
+      writes.push({ Delete: { TableName: tableName(), Key: keys.skuLink(next.store_id, sku, next.id) } });
+  }
+  return writes;
+}
+
+/** The index writes of products inserted together (a batch group): each one's pending name and SKU links. */
+export function groupIndexWrites(products: readonly Product[]): TransactItem[] {
+  return products.flatMap((p) => indexWrites(p));
+}
+
 /**
  * What a catalog write refers to by the caller's external ids: the key's external-id link (with
  * the product's copy), the key's categories and tags, and for a PUT the product sequence an
@@ -156,7 +203,7 @@ export interface WriteTargets {
   productId: number | undefined;
   /** Its state as the link's copy holds it (undefined for a link written before copies existed). */
   product: Product | undefined;
-  /** The store's product sequence, when asked for (a PUT may insert) and it fitted in the read. */
+  /** The store's product sequence, when asked for (a PUT may insert), it fitted in the read and there is no product yet. */
   sequence: ProductSequence | undefined;
   /** Ids of the named categories, in order (only when all exist). */
   categoryIds: number[];
@@ -205,9 +252,14 @@ export async function resolveManyWriteTargets(
   // The sequence rides along only where it costs no call of its own (100 keys a BatchGetItem);
   // otherwise an insert reads it when it needs it (a batch of 100 replaces never does).
   const fits = new Set(wanted.map(itemKey)).size % 100 !== 0;
-  const seqKey = options.sequenceOf === undefined || !fits ? undefined : productSequenceKey(options.sequenceOf);
+  const seqKey = options.sequenceOf === undefined || !fits ? undefined : keys.sequence(options.sequenceOf, 'product');
   const found = await batchGet([...(seqKey ? [seqKey] : []), ...wanted]);
-  const sequence = seqKey ? sequenceOf(found.get(itemKey(seqKey))) : undefined;
+  // What an insert numbers from: a target whose external id names a product already needs none.
+  let sequence: ProductSequence | undefined;
+  const sequenceFor = (link: { productId: number | undefined }) =>
+    seqKey === undefined || link.productId !== undefined
+      ? undefined
+      : (sequence ??= sequenceOf(found.get(itemKey(seqKey))));
   return plan.map(({ xid, categories, tags }) => {
     const categoryIds: number[] = [];
     let missing: WriteTargets['missing'];
@@ -223,6 +275,7 @@ export async function resolveManyWriteTargets(
       const index = tags.findIndex((k) => !found.has(itemKey(k)));
       if (index >= 0) missing = { list: 'tag', index };
     }
-    return { ...readLink(found.get(itemKey(xid))), sequence, categoryIds, missing };
+    const link = readLink(found.get(itemKey(xid)));
+    return { ...link, sequence: sequenceFor(link), categoryIds, missing };
   });
 }

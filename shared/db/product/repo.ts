@@ -11,15 +11,8 @@ import {
   type TransactItem,
 } from '../core/helpers.ts';
 import type { Product } from '#domain/product/product.ts';
-import { indexWrites } from './index.repo.ts';
-import { linkCopyWrite, toProduct } from './item.ts';
-import {
-  idsAtPositions,
-  productCount,
-  productSequenceKey,
-  sequenceOf,
-  type ProductSequence,
-} from '../core/sequence.ts';
+import { indexWrites, linkCopyWrite, toProduct } from './item.ts';
+import { idsAtPositions, productCount, sequenceOf, type ProductSequence } from '../core/sequence.ts';
 import { eventPut } from '../event/item.ts';
 import type { StoreEvent } from '#domain/event/event.ts';
 
@@ -75,7 +68,7 @@ export async function getDensePage(
 ): Promise<{ products: Product[]; total: number; sequence: ProductSequence }> {
   const first = (page - 1) * limit + 1;
   const guess = idsAtPositions(first, limit, known?.gaps ?? []);
-  const seqKey = productSequenceKey(storeId);
+  const seqKey = keys.sequence(storeId, 'product');
   const found = await batchGet([...(known ? [] : [seqKey]), ...guess.map((id) => keys.product(storeId, id))], false);
   const sequence = known ?? sequenceOf(found.get(itemKey(seqKey)));
   const ids = idsAtPositions(first, limit, sequence.gaps).filter((id) => id <= sequence.last);

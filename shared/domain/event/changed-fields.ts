@@ -8,25 +8,10 @@ import {
 } from './event.ts';
 
 /*
- * What changed (docs/webhooks.md, "What changed"): the names an event's change moved, and the
- * `types` filters that choose events by them (GET /events, list_events, a key's `events`). Which
- * types carry names, and which names, is CHANGED_FIELD_NAMES (./event.ts).
+ * Choosing events by what changed (docs/webhooks.md, "What changed"): the `types` filters of
+ * GET /events, list_events and a key's `events`, by type and by the names an event's change moved
+ * (`changed_fields`, which the event carries: ./event.ts).
  */
-
-/**
- * The names of `type` whose values differ between `before` (undefined: the record is new, so
- * every name changed) and `after`, in the listed order. Values are primitives or arrays of them,
- * so their JSON tells them apart.
- */
-export function changedFields(
-  type: TrackedEventType,
-  before: Record<string, unknown> | undefined,
-  after: Record<string, unknown>,
-): string[] {
-  const names: readonly string[] = CHANGED_FIELD_NAMES[type];
-  if (before === undefined) return [...names];
-  return names.filter((n) => JSON.stringify(before[n] ?? null) !== JSON.stringify(after[n] ?? null));
-}
 
 /** One entry of a `types` filter: a type, and (for a tracked type) the fields of which at least one must have changed. */
 export interface TypeFilter {

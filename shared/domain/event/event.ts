@@ -78,7 +78,7 @@ export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 export interface EventPayload {
   type: string;
   timestamp: string;
-  /** The write-shape names the change moved, on the types of ./changed-fields.ts only. */
+  /** The write-shape names the change moved, on the types of CHANGED_FIELD_NAMES only. */
   changed_fields?: string[];
   data: Record<string, unknown>;
 }
@@ -125,6 +125,21 @@ export function buildEvent(
     origin,
     payload: { type, timestamp: createdAt, data },
   };
+}
+
+/**
+ * The names of `type` whose values differ between `before` (undefined: the record is new, so
+ * every name changed) and `after`, in the listed order. Values are primitives or arrays of them,
+ * so their JSON tells them apart.
+ */
+export function changedFields(
+  type: TrackedEventType,
+  before: Record<string, unknown> | undefined,
+  after: Record<string, unknown>,
+): string[] {
+  const names: readonly string[] = CHANGED_FIELD_NAMES[type];
+  if (before === undefined) return [...names];
+  return names.filter((n) => JSON.stringify(before[n] ?? null) !== JSON.stringify(after[n] ?? null));
 }
 
 /** The event with the names its change moved (docs/webhooks.md, "What changed"), beside `type` and `data`. */

@@ -1,6 +1,5 @@
 import { toPageResource, type Page } from '../page/page.ts';
-import { changedFields } from './changed-fields.ts';
-import { buildEvent, withChangedFields, type EventType, type Origin, type StoreEvent } from './event.ts';
+import { buildEvent, changedFields, withChangedFields, type EventType, type Origin, type StoreEvent } from './event.ts';
 
 /** What a page event compares: its content (the live version's; a draft page's own) and its status. */
 const compared = (p: Page) => ({ type: p.type, title: p.title, slug: p.slug, body: p.body, status: p.status });

@@ -1,9 +1,9 @@
 import { toProductResource, type Offer, type Product } from '../product/product.ts';
 import { writeShape } from '../product/checksum.ts';
-import { changedFields } from './changed-fields.ts';
 import {
   ADMIN_ORIGIN,
   buildEvent,
+  changedFields,
   keyOrigin,
   withChangedFields,
   type EventType,

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { changedFields } from '../event/changed-fields.ts';
 import { toOrderResource, type Order, type OrderStatus } from './order.ts';
 import {
   buildEvent,
+  changedFields,
   EVENT_RETENTION_SECONDS,
   newEventId,
   ORDER_EVENT_TYPES,
