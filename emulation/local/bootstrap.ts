@@ -1,4 +1,5 @@
 import {
+  type DynamoDBClient,
   CreateTableCommand,
   DescribeTableCommand,
   ListTablesCommand,
@@ -40,13 +41,25 @@ export function createTableInput(tableName: string) {
   };
 }
 
+/**
+ * The store and table a start-up step works on: this process's own (shared/config.ts) unless
+ * given, as by the use-case tests' global set-up, which starts a store for its workers and keeps
+ * its own process's configuration untouched (test/fixtures/usecase-setup.ts).
+ */
+export interface TableTarget {
+  client: DynamoDBClient;
+  tableName: string;
+}
+
+const configured = (): TableTarget => ({ client: rawDb(), tableName: tableName() });
+
 /** Waits until the store answers: DynamoDB Local takes a second or two to start on an idle machine, 40 s on a loaded 2-core one. */
-export async function waitForStore(timeoutMs = 180_000): Promise<void> {
+export async function waitForStore(timeoutMs = 180_000, target: TableTarget = configured()): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
     try {
-      await rawDb().send(new ListTablesCommand({ Limit: 1 }));
+      await target.client.send(new ListTablesCommand({ Limit: 1 }));
       return;
     } catch (err) {
       last = err;
@@ -57,16 +70,18 @@ export async function waitForStore(timeoutMs = 180_000): Promise<void> {
 }
 
 /** Creates the table (same definition as the CDK stack) with its stream and TTL, if missing. */
-export async function ensureTable(): Promise<{ created: boolean; streamArn: string | undefined }> {
-  const name = tableName();
+export async function ensureTable(
+  target: TableTarget = configured(),
+): Promise<{ created: boolean; streamArn: string | undefined }> {
+  const { client, tableName: name } = target;
   try {
-    const out = await rawDb().send(new DescribeTableCommand({ TableName: name }));
+    const out = await client.send(new DescribeTableCommand({ TableName: name }));
     return { created: false, streamArn: out.Table?.LatestStreamArn };
   } catch (err) {
     if (!(err instanceof ResourceNotFoundException)) throw err;
   }
-  const created = await rawDb().send(new CreateTableCommand(createTableInput(name)));
-  await rawDb().send(
+  const created = await client.send(new CreateTableCommand(createTableInput(name)));
+  await client.send(
     new UpdateTimeToLiveCommand({
       TableName: name,
       TimeToLiveSpecification: { Enabled: true, AttributeName: TABLE.ttlAttribute },

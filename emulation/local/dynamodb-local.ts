@@ -44,10 +44,10 @@ function keepPrivate(dir: string): void {
 }
 
 /** Java creates its files with the umask it inherits: 077 for this one child (workers cannot set one; the directory's 0700 covers them). */
-function spawnPrivate(command: string, args: string[]): ChildProcess {
+function spawnPrivate(command: string, args: string[], env: Partial<Record<string, string>> | undefined): ChildProcess {
   const previous = isMainThread ? process.umask(0o077) : undefined;
   try {
-    return spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    return spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   } finally {
     if (previous !== undefined) process.umask(previous);
   }
@@ -66,6 +66,8 @@ export interface DynamoDbLocalOptions {
   log?: (line: string) => void;
   /** How to recover, appended to that line. */
   recovery?: string;
+  /** Variables the JVM gets beyond this process's own: the test suite's JVM flags (test/fixtures/quick-jvm.ts). */
+  env?: Partial<Record<string, string>>;
 }
 
 /** Starts DynamoDB Local on `port`, persisting under `dataDir` (or in memory when null). */
@@ -85,7 +87,7 @@ export function startDynamoDbLocal(options: DynamoDbLocalOptions): DynamoDbLocal
     keepPrivate(options.dataDir);
     args.push('-dbPath', options.dataDir);
   } else args.push('-inMemory');
-  const child = spawnPrivate('java', args);
+  const child = spawnPrivate('java', args, options.env);
   // Whatever way this process ends (an uncaught error, process.exit), the store ends with it
   // rather than holding the port and the data files as an orphan.
   const killOnExit = () => child.kill('SIGKILL');
