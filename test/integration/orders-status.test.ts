@@ -1,17 +1,31 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { client, createKey, createStore, expectErrorShape, storeWithKey } from '#fixtures/api.ts';
 import { eventsOfOrder, idemKey, insertTestOrder, outboxEvents, placeOrder, statusPath } from '#fixtures/orders.ts';
-import { ORDER_STATUSES, ORDER_TRANSITIONS } from '#domain/order/order.ts';
+import { ORDER_STATUSES } from '#domain/order/order.ts';
 import { orderEventId } from '#domain/order/events.ts';
 import { waitFor } from '#fixtures/webhooks.ts';
 
-const SETTABLE = ORDER_STATUSES.filter((s) => s !== 'paid');
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
+/**
+ * Every cell of the state machine (which moves are allowed, which are no-ops) is the use case's,
+ * tested in-process in test/usecase/orders.test.ts; here, how each kind of outcome is answered.
+ */
 describe('POST /orders/{reference}/status: the state machine', () => {
   let storeId: string;
   beforeAll(async () => {
     storeId = await createStore();
+  });
+
+  it('refuses a move the state machine forbids with 409 invalid_transition naming the status, and changes nothing', async () => {
+    const api = client((await createKey(storeId, ['orders:write-status'])).token);
+    const order = await insertTestOrder(storeId, { status: 'cancelled' });
+    const res = await api.post(statusPath(order.reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() });
+    expect(res.status).toBe(409);
+    expectErrorShape(res.body);
+    expect(res.body).toMatchObject({ code: 'invalid_transition', field: 'status' });
+    expect(res.body.message).toContain('cancelled');
+    expect(await eventsOfOrder(storeId, order.id)).toHaveLength(0);
   });
 
   // One key per starting status keeps each batch of requests well inside the rate limit.
@@ -19,35 +33,6 @@ describe('POST /orders/{reference}/status: the state machine', () => {
     let api: ReturnType<typeof client>;
     beforeAll(async () => {
       api = client((await createKey(storeId, ['orders:write-status'])).token);
-    });
-
-    it.each(SETTABLE)(`to %s`, async (to) => {
-      const order = await insertTestOrder(storeId, { status: from });
-      const res = await api.post(statusPath(order.reference), { status: to }, { 'Idempotency-Key': idemKey() });
-      const events = await eventsOfOrder(storeId, order.id);
-      if (to === from) {
-        expect(res.status).toBe(200);
-        expect(res.body.data).toMatchObject({ id: order.id, status: from, updated_at: order.updated_at });
-        expect(events).toHaveLength(0);
-      } else if (ORDER_TRANSITIONS[from].includes(to)) {
-        expect(res.status).toBe(200);
-        expect(res.body.data).toMatchObject({
-          id: order.id,
-          reference: order.reference,
-          status: to,
-          paid_total: order.paid_total,
-          total: order.total,
-        });
-        expect(res.body.data.updated_at > order.updated_at).toBe(true);
-        expect(events).toHaveLength(1);
-        expect(events[0]!.payload.data).toMatchObject({ previous_status: from, status: to });
-      } else {
-        expect(res.status).toBe(409);
-        expectErrorShape(res.body);
-        expect(res.body.code).toBe('invalid_transition');
-        expect(res.body.message).toContain(from);
-        expect(events).toHaveLength(0);
-      }
     });
 
     it('refuses paid with 422 status_not_allowed and changes nothing', async () => {
