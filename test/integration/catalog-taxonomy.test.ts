@@ -155,27 +155,3 @@ describe('PUT /catalog/tags/{external_id}', () => {
     expect(res.body).toMatchObject({ code: 'validation_failed', field });
   });
 });
-
-describe('category and tag timestamps', () => {
-  it('never moves updated_at back, even when the stored one is ahead of this clock', async () => {
-    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { db, tableName } = await import('#db/core/client.ts');
-    const { keys } = await import('#db/keys.ts');
-    const storeId = await createStore();
-    const key = await createKey(storeId, RW);
-    const api = client(key.token);
-    await api.put('/catalog/categories/ahead', { name: 'Ahead' });
-    // Another writer whose clock runs far ahead left this timestamp.
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.category(key.id, 'ahead'),
-        UpdateExpression: 'SET updated_at = :t',
-        ExpressionAttributeValues: { ':t': '2099-01-01T00:00:00.000Z' },
-      }),
-    );
-    const renamed = await api.put('/catalog/categories/ahead', { name: 'Renamed' });
-    expect(renamed.status).toBe(200);
-    expect(renamed.body.data).toMatchObject({ name: 'Renamed', updated_at: '2099-01-01T00:00:00.001Z' });
-  });
-});
