@@ -4,8 +4,9 @@ import { QUICK_JVM } from './test/fixtures/quick-jvm.ts';
 import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
 
 /**
- * Seven projects: `npx vitest run` runs them all, `npm run test:<name>` one of them, and `npm test`
- * all but timing (a wall-clock bound, run on an idle machine: docs/testing.md, "Timed tests").
+ * Eight projects: `npx vitest run` runs them all, `npm run test:<name>` one of them, `npm test`
+ * all but timing (a wall-clock bound, run on an idle machine: docs/testing.md, "Timed tests"), and
+ * `npm run test:quick` unit, lint and usecase.
  * - unit: pure code, no local stack, so neither DynamoDB Local nor Java. Every file runs in one
  *   thread that keeps its module cache (isolate: false, singleThread): they hold no state between
  *   tests, and the files spend most of their time importing the same modules. Spread over workers,
@@ -13,6 +14,9 @@ import { STREAM_TEST_TIMEOUT_MS } from './test/fixtures/stream-wait.ts';
  *   on the idle 2-core machine, against 9 s in one thread, which also leaves the other core free.
  * - lint: the gates that run a whole tool over the tree (dependency-cruiser's import rules,
  *   Redocly on the OpenAPI document): seconds each, so they stay out of the quick unit loop.
+ * - usecase: the use cases of shared/app called in-process (test/fixtures/usecase.ts) against one
+ *   DynamoDB Local of the project's own, started with its table by globalSetup: their logic
+ *   without HTTP, the authorizer or the stream consumers.
  * - integration: the contract files, against a local stack of their own (DynamoDB Local, gateway,
  *   queue, stream consumers), started by globalSetup.
  * - load: the bulk-load and saturation files (test/load), against another stack of their own, so
