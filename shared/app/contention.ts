@@ -39,10 +39,19 @@ export const CONTENDED_RETRY_AFTER_S = 1;
 export const busy = (what: string): Refused =>
   refused(
     'resource_busy',
-    `${what} is being changed by other writes right now; nothing was written. Retry after ${CONTENDED_RETRY_AFTER_S} s.`,
+    retryLater(`${what} is being changed by other writes right now; nothing was written.`),
     null,
     CONTENDED_RETRY_AFTER_S,
   );
+
+/** A refusal's text with when to try again, said the same way by every refusal here. */
+function retryLater(text: string): string {
+  return `${text} Retry after ${CONTENDED_RETRY_AFTER_S} s.`;
+}
+
+/** A retryable 503 of a write: the platform's fault, told to try again after a moment. */
+const unavailable = (text: string) =>
+  new DomainError('service_unavailable', retryLater(text), null, CONTENDED_RETRY_AFTER_S);
 
 /** `busy` thrown, for the writes that still refuse by exception (product writes, stock, orders). */
 export const contended = (what: string) => {
@@ -56,23 +65,15 @@ export const contended = (what: string) => {
  * the 503, and nothing was written.
  */
 export const outOfTime = (what: string) =>
-  new DomainError(
-    'service_unavailable',
-    `The request ran out of time before ${what} could be written; nothing was written. Retry after ${CONTENDED_RETRY_AFTER_S} s.`,
-    null,
-    CONTENDED_RETRY_AFTER_S,
-  );
+  unavailable(`The request ran out of time before ${what} could be written; nothing was written.`);
 
 /**
  * The answer for a write the store neither confirmed nor refused in time (docs/catalog-writes.md,
  * "Time budget"): it may have landed. Retrying is safe, since the write is keyed by its external id.
  */
 export const undetermined = (what: string) =>
-  new DomainError(
-    'service_unavailable',
-    `The data store did not confirm in time whether ${what} was written; it may have been. Retrying is safe: the write is keyed by its external id. Retry after ${CONTENDED_RETRY_AFTER_S} s.`,
-    null,
-    CONTENDED_RETRY_AFTER_S,
+  unavailable(
+    `The data store did not confirm in time whether ${what} was written; it may have been. Retrying is safe: the write is keyed by its external id.`,
   );
 
 /**
@@ -142,7 +143,7 @@ export interface ContentionBound {
 export const HOT_ITEM_BOUND: ContentionBound = { calls: 8, ms: 2_000 };
 
 /** No bound beyond the request's budget: a batch item (its request may have run long before the item's turn). */
-export const BUDGET_ONLY: ContentionBound = { calls: Number.POSITIVE_INFINITY, ms: Number.POSITIVE_INFINITY };
+export const BUDGET_ONLY: ContentionBound = { calls: Infinity, ms: Infinity };
 
 /** Whether a write may start its next round, having made `calls` calls by then, `ms` after its first round started. */
 export const withinBound = (bound: ContentionBound, calls: number, ms: number): boolean =>
@@ -204,7 +205,7 @@ export async function retryOnStale<S, R>(options: {
     const outcome = await clock.time(() => options.round(state));
     calls++;
     if ('done' in outcome) return outcome.done;
-    if (attempt >= maxAttempts && remainingMs() === Number.POSITIVE_INFINITY) throw contended(options.what);
+    if (attempt >= maxAttempts && remainingMs() === Infinity) throw contended(options.what);
     const handedBack = outcome.stale !== undefined;
     if (bound) {
       const wait = fullJitterMs(attempt, clock.slowestMs);
@@ -313,7 +314,7 @@ export async function attemptUntilWon<O extends { kind: string }>(
   let token = randomUUID();
   let unanswered = false;
   for (let attempt = 1; ; attempt++) {
-    const spent = attempt > maxAttempts && remainingMs() === Number.POSITIVE_INFINITY;
+    const spent = attempt > maxAttempts && remainingMs() === Infinity;
     if (!clock.canStart() || Date.now() >= until || spent)
       return unanswered ? settle(() => send(token)) : { kind: 'out_of_time' };
     const sent = token;
