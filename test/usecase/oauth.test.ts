@@ -315,22 +315,22 @@ describe('the store admin decides', () => {
       error: 'access_denied',
       state: 'client-state',
     });
-    const late = Date.now() + REQUEST_SECONDS * 1000 + 1000;
+    // Past each request's expiry (REQUEST_SECONDS after it was made), whether or not the TTL sweep removed it.
     const undecided = await waiting(client.client_id);
+    const lateFor = (r: typeof undecided) => r.request.expires_at + 1;
+    expect(lateFor(undecided)).toBe(undecided.request.created_at + REQUEST_SECONDS * 1000 + 1);
     expect(
       await outcome(
         approveAuthorization(
           { code: undecided.request.approval_code, storeId, abilities: undefined, mcp: 'full', writesPerHour: null },
-          late,
+          lateFor(undecided),
         ),
       ),
-    ).toMatchObject({
-      code: 'invalid_transition',
-    });
-    expect((await polled(undecided.handle, late)).searchParams.get('error_description')).toBe('expired');
+    ).toMatchObject({ code: 'invalid_transition' });
+    expect((await polled(undecided.handle, lateFor(undecided))).searchParams.get('error_description')).toBe('expired');
     const unredeemed = await waiting(client.client_id);
     await approve(unredeemed.request.approval_code, storeId);
-    expect((await polled(unredeemed.handle, late)).searchParams.get('error')).toBe('access_denied');
+    expect((await polled(unredeemed.handle, lateFor(unredeemed))).searchParams.get('error')).toBe('access_denied');
     expect(await keysOfStore(storeId)).toEqual([]);
   });
 });
