@@ -123,10 +123,6 @@ export default defineConfig({
           setupFiles: ['test/fixtures/env.ts'],
           env: { ...shared.env, ...QUICK_JVM },
           pool: 'forks',
-          // A fork keeps its module cache from file to file, as the unit thread does: the files
-          // import the same use cases and hold no state between them but their own stores.
-          // Isolated, the project took 42 CPU-seconds against 34 (both at load 15-20).
-          isolate: false,
           // A guard against a hang, not an assertion: on the loaded 2-core machine the state
           // machine's 42 orders alone took 30 s.
           testTimeout: 180_000,
