@@ -5,27 +5,10 @@ import type { Page, PageType } from '#domain/page/page.ts';
 
 type Api = ReturnType<typeof client>;
 
-/** Walks the list from cursor 0 and returns every page seen, checking the envelope on the way. */
-async function walk(api: Api, query: string, limit: number) {
-  const seen: any[] = [];
-  let cursor = 0;
-  for (let guard = 0; guard < 100; guard++) {
-    const res = await api.get(`/content/pages?${query}${query ? '&' : ''}limit=${limit}&cursor=${cursor}`);
-    expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(['data', 'next_cursor']);
-    seen.push(...res.body.data);
-    if (res.body.next_cursor === null) {
-      expect(res.body.data.length).toBeLessThanOrEqual(limit);
-      return seen;
-    }
-    // A page that points further is always full, and its cursor is its last id.
-    expect(res.body.data).toHaveLength(limit);
-    expect(res.body.next_cursor).toBe(res.body.data.at(-1).id);
-    cursor = res.body.next_cursor;
-  }
-  throw new Error('walk did not end');
-}
-
+/**
+ * Walks over every page, with and without a type, are the use case's, tested in-process in
+ * test/usecase/pages.test.ts; here, the pages as the route answers them.
+ */
 describe('GET /content/pages', () => {
   let storeId: string;
   let key: TestKey;
@@ -68,22 +51,6 @@ describe('GET /content/pages', () => {
       slug: pages[0]!.slug,
       status: pages[0]!.status,
     });
-  });
-
-  it.each([4, 7, 31, 50])('walks all pages without skips or repeats (limit %i)', async (limit) => {
-    const seen = await walk(api, '', limit);
-    expect(seen.map((p) => p.id)).toEqual(pages.map((p) => p.id));
-  });
-
-  it.each([
-    ['blog', 3],
-    ['blog', 8],
-    ['page', 5],
-    ['page', 50],
-  ] as const)('with type=%s walks exactly the pages of that type in full pages (limit %i)', async (type, limit) => {
-    const seen = await walk(api, `type=${type}`, limit);
-    expect(seen.map((p) => p.id)).toEqual(pages.filter((p) => p.type === type).map((p) => p.id));
-    expect(seen.every((p) => p.type === type)).toBe(true);
   });
 
   it('fills a typed page even when matches are sparse, and says null when none follow', async () => {

@@ -78,7 +78,7 @@ describe('changeOrderStatus: the state machine', () => {
 
   it('never changes paid_total, through a whole life cycle', async () => {
     const { storeId, caller } = await mover();
-    const order = await orderIn(storeId, 'paid', 1234);
+    const order = await orderIn(storeId, 'paid', { paidTotal: 1234 });
     for (const status of ['processing', 'shipped', 'delivered', 'returned'] as const)
       expect(await move(caller, order.reference, status)).toMatchObject({
         kind: 'answered',
@@ -196,7 +196,7 @@ describe('changeOrderStatus: racing requests', () => {
   });
 });
 
-describe('markOrderPaid and listOrders', () => {
+describe('markOrderPaid', () => {
   it('marks a pending order paid once, with its whole total and one order.paid event; a repeat is a no-op', async () => {
     const storeId = await newStore();
     const placed = await placeTestOrder(storeId);
@@ -225,26 +225,91 @@ describe('markOrderPaid and listOrders', () => {
       field: 'store',
     });
   });
+});
 
-  it('walks the orders of the store once each, in ascending id, whatever the page size', async () => {
-    const { storeId, caller } = await storeWithCaller(['orders:read']);
-    const ids: number[] = [];
-    for (let i = 0; i < 7; i++) ids.push((await orderIn(storeId, 'pending')).id);
-    for (const limit of [1, 3, 7, 50]) {
-      const seen: number[] = [];
-      let cursor = 0;
-      for (;;) {
-        const page = await listOrders(caller, { cursor, limit, since: undefined });
-        seen.push(...page.data.map((o) => o.id));
-        if (page.next_cursor === null) break;
-        cursor = page.next_cursor;
-      }
-      expect(seen, `limit ${limit}`).toEqual(ids);
+/** Follows next_cursor to the end, checking each page as a client relies on it; every id seen, in order. */
+async function walk(caller: TestCaller, since: string | undefined, limit: number) {
+  const ids: number[] = [];
+  let cursor: number | null = 0;
+  for (let guard = 0; cursor !== null && guard < 100; guard++) {
+    const page: Awaited<ReturnType<typeof listOrders>> = await listOrders(caller, { cursor, limit, since });
+    ids.push(...page.data.map((o) => o.id));
+    if (page.next_cursor !== null) {
+      // A page that points further is full, and its cursor is its last id.
+      expect(page.data).toHaveLength(limit);
+      expect(page.next_cursor).toBe(page.data.at(-1)?.id);
     }
+    cursor = page.next_cursor;
+  }
+  return ids;
+}
+
+const hour = (h: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + h * 3_600_000).toISOString();
+
+describe('listOrders: walks', () => {
+  it('walks every order exactly once, whatever the page size, and shows no other store', async () => {
+    const { storeId, caller } = await storeWithCaller(['orders:read']);
+    for (let i = 0; i < 23; i++) await placeTestOrder(storeId);
+    const all = Array.from({ length: 23 }, (_, i) => i + 1);
+    for (const limit of [1, 4, 7, 22]) expect(await walk(caller, undefined, limit), `limit ${limit}`).toEqual(all);
     const { caller: other } = await storeWithCaller(['orders:read']);
     expect(await listOrders(other, { cursor: 0, limit: 50, since: undefined })).toEqual({
       data: [],
       next_cursor: null,
     });
+  });
+
+  it('walks the orders updated since an instant over several pages without skips or repeats', async () => {
+    const { storeId, caller } = await storeWithCaller(['orders:read']);
+    // Order i (id i) was last updated at hour UPDATED[i-1]: ids and update times in different orders.
+    const UPDATED = [5, 12, 1, 20, 9, 14, 3, 18, 10, 7, 16, 11, 2, 19, 13, 6, 17, 4, 15, 8];
+    for (const h of UPDATED) await orderIn(storeId, 'pending', { updatedAt: hour(h) });
+    const from6 = UPDATED.flatMap((u, i) => (u >= 6 ? [i + 1] : []));
+    for (const limit of [1, 3, 4, 15]) expect(await walk(caller, hour(6), limit), `limit ${limit}`).toEqual(from6);
+  });
+
+  it('never skips or repeats while orders change during the walk', async () => {
+    const { storeId, caller } = await storeWithCaller(['orders:read', 'orders:write-status']);
+    const orders = [];
+    for (let i = 0; i < 12; i++)
+      orders.push(await orderIn(storeId, 'pending', { updatedAt: hour(i % 2 === 0 ? 30 : 1) }));
+    const since = hour(24); // matches the 6 even-indexed orders
+    const first = await listOrders(caller, { cursor: 0, limit: 2, since });
+    expect(first.data.map((o) => o.id)).toEqual([1, 3]);
+    // Change an order already returned (id 1) and one ahead of the cursor that did not match before (id 8).
+    for (const o of [orders[0], orders[7]])
+      expect(await move(caller, o?.reference as string, 'processing')).toMatchObject({ kind: 'answered' });
+    const rest: number[] = [];
+    let cursor = first.next_cursor;
+    while (cursor !== null) {
+      const page = await listOrders(caller, { cursor, limit: 2, since });
+      rest.push(...page.data.map((o) => o.id));
+      cursor = page.next_cursor;
+    }
+    expect(rest).toEqual([5, 7, 8, 9, 11]);
+    // The next poll (from the start) sees the changed order 1 again, now processing.
+    expect((await listOrders(caller, { cursor: 0, limit: 1, since })).data[0]).toMatchObject({
+      id: 1,
+      status: 'processing',
+    });
+  });
+
+  it('walks 270 matching orders of 300 without skips or repeats (main partition walk)', async () => {
+    const { storeId, caller } = await storeWithCaller(['orders:read']);
+    const expected: number[] = [];
+    for (let batch = 0; batch < 300; batch += 25) {
+      const placed = await Promise.all(
+        Array.from({ length: 25 }, async (_, j) => {
+          const matches = (batch + j) % 10 !== 0;
+          const order = await orderIn(storeId, 'pending', { updatedAt: hour(matches ? 10 + (j % 7) : 2) });
+          return { id: order.id, matches };
+        }),
+      );
+      expected.push(...placed.filter((p) => p.matches).map((p) => p.id));
+    }
+    expected.sort((a, b) => a - b);
+    expect(expected).toHaveLength(270);
+    expect(await walk(caller, hour(10), 50)).toEqual(expected);
+    expect(await walk(caller, hour(10), 7)).toEqual(expected);
   });
 });

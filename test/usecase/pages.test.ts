@@ -1,10 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   idempotentRequest,
   listPages,
   newKey,
   outcome,
   pageContent,
+  pageIn,
   publishPage,
   raisedEvents,
   savePage,
@@ -15,6 +16,7 @@ import {
   type TestCaller,
 } from '#fixtures/usecase.ts';
 import { contentChecksum } from '#domain/page/checksum.ts';
+import type { PageResource, PageType } from '#domain/page/page.ts';
 
 /**
  * The page use cases (shared/app/pages.ts) called in-process: saves (create, replace, no-op, slug
@@ -261,5 +263,54 @@ describe('racing page writers', () => {
     expect(stored).toMatchObject({ status: 'published', updated_at: last.updated_at });
     expect((stored?.draft ?? stored)?.title).toBe('Raced');
     expect(last).toMatchObject({ status: 'published', has_unpublished_changes: stored?.draft !== null });
+  });
+});
+
+describe('listPages: walks', () => {
+  // 31 pages: blog posts at every third position and in a sparse tail, so typed pages must skip.
+  const layout: PageType[] = Array.from({ length: 31 }, (_, i) => (i % 3 === 0 && i < 24 ? 'blog' : 'page'));
+  let caller: TestCaller;
+  let ids: { id: number; type: PageType }[] = [];
+  beforeAll(async () => {
+    ({ caller } = await editor());
+    for (const [i, type] of layout.entries()) {
+      const page = await pageIn(caller.storeId, caller.keyId, { type, status: i % 2 ? 'published' : 'draft' });
+      ids.push({ id: page.id, type });
+    }
+    ids = ids.sort((a, b) => a.id - b.id);
+  });
+
+  /** Follows next_cursor to the end, checking each page as a client relies on it; every page seen. */
+  async function walk(limit: number, type?: PageType) {
+    const seen: PageResource[] = [];
+    let cursor = 0;
+    for (let guard = 0; guard < 100; guard++) {
+      const page = await listPages(caller, { cursor, limit, type });
+      seen.push(...page.data);
+      if (page.next_cursor === null) {
+        expect(page.data.length).toBeLessThanOrEqual(limit);
+        return seen;
+      }
+      // A page that points further is always full, and its cursor is its last id.
+      expect(page.data).toHaveLength(limit);
+      expect(page.next_cursor).toBe(page.data.at(-1)?.id);
+      cursor = page.next_cursor;
+    }
+    throw new Error('the walk did not end');
+  }
+
+  it.each([4, 7, 31, 50])('walks all pages without skips or repeats (limit %i)', async (limit) => {
+    expect((await walk(limit)).map((p) => p.id)).toEqual(ids.map((p) => p.id));
+  });
+
+  it.each([
+    ['blog', 3],
+    ['blog', 8],
+    ['page', 5],
+    ['page', 50],
+  ] as const)('with type %s walks exactly the pages of that type in full pages (limit %i)', async (type, limit) => {
+    const seen = await walk(limit, type);
+    expect(seen.map((p) => p.id)).toEqual(ids.filter((p) => p.type === type).map((p) => p.id));
+    expect(seen.every((p) => p.type === type)).toBe(true);
   });
 });
