@@ -6,6 +6,7 @@ import {
   authenticateToken,
   denyAuthorization,
   exchangeToken,
+  existingKey,
   keysOfStore,
   listAuthorizationRequests,
   MCP_RESOURCE,
@@ -17,6 +18,7 @@ import {
   outcome,
   pkcePair,
   pollAuthorization,
+  revokeKeyNow,
   registerClient,
   showAuthorization,
   startAuthorization,
@@ -94,9 +96,9 @@ async function polled(handle: string, nowMs = Date.now()) {
 }
 
 /** Up to an approved authorization code, not exchanged. */
-async function approvedCode(storeId: string) {
-  const client = await registered();
-  const request = await waiting(client.client_id);
+async function approvedCode(storeId: string, over: Record<string, string | undefined> = {}, redirectUris = [REDIRECT]) {
+  const client = await registered(redirectUris);
+  const request = await waiting(client.client_id, over);
   const { key_id: keyId } = await approve(request.request.approval_code, storeId);
   const code = (await polled(request.handle)).searchParams.get('code') as string;
   return { clientId: client.client_id, code, verifier: request.pkce.verifier, keyId };
@@ -127,9 +129,9 @@ const refresh = (clientId: string, refreshToken: string, nowMs = Date.now(), ove
   );
 
 /** The tokens of a grant, exchanged from a fresh code. */
-async function tokensFor(storeId: string) {
-  const c = await approvedCode(storeId);
-  const out = await exchange(c);
+async function tokensFor(storeId: string, resource = MCP_RESOURCE) {
+  const c = await approvedCode(storeId, { resource });
+  const out = await exchange(c, { resource });
   if (!out.ok) throw new Error(JSON.stringify(out));
   return { ...c, access: out.body.access_token as string, refresh: out.body.refresh_token as string, body: out.body };
 }
@@ -372,6 +374,28 @@ describe('exchangeToken', () => {
     expect(await exchange(c)).toMatchObject({ ok: true });
   });
 
+  it("refuses a redirect_uri other than the authorize request's, even one the client registered", async () => {
+    const other = 'http://127.0.0.1:9/other';
+    const c = await approvedCode(await newStore(), {}, [REDIRECT, other]);
+    expect(await exchange(c, { redirect_uri: other })).toMatchObject({ ok: false, error: 'invalid_grant' });
+    expect(await exchange(c)).toMatchObject({ ok: true });
+  });
+
+  it.each(['code', 'code_verifier', 'redirect_uri', 'client_id'])(
+    'refuses a code exchange without %s as an invalid request, and spends nothing',
+    async (missing) => {
+      const c = await approvedCode(await newStore());
+      expect(await exchange(c, { [missing]: undefined })).toMatchObject({ ok: false, error: 'invalid_request' });
+      expect(await exchange(c)).toMatchObject({ ok: true });
+    },
+  );
+
+  it('refuses a code whose grant the store admin revoked before the exchange', async () => {
+    const c = await approvedCode(await newStore());
+    await revokeKeyNow(c.keyId);
+    expect(await exchange(c)).toEqual({ ok: false, error: 'invalid_grant', description: 'the grant is revoked' });
+  });
+
   it('revokes the tokens issued from a code when the code comes back', async () => {
     const storeId = await newStore();
     const t = await tokensFor(storeId);
@@ -406,8 +430,89 @@ describe('exchangeToken', () => {
     const answers = await Promise.all(Array.from({ length: 10 }, () => refresh(t.clientId, t.refresh)));
     const pairs = new Set(answers.map((a) => (a.ok ? `${a.body.access_token} ${a.body.refresh_token}` : a.error)));
     expect(pairs.size).toBe(1);
-    expect(answers[0]).toMatchObject({ ok: true });
-    if (!answers[0]?.ok) return;
-    expect(await serves(answers[0].body.access_token as string)).toBe(true);
+    const [pair] = answers;
+    if (!pair?.ok) throw new Error(JSON.stringify(pair));
+    expect(await serves(pair.body.access_token as string)).toBe(true);
+    const next = await refresh(t.clientId, pair.body.refresh_token as string);
+    expect(next).toMatchObject({ ok: true });
+    if (next.ok) expect(await serves(next.body.access_token as string)).toBe(true);
+    expect((await existingKey(t.keyId)).status).toBe('active');
+  });
+
+  it('answers a rotated refresh token within the window with the current pair, after a second rotation', async () => {
+    const t = await tokensFor(await newStore());
+    const second = await refresh(t.clientId, t.refresh);
+    if (!second.ok) throw new Error(JSON.stringify(second));
+    const third = await refresh(t.clientId, second.body.refresh_token as string);
+    if (!third.ok) throw new Error(JSON.stringify(third));
+    // A late request with the first token: not the rotated-away second pair, the current one.
+    const late = await refresh(t.clientId, t.refresh);
+    expect(late).toMatchObject({
+      ok: true,
+      body: { access_token: third.body.access_token, refresh_token: third.body.refresh_token },
+    });
+    expect(await serves(third.body.access_token as string)).toBe(true);
+    expect(await refresh(t.clientId, third.body.refresh_token as string)).toMatchObject({ ok: true });
+  });
+
+  it('refuses a refresh naming a resource outside the grant, and spends nothing', async () => {
+    const t = await tokensFor(await newStore());
+    for (const resource of [API_RESOURCE, 'https://evil.example.com/api/v1/integrations', `${MCP_RESOURCE}x`])
+      expect(await refresh(t.clientId, t.refresh, Date.now(), { resource }), resource).toMatchObject({
+        ok: false,
+        error: 'invalid_grant',
+      });
+    expect(await refresh(t.clientId, t.refresh)).toMatchObject({ ok: true });
+  });
+
+  it('refuses a rotated refresh token within the window that names a resource outside the grant, and revokes nothing', async () => {
+    const t = await tokensFor(await newStore());
+    const rotated = await refresh(t.clientId, t.refresh);
+    if (!rotated.ok) throw new Error(JSON.stringify(rotated));
+    expect(await refresh(t.clientId, t.refresh, Date.now(), { resource: API_RESOURCE })).toMatchObject({
+      ok: false,
+      error: 'invalid_grant',
+    });
+    // The refusal neither hands out the pair nor revokes: within the window the same request without it does.
+    expect(await refresh(t.clientId, t.refresh)).toMatchObject({
+      ok: true,
+      body: { access_token: rotated.body.access_token },
+    });
+    expect((await existingKey(t.keyId)).status).toBe('active');
+  });
+
+  it('hands no pair to a rotated refresh token within the window once the grant is revoked', async () => {
+    const t = await tokensFor(await newStore());
+    expect(await refresh(t.clientId, t.refresh)).toMatchObject({ ok: true });
+    await revokeKeyNow(t.keyId);
+    expect(await refresh(t.clientId, t.refresh)).toEqual({
+      ok: false,
+      error: 'invalid_grant',
+      description: 'the grant is revoked',
+    });
+  });
+
+  it('refuses a refresh without refresh_token or client_id, for another client, or expired; none revokes', async () => {
+    const t = await tokensFor(await newStore(), API_RESOURCE);
+    const other = await registered();
+    const form = (over: Record<string, string | undefined>) =>
+      exchangeToken(
+        { grant_type: 'refresh_token', refresh_token: t.refresh, client_id: t.clientId, ...over },
+        OAUTH_ISSUER,
+        OAUTH_BASE_PATH,
+        Date.now(),
+      );
+    expect(await form({ refresh_token: undefined })).toMatchObject({ ok: false, error: 'invalid_request' });
+    expect(await form({ client_id: undefined })).toMatchObject({ ok: false, error: 'invalid_request' });
+    expect(await form({ client_id: other.client_id })).toMatchObject({ ok: false, error: 'invalid_grant' });
+    expect(await refresh(t.clientId, t.refresh, Date.now() + 31 * 24 * 3600 * 1000)).toMatchObject({
+      ok: false,
+      error: 'invalid_grant',
+    });
+    expect((await authenticateToken(t.access, undefined, `${OAUTH_BASE_PATH}/products`)).ok).toBe(true);
+    expect(await refresh(t.clientId, t.refresh)).toMatchObject({ ok: true });
+    // The rotated token, presented by another client within the window, gets nothing.
+    expect(await form({ client_id: other.client_id })).toMatchObject({ ok: false, error: 'invalid_grant' });
+    expect((await existingKey(t.keyId)).status).toBe('active');
   });
 });
