@@ -21,6 +21,9 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   keys set-webhook --id KEY_ID [--url URL] [--events e,f,...] [--exclude-own true|false]   (--url '' removes it)
                  events: ${EVENT_TYPES.join(', ')} (default: ${DEFAULT_EVENTS.join(', ')})
                  a type may name fields: product.updated:price,name (only events that changed any of them)
+  keys set-destination --id KEY_ID (--sqs-queue-url URL | --eventbridge-bus-arn ARN) --role-arn ARN
+                 (events to your SQS queue or EventBridge bus instead of a URL: docs/destinations.md; --url '' of set-webhook removes it)
+  keys external-id --id KEY_ID                     (the external id the destination role's trust policy names)
   keys set-budget --id KEY_ID [--writes-per-hour N|none] [--status-changes-per-hour N|none]
   keys set-mcp --id KEY_ID --mcp read-only|full    (read-only: the MCP server offers the key its read tools only)
   orders place --store ID --file ORDER.json
@@ -31,7 +34,7 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
   keys requests --id KEY_ID [--limit N]            (the key's newest requests, from the local stack's request log)
   webhooks redeliver --id KEY_ID --event EVENT_ID
   webhooks redeliver --id KEY_ID --since TIME [--state pending|delivered|failed]   (in bulk, oldest first)
-  webhooks ping --id KEY_ID                        (a signed webhook.ping to the key's URL: status, ms)
+  webhooks ping --id KEY_ID                        (a webhook.ping to the key's URL, queue or bus now: status, ms)
   webhooks replay --store ID --event EVENT_ID      (fan an event out again: keys without it get it)
   webhooks events --store ID [--after N] [--limit N]   (the store's event log from sequence N + 1)
   oauth requests [--limit N] [--cursor C]          (who is asking, newest first: app, verified or not, client_id, IP, User-Agent, age; no codes; next_cursor continues)

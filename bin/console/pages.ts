@@ -61,10 +61,15 @@ export function storePage(ctx: PageContext, store: string, keys: Row[]): string 
     [home, storeCrumb(store)],
     html`${ctx.notice}
 <div class="actions"><a class="button" href="/stores/${encodeURIComponent(store)}/keys/new">Create a key</a><a class="button" href="/stores/${encodeURIComponent(store)}/events">Event log</a></div>
-${table(`Keys of ${store}`, keys, ['id', 'name', 'abilities', 'status', 'last_used_at', 'webhook_url', 'events'], {
-  head: 'Open',
-  cell: (k) => html`<a href="${keyPath(store, k.id)}">Key ${k.id}</a>`,
-})}`,
+${table(
+  `Keys of ${store}`,
+  keys,
+  ['id', 'name', 'abilities', 'status', 'last_used_at', 'webhook_url', 'destination', 'events'],
+  {
+    head: 'Open',
+    cell: (k) => html`<a href="${keyPath(store, k.id)}">Key ${k.id}</a>`,
+  },
+)}`,
   );
 }
 
@@ -184,7 +189,7 @@ export function keyPage(ctx: PageContext, store: string, key: Row): string {
     `Key ${key.id} (${key.name})`,
     [home, storeCrumb(store), keyCrumb(store, key)],
     html`${ctx.notice}
-${fieldList(key, ['id', 'name', 'status', 'abilities', 'last_used_at', 'webhook_url', 'events'])}
+${fieldList(key, ['id', 'name', 'status', 'abilities', 'last_used_at', 'webhook_url', 'destination', 'aws_external_id', 'events'])}
 <div class="actions"><a class="button" href="${path}/deliveries">Webhook deliveries</a><a class="button" href="${path}/requests">Recent requests</a></div>
 <h2>Webhook</h2>
 <form method="post" action="${path}/webhook" class="stack">${csrfField(ctx.csrf)}
@@ -192,6 +197,7 @@ ${fieldList(key, ['id', 'name', 'status', 'abilities', 'last_used_at', 'webhook_
 ${checkboxes('Events', 'events', EVENT_TYPES, events)}
 ${fieldFilters('webhook-event-fields', events)}
 <div><button type="submit">Save webhook</button></div></form>
+${active ? destinationForm(path, key, ctx.csrf) : ''}
 ${
   active
     ? html`<h2>MCP and write budget</h2>
@@ -214,6 +220,24 @@ ${
   );
 }
 
+/**
+ * The key's events to an SQS queue or an EventBridge bus in the integrator's account instead of a
+ * URL (`keys set-destination`, docs/destinations.md): the role there must trust the signer with the
+ * key's external id, shown beside the form so the admin can hand it over first.
+ */
+function destinationForm(path: string, key: Row, csrf: string): Html {
+  const d = (key.destination ?? {}) as Row;
+  const kind = d.kind === 'eventbridge' ? 'eventbridge' : 'sqs';
+  const target = d.kind === 'sqs' ? d.queue_url : d.kind === 'eventbridge' ? d.bus_arn : '';
+  return html`<h2>Destination in the integrator's AWS account</h2>
+<form method="post" action="${path}/destination" class="stack">${csrfField(csrf)}
+<p class="hint" id="destination-hint">Instead of the webhook URL: their role (named store-events-…) must trust the signer with this key's external id <code>${String(key.aws_external_id ?? 'none yet: run keys external-id')}</code> (docs/destinations.md). The events chosen above apply.</p>
+<div><label for="destination-kind">Kind</label><select id="destination-kind" name="kind" required aria-describedby="destination-hint"><option value="sqs"${kind === 'sqs' ? html` selected` : ''}>SQS queue (a .fifo queue keeps each family in order)</option><option value="eventbridge"${kind === 'eventbridge' ? html` selected` : ''}>EventBridge bus</option></select></div>
+<div><label for="destination-target">Queue URL or bus ARN</label><input type="text" id="destination-target" name="target" value="${String(target ?? '')}" required autocomplete="off"></div>
+<div><label for="destination-role">Role ARN</label><input type="text" id="destination-role" name="role_arn" value="${String(d.role_arn ?? '')}" required autocomplete="off" placeholder="arn:aws:iam::123456789012:role/store-events-crm"></div>
+<div><button type="submit">Save destination</button></div></form>`;
+}
+
 export function confirmPage(ctx: PageContext, store: string, key: Row, action: Action, once: string): string {
   const a = ACTIONS[action];
   const path = keyPath(store, key.id);
@@ -234,7 +258,7 @@ export function deliveriesPage(ctx: PageContext, store: string, key: Row, rows: 
     `Deliveries of key ${key.id}`,
     [home, storeCrumb(store), keyCrumb(store, key), { label: 'Deliveries' }],
     html`${ctx.notice}
-<p>Webhook URL: ${value(key.webhook_url)}${key.endpoint_state !== undefined ? html` · endpoint ${value(key.endpoint_state)}` : ''}</p>
+<p>Webhook URL: ${value(key.webhook_url)}${key.destination && (key.destination as Row).kind !== 'webhook' ? html` · destination ${value(key.destination)}` : ''}${key.endpoint_state !== undefined ? html` · endpoint ${value(key.endpoint_state)}` : ''}</p>
 <div class="actions">${button(`${path}/ping`, 'Send a test ping', ctx.csrf)}<a class="button" href="${path}/deliveries">Refresh</a></div>
 ${table(
   `Deliveries of key ${key.id}, newest first`,

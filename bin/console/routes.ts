@@ -51,6 +51,7 @@ const FORM_USED =
 const DONE: Record<string, string> = {
   store: 'Store created.',
   webhook: 'Webhook saved.',
+  destination: 'Destination saved: the next events go to the queue or bus.',
   mcp: 'MCP mode saved.',
   budget: 'Budget saved.',
   revoke: 'Key revoked.',
@@ -259,8 +260,18 @@ export async function route(req: ConsoleRequest, deps: Deps): Promise<Answer> {
       switch (sub) {
         case 'webhook': {
           const events = req.form?.getAll('events') ?? [];
-          await run('keys set-webhook', { id, url: f('url'), events: events.join(',') });
+          // An empty URL removes the webhook; it leaves a queue or bus alone (that form is below).
+          const elsewhere =
+            (key.destination as Row | null)?.kind !== undefined && (key.destination as Row).kind !== 'webhook';
+          const url = f('url') === '' && elsewhere ? {} : { url: f('url') };
+          await run('keys set-webhook', { id, ...url, events: events.join(',') });
           return { redirect: `${path}?done=webhook` };
+        }
+        case 'destination': {
+          const target =
+            f('kind') === 'eventbridge' ? { eventbridge_bus_arn: f('target') } : { sqs_queue_url: f('target') };
+          await run('keys set-destination', { id, ...target, role_arn: f('role_arn') });
+          return { redirect: `${path}?done=destination` };
         }
         case 'mcp':
           await run('keys set-mcp', { id, mcp: f('mcp') });

@@ -3,9 +3,11 @@ import { parse } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
 import {
   allStores,
+  changeKeyDestination,
   changeKeySettings,
   changeKeyWebhook,
   issueKey,
+  keyExternalId,
   keysOfStore,
   openStore,
   revokeKeyNow,
@@ -14,6 +16,8 @@ import {
 import { MCP_MODES, publicKey } from '#domain/key/api-key.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
+import { parseBusArn, parseQueueUrl, parseRoleArn, type AwsDestination } from '#domain/key/destination.ts';
+import { isRefused, type Refused } from '#domain/outcome.ts';
 import { DEFAULT_EVENTS, parseEventTypes } from '#domain/webhook/event-subscription.ts';
 import { config } from '#shared/config.ts';
 import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
@@ -57,6 +61,36 @@ const PerHour = v.union([
   ),
   IntegerArg(1, 1_000_000),
 ]);
+
+/** A use case's outcome as the admin answers it: a refusal is one error line (the handler presents DomainErrors). */
+function orRefuse<T>(outcome: T | Refused): T {
+  if (isRefused(outcome)) throw new DomainError(outcome.code, outcome.message, outcome.field);
+  return outcome;
+}
+
+/** `--sqs-queue-url` or `--eventbridge-bus-arn`, with `--role-arn`: an AWS destination, checked (docs/destinations.md). */
+function awsDestinationArg(a: {
+  sqs_queue_url?: string;
+  eventbridge_bus_arn?: string;
+  role_arn: string;
+}): AwsDestination {
+  if ((a.sqs_queue_url === undefined) === (a.eventbridge_bus_arn === undefined))
+    throw new DomainError(
+      'validation_failed',
+      'give either --sqs-queue-url URL or --eventbridge-bus-arn ARN',
+      'sqs_queue_url',
+    );
+  const role = parseRoleArn(a.role_arn);
+  if (!role.ok) throw new DomainError('validation_failed', role.reason, 'role_arn');
+  if (a.sqs_queue_url !== undefined) {
+    const queue = parseQueueUrl(a.sqs_queue_url, config().allowPrivateWebhooks);
+    if (!queue.ok) throw new DomainError('validation_failed', queue.reason, 'sqs_queue_url');
+    return { kind: 'sqs', ...queue.value, role_arn: role.value };
+  }
+  const bus = parseBusArn(a.eventbridge_bus_arn as string);
+  if (!bus.ok) throw new DomainError('validation_failed', bus.reason, 'eventbridge_bus_arn');
+  return { kind: 'eventbridge', bus_arn: bus.value, role_arn: role.value };
+}
 
 function eventsArg(raw: string): string[] {
   try {
@@ -167,6 +201,29 @@ const keyCommands: Record<string, AdminCommand> = {
       ...(a.exclude_own !== undefined ? { exclude_own: a.exclude_own } : {}),
     };
     return publicKey(await changeKeyWebhook(a.id, changes));
+  },
+
+  /**
+   * The key's events go to an SQS queue or an EventBridge bus in the integrator's account, through
+   * their role (which must trust the signer with the key's `aws_external_id`); replaces a webhook URL.
+   */
+  'keys set-destination': async (args) => {
+    const a = parse(
+      v.strictObject({
+        id: KeyId,
+        sqs_queue_url: v.optional(v.string()),
+        eventbridge_bus_arn: v.optional(v.string()),
+        role_arn: v.string(),
+      }),
+      args,
+    );
+    return publicKey(orRefuse(await changeKeyDestination(a.id, awsDestinationArg(a))));
+  },
+
+  /** The external id the key's destination role names in its trust policy (made now for a key made before destinations). */
+  'keys external-id': async (args) => {
+    const a = parse(v.strictObject({ id: KeyId }), args);
+    return orRefuse(await keyExternalId(a.id));
   },
 
   /** `--mcp read-only|full`: which MCP tools the key gets; HTTP is unaffected. */

@@ -12,6 +12,7 @@ import {
   storeEventLog,
 } from '#app/admin-webhooks.ts';
 import { publicKey } from '#domain/key/api-key.ts';
+import { targetName } from '#domain/key/destination.ts';
 import { endpointView } from '#domain/webhook/endpoint.ts';
 import { deliveryView } from '#domain/webhook/delivery.ts';
 import { pingWebhook } from '#functions/webhooks/ping.ts';
@@ -63,6 +64,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
         key_id: key.id,
         name: key.name,
         webhook_url: key.webhook_url,
+        destination: key.destination && { kind: key.destination.kind, target: targetName(key.destination) },
         key_status: key.status,
         endpoint: endpointView(endpoint),
       })),

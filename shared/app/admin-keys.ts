@@ -1,9 +1,12 @@
 import type { KeySettings } from '#db/key/change.repo.ts';
-import { createKey, listKeysOfStore, requireKey, updateKeyWebhook } from '#db/key/repo.ts';
+import { createKey, ensureExternalId, getKey, listKeysOfStore, requireKey, updateKeyWebhook } from '#db/key/repo.ts';
+import { lastSequence } from '#db/event/log.repo.ts';
 import { createStore, listStores, type Store } from '#db/store/repo.ts';
 import type { Ability } from '#domain/key/abilities.ts';
 import { generateToken, generateWebhookSecret, hashToken, type KeyRecord, type McpMode } from '#domain/key/api-key.ts';
+import { generateExternalId, isOrdered, type AwsDestination } from '#domain/key/destination.ts';
 import { DomainError } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { requireStore } from './stores.ts';
 import { changeKeySettings as changeSettings, revokeKey, rotateToken } from './key-changes.ts';
 
@@ -50,6 +53,7 @@ export async function issueKey(
     currency: store.currency_code,
     tokenHash: hashToken(token),
     webhookSecret: await seal(webhookSecret),
+    awsExternalId: generateExternalId(),
     now: new Date().toISOString(),
   });
   return { record, token, webhookSecret };
@@ -73,13 +77,46 @@ export async function rotateKey(keyId: number): Promise<{ record: KeyRecord; tok
   return { record: await rotateToken(keyId, hashToken(token), store.currency_code), token };
 }
 
-/** Changes an existing key's webhook URL, events and/or exclude-own (404 naming `id` otherwise). */
+/**
+ * Changes an existing key's webhook URL, events and/or exclude-own (404 naming `id` otherwise). A
+ * key has one destination: a URL replaces an SQS queue or EventBridge bus, and `null` removes
+ * whichever it has.
+ */
 export async function changeKeyWebhook(
   keyId: number,
   changes: { webhook_url?: string | null; events?: string[]; exclude_own?: boolean },
 ): Promise<KeyRecord> {
   await requireKey(keyId);
-  return updateKeyWebhook(keyId, changes);
+  const { webhook_url: url, ...rest } = changes;
+  const destination =
+    url === undefined
+      ? {}
+      : { destination: { to: url === null ? null : { kind: 'webhook' as const, url }, orderedFrom: null } };
+  return updateKeyWebhook(keyId, { ...rest, ...destination });
+}
+
+/**
+ * Points an existing, active key's events at an SQS queue or an EventBridge bus in the integrator's
+ * account (docs/destinations.md), replacing its webhook URL if it had one. The key gets its external
+ * id now if it was made before destinations existed. A FIFO queue's order starts after the store's
+ * last event: events numbered before keep the order they were sent in (shared/app/ordered-delivery.ts).
+ */
+export async function changeKeyDestination(keyId: number, to: AwsDestination): Promise<KeyRecord | Refused> {
+  const key = await getKey(keyId);
+  if (!key) return refused('not_found', `key ${keyId} does not exist`, 'id');
+  if (key.status !== 'active') return refused('invalid_transition', `key ${keyId} is revoked`, 'id');
+  const externalId = key.aws_external_id ?? (await ensureExternalId(keyId, generateExternalId()));
+  if (typeof externalId !== 'string') return externalId;
+  const orderedFrom = isOrdered(to) ? await lastSequence(key.store_id) : null;
+  return updateKeyWebhook(keyId, { destination: { to, orderedFrom } });
+}
+
+/** The external id an existing key's destination role must name (made now for a key made before destinations). */
+export async function keyExternalId(keyId: number): Promise<{ key_id: number; aws_external_id: string } | Refused> {
+  const key = await getKey(keyId);
+  if (!key) return refused('not_found', `key ${keyId} does not exist`, 'id');
+  const externalId = key.aws_external_id ?? (await ensureExternalId(keyId, generateExternalId()));
+  return typeof externalId === 'string' ? { key_id: keyId, aws_external_id: externalId } : externalId;
 }
 
 export const changeKeySettings = (keyId: number, changes: KeySettings): Promise<KeyRecord> =>

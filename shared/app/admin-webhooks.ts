@@ -79,9 +79,9 @@ export async function redeliverSince(
   };
 }
 
-/** Every key of a store that has a webhook URL, with its endpoint's state (active or parked, and why). */
+/** Every key of a store that has a destination (a webhook URL, a queue, a bus), with its endpoint's state (active or parked, and why). */
 export async function endpointsOfStore(storeId: string): Promise<{ key: KeyRecord; endpoint: Endpoint }[]> {
-  const withUrl = (await listKeysOfStore(storeId, false)).filter((k) => k.webhook_url);
+  const withUrl = (await listKeysOfStore(storeId, false)).filter((k) => k.destination);
   const endpoints = await getEndpoints(withUrl.map((k) => k.id));
   return withUrl.map((key) => ({ key, endpoint: endpoints.get(key.id)! }));
 }

@@ -47,6 +47,9 @@ export function putGrantKey(grant: NewGrantKey): TransactItem[] {
     abilities: grant.abilities,
     status: 'active',
     webhook_url: null,
+    // A grant delivers no events (an app reads GET /events); `keys external-id` can give it an id.
+    destination: null,
+    aws_external_id: null,
     events: [],
     exclude_own: false,
     mcp: grant.mcp,
@@ -58,6 +61,7 @@ export function putGrantKey(grant: NewGrantKey): TransactItem[] {
     kind: 'grant',
     client_id: grant.client_id,
     token_hash: grant.placeholderTokenHash,
+    ordered_from: null,
     webhook_secret: grant.webhookSecret,
     previous_webhook_secret: null,
     previous_webhook_secret_expires_at: null,

@@ -11,9 +11,11 @@ import {
 } from '../core/helpers.ts';
 import type { Ability } from '#domain/key/abilities.ts';
 import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
+import type { Destination } from '#domain/key/destination.ts';
 import { DomainError } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { nextInSequence } from '../core/sequence.ts';
-import { tokenItem, toKeyRecord, keyItem } from './item.ts';
+import { tokenItem, toKeyRecord, keyItem, destinationAttributes } from './item.ts';
 
 /** The next key id: a key's, or a grant's, drawn when the store admin approves it (shared/db/oauth/request.repo.ts). */
 export const nextKeyId = () => nextInSequence(keys.keySequence());
@@ -31,6 +33,7 @@ export async function createKey(input: {
   statusChangesPerHour?: number | null;
   tokenHash: string;
   webhookSecret: string;
+  awsExternalId: string;
   now: string;
 }): Promise<KeyRecord> {
   const id = await nextKeyId();
@@ -41,6 +44,8 @@ export async function createKey(input: {
     abilities: input.abilities,
     status: 'active',
     webhook_url: input.webhookUrl,
+    destination: input.webhookUrl === null ? null : { kind: 'webhook', url: input.webhookUrl },
+    aws_external_id: input.awsExternalId,
     events: input.events,
     exclude_own: input.excludeOwn ?? false,
     mcp: input.mcp ?? 'full',
@@ -50,6 +55,7 @@ export async function createKey(input: {
     revoked_at: null,
     last_used_at: null,
     token_hash: input.tokenHash,
+    ordered_from: null,
     webhook_secret: input.webhookSecret,
     previous_webhook_secret: null,
     previous_webhook_secret_expires_at: null,
@@ -193,7 +199,8 @@ export async function rotateKeyToken(
 export async function updateKeyWebhook(
   keyId: number,
   changes: {
-    webhook_url?: string | null;
+    /** A new destination (a webhook URL among them) and, for a FIFO queue, where its order starts; null removes it. */
+    destination?: { to: Destination | null; orderedFrom: number | null };
     events?: string[];
     exclude_own?: boolean;
     webhook_secret?: string;
@@ -202,10 +209,15 @@ export async function updateKeyWebhook(
   },
   expectedSecret?: string,
 ): Promise<KeyRecord> {
+  const { destination, ...fields } = changes;
+  const attributes = {
+    ...fields,
+    ...(destination ? destinationAttributes(destination.to, destination.orderedFrom) : {}),
+  };
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets: string[] = [];
-  for (const [i, [field, value]] of Object.entries(changes).entries()) {
+  for (const [i, [field, value]] of Object.entries(attributes).entries()) {
     names[`#f${i}`] = field;
     values[`:v${i}`] = value;
     sets.push(`#f${i} = :v${i}`);
@@ -242,5 +254,32 @@ export async function updateKeyWebhook(
     }
     if (isConditionalCheckFailed(err)) throw new DomainError('not_found', `key ${keyId} does not exist`, 'id');
     throw err;
+  }
+}
+
+/**
+ * The key's external id for AWS destinations (docs/destinations.md): the one it has, or a new one
+ * written only if it still has none, so two callers at once both get the one stored. `not_found`
+ * naming `id` for no such key.
+ */
+export async function ensureExternalId(keyId: number, fresh: string): Promise<string | Refused> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.key(keyId),
+        UpdateExpression: 'SET aws_external_id = :id',
+        ConditionExpression:
+          'attribute_exists(pk) AND (attribute_not_exists(aws_external_id) OR aws_external_id = :null)',
+        ExpressionAttributeValues: { ':id': fresh, ':null': null },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return fresh;
+  } catch (err) {
+    if (!isConditionalCheckFailed(err)) throw err;
+    const old = itemFromError(err.Item);
+    if (!old) return refused('not_found', `key ${keyId} does not exist`, 'id');
+    return String(old.aws_external_id);
   }
 }

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Ability } from './abilities.ts';
+import type { Destination } from './destination.ts';
 
 /**
  * An API key in the domain: what it is (`ApiKey`, and `KeyRecord` with its secrets), its token
@@ -15,7 +16,12 @@ export interface ApiKey {
   name: string;
   abilities: Ability[];
   status: 'active' | 'revoked';
+  /** The webhook destination's URL; null when the key has none or another kind (`destination`). */
   webhook_url: string | null;
+  /** Where its events go: a webhook, an SQS queue or an EventBridge bus (./destination.ts); null: nowhere. */
+  destination: Destination | null;
+  /** The external id its destination's role must name in its trust policy; null for keys made before destinations. */
+  aws_external_id: string | null;
   /** The events its webhook receives (default all order events): types, or `type:fields` (shared/domain/webhook/event-subscription.ts). */
   events: string[];
   /** Whether its webhook skips the events this key caused itself (`--exclude-own`). */
@@ -38,6 +44,11 @@ export interface KeyRecord extends ApiKey {
   /** A grant's OAuth client (its `client_id`: a registered id or a metadata document's URL). */
   client_id?: string;
   token_hash: string;
+  /**
+   * A FIFO destination's deliveries are ordered from the event after this sequence: the store's
+   * last one when the destination was set (shared/app/ordered-delivery.ts); null otherwise.
+   */
+  ordered_from: number | null;
   webhook_secret: string;
   previous_webhook_secret: string | null;
   previous_webhook_secret_expires_at: string | null;
@@ -47,6 +58,7 @@ export function publicKey(record: KeyRecord): ApiKey {
   const {
     kind: _k,
     token_hash: _h,
+    ordered_from: _o,
     webhook_secret: _s,
     previous_webhook_secret: _p,
     previous_webhook_secret_expires_at: _e,
