@@ -47,6 +47,8 @@ export function localInvoker(): AdminInvoker {
       const { installLocalCommitBarrier } = await import('#emulation/local/commit-barrier.ts');
       installLocalCommitBarrier();
       await sameKeyFileAsTheStack(dataDir);
+      // `webhooks ping` of an SQS or EventBridge destination sends from here, to the stack's stand-ins.
+      await (await import('#emulation/local/local-endpoints.ts')).useLocalEndpoints();
       return (await import('#functions/admin/handler.ts')).handler;
     })();
     return (await loaded)(event);

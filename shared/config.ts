@@ -36,6 +36,11 @@ export interface Config {
   webhookSlowLaneAttemptsPerEndpoint: number;
   /** Operational events (`webhook.endpoint_parked`) go to this SNS topic (the alarm topic); unset: the log only. */
   operationsTopicArn: string | undefined;
+  /**
+   * The signer function the admin asks to ping an SQS or EventBridge destination (only the signer's
+   * role may assume the integrator's role: functions/webhooks/ping.ts); unset: the admin sends itself (local stack).
+   */
+  signerFunctionName: string | undefined;
   /** KMS key that seals webhook secrets at rest (AWS). */
   webhookSecretKmsKeyId: string | undefined;
   /** The local stand-in's AES key file (the local stack); ignored when the KMS key is set. */
@@ -167,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       10,
     ),
     operationsTopicArn: env.OPERATIONS_TOPIC_ARN || undefined,
+    signerFunctionName: env.SIGNER_FUNCTION_NAME || undefined,
     webhookSecretKmsKeyId: env.WEBHOOK_SECRET_KMS_KEY_ID || undefined,
     webhookSecretKeyFile: keyFileFrom('WEBHOOK_SECRET_KEY_FILE', env.WEBHOOK_SECRET_KEY_FILE),
     logLevel,

@@ -14,6 +14,8 @@ import { startWebhookPipeline } from './webhook-pipeline.ts';
 import { startNameIndexer } from './name-indexer.ts';
 import { recordKeyFile } from './key-marker.ts';
 import { requestLogWriter } from './request-log.ts';
+import { recordLocalEndpoints } from './local-endpoints.ts';
+import type { IntegratorAws } from './integrator-aws.ts';
 
 export interface LocalStackOptions {
   port: number;
@@ -42,6 +44,11 @@ export interface LocalStack {
   streamArn: string | undefined;
   /** The embedded store's process id (DynamoDB Local's JVM); undefined with `endpoint`. The bench reads its CPU. */
   storePid: number | undefined;
+  /**
+   * SQS and EventBridge destinations' side (docs/destinations.md, "Locally"): the SQS emulator's endpoint
+   * (their queues live there) and the integrator's STS and EventBridge; undefined without stream consumers.
+   */
+  destinations: { sqsEndpoint: string; integrator: IntegratorAws } | undefined;
   stop(): Promise<void>;
 }
 
@@ -94,6 +101,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const streamArn = options.streamConsumers === false ? undefined : table.streamArn;
       webhooks = streamArn ? await startWebhookPipeline({ streamArn, endpoint, log: options.log }) : undefined;
       nameIndexer = streamArn ? startNameIndexer({ streamArn, endpoint }) : undefined;
+      // So that `npm run admin` (another process) pings an SQS or EventBridge destination through them.
+      if (webhooks)
+        await recordLocalEndpoints({
+          sqs: webhooks.sqsEndpoint,
+          sts: webhooks.integrator.endpoint,
+          eventbridge: webhooks.integrator.endpoint,
+        });
     } catch (err) {
       server.close();
       server.closeAllConnections();
@@ -106,6 +120,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       tableCreated: table.created,
       streamArn: table.streamArn,
       storePid: store?.process.pid,
+      destinations: webhooks && { sqsEndpoint: webhooks.sqsEndpoint, integrator: webhooks.integrator },
       stop: async () => {
         await nameIndexer?.stop();
         await webhooks?.stop();

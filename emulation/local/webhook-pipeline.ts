@@ -26,6 +26,9 @@ import { StreamPoller } from './stream-poller.ts';
 import { OUTBOX_BATCH_SIZE } from '#db/event/outbox-stream-filter.ts';
 import { EXPRESS_BATCH_SIZE, EXPRESS_RETENTION_SECONDS } from '#domain/event/express.ts';
 import { pollQueue } from './queue-poller.ts';
+import { startIntegratorAws, type IntegratorAws } from './integrator-aws.ts';
+import { clearRoleCredentials } from '#functions/webhooks/destinations/credentials.ts';
+import { clearDestinationClients } from '#functions/webhooks/destinations/clients.ts';
 
 export interface WebhookPipelineOptions {
   /** Without one, only the queue side runs (tests that drive the fan-out Lambda themselves). */
@@ -43,6 +46,10 @@ export interface WebhookPipeline {
   queueUrl: string;
   slowQueueUrl: string;
   deadLetterQueueUrl: string;
+  /** The SQS emulator's endpoint: an SQS destination's queue lives there too. */
+  sqsEndpoint: string;
+  /** The integrator's account for SQS and EventBridge destinations (STS, EventBridge; integrator-aws.ts). */
+  integrator: IntegratorAws;
   stop(): Promise<void>;
 }
 
@@ -113,11 +120,21 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
   process.env.AWS_ENDPOINT_URL_SQS = `http://127.0.0.1:${server.port}`;
   process.env.AWS_ACCESS_KEY_ID ??= 'local';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+  // SQS and EventBridge destinations: the role is assumed from, and events put on, the integrator's
+  // stand-in; the SDK finds it through its own endpoint variables, as it finds fauxqs.
+  const integrator = await startIntegratorAws(config().region);
+  process.env.AWS_ENDPOINT_URL_STS = integrator.endpoint;
+  process.env.AWS_ENDPOINT_URL_EVENTBRIDGE = integrator.endpoint;
   resetConfig();
   resetSqsClient();
+  clearRoleCredentials();
+  clearDestinationClients();
 
   const aborter = new AbortController();
-  const stopServer = () => server.stop();
+  const stopServer = async () => {
+    await integrator.stop();
+    await server.stop();
+  };
   let requeued = 0;
   try {
     if (options.requeuePending !== false) requeued = await requeuePending();
@@ -154,20 +171,29 @@ export async function startWebhookPipeline(options: WebhookPipelineOptions): Pro
   options.log?.(
     `webhooks: table stream → fan-out → queue (fauxqs, listening on 127.0.0.1:${server.port} only) → signer, dead letters → delivery log${requeued ? `; ${requeued} pending deliveries queued again` : ''}`,
   );
+  options.log?.(
+    `destinations: SQS queues on fauxqs (AWS_ENDPOINT_URL_SQS=http://127.0.0.1:${server.port}), STS and EventBridge stand-in on ${integrator.endpoint} (docs/destinations.md, "Locally")`,
+  );
 
   return {
     queueUrl: queue.queueUrl,
     slowQueueUrl: slowQueue.queueUrl,
     deadLetterQueueUrl: dlq.queueUrl,
+    sqsEndpoint: `http://127.0.0.1:${server.port}`,
+    integrator,
     stop: async () => {
       aborter.abort();
       await Promise.all(loops);
       resetSqsClient();
+      clearRoleCredentials();
+      clearDestinationClients();
       await stopServer();
       delete process.env.WEBHOOK_QUEUE_URL;
       delete process.env.WEBHOOK_SLOW_QUEUE_URL;
       delete process.env.EXPRESS_QUEUE_URL;
       delete process.env.AWS_ENDPOINT_URL_SQS;
+      delete process.env.AWS_ENDPOINT_URL_STS;
+      delete process.env.AWS_ENDPOINT_URL_EVENTBRIDGE;
       resetConfig();
     },
   };

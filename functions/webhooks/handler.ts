@@ -3,10 +3,12 @@ import { config } from '#shared/config.ts';
 import { platformErrorBackoffSeconds } from '#domain/webhook/retry.ts';
 import { laneOfSource, setVisibility } from '#queue/sqs.ts';
 import { errorFields, log, coldStartTracker, invocation, withInvocationContext } from '#shared/log.ts';
-import { processMessage, type SignerPorts } from '#app/webhook-delivery.ts';
+import { keyToPing, processMessage, type SignerPorts } from '#app/webhook-delivery.ts';
 import { publishOperationalEvent } from './operational-event.ts';
 import { sendAttempt } from './send.ts';
 import { processSqsBatch } from './sqs-batch.ts';
+import { pingDestination, type PingResult } from './ping.ts';
+import { isAwsDestination } from '#domain/key/destination.ts';
 import { startTracing } from './tracing.ts';
 
 /**
@@ -46,7 +48,25 @@ const isColdStart = coldStartTracker();
 /** The signed POST and the operational event stay here (KMS, HTTP, SNS); the use cases get them as ports. */
 const ports: SignerPorts = { send: sendAttempt, announce: publishOperationalEvent };
 
-export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+/** The admin's ask to ping a key's SQS queue or EventBridge bus under the signer's role (functions/webhooks/ping.ts). */
+export interface PingRequest {
+  ping: { key_id: number };
+}
+const isPingRequest = (event: SQSEvent | PingRequest): event is PingRequest =>
+  typeof (event as PingRequest).ping?.key_id === 'number';
+
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse>;
+export async function handler(event: PingRequest, context?: Context): Promise<PingResult>;
+export async function handler(
+  event: SQSEvent | PingRequest,
+  context?: Context,
+): Promise<SQSBatchResponse | PingResult> {
+  if (isPingRequest(event)) {
+    const key = await keyToPing(event.ping.key_id);
+    if (!key || !isAwsDestination(key.destination))
+      throw new Error(`key ${event.ping.key_id} has no SQS or EventBridge destination`);
+    return pingDestination(key, key.destination);
+  }
   const cold = isColdStart();
   await startTracing();
   return processSqsBatch(event, context, (record) =>

@@ -13,7 +13,8 @@ import { hopDelaySeconds } from '#domain/webhook/retry.ts';
 import { emitMetrics, MetricUnit } from '#shared/metrics.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
 import { log } from '#shared/log.ts';
-import { hostOf, type DeliverableKey, type PostResult } from '#domain/webhook/deliverable.ts';
+import type { DeliverableKey, PostResult } from '#domain/webhook/deliverable.ts';
+import { targetName } from '#domain/key/destination.ts';
 import { recordDelivery } from './delivery-metrics.ts';
 import type { SignerPorts } from './webhook-delivery.ts';
 
@@ -115,7 +116,8 @@ export async function afterFailure(
   await announce('webhook.endpoint_parked', {
     key_id: key.id,
     store_id: key.store_id,
-    host: hostOf(key.webhook_url),
+    host: targetName(key.destination),
+    destination: key.destination.kind,
     since: now,
     reason,
     next_probe_at: nextProbe,

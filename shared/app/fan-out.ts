@@ -12,8 +12,8 @@ import { canSee, causedBy, eventView, type EventPayload } from '#domain/event/ev
 import { subscribes } from '#domain/webhook/event-subscription.ts';
 import { retryLost } from './contention.ts';
 
-/** Keys that receive webhooks (docs/webhooks.md): active, with a URL. */
-export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.webhook_url !== null;
+/** Keys that receive events (docs/webhooks.md, docs/destinations.md): active, with a URL, a queue or a bus. */
+export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.destination !== null;
 
 /**
  * ...and of those, the ones that may read this event's family (`orders:read`, `catalog:read`,

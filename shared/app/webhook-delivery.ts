@@ -4,19 +4,17 @@ import { getEndpoint } from '#db/webhook/endpoint.repo.ts';
 import { config } from '#shared/config.ts';
 import { parseDeliveryMessage, type Delivery } from '#domain/webhook/delivery.ts';
 import { laneFor, parseProbeMessage, type Endpoint, type Lane } from '#domain/webhook/endpoint.ts';
-import { afterFailure, DUE_TOLERANCE_MS, maxReceiveCount } from '#domain/webhook/retry.ts';
+import { DUE_TOLERANCE_MS } from '#domain/webhook/retry.ts';
 import { log, addInvocationContext } from '#shared/log.ts';
-import {
-  hostOf,
-  isSuccess,
-  whyNotDeliverable,
-  type DeliverableKey,
-  type PostResult,
-} from '#domain/webhook/deliverable.ts';
+import { isOrdered } from '#domain/key/destination.ts';
+import { sequenceInBody } from '#domain/webhook/destination.ts';
+import { whyNotDeliverable, type DeliverableKey, type PostResult } from '#domain/webhook/deliverable.ts';
 import { recordDelivery } from './delivery-metrics.ts';
 import * as endpointHealth from './endpoint-health.ts';
 import { handleProbe } from './webhook-probe.ts';
 import { deferOverCap, moveToLane, nextHop, waitOnQueue } from './webhook-queue-wait.ts';
+import { runOrderedFor, type OrderedKey } from './ordered-delivery.ts';
+import { attemptOnce } from './delivery-attempt.ts';
 
 export interface ReceivedMessage {
   messageId: string;
@@ -32,13 +30,17 @@ export interface ReceivedMessage {
 export type MessageOutcome = 'done' | 'keep';
 
 /**
- * What the signer's handler lends its use cases: the signed POST (functions/webhooks/send.ts opens
- * the secret with KMS and POSTs) and the operational event (SNS), neither of which a use case imports.
+ * What the signer's handler lends its use cases: the send to the key's destination (functions/
+ * webhooks/send.ts: the signed POST, opening the secret with KMS, or the SQS or EventBridge send under
+ * the integrator's role) and the operational event (SNS), none of which a use case imports.
  */
 export interface SignerPorts {
   send: (key: DeliverableKey, delivery: Delivery, nowMs?: number) => Promise<PostResult>;
   announce: (type: string, data: Record<string, unknown>) => Promise<void>;
 }
+
+/** The key the admin asks the signer to ping (functions/webhooks/ping.ts), as the signer reads it. */
+export const keyToPing = (keyId: number) => getKey(keyId);
 
 /** How long past the POST's own timeout an attempt stays claimed (signing, recording the outcome). */
 const ATTEMPT_LEASE_MARGIN_MS = 20_000;
@@ -71,7 +73,7 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
   }
 
   const refusal = whyNotDeliverable(key, delivery.event_type);
-  if (refusal !== null || !key?.webhook_url) {
+  if (refusal !== null || !key?.destination) {
     await updateDelivery(keyId, eventId, round, {
       state: 'failed',
       attempted: false,
@@ -95,6 +97,13 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
   if (lane !== m.lane) {
     log('info', 'webhook delivery moved to its endpoint’s lane', { event_id: eventId, key_id: keyId, lane });
     return moveToLane(message, lane);
+  }
+  // A FIFO queue's deliveries go out in sequence order, one group at a time: this message only
+  // wakes its group's run, which attempts the oldest unfinished event of the group first.
+  const sequence = sequenceInBody(delivery.body);
+  if (isOrdered(key.destination) && sequence !== undefined && sequence > (key.ordered_from ?? 0)) {
+    const ordered = await runOrderedFor(m, key as OrderedKey, message, delivery, sequence, endpoint, ports);
+    if (ordered !== 'passed') return ordered;
   }
   // One attempt at a time: while another copy of this message holds the attempt (SQS delivers at
   // least once; the stream and the express lane may both queue a delivery), this copy waits out
@@ -133,76 +142,12 @@ async function attempt(
   ports: SignerPorts,
   slot: number | undefined,
 ): Promise<MessageOutcome> {
-  const cfg = config();
-  const { event_id: eventId, key_id: keyId, round } = delivery;
-  const result = await ports.send(key, delivery, nowMs);
-  const now = new Date().toISOString();
-  const attemptNo = delivery.round_attempts + 1;
-  const logFields = {
-    event_id: eventId,
-    key_id: keyId,
-    host: hostOf(key.webhook_url),
-    attempt: attemptNo,
-    status: result.status,
-    ms: result.ms,
+  const outcome = await attemptOnce(key, delivery, endpoint, ports, {
     lane: m.lane,
-  };
-
-  if (isSuccess(result)) {
-    await updateDelivery(keyId, eventId, round, {
-      state: 'delivered',
-      attempted: true,
-      last_status_code: result.status,
-      last_error: null,
-      next_attempt_at: null,
-      now,
-    });
-    await endpointHealth.afterSuccess(endpoint, slot);
-    log('info', 'webhook delivered', logFields);
-    recordDelivery('delivered', result.ms);
-    return 'done';
-  }
-  if (await endpointHealth.afterFailure(key, result, ports.announce, slot)) {
-    await endpointHealth.parkDelivery(delivery, result);
-    log('info', 'webhook attempt failed; endpoint parked', { ...logFields, error: result.error });
-    return 'done';
-  }
-
-  const decision = afterFailure({
-    schedule: cfg.webhookRetrySchedule,
-    attemptsInRound: attemptNo,
     receiveCount: m.receiveCount,
-    maxReceiveCount: maxReceiveCount(cfg.webhookRetrySchedule, cfg.webhookQueueWaitLimitSeconds),
-    retryAfterSeconds: result.retryAfterSeconds,
+    nowMs,
+    slot,
   });
-  if (!decision.retry) {
-    const updated = await updateDelivery(keyId, eventId, round, {
-      state: 'failed',
-      attempted: true,
-      last_status_code: result.status,
-      last_error: `${result.error}; ${decision.reason}`,
-      next_attempt_at: null,
-      now,
-    });
-    log('warn', 'webhook failed for good', { ...logFields, error: result.error, recorded: updated !== undefined });
-    recordDelivery('failed', result.ms);
-    return 'done';
-  }
-  const nextAt = new Date(Date.now() + decision.delaySeconds * 1000).toISOString();
-  const updated = await updateDelivery(keyId, eventId, round, {
-    state: 'pending',
-    attempted: true,
-    last_status_code: result.status,
-    last_error: result.error,
-    next_attempt_at: nextAt,
-    now,
-  });
-  log('info', 'webhook attempt failed; retrying', {
-    ...logFields,
-    error: result.error,
-    retry_in_s: decision.delaySeconds,
-  });
-  recordDelivery('retrying', result.ms);
-  if (!updated) return 'done';
-  return waitOnQueue(m, delivery, decision.delaySeconds, nextAt);
+  if (outcome.kind !== 'retry') return 'done';
+  return waitOnQueue(m, delivery, outcome.delaySeconds, outcome.nextAt);
 }

@@ -7,6 +7,9 @@ import { DUE_TOLERANCE_MS, hopDelaySeconds } from '#domain/webhook/retry.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
 import { log, addInvocationContext } from '#shared/log.ts';
 import { isSuccess, whyNotDeliverable, type DeliverableKey } from '#domain/webhook/deliverable.ts';
+import { isOrdered } from '#domain/key/destination.ts';
+import { ORDERED_FAMILIES } from '#domain/webhook/destination.ts';
+import { runOrderedGroup, type OrderedKey } from './ordered-delivery.ts';
 import { recordDelivery } from './delivery-metrics.ts';
 import { parkDelivery, probeFailed, sendProbe } from './endpoint-health.ts';
 import type { MessageOutcome, SignerPorts } from './webhook-delivery.ts';
@@ -41,14 +44,14 @@ export async function handleProbe(message: ProbeMessage, ports: SignerPorts): Pr
   if (endpoint.state !== 'parked' || endpoint.next_probe_at !== message.due_at) return 'done';
   const startedMs = Date.now();
   if (!(await claimProbe(keyId, iso(startedMs), iso(startedMs + LEASE_MS)))) return 'done';
-  await drain(keyId, startedMs, ports.send);
+  await drain(keyId, startedMs, ports);
   return 'done';
 }
 
-async function drain(keyId: number, startedMs: number, send: SignerPorts['send']): Promise<void> {
+async function drain(keyId: number, startedMs: number, ports: SignerPorts): Promise<void> {
   const key = await getKey(keyId);
   const refusal = whyNotDeliverable(key);
-  if (refusal !== null || !key?.webhook_url) {
+  if (refusal !== null || !key?.destination) {
     // Nothing can be delivered any more (revoked, no URL): the backlog fails with the reason, as
     // its messages would have, and the endpoint is active again for whatever URL comes next.
     for (const d of await listParkedDeliveries(keyId)) {
@@ -64,6 +67,10 @@ async function drain(keyId: number, startedMs: number, send: SignerPorts['send']
     return;
   }
   const target = key as DeliverableKey;
+  if (isOrdered(target.destination)) {
+    if (!(await drainOrdered(target as OrderedKey, startedMs, ports))) return;
+    return resume(keyId, 0);
+  }
   let delivered = 0;
   for (;;) {
     const backlog = await listParkedDeliveries(keyId);
@@ -78,7 +85,7 @@ async function drain(keyId: number, startedMs: number, send: SignerPorts['send']
       }
       const d = await getDelivery(keyId, entry.event_id);
       if (d?.state !== 'pending' || d.round !== entry.round || d.parked_at === null) continue;
-      const result = await send(target, d);
+      const result = await ports.send(target, d);
       if (!isSuccess(result)) {
         await parkDelivery(d, result);
         await probeFailed(keyId, result);
@@ -101,6 +108,11 @@ async function drain(keyId: number, startedMs: number, send: SignerPorts['send']
       delivered += 1;
     }
   }
+  await resume(keyId, delivered);
+}
+
+/** The backlog is drained: the endpoint is active again, and what was parked meanwhile is queued. */
+async function resume(keyId: number, delivered: number): Promise<void> {
   await resumeEndpoint(keyId, iso(Date.now()));
   // Parked between the last look and the resume: queued like any new delivery, none is left behind.
   for (const d of await listParkedDeliveries(keyId)) {
@@ -113,4 +125,37 @@ async function drain(keyId: number, startedMs: number, send: SignerPorts['send']
     if (requeued) await sendDeliveryMessage({ event_id: d.event_id, key_id: keyId, round: d.round });
   }
   log('info', 'webhook endpoint resumed', { key_id: keyId, delivered });
+}
+
+/**
+ * The probe of an ordered (FIFO) destination: each family's run attempts its group's head, parked
+ * or not, then the events behind it in sequence order (shared/app/ordered-delivery.ts), never the
+ * parked deliveries oldest first. True when every group is through, so the endpoint resumes; a
+ * failure parks it on (the next probe one interval later), running out of time hands over to a
+ * fresh probe due now.
+ */
+async function drainOrdered(key: OrderedKey, startedMs: number, ports: SignerPorts): Promise<boolean> {
+  for (const family of ORDERED_FAMILIES) {
+    const run = await runOrderedGroup({
+      key,
+      family,
+      endpoint: await getEndpoint(key.id),
+      ports,
+      lane: 'slow',
+      probe: true,
+      startedMs,
+    });
+    if (run.state === 'parked') {
+      if (run.lastFailure) await probeFailed(key.id, run.lastFailure);
+      log('info', 'webhook probe failed; parked on', { key_id: key.id, family, error: run.lastFailure?.error });
+      return false;
+    }
+    if (run.state === 'over_budget') {
+      const at = iso(Date.now());
+      if (await scheduleProbe(key.id, at)) await sendProbe(key.id, at);
+      log('info', 'webhook drain continues in a new message', { key_id: key.id, family });
+      return false;
+    }
+  }
+  return true;
 }

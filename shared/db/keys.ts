@@ -27,6 +27,7 @@
  *  event log entry (GET /events) ........ STORE#{s}            / LOG#{sequence, 12 digits}   (type = event_log, TTL 30 d)
  *  webhook delivery log (30 d TTL) ...... KEY#{k}              / DELIVERY#{event id}
  *  webhook endpoint state (parking) ..... KEY#{k}              / WEBHOOK_ENDPOINT
+ *  ordered delivery cursor (FIFO) ....... KEY#{k}              / ORDERED#{family}   (`through`: the group's events up to it are finished)
  *  redelivery request (stream → queue) . KEY#{k}              / REDELIVERY#{event id}#{round}   (type = outbox, TTL 1 d)
  *  event replay (stream → fan-out) ..... STORE#{s}            / EVENT#{event id}#REPLAY#{time}   (type = outbox, TTL 1 d)
  *  OAuth registered client (1 d TTL; 90 d once it got a token) .. OAUTH_CLIENT#{client_id} / CLIENT
@@ -121,6 +122,8 @@ export const keys = {
   deliveryPrefix: 'DELIVERY#',
   /** Whether the key's webhook URL is attempted or parked (docs/webhooks.md, "Parked endpoints"). */
   webhookEndpoint: (keyId: number): Key => ({ pk: `KEY#${keyId}`, sk: 'WEBHOOK_ENDPOINT' }),
+  /** How far a FIFO destination's group (orders, catalog, content) is delivered (shared/app/ordered-delivery.ts). */
+  orderedCursor: (keyId: number, family: string): Key => ({ pk: `KEY#${keyId}`, sk: `ORDERED#${family}` }),
   /** An admin's redelivery request: an outbox-typed item, so the stream carries it to the fan-out. */
   redeliveryRequest: (keyId: number, eventId: string, round: number): Key => ({
     pk: `KEY#${keyId}`,

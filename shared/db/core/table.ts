@@ -75,6 +75,7 @@ export const ENTITY = {
   eventLog: 'event_log',
   delivery: 'delivery',
   webhookEndpoint: 'webhook_endpoint',
+  orderedCursor: 'ordered_cursor',
   oauthClient: 'oauth_client',
   oauthRequest: 'oauth_request',
   oauthCode: 'oauth_code',

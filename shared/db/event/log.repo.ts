@@ -135,6 +135,13 @@ export async function readEventLog(
   return { events: page.events.filter((e) => e.ttl >= nowSeconds), more: page.more, expired };
 }
 
+/**
+ * Log entries after `after`, ascending: one strongly consistent Query of up to `limit`, entries
+ * past their TTL included (DynamoDB deletes them lazily), so a reader walking the log always moves
+ * on (an ordered destination's run, shared/app/ordered-delivery.ts).
+ */
+export const readLogPage = (storeId: string, after: number, limit: number) => queryLog(storeId, after, limit);
+
 /** Log entries after `after`, ascending: one strongly consistent Query of up to `limit`. */
 async function queryLog(storeId: string, after: number, limit: number) {
   const out = await db().send(

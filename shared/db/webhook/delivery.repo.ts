@@ -2,7 +2,15 @@ import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aw
 import { db, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
-import { cancellationReasons, isConditionalCheckFailed, itemFromError, queryAll, type Item } from '../core/helpers.ts';
+import {
+  batchGet,
+  cancellationReasons,
+  isConditionalCheckFailed,
+  itemFromError,
+  itemKey,
+  queryAll,
+  type Item,
+} from '../core/helpers.ts';
 import { REDELIVERY_KIND } from '../event/outbox-stream.ts';
 import { DELIVERY_TTL_SECONDS, type Delivery, type DeliveryState } from '#domain/webhook/delivery.ts';
 import { DomainError } from '#domain/errors.ts';
@@ -71,6 +79,17 @@ export async function getDelivery(keyId: number, eventId: string): Promise<Deliv
     new GetCommand({ TableName: tableName(), Key: keys.delivery(keyId, eventId), ConsistentRead: true }),
   );
   return out.Item ? toDelivery(out.Item) : undefined;
+}
+
+/** Several deliveries of one key by event id, in one round trip per 100 (strongly consistent); the missing are absent. */
+export async function getDeliveries(keyId: number, eventIds: readonly string[]): Promise<Map<string, Delivery>> {
+  const found = await batchGet(eventIds.map((id) => keys.delivery(keyId, id)));
+  const out = new Map<string, Delivery>();
+  for (const id of eventIds) {
+    const item = found.get(itemKey(keys.delivery(keyId, id)));
+    if (item) out.set(id, toDelivery(item));
+  }
+  return out;
 }
 
 /** Records that the queue message of `round` was sent; a replay of the same round then sends nothing. */

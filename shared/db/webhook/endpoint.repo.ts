@@ -135,6 +135,11 @@ export async function takeAttemptSlot(keyId: number, slot: number, now: string, 
   return out !== undefined;
 }
 
+/** Gives back a slow-lane slot taken for an attempt that was not made (an ordered run found nothing to attempt). */
+export async function giveBackAttemptSlot(keyId: number, slot: number): Promise<void> {
+  await update(keyId, 'REMOVE #slot', {}, undefined, slot);
+}
+
 /** Parks an active endpoint; undefined when it was parked already (someone else won). */
 export async function parkEndpoint(
   keyId: number,

@@ -1,4 +1,4 @@
-import { ORDER_EVENT_TYPES, type EventType } from '../event/event.ts';
+import { canSee, causedBy, ORDER_EVENT_TYPES, type EventType, type Origin } from '../event/event.ts';
 import { formatTypeFilter, parseTypeFilters, passes } from '../event/changed-fields.ts';
 
 /**
@@ -45,4 +45,21 @@ export function subscribes(events: readonly string[], type: string, changed: rea
     parsedEvents.set(events, parsed);
   }
   return parsed.ok && passes(parsed.filters, type, changed);
+}
+
+/**
+ * Whether a key receives an event (the fan-out's choice, made again by an ordered destination's run
+ * for an event it reaches before the fan-out did: shared/app/ordered-delivery.ts): it may read the
+ * family, chose the type (and a changed field, when it named some), and did not cause it with
+ * `exclude_own`.
+ */
+export function receives(
+  key: { id: number; abilities: readonly string[]; events: readonly string[]; exclude_own: boolean },
+  event: { event_type: string; changed_fields: readonly string[] | null | undefined; origin: Origin | null },
+): boolean {
+  return (
+    canSee(key.abilities, event.event_type) &&
+    subscribes(key.events, event.event_type, event.changed_fields) &&
+    !(key.exclude_own && causedBy(event.origin, key.id))
+  );
 }

@@ -1,0 +1,311 @@
+/**
+ * The integrator's AWS account, as much of it as an SQS or EventBridge destination touches
+ * (docs/destinations.md), for `npm start` and the tests, with no AWS account:
+ *
+ * - **STS `AssumeRole`** (AWS query protocol, XML answers): a role exists once its trust policy is
+ *   put (`PUT /_local/roles?arn=<role ARN>`, the body the role's AssumeRolePolicyDocument, e.g. the
+ *   one of docs/destinations.md's CloudFormation snippet). The call is refused as STS refuses it
+ *   (403 AccessDenied, the same words for an unknown role and a refusing one) unless an Allow
+ *   statement for `sts:AssumeRole` holds, its `StringEquals` `sts:ExternalId` (when it has one) equal
+ *   to the request's. Its principal is not checked here: the signer's side of the trust, and its own
+ *   IAM, are the rehearsal's (emulation/rehearsal). Parameters are validated as STS does (the role
+ *   ARN, a 2-64 character session name, a 2-1224 character external id, 900-3600 s). The session's
+ *   keys are remembered until they expire.
+ * - **EventBridge `PutEvents`** (AWS JSON 1.1): the request must be signed with a live session of
+ *   this STS (else UnrecognizedClientException / ExpiredTokenException); 1 to 10 entries; their total
+ *   size, counted as EventBridge counts it, at most 256 KiB (ValidationException); each entry needs
+ *   `Source`, `DetailType` and a JSON object `Detail` (the entry fails with InvalidArgument or
+ *   MalformedDetail), a `Source` not starting with `aws.` (NotAuthorizedForSourceException), and a
+ *   bus that exists (ResourceNotFoundException): an account's `default` bus, or one put with
+ *   `PUT /_local/event-buses?arn=<bus ARN>`. What a bus received is read back with
+ *   `GET /_local/event-buses/events?arn=<bus ARN>`.
+ *
+ * SQS needs nothing here: the queue is on the stack's own SQS emulator (fauxqs, webhook-pipeline.ts),
+ * created and read with the AWS SDK pointed at it. Everything is in memory: a restart forgets it.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { eventBridgeEntrySize, EVENTBRIDGE_MAX_ENTRY_BYTES } from '#domain/webhook/destination.ts';
+
+export interface ReceivedEvent {
+  id: string;
+  bus: string;
+  source: string;
+  detail_type: string;
+  detail: string;
+  time: string | null;
+  received_at: string;
+  /** The assumed role that sent it. */
+  role: string;
+}
+
+export interface IntegratorAws {
+  endpoint: string;
+  /** Puts a role (its trust policy). */
+  putRole(arn: string, trustPolicy: unknown): void;
+  putBus(arn: string): void;
+  events(busArn: string): ReceivedEvent[];
+  stop(): Promise<void>;
+}
+
+type Statement = {
+  Effect?: string;
+  Action?: string | string[];
+  Condition?: Record<string, Record<string, string | string[]>>;
+};
+
+const ROLE_ARN = /^arn:aws:iam::(\d{12}):role\/[\w+=,.@/-]{1,128}$/;
+const BUS_ARN = /^arn:aws:events:([a-z0-9-]+):(\d{12}):event-bus\/([A-Za-z0-9._/-]{1,256})$/;
+const SESSION_NAME = /^[\w+=,.@-]{2,64}$/;
+const EXTERNAL_ID = /^[\w+=,.@:/-]{2,1224}$/;
+
+async function readText(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+function stsError(res: ServerResponse, status: number, code: string, message: string) {
+  res.writeHead(status, { 'content-type': 'text/xml' });
+  res.end(
+    `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${xmlEscape(message)}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`,
+  );
+}
+
+function jsonAnswer(res: ServerResponse, status: number, body: unknown, errorType?: string) {
+  res.writeHead(status, {
+    'content-type': 'application/x-amz-json-1.1',
+    ...(errorType ? { 'x-amzn-errortype': errorType } : {}),
+  });
+  res.end(JSON.stringify(errorType ? { __type: errorType, message: (body as { message: string }).message } : body));
+}
+
+/** Whether the trust policy lets a caller assume the role with `externalId` (undefined: none given). */
+export function trusts(policy: unknown, externalId: string | undefined): boolean {
+  const statements = [(policy as { Statement?: unknown })?.Statement ?? []].flat() as Statement[];
+  return statements.some((s) => {
+    if (s.Effect !== 'Allow') return false;
+    if (![s.Action ?? []].flat().some((a) => a === 'sts:AssumeRole' || a === 'sts:*' || a === '*')) return false;
+    const wanted = s.Condition?.StringEquals?.['sts:ExternalId'];
+    return wanted === undefined || (externalId !== undefined && [wanted].flat().includes(externalId));
+  });
+}
+
+export async function startIntegratorAws(region: string): Promise<IntegratorAws> {
+  const roles = new Map<string, unknown>();
+  const sessions = new Map<string, { role: string; expiresMs: number }>();
+  const buses = new Map<string, ReceivedEvent[]>();
+  const busOf = (arn: string) => {
+    if (!buses.has(arn) && BUS_ARN.exec(arn)?.[3] === 'default') buses.set(arn, []);
+    return buses.get(arn);
+  };
+
+  function assumeRole(form: URLSearchParams, res: ServerResponse) {
+    const arn = form.get('RoleArn') ?? '';
+    const session = form.get('RoleSessionName') ?? '';
+    const externalId = form.get('ExternalId') ?? undefined;
+    const duration = Number(form.get('DurationSeconds') ?? 3600);
+    if (!ROLE_ARN.test(arn))
+      return stsError(
+        res,
+        400,
+        'ValidationError',
+        `1 validation error detected: Value '${arn}' at 'roleArn' failed to satisfy constraint`,
+      );
+    if (!SESSION_NAME.test(session))
+      return stsError(
+        res,
+        400,
+        'ValidationError',
+        `1 validation error detected: Value '${session}' at 'roleSessionName' failed to satisfy constraint`,
+      );
+    if (externalId !== undefined && !EXTERNAL_ID.test(externalId))
+      return stsError(
+        res,
+        400,
+        'ValidationError',
+        "1 validation error detected: Value at 'externalId' failed to satisfy constraint",
+      );
+    if (!Number.isInteger(duration) || duration < 900 || duration > 3600)
+      return stsError(
+        res,
+        400,
+        'ValidationError',
+        'The requested DurationSeconds exceeds the MaxSessionDuration set for this role.',
+      );
+    const trust = roles.get(arn);
+    if (trust === undefined || !trusts(trust, externalId))
+      return stsError(
+        res,
+        403,
+        'AccessDenied',
+        `User: arn:aws:sts::000000000000:assumed-role/signer/local is not authorized to perform: sts:AssumeRole on resource: ${arn}`,
+      );
+    const accessKeyId = `ASIA${randomBytes(8).toString('hex').toUpperCase()}`;
+    const expiresMs = Date.now() + duration * 1000;
+    sessions.set(accessKeyId, { role: arn, expiresMs });
+    const account = ROLE_ARN.exec(arn)?.[1];
+    const roleName = arn.split('/').pop();
+    res.writeHead(200, { 'content-type': 'text/xml' });
+    res.end(
+      `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><AssumedRoleUser><AssumedRoleId>AROA${randomBytes(8).toString('hex').toUpperCase()}:${session}</AssumedRoleId><Arn>arn:aws:sts::${account}:assumed-role/${roleName}/${session}</Arn></AssumedRoleUser><Credentials><AccessKeyId>${accessKeyId}</AccessKeyId><SecretAccessKey>${randomBytes(30).toString('base64')}</SecretAccessKey><SessionToken>${randomBytes(48).toString('base64')}</SessionToken><Expiration>${new Date(expiresMs).toISOString()}</Expiration></Credentials></AssumeRoleResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+    );
+  }
+
+  function putEvents(req: IncomingMessage, text: string, res: ServerResponse) {
+    const key = /Credential=([A-Z0-9]+)\//.exec(String(req.headers.authorization ?? ''))?.[1] ?? '';
+    const session = sessions.get(key);
+    if (!session)
+      return jsonAnswer(
+        res,
+        400,
+        { message: 'The security token included in the request is invalid.' },
+        'UnrecognizedClientException',
+      );
+    if (session.expiresMs <= Date.now())
+      return jsonAnswer(
+        res,
+        400,
+        { message: 'The security token included in the request is expired' },
+        'ExpiredTokenException',
+      );
+    let body: { Entries?: Record<string, unknown>[] };
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      return jsonAnswer(res, 400, { message: 'Malformed request' }, 'SerializationException');
+    }
+    const entries = Array.isArray(body.Entries) ? body.Entries : [];
+    if (entries.length < 1 || entries.length > 10)
+      return jsonAnswer(
+        res,
+        400,
+        {
+          message: `1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length between 1 and 10`,
+        },
+        'ValidationException',
+      );
+    const total = entries.reduce(
+      (n, e) =>
+        n +
+        eventBridgeEntrySize({
+          Time: e.Time,
+          Source: typeof e.Source === 'string' ? e.Source : '',
+          DetailType: typeof e.DetailType === 'string' ? e.DetailType : '',
+          Detail: typeof e.Detail === 'string' ? e.Detail : '',
+          Resources: Array.isArray(e.Resources) ? (e.Resources as string[]) : [],
+        }),
+      0,
+    );
+    if (total > EVENTBRIDGE_MAX_ENTRY_BYTES)
+      return jsonAnswer(
+        res,
+        400,
+        { message: 'Total size of the entries in the request is over the limit.' },
+        'ValidationException',
+      );
+    const results = entries.map((e) => {
+      const fail = (ErrorCode: string, ErrorMessage: string) => ({ ErrorCode, ErrorMessage });
+      if (typeof e.Source !== 'string' || e.Source === '')
+        return fail('InvalidArgument', 'Parameter Source is not valid. Reason: Source is a required argument.');
+      if (typeof e.DetailType !== 'string' || e.DetailType === '')
+        return fail('InvalidArgument', 'Parameter DetailType is not valid. Reason: DetailType is a required argument.');
+      if (typeof e.Detail !== 'string')
+        return fail('InvalidArgument', 'Parameter Detail is not valid. Reason: Detail is a required argument.');
+      let detail: unknown;
+      try {
+        detail = JSON.parse(e.Detail);
+      } catch {
+        return fail('MalformedDetail', 'Detail is malformed.');
+      }
+      if (detail === null || typeof detail !== 'object' || Array.isArray(detail))
+        return fail('MalformedDetail', 'Detail is malformed.');
+      if (e.Source.startsWith('aws.'))
+        return fail('NotAuthorizedForSourceException', `Not authorized for the source ${e.Source}.`);
+      const bus =
+        typeof e.EventBusName === 'string' && e.EventBusName !== ''
+          ? e.EventBusName
+          : `arn:aws:events:${region}:${session.role.split(':')[4]}:event-bus/default`;
+      const received = busOf(bus);
+      if (!received) return fail('ResourceNotFoundException', `Event bus ${bus} does not exist.`);
+      const id = randomUUID();
+      const time =
+        typeof e.Time === 'number' ? new Date(e.Time * 1000).toISOString() : typeof e.Time === 'string' ? e.Time : null;
+      received.push({
+        id,
+        bus,
+        source: e.Source,
+        detail_type: e.DetailType,
+        detail: e.Detail,
+        time,
+        received_at: new Date().toISOString(),
+        role: session.role,
+      });
+      return { EventId: id };
+    });
+    const failed = results.filter((r) => 'ErrorCode' in r).length;
+    jsonAnswer(res, 200, { FailedEntryCount: failed, Entries: results });
+  }
+
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://local');
+      const text = await readText(req);
+      if (url.pathname === '/_local/roles' && req.method === 'PUT') {
+        const arn = url.searchParams.get('arn') ?? '';
+        if (!ROLE_ARN.test(arn)) return jsonAnswer(res, 400, { message: 'arn must be a role ARN' }, 'ValidationError');
+        roles.set(arn, JSON.parse(text || '{}'));
+        return jsonAnswer(res, 200, { arn });
+      }
+      if (url.pathname === '/_local/event-buses' && req.method === 'PUT') {
+        const arn = url.searchParams.get('arn') ?? '';
+        if (!BUS_ARN.test(arn))
+          return jsonAnswer(res, 400, { message: 'arn must be an event bus ARN' }, 'ValidationError');
+        if (!buses.has(arn)) buses.set(arn, []);
+        return jsonAnswer(res, 200, { arn });
+      }
+      if (url.pathname === '/_local/event-buses/events' && req.method === 'GET') {
+        const arn = url.searchParams.get('arn') ?? '';
+        const received = busOf(arn);
+        if (!received) return jsonAnswer(res, 404, { message: `no event bus ${arn}` }, 'ResourceNotFoundException');
+        return jsonAnswer(res, 200, { data: received });
+      }
+      const target = String(req.headers['x-amz-target'] ?? '');
+      if (target === 'AWSEvents.PutEvents') return putEvents(req, text, res);
+      if (target.startsWith('AWSEvents.'))
+        return jsonAnswer(
+          res,
+          400,
+          { message: `the local stand-in answers PutEvents only, not ${target}` },
+          'UnsupportedOperation',
+        );
+      const form = new URLSearchParams(text);
+      if (form.get('Action') === 'AssumeRole') return assumeRole(form, res);
+      stsError(
+        res,
+        400,
+        'InvalidAction',
+        `the local stand-in answers AssumeRole only, not ${form.get('Action') ?? req.url}`,
+      );
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`local AWS stand-in: ${(err as Error).message}`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    endpoint,
+    putRole: (arn, trust) => roles.set(arn, trust),
+    putBus: (arn) => void (buses.has(arn) || buses.set(arn, [])),
+    events: (arn) => [...(busOf(arn) ?? [])],
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
