@@ -1,3 +1,4 @@
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { Aws, CfnOutput, Duration, RemovalPolicy, Size, Stack, type StackProps } from 'aws-cdk-lib';
 import { MIN_COMPRESSION_BYTES } from '#http/compression.ts';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
@@ -177,6 +178,17 @@ export class ApiStack extends Stack {
       operationsTopic: this.alarmTopic.topic,
     });
 
+    // `webhooks ping` of an SQS or EventBridge destination: only the signer's role may assume the
+    // integrator's role, so the admin asks the signer (functions/webhooks/ping.ts).
+    this.adminFunction.addEnvironment('SIGNER_FUNCTION_NAME', this.webhooks.webhooksFunction.functionName);
+    // The function itself, no version or alias (grantInvoke would add `<arn>:*`).
+    this.adminFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [this.webhooks.webhooksFunction.functionArn],
+      }),
+    );
+
     // Order events first (docs/webhooks.md): the functions that write orders name each order event
     // on the express queue after its commit; the fan-out numbers it at once.
     for (const fn of [this.functions.orders, this.functions.mcp, this.adminFunction]) {
@@ -238,5 +250,7 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'AdminFunctionName', { value: this.adminFunction.functionName });
     new CfnOutput(this, 'WebhookDeadLetterQueueUrl', { value: queues.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topic.topicArn });
+    // What an integrator's destination role trusts (docs/destinations.md).
+    new CfnOutput(this, 'EventDeliveryRoleArn', { value: this.webhooks.webhooksFunction.role!.roleArn });
   }
 }

@@ -50,6 +50,23 @@ export function acknowledgeQueueEventSource(fn: IConstruct, whereFailuresGo: str
   );
 }
 
+/**
+ * The signer's one wildcard resource beyond `*`: the integrators' destination roles
+ * (infra/constructs/webhook-pipeline.ts, destinationRoleStatement). Their accounts are the
+ * integrators', unknown when the stack is deployed, so the account is `*`; the name is fixed, and the
+ * statement requires an external id of ours and excludes this account.
+ */
+export function acknowledgeDestinationRoles(fn: IConstruct): void {
+  ack(
+    fn,
+    'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::*:role/store-events-*]',
+    "sts:AssumeRole on the integrators' destination roles (docs/destinations.md): their accounts are not known at deploy " +
+      'time, so the account is *, but the role name is fixed (store-events-*), the call must carry an external id of ours ' +
+      "(sts:ExternalId sie_*), and this account's own roles are excluded (aws:ResourceAccount). Each role admits the signer " +
+      'only through its own trust policy, naming this role and the key’s external id.',
+  );
+}
+
 /** The name indexer's stream source: a record it gives up on leaves the name pending, which searches still read. */
 export function acknowledgeNameIndexEventSource(fn: IConstruct): void {
   ack(

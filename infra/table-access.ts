@@ -59,7 +59,9 @@ export const TABLE_ACCESS = {
   admin: { actions: ['GetItem', 'BatchGetItem', 'Query', ...writes, 'ConditionCheckItem'], queriesIndex: true },
   events: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], queriesIndex: true },
   // Query: a resumed endpoint drains its parked deliveries oldest first (KEY#k / DELIVERY#…, the table itself).
-  webhooks: { actions: ['GetItem', 'Query', 'UpdateItem'] },
+  // An ordered (FIFO) destination's run (shared/app/ordered-delivery.ts): Query of the store's event log,
+  // BatchGetItem of a page's deliveries, PutItem of a delivery it reaches before the fan-out.
+  webhooks: { actions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'] },
   deadLetter: { actions: ['GetItem', 'UpdateItem'] },
   // Reads pending names with their indexed records, writes postings 25 at a time, removes the pending entry (conditional).
   nameIndex: { actions: ['BatchGetItem', 'BatchWriteItem', 'DeleteItem'] },

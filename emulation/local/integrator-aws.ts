@@ -2,9 +2,11 @@
  * The integrator's AWS account, as much of it as an SQS or EventBridge destination touches
  * (docs/destinations.md), for `npm start` and the tests, with no AWS account:
  *
- * - **STS `AssumeRole`** (AWS query protocol, XML answers): a role exists once its trust policy is
- *   put (`PUT /_local/roles?arn=<role ARN>`, the body the role's AssumeRolePolicyDocument, e.g. the
- *   one of docs/destinations.md's CloudFormation snippet). The call is refused as STS refuses it
+ * - **STS `AssumeRole`** (AWS query protocol, XML answers): a role exists once it is put
+ *   (`PUT /_local/roles?arn=<role ARN>`, the body its trust policy, or the Properties of its
+ *   CloudFormation `AWS::IAM::Role`, `AssumeRolePolicyDocument` and `Policies`, as in
+ *   docs/destinations.md's snippet; the rehearsal checks a session's calls against those
+ *   Policies, emulation/rehearsal/proxy.ts). The call is refused as STS refuses it
  *   (403 AccessDenied, the same words for an unknown role and a refusing one) unless an Allow
  *   statement for `sts:AssumeRole` holds, its `StringEquals` `sts:ExternalId` (when it has one) equal
  *   to the request's. Its principal is not checked here: the signer's side of the trust, and its own
@@ -40,10 +42,20 @@ export interface ReceivedEvent {
   role: string;
 }
 
+/** A role as put: its trust policy and the identity policies its sessions act under. */
+export interface IntegratorRole {
+  trust: unknown;
+  policies: { name: string; document: { Statement: unknown } }[];
+}
+
 export interface IntegratorAws {
   endpoint: string;
-  /** Puts a role (its trust policy). */
-  putRole(arn: string, trustPolicy: unknown): void;
+  /** Puts a role: its trust policy, or CloudFormation Properties with AssumeRolePolicyDocument and Policies. */
+  putRole(arn: string, definition: unknown): void;
+  /** A role as put (the rehearsal evaluates its trust policy as AssumeRole's resource policy). */
+  role(arn: string): IntegratorRole | undefined;
+  /** The role and session name a live session's access key belongs to (the rehearsal's IAM check of its calls). */
+  session(accessKeyId: string): { roleArn: string; name: string; role: IntegratorRole } | undefined;
   putBus(arn: string): void;
   events(busArn: string): ReceivedEvent[];
   stop(): Promise<void>;
@@ -94,9 +106,24 @@ export function trusts(policy: unknown, externalId: string | undefined): boolean
   });
 }
 
+/** A role from what was put: a bare trust policy, or `AWS::IAM::Role` Properties. */
+export function roleOf(definition: unknown): IntegratorRole {
+  const d = (definition ?? {}) as {
+    AssumeRolePolicyDocument?: unknown;
+    Policies?: { PolicyName?: string; PolicyDocument?: { Statement: unknown } }[];
+  };
+  if (d.AssumeRolePolicyDocument === undefined) return { trust: definition, policies: [] };
+  return {
+    trust: d.AssumeRolePolicyDocument,
+    policies: (d.Policies ?? []).flatMap((p, i) =>
+      p.PolicyDocument ? [{ name: p.PolicyName ?? `policy-${i}`, document: p.PolicyDocument }] : [],
+    ),
+  };
+}
+
 export async function startIntegratorAws(region: string): Promise<IntegratorAws> {
-  const roles = new Map<string, unknown>();
-  const sessions = new Map<string, { role: string; expiresMs: number }>();
+  const roles = new Map<string, IntegratorRole>();
+  const sessions = new Map<string, { role: string; name: string; expiresMs: number }>();
   const buses = new Map<string, ReceivedEvent[]>();
   const busOf = (arn: string) => {
     if (!buses.has(arn) && BUS_ARN.exec(arn)?.[3] === 'default') buses.set(arn, []);
@@ -136,8 +163,8 @@ export async function startIntegratorAws(region: string): Promise<IntegratorAws>
         'ValidationError',
         'The requested DurationSeconds exceeds the MaxSessionDuration set for this role.',
       );
-    const trust = roles.get(arn);
-    if (trust === undefined || !trusts(trust, externalId))
+    const role = roles.get(arn);
+    if (role === undefined || !trusts(role.trust, externalId))
       return stsError(
         res,
         403,
@@ -146,7 +173,7 @@ export async function startIntegratorAws(region: string): Promise<IntegratorAws>
       );
     const accessKeyId = `ASIA${randomBytes(8).toString('hex').toUpperCase()}`;
     const expiresMs = Date.now() + duration * 1000;
-    sessions.set(accessKeyId, { role: arn, expiresMs });
+    sessions.set(accessKeyId, { role: arn, name: session, expiresMs });
     const account = ROLE_ARN.exec(arn)?.[1];
     const roleName = arn.split('/').pop();
     res.writeHead(200, { 'content-type': 'text/xml' });
@@ -257,7 +284,7 @@ export async function startIntegratorAws(region: string): Promise<IntegratorAws>
       if (url.pathname === '/_local/roles' && req.method === 'PUT') {
         const arn = url.searchParams.get('arn') ?? '';
         if (!ROLE_ARN.test(arn)) return jsonAnswer(res, 400, { message: 'arn must be a role ARN' }, 'ValidationError');
-        roles.set(arn, JSON.parse(text || '{}'));
+        roles.set(arn, roleOf(JSON.parse(text || '{}')));
         return jsonAnswer(res, 200, { arn });
       }
       if (url.pathname === '/_local/event-buses' && req.method === 'PUT') {
@@ -299,7 +326,13 @@ export async function startIntegratorAws(region: string): Promise<IntegratorAws>
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     endpoint,
-    putRole: (arn, trust) => roles.set(arn, trust),
+    putRole: (arn, definition) => void roles.set(arn, roleOf(definition)),
+    role: (arn) => roles.get(arn),
+    session: (accessKeyId) => {
+      const s = sessions.get(accessKeyId);
+      const role = s && s.expiresMs > Date.now() ? roles.get(s.role) : undefined;
+      return s && role ? { roleArn: s.role, name: s.name, role } : undefined;
+    },
     putBus: (arn) => void (buses.has(arn) || buses.set(arn, [])),
     events: (arn) => [...(busOf(arn) ?? [])],
     stop: () =>

@@ -4,6 +4,7 @@
  * transaction is authorized item by item (`dynamodb:PutItem`, `dynamodb:UpdateItem`, ... per
  * item); a batch once per table with all its partition keys as `dynamodb:LeadingKeys`.
  */
+import type { IntegratorAws } from '#emulation/local/integrator-aws.ts';
 import type { RehearsalQueue, RehearsalTable } from './resources.ts';
 
 export interface AuthorizationCheck {
@@ -25,6 +26,12 @@ export interface RequestTarget {
   kmsKeys: readonly { arn: string; policy: Record<string, unknown> }[];
   region: string;
   account: string;
+  /** The integrator's account of SQS and EventBridge destinations (STS, EventBridge, its roles' sessions). */
+  integrator?: IntegratorAws;
+  /** The Lambda Invoke API (the rehearsal's own port, known once it listens): the admin asks the signer to ping. */
+  lambdaEndpoint?: string;
+  /** Function ARNs by name, for Invoke's resource. */
+  functionArns?: Map<string, string>;
 }
 
 function tableArn(t: RequestTarget, name: string): string {
@@ -147,4 +154,44 @@ export function sqsChecks(
     checks: operation === 'ListQueues' ? [{ action, resource: '*', context: {} }] : [{ action, resource, context: {} }],
     queue,
   };
+}
+
+/** STS AssumeRole (query protocol): the role is the resource, the external id a condition key. */
+export function stsChecks(form: URLSearchParams): AuthorizationCheck[] {
+  const externalId = form.get('ExternalId');
+  return [
+    {
+      action: `sts:${form.get('Action') ?? ''}`,
+      resource: form.get('RoleArn') ?? '*',
+      context: externalId === null ? {} : { 'sts:ExternalId': externalId },
+    },
+  ];
+}
+
+/** EventBridge PutEvents: `events:PutEvents` on each entry's bus (the default bus of the region when none is named). */
+export function eventBridgeChecks(
+  t: RequestTarget,
+  operation: string,
+  body: Body,
+  account: string,
+): AuthorizationCheck[] {
+  if (operation !== 'PutEvents') return [{ action: `events:${operation}`, resource: '*', context: {} }];
+  const entries = (body.Entries ?? []) as { EventBusName?: string }[];
+  const buses = [
+    ...new Set(entries.map((e) => e.EventBusName || `arn:aws:events:${t.region}:${account}:event-bus/default`)),
+  ];
+  return buses.map((bus) => ({
+    action: 'events:PutEvents',
+    resource: bus.startsWith('arn:') ? bus : `arn:aws:events:${t.region}:${account}:event-bus/${bus}`,
+    context: {},
+  }));
+}
+
+/**
+ * The ARN of the queue an SQS request names by URL, for a queue the templates do not hold (an
+ * integrator's queue): `…/<account>/<name>` in the request's region, in `account` when given.
+ */
+export function queueArnOfUrl(region: string, url: string, account?: string): string {
+  const [inUrl = '', name = ''] = url.split('/').slice(-2);
+  return `arn:aws:sqs:${region}:${account ?? inUrl}:${name}`;
 }

@@ -13,6 +13,8 @@ export interface Decision {
   allowed: boolean;
   /** 'Allowed', 'ImplicitlyDenied', 'ExplicitlyDenied', or the simulator's validation error. */
   result: string;
+  /** Whether the caller's own policies allowed it (a denial then is the resource policy's: a role's trust). */
+  identityAllowed: boolean;
 }
 
 export interface Denial {
@@ -23,6 +25,12 @@ export interface Denial {
   context: Record<string, string | string[]>;
 }
 
+/**
+ * Who makes a call: a function's role (its session named after the function), or a session of an
+ * integrator's role that the signer assumed (SQS and EventBridge destinations), in that account.
+ */
+export type Caller = Pick<FunctionSpec, 'key' | 'name' | 'roleArn' | 'policies'> & { account?: string };
+
 export class IamEvaluator {
   private readonly cache = new Map<string, Promise<Decision>>();
 
@@ -31,7 +39,7 @@ export class IamEvaluator {
     private readonly region: string,
   ) {}
 
-  decide(fn: FunctionSpec, check: AuthorizationCheck, resourcePolicy?: PolicyDocument): Promise<Decision> {
+  decide(fn: Caller, check: AuthorizationCheck, resourcePolicy?: PolicyDocument): Promise<Decision> {
     const key = JSON.stringify([fn.key, check, resourcePolicy ?? null]);
     let decision = this.cache.get(key);
     if (!decision) {
@@ -42,12 +50,11 @@ export class IamEvaluator {
     return decision;
   }
 
-  private async simulate(
-    fn: FunctionSpec,
-    check: AuthorizationCheck,
-    resourcePolicy?: PolicyDocument,
-  ): Promise<Decision> {
+  private async simulate(fn: Caller, check: AuthorizationCheck, resourcePolicy?: PolicyDocument): Promise<Decision> {
     const roleName = fn.roleArn.split('/').pop();
+    const account = fn.account ?? this.account;
+    // A cross-account resource (an integrator's role) is in the account its ARN names.
+    const resourceAccount = /^arn:[\w-]+:[\w-]+:[\w-]*:(\d{12}):/.exec(check.resource)?.[1] ?? this.account;
     const simulation: Simulation = {
       identityPolicies: fn.policies.map((p) => ({ name: p.name, policy: p.document })),
       serviceControlPolicies: [],
@@ -55,12 +62,13 @@ export class IamEvaluator {
       ...(resourcePolicy ? { resourcePolicy } : {}),
       request: {
         action: check.action,
-        principal: `arn:aws:sts::${this.account}:assumed-role/${roleName}/${fn.name}`,
-        resource: { resource: check.resource, accountId: this.account },
+        principal: `arn:aws:sts::${account}:assumed-role/${roleName}/${fn.name}`,
+        resource: { resource: check.resource, accountId: resourceAccount },
         contextVariables: {
           'aws:SecureTransport': 'true',
           'aws:PrincipalArn': fn.roleArn,
-          'aws:PrincipalAccount': this.account,
+          'aws:PrincipalAccount': account,
+          'aws:ResourceAccount': resourceAccount,
           'aws:RequestedRegion': this.region,
           'aws:CurrentTime': new Date().toISOString(),
           ...check.context,
@@ -68,7 +76,14 @@ export class IamEvaluator {
       },
     } as Simulation;
     const out = await runSimulation(simulation, {});
-    if (out.resultType === 'error') return { allowed: false, result: `simulation error: ${out.errors.message}` };
-    return { allowed: out.overallResult === 'Allowed', result: out.overallResult };
+    if (out.resultType === 'error')
+      return { allowed: false, result: `simulation error: ${out.errors.message}`, identityAllowed: false };
+    const identity = (out as { result?: { analysis?: { identityAnalysis?: { result?: string } } } }).result?.analysis
+      ?.identityAnalysis?.result;
+    return {
+      allowed: out.overallResult === 'Allowed',
+      result: out.overallResult,
+      identityAllowed: identity === 'Allowed',
+    };
   }
 }

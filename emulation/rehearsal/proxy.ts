@@ -14,11 +14,19 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dynamoDbChecks, sqsChecks, type AuthorizationCheck, type RequestTarget } from './aws-requests.ts';
+import {
+  dynamoDbChecks,
+  eventBridgeChecks,
+  queueArnOfUrl,
+  sqsChecks,
+  stsChecks,
+  type AuthorizationCheck,
+  type RequestTarget,
+} from './aws-requests.ts';
 import { answerKms, kmsChecks, withEncryptionContextDecided } from './kms.ts';
 import { logsChecks, type RehearsalLogs } from './logs.ts';
 import type { FunctionSpec, PolicyDocument } from './functions.ts';
-import type { Denial, IamEvaluator } from './iam.ts';
+import type { Caller, Denial, IamEvaluator } from './iam.ts';
 
 export interface ProxyOptions {
   fn: FunctionSpec;
@@ -28,6 +36,8 @@ export interface ProxyOptions {
   /** CloudWatch Logs (the access log group and Logs Insights over it, logs.ts). */
   logs: RehearsalLogs;
   onDenied: (denial: Denial) => void;
+  /** A call of an integrator's role session (an SQS or EventBridge destination) its own policies refused: theirs to fix, not the stack's. */
+  onIntegratorDenied?: (denial: Denial) => void;
 }
 
 async function readAll(req: IncomingMessage): Promise<Buffer> {
@@ -49,9 +59,9 @@ function forward(req: IncomingMessage, res: ServerResponse, url: URL, body: Buff
   upstream.end(body);
 }
 
-function deny(res: ServerResponse, fn: FunctionSpec, check: AuthorizationCheck, json: boolean): void {
-  const role = fn.roleArn.split('/').pop();
-  const message = `User: arn:aws:sts::${fn.arn.split(':')[4]}:assumed-role/${role}/${fn.name} is not authorized to perform: ${check.action} on resource: ${check.resource} because no identity-based policy allows the ${check.action} action`;
+function deny(res: ServerResponse, caller: Caller, account: string, check: AuthorizationCheck, json: boolean): void {
+  const role = caller.roleArn.split('/').pop();
+  const message = `User: arn:aws:sts::${account}:assumed-role/${role}/${caller.name} is not authorized to perform: ${check.action} on resource: ${check.resource} because no identity-based policy allows the ${check.action} action`;
   if (json) {
     res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-query-error': 'AccessDenied;Sender' });
     res.end(JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', message, Message: message }));
@@ -74,13 +84,63 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
       let resourcePolicies: PolicyDocument[] = [];
       let upstream: URL | undefined;
       const json = amzTarget !== '';
+      // A call signed with a session of an integrator's role (the signer assumed it for an SQS or
+      // EventBridge destination) is that role's, checked against its policies, in its account.
+      const accessKey = /Credential=([A-Z0-9]+)\//.exec(String(req.headers.authorization ?? ''))?.[1] ?? '';
+      const session = target.integrator?.session(accessKey);
+      const caller: Caller = session
+        ? {
+            key: `integrator ${session.roleArn}`,
+            name: session.name,
+            roleArn: session.roleArn,
+            policies: session.role.policies as FunctionSpec['policies'],
+            account: session.roleArn.split(':')[4] ?? '',
+          }
+        : fn;
+      const callerAccount = caller.account ?? fn.arn.split(':')[4] ?? '';
+      const queryForm = json ? undefined : new URLSearchParams(body.toString('utf8'));
       const kmsRequest =
         service === 'TrentService' ? (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>) : undefined;
       const logsRequest =
         service === 'Logs_20140328'
           ? (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>)
           : undefined;
-      if (logsRequest) {
+      const invoked = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(
+        new URL(req.url ?? '/', 'http://x').pathname,
+      );
+      if (invoked && target.lambdaEndpoint) {
+        const name = decodeURIComponent(invoked[1]!);
+        checks = [{ action: 'lambda:InvokeFunction', resource: target.functionArns?.get(name) ?? name, context: {} }];
+        upstream = new URL(req.url ?? '/', target.lambdaEndpoint);
+      } else if (queryForm?.get('Action') === 'AssumeRole' && target.integrator) {
+        // Across accounts IAM asks both: the caller's policy, and the role's trust policy as the resource's.
+        checks = stsChecks(queryForm);
+        const trust = target.integrator.role(queryForm.get('RoleArn') ?? '')?.trust;
+        if (trust) resourcePolicies = [trust as PolicyDocument];
+        upstream = new URL(req.url ?? '/', target.integrator.endpoint);
+      } else if (service === 'AWSEvents' && target.integrator) {
+        checks = eventBridgeChecks(target, operation, JSON.parse(body.toString('utf8') || '{}'), callerAccount);
+        upstream = new URL(req.url ?? '/', target.integrator.endpoint);
+      } else if (session && !service?.startsWith('DynamoDB')) {
+        // An integrator's queue, not one of the templates: on fauxqs, named by its URL as it is. fauxqs
+        // gives every queue one account (000000000000, this stack's too); an integrator's queue is in
+        // the integrator's account, the role's, so its ARN is checked there (a role of that account
+        // needs no queue policy, as in AWS).
+        const input = queryForm
+          ? Object.fromEntries(queryForm)
+          : (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>);
+        const op = queryForm ? String(queryForm.get('Action')) : operation;
+        const queueUrl = String(input.QueueUrl ?? '');
+        checks = [
+          {
+            action: `sqs:${op.replace(/Batch$/, '')}`,
+            resource: queueArnOfUrl(target.region, queueUrl, callerAccount),
+            context: {},
+          },
+        ];
+        const host = /^https?:\/\/(?:sqs\.[a-z0-9-]+\.)?([^/]+)/.exec(queueUrl)?.[1] ?? '127.0.0.1';
+        upstream = new URL(req.url ?? '/', `http://${host}`);
+      } else if (logsRequest) {
         checks = logsChecks(target, operation, logsRequest);
       } else if (kmsRequest) {
         checks = kmsChecks(operation, kmsRequest);
@@ -131,16 +191,20 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
           merged && kmsRequest
             ? (withEncryptionContextDecided(merged, check.context) as unknown as PolicyDocument)
             : merged;
-        const denied = await iam.decide(fn, check, resourcePolicy);
+        const denied = await iam.decide(caller, check, resourcePolicy);
         if (!denied.allowed) {
-          options.onDenied({
-            function: fn.logicalId,
+          const denial = {
+            function: session ? `${fn.logicalId} as ${session.roleArn}` : fn.logicalId,
             action: check.action,
             resource: check.resource,
             result: denied.result,
             context: check.context,
-          });
-          return deny(res, fn, check, json);
+          };
+          // The integrator's side refused: their role's policy, or its trust (the signer's own policy allowed).
+          if (session || (denied.identityAllowed && check.action === 'sts:AssumeRole'))
+            options.onIntegratorDenied?.(denial);
+          else options.onDenied(denial);
+          return deny(res, caller, callerAccount, check, json);
         }
       }
       if (logsRequest) {

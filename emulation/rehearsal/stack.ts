@@ -22,10 +22,12 @@ import { createInvokeApi, INVOKE_PATH } from './lambda-api.ts';
 import { startMappings } from './mappings.ts';
 import { logGroupName, RehearsalLogs } from './logs.ts';
 import { startFunctionProxy } from './proxy.ts';
+import type { RequestTarget } from './aws-requests.ts';
 import { Resolver } from './resolve.ts';
 import { createQueues, createTables, nameTheRest, QUEUE_PROXY_HOST, type RehearsalTable } from './resources.ts';
 import { FunctionSandbox } from './sandbox.ts';
 import { readAssembly, resourcesOfType, type Json } from './template.ts';
+import { startIntegratorAws, type IntegratorAws } from '#emulation/local/integrator-aws.ts';
 
 export interface RehearsalOptions {
   /** The cloud assembly (`cdk.out`). */
@@ -53,6 +55,10 @@ export interface RehearsalStack {
   denials: Denial[];
   /** Invocations so far by function logical id (API Gateway, event-source mappings, Invoke API). */
   invocations: Map<string, number>;
+  /** Where its queues live (an SQS destination's queue too). */
+  fauxqsEndpoint: string;
+  /** The integrator's account for SQS and EventBridge destinations: STS, EventBridge, roles (emulation/local/integrator-aws.ts). */
+  integrator: IntegratorAws;
   stop(): Promise<void>;
 }
 
@@ -105,7 +111,19 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       arn: resolver.lookup(stack, id)?.attributes.Arn ?? '',
       policy: resolver.resolve(stack, (resource.Properties?.KeyPolicy ?? {}) as Json) as Record<string, unknown>,
     }));
-    const target = { tables, queues, kmsKeys, region: assembly.region, account: ACCOUNT };
+    // SQS and EventBridge destinations: the signer's AssumeRole is checked against its own policy
+    // here, then against the role's trust there; the role's session's sends against the role's policies.
+    const integrator = await startIntegratorAws(assembly.region);
+    cleanups.push(() => integrator.stop());
+    const target: RequestTarget = {
+      tables,
+      queues,
+      kmsKeys,
+      region: assembly.region,
+      account: ACCOUNT,
+      integrator,
+      functionArns: new Map(functions.map((f) => [f.name, f.arn])),
+    };
     const logs = new RehearsalLogs();
     for (const { stack, id } of resourcesOfType(assembly, 'AWS::Logs::LogGroup'))
       logs.known.add(logGroupName(resolver.lookup(stack, id)?.ref ?? id));
@@ -123,6 +141,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
             `IAM DENIED ${d.function}: ${d.action} on ${d.resource} (${d.result}${Object.keys(d.context).length ? `; ${JSON.stringify(d.context)}` : ''})`,
           );
         },
+        onIntegratorDenied: (d) =>
+          log(`IAM DENIED by the integrator's role policy, ${d.function}: ${d.action} on ${d.resource} (${d.result})`),
       });
       cleanups.push(() => new Promise((resolve) => proxy.server.close(resolve)));
       const host = new URL(proxy.endpoint).host;
@@ -139,6 +159,9 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
         AWS_ENDPOINT_URL_SQS: proxy.endpoint,
         AWS_ENDPOINT_URL_KMS: proxy.endpoint,
         AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: proxy.endpoint,
+        AWS_ENDPOINT_URL_STS: proxy.endpoint,
+        AWS_ENDPOINT_URL_EVENTBRIDGE: proxy.endpoint,
+        AWS_ENDPOINT_URL_LAMBDA: proxy.endpoint,
         AWS_LAMBDA_FUNCTION_NAME: fn.name,
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
         AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
@@ -184,6 +207,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
         }),
     );
     const port = (server.address() as AddressInfo).port;
+    target.lambdaEndpoint = `http://127.0.0.1:${port}`;
 
     // The pollers keep their stream positions in the (first streamed) table, as the local stack does.
     const streamed = tables.find((t) => t.streamArn);
@@ -220,6 +244,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       functions,
       denials,
       invocations,
+      fauxqsEndpoint,
+      integrator,
       stop,
     };
   } catch (err) {

@@ -1,4 +1,5 @@
-import { Duration } from 'aws-cdk-lib';
+import { Aws, Duration } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -20,7 +21,8 @@ import {
   SLOW_LANE_AGE_ALARM,
 } from '../webhook-settings.ts';
 import { EXPRESS_BATCH_SIZE } from '#domain/event/express.ts';
-import { acknowledgeQueueEventSource } from '../nag-acknowledgements.ts';
+import { acknowledgeDestinationRoles, acknowledgeQueueEventSource } from '../nag-acknowledgements.ts';
+import { assumableRoleArnPattern, EXTERNAL_ID_PREFIX } from '#domain/key/destination.ts';
 import { METRICS_NAMESPACE, WEBHOOK_METRICS } from '../metric-names.ts';
 import { ServiceFunction } from './service-function.ts';
 import type { WebhookQueues } from './webhook-queues.ts';
@@ -39,6 +41,26 @@ export interface WebhookPipelineProps {
   /** Receives operational events (`webhook.endpoint_parked`): the stack's alarm topic. */
   operationsTopic?: sns.ITopic;
   environment?: Record<string, string>;
+}
+
+/**
+ * SQS and EventBridge destinations (docs/destinations.md): the signer acts in an integrator's account
+ * only by assuming their role, and may assume only roles named `store-events-*`, in any account but
+ * this one (an integrator's account is not known at deploy time; the stack's own roles are never
+ * destinations), and only with an external id of ours (`sie_…`, one per key). The role's trust
+ * policy, which names this role and the key's external id, is what admits it. It needs no SQS or
+ * EventBridge permission of its own: the send is the assumed role's.
+ */
+export function destinationRoleStatement(): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    sid: 'AssumeIntegratorDestinationRoles',
+    actions: ['sts:AssumeRole'],
+    resources: [assumableRoleArnPattern(Aws.PARTITION)],
+    conditions: {
+      StringLike: { 'sts:ExternalId': `${EXTERNAL_ID_PREFIX}*` },
+      StringNotEquals: { 'aws:ResourceAccount': Aws.ACCOUNT_ID },
+    },
+  });
 }
 
 /** Reserved concurrency of the signer when none is given. */
@@ -136,6 +158,8 @@ export class WebhookPipeline extends Construct {
     queues.slowQueue.grantSendMessages(this.webhooksFunction);
     props.operationsTopic?.grantPublish(this.webhooksFunction);
     props.secretsKey.grantDecrypt(this.webhooksFunction);
+    this.webhooksFunction.addToRolePolicy(destinationRoleStatement());
+    acknowledgeDestinationRoles(this.webhooksFunction);
     for (const [queue, maxConcurrency] of [
       [queues.queue, lanes.fast],
       [queues.slowQueue, lanes.slow],

@@ -47,6 +47,14 @@ export async function setup(project: TestProject) {
   project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);
   project.provide('tableName', tableName);
   project.provide('webhookSecretKeyFile', webhookSecretKeyFile);
+  // SQS and EventBridge destinations: the integrator's queue on the stack's fauxqs, its STS and EventBridge.
+  project.provide('sqsEndpoint', stack.fauxqsEndpoint);
+  project.provide('integratorEndpoint', stack.integrator.endpoint);
+  // What an integrator's role trusts: the signer's role (the stack output EventDeliveryRoleArn).
+  project.provide(
+    'signerRoleArn',
+    stack.functions.find((f) => f.logicalId.startsWith('WebhooksWebhooksFunction'))?.roleArn ?? '',
+  );
   // The Lambda API in front of the functions (AWS_ENDPOINT_URL_LAMBDA), for the admin's --function path.
   project.provide('rehearsalUrl', stack.url);
   project.provide(
@@ -60,6 +68,7 @@ declare module 'vitest' {
     assemblyDir: string;
     rehearsalUrl: string;
     adminFunctionName: string;
+    signerRoleArn: string;
   }
 }
 
