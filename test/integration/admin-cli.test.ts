@@ -100,7 +100,9 @@ describe('admin CLI', () => {
     expect(Object.keys(k).sort()).toEqual(
       [
         'abilities',
+        'aws_external_id',
         'created_at',
+        'destination',
         'events',
         'exclude_own',
         'id',
@@ -119,6 +121,8 @@ describe('admin CLI', () => {
       name: 'crm',
       abilities: ['catalog:read', 'orders:read'],
       webhook_url: 'http://127.0.0.1:9/hook',
+      destination: { kind: 'webhook', url: 'http://127.0.0.1:9/hook' },
+      aws_external_id: expect.stringMatching(/^sie_[0-9a-f]{32}$/),
       exclude_own: false,
     });
     expect(k.events).toEqual(['order.created', 'order.paid', 'order.status_changed']);
