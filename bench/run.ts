@@ -12,6 +12,7 @@
  *   throughput  GET /products/{id} per second against raw GetItem on the same DynamoDB Local, CPU per request
  *   events    the WRU each event adds to its write, numbering's units, GET /events round trips
  *   webhooks  a healthy receiver's delivery latency (p50/p95) beside receivers that hang, drip and fail
+ *   destinations  delivery latency per destination kind: webhook, SQS standard and FIFO queues, EventBridge bus
  *   import-webhooks  order-webhook latency while the same store imports 10,000 products
  *   bundles   each Lambda's bundle size and import time against the SDK floor (synthesizes the app)
  *   path      the project's files one PUT /catalog/products/{external_id} runs through (V8 coverage)
@@ -33,6 +34,7 @@ import { searchSection } from './search.ts';
 import { nameLagSection } from './name-lag.ts';
 import { throughputSection } from './throughput.ts';
 import { webhooksSection } from './webhooks.ts';
+import { destinationsSection } from './destinations.ts';
 import { importWebhooksSection } from './import-webhooks.ts';
 import { eventsSection } from './events.ts';
 import { codePathSection } from './code-path.ts';
@@ -50,6 +52,7 @@ const SECTIONS: BenchSection[] = [
   throughputSection,
   eventsSection,
   webhooksSection,
+  destinationsSection,
   importWebhooksSection,
   codePathSection,
   bundlesSection,
