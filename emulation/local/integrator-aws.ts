@@ -28,19 +28,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eventBridgeEntrySize, EVENTBRIDGE_MAX_ENTRY_BYTES } from '#domain/webhook/destination.ts';
+import { answerPutEvents, type ReceivedEvent } from './integrator-events.ts';
 
-export interface ReceivedEvent {
-  id: string;
-  bus: string;
-  source: string;
-  detail_type: string;
-  detail: string;
-  time: string | null;
-  received_at: string;
-  /** The assumed role that sent it. */
-  role: string;
-}
+export type { ReceivedEvent };
 
 /** A role as put: its trust policy and the identity policies its sessions act under. */
 export interface IntegratorRole {
@@ -184,97 +174,8 @@ export async function startIntegratorAws(region: string): Promise<IntegratorAws>
 
   function putEvents(req: IncomingMessage, text: string, res: ServerResponse) {
     const key = /Credential=([A-Z0-9]+)\//.exec(String(req.headers.authorization ?? ''))?.[1] ?? '';
-    const session = sessions.get(key);
-    if (!session)
-      return jsonAnswer(
-        res,
-        400,
-        { message: 'The security token included in the request is invalid.' },
-        'UnrecognizedClientException',
-      );
-    if (session.expiresMs <= Date.now())
-      return jsonAnswer(
-        res,
-        400,
-        { message: 'The security token included in the request is expired' },
-        'ExpiredTokenException',
-      );
-    let body: { Entries?: Record<string, unknown>[] };
-    try {
-      body = JSON.parse(text) as typeof body;
-    } catch {
-      return jsonAnswer(res, 400, { message: 'Malformed request' }, 'SerializationException');
-    }
-    const entries = Array.isArray(body.Entries) ? body.Entries : [];
-    if (entries.length < 1 || entries.length > 10)
-      return jsonAnswer(
-        res,
-        400,
-        {
-          message: `1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length between 1 and 10`,
-        },
-        'ValidationException',
-      );
-    const total = entries.reduce(
-      (n, e) =>
-        n +
-        eventBridgeEntrySize({
-          Time: e.Time,
-          Source: typeof e.Source === 'string' ? e.Source : '',
-          DetailType: typeof e.DetailType === 'string' ? e.DetailType : '',
-          Detail: typeof e.Detail === 'string' ? e.Detail : '',
-          Resources: Array.isArray(e.Resources) ? (e.Resources as string[]) : [],
-        }),
-      0,
-    );
-    if (total > EVENTBRIDGE_MAX_ENTRY_BYTES)
-      return jsonAnswer(
-        res,
-        400,
-        { message: 'Total size of the entries in the request is over the limit.' },
-        'ValidationException',
-      );
-    const results = entries.map((e) => {
-      const fail = (ErrorCode: string, ErrorMessage: string) => ({ ErrorCode, ErrorMessage });
-      if (typeof e.Source !== 'string' || e.Source === '')
-        return fail('InvalidArgument', 'Parameter Source is not valid. Reason: Source is a required argument.');
-      if (typeof e.DetailType !== 'string' || e.DetailType === '')
-        return fail('InvalidArgument', 'Parameter DetailType is not valid. Reason: DetailType is a required argument.');
-      if (typeof e.Detail !== 'string')
-        return fail('InvalidArgument', 'Parameter Detail is not valid. Reason: Detail is a required argument.');
-      let detail: unknown;
-      try {
-        detail = JSON.parse(e.Detail);
-      } catch {
-        return fail('MalformedDetail', 'Detail is malformed.');
-      }
-      if (detail === null || typeof detail !== 'object' || Array.isArray(detail))
-        return fail('MalformedDetail', 'Detail is malformed.');
-      if (e.Source.startsWith('aws.'))
-        return fail('NotAuthorizedForSourceException', `Not authorized for the source ${e.Source}.`);
-      const bus =
-        typeof e.EventBusName === 'string' && e.EventBusName !== ''
-          ? e.EventBusName
-          : `arn:aws:events:${region}:${session.role.split(':')[4]}:event-bus/default`;
-      const received = busOf(bus);
-      if (!received) return fail('ResourceNotFoundException', `Event bus ${bus} does not exist.`);
-      const id = randomUUID();
-      const time =
-        typeof e.Time === 'number' ? new Date(e.Time * 1000).toISOString() : typeof e.Time === 'string' ? e.Time : null;
-      received.push({
-        id,
-        bus,
-        source: e.Source,
-        detail_type: e.DetailType,
-        detail: e.Detail,
-        time,
-        received_at: new Date().toISOString(),
-        role: session.role,
-      });
-      return { EventId: id };
-    });
-    const failed = results.filter((r) => 'ErrorCode' in r).length;
-    jsonAnswer(res, 200, { FailedEntryCount: failed, Entries: results });
+    const answer = answerPutEvents(text, sessions.get(key), busOf, region);
+    jsonAnswer(res, answer.status, answer.body, answer.errorType);
   }
 
   const server: Server = createServer((req, res) => {

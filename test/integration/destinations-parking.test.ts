@@ -65,6 +65,15 @@ describe('an SQS destination whose role refuses the external id', () => {
       200,
     );
     expect(await side.drain(queueUrl)).toEqual([]);
+    const endpoints = await adminCommand<{ data: Record<string, any>[] }>('webhooks endpoints', { store });
+    expect(endpoints.data).toEqual([
+      expect.objectContaining({
+        key_id: key.id,
+        webhook_url: null,
+        destination: { kind: 'sqs', target: `sqs:${queueUrl.split('/').pop()}` },
+        endpoint: expect.objectContaining({ state: 'parked' }),
+      }),
+    ]);
 
     // The integrator fixes the trust: the next probe delivers, and the backlog follows.
     await side.trust(role, key.aws_external_id);

@@ -12,6 +12,7 @@ import {
 import { eventBody } from '#domain/webhook/delivery.ts';
 import { receives } from '#domain/webhook/event-subscription.ts';
 import { trusts } from '#emulation/local/integrator-aws.ts';
+import { answerPutEvents, type ReceivedEvent } from '#emulation/local/integrator-events.ts';
 
 describe('an event on its way to a queue or a bus (shared/domain/webhook/destination.ts)', () => {
   it('groups a FIFO queue by store and family, a ping apart', () => {
@@ -90,5 +91,79 @@ describe('the local STS stand-in’s trust check (emulation/local/integrator-aws
     expect(trusts(policy(), undefined)).toBe(true);
     expect(trusts({ Statement: [{ Effect: 'Deny', Action: 'sts:AssumeRole' }] }, undefined)).toBe(false);
     expect(trusts({ Statement: { Effect: 'Allow', Action: ['s3:GetObject'] } }, undefined)).toBe(false);
+  });
+});
+
+describe('the local EventBridge stand-in’s PutEvents (emulation/local/integrator-events.ts)', () => {
+  const session = { role: 'arn:aws:iam::111122223333:role/store-events-crm', expiresMs: Date.now() + 60_000 };
+  const bus = 'arn:aws:events:us-east-1:111122223333:event-bus/store-events';
+  const entry = (e: Record<string, unknown> = {}) => ({
+    EventBusName: bus,
+    Source: 'store-integration-api',
+    DetailType: 'order.paid',
+    Detail: '{"id":"evt_1"}',
+    ...e,
+  });
+  /** `null`: no session of the stand-in signed the request. */
+  const put = (entries: unknown[], s: typeof session | null = session) => {
+    const buses = new Map<string, ReceivedEvent[]>([[bus, []]]);
+    const answer = answerPutEvents(
+      JSON.stringify({ Entries: entries }),
+      s ?? undefined,
+      (arn) => buses.get(arn),
+      'us-east-1',
+    );
+    return { answer, received: buses.get(bus)! };
+  };
+
+  it('keeps an entry on its bus and answers its id', () => {
+    const { answer, received } = put([entry()]);
+    expect(answer).toMatchObject({
+      status: 200,
+      body: { FailedEntryCount: 0, Entries: [{ EventId: expect.any(String) }] },
+    });
+    expect(received).toMatchObject([
+      { bus, source: 'store-integration-api', detail_type: 'order.paid', role: session.role },
+    ]);
+  });
+
+  it('refuses the request without a live session, with no entry or more than 10, or over 256 KiB in all', () => {
+    expect(put([entry()], null).answer).toMatchObject({ status: 400, errorType: 'UnrecognizedClientException' });
+    expect(put([entry()], { ...session, expiresMs: Date.now() - 1 }).answer).toMatchObject({
+      errorType: 'ExpiredTokenException',
+    });
+    expect(put([]).answer).toMatchObject({ status: 400, errorType: 'ValidationException' });
+    expect(put(Array.from({ length: 11 }, () => entry())).answer).toMatchObject({ errorType: 'ValidationException' });
+    expect(put(Array.from({ length: 10 }, () => entry())).answer.status).toBe(200);
+    const half = `{"x":"${'a'.repeat(140_000)}"}`;
+    expect(put([entry({ Detail: half }), entry({ Detail: half })]).answer).toMatchObject({
+      status: 400,
+      errorType: 'ValidationException',
+    });
+    expect(put([entry({ Detail: half })]).received).toHaveLength(1);
+  });
+
+  it('fails an entry, not the request, that lacks a field, has a Detail that is no JSON object, an aws. source or no bus', () => {
+    const { answer, received } = put([
+      entry({ Source: undefined }),
+      entry({ DetailType: '' }),
+      entry({ Detail: 'not json' }),
+      entry({ Detail: '[1,2]' }),
+      entry({ Source: 'aws.s3' }),
+      entry({ EventBusName: 'arn:aws:events:us-east-1:111122223333:event-bus/none' }),
+      entry(),
+    ]);
+    const codes = (answer.body as { Entries: { ErrorCode?: string }[] }).Entries.map((e) => e.ErrorCode ?? 'ok');
+    expect(codes).toEqual([
+      'InvalidArgument',
+      'InvalidArgument',
+      'MalformedDetail',
+      'MalformedDetail',
+      'NotAuthorizedForSourceException',
+      'ResourceNotFoundException',
+      'ok',
+    ]);
+    expect((answer.body as { FailedEntryCount: number }).FailedEntryCount).toBe(6);
+    expect(received).toHaveLength(1);
   });
 });
