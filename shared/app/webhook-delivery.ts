@@ -100,8 +100,8 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
   }
   // A FIFO queue's deliveries go out in sequence order, one group at a time: this message only
   // wakes its group's run, which attempts the oldest unfinished event of the group first.
-  const sequence = sequenceInBody(delivery.body);
-  if (isOrdered(key.destination) && sequence !== undefined && sequence > (key.ordered_from ?? 0)) {
+  const sequence = isOrdered(key.destination) ? sequenceInBody(delivery.body) : undefined;
+  if (sequence !== undefined && sequence > (key.ordered_from ?? 0)) {
     const ordered = await runOrderedFor(m, key as OrderedKey, message, delivery, sequence, endpoint, ports);
     if (ordered !== 'passed') return ordered;
   }
