@@ -3,7 +3,7 @@ import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Charset, NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import { grantTableAccess, TABLE_ACCESS, type TableUser } from '../table-access.ts';
 import { METRICS_NAMESPACE } from '../metric-names.ts';
@@ -53,6 +53,7 @@ export class ServiceFunction extends NodejsFunction {
         format: OutputFormat.ESM,
         target: LAMBDA_BUNDLING.target,
         minify: LAMBDA_BUNDLING.minify,
+        charset: Charset.UTF8,
         sourceMap: true,
         sourcesContent: LAMBDA_BUNDLING.sourcesContent,
         externalModules: [...LAMBDA_BUNDLING.external],
