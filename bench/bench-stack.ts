@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 /**
  * A local stack for one bench section: DynamoDB Local in memory on a free port, the gateway, one
  * store, and keys with every ability. Every request's DynamoDB calls, units and latency reach
@@ -94,7 +95,8 @@ export async function startBenchStack(options: {
       tokens,
       admin,
       namesIndexed: async () => {
-        while ((await pendingNameCount(options.storeId)) > 0) await new Promise((r) => setTimeout(r, 200));
+        while ((await pendingNameCount(newContext(), options.storeId)) > 0)
+          await new Promise((r) => setTimeout(r, 200));
       },
       stop: () => stack.stop(),
     };

@@ -13,7 +13,7 @@
  * request's counts (a bench cost, never the product's).
  */
 import { GetItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { currentDbStats, outsideDbStats } from '#db/core/client.ts';
+import { contextOfCall } from '#db/core/client.ts';
 import { TABLE } from '#db/core/table.ts';
 
 type Av = AttributeValue & Record<string, unknown>;
@@ -161,8 +161,10 @@ function readUnitsOf(
 }
 
 /**
- * Adds the meter to `client`; `sink` receives each counted call's units. Only calls made inside a
- * request's counts (the gateway's) are metered: the stack's pollers and indexers are not requests.
+ * Adds the meter to `client`; `sink` receives each counted call's units with the request id of
+ * the request context the call was sent with (shared/db/core/client.ts `contextOfCall`), so the
+ * bench keeps its requests' calls apart from the stack's pollers and indexers, which are not
+ * requests. Calls sent without a request id are not metered.
  */
 /** BENCH_WRU_DETAIL=1: each write action's sort key, billed size and units on stderr (what a write's WRU are made of). */
 const WRU_DETAIL = process.env.BENCH_WRU_DETAIL === '1';
@@ -171,10 +173,14 @@ const skOf = (key: Item) => {
   return typeof sk === 'string' ? sk : sk.S;
 };
 
-export function meterBillingUnits(client: DynamoDBClient, sink: (billed: Billed, command: string) => void): void {
+export function meterBillingUnits(
+  client: DynamoDBClient,
+  sink: (billed: Billed, command: string, requestId: string) => void,
+): void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      if (!currentDbStats()) return next(args);
+      const requestId = contextOfCall(context)?.log.request_id;
+      if (!requestId) return next(args);
       const command = (context.commandName ?? '').replace(/Command$/, '');
       const input = args.input as Record<string, any>;
       const { actions, factor } = writeActions(command, input);
@@ -182,11 +188,8 @@ export function meterBillingUnits(client: DynamoDBClient, sink: (billed: Billed,
       const sizesNow = async () => {
         const started = performance.now();
         const items = await Promise.all(
-          actions.map((a) =>
-            outsideDbStats(() =>
-              client.send(new GetItemCommand({ TableName: a.table, Key: a.key, ConsistentRead: true })),
-            ),
-          ),
+          // Sent on the client itself: no request context, so neither counted nor metered.
+          actions.map((a) => client.send(new GetItemCommand({ TableName: a.table, Key: a.key, ConsistentRead: true }))),
         );
         meterMs += performance.now() - started;
         return items.map((out) => itemSize(out.Item));
@@ -213,10 +216,10 @@ export function meterBillingUnits(client: DynamoDBClient, sink: (billed: Billed,
             0,
           );
         const wru = await bill(false);
-        sink({ rru: readUnitsOf(command, input, output, reported), wru, meterMs }, command);
+        sink({ rru: readUnitsOf(command, input, output, reported), wru, meterMs }, command, requestId);
         return out;
       } catch (err) {
-        if (actions.length) sink({ rru: 0, wru: await bill(true), meterMs }, command);
+        if (actions.length) sink({ rru: 0, wru: await bill(true), meterMs }, command, requestId);
         throw err;
       }
     },

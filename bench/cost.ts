@@ -69,11 +69,14 @@ export const costSection: BenchSection = {
       env: { LOG_LEVEL: 'info' },
       requestLog: (e) => void (access = e),
     });
-    const billed = { rru: 0, wru: 0, meterMs: 0 };
-    meterBillingUnits(rawDb(), (b) => {
+    // By request id (X-Request-Id): the authorizer's and the handler's calls of one request.
+    const billedBy = new Map<string, { rru: number; wru: number; meterMs: number }>();
+    meterBillingUnits(rawDb(), (b, _command, requestId) => {
+      const billed = billedBy.get(requestId) ?? { rru: 0, wru: 0, meterMs: 0 };
       billed.rru += b.rru;
       billed.wru += b.wru;
       billed.meterMs += b.meterMs;
+      billedBy.set(requestId, billed);
     });
     // What the functions print goes to stdout in Lambda (CloudWatch Logs): counted, not shown.
     const log = { bytes: 0, lines: 0 };
@@ -111,6 +114,7 @@ export const costSection: BenchSection = {
         for (const [k, v] of res.headers) head += k.length + v.length + 4;
         return {
           status: res.status,
+          requestId: res.headers.get('x-request-id') ?? '',
           bytes: head + length,
           length,
           text: res.status >= 300 ? Buffer.from(body).toString().slice(0, 200) : '',
@@ -131,12 +135,13 @@ export const costSection: BenchSection = {
         let bad = 0;
         const ms: number[] = [];
         for (let i = 0; i < REQUESTS; i++) {
-          Object.assign(billed, { rru: 0, wru: 0, meterMs: 0 });
+          billedBy.clear();
           Object.assign(log, { bytes: 0, lines: 0 });
           access = undefined;
           bench.resetSamples();
           const answer = await send(s, i);
           const sample = bench.samples()[0];
+          const billed = billedBy.get(answer.requestId) ?? { rru: 0, wru: 0, meterMs: 0 };
           if (answer.status >= 300 && bad++ === 0)
             process.stderr.write(`bench cost: ${s.name} answered ${answer.status} ${answer.text}\n`);
           total.rru += billed.rru;

@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 /**
  * The event log's cost: what each event adds to the write that raises it, and what GET /events
  * costs. Events are Put in the write's own transaction, so a product PUT's round trips are those
@@ -58,7 +59,7 @@ export const eventsSection: BenchSection = {
       for (let i = 0; i < WRITES; i++)
         await call('PUT', `/catalog/products/ev-${i}`, { name: `Event bench ${i}`, price: 1000 + i, sku: `EV-${i}` });
       const puts = bench.samples();
-      while ((await lastSequence(bench.storeId)) < WRITES) await new Promise((r) => setTimeout(r, 200));
+      while ((await lastSequence(newContext(), bench.storeId)) < WRITES) await new Promise((r) => setTimeout(r, 200));
       const outbox = (await itemsOf(bench.storeId, 'EVENT#')).map(itemSize);
       const log = (await itemsOf(bench.storeId, 'LOG#')).map(itemSize);
 

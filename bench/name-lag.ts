@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 /**
  * How long filter[name] stays unavailable after an import: a CRM's first sync of BENCH_NAME_LAG_SIZES
  * (default 1000,10000) new products, each size on a store of its own, sent as batches of 100 one
@@ -66,7 +67,7 @@ export const nameLagSection: BenchSection = {
         refusals++;
         await new Promise((r) => setTimeout(r, POLL_MS));
       }
-      while ((await pendingNameCount(storeId)) > 0) await new Promise((r) => setTimeout(r, POLL_MS));
+      while ((await pendingNameCount(newContext(), storeId)) > 0) await new Promise((r) => setTimeout(r, POLL_MS));
       const row = {
         size,
         importSeconds: (imported - started) / 1000,

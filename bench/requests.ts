@@ -374,7 +374,7 @@ export const requestsSection: BenchSection = {
         `## DynamoDB round trips and units per request\n\n` +
         `${PRODUCTS} products, ${ORDERS} orders, ${REQUESTS} sequential requests per scenario (batch rows: ${Math.max(1, Math.ceil(REQUESTS / 10))} requests, figures per item; ` +
         `OAuth rows: ${Math.max(1, Math.ceil(REQUESTS / 5))} connections, each registered, authorized, approved, redeemed, exchanged and refreshed once), ` +
-        `warm keys; the authorizer's call and the handler's calls counted together by the SDK middleware in shared/db/client.ts. ` +
+        `warm keys; the authorizer's call and the handler's calls, each counted in its request context by the SDK middleware in shared/db/core/client.ts, added up by the local gateway. ` +
         `Units are what DynamoDB Local reports: nothing for reads of missing items and failed conditional writes, and a flat figure per transaction ` +
         `(AWS charges 2 WCU per item per KB in a transaction; the per-topic docs work units out by DynamoDB's rules). ` +
         `Latency is DynamoDB Local on this machine and says little about AWS.\n\n` +

@@ -10,7 +10,7 @@ import { percentile, startBenchStack } from './bench-stack.ts';
 import { seedProducts } from './seed.ts';
 import type { BenchSection } from './section.ts';
 import { productIdsByName, SEARCH_READ_BUDGET_RCU } from '#db/name-index/search.repo.ts';
-import { currentDbStats, withDbStats } from '#db/core/client.ts';
+import { newContext } from '#shared/context.ts';
 
 type Bench = Awaited<ReturnType<typeof startBenchStack>>;
 
@@ -19,11 +19,9 @@ type Bench = Awaited<ReturnType<typeof startBenchStack>>;
  * repository call the handler makes, in this process, counted by the same SDK middleware.
  */
 async function searchUnits(storeId: string, needle: string): Promise<number> {
-  const { result } = await withDbStats(async () => {
-    await productIdsByName(storeId, needle).catch(() => undefined);
-    return currentDbStats()?.rcu ?? 0;
-  });
-  return result;
+  const ctx = newContext();
+  await productIdsByName(ctx, storeId, needle).catch(() => undefined);
+  return ctx.stats.rcu;
 }
 
 /** One row: the needle searched `requests` times after a warm-up request (the first of a key reads its token). */

@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 /** Products and orders written straight through the repository layer: seeding is not what is measured. */
 import type { NewProduct } from '#domain/product/product-write.ts';
 import { ProductIds } from '#app/product-ids.ts';
@@ -44,7 +45,7 @@ export async function seedProducts(
     created_at: now,
     updated_at: now,
   });
-  const ids = new ProductIds(storeId, undefined);
+  const ids = new ProductIds(newContext(), storeId, undefined);
   try {
     for (let start = from; start < from + count; start += GROUP) {
       const batch = Array.from({ length: Math.min(GROUP, from + count - start) }, (_, k) => start + k);
@@ -61,8 +62,8 @@ export async function seedOrders(storeId: string, count: number): Promise<void> 
   const now = new Date().toISOString();
   for (let i = 1; i <= count; i++) {
     const t = computeTotals([{ product_id: 1, offer_id: 1, sku: 'B-1-0', name: 'x', quantity: 1, price: 1000 }], 0, 0);
-    await insertOrder({
-      id: await nextOrderId(storeId),
+    await insertOrder(newContext(), {
+      id: await nextOrderId(newContext(), storeId),
       store_id: storeId,
       reference: `B-${i}`,
       status: 'paid',

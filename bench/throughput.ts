@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 /**
  * Product-read throughput against the store's own: how many `GET /products/{id}` the local stack
  * serves per second, next to how many GetItem calls the same DynamoDB Local answers per second
@@ -124,7 +125,14 @@ export const throughputSection: BenchSection = {
       const tokenHashes = bench.tokens.map(hashToken);
       // What the authorizer sends for a product read, without HTTP or the Lambda around it.
       const authorize = async (i: number) =>
-        (await authenticate(tokenHashes[i % tokenHashes.length] as string, Date.now(), config().rateLimitPerMinute)).ok;
+        (
+          await authenticate(
+            newContext(),
+            tokenHashes[i % tokenHashes.length] as string,
+            Date.now(),
+            config().rateLimitPerMinute,
+          )
+        ).ok;
       const urls = ids.map((id) => `${bench.stack.baseUrl}/products/${id}`);
       const storePid = bench.stack.storePid;
       const throughGateway = async (): Promise<Run> => {

@@ -123,8 +123,8 @@ export function errorFields(err: unknown): Record<string, unknown> {
 /**
  * What every log line and metric of one invocation carries: set when the invocation starts
  * (request id, function, cold start) and filled in as it learns more (the key and store once the
- * authorizer or the delivery log named them). Held per async context, so the local gateway's
- * concurrent requests never share one (a Lambda container runs one invocation at a time).
+ * authorizer or the delivery log named them). The request context holds them (shared/context.ts
+ * `log`): a function that learns the key writes it there.
  */
 export interface InvocationContext {
   request_id: string | null;
@@ -136,6 +136,20 @@ export interface InvocationContext {
   idempotency_replay?: boolean;
 }
 
+/**
+ * The one AsyncLocalStorage of the code base, and why it earns its place: it makes the request
+ * context's log fields reachable from `LineFormatter` above, which Powertools' Logger calls with
+ * no argument of ours. Every other dependency of a request is passed in its context; these fields
+ * are not, for two reasons. A log line is written from ~60 places, many of them functions that
+ * need nothing else of the request (an error mapper, a warning in a retry loop), and a line
+ * without its request id would not be a wrong answer anyone sees, only a trail lost when it is
+ * needed. And Logger 2.x keeps keys per invocation only on Lambda's own runtime (its
+ * `InvokeStore`, when `AWS_LAMBDA_MAX_CONCURRENCY` is set): `appendKeys` is per instance, and the
+ * local gateway runs many handlers concurrently in one process, where one instance's keys would
+ * be every request's (docs/architecture.md, "Logging context"). The store holds the very object
+ * of the request context (`withLogFields`), so the two never disagree; nothing reads it but the
+ * formatter.
+ */
 const scope = new AsyncLocalStorage<InvocationContext>();
 
 const empty = (): InvocationContext => ({
@@ -146,18 +160,16 @@ const empty = (): InvocationContext => ({
   store_id: null,
 });
 
-/** Runs `fn` with a context of its own (what is not given is inherited from the outer one). */
-export function withInvocationContext<T>(fields: Partial<InvocationContext>, fn: () => T): T {
-  return scope.run({ ...(scope.getStore() ?? empty()), ...fields }, fn);
+/**
+ * Runs `fn` with `fields` (a request context's `log`) as its lines' fields: the very object, so
+ * what the work learns later (key, store) and adds to it is on every line after.
+ */
+export function withLogFields<T>(fields: InvocationContext, fn: () => T): T {
+  return scope.run(fields, fn);
 }
 
-/** Adds what the invocation has learnt (key, store) to its context; outside one, nothing. */
-export function addInvocationContext(fields: Partial<InvocationContext>): void {
-  const current = scope.getStore();
-  if (current) Object.assign(current, fields);
-}
-
-export function invocationContext(): InvocationContext {
+/** The fields of the invocation in progress, for the formatter; outside any, all null. */
+function invocationContext(): InvocationContext {
   return scope.getStore() ?? empty();
 }
 

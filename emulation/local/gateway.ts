@@ -9,7 +9,7 @@ import type {
 import { API_BASE_PATH, OAUTH_ROUTES, resourceMetadataUrl, resourceOf, type Group } from '#http/api-routes.ts';
 import { matchPath } from './match-path.ts';
 import { readBody, send } from './http-io.ts';
-import { withDbStats } from '#db/core/client.ts';
+import { noDbStats, onInvocationEnd, type DbStats } from '#shared/context.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '#functions/authorizer/handler.ts';
 import { bearerChallenge, GATEWAY_RESPONSES, invalidTokenChallenge } from '#http/gateway-responses.ts';
@@ -67,6 +67,17 @@ export interface GatewayOptions {
 export const KEEP_ALIVE_MS = 65_000;
 
 export function createGateway(options: GatewayOptions = {}): Server {
+  // Each request's DynamoDB counts, the authorizer's and the handler's added up, by request id:
+  // each Lambda counts its own calls in its request context and says so when it has answered.
+  const costs = new Map<string, DbStats>();
+  const stopCounting = onInvocationEnd((ctx) => {
+    const cost = ctx.log.request_id === null ? undefined : costs.get(ctx.log.request_id);
+    if (!cost) return;
+    cost.calls += ctx.stats.calls;
+    cost.rcu += ctx.stats.rcu;
+    cost.wcu += ctx.stats.wcu;
+    cost.ops.push(...ctx.stats.ops);
+  });
   const loaded = new Map<string, Promise<HttpLambda>>();
   const lambdaFor = (group: Group | 'oauth') => {
     if (!loaded.has(group))
@@ -131,9 +142,9 @@ export function createGateway(options: GatewayOptions = {}): Server {
       if (body === 'too_large') return (reply(413, GATEWAY_RESPONSES.tooLarge, { Connection: 'close' }), finish());
       const extra = options.extraRoutes?.[url.pathname];
       if (extra) {
-        const { stats } = await withDbStats(() => extra(req, res, body));
+        await extra(req, res, body);
         status = res.statusCode;
-        return finish(stats);
+        return finish();
       }
       const open = await publicRoute(
         req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET'),
@@ -195,7 +206,9 @@ export function createGateway(options: GatewayOptions = {}): Server {
         authorizer: null as Record<string, unknown> | null,
       };
 
-      const { stats } = await withDbStats(async () => {
+      const stats = noDbStats();
+      costs.set(requestId, stats);
+      await (async () => {
         const authEvent = {
           type: 'REQUEST',
           methodArn: `arn:aws:execute-api:local:000000000000:local/local/${method}${resource}`,
@@ -261,7 +274,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
         status = result.statusCode;
         answer = result.body;
         send(res, result.statusCode, result.body, (result.headers ?? {}) as Record<string, string>);
-      });
+      })().finally(() => costs.delete(requestId));
       finish(stats);
     })().catch((err) => {
       process.stderr.write(`gateway error: ${(err as Error).stack}\n`);
@@ -272,6 +285,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
   // A request Node cannot parse (a malformed request line, headers past its limit) gets the
   // API's JSON error body, not Node's empty 400/431.
   server.on('clientError', answerClientError);
+  server.on('close', stopCounting);
   // An idle keep-alive connection is closed by the client, never under it: Node's default of 5 s
   // lets a busy machine's client send its next request on a socket the server is just closing
   // ("other side closed"). Like a load balancer's idle timeout (60 s), with the header timeout above it.

@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
 import { getStore } from '#db/store/repo.ts';
 import { ProductIds } from '#app/product-ids.ts';
@@ -43,7 +44,7 @@ async function run<T>(command: string, args: Record<string, unknown>): Promise<T
 }
 
 export async function seedDemoStore(): Promise<{ token: string; keyId: number } | undefined> {
-  if (await getStore(DEMO_STORE)) return undefined;
+  if (await getStore(newContext(), DEMO_STORE)) return undefined;
   await run('stores create', { id: DEMO_STORE, name: 'Demo Furniture', currency: DEMO_CURRENCY });
   const key = await run<{ id: number; token: string }>('keys create', {
     store: DEMO_STORE,
@@ -72,7 +73,7 @@ export async function seedDemoStore(): Promise<{ token: string; keyId: number } 
   }
 
   for (const p of demoPages()) {
-    await insertPage({
+    await insertPage(newContext(), {
       store_id: DEMO_STORE,
       owner_key_id: key.id,
       ...p,
@@ -91,9 +92,10 @@ export async function seedDemoStore(): Promise<{ token: string; keyId: number } 
  */
 export async function seedDemoCatalog(storeId: string, keyId: number): Promise<DemoSku[]> {
   const now = () => new Date().toISOString();
-  for (const [xid, name] of DEMO_CATEGORIES) await putCategory({ storeId, keyId }, xid, name);
-  for (const [xid, value] of DEMO_TAGS) await putTag({ storeId, keyId }, xid, value);
+  for (const [xid, name] of DEMO_CATEGORIES) await putCategory(newContext(), { storeId, keyId }, xid, name);
+  for (const [xid, value] of DEMO_TAGS) await putTag(newContext(), { storeId, keyId }, xid, value);
   const resolved = await resolveTaxonomy(
+    newContext(),
     'category',
     keyId,
     DEMO_CATEGORIES.map(([x]) => x),
@@ -118,7 +120,7 @@ export async function seedDemoCatalog(storeId: string, keyId: number): Promise<D
     updated_at: now(),
   }));
   const skus: DemoSku[] = [];
-  const ids = new ProductIds(storeId, undefined);
+  const ids = new ProductIds(newContext(), storeId, undefined);
   try {
     for (const group of transactionGroups(drafts)) {
       const inserted = await ids.insert(group);
@@ -155,7 +157,7 @@ function statusMover(keyId: number) {
   return async (reference: string, status: OrderStatus) => {
     const pathParameters = { reference };
     const path = STATUS_ROUTE.path.replace('{reference}', reference);
-    const result = await setOrderStatus({
+    const result = await setOrderStatus(newContext(), {
       principal: {
         keyId,
         storeId: DEMO_STORE,

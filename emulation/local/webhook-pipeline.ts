@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 /**
  * The local stack's webhook path: the same two Lambdas the CDK stack deploys, fed the way their
  * event-source mappings feed them in AWS.
@@ -77,7 +78,7 @@ async function requeuePending(): Promise<number> {
   const pending = await scanPendingDeliveries();
   for (const d of pending) {
     await sendDeliveryMessage({ event_id: d.event_id, key_id: d.key_id, round: d.round });
-    await markQueued(d.key_id, d.event_id, d.round);
+    await markQueued(newContext(), d.key_id, d.event_id, d.round);
   }
   // Probe messages were in memory too; each parked endpoint gets its probe at its due time again.
   for (const e of await scanParkedEndpoints()) {

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import * as v from 'valibot';
 import { parse } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
@@ -27,7 +28,8 @@ import { IntegerArg, KeyIdArg, StoreIdArg } from './args.ts';
  * The admin surface (docs/contract.md#admin-cli): one entry per CLI command, each validating its own arguments.
  * The store and key commands are the table below; each other group is a module of its own (GROUPS).
  */
-export type AdminCommand = (args: Record<string, unknown>) => Promise<unknown>;
+/** One command: its arguments validated, a use case called with the command's request context (no time budget). */
+export type AdminCommand = (ctx: RequestContext, args: Record<string, unknown>) => Promise<unknown>;
 
 const KeyId = KeyIdArg;
 const Name = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(200));
@@ -102,7 +104,7 @@ function eventsArg(raw: string): string[] {
 
 /** The store and key commands; the other groups are in GROUPS. */
 const keyCommands: Record<string, AdminCommand> = {
-  'stores create': async (args) => {
+  'stores create': async (ctx, args) => {
     const a = parse(
       v.strictObject({
         id: StoreIdArg,
@@ -111,16 +113,16 @@ const keyCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
-    return openStore(a);
+    return openStore(ctx, a);
   },
 
   /** Stores made since stores were indexed (shared/db/keys.ts); older ones open by id. */
-  'stores list': async (args) => {
+  'stores list': async (ctx, args) => {
     parse(v.strictObject({}), args);
-    return { data: await allStores() };
+    return { data: await allStores(ctx) };
   },
 
-  'keys create': async (args) => {
+  'keys create': async (ctx, args) => {
     const a = parse(
       v.strictObject({
         store: StoreIdArg,
@@ -147,6 +149,7 @@ const keyCommands: Record<string, AdminCommand> = {
     const webhookUrl = webhookUrlOrNull(a.webhook_url);
     const events = a.events === undefined ? [...DEFAULT_EVENTS] : eventsArg(a.events);
     const { record, token, webhookSecret } = await issueKey(
+      ctx,
       {
         store: a.store,
         name: a.name,
@@ -164,25 +167,25 @@ const keyCommands: Record<string, AdminCommand> = {
     return { ...shown, token, webhook_secret: webhookSecret };
   },
 
-  'keys list': async (args) => {
+  'keys list': async (ctx, args) => {
     const a = parse(v.strictObject({ store: StoreIdArg }), args);
     // `kind` tells an OAuth grant (docs/oauth.md, named after its client) from a key made here.
-    return { data: (await keysOfStore(a.store)).map((k) => ({ ...publicKey(k), kind: k.kind ?? 'key' })) };
+    return { data: (await keysOfStore(ctx, a.store)).map((k) => ({ ...publicKey(k), kind: k.kind ?? 'key' })) };
   },
 
-  'keys revoke': async (args) => {
+  'keys revoke': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    return publicKey(await revokeKeyNow(a.id));
+    return publicKey(await revokeKeyNow(ctx, a.id));
   },
 
-  'keys rotate': async (args) => {
+  'keys rotate': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    const { record, token } = await rotateKey(a.id);
+    const { record, token } = await rotateKey(ctx, a.id);
     return { ...publicKey(record), token };
   },
 
   /** `--url`, `--events` and/or `--exclude-own`; what is not given stays as it is. */
-  'keys set-webhook': async (args) => {
+  'keys set-webhook': async (ctx, args) => {
     const a = parse(
       v.strictObject({
         id: KeyId,
@@ -200,14 +203,14 @@ const keyCommands: Record<string, AdminCommand> = {
       ...(a.events !== undefined ? { events: eventsArg(a.events) } : {}),
       ...(a.exclude_own !== undefined ? { exclude_own: a.exclude_own } : {}),
     };
-    return publicKey(await changeKeyWebhook(a.id, changes));
+    return publicKey(await changeKeyWebhook(ctx, a.id, changes));
   },
 
   /**
    * The key's events go to an SQS queue or an EventBridge bus in the integrator's account, through
    * their role (which must trust the signer with the key's `aws_external_id`); replaces a webhook URL.
    */
-  'keys set-destination': async (args) => {
+  'keys set-destination': async (ctx, args) => {
     const a = parse(
       v.strictObject({
         id: KeyId,
@@ -217,23 +220,23 @@ const keyCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
-    return publicKey(orRefuse(await changeKeyDestination(a.id, awsDestinationArg(a))));
+    return publicKey(orRefuse(await changeKeyDestination(ctx, a.id, awsDestinationArg(a))));
   },
 
   /** The external id the key's destination role names in its trust policy (made now for a key made before destinations). */
-  'keys external-id': async (args) => {
+  'keys external-id': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    return orRefuse(await keyExternalId(a.id));
+    return orRefuse(await keyExternalId(ctx, a.id));
   },
 
   /** `--mcp read-only|full`: which MCP tools the key gets; HTTP is unaffected. */
-  'keys set-mcp': async (args) => {
+  'keys set-mcp': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId, mcp: Mcp }), args);
-    return publicKey(await changeKeySettings(a.id, { mcp: a.mcp }));
+    return publicKey(await changeKeySettings(ctx, a.id, { mcp: a.mcp }));
   },
 
   /** `--writes-per-hour` and/or `--status-changes-per-hour`, a number or `none`; what is not given stays. */
-  'keys set-budget': async (args) => {
+  'keys set-budget': async (ctx, args) => {
     const a = parse(
       v.strictObject({ id: KeyId, writes_per_hour: v.optional(PerHour), status_changes_per_hour: v.optional(PerHour) }),
       args,
@@ -245,7 +248,7 @@ const keyCommands: Record<string, AdminCommand> = {
         'writes_per_hour',
       );
     const { id, ...changes } = a;
-    return publicKey(await changeKeySettings(id, changes));
+    return publicKey(await changeKeySettings(ctx, id, changes));
   },
 };
 

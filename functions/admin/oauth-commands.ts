@@ -23,7 +23,7 @@ const Code = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLe
  */
 export const oauthCommands: Record<string, AdminCommand> = {
   // A page at a time, newest first; `next_cursor` continues it (null on the last page).
-  'oauth requests': async (args) => {
+  'oauth requests': async (ctx, args) => {
     const a = parse(
       v.strictObject({
         limit: v.optional(IntegerArg(1, 100), 50),
@@ -31,13 +31,13 @@ export const oauthCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
-    return listAuthorizationRequests(Date.now(), { limit: a.limit, cursor: a.cursor ?? null });
+    return listAuthorizationRequests(ctx, Date.now(), { limit: a.limit, cursor: a.cursor ?? null });
   },
-  'oauth show': async (args) => {
+  'oauth show': async (ctx, args) => {
     const a = parse(v.strictObject({ code: Code }), args);
-    return showAuthorization(a.code, Date.now());
+    return showAuthorization(ctx, a.code, Date.now());
   },
-  'oauth approve': async (args) => {
+  'oauth approve': async (ctx, args) => {
     const a = parse(
       v.strictObject({
         code: Code,
@@ -55,6 +55,7 @@ export const oauthCommands: Record<string, AdminCommand> = {
       throw new DomainError('validation_failed', (err as Error).message, 'abilities');
     }
     return approveAuthorization(
+      ctx,
       {
         code: a.code,
         storeId: a.store,
@@ -65,8 +66,8 @@ export const oauthCommands: Record<string, AdminCommand> = {
       Date.now(),
     );
   },
-  'oauth deny': async (args) => {
+  'oauth deny': async (ctx, args) => {
     const a = parse(v.strictObject({ code: Code }), args);
-    return denyAuthorization(a.code, Date.now());
+    return denyAuthorization(ctx, a.code, Date.now());
   },
 };

@@ -48,12 +48,12 @@ const OrderFile = v.strictObject({
 });
 
 export const orderCommands: Record<string, AdminCommand> = {
-  'orders place': async (args) => {
+  'orders place': async (ctx, args) => {
     const { store, file } = parse(v.strictObject({ store: StoreIdArg, file: OrderFile }), args);
-    return placeOrder(store, file);
+    return placeOrder(ctx, store, file);
   },
-  'orders mark-paid': async (args) => {
+  'orders mark-paid': async (ctx, args) => {
     const { store, reference } = parse(v.strictObject({ store: StoreIdArg, reference: Reference }), args);
-    return markOrderPaid(store, reference);
+    return markOrderPaid(ctx, store, reference);
   },
 };

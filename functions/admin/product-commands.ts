@@ -7,9 +7,9 @@ import { StoreIdArg } from './args.ts';
 
 /** Catalog upkeep an operator runs, never an integrator. */
 export const productCommands: Record<string, AdminCommand> = {
-  'products reindex-names': async (args) => {
+  'products reindex-names': async (ctx, args) => {
     const { store } = parse(v.strictObject({ store: StoreIdArg }), args);
-    await requireStore(store);
-    return reindexProductNames(store);
+    await requireStore(ctx, store);
+    return reindexProductNames(ctx, store);
   },
 };

@@ -43,9 +43,9 @@ export const requestCommands: Record<string, AdminCommand> = {
    * The newest requests made with a key: the local stack's request log (REQUEST_LOG_FILE), or in
    * AWS the API's access log group through Logs Insights (ACCESS_LOG_GROUP, docs/console.md).
    */
-  'keys requests': async (args) => {
+  'keys requests': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyIdArg, limit: Limit }), args);
-    await existingKey(a.id);
+    await existingKey(ctx, a.id);
     const file = process.env.REQUEST_LOG_FILE;
     const group = process.env.ACCESS_LOG_GROUP;
     if (!file && group) {

@@ -27,9 +27,9 @@ const Limit = v.optional(IntegerArg(1, 10_000));
 
 /** docs/contract.md#admin-cli, docs/contract.md#webhooks: the delivery log, redelivery, test delivery and webhook secret rotation. */
 export const webhookCommands: Record<string, AdminCommand> = {
-  'webhooks deliveries': async (args) => {
+  'webhooks deliveries': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId, limit: Limit }), args);
-    const { deliveries, endpoint } = await deliveryLog(a.id);
+    const { deliveries, endpoint } = await deliveryLog(ctx, a.id);
     return {
       endpoint: endpointView(endpoint),
       data: deliveries.slice(0, a.limit ?? deliveries.length).map(deliveryView),
@@ -37,7 +37,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
   },
 
   // One event (--event), or every delivery created since a time (--since, optionally one --state).
-  'webhooks redeliver': async (args) => {
+  'webhooks redeliver': async (ctx, args) => {
     const a = parse(
       v.strictObject({
         id: KeyId,
@@ -52,15 +52,15 @@ export const webhookCommands: Record<string, AdminCommand> = {
     }
     if (a.event !== undefined && a.state !== undefined)
       throw new DomainError('validation_failed', '--state goes with --since only', 'state');
-    if (a.event !== undefined) return deliveryView(await redeliverEvent(a.id, a.event));
-    return redeliverSince(a.id, a.since as string, a.state);
+    if (a.event !== undefined) return deliveryView(await redeliverEvent(ctx, a.id, a.event));
+    return redeliverSince(ctx, a.id, a.since as string, a.state);
   },
 
   // Every key of a store with its webhook endpoint's state (active or parked, and why).
-  'webhooks endpoints': async (args) => {
+  'webhooks endpoints': async (ctx, args) => {
     const a = parse(v.strictObject({ store: v.pipe(v.string(), v.minLength(1)) }), args);
     return {
-      data: (await endpointsOfStore(a.store)).map(({ key, endpoint }) => ({
+      data: (await endpointsOfStore(ctx, a.store)).map(({ key, endpoint }) => ({
         key_id: key.id,
         name: key.name,
         webhook_url: key.webhook_url,
@@ -73,7 +73,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
 
   // The store's whole event log (every family, every origin) from sequence `after` + 1, for an
   // operator checking what a receiver should have seen; `next_after` continues it.
-  'webhooks events': async (args) => {
+  'webhooks events': async (ctx, args) => {
     const a = parse(
       v.strictObject({
         store: StoreIdArg,
@@ -82,7 +82,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
-    const page = await storeEventLog(a.store, a.after, a.limit);
+    const page = await storeEventLog(ctx, a.store, a.after, a.limit);
     const data = page.events.map((e) => ({
       id: e.event_id,
       sequence: e.sequence,
@@ -96,19 +96,19 @@ export const webhookCommands: Record<string, AdminCommand> = {
     return { data, next_after: page.more ? data.at(-1)!.sequence : null };
   },
 
-  'webhooks ping': async (args) => {
+  'webhooks ping': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    return pingWebhook(await existingKey(a.id));
+    return pingWebhook(await existingKey(ctx, a.id));
   },
 
-  'webhooks replay': async (args) => {
+  'webhooks replay': async (ctx, args) => {
     const a = parse(v.strictObject({ store: v.pipe(v.string(), v.minLength(1)), event: EventId }), args);
-    return replayEvent(a.store, a.event);
+    return replayEvent(ctx, a.store, a.event);
   },
 
-  'keys rotate-webhook-secret': async (args) => {
+  'keys rotate-webhook-secret': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    const { record, secret, graceEnds } = await rotateWebhookSecret(a.id, encryptWebhookSecret);
+    const { record, secret, graceEnds } = await rotateWebhookSecret(ctx, a.id, encryptWebhookSecret);
     return { ...publicKey(record), webhook_secret: secret, previous_webhook_secret_expires_at: graceEnds };
   },
 };

@@ -3,7 +3,6 @@ import { authenticateToken } from '#app/authenticate.ts';
 import { findRoute, principalToContext } from '#http/api-routes.ts';
 import { instrument } from '#http/http-handler.ts';
 import { bearerToken } from '#http/bearer.ts';
-import { addInvocationContext } from '#shared/log.ts';
 import type { Principal } from '#domain/principal.ts';
 
 /** API Gateway's contract for "401": throw exactly this message. */
@@ -35,7 +34,7 @@ function invalidToken(methodArn: string): APIGatewayAuthorizerResult {
  * take headers only from the request or from constants).
  */
 export const handler = instrument(
-  async (event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+  async (event: APIGatewayRequestAuthorizerEvent, _context, ctx): Promise<APIGatewayAuthorizerResult> => {
     const token = bearerToken(event.headers);
     if (!token) throw unauthorized();
     const route = findRoute(event.httpMethod, event.resource);
@@ -48,9 +47,9 @@ export const handler = instrument(
     const admits = (p: Principal) => !mcp && (!route?.ability || p.abilities.includes(route.ability));
     // A token that is no key, or an OAuth access token for another resource (RFC 8707): refused
     // here, never handed to the group Lambda.
-    const auth = await authenticateToken(token, admits, event.resource);
+    const auth = await authenticateToken(ctx, token, admits, event.resource);
     if (!auth.ok) return invalidToken(event.methodArn);
-    addInvocationContext({ key_id: auth.principal.keyId, store_id: auth.principal.storeId });
+    Object.assign(ctx.log, { key_id: auth.principal.keyId, store_id: auth.principal.storeId });
     // A route without an ability (MCP) admits any valid key; its tools check their own abilities.
     const missing = route?.ability && !auth.principal.abilities.includes(route.ability) ? route.ability : null;
     return {

@@ -25,17 +25,17 @@ export const operations = {
 } satisfies GroupOperations<'catalog'>;
 
 /** The product at the path's external id as the caller sees it (PUT and PATCH address the same one). */
-const currentProductAtPath: CurrentState = (i) =>
-  currentMappedProduct(i.principal, pathExternalId(i), i.query.include === 'offers');
+const currentProductAtPath: CurrentState = (ctx, i) =>
+  currentMappedProduct(ctx, i.principal, pathExternalId(i), i.query.include === 'offers');
 
 /** What each write addresses as stored now, for its dry run (the batch reads each item with upsertProduct's). */
 export const currentStates = {
   upsertProduct: currentProductAtPath,
   updateProduct: currentProductAtPath,
-  upsertCategory: (i) => currentTaxonomy('category', i.principal, pathExternalId(i)),
-  upsertTag: (i) => currentTaxonomy('tag', i.principal, pathExternalId(i)),
+  upsertCategory: (ctx, i) => currentTaxonomy(ctx, 'category', i.principal, pathExternalId(i)),
+  upsertTag: (ctx, i) => currentTaxonomy(ctx, 'tag', i.principal, pathExternalId(i)),
   // A stock delta answers the product with its offers.
-  adjustProductStock: (i) => currentMappedProduct(i.principal, pathExternalId(i), true),
+  adjustProductStock: (ctx, i) => currentMappedProduct(ctx, i.principal, pathExternalId(i), true),
 } satisfies CurrentStatesOf<'catalog'>;
 
 export const handler = createHttpHandler('catalog', operations, { spendWriteBudget, currentStates });

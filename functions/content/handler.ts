@@ -12,9 +12,9 @@ export const operations = { listPages, savePage, publishPage, unpublishPage } sa
 
 /** What each write addresses as stored now, for its dry run: a save answers the draft, publish and unpublish the page. */
 export const currentStates = {
-  savePage: (i) => currentPage(i.principal, pathExternalId(i), true),
-  publishPage: (i) => currentPage(i.principal, pathExternalId(i), false),
-  unpublishPage: (i) => currentPage(i.principal, pathExternalId(i), false),
+  savePage: (ctx, i) => currentPage(ctx, i.principal, pathExternalId(i), true),
+  publishPage: (ctx, i) => currentPage(ctx, i.principal, pathExternalId(i), false),
+  unpublishPage: (ctx, i) => currentPage(ctx, i.principal, pathExternalId(i), false),
 } satisfies CurrentStatesOf<'content'>;
 
 export const handler = createHttpHandler('content', operations, { spendWriteBudget, currentStates });

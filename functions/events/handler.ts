@@ -1,5 +1,6 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
-import { coldStartTracker, withInvocationContext, log, errorFields } from '#shared/log.ts';
+import { coldStartTracker, log, errorFields } from '#shared/log.ts';
+import { newContext, runInvocation, type RequestContext } from '#shared/context.ts';
 import { fanOutStreamBatch } from '#app/fan-out.ts';
 import { expediteEvent, type ExpressOutcome } from '#app/express-events.ts';
 import { parseExpressMessage } from '#domain/event/express.ts';
@@ -19,23 +20,21 @@ import { parseExpressMessage } from '#domain/event/express.ts';
 const isColdStart = coldStartTracker();
 
 export function handler(event: DynamoDBStreamEvent | SQSEvent, context?: Context): Promise<DynamoDBBatchResponse> {
-  const fields = {
+  const ctx = newContext({
     request_id: context?.awsRequestId ?? null,
     function_name: context?.functionName ?? null,
     cold_start: isColdStart(),
-    key_id: null,
-    store_id: null,
-  };
-  return withInvocationContext(fields, () =>
-    isQueueEvent(event) ? handleExpressMessages(event) : handleStreamRecords(event),
+  });
+  return runInvocation(ctx, (ctx) =>
+    isQueueEvent(event) ? handleExpressMessages(ctx, event) : handleStreamRecords(ctx, event),
   );
 }
 
 const isQueueEvent = (event: DynamoDBStreamEvent | SQSEvent): event is SQSEvent =>
   event.Records[0]?.eventSource === 'aws:sqs';
 
-async function handleStreamRecords(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
-  const { stores, queued, failedAt } = await fanOutStreamBatch(event.Records);
+async function handleStreamRecords(ctx: RequestContext, event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+  const { stores, queued, failedAt } = await fanOutStreamBatch(ctx, event.Records);
   const failed = failedAt === null ? undefined : event.Records[failedAt];
   // One line per invocation, not per event, and only when it queued something (docs/observability.md).
   log(queued > 0 ? 'info' : 'debug', 'webhook fan-out', {
@@ -47,11 +46,11 @@ async function handleStreamRecords(event: DynamoDBStreamEvent): Promise<DynamoDB
   return { batchItemFailures: failed ? [{ itemIdentifier: failed.dynamodb?.SequenceNumber ?? '' }] : [] };
 }
 
-async function handleExpressMessages(event: SQSEvent): Promise<DynamoDBBatchResponse> {
+async function handleExpressMessages(ctx: RequestContext, event: SQSEvent): Promise<DynamoDBBatchResponse> {
   const outcomes = await Promise.all(
     event.Records.map(async (record): Promise<ExpressOutcome | { kind: 'failed' }> => {
       try {
-        return await expediteEvent(parseExpressMessage(record.body));
+        return await expediteEvent(ctx, parseExpressMessage(record.body));
       } catch (err) {
         log('warn', 'express fan-out failed; the table stream delivers the event', {
           message_id: record.messageId,

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { claimMcpAllowance } from '#app/authenticate.ts';
 import { DomainError } from '#domain/errors.ts';
@@ -26,11 +27,12 @@ export function isSetUp(message: unknown): boolean {
  * after counting it, set-up's as the authorizer saw it, a refused set-up's its own limit's.
  */
 export async function claimAllowance(
+  ctx: RequestContext,
   event: APIGatewayProxyEvent,
   state: { responseHeaders?: Record<string, string> },
   setUp: boolean,
 ): Promise<void> {
-  const auth = await claimMcpAllowance(bearerToken(event.headers) ?? '', setUp);
+  const auth = await claimMcpAllowance(ctx, bearerToken(event.headers) ?? '', setUp);
   if (!auth.ok) {
     // Revoked between the authorizer's read and this one: the same challenge as the gateway's 401.
     state.responseHeaders = challengeHeaders(event, true);

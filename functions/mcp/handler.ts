@@ -6,7 +6,14 @@ import {
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import { authorizedKey, bodyText, internal, resolveRoute, responseShaper } from '#http/middlewares.ts';
+import {
+  authorizedKey,
+  bodyText,
+  internal,
+  resolveRoute,
+  responseShaper,
+  withRequestState,
+} from '#http/middlewares.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
 import { absoluteUrl, instrument, NO_EARLY_TIMEOUT } from '#http/http-handler.ts';
 import { DomainError } from '#domain/errors.ts';
@@ -48,63 +55,67 @@ const modern = createMcpHandler(
  * result: its per-request entry for 2026-07-28, its stateless transport for the 2025 revisions.
  * One server per request: nothing outlives it, so any Lambda container can answer any request.
  */
-export const handler = instrument(
-  middy<APIGatewayProxyEvent, APIGatewayProxyResult>(NO_EARLY_TIMEOUT)
-    .use(httpHeaderNormalizer())
-    .use(responseShaper())
-    .use(resolveRoute())
-    .use(authorizedKey())
-    .handler(async (event, context) => {
-      const state = internal({ context });
-      const body = bodyOf(event);
-      // One JSON-RPC message per POST: each tool call counts once against the key's rate limit, so
-      // a batch of 100 calls would cost one. (Batching is gone from MCP since 2025-06-18 anyway.)
-      if (body.trimStart().startsWith('[')) {
-        return json(400, {
-          jsonrpc: '2.0',
-          id: null,
-          error: { code: -32600, message: 'JSON-RPC batches are not supported: send one message per request.' },
-        });
-      }
-      // The DNS-rebinding rule of the MCP transport: a browser page of another origin must not reach
-      // a server it found by name; clients outside browsers send no Origin.
-      if (isForeignOrigin(event)) {
-        throw new DomainError('forbidden', 'Requests from another web origin are refused (Origin header).');
-      }
-      const message = parsedMessage(body);
-      await claimAllowance(event, state, isSetUp(message));
-      const invalid = invalidParamsAnswer(message) ?? unservedMethodAnswer(message);
-      if (invalid) return json(200, invalid);
-      const url = absoluteUrl(event);
-      const ctx: McpRequestContext = {
-        principal: state.principal!,
-        requestId: event.requestContext?.requestId ?? '',
-        apiUrl: url.replace(/\/mcp$/, ''),
-        rawArguments: toolArguments(message),
-      };
-      // The message as parsed here, so the SDK does not read it back from a body stream: releasing
-      // that stream's reader makes Node build two errors, and formatting their stacks made the first
-      // request of every container parse the bundle's source map (shared/stack-traces.ts). Text that
-      // is not JSON goes to the SDK as a body, for its own -32700 answer. The SDK's own size limit
-      // (4 MiB) applies only to a body it reads; ours (1 MiB, bodyOf) applies to every request.
-      const request = new Request(url, {
-        method: 'POST',
-        headers: headersOf(event),
-        body: message === undefined ? body : undefined,
+const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult>(NO_EARLY_TIMEOUT)
+  .use(httpHeaderNormalizer())
+  .use(responseShaper())
+  .use(resolveRoute())
+  .use(authorizedKey())
+  .handler(async (event, context) => {
+    const state = internal({ context });
+    const body = bodyOf(event);
+    // One JSON-RPC message per POST: each tool call counts once against the key's rate limit, so
+    // a batch of 100 calls would cost one. (Batching is gone from MCP since 2025-06-18 anyway.)
+    if (body.trimStart().startsWith('[')) {
+      return json(400, {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: 'JSON-RPC batches are not supported: send one message per request.' },
       });
-      const options = message === undefined ? undefined : { parsedBody: message };
-      let response: Response;
-      if (await isLegacyRequest(request, message)) response = await answerLegacy(ctx, request, options);
-      else {
-        contexts.set(request, ctx);
-        response = await modern.fetch(request, options);
-      }
-      return {
-        statusCode: response.status,
-        headers: canonicalHeaders(response.headers),
-        body: await response.text(),
-      };
-    }),
+    }
+    // The DNS-rebinding rule of the MCP transport: a browser page of another origin must not reach
+    // a server it found by name; clients outside browsers send no Origin.
+    if (isForeignOrigin(event)) {
+      throw new DomainError('forbidden', 'Requests from another web origin are refused (Origin header).');
+    }
+    const message = parsedMessage(body);
+    await claimAllowance(state.ctx, event, state, isSetUp(message));
+    const invalid = invalidParamsAnswer(message) ?? unservedMethodAnswer(message);
+    if (invalid) return json(200, invalid);
+    const url = absoluteUrl(event);
+    const ctx: McpRequestContext = {
+      requestContext: state.ctx,
+      principal: state.principal!,
+      requestId: event.requestContext?.requestId ?? '',
+      apiUrl: url.replace(/\/mcp$/, ''),
+      rawArguments: toolArguments(message),
+    };
+    // The message as parsed here, so the SDK does not read it back from a body stream: releasing
+    // that stream's reader makes Node build two errors, and formatting their stacks made the first
+    // request of every container parse the bundle's source map (shared/stack-traces.ts). Text that
+    // is not JSON goes to the SDK as a body, for its own -32700 answer. The SDK's own size limit
+    // (4 MiB) applies only to a body it reads; ours (1 MiB, bodyOf) applies to every request.
+    const request = new Request(url, {
+      method: 'POST',
+      headers: headersOf(event),
+      body: message === undefined ? body : undefined,
+    });
+    const options = message === undefined ? undefined : { parsedBody: message };
+    let response: Response;
+    if (await isLegacyRequest(request, message)) response = await answerLegacy(ctx, request, options);
+    else {
+      contexts.set(request, ctx);
+      response = await modern.fetch(request, options);
+    }
+    return {
+      statusCode: response.status,
+      headers: canonicalHeaders(response.headers),
+      body: await response.text(),
+    };
+  });
+
+/** The Lambda: the request context made at its edge (instrument), then the chain with it. */
+export const handler = instrument<APIGatewayProxyEvent, APIGatewayProxyResult>((event, context, ctx) =>
+  chain(event, withRequestState(context, ctx)),
 );
 
 type Options = { parsedBody: unknown } | undefined;

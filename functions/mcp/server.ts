@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import { API_ROUTES, canonicalPath, type ApiRoute, type RequestPrincipal } from '#http/api-routes.ts';
 import type { RouteFn } from '#http/http-handler.ts';
@@ -17,6 +18,8 @@ import { canDryRun, dryRunWrite } from '#http/dry-run.ts';
 import { spendWriteBudget } from '#app/write-budget.ts';
 
 export interface McpRequestContext {
+  /** The HTTP request's context (shared/context.ts): each tool call's use case runs with it. */
+  requestContext: RequestContext;
   principal: RequestPrincipal;
   requestId: string;
   /** Absolute URL of the API base as this request reached it (`https://host/stage/api/v1/integrations`). */
@@ -158,8 +161,10 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
       path: canonicalPath(route, pathParameters),
     };
     if (!request.dryRun && canDryRun(tool.operation))
-      await spendWriteBudget(ctx.principal, tool.operation === 'setOrderStatus');
-    const result = request.dryRun ? await dryRunWrite(tool.operation, run, input, CURRENT_STATES) : await run(input);
+      await spendWriteBudget(ctx.requestContext, ctx.principal, tool.operation === 'setOrderStatus');
+    const result = request.dryRun
+      ? await dryRunWrite(ctx.requestContext, tool.operation, run, input, CURRENT_STATES)
+      : await run(ctx.requestContext, input);
     const status = result.status ?? 200;
     if (status >= 400) return toolResult(status, result.body, tool.fieldNames);
     return dataResult(tool.output, bounded(tool.name, tool.output, result.body as Record<string, unknown>, args));

@@ -1,5 +1,6 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { coldStartTracker, withInvocationContext, errorFields, log } from '#shared/log.ts';
+import { coldStartTracker, errorFields, log } from '#shared/log.ts';
+import { newContext, runInvocation, type RequestContext } from '#shared/context.ts';
 import { indexNameRecords } from '#app/name-index.ts';
 
 /**
@@ -10,18 +11,16 @@ import { indexNameRecords } from '#app/name-index.ts';
 const isColdStart = coldStartTracker();
 
 export function handler(event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> {
-  const fields = {
+  const ctx = newContext({
     request_id: context?.awsRequestId ?? null,
     function_name: context?.functionName ?? null,
     cold_start: isColdStart(),
-    key_id: null,
-    store_id: null,
-  };
-  return withInvocationContext(fields, () => indexRecords(event));
+  });
+  return runInvocation(ctx, (ctx) => indexRecords(ctx, event));
 }
 
-async function indexRecords(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
-  const outcome = await indexNameRecords(event.Records);
+async function indexRecords(ctx: RequestContext, event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+  const outcome = await indexNameRecords(ctx, event.Records);
   if (outcome.ok) return { batchItemFailures: [] };
   log('error', 'name indexing failed', {
     sequence_number: outcome.sequenceNumber,

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { pollAuthorization, startAuthorization } from '#app/oauth/authorize.ts';
 import type { Limited } from '#app/oauth/caller.ts';
@@ -61,21 +62,21 @@ function form(event: APIGatewayProxyEvent): Record<string, string> {
 
 const operations: Record<
   OAuthOperation,
-  (event: APIGatewayProxyEvent, root: string) => Promise<APIGatewayProxyResult>
+  (ctx: RequestContext, event: APIGatewayProxyEvent, root: string) => Promise<APIGatewayProxyResult>
 > = {
-  protectedResourceMetadata: async (_e, root) =>
+  protectedResourceMetadata: async (_ctx, _e, root) =>
     json(200, protectedResourceMetadata(root, resources(root, API_BASE_PATH)[0]!.resource)),
-  protectedResourceMetadataMcp: async (_e, root) =>
+  protectedResourceMetadataMcp: async (_ctx, _e, root) =>
     json(200, protectedResourceMetadata(root, resources(root, API_BASE_PATH)[1]!.resource)),
-  authorizationServerMetadata: async (_e, root) => json(200, authorizationServerMetadata(root)),
-  register: async (event) => {
+  authorizationServerMetadata: async (_ctx, _e, root) => json(200, authorizationServerMetadata(root)),
+  register: async (ctx, event) => {
     let body: unknown;
     try {
       body = JSON.parse(bodyText(event));
     } catch {
       return json(400, { error: 'invalid_client_metadata', error_description: 'the body is not JSON' });
     }
-    const out = await registerClient(body, Date.now(), callerOf(event));
+    const out = await registerClient(ctx, body, Date.now(), callerOf(event));
     if (out.kind === 'limited') return limited(out);
     if (out.kind === 'invalid') return json(400, { error: 'invalid_client_metadata', error_description: out.reason });
     return json(
@@ -89,8 +90,9 @@ const operations: Record<
       noStore,
     );
   },
-  authorize: async (event, root) => {
+  authorize: async (ctx, event, root) => {
     const out = await startAuthorization(
+      ctx,
       event.queryStringParameters ?? {},
       root,
       API_BASE_PATH,
@@ -103,10 +105,10 @@ const operations: Record<
     if (out.kind === 'redirect') return { statusCode: 302, headers: { Location: out.url, ...noStore }, body: '' };
     return html(200, waitingPage(out.request, out.handle, out.redirectHost));
   },
-  authorizeStatus: async (event, root) =>
-    json(200, await pollAuthorization(event.queryStringParameters?.request ?? '', root, Date.now()), noStore),
-  token: async (event, root) => {
-    const out = await exchangeToken(form(event), root, API_BASE_PATH, Date.now());
+  authorizeStatus: async (ctx, event, root) =>
+    json(200, await pollAuthorization(ctx, event.queryStringParameters?.request ?? '', root, Date.now()), noStore),
+  token: async (ctx, event, root) => {
+    const out = await exchangeToken(ctx, form(event), root, API_BASE_PATH, Date.now());
     if (out.ok) return json(200, out.body, { ...noStore, Pragma: 'no-cache' });
     const body = { error: out.error, error_description: out.description };
     // Contention between parallel requests of one client is that client's to retry, not a fault.
@@ -139,7 +141,7 @@ function failure(err: unknown, requestId: string): APIGatewayProxyResult {
   );
 }
 
-async function route(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+async function route(ctx: RequestContext, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
   const route = OAUTH_ROUTES.find((r) => r.path === event.resource);
   const method = event.httpMethod.toUpperCase();
   if (!route) return json(404, { error: 'invalid_request', error_description: 'No such endpoint.' });
@@ -153,14 +155,14 @@ async function route(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult
       { error: 'invalid_request', error_description: `${method} is not allowed here.` },
       { Allow: allowed.join(', ') },
     );
-  return operations[matched.operation](event, apiRoot(event));
+  return operations[matched.operation](ctx, event, apiRoot(event));
 }
 
 /** Wrapped like the API's handlers: log context, metrics per operation, and the request's deadline. */
 export const handler = instrument(
-  async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
+  async (event: APIGatewayProxyEvent, context: Context, ctx): Promise<APIGatewayProxyResult> => {
     try {
-      return await route(event);
+      return await route(ctx, event);
     } catch (err) {
       return failure(err, event.requestContext?.requestId ?? context?.awsRequestId ?? 'unknown');
     }

@@ -15,7 +15,7 @@ export const operations = { listOrders, setOrderStatus, listEvents } satisfies G
 
 /** What a status change addresses as stored now, for its dry run. */
 export const currentStates = {
-  setOrderStatus: (i) => currentOrder(i.principal, referenceFromPath(i.pathParameters.reference) ?? ''),
+  setOrderStatus: (ctx, i) => currentOrder(ctx, i.principal, referenceFromPath(i.pathParameters.reference) ?? ''),
 } satisfies CurrentStatesOf<'orders'>;
 
 export const handler = createHttpHandler('orders', operations, { spendWriteBudget, currentStates });

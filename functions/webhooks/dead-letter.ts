@@ -1,19 +1,13 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { recordDeadLetter } from '#app/dead-letter.ts';
 import { parseDeliveryMessage } from '#domain/webhook/delivery.ts';
-import {
-  errorFields,
-  log,
-  addInvocationContext,
-  coldStartTracker,
-  invocation,
-  withInvocationContext,
-} from '#shared/log.ts';
+import { errorFields, log, coldStartTracker, invocation } from '#shared/log.ts';
+import { newContext, runInvocation, type RequestContext } from '#shared/context.ts';
 import { recordDelivery } from '#app/delivery-metrics.ts';
 import { processSqsBatch } from './sqs-batch.ts';
 
 /** One dead-lettered message: parsed, handed to the use case (shared/app/dead-letter.ts), its outcome logged and counted. */
-async function handleDeadLetter(record: SQSRecord): Promise<void> {
+async function handleDeadLetter(ctx: RequestContext, record: SQSRecord): Promise<void> {
   let message;
   try {
     message = parseDeliveryMessage(record.body);
@@ -25,12 +19,12 @@ async function handleDeadLetter(record: SQSRecord): Promise<void> {
     return;
   }
   const { event_id, key_id, round } = message;
-  const outcome = await recordDeadLetter(message);
+  const outcome = await recordDeadLetter(ctx, message);
   if (outcome.kind === 'finished') {
     log('info', 'dead letter of a finished delivery', { event_id, key_id, round, state: outcome.state });
     return;
   }
-  addInvocationContext({ key_id, store_id: outcome.storeId });
+  Object.assign(ctx.log, { key_id, store_id: outcome.storeId });
   log('error', 'webhook dead-lettered; marked failed', { event_id, round, recorded: outcome.recorded });
   recordDelivery('dead_lettered');
 }
@@ -44,9 +38,9 @@ const isColdStart = coldStartTracker();
 export function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   const cold = isColdStart();
   return processSqsBatch(event, context, (record) =>
-    withInvocationContext(invocation(record, context, cold), async () => {
+    runInvocation(newContext(invocation(record, context, cold)), async (ctx) => {
       try {
-        await handleDeadLetter(record);
+        await handleDeadLetter(ctx, record);
       } catch (err) {
         log('error', 'could not record a dead letter', { message_id: record.messageId, ...errorFields(err) });
         throw err;

@@ -2,7 +2,8 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { config } from '#shared/config.ts';
 import { platformErrorBackoffSeconds } from '#domain/webhook/retry.ts';
 import { laneOfSource, setVisibility } from '#queue/sqs.ts';
-import { errorFields, log, coldStartTracker, invocation, withInvocationContext } from '#shared/log.ts';
+import { errorFields, log, coldStartTracker, invocation } from '#shared/log.ts';
+import { newContext, runInvocation } from '#shared/context.ts';
 import { keyToPing, processMessage, type SignerPorts } from '#app/webhook-delivery.ts';
 import { publishOperationalEvent } from './operational-event.ts';
 import { sendAttempt } from './send.ts';
@@ -62,7 +63,7 @@ export async function handler(
   context?: Context,
 ): Promise<SQSBatchResponse | PingResult> {
   if (isPingRequest(event)) {
-    const key = await keyToPing(event.ping.key_id);
+    const key = await keyToPing(newContext(), event.ping.key_id);
     if (!key || !isAwsDestination(key.destination))
       throw new Error(`key ${event.ping.key_id} has no SQS or EventBridge destination`);
     return pingDestination(key, key.destination);
@@ -70,11 +71,12 @@ export async function handler(
   const cold = isColdStart();
   await startTracing();
   return processSqsBatch(event, context, (record) =>
-    withInvocationContext(invocation(record, context, cold), async () => {
+    runInvocation(newContext(invocation(record, context, cold)), async (ctx) => {
       const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
       let outcome: Awaited<ReturnType<typeof processMessage>>;
       try {
         outcome = await processMessage(
+          ctx,
           {
             messageId: record.messageId,
             receiptHandle: record.receiptHandle,

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import type { KeySettings } from '#db/key/change.repo.ts';
 import { createKey, ensureExternalId, getKey, listKeysOfStore, requireKey, updateKeyWebhook } from '#db/key/repo.ts';
 import { lastSequence } from '#db/event/log.repo.ts';
@@ -17,8 +18,11 @@ import { changeKeySettings as changeSettings, revokeKey, rotateToken } from './k
  */
 export type SealSecret = (secret: string) => Promise<string>;
 
-export async function openStore(input: { id: string; name: string; currency: string }): Promise<Store> {
-  return createStore({
+export async function openStore(
+  ctx: RequestContext,
+  input: { id: string; name: string; currency: string },
+): Promise<Store> {
+  return createStore(ctx, {
     id: input.id,
     name: input.name,
     currency_code: input.currency,
@@ -26,10 +30,11 @@ export async function openStore(input: { id: string; name: string; currency: str
   });
 }
 
-export const allStores = (): Promise<Store[]> => listStores();
+export const allStores = (ctx: RequestContext): Promise<Store[]> => listStores(ctx);
 
 /** A new key of an existing store: its record, with its token and webhook secret in the clear. */
 export async function issueKey(
+  ctx: RequestContext,
   input: {
     store: string;
     name: string;
@@ -44,10 +49,10 @@ export async function issueKey(
   seal: SealSecret,
 ): Promise<{ record: KeyRecord; token: string; webhookSecret: string }> {
   const { store: storeId, ...settings } = input;
-  const store = await requireStore(storeId);
+  const store = await requireStore(ctx, storeId);
   const token = generateToken();
   const webhookSecret = generateWebhookSecret();
-  const record = await createKey({
+  const record = await createKey(ctx, {
     ...settings,
     storeId: store.id,
     currency: store.currency_code,
@@ -60,21 +65,22 @@ export async function issueKey(
 }
 
 /** The keys of an existing store (404 naming `store` otherwise). */
-export async function keysOfStore(storeId: string): Promise<KeyRecord[]> {
-  await requireStore(storeId);
-  return listKeysOfStore(storeId);
+export async function keysOfStore(ctx: RequestContext, storeId: string): Promise<KeyRecord[]> {
+  await requireStore(ctx, storeId);
+  return listKeysOfStore(ctx, storeId);
 }
 
-export const revokeKeyNow = (keyId: number): Promise<KeyRecord> => revokeKey(keyId, new Date().toISOString());
+export const revokeKeyNow = (ctx: RequestContext, keyId: number): Promise<KeyRecord> =>
+  revokeKey(ctx, keyId, new Date().toISOString());
 
 /** A new token for a key; the old one stops working. An OAuth grant is refused: its tokens expire, a rotated one would not. */
-export async function rotateKey(keyId: number): Promise<{ record: KeyRecord; token: string }> {
-  const key = await requireKey(keyId);
+export async function rotateKey(ctx: RequestContext, keyId: number): Promise<{ record: KeyRecord; token: string }> {
+  const key = await requireKey(ctx, keyId);
   if (key.kind === 'grant')
     throw new DomainError('invalid_transition', `key ${keyId} is an OAuth grant; revoke it instead`, 'id');
-  const store = await requireStore(key.store_id);
+  const store = await requireStore(ctx, key.store_id);
   const token = generateToken();
-  return { record: await rotateToken(keyId, hashToken(token), store.currency_code), token };
+  return { record: await rotateToken(ctx, keyId, hashToken(token), store.currency_code), token };
 }
 
 /**
@@ -83,16 +89,17 @@ export async function rotateKey(keyId: number): Promise<{ record: KeyRecord; tok
  * whichever it has.
  */
 export async function changeKeyWebhook(
+  ctx: RequestContext,
   keyId: number,
   changes: { webhook_url?: string | null; events?: string[]; exclude_own?: boolean },
 ): Promise<KeyRecord> {
-  await requireKey(keyId);
+  await requireKey(ctx, keyId);
   const { webhook_url: url, ...rest } = changes;
   const destination =
     url === undefined
       ? {}
       : { destination: { to: url === null ? null : { kind: 'webhook' as const, url }, orderedFrom: null } };
-  return updateKeyWebhook(keyId, { ...rest, ...destination });
+  return updateKeyWebhook(ctx, keyId, { ...rest, ...destination });
 }
 
 /**
@@ -101,26 +108,33 @@ export async function changeKeyWebhook(
  * id now if it was made before destinations existed. A FIFO queue's order starts after the store's
  * last event: events numbered before keep the order they were sent in (shared/app/ordered-delivery.ts).
  */
-export async function changeKeyDestination(keyId: number, to: AwsDestination): Promise<KeyRecord | Refused> {
-  const key = await getKey(keyId);
+export async function changeKeyDestination(
+  ctx: RequestContext,
+  keyId: number,
+  to: AwsDestination,
+): Promise<KeyRecord | Refused> {
+  const key = await getKey(ctx, keyId);
   if (!key) return refused('not_found', `key ${keyId} does not exist`, 'id');
   if (key.status !== 'active') return refused('invalid_transition', `key ${keyId} is revoked`, 'id');
-  const externalId = key.aws_external_id ?? (await ensureExternalId(keyId, generateExternalId()));
+  const externalId = key.aws_external_id ?? (await ensureExternalId(ctx, keyId, generateExternalId()));
   if (typeof externalId !== 'string') return externalId;
-  const orderedFrom = isOrdered(to) ? await lastSequence(key.store_id) : null;
-  return updateKeyWebhook(keyId, { destination: { to, orderedFrom } });
+  const orderedFrom = isOrdered(to) ? await lastSequence(ctx, key.store_id) : null;
+  return updateKeyWebhook(ctx, keyId, { destination: { to, orderedFrom } });
 }
 
 /** The external id an existing key's destination role must name (made now for a key made before destinations). */
-export async function keyExternalId(keyId: number): Promise<{ key_id: number; aws_external_id: string } | Refused> {
-  const key = await getKey(keyId);
+export async function keyExternalId(
+  ctx: RequestContext,
+  keyId: number,
+): Promise<{ key_id: number; aws_external_id: string } | Refused> {
+  const key = await getKey(ctx, keyId);
   if (!key) return refused('not_found', `key ${keyId} does not exist`, 'id');
-  const externalId = key.aws_external_id ?? (await ensureExternalId(keyId, generateExternalId()));
+  const externalId = key.aws_external_id ?? (await ensureExternalId(ctx, keyId, generateExternalId()));
   return typeof externalId === 'string' ? { key_id: keyId, aws_external_id: externalId } : externalId;
 }
 
-export const changeKeySettings = (keyId: number, changes: KeySettings): Promise<KeyRecord> =>
-  changeSettings(keyId, changes);
+export const changeKeySettings = (ctx: RequestContext, keyId: number, changes: KeySettings): Promise<KeyRecord> =>
+  changeSettings(ctx, keyId, changes);
 
 /** An existing key's record, or 404 naming `id`. */
-export const existingKey = (keyId: number): Promise<KeyRecord> => requireKey(keyId);
+export const existingKey = (ctx: RequestContext, keyId: number): Promise<KeyRecord> => requireKey(ctx, keyId);

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { readEventLog } from '#db/event/log.repo.ts';
 import { replayOutboxEvent } from '#db/event/outbox.repo.ts';
 import { listKeysOfStore, requireKey, updateKeyWebhook } from '#db/key/repo.ts';
@@ -20,9 +21,12 @@ import { requireStore } from './stores.ts';
 export const BULK_REDELIVER_LIMIT = 500;
 
 /** An existing key's deliveries, newest first, and its endpoint's state. */
-export async function deliveryLog(keyId: number): Promise<{ deliveries: Delivery[]; endpoint: Endpoint }> {
-  await requireKey(keyId);
-  const [deliveries, endpoint] = await Promise.all([listDeliveries(keyId), getEndpoint(keyId)]);
+export async function deliveryLog(
+  ctx: RequestContext,
+  keyId: number,
+): Promise<{ deliveries: Delivery[]; endpoint: Endpoint }> {
+  await requireKey(ctx, keyId);
+  const [deliveries, endpoint] = await Promise.all([listDeliveries(ctx, keyId), getEndpoint(ctx, keyId)]);
   return { deliveries, endpoint };
 }
 
@@ -31,16 +35,16 @@ export async function deliveryLog(keyId: number): Promise<{ deliveries: Delivery
  * redelivery is refused rather than started to fail (a key revoked after this check fails its
  * round, as docs/webhooks.md, "Delivery log and redelivery", says of pending deliveries).
  */
-async function requireActiveKey(keyId: number): Promise<KeyRecord> {
-  const key = await requireKey(keyId);
+async function requireActiveKey(ctx: RequestContext, keyId: number): Promise<KeyRecord> {
+  const key = await requireKey(ctx, keyId);
   if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
   return key;
 }
 
 /** A new round of one delivery of an active key (same webhook-id and body). */
-export async function redeliverEvent(keyId: number, eventId: string): Promise<Delivery> {
-  await requireActiveKey(keyId);
-  return startRedelivery(keyId, eventId, new Date().toISOString());
+export async function redeliverEvent(ctx: RequestContext, keyId: number, eventId: string): Promise<Delivery> {
+  await requireActiveKey(ctx, keyId);
+  return startRedelivery(ctx, keyId, eventId, new Date().toISOString());
 }
 
 /**
@@ -49,12 +53,13 @@ export async function redeliverEvent(keyId: number, eventId: string): Promise<De
  * by someone else is skipped, not an error: it is under way.
  */
 export async function redeliverSince(
+  ctx: RequestContext,
   keyId: number,
   since: string,
   state: 'pending' | 'delivered' | 'failed' | undefined,
 ) {
-  await requireActiveKey(keyId);
-  const chosen = (await listDeliveries(keyId))
+  await requireActiveKey(ctx, keyId);
+  const chosen = (await listDeliveries(ctx, keyId))
     .filter((d) => d.created_at >= since && (state === undefined || d.state === state))
     .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.event_id.localeCompare(b.event_id));
   const batch = chosen.slice(0, BULK_REDELIVER_LIMIT);
@@ -63,7 +68,7 @@ export async function redeliverSince(
   const skipped: string[] = [];
   for (const d of batch) {
     try {
-      started.push(deliveryView(await startRedelivery(keyId, d.event_id, now)));
+      started.push(deliveryView(await startRedelivery(ctx, keyId, d.event_id, now)));
     } catch (err) {
       if (!(err instanceof DomainError) || (err.code !== 'conflict' && err.code !== 'not_found')) throw err;
       skipped.push(d.event_id);
@@ -80,9 +85,15 @@ export async function redeliverSince(
 }
 
 /** Every key of a store that has a destination (a webhook URL, a queue, a bus), with its endpoint's state (active or parked, and why). */
-export async function endpointsOfStore(storeId: string): Promise<{ key: KeyRecord; endpoint: Endpoint }[]> {
-  const withUrl = (await listKeysOfStore(storeId, false)).filter((k) => k.destination);
-  const endpoints = await getEndpoints(withUrl.map((k) => k.id));
+export async function endpointsOfStore(
+  ctx: RequestContext,
+  storeId: string,
+): Promise<{ key: KeyRecord; endpoint: Endpoint }[]> {
+  const withUrl = (await listKeysOfStore(ctx, storeId, false)).filter((k) => k.destination);
+  const endpoints = await getEndpoints(
+    ctx,
+    withUrl.map((k) => k.id),
+  );
   return withUrl.map((key) => ({ key, endpoint: endpoints.get(key.id)! }));
 }
 
@@ -90,9 +101,9 @@ export async function endpointsOfStore(storeId: string): Promise<{ key: KeyRecor
  * A page of an existing store's whole event log (every family, every origin) after sequence
  * `after`; `cursor_expired` naming `after` when the events after it are past retention.
  */
-export async function storeEventLog(storeId: string, after: number, limit: number) {
-  await requireStore(storeId);
-  const page = await readEventLog(storeId, after, limit, Math.floor(Date.now() / 1000));
+export async function storeEventLog(ctx: RequestContext, storeId: string, after: number, limit: number) {
+  await requireStore(ctx, storeId);
+  const page = await readEventLog(ctx, storeId, after, limit, Math.floor(Date.now() / 1000));
   if (page.expired)
     throw new DomainError(
       'cursor_expired',
@@ -102,20 +113,23 @@ export async function storeEventLog(storeId: string, after: number, limit: numbe
   return { events: page.events, more: page.more };
 }
 
-export const replayEvent = (storeId: string, eventId: string) => replayOutboxEvent(storeId, eventId, new Date());
+export const replayEvent = (ctx: RequestContext, storeId: string, eventId: string) =>
+  replayOutboxEvent(ctx, storeId, eventId, new Date());
 
 /**
  * A new webhook secret for an active key, sealed by `seal` before it is written; the previous one
  * stays valid for the grace period. A second rotation within it drops the oldest: at most two are live.
  */
 export async function rotateWebhookSecret(
+  ctx: RequestContext,
   keyId: number,
   seal: SealSecret,
 ): Promise<{ record: KeyRecord; secret: string; graceEnds: string }> {
-  const key = await requireActiveKey(keyId);
+  const key = await requireActiveKey(ctx, keyId);
   const secret = generateWebhookSecret();
   const graceEnds = new Date(Date.now() + WEBHOOK_SECRET_GRACE_SECONDS * 1000).toISOString();
   const record = await updateKeyWebhook(
+    ctx,
     keyId,
     // The previous one moves as stored (the admin never opens a secret).
     {

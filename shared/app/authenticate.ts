@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { cachedToken, claimRequest, readToken, type TokenState } from '#db/key/auth.repo.ts';
 import {
   ALLOWANCE_RING,
@@ -24,12 +25,13 @@ export type AuthResult =
  * outside the resource it was issued for (RFC 8707), when the caller names the API resource asked for.
  */
 export async function authenticateToken(
+  ctx: RequestContext,
   token: string,
   admits: (p: Principal) => boolean = () => true,
   resource?: string,
 ): Promise<AuthResult> {
   if (!looksLikeToken(token)) return { ok: false };
-  const auth = await authenticate(hashToken(token), Date.now(), config().rateLimitPerMinute, admits);
+  const auth = await authenticate(ctx, hashToken(token), Date.now(), config().rateLimitPerMinute, admits);
   if (auth.ok && resource !== undefined && auth.audience !== undefined && !audienceCovers(auth.audience, resource))
     return { ok: false };
   return auth;
@@ -41,9 +43,9 @@ export async function authenticateToken(
  * against its own limit (docs/mcp.md#rate-limit). `{ ok: false }` for a key revoked since the
  * authorizer saw it; otherwise the rate decision of the limit it counted against.
  */
-export async function claimMcpAllowance(token: string, setUp: boolean): Promise<AuthResult> {
+export async function claimMcpAllowance(ctx: RequestContext, token: string, setUp: boolean): Promise<AuthResult> {
   const limit = setUp ? config().mcpSetUpPerMinute : config().rateLimitPerMinute;
-  return authenticate(hashToken(token), Date.now(), limit, undefined, setUp ? SET_UP_RING : ALLOWANCE_RING);
+  return authenticate(ctx, hashToken(token), Date.now(), limit, undefined, setUp ? SET_UP_RING : ALLOWANCE_RING);
 }
 
 /** Claims lost in a row before a request is asked to come back in a second. */
@@ -61,6 +63,7 @@ const CLAIM_TRIES = 8;
  * that a revoked key is still 401.
  */
 export async function authenticate(
+  ctx: RequestContext,
   tokenHash: string,
   nowMs: number,
   limit: number,
@@ -71,7 +74,7 @@ export async function authenticate(
   let fresh = false;
   for (let attempt = 0; attempt < CLAIM_TRIES; attempt++) {
     if (!state) {
-      state = await readToken(tokenHash, ring);
+      state = await readToken(ctx, tokenHash, ring);
       fresh = true;
       if (!state) return { ok: false };
     }
@@ -89,7 +92,7 @@ export async function authenticate(
       }
       return admitted(state, rate);
     }
-    const claimed = await claimRequest(tokenHash, rate.claim, nowMs, limit, ring);
+    const claimed = await claimRequest(ctx, tokenHash, rate.claim, nowMs, limit, ring);
     // The token as this request left it: a setting the admin just changed applies at once.
     if (claimed.kind === 'claimed') return admitted(claimed.state ?? state, { allowed: true, limit, ...claimed.room });
     state = claimed.current;

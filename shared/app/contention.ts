@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '#domain/errors.ts';
 import { refused, type Refused } from '#domain/outcome.ts';
-import { remainingMs, withGrace } from '#domain/time.ts';
+import { type Budget, remainingMs, withGrace } from '#domain/time.ts';
+import type { RequestContext } from '#shared/context.ts';
 
 /**
  * Contention, in one home. A repository makes one attempt and answers what the store said
@@ -83,13 +84,15 @@ export const undetermined = (what: string) =>
 export class RoundClock {
   private slowest = 0;
 
+  constructor(readonly budget: Budget) {}
+
   /** The slowest round timed so far (0 before the first). */
   get slowestMs(): number {
     return this.slowest;
   }
 
   canStart(): boolean {
-    return remainingMs() >= ROUND_MARGIN_MS + this.slowest;
+    return remainingMs(this.budget) >= ROUND_MARGIN_MS + this.slowest;
   }
 
   async time<T>(round: () => Promise<T>): Promise<T> {
@@ -102,24 +105,27 @@ export class RoundClock {
   }
 }
 
-const defaultClock = new RoundClock();
-
 /**
  * Throws when the budget left cannot hold one more round: `contended(what)` once the write has
  * lost a round to another writer (`lost`), `outOfTime(what)` before it has.
  */
-export function assertRoundBudget(what: string, lost: boolean, clock?: RoundClock): void {
-  if (!(clock ?? defaultClock).canStart()) throw lost ? contended(what) : outOfTime(what);
+export function assertRoundBudget(
+  budget: Budget,
+  what: string,
+  lost: boolean,
+  clock: RoundClock = new RoundClock(budget),
+): void {
+  if (!clock.canStart()) throw lost ? contended(what) : outOfTime(what);
 }
 
 /** Jittered, growing wait between contended rounds: 5–25 ms at first, at most ~205 ms; never past the budget's margin. */
-export function backoff(attempt: number): Promise<void> {
-  return sleepWithinBudget(5 + Math.random() * 20 * Math.min(Math.max(attempt, 1), 10));
+export function backoff(budget: Budget, attempt: number): Promise<void> {
+  return sleepWithinBudget(budget, 5 + Math.random() * 20 * Math.min(Math.max(attempt, 1), 10));
 }
 
 /** Waits `ms`, but never into the budget's margin. */
-function sleepWithinBudget(ms: number): Promise<void> {
-  const wait = Math.min(ms, Math.max(0, remainingMs() - ROUND_MARGIN_MS));
+function sleepWithinBudget(budget: Budget, ms: number): Promise<void> {
+  const wait = Math.min(ms, Math.max(0, remainingMs(budget) - ROUND_MARGIN_MS));
   return new Promise((resolve) => setTimeout(resolve, wait));
 }
 
@@ -183,6 +189,8 @@ export const stale = <S>(current?: S): { stale: S | undefined } => ({ stale: cur
  * without, only a round lost without the state (a read follows) waits (`backoff`).
  */
 export async function retryOnStale<S, R>(options: {
+  /** The work's budget (its request context): it bounds the rounds. */
+  budget: Budget;
   read: () => Promise<S>;
   round: (state: S) => Promise<Round<S, R>>;
   /** Names the record in the error raised when contention never ends. */
@@ -193,30 +201,30 @@ export async function retryOnStale<S, R>(options: {
   bound?: ContentionBound;
 }): Promise<R> {
   const maxAttempts = options.maxAttempts ?? 50;
-  const { bound } = options;
-  const clock = new RoundClock();
+  const { budget, bound } = options;
+  const clock = new RoundClock(budget);
   const started = performance.now();
   // The store calls made so far: each read and each round's commit.
   let calls = 0;
-  assertRoundBudget(options.what, false, clock);
+  assertRoundBudget(budget, options.what, false, clock);
   let state = 'initial' in options ? (options.initial as S) : (calls++, await options.read());
   for (let attempt = 1; ; attempt++) {
-    assertRoundBudget(options.what, attempt > 1, clock);
+    assertRoundBudget(budget, options.what, attempt > 1, clock);
     const outcome = await clock.time(() => options.round(state));
     calls++;
     if ('done' in outcome) return outcome.done;
-    if (attempt >= maxAttempts && remainingMs() === Infinity) throw contended(options.what);
+    if (attempt >= maxAttempts && remainingMs(budget) === Infinity) throw contended(options.what);
     const handedBack = outcome.stale !== undefined;
     if (bound) {
       const wait = fullJitterMs(attempt, clock.slowestMs);
       const next = handedBack ? 1 : 2;
       if (!withinBound(bound, calls + next, performance.now() - started + wait)) throw contended(options.what);
-      await sleepWithinBudget(wait);
-    } else if (!handedBack) await backoff(attempt);
+      await sleepWithinBudget(budget, wait);
+    } else if (!handedBack) await backoff(budget, attempt);
     if (handedBack) {
       state = outcome.stale as S;
     } else {
-      assertRoundBudget(options.what, true, clock);
+      assertRoundBudget(budget, options.what, true, clock);
       state = await options.read();
       calls++;
     }
@@ -230,11 +238,13 @@ export async function retryOnStale<S, R>(options: {
  * numbering), `maxAttempts` bounds it.
  */
 export function retryLost<O extends { kind: string }>(
+  budget: Budget,
   what: string,
   maxAttempts: number,
   attempt: () => Promise<O | Lost>,
 ): Promise<Exclude<O, Lost>> {
   return retryOnStale<undefined, Exclude<O, Lost>>({
+    budget,
     what,
     maxAttempts,
     initial: undefined,
@@ -268,17 +278,17 @@ const SETTLE_GRACE_MS = 1_500;
  * commits now or is refused. Never a guess: what stays unknown is `undetermined`, and the
  * request says so instead of "nothing was written".
  */
-export function settle<O extends { kind: string }>(
-  resend: () => Promise<O>,
+export async function settle<O extends { kind: string }>(
+  ctx: RequestContext,
+  resend: (grace: RequestContext) => Promise<O>,
 ): Promise<Exclude<O, Unanswered> | Undetermined> {
-  return withGrace(SETTLE_GRACE_MS, async () => {
-    for (let attempt = 1; remainingMs() > 0; attempt++) {
-      const outcome = await resend();
-      if (outcome.kind !== 'unanswered') return outcome as Exclude<O, Unanswered>;
-      await backoff(attempt);
-    }
-    return { kind: 'undetermined' } as const;
-  });
+  const grace = withGrace(ctx, SETTLE_GRACE_MS);
+  for (let attempt = 1; remainingMs(grace) > 0; attempt++) {
+    const outcome = await resend(grace);
+    if (outcome.kind !== 'unanswered') return outcome as Exclude<O, Unanswered>;
+    await backoff(grace, attempt);
+  }
+  return { kind: 'undetermined' };
 }
 
 /**
@@ -287,12 +297,13 @@ export function settle<O extends { kind: string }>(
  * its answer never came. `lost` is the caller's to handle (it decides from what moved).
  */
 export async function attemptOnce<O extends { kind: string }>(
+  ctx: RequestContext,
   clock: RoundClock,
-  send: () => Promise<O>,
+  send: (ctx: RequestContext) => Promise<O>,
 ): Promise<Exclude<O, Unanswered> | OutOfTime | Undetermined> {
   if (!clock.canStart()) return { kind: 'out_of_time' };
-  const outcome = await clock.time(send);
-  return outcome.kind === 'unanswered' ? settle(send) : (outcome as Exclude<O, Unanswered>);
+  const outcome = await clock.time(() => send(ctx));
+  return outcome.kind === 'unanswered' ? settle(ctx, send) : (outcome as Exclude<O, Unanswered>);
 }
 
 /**
@@ -306,22 +317,23 @@ export async function attemptOnce<O extends { kind: string }>(
  * `lost` only when the settled attempt turns out to have lost.
  */
 export async function attemptUntilWon<O extends { kind: string }>(
+  ctx: RequestContext,
   clock: RoundClock,
   until: number,
-  send: (token: string) => Promise<O>,
+  send: (ctx: RequestContext, token: string) => Promise<O>,
   maxAttempts = 50,
 ): Promise<Exclude<O, Unanswered> | OutOfTime | Undetermined> {
   let token = randomUUID();
   let unanswered = false;
   for (let attempt = 1; ; attempt++) {
-    const spent = attempt > maxAttempts && remainingMs() === Infinity;
+    const spent = attempt > maxAttempts && remainingMs(ctx) === Infinity;
     if (!clock.canStart() || Date.now() >= until || spent)
-      return unanswered ? settle(() => send(token)) : { kind: 'out_of_time' };
+      return unanswered ? settle(ctx, (grace) => send(grace, token)) : { kind: 'out_of_time' };
     const sent = token;
-    const outcome = await clock.time(() => send(sent));
+    const outcome = await clock.time(() => send(ctx, sent));
     if (outcome.kind !== 'lost' && outcome.kind !== 'unanswered') return outcome as Exclude<O, Unanswered>;
     unanswered = outcome.kind === 'unanswered';
     if (!unanswered) token = randomUUID();
-    await backoff(attempt);
+    await backoff(ctx, attempt);
   }
 }

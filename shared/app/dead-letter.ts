@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { getDelivery, updateDelivery } from '#db/webhook/delivery.repo.ts';
 import type { DeliveryMessage, DeliveryState } from '#domain/webhook/delivery.ts';
 
@@ -15,12 +16,12 @@ export type DeadLetterOutcome =
  * reason, so nothing stays `pending` forever; a delivered, failed or superseded one is left as it
  * is. `webhooks redeliver` starts it again.
  */
-export async function recordDeadLetter(message: DeliveryMessage): Promise<DeadLetterOutcome> {
+export async function recordDeadLetter(ctx: RequestContext, message: DeliveryMessage): Promise<DeadLetterOutcome> {
   const { event_id: eventId, key_id: keyId, round } = message;
-  const delivery = await getDelivery(keyId, eventId);
+  const delivery = await getDelivery(ctx, keyId, eventId);
   if (!delivery || delivery.round !== round || delivery.state !== 'pending')
     return { kind: 'finished', state: delivery?.state ?? null };
-  const updated = await updateDelivery(keyId, eventId, round, {
+  const updated = await updateDelivery(ctx, keyId, eventId, round, {
     state: 'failed',
     attempted: false,
     last_error: DEAD_LETTER_ERROR,

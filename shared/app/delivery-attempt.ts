@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { config } from '#shared/config.ts';
 import { updateDelivery } from '#db/webhook/delivery.repo.ts';
 import type { Delivery } from '#domain/webhook/delivery.ts';
@@ -28,6 +29,7 @@ export type AttemptOutcome =
  * delivery (attempted again at once) rather than a waiting one that nothing wakes.
  */
 export async function attemptOnce(
+  ctx: RequestContext,
   key: DeliverableKey,
   delivery: Delivery,
   endpoint: Endpoint,
@@ -57,7 +59,7 @@ export async function attemptOnce(
   };
 
   if (isSuccess(result)) {
-    const updated = await updateDelivery(keyId, eventId, round, {
+    const updated = await updateDelivery(ctx, keyId, eventId, round, {
       state: 'delivered',
       attempted: true,
       last_status_code: result.status,
@@ -65,13 +67,13 @@ export async function attemptOnce(
       next_attempt_at: null,
       now,
     });
-    await endpointHealth.afterSuccess(endpoint, at.slot);
+    await endpointHealth.afterSuccess(ctx, endpoint, at.slot);
     log('info', 'webhook delivered', logFields);
     recordDelivery('delivered', result.ms);
     return { kind: updated ? 'delivered' : 'stale', result };
   }
-  if (await endpointHealth.afterFailure(key, result, ports.announce, at.slot)) {
-    await endpointHealth.parkDelivery(delivery, result);
+  if (await endpointHealth.afterFailure(ctx, key, result, ports.announce, at.slot)) {
+    await endpointHealth.parkDelivery(ctx, delivery, result);
     log('info', 'webhook attempt failed; endpoint parked', { ...logFields, error: result.error });
     return { kind: 'parked', result };
   }
@@ -84,7 +86,7 @@ export async function attemptOnce(
     retryAfterSeconds: result.retryAfterSeconds,
   });
   if (!decision.retry) {
-    const updated = await updateDelivery(keyId, eventId, round, {
+    const updated = await updateDelivery(ctx, keyId, eventId, round, {
       state: 'failed',
       attempted: true,
       last_status_code: result.status,
@@ -98,7 +100,7 @@ export async function attemptOnce(
   }
   const nextAt = new Date(Date.now() + decision.delaySeconds * 1000).toISOString();
   await at.beforeRetry?.(nextAt, decision.delaySeconds);
-  const updated = await updateDelivery(keyId, eventId, round, {
+  const updated = await updateDelivery(ctx, keyId, eventId, round, {
     state: 'pending',
     attempted: true,
     last_status_code: result.status,

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { config } from '#shared/config.ts';
 import { updateDelivery } from '#db/webhook/delivery.repo.ts';
 import {
@@ -49,11 +50,12 @@ const slotLeaseMs = () => config().webhookResponseTimeoutMs + 20_000;
  * outcome write gives it back (afterSuccess, afterFailure). Losing a race for the free slot the read
  * showed counts as full: the message asks again shortly, never more than the cap run.
  */
-export async function claimAttemptSlot(endpoint: Endpoint): Promise<number | undefined> {
+export async function claimAttemptSlot(ctx: RequestContext, endpoint: Endpoint): Promise<number | undefined> {
   const nowMs = Date.now();
   const slot = freeSlot(endpoint, config().webhookSlowLaneAttemptsPerEndpoint, nowMs);
   if (slot === undefined) return undefined;
   const taken = await takeAttemptSlot(
+    ctx,
     endpoint.key_id,
     slot,
     new Date(nowMs).toISOString(),
@@ -63,9 +65,9 @@ export async function claimAttemptSlot(endpoint: Endpoint): Promise<number | und
 }
 
 /** A delivery left waiting for its parked endpoint: pending, no next attempt, not queued. */
-export async function parkDelivery(delivery: Delivery, result?: PostResult): Promise<void> {
+export async function parkDelivery(ctx: RequestContext, delivery: Delivery, result?: PostResult): Promise<void> {
   const now = new Date().toISOString();
-  await updateDelivery(delivery.key_id, delivery.event_id, delivery.round, {
+  await updateDelivery(ctx, delivery.key_id, delivery.event_id, delivery.round, {
     state: 'pending',
     attempted: result !== undefined,
     ...(result ? { last_status_code: result.status, last_error: result.error } : {}),
@@ -80,8 +82,8 @@ export async function parkDelivery(delivery: Delivery, result?: PostResult): Pro
  * A success after failures ends the streak and closes the circuit (a healthy endpoint's successes
  * write nothing); a slow-lane attempt's slot is given back in the same write.
  */
-export async function afterSuccess(endpoint: Endpoint, slot?: number): Promise<void> {
-  if (endpoint.consecutive_failures > 0 || slot !== undefined) await recordEndpointSuccess(endpoint.key_id, slot);
+export async function afterSuccess(ctx: RequestContext, endpoint: Endpoint, slot?: number): Promise<void> {
+  if (endpoint.consecutive_failures > 0 || slot !== undefined) await recordEndpointSuccess(ctx, endpoint.key_id, slot);
 }
 
 /**
@@ -89,6 +91,7 @@ export async function afterSuccess(endpoint: Endpoint, slot?: number): Promise<v
  * endpoint is parked now (by this failure or before).
  */
 export async function afterFailure(
+  ctx: RequestContext,
   key: DeliverableKey,
   result: PostResult,
   announce: SignerPorts['announce'],
@@ -97,7 +100,7 @@ export async function afterFailure(
   const cfg = config();
   const nowMs = Date.now();
   const now = new Date(nowMs).toISOString();
-  const streak = await recordEndpointFailure(key.id, now, result.error, slot);
+  const streak = await recordEndpointFailure(ctx, key.id, now, result.error, slot);
   if (streak.state === 'parked') return true;
   if (
     !shouldPark(streak, nowMs, {
@@ -108,7 +111,7 @@ export async function afterFailure(
     return false;
   const reason = parkReason(streak, cfg.webhookParkAfterSeconds);
   const nextProbe = probeDueAt(nowMs);
-  const parked = await parkEndpoint(key.id, now, reason, nextProbe);
+  const parked = await parkEndpoint(ctx, key.id, now, reason, nextProbe);
   // Parked by another attempt at the same moment: it announces and schedules the probe.
   if (!parked) return true;
   await sendProbe(key.id, nextProbe);
@@ -130,18 +133,18 @@ export async function afterFailure(
  * restart, a dead-lettered probe): schedule a new one. The guard on the old due time lets one
  * of many such messages win.
  */
-export async function healLostProbe(endpoint: Endpoint): Promise<void> {
+export async function healLostProbe(ctx: RequestContext, endpoint: Endpoint): Promise<void> {
   const slackMs = (config().webhookProbeIntervalSeconds + 60) * 1000;
   if (endpoint.next_probe_at !== null && Date.parse(endpoint.next_probe_at) + slackMs > Date.now()) return;
   const at = new Date().toISOString();
-  if (await scheduleProbe(endpoint.key_id, at, undefined, endpoint.next_probe_at)) {
+  if (await scheduleProbe(ctx, endpoint.key_id, at, undefined, endpoint.next_probe_at)) {
     log('warn', 'webhook probe was overdue; scheduled again', { key_id: endpoint.key_id });
     await sendProbe(endpoint.key_id, at);
   }
 }
 
 /** The probe failed: parked on, the next probe one interval later. */
-export async function probeFailed(keyId: number, result: PostResult): Promise<void> {
+export async function probeFailed(ctx: RequestContext, keyId: number, result: PostResult): Promise<void> {
   const at = probeDueAt(Date.now());
-  if (await scheduleProbe(keyId, at, result.error ?? 'unknown')) await sendProbe(keyId, at);
+  if (await scheduleProbe(ctx, keyId, at, result.error ?? 'unknown')) await sendProbe(keyId, at);
 }

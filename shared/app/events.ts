@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { readEventLog } from '#db/event/log.repo.ts';
 import { DomainError } from '#domain/errors.ts';
 import { canSee, causedBy, eventView, type EventView } from '#domain/event/event.ts';
@@ -25,6 +26,7 @@ export const MAX_QUERIES = 5;
  * looked at when more may follow (filtered-out events included, so the next page starts past them).
  */
 export async function listEvents(
+  ctx: RequestContext,
   principal: Pick<Principal, 'keyId' | 'storeId' | 'abilities'>,
   params: { cursor: number | undefined; limit: number; types: readonly TypeFilter[] | undefined; excludeOwn: boolean },
   nowSeconds = Math.floor(Date.now() / 1000),
@@ -34,6 +36,7 @@ export async function listEvents(
   let more = true;
   for (let query = 0; query < MAX_QUERIES && more && data.length < params.limit; query++) {
     const page = await readEventLog(
+      ctx,
       principal.storeId,
       after,
       params.limit - data.length,

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { readOutboxEvents, type OutboxEventState } from '#db/event/outbox.repo.ts';
 import type { ExpressMessage } from '#domain/event/express.ts';
 import { fanOut, prepareStoreBatch } from './fan-out.ts';
@@ -34,17 +35,19 @@ export type ExpressOutcome =
  * numbered, gone (kept 7 days) or unknown (an event written before `follows`) ends the chain.
  */
 async function unnumberedChain(
+  ctx: RequestContext,
   message: ExpressMessage,
 ): Promise<OutboxEventState[] | Exclude<ExpressOutcome, { kind: 'expedited' }>> {
   // The event and the one it follows in one read: a longer chain (rare) reads on, one by one.
   const known = await readOutboxEvents(
+    ctx,
     message.store_id,
     message.follows ? [message.event_id, message.follows] : [message.event_id],
   );
   const chain: OutboxEventState[] = [];
   for (let id: string | null | undefined = message.event_id; id; ) {
     const state: OutboxEventState | undefined =
-      known.get(id) ?? (await readOutboxEvents(message.store_id, [id])).get(id);
+      known.get(id) ?? (await readOutboxEvents(ctx, message.store_id, [id])).get(id);
     if (!state) return chain.length === 0 ? { kind: 'left_to_stream', reason: 'gone' } : chain;
     if (state.sequence !== undefined) return chain.length === 0 ? { kind: 'already_numbered' } : chain;
     if (chain.length === MAX_CHAIN) return { kind: 'left_to_stream', reason: 'long_chain' };
@@ -60,12 +63,16 @@ async function unnumberedChain(
  * path: numbering takes a number only for an event that has none, and the delivery log queues a
  * delivery once.
  */
-export async function expediteEvent(message: ExpressMessage, now = new Date().toISOString()): Promise<ExpressOutcome> {
-  const chain = await unnumberedChain(message);
+export async function expediteEvent(
+  ctx: RequestContext,
+  message: ExpressMessage,
+  now = new Date().toISOString(),
+): Promise<ExpressOutcome> {
+  const chain = await unnumberedChain(ctx, message);
   if (!Array.isArray(chain)) return chain;
   const records = chain.map((s) => s.record);
-  const batch = await prepareStoreBatch(message.store_id, records);
+  const batch = await prepareStoreBatch(ctx, message.store_id, records);
   let queued = 0;
-  for (const record of records) queued += await fanOut(record, now, batch);
+  for (const record of records) queued += await fanOut(ctx, record, now, batch);
   return { kind: 'expedited', numbered: records.length, queued };
 }

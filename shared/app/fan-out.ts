@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { getKey, listKeysOfStore } from '#db/key/repo.ts';
 import type { KeyRecord } from '#domain/key/api-key.ts';
@@ -31,9 +32,13 @@ const wants = (event: Extract<OutboxRecord, { kind: 'event' }>) => (k: KeyRecord
  * excluded, so this is one GetItem, and only for an event a key's write caused that this key would
  * receive.
  */
-async function withoutOwnEcho(event: Extract<OutboxRecord, { kind: 'event' }>, targets: KeyRecord[]) {
+async function withoutOwnEcho(
+  ctx: RequestContext,
+  event: Extract<OutboxRecord, { kind: 'event' }>,
+  targets: KeyRecord[],
+) {
   const own = targets.find((k) => causedBy(event.origin, k.id));
-  if (!own || !(await getKey(own.id))?.exclude_own) return targets;
+  if (!own || !(await getKey(ctx, own.id))?.exclude_own) return targets;
   return targets.filter((k) => k !== own);
 }
 
@@ -43,10 +48,10 @@ async function withoutOwnEcho(event: Extract<OutboxRecord, { kind: 'event' }>, t
  * (conditionally) before the send and marked after it. A crash between the two sends the message
  * again on the replay; the signer drops what is already delivered.
  */
-async function queueOnce(delivery: Delivery): Promise<boolean> {
+async function queueOnce(ctx: RequestContext, delivery: Delivery): Promise<boolean> {
   if (delivery.queued_round !== null && delivery.queued_round >= delivery.round) return false;
   await sendDeliveryMessage({ event_id: delivery.event_id, key_id: delivery.key_id, round: delivery.round });
-  await markQueued(delivery.key_id, delivery.event_id, delivery.round);
+  await markQueued(ctx, delivery.key_id, delivery.event_id, delivery.round);
   return true;
 }
 
@@ -57,11 +62,17 @@ async function queueOnce(delivery: Delivery): Promise<boolean> {
  * bulk load costs a few round trips per batch rather than two per event; a transaction that lost to
  * another consumer reads its events and the counter again and numbers what is left.
  */
-export async function assignSequences(storeId: string, eventIds: readonly string[]): Promise<Map<string, number>> {
+export async function assignSequences(
+  ctx: RequestContext,
+  storeId: string,
+  eventIds: readonly string[],
+): Promise<Map<string, number>> {
   const numbered = new Map<string, number>();
   for (let start = 0; start < eventIds.length; start += NUMBERED_AT_ONCE) {
     const chunk = eventIds.slice(start, start + NUMBERED_AT_ONCE);
-    const { sequences } = await retryLost(`the event log of store ${storeId}`, 50, () => numberEvents(storeId, chunk));
+    const { sequences } = await retryLost(ctx, `the event log of store ${storeId}`, 50, () =>
+      numberEvents(ctx, storeId, chunk),
+    );
     for (const [id, sequence] of sequences) numbered.set(id, sequence);
   }
   return numbered;
@@ -77,12 +88,16 @@ export interface StoreBatch {
  * Numbers one store's events of a stream batch together (in stream order) and reads its keys once,
  * side by side with the numbering (one round trip less before the first delivery is queued).
  */
-export async function prepareStoreBatch(storeId: string, records: readonly OutboxRecord[]): Promise<StoreBatch> {
+export async function prepareStoreBatch(
+  ctx: RequestContext,
+  storeId: string,
+  records: readonly OutboxRecord[],
+): Promise<StoreBatch> {
   const events = records.filter((r) => r.kind === 'event').map((r) => r.event_id);
-  const keys = listKeysOfStore(storeId, false);
+  const keys = listKeysOfStore(ctx, storeId, false);
   // Awaited by the first event that needs them; a failed numbering must not leave it unhandled.
   keys.catch(() => undefined);
-  const sequences = await assignSequences(storeId, events);
+  const sequences = await assignSequences(ctx, storeId, events);
   return { sequences, keys: () => keys };
 }
 
@@ -92,15 +107,16 @@ export async function prepareStoreBatch(storeId: string, records: readonly Outbo
  * and can fetch it from `GET /events`.
  */
 async function fanOutEvent(
+  ctx: RequestContext,
   event: Extract<OutboxRecord, { kind: 'event' }>,
   now: string,
   batch?: StoreBatch,
 ): Promise<number> {
   const sequence =
     batch?.sequences.get(event.event_id) ??
-    (await assignSequences(event.store_id, [event.event_id])).get(event.event_id)!;
-  const keys = batch ? await batch.keys() : await listKeysOfStore(event.store_id, false);
-  const targets = await withoutOwnEcho(event, keys.filter(receivesWebhooks).filter(wants(event)));
+    (await assignSequences(ctx, event.store_id, [event.event_id])).get(event.event_id)!;
+  const keys = batch ? await batch.keys() : await listKeysOfStore(ctx, event.store_id, false);
+  const targets = await withoutOwnEcho(ctx, event, keys.filter(receivesWebhooks).filter(wants(event)));
   const queued = await Promise.all(
     targets.map(async (key) => {
       // Laid out once per key (only the owner of a product sees its external id): every retry sends the same bytes.
@@ -127,18 +143,21 @@ async function fanOutEvent(
         parked_at: null,
         body,
       };
-      const created = await createDelivery(fresh);
-      return queueOnce(created.created ? fresh : created.existing);
+      const created = await createDelivery(ctx, fresh);
+      return queueOnce(ctx, created.created ? fresh : created.existing);
     }),
   );
   return queued.filter(Boolean).length;
 }
 
-async function fanOutRedelivery(request: Extract<OutboxRecord, { kind: 'redelivery' }>): Promise<number> {
-  const delivery = await getDelivery(request.key_id, request.event_id);
+async function fanOutRedelivery(
+  ctx: RequestContext,
+  request: Extract<OutboxRecord, { kind: 'redelivery' }>,
+): Promise<number> {
+  const delivery = await getDelivery(ctx, request.key_id, request.event_id);
   // Expired, or a newer redelivery superseded this request: its own request queues it.
   if (!delivery || delivery.round !== request.round) return 0;
-  return (await queueOnce(delivery)) ? 1 : 0;
+  return (await queueOnce(ctx, delivery)) ? 1 : 0;
 }
 
 /**
@@ -148,11 +167,13 @@ async function fanOutRedelivery(request: Extract<OutboxRecord, { kind: 'redelive
  * is in the delivery log anyway.
  */
 export async function fanOut(
+  ctx: RequestContext,
   record: OutboxRecord,
   now = new Date().toISOString(),
   batch?: StoreBatch,
 ): Promise<number> {
-  const queued = record.kind === 'event' ? await fanOutEvent(record, now, batch) : await fanOutRedelivery(record);
+  const queued =
+    record.kind === 'event' ? await fanOutEvent(ctx, record, now, batch) : await fanOutRedelivery(ctx, record);
   log('debug', 'webhook fan-out', { kind: record.kind, event_id: record.event_id, queued });
   return queued;
 }
@@ -200,7 +221,7 @@ export interface FanOutBatch {
  * batch's: Lambda resumes the shard from it, and what other stores handled after it is replayed
  * harmlessly (numbering and the delivery log are idempotent).
  */
-export async function fanOutStreamBatch(records: readonly DynamoDBRecord[]): Promise<FanOutBatch> {
+export async function fanOutStreamBatch(ctx: RequestContext, records: readonly DynamoDBRecord[]): Promise<FanOutBatch> {
   const byStore = new Map<string, Indexed[]>();
   for (const [index, record] of records.entries()) {
     if (!isOutboxInsert(record) || !record.dynamodb?.NewImage) continue;
@@ -209,7 +230,7 @@ export async function fanOutStreamBatch(records: readonly DynamoDBRecord[]): Pro
   }
   const groups = [...byStore.values()];
   const tally = { queued: 0 };
-  const failures = await atMost(groups, STORES_AT_ONCE, (group) => fanOutStore(group, tally));
+  const failures = await atMost(groups, STORES_AT_ONCE, (group) => fanOutStore(ctx, group, tally));
   const firstFailure = Math.min(Number.POSITIVE_INFINITY, ...failures);
   return {
     stores: groups.length,
@@ -224,7 +245,7 @@ export async function fanOutStreamBatch(records: readonly DynamoDBRecord[]): Pro
  * pinned to its record. Answers the index of the first
  * record that failed, or Infinity.
  */
-async function fanOutStore(group: Indexed[], tally: { queued: number }): Promise<number> {
+async function fanOutStore(ctx: RequestContext, group: Indexed[], tally: { queued: number }): Promise<number> {
   const parsed: { index: number; sequenceNumber: string | undefined; outbox: OutboxRecord }[] = [];
   let failedAt = Number.POSITIVE_INFINITY;
   for (const { index, record } of group) {
@@ -244,6 +265,7 @@ async function fanOutStore(group: Indexed[], tally: { queued: number }): Promise
   // A store's records share one pk, so one event's store_id is the group's.
   const batch = storeId
     ? await prepareStoreBatch(
+        ctx,
         storeId,
         parsed.map((p) => p.outbox),
       ).catch(() => undefined)
@@ -257,7 +279,7 @@ async function fanOutStore(group: Indexed[], tally: { queued: number }): Promise
     for (const { index, sequenceNumber, outbox } of chain) {
       try {
         // Read the tally after the await: `tally.queued += await …` would add to a stale value.
-        const queued = await fanOut(outbox, undefined, batch);
+        const queued = await fanOut(ctx, outbox, undefined, batch);
         tally.queued += queued;
       } catch (err) {
         fanOutFailed(sequenceNumber, err);

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import type { Key } from '#db/keys.ts';
 import type { Item, TransactItem } from '#db/core/helpers.ts';
 import {
@@ -94,14 +95,15 @@ export function prepareAnswer(request: IdempotentRequest, answer: Answer): Prepa
  * A commit that failed on the record's write: a twin stored its answer first (what the record
  * says now), or its transaction holds the record right now (`busy`: still in progress).
  */
-export async function afterTaken(request: IdempotentRequest, busy: boolean): Promise<Refusal> {
-  return busy ? { kind: 'in_progress' } : readIdempotencyOutcome(request.recordKey, request.fingerprint);
+export async function afterTaken(ctx: RequestContext, request: IdempotentRequest, busy: boolean): Promise<Refusal> {
+  return busy ? { kind: 'in_progress' } : readIdempotencyOutcome(ctx, request.recordKey, request.fingerprint);
 }
 
 /** Stores an answer that changed nothing (one conditional PutItem); a twin's answer if it got there first. */
 export async function storeAnswer(
+  ctx: RequestContext,
   request: IdempotentRequest,
   response: StoredResponse,
 ): Promise<{ kind: 'stored' } | Refusal> {
-  return (await storeRecord(request.recordKey, request.fingerprint, response)) ?? { kind: 'stored' };
+  return (await storeRecord(ctx, request.recordKey, request.fingerprint, response)) ?? { kind: 'stored' };
 }

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { isPendingNameWrite, pendingNameFromImage } from '#db/name-index/stream.ts';
 import { indexPendingNames } from '#db/name-index/repo.ts';
@@ -28,13 +29,19 @@ export const NAME_INDEX_CHUNK = 100;
  * chunk fails, the stream resumes from that chunk's first record: indexing is idempotent, and until
  * it succeeds the search reads the pending entries, so no result is ever wrong.
  */
-export async function indexNameRecords(records: readonly DynamoDBRecord[]): Promise<NameIndexOutcome> {
+export async function indexNameRecords(
+  ctx: RequestContext,
+  records: readonly DynamoDBRecord[],
+): Promise<NameIndexOutcome> {
   const pending = records.filter((r) => isPendingNameWrite(r) && r.dynamodb?.NewImage);
   let indexed = 0;
   for (let start = 0; start < pending.length; start += NAME_INDEX_CHUNK) {
     const chunk = pending.slice(start, start + NAME_INDEX_CHUNK);
     try {
-      indexed += await indexPendingNames(chunk.map((r) => pendingNameFromImage(r.dynamodb!.NewImage!)));
+      indexed += await indexPendingNames(
+        ctx,
+        chunk.map((r) => pendingNameFromImage(r.dynamodb!.NewImage!)),
+      );
     } catch (error) {
       const sequenceNumber = chunk[0]!.dynamodb!.SequenceNumber;
       return { ok: false, indexed, retryFrom: sequenceNumber ?? '', sequenceNumber, error };

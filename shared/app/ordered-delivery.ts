@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { config } from '#shared/config.ts';
 import { readLogPage, type LoggedEvent } from '#db/event/log.repo.ts';
 import { claimAttempt, createDelivery, getDeliveries, releaseAttempt } from '#db/webhook/delivery.repo.ts';
@@ -63,8 +64,8 @@ export const RUN_BUDGET_MS = 15_000;
 const plain = (d: Delivery): DeliveryMessage => ({ event_id: d.event_id, key_id: d.key_id, round: d.round });
 
 /** Where a group's run starts: past its cursor, and past the events numbered before the queue was set. */
-const startOf = async (key: OrderedKey, family: Family) =>
-  Math.max(await getOrderedCursor(key.id, family), key.ordered_from ?? 0);
+const startOf = async (ctx: RequestContext, key: OrderedKey, family: Family) =>
+  Math.max(await getOrderedCursor(ctx, key.id, family), key.ordered_from ?? 0);
 
 /**
  * A queue message of an ordered key's delivery (processMessage has checked the key, the endpoint
@@ -74,6 +75,7 @@ const startOf = async (key: OrderedKey, family: Family) =>
  * explicit request, out of order by nature.
  */
 export async function runOrderedFor(
+  ctx: RequestContext,
   m: ReceivedMessage,
   key: OrderedKey,
   message: DeliveryMessage,
@@ -84,14 +86,14 @@ export async function runOrderedFor(
 ): Promise<MessageOutcome | 'passed'> {
   const lane = m.lane;
   const family = familyOf(delivery.event_type);
-  const from = await startOf(key, family);
+  const from = await startOf(ctx, key, family);
   if (sequence <= from) return 'passed';
   let slot: number | undefined;
   if (lane === 'slow') {
-    slot = await endpointHealth.claimAttemptSlot(endpoint);
+    slot = await endpointHealth.claimAttemptSlot(ctx, endpoint);
     if (slot === undefined) return deferOverCap(message);
   }
-  const run = await runOrderedGroup({
+  const run = await runOrderedGroup(ctx, {
     key,
     family,
     from,
@@ -102,7 +104,7 @@ export async function runOrderedFor(
     probe: false,
     startedMs: Date.now(),
   });
-  if (slot !== undefined && !run.attempted) await giveBackAttemptSlot(key.id, slot);
+  if (slot !== undefined && !run.attempted) await giveBackAttemptSlot(ctx, key.id, slot);
   log('debug', 'ordered run', { key_id: key.id, event_id: delivery.event_id, state: run.state });
   // Another run is attempting the head: this message looks again when its claim ends, so that a
   // run that dies holding it (its own message back before the claim ends) leaves no group unwoken.
@@ -117,37 +119,41 @@ export async function runOrderedFor(
  * hands over by scheduling the next probe itself. In the slow lane (the endpoint's circuit is open)
  * a run makes one attempt and hands the rest to the fast lane, where a closed circuit belongs.
  */
-export async function runOrderedGroup(input: {
-  key: OrderedKey;
-  family: Family;
-  /** Its start, when the caller read it already. */
-  from?: number;
-  endpoint: Endpoint;
-  ports: SignerPorts;
-  lane: Lane;
-  slot?: number | undefined;
-  probe: boolean;
-  startedMs: number;
-}): Promise<OrderedRun> {
+export async function runOrderedGroup(
+  ctx: RequestContext,
+  input: {
+    key: OrderedKey;
+    family: Family;
+    /** Its start, when the caller read it already. */
+    from?: number;
+    endpoint: Endpoint;
+    ports: SignerPorts;
+    lane: Lane;
+    slot?: number | undefined;
+    probe: boolean;
+    startedMs: number;
+  },
+): Promise<OrderedRun> {
   const { key, family, ports, lane, probe } = input;
   let { endpoint, slot } = input;
   let attempted = false;
   let handOver = false;
-  const start = input.from ?? (await startOf(key, family));
+  const start = input.from ?? (await startOf(ctx, key, family));
   let passed = start;
   let saved = start;
   const save = async () => {
     if (passed <= saved) return;
-    await advanceOrderedCursor(key.id, family, passed);
+    await advanceOrderedCursor(ctx, key.id, family, passed);
     saved = passed;
   };
   const nowSeconds = () => Math.floor(Date.now() / 1000);
 
   for (let limit = FIRST_PAGE; ; limit = Math.min(LOG_PAGE, limit * 4)) {
-    const page = await readLogPage(key.store_id, passed, limit);
+    const page = await readLogPage(ctx, key.store_id, passed, limit);
     const mine = page.events.filter((e) => familyOf(e.event_type) === family && e.ttl >= nowSeconds());
     const known = mine.length
       ? await getDeliveries(
+          ctx,
           key.id,
           mine.map((e) => e.event_id),
         )
@@ -156,7 +162,7 @@ export async function runOrderedGroup(input: {
     for (const e of page.events) {
       const delivery =
         familyOf(e.event_type) === family && e.ttl >= nowSeconds()
-          ? (known.get(e.event_id) ?? (wanted(key, e) ? await deliveryFromLog(key, e) : undefined))
+          ? (known.get(e.event_id) ?? (wanted(key, e) ? await deliveryFromLog(ctx, key, e) : undefined))
           : undefined;
       if (delivery?.state !== 'pending') {
         passed = e.sequence;
@@ -173,7 +179,14 @@ export async function runOrderedGroup(input: {
       if (!probe && dueInMs > DUE_TOLERANCE_MS) return { state: 'waiting', attempted };
       const nowMs = Date.now();
       const lease = new Date(nowMs + config().webhookResponseTimeoutMs + 20_000).toISOString();
-      const claim = await claimAttempt(key.id, delivery.event_id, delivery.round, new Date(nowMs).toISOString(), lease);
+      const claim = await claimAttempt(
+        ctx,
+        key.id,
+        delivery.event_id,
+        delivery.round,
+        new Date(nowMs).toISOString(),
+        lease,
+      );
       if (claim.kind === 'held') return { state: 'held', attempted, until: claim.until };
       if (claim.kind === 'gone') {
         // Finished or redelivered by someone else since the read: read again from here.
@@ -182,7 +195,7 @@ export async function runOrderedGroup(input: {
       }
       let outcome: Awaited<ReturnType<typeof attemptOnce>>;
       try {
-        outcome = await attemptOnce(key, delivery, endpoint, ports, {
+        outcome = await attemptOnce(ctx, key, delivery, endpoint, ports, {
           lane,
           receiveCount: 1,
           nowMs,
@@ -197,7 +210,7 @@ export async function runOrderedGroup(input: {
         });
       } catch (err) {
         // A platform error: the message that woke this run comes back after a back-off and finds the head free.
-        await releaseAttempt(key.id, delivery.event_id, delivery.round).catch(() => undefined);
+        await releaseAttempt(ctx, key.id, delivery.event_id, delivery.round).catch(() => undefined);
         throw err;
       }
       attempted = true;
@@ -235,7 +248,7 @@ const wanted = (key: OrderedKey, e: LoggedEvent) =>
  * key), made first by the run. Marked queued: the run attempts it now, so the fan-out, finding it,
  * queues nothing more.
  */
-async function deliveryFromLog(key: OrderedKey, e: LoggedEvent): Promise<Delivery> {
+async function deliveryFromLog(ctx: RequestContext, key: OrderedKey, e: LoggedEvent): Promise<Delivery> {
   const now = new Date().toISOString();
   const fresh: Delivery = {
     key_id: key.id,
@@ -257,6 +270,6 @@ async function deliveryFromLog(key: OrderedKey, e: LoggedEvent): Promise<Deliver
     parked_at: null,
     body: eventBody({ ...eventView({ ...e, payload: e.payload as EventPayload }, key.id) }),
   };
-  const created = await createDelivery(fresh);
+  const created = await createDelivery(ctx, fresh);
   return created.created ? fresh : created.existing;
 }

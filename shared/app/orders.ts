@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import {
   insertOrder,
   nextOrderId,
@@ -57,6 +58,7 @@ export type OrderDocument = { data: ReturnType<typeof toOrderResource> };
  * one change and one event.
  */
 export function changeOrderStatus(
+  ctx: RequestContext,
   caller: Caller,
   reference: string,
   status: OrderStatus,
@@ -64,10 +66,11 @@ export function changeOrderStatus(
 ): Promise<Idempotent<OrderDocument>> {
   type Read = { order: Order | undefined; check: IdempotencyCheck };
   return retryOnStale<Read, Idempotent<OrderDocument>>({
+    budget: ctx,
     what: `order ${reference} of store ${caller.storeId}`,
     maxAttempts: 5,
     read: async () => {
-      const read = await readOrderByReference(caller.storeId, reference, request.recordKey);
+      const read = await readOrderByReference(ctx, caller.storeId, reference, request.recordKey);
       return { order: read.order, check: checkRecord(request, read.alongside) };
     },
     round: async ({ order, check }) => {
@@ -87,12 +90,12 @@ export function changeOrderStatus(
       const document = { data: toOrderResource(next) };
       const prepared = prepareAnswer(request, { body: document });
       const event = buildStatusChangedEvent(next, order, now, keyOrigin(caller.keyId));
-      const commit = await commitOrderChange(order, next, event, [prepared.write]);
+      const commit = await commitOrderChange(ctx, order, next, event, [prepared.write]);
       if (commit.kind === 'committed') {
         await expedite(event);
         return done(answered(document, prepared.response));
       }
-      if (commit.kind === 'guard_failed') return done(await afterTaken(request, commit.busy));
+      if (commit.kind === 'guard_failed') return done(await afterTaken(ctx, request, commit.busy));
       return stale(commit.kind === 'stale' ? { order: commit.current, check } : undefined);
     },
   });
@@ -103,12 +106,17 @@ export function changeOrderStatus(
  * A payment confirmation arrives more than once; the second one finds the order paid (no-op, no
  * event). The payment and its `order.paid` event commit together.
  */
-export async function markOrderPaid(storeId: string, reference: string): Promise<OrderDocument['data']> {
-  await requireStore(storeId);
+export async function markOrderPaid(
+  ctx: RequestContext,
+  storeId: string,
+  reference: string,
+): Promise<OrderDocument['data']> {
+  await requireStore(ctx, storeId);
   return retryOnStale<Order | undefined, OrderDocument['data']>({
+    budget: ctx,
     what: `payment of order ${reference} of store ${storeId}`,
     maxAttempts: 5,
-    read: async () => (await readOrderByReference(storeId, reference)).order,
+    read: async () => (await readOrderByReference(ctx, storeId, reference)).order,
     round: async (order) => {
       if (!order)
         throw new DomainError('not_found', `order "${reference}" does not exist in store "${storeId}"`, 'reference');
@@ -123,7 +131,7 @@ export async function markOrderPaid(storeId: string, reference: string): Promise
       }
       const next = withPayment(order, nextUpdatedAt(order.updated_at));
       const event = buildPaidEvent(next, order);
-      const commit = await commitOrderChange(order, next, event);
+      const commit = await commitOrderChange(ctx, order, next, event);
       if (commit.kind === 'committed') {
         await expedite(event);
         return done(toOrderResource(next));
@@ -151,12 +159,16 @@ export interface OrderPlacement {
  * and its `order.created` event commit together (an order placed already paid is one
  * `order.created`, whose order says `paid`).
  */
-export async function placeOrder(storeId: string, placement: OrderPlacement): Promise<OrderDocument['data']> {
-  const store = await requireStore(storeId);
+export async function placeOrder(
+  ctx: RequestContext,
+  storeId: string,
+  placement: OrderPlacement,
+): Promise<OrderDocument['data']> {
+  const store = await requireStore(ctx, storeId);
   const totals = computeTotals(placement.items, placement.shipping_total, placement.discount_total);
   const now = new Date().toISOString();
   const order: Order = {
-    id: await nextOrderId(store.id),
+    id: await nextOrderId(ctx, store.id),
     store_id: store.id,
     reference: placement.reference,
     status: placement.status,
@@ -172,7 +184,7 @@ export async function placeOrder(storeId: string, placement: OrderPlacement): Pr
     updated_at: now,
   };
   const event = buildCreatedEvent(order);
-  await insertOrder(order, event);
+  await insertOrder(ctx, order, event);
   await expedite(event);
   return toOrderResource(order);
 }
@@ -184,19 +196,20 @@ export interface OrderListDocument {
 
 /** Ascending id from `cursor`, optionally only orders updated at or after `since`; `next_cursor` is the last id of a full page. */
 export async function listOrders(
+  ctx: RequestContext,
   caller: Caller,
   params: { cursor: number; limit: number; since: string | undefined },
 ): Promise<OrderListDocument> {
   const page =
     params.since === undefined
-      ? await listOrdersAfter(caller.storeId, params.cursor, params.limit)
-      : await listOrdersUpdatedSince(caller.storeId, params.since, params.cursor, params.limit);
+      ? await listOrdersAfter(ctx, caller.storeId, params.cursor, params.limit)
+      : await listOrdersUpdatedSince(ctx, caller.storeId, params.since, params.cursor, params.limit);
   const last = page.orders.at(-1);
   return { data: page.orders.map(toOrderResource), next_cursor: page.more && last ? last.id : null };
 }
 
 /** A dry run's "before" (docs/api.md#dry-runs): the order as a status change answers it. */
-export async function currentOrder(caller: Caller, reference: string) {
-  const { order } = await readOrderByReference(caller.storeId, reference);
+export async function currentOrder(ctx: RequestContext, caller: Caller, reference: string) {
+  const { order } = await readOrderByReference(ctx, caller.storeId, reference);
   return order && toOrderResource(order);
 }

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import {
   createPage,
   getPage,
@@ -49,33 +50,37 @@ const slugTaken = (slug: string) =>
  * page it hands back. A save that would change nothing writes nothing.
  */
 export async function savePage(
+  ctx: RequestContext,
   caller: Caller,
   xid: string,
   content: PageContent,
   condition: WriteCondition = {},
 ): Promise<SaveOutcome> {
-  const read = await readPageToSave(caller, xid);
+  const read = await readPageToSave(ctx, caller, xid);
   let found = read.page;
   if (!found) {
     // No page yet: an If-Match (even `*`) cannot hold.
     const failed = failedCondition(condition, undefined);
     if (failed) return { result: 'precondition_failed', header: failed };
     const created = await create(
+      ctx,
       newPage(content, { storeId: caller.storeId, keyId: caller.keyId, externalId: xid }),
       read.sequence,
     );
     if (created.kind === 'created') return { data: toPageResource(created.page, caller.keyId, 'draft') };
     if (created.kind === 'slug_taken') throw slugTaken(content.slug);
-    found = created.page ?? (created.pageId === undefined ? undefined : await getPage(caller.storeId, created.pageId));
+    found =
+      created.page ?? (created.pageId === undefined ? undefined : await getPage(ctx, caller.storeId, created.pageId));
     if (!found) throw new Error(`page external id ${xid} of key ${caller.keyId} was taken but maps to nothing`);
     // Create only: the racing first save won, so this one must not replace it.
     if (condition.createOnly) return { result: 'precondition_failed', header: 'If-None-Match' };
   }
   const pageId = found.id;
   return retryOnStale<Page | undefined, SaveOutcome>({
+    budget: ctx,
     what: `page ${pageId} of store ${caller.storeId}`,
     initial: found,
-    read: () => getPage(caller.storeId, pageId),
+    read: () => getPage(ctx, caller.storeId, pageId),
     round: async (current) => {
       // The external-id item and its page are written in one transaction and never deleted.
       if (!current) throw new Error(`page external id ${xid} maps to missing page ${pageId}`);
@@ -84,7 +89,7 @@ export async function savePage(
       if (failed) return done({ result: 'precondition_failed', header: failed });
       const next = savedPage(current, content);
       if (!next) return done({ data: toPageResource(current, caller.keyId, 'draft') });
-      const result = await commitPageChange(current, next);
+      const result = await commitPageChange(ctx, current, next);
       if (result.kind === 'committed') return done({ data: toPageResource(next, caller.keyId, 'draft') });
       if (result.kind === 'slug_taken') throw slugTaken(content.slug);
       return stale(result.kind === 'stale' ? result.current : undefined);
@@ -98,23 +103,25 @@ export async function savePage(
  * and takes the next id.
  */
 function create(
+  ctx: RequestContext,
   draft: Omit<Page, 'id'>,
   sequence: number | undefined,
 ): Promise<Exclude<CreateResult, { kind: 'sequence_moved' }>> {
   return retryOnStale<number, Exclude<CreateResult, { kind: 'sequence_moved' }>>({
+    budget: ctx,
     what: `the page with external id ${draft.external_id}`,
     ...(sequence === undefined ? {} : { initial: sequence }),
-    read: () => readPageSequence(draft.store_id),
+    read: () => readPageSequence(ctx, draft.store_id),
     round: async (read) => {
-      const created = await createPage(draft, read);
+      const created = await createPage(ctx, draft, read);
       return created.kind === 'sequence_moved' ? stale() : done(created);
     },
   });
 }
 
 /** For the seed and tests: a page in any state, or an error if its external id or slug is taken. */
-export async function insertPage(draft: Omit<Page, 'id'>): Promise<Page> {
-  const result = await create(draft, undefined);
+export async function insertPage(ctx: RequestContext, draft: Omit<Page, 'id'>): Promise<Page> {
+  const result = await create(ctx, draft, undefined);
   if (result.kind !== 'created') throw new Error(`page ${draft.external_id} not inserted: ${result.kind}`);
   return result.page;
 }
@@ -126,14 +133,15 @@ export async function insertPage(draft: Omit<Page, 'id'>): Promise<Page> {
  * result.
  */
 export const publishPage = (
+  ctx: RequestContext,
   caller: Caller,
   xid: string,
   request: IdempotentRequest,
-): Promise<Idempotent<PageDocument>> => changeStatus(caller, xid, 'publish', request);
+): Promise<Idempotent<PageDocument>> => changeStatus(ctx, caller, xid, 'publish', request);
 
 /** unpublish (a repeat is a no-op, so no Idempotency-Key): the change and its `page.unpublished` event. */
-export async function unpublishPage(caller: Caller, xid: string): Promise<PageDocument> {
-  const outcome = await changeStatus(caller, xid, 'unpublish', undefined);
+export async function unpublishPage(ctx: RequestContext, caller: Caller, xid: string): Promise<PageDocument> {
+  const outcome = await changeStatus(ctx, caller, xid, 'unpublish', undefined);
   // Without a request record nothing can refuse: the outcome is the answer.
   if (outcome.kind !== 'answered') throw new Error(`unpublish of page ${xid} refused by a record it never read`);
   return outcome.answer;
@@ -146,21 +154,23 @@ export async function unpublishPage(caller: Caller, xid: string): Promise<PageDo
  * no-op).
  */
 async function changeStatus(
+  ctx: RequestContext,
   caller: Caller,
   xid: string,
   action: PageAction,
   request: IdempotentRequest | undefined,
 ): Promise<Idempotent<PageDocument>> {
   // With a request, its idempotency record comes in the same BatchGetItem.
-  const read = await readPageByExternalId(caller, xid, request?.recordKey);
+  const read = await readPageByExternalId(ctx, caller, xid, request?.recordKey);
   const check = request ? checkRecord(request, read.alongside) : undefined;
   if (check && check.kind !== 'fresh') return check;
   const first = read.page;
   if (!first) throw notFound('page');
   return retryOnStale<Page | undefined, Idempotent<PageDocument>>({
+    budget: ctx,
     what: `page ${first.id}: ${action}`,
     initial: first,
-    read: () => getPage(caller.storeId, first.id),
+    read: () => getPage(ctx, caller.storeId, first.id),
     round: async (page) => {
       if (!page) throw notFound('page');
       const decision = decide(action, page.status, page.draft !== null);
@@ -173,9 +183,9 @@ async function changeStatus(
       const prepared = request && prepareAnswer(request, { body: document });
       const type = action === 'publish' ? 'page.published' : 'page.unpublished';
       const event = pageEvent(type, next, keyOrigin(caller.keyId), page);
-      const result = await commitPageChange(page, next, event, prepared ? [prepared.write] : []);
+      const result = await commitPageChange(ctx, page, next, event, prepared ? [prepared.write] : []);
       if (result.kind === 'committed') return done(answered(document, prepared?.response));
-      if (result.kind === 'guard_failed' && request) return done(await afterTaken(request, result.busy));
+      if (result.kind === 'guard_failed' && request) return done(await afterTaken(ctx, request, result.busy));
       return stale(result.kind === 'stale' ? result.current : undefined);
     },
   });
@@ -186,10 +196,11 @@ async function changeStatus(
  * version's), each as its live version unless `version` is `draft`.
  */
 export async function listPages(
+  ctx: RequestContext,
   caller: Caller,
   params: { cursor: number; limit: number; type?: PageType | undefined; version?: PageVersion | undefined },
 ): Promise<PageListDocument> {
-  const list = await listPagesAfter(caller.storeId, params.cursor, params.limit, params.type);
+  const list = await listPagesAfter(ctx, caller.storeId, params.cursor, params.limit, params.type);
   const last = list.pages.at(-1);
   return {
     data: list.pages.map((p) => toPageResource(p, caller.keyId, params.version ?? 'live')),
@@ -201,8 +212,8 @@ export async function listPages(
  * A dry run's "before" (docs/api.md#dry-runs). `draft`: as a save answers it (the saved version);
  * otherwise as publish and unpublish do.
  */
-export async function currentPage(caller: Caller, externalId: string, draft: boolean) {
-  const { page } = await readPageByExternalId(caller, externalId);
+export async function currentPage(ctx: RequestContext, caller: Caller, externalId: string, draft: boolean) {
+  const { page } = await readPageByExternalId(ctx, caller, externalId);
   if (!page) return undefined;
   return draft ? toPageResource(page, caller.keyId, 'draft') : toPageResource(page);
 }

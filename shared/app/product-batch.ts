@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import * as v from 'valibot';
 import type { Product } from '#domain/product/product.ts';
 import {
@@ -41,6 +42,7 @@ const PatchItem = v.strictObject({ external_id: v.unknown(), ...ProductPatchBody
  * back to the single write per item, which turns into a replace as the single PUT does.
  */
 export async function upsertProductBatch(
+  ctx: RequestContext,
   caller: Caller,
   items: readonly unknown[],
   mode: BatchMode,
@@ -54,6 +56,7 @@ export async function upsertProductBatch(
   }
 
   const targets = await resolveManyWriteTargets(
+    ctx,
     caller.keyId,
     checked.map((c) => ({
       externalId: c.externalId,
@@ -63,7 +66,7 @@ export async function upsertProductBatch(
     mode === 'replace' ? { sequenceOf: caller.storeId } : {},
   );
   const fresh: { item: CheckedItem & { mode: 'replace' }; targets: WriteTargets }[] = [];
-  const ids = new ProductIds(caller.storeId, targets.find((t) => t.sequence)?.sequence);
+  const ids = new ProductIds(ctx, caller.storeId, targets.find((t) => t.sequence)?.sequence);
   try {
     const existing: { item: CheckedItem; target: WriteTargets }[] = [];
     for (const [i, item] of checked.entries()) {
@@ -77,11 +80,11 @@ export async function upsertProductBatch(
     await inPool(existing, WRITE_CONCURRENCY, async ({ item, target }) => {
       outcomes[item.index] = await settle(item.externalId, () =>
         item.mode === 'patch'
-          ? patchResolved(caller, item.write, target)
-          : putResolved(caller, item.externalId, item.write, target, ids),
+          ? patchResolved(ctx, caller, item.write, target)
+          : putResolved(ctx, caller, item.externalId, item.write, target, ids),
       );
     });
-    await insertFresh(caller, fresh, ids, outcomes);
+    await insertFresh(ctx, caller, fresh, ids, outcomes);
   } finally {
     await ids.finish();
   }
@@ -101,6 +104,7 @@ export async function upsertProductBatch(
  * "not confirmed" instead of being refused cleanly (docs/catalog-writes.md, "Ids under contention").
  */
 async function insertFresh(
+  ctx: RequestContext,
   caller: Caller,
   fresh: { item: CheckedItem & { mode: 'replace' }; targets: WriteTargets }[],
   ids: ProductIds,
@@ -130,7 +134,7 @@ async function insertFresh(
         );
       else
         outcomes[item.index] = await settle(item.externalId, () =>
-          putResolved(caller, item.externalId, item.write, t, ids),
+          putResolved(ctx, caller, item.externalId, item.write, t, ids),
         );
     }
   }

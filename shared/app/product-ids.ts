@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { randomUUID } from 'node:crypto';
 import {
   INSERT_GROUP_SIZE,
@@ -44,13 +45,15 @@ export class ProductIds {
   /** Reserved ids whose insert the store did not confirm: their reservation stays open for a reader to settle. */
   private readonly undetermined = new Set<number>();
   /** One clock for the request: what its first inserts took tells whether the next one fits. */
-  private readonly clock = new RoundClock();
+  private readonly clock: RoundClock;
 
   constructor(
+    private readonly ctx: RequestContext,
     private readonly storeId: string,
     read: ProductSequence | undefined,
   ) {
     this.guarded = read;
+    this.clock = new RoundClock(ctx);
   }
 
   /**
@@ -83,14 +86,16 @@ export class ProductIds {
     expected: { products: number; offers: number } = { products: drafts.length, offers: offerCount(drafts) },
   ): Promise<InsertOutcome> {
     if (!this.block) {
-      this.guarded ??= await readProductSequence(this.storeId);
+      this.guarded ??= await readProductSequence(this.ctx, this.storeId);
       const read = this.guarded;
       const products = numbered(drafts, read.last + 1, read.offers + 1);
       // The uncontended path: one attempt guarded on the sequence state read (settled when its
       // answer never came); `lost` when another insert moved the sequence first.
       const events = created(products);
       const token = randomUUID();
-      const first = await attemptOnce(this.clock, () => insertProducts(this.storeId, products, events, read, token));
+      const first = await attemptOnce(this.ctx, this.clock, (ctx) =>
+        insertProducts(ctx, this.storeId, products, events, read, token),
+      );
       if (first.kind === 'inserted')
         this.guarded = { ...read, last: read.last + drafts.length, offers: read.offers + offerCount(drafts) };
       if (first.kind !== 'lost') return first;
@@ -113,7 +118,7 @@ export class ProductIds {
   }
 
   private async reserve(products: number, offers: number): Promise<ReservedIds> {
-    const ids = await reserveProductIds(this.storeId, products, offers);
+    const ids = await reserveProductIds(this.ctx, this.storeId, products, offers);
     this.reservations.push(ids.reservation);
     return ids;
   }
@@ -131,6 +136,7 @@ export class ProductIds {
   private async use(drafts: readonly NewProduct[], ids: ReservedIds): Promise<InsertOutcome> {
     const products = numbered(drafts, ids.firstId, ids.firstOffer);
     const outcome = await insertReserved(
+      this.ctx,
       this.storeId,
       products,
       created(products),
@@ -162,7 +168,7 @@ export class ProductIds {
     }
     this.landed.clear();
     this.undetermined.clear();
-    await closeRequestReservations(this.storeId, closed, gaps);
+    await closeRequestReservations(this.ctx, this.storeId, closed, gaps);
   }
 }
 
@@ -181,13 +187,16 @@ export type InsertOutcome = Exclude<InsertAttempt, { kind: 'unanswered' }> | Out
  * shared/db/core/sequence.ts): past it a reader may soon settle the reservation from what exists.
  */
 export function insertReserved(
+  ctx: RequestContext,
   storeId: string,
   products: readonly Product[],
   events: readonly StoreEvent[],
   usableUntil: number,
-  clock = new RoundClock(),
+  clock = new RoundClock(ctx),
 ): Promise<InsertOutcome> {
-  return attemptUntilWon(clock, usableUntil, (token) => insertProducts(storeId, products, events, undefined, token));
+  return attemptUntilWon(ctx, clock, usableUntil, (ctx, token) =>
+    insertProducts(ctx, storeId, products, events, undefined, token),
+  );
 }
 
 /**
@@ -206,13 +215,14 @@ const BOOKKEEPING_GRACE_MS = 1_500;
  * them after expiry.
  */
 export async function closeRequestReservations(
+  ctx: RequestContext,
   storeId: string,
   closed: readonly Reservation[],
   gaps: readonly number[],
 ): Promise<void> {
   if (closed.length === 0 && gaps.length === 0) return;
   try {
-    await withGrace(BOOKKEEPING_GRACE_MS, () => closeReservations(storeId, closed, gaps));
+    await closeReservations(withGrace(ctx, BOOKKEEPING_GRACE_MS), storeId, closed, gaps);
   } catch (err) {
     log('warn', 'product id reservations left open', {
       store_id: storeId,
@@ -235,6 +245,7 @@ const created = (products: readonly Product[]) => products.map((p) => productEve
  * Without an expired reservation it costs nothing. The answer holds even if that write fails.
  */
 export async function settledSequence(
+  ctx: RequestContext,
   storeId: string,
   sequence: ProductSequence,
   now: number = Date.now(),
@@ -242,10 +253,10 @@ export async function settledSequence(
   const expired = sequence.open.filter((r) => r.expiresAt <= now);
   if (expired.length === 0) return sequence;
   const ids = expired.flatMap(reservedIds);
-  const existing = await existingProductIds(storeId, ids);
+  const existing = await existingProductIds(ctx, storeId, ids);
   const gaps = ids.filter((id) => !existing.has(id));
   try {
-    await closeReservations(storeId, expired, gaps);
+    await closeReservations(ctx, storeId, expired, gaps);
   } catch (err) {
     log('warn', 'expired product id reservations not closed', {
       store_id: storeId,

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { getDensePage, getProductsByIds } from '#db/product/repo.ts';
 import { getProduct as readProduct, productByExternalId } from '#db/product/item.ts';
 import { productIdsBySku } from '#db/product/index.repo.ts';
@@ -14,6 +15,7 @@ import { settledSequence } from './product-ids.ts';
  * reservation past its expiry at `now` (shared/app/product-ids.ts).
  */
 export async function listProducts(
+  ctx: RequestContext,
   storeId: string,
   params: { page: number; limit: number; name?: string | undefined; sku?: string | undefined },
   now: number = Date.now(),
@@ -24,33 +26,35 @@ export async function listProducts(
   const slice = <T>(all: T[]) => all.slice((page - 1) * limit, page * limit);
   if (sku !== undefined) {
     // A SKU names one product, or a handful: read them all and check the name on them.
-    const bySku = await getProductsByIds(storeId, await productIdsBySku(storeId, sku));
+    const bySku = await getProductsByIds(ctx, storeId, await productIdsBySku(ctx, storeId, sku));
     const wanted = name === undefined ? undefined : normalizeName(name);
     const matches = wanted === undefined ? bySku : bySku.filter((p) => normalizeName(p.name).includes(wanted));
     return { products: slice(matches), total: matches.length };
   }
   if (name === undefined) {
-    const read = await getDensePage(storeId, page, limit);
-    const settled = await settledSequence(storeId, read.sequence, now);
-    const { products, total } = settled === read.sequence ? read : await getDensePage(storeId, page, limit, settled);
+    const read = await getDensePage(ctx, storeId, page, limit);
+    const settled = await settledSequence(ctx, storeId, read.sequence, now);
+    const { products, total } =
+      settled === read.sequence ? read : await getDensePage(ctx, storeId, page, limit, settled);
     return { products, total };
   }
-  const ids = await productIdsByName(storeId, name);
-  return { products: await getProductsByIds(storeId, slice(ids)), total: ids.length };
+  const ids = await productIdsByName(ctx, storeId, name);
+  return { products: await getProductsByIds(ctx, storeId, slice(ids)), total: ids.length };
 }
 
-export async function getProduct(storeId: string, id: number | undefined): Promise<Product> {
-  const product = id === undefined ? undefined : await readProduct(storeId, id);
+export async function getProduct(ctx: RequestContext, storeId: string, id: number | undefined): Promise<Product> {
+  const product = id === undefined ? undefined : await readProduct(ctx, storeId, id);
   if (!product) throw notFound('product');
   return product;
 }
 
 /** The product a key's own external id maps to (the key's write address, read back). */
 export async function getProductByExternalId(
+  ctx: RequestContext,
   caller: { storeId: string; keyId: number },
   externalId: string,
 ): Promise<Product> {
-  const product = await productByExternalId(caller.storeId, caller.keyId, externalId);
+  const product = await productByExternalId(ctx, caller.storeId, caller.keyId, externalId);
   if (!product) throw notFound('product', 'external_id');
   return product;
 }
@@ -67,12 +71,13 @@ export interface ChecksumPage {
  * product is read and its checksum computed, so the list is complete.
  */
 export async function listProductChecksums(
+  ctx: RequestContext,
   caller: { storeId: string; keyId: number },
   params: { cursor?: string | undefined; limit: number },
 ): Promise<ChecksumPage> {
-  const { entries, more } = await productChecksumPage(caller.keyId, params.cursor, params.limit);
+  const { entries, more } = await productChecksumPage(ctx, caller.keyId, params.cursor, params.limit);
   const older = entries.filter((e) => e.checksum === undefined || e.updated_at === undefined).map((e) => e.id);
-  const read = new Map((await getProductsByIds(caller.storeId, older)).map((p) => [p.id, p]));
+  const read = new Map((await getProductsByIds(ctx, caller.storeId, older)).map((p) => [p.id, p]));
   const data = entries.flatMap((e) => {
     const product = read.get(e.id);
     const checksum = e.checksum ?? (product && productChecksum(product));

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { commitProductChange, getProductsByIds, reserveOfferId } from '#db/product/repo.ts';
 import type { Winner } from '#db/product/insert.repo.ts';
 import { markNamesPending } from '#db/product/index.repo.ts';
@@ -46,19 +47,21 @@ import { ProductIds, settledSequence, type InsertOutcome } from './product-ids.t
  * (`applyToExisting`); a PUT that changes nothing writes nothing.
  */
 export async function putProduct(
+  ctx: RequestContext,
   caller: Caller,
   externalId: string,
   write: ProductWrite,
   condition: WriteCondition = {},
 ): Promise<WriteOutcome> {
   const targets = await resolveWriteTargets(
+    ctx,
     caller.keyId,
     externalId,
     write.category_external_ids,
     write.tag_external_ids,
     { sequenceOf: caller.storeId },
   );
-  return putResolved(caller, externalId, write, targets, undefined, condition, HOT_ITEM_BOUND);
+  return putResolved(ctx, caller, externalId, write, targets, undefined, condition, HOT_ITEM_BOUND);
 }
 
 /**
@@ -80,6 +83,7 @@ export type WriteOutcome = Written | { result: 'precondition_failed'; header: 'I
  * item has only its request's budget, as the request may have run long before the item's turn).
  */
 export async function putResolved(
+  ctx: RequestContext,
   caller: Caller,
   externalId: string,
   write: ProductWrite,
@@ -98,17 +102,17 @@ export async function putResolved(
     const failed = failedCondition(condition, undefined);
     if (failed) return { result: 'precondition_failed', header: failed };
     const draft = newDraft(caller, externalId, write, targets);
-    const inserted = ids ? await ids.insert([draft]) : await insertNew(draft, targets.sequence);
+    const inserted = ids ? await ids.insert([draft]) : await insertNew(ctx, draft, targets.sequence);
     const created = createdOrTaken(inserted, `the product with external id ${externalId}`);
     if (created.kind === 'created') return { product: created.product, result: 'created' };
     // A racing first PUT created it: this one replaces what it wrote.
-    id = created.winner.productId ?? (await productIdForExternalId(caller.keyId, externalId));
+    id = created.winner.productId ?? (await productIdForExternalId(ctx, caller.keyId, externalId));
     known = created.winner.product;
     if (id === undefined) throw new Error(`external id ${externalId} of key ${caller.keyId} taken but unmapped`);
     // Create only: the racing first PUT won, so this one must not replace it.
     if (condition.createOnly) return { result: 'precondition_failed', header: 'If-None-Match' };
   }
-  const written = await applyToExisting(caller, id, change, known, condition, bound);
+  const written = await applyToExisting(ctx, caller, id, change, known, condition, bound);
   // The external-id map and its product are written in one transaction and never deleted.
   if (!written) throw new Error(`external id maps to missing product ${id}`);
   return written;
@@ -145,8 +149,12 @@ function createdOrTaken(
  * external id, or the budget ran out). After an insert the store did not confirm, the reservation
  * stays open for a reader to settle once it expires.
  */
-async function insertNew(draft: NewProduct, read: ProductSequence | undefined): Promise<InsertOutcome> {
-  const ids = new ProductIds(draft.store_id, read);
+async function insertNew(
+  ctx: RequestContext,
+  draft: NewProduct,
+  read: ProductSequence | undefined,
+): Promise<InsertOutcome> {
+  const ids = new ProductIds(ctx, draft.store_id, read);
   const outcome = await ids.insert([draft]);
   await ids.finish();
   return outcome;
@@ -157,8 +165,8 @@ async function insertNew(draft: NewProduct, read: ProductSequence | undefined): 
  * time with ProductIds): the single insert path with the store's sequence read first. Its
  * external id, if any, must be new.
  */
-export async function insertProduct(draft: NewProduct): Promise<Product> {
-  const created = createdOrTaken(await insertNew(draft, undefined), `product ${draft.name}`);
+export async function insertProduct(ctx: RequestContext, draft: NewProduct): Promise<Product> {
+  const created = createdOrTaken(await insertNew(ctx, draft, undefined), `product ${draft.name}`);
   if (created.kind === 'taken') throw new Error(`external id ${draft.external_id} is taken`);
   return created.product;
 }
@@ -178,22 +186,25 @@ export function newDraft(caller: Caller, externalId: string, write: ProductWrite
  * external id of this key is 404.
  */
 export async function patchProduct(
+  ctx: RequestContext,
   caller: Caller,
   externalId: string,
   patch: ProductPatch,
   condition: WriteCondition = {},
 ): Promise<WriteOutcome> {
   const targets = await resolveWriteTargets(
+    ctx,
     caller.keyId,
     externalId,
     patch.category_external_ids,
     patch.tag_external_ids,
   );
-  return patchResolved(caller, patch, targets, condition, HOT_ITEM_BOUND);
+  return patchResolved(ctx, caller, patch, targets, condition, HOT_ITEM_BOUND);
 }
 
 /** `patchProduct` once the write's targets are known (an unknown product is 404 before any condition; `bound` as for `putResolved`). */
 export async function patchResolved(
+  ctx: RequestContext,
   caller: Caller,
   patch: ProductPatch,
   targets: WriteTargets,
@@ -204,7 +215,7 @@ export async function patchResolved(
   assertReferencesExist(targets, patch.category_external_ids, patch.tag_external_ids);
   const change: ProductChange = { ...patch };
   if (patch.category_external_ids !== undefined) change.category_ids = targets.categoryIds;
-  const written = await applyToExisting(caller, targets.productId, change, targets.product, condition, bound);
+  const written = await applyToExisting(ctx, caller, targets.productId, change, targets.product, condition, bound);
   if (!written) throw notFound('product');
   return written;
 }
@@ -227,6 +238,7 @@ export async function patchResolved(
  * writers holding the same ETag gets through).
  */
 async function applyToExisting(
+  ctx: RequestContext,
   caller: Caller,
   id: number,
   change: ProductChange,
@@ -236,18 +248,20 @@ async function applyToExisting(
 ): Promise<WriteOutcome | undefined> {
   const storeId = caller.storeId;
   return retryOnStale<Product | undefined, WriteOutcome | undefined>({
+    budget: ctx,
     what: `product ${id} of store ${storeId}`,
     ...(known ? { initial: known } : {}),
     bound,
-    read: () => getProduct(storeId, id),
+    read: () => getProduct(ctx, storeId, id),
     round: async (current) => {
       if (!current) return done(undefined);
       const failed = failedCondition(condition, productChecksum(current));
       if (failed) return done({ result: 'precondition_failed', header: failed });
-      const offerId = needsNewOffer(current, change) ? await reserveOfferId(storeId) : undefined;
+      const offerId = needsNewOffer(current, change) ? await reserveOfferId(ctx, storeId) : undefined;
       const next = applyProductChange(current, change, nowIso(), offerId);
       if (!next) return done({ product: current, result: 'unchanged' });
       const commit = await commitProductChange(
+        ctx,
         current,
         next,
         productEvent('product.updated', next, keyOrigin(caller.keyId), current),
@@ -282,24 +296,28 @@ const REINDEX_CHUNK = 50;
  * whose products predate the trigram postings. Searches stay exact meanwhile (pending names are
  * read first); a chunk a concurrent write changed is read again and retried.
  */
-export async function reindexProductNames(storeId: string): Promise<{ store_id: string; products: number }> {
-  const sequence = await readProductSequence(storeId);
+export async function reindexProductNames(
+  ctx: RequestContext,
+  storeId: string,
+): Promise<{ store_id: string; products: number }> {
+  const sequence = await readProductSequence(ctx, storeId);
   const last = sequence.last;
   for (let from = 1; from <= last; from += REINDEX_CHUNK) {
     const ids = Array.from({ length: Math.min(REINDEX_CHUNK, last - from + 1) }, (_, i) => from + i);
-    for (let attempt = 1; !(await markNamesPending(await getProductsByIds(storeId, ids, true))); attempt++) {
+    for (let attempt = 1; !(await markNamesPending(ctx, await getProductsByIds(ctx, storeId, ids, true))); attempt++) {
       if (attempt >= 50) throw new Error(`store ${storeId}: products ${from}..${from + ids.length - 1} kept changing`);
     }
   }
-  return { store_id: storeId, products: productCount(await settledSequence(storeId, sequence)) };
+  return { store_id: storeId, products: productCount(await settledSequence(ctx, storeId, sequence)) };
 }
 
 /** A dry run's "before" (docs/api.md#dry-runs): the product this key's external id addresses, as a write answers it. */
 export async function currentMappedProduct(
+  ctx: RequestContext,
   caller: Caller & { currency: string | null },
   externalId: string,
   includeOffers: boolean,
 ) {
-  const product = await productByExternalId(caller.storeId, caller.keyId, externalId);
+  const product = await productByExternalId(ctx, caller.storeId, caller.keyId, externalId);
   return product && toMappedProduct(product, caller.currency, includeOffers);
 }

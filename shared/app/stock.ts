@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { commitStockChange, readStockTarget } from '#db/product/stock.repo.ts';
 import { decideStockDelta, type StockDelta } from '#domain/product/stock.ts';
 import { toMappedProduct } from '#domain/product/product.ts';
@@ -44,6 +45,7 @@ export type StockOutcome =
  * 422 insufficient_stock) writes nothing, and the HTTP front stores it as the request's answer.
  */
 export function adjustStock(
+  ctx: RequestContext,
   caller: Caller & { currency: string | null },
   externalId: string,
   delta: StockDelta,
@@ -53,8 +55,9 @@ export function adjustStock(
   type Read = Awaited<ReturnType<typeof readStockTarget>>;
   let lost = 0;
   return retryOnStale<Read, StockOutcome>({
+    budget: ctx,
     what: `stock of product ${externalId} of key ${caller.keyId}`,
-    read: () => readStockTarget(caller.storeId, caller.keyId, externalId, request.recordKey),
+    read: () => readStockTarget(ctx, caller.storeId, caller.keyId, externalId, request.recordKey),
     round: async (read) => {
       const check: IdempotencyCheck = checkRecord(request, read.alongside);
       if (check.kind !== 'fresh') return done(check);
@@ -107,13 +110,13 @@ export function adjustStock(
       const document = { data: { ...mapped, offers: mapped.offers ?? [] } };
       const prepared = prepareAnswer(request, { body: document });
       const event = stockChangedEvent(next, offer, delta.delta, keyOrigin(caller.keyId));
-      const commit = await commitStockChange(current, next, index, event, [prepared.write]);
+      const commit = await commitStockChange(ctx, current, next, index, event, [prepared.write]);
       if (commit.kind === 'committed') return done(answered(document, prepared.response));
-      if (commit.kind === 'guard_failed') return done(await afterTaken(request, commit.busy));
+      if (commit.kind === 'guard_failed') return done(await afterTaken(ctx, request, commit.busy));
       if (!commit.current) return stale();
       // Every loser of a round got the same state back: a jittered, growing wait spreads their
       // next attempts, or all of them would race again for the one commit the next round allows.
-      await backoff(++lost);
+      await backoff(ctx, ++lost);
       return stale({ product: commit.current, alongside: read.alongside });
     },
   });

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { getKey } from '#db/key/repo.ts';
 import { claimAttempt, getDelivery, releaseAttempt, updateDelivery } from '#db/webhook/delivery.repo.ts';
 import { getEndpoint } from '#db/webhook/endpoint.repo.ts';
@@ -5,7 +6,7 @@ import { config } from '#shared/config.ts';
 import { parseDeliveryMessage, type Delivery } from '#domain/webhook/delivery.ts';
 import { laneFor, parseProbeMessage, type Endpoint, type Lane } from '#domain/webhook/endpoint.ts';
 import { DUE_TOLERANCE_MS } from '#domain/webhook/retry.ts';
-import { log, addInvocationContext } from '#shared/log.ts';
+import { log } from '#shared/log.ts';
 import { isOrdered } from '#domain/key/destination.ts';
 import { sequenceInBody } from '#domain/webhook/destination.ts';
 import { whyNotDeliverable, type DeliverableKey, type PostResult } from '#domain/webhook/deliverable.ts';
@@ -40,7 +41,7 @@ export interface SignerPorts {
 }
 
 /** The key the admin asks the signer to ping (functions/webhooks/ping.ts), as the signer reads it. */
-export const keyToPing = (keyId: number) => getKey(keyId);
+export const keyToPing = (ctx: RequestContext, keyId: number) => getKey(ctx, keyId);
 
 /** How long past the POST's own timeout an attempt stays claimed (signing, recording the outcome). */
 const ATTEMPT_LEASE_MARGIN_MS = 20_000;
@@ -52,17 +53,25 @@ const ATTEMPT_LEASE_MARGIN_MS = 20_000;
  * superseded rounds are dropped. What cannot be handled (an unreadable message, a throttled
  * table) throws: the handler backs off, and the queue dead-letters it after maxReceiveCount.
  */
-export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Promise<MessageOutcome> {
+export async function processMessage(
+  ctx: RequestContext,
+  m: ReceivedMessage,
+  ports: SignerPorts,
+): Promise<MessageOutcome> {
   const probe = parseProbeMessage(m.body);
-  if (probe) return handleProbe(probe, ports);
+  if (probe) return handleProbe(ctx, probe, ports);
   const message = parseDeliveryMessage(m.body);
   if (message.due_at !== undefined) {
     const remainingMs = Date.parse(message.due_at) - Date.now();
     if (remainingMs > DUE_TOLERANCE_MS) return nextHop(m, message, remainingMs);
   }
   const { event_id: eventId, key_id: keyId, round } = message;
-  const [key, delivery, endpoint] = await Promise.all([getKey(keyId), getDelivery(keyId, eventId), getEndpoint(keyId)]);
-  addInvocationContext({ key_id: keyId, store_id: delivery?.store_id ?? key?.store_id ?? null });
+  const [key, delivery, endpoint] = await Promise.all([
+    getKey(ctx, keyId),
+    getDelivery(ctx, keyId, eventId),
+    getEndpoint(ctx, keyId),
+  ]);
+  Object.assign(ctx.log, { key_id: keyId, store_id: delivery?.store_id ?? key?.store_id ?? null });
   if (!delivery || delivery.round !== round || delivery.state !== 'pending') return 'done';
 
   const nowMs = Date.now();
@@ -74,7 +83,7 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
 
   const refusal = whyNotDeliverable(key, delivery.event_type);
   if (refusal !== null || !key?.destination) {
-    await updateDelivery(keyId, eventId, round, {
+    await updateDelivery(ctx, keyId, eventId, round, {
       state: 'failed',
       attempted: false,
       last_error: refusal,
@@ -87,8 +96,8 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
   }
   if (endpoint.state === 'parked') {
     // Not attempted, not hopping through the schedule: it waits in the log for the probe's drain.
-    await endpointHealth.parkDelivery(delivery);
-    await endpointHealth.healLostProbe(endpoint);
+    await endpointHealth.parkDelivery(ctx, delivery);
+    await endpointHealth.healLostProbe(ctx, endpoint);
     return 'done';
   }
   // Each lane attempts only its own endpoints: a circuit that opened or closed since the message
@@ -102,14 +111,14 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
   // wakes its group's run, which attempts the oldest unfinished event of the group first.
   const sequence = isOrdered(key.destination) ? sequenceInBody(delivery.body) : undefined;
   if (sequence !== undefined && sequence > (key.ordered_from ?? 0)) {
-    const ordered = await runOrderedFor(m, key as OrderedKey, message, delivery, sequence, endpoint, ports);
+    const ordered = await runOrderedFor(ctx, m, key as OrderedKey, message, delivery, sequence, endpoint, ports);
     if (ordered !== 'passed') return ordered;
   }
   // One attempt at a time: while another copy of this message holds the attempt (SQS delivers at
   // least once; the stream and the express lane may both queue a delivery), this copy waits out
   // its lease and then finds the outcome: delivered (dropped then), or still pending (attempted).
   const lease = new Date(Date.now() + config().webhookResponseTimeoutMs + ATTEMPT_LEASE_MARGIN_MS).toISOString();
-  const claim = await claimAttempt(keyId, eventId, round, new Date().toISOString(), lease);
+  const claim = await claimAttempt(ctx, keyId, eventId, round, new Date().toISOString(), lease);
   if (claim.kind === 'gone') return 'done';
   if (claim.kind === 'held') {
     log('debug', 'webhook attempt under way in another copy; this one waits', { event_id: eventId, key_id: keyId });
@@ -117,23 +126,24 @@ export async function processMessage(m: ReceivedMessage, ports: SignerPorts): Pr
   }
   let slot: number | undefined;
   if (lane === 'slow') {
-    slot = await endpointHealth.claimAttemptSlot(endpoint);
+    slot = await endpointHealth.claimAttemptSlot(ctx, endpoint);
     if (slot === undefined) {
-      await releaseAttempt(keyId, eventId, round);
+      await releaseAttempt(ctx, keyId, eventId, round);
       return deferOverCap(message);
     }
   }
   try {
-    return await attempt(m, key as DeliverableKey, delivery, endpoint, nowMs, ports, slot);
+    return await attempt(ctx, m, key as DeliverableKey, delivery, endpoint, nowMs, ports, slot);
   } catch (err) {
     // A platform error (the message is received again after a back-off): give the attempt back,
     // or the next receive would wait out the lease before trying again.
-    await releaseAttempt(keyId, eventId, round).catch(() => undefined);
+    await releaseAttempt(ctx, keyId, eventId, round).catch(() => undefined);
     throw err;
   }
 }
 
 async function attempt(
+  ctx: RequestContext,
   m: ReceivedMessage,
   key: DeliverableKey,
   delivery: Delivery,
@@ -142,7 +152,7 @@ async function attempt(
   ports: SignerPorts,
   slot: number | undefined,
 ): Promise<MessageOutcome> {
-  const outcome = await attemptOnce(key, delivery, endpoint, ports, {
+  const outcome = await attemptOnce(ctx, key, delivery, endpoint, ports, {
     lane: m.lane,
     receiveCount: m.receiveCount,
     nowMs,

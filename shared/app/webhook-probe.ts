@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { config } from '#shared/config.ts';
 import { getKey } from '#db/key/repo.ts';
 import { getDelivery, listParkedDeliveries, updateDelivery } from '#db/webhook/delivery.repo.ts';
@@ -5,7 +6,7 @@ import { claimProbe, getEndpoint, resumeEndpoint, scheduleProbe } from '#db/webh
 import type { ProbeMessage } from '#domain/webhook/endpoint.ts';
 import { DUE_TOLERANCE_MS, hopDelaySeconds } from '#domain/webhook/retry.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
-import { log, addInvocationContext } from '#shared/log.ts';
+import { log } from '#shared/log.ts';
 import { isSuccess, whyNotDeliverable, type DeliverableKey } from '#domain/webhook/deliverable.ts';
 import { isOrdered } from '#domain/key/destination.ts';
 import { ORDERED_FAMILIES } from '#domain/webhook/destination.ts';
@@ -28,7 +29,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * (a receiver just back is not flooded), then resumes the endpoint. A probe whose due time is no
  * longer the endpoint's (a duplicate, or one superseded by a resume) is dropped.
  */
-export async function handleProbe(message: ProbeMessage, ports: SignerPorts): Promise<MessageOutcome> {
+export async function handleProbe(
+  ctx: RequestContext,
+  message: ProbeMessage,
+  ports: SignerPorts,
+): Promise<MessageOutcome> {
   const remainingMs = Date.parse(message.due_at) - Date.now();
   if (remainingMs > DUE_TOLERANCE_MS) {
     await sendDeliveryMessage(
@@ -39,23 +44,23 @@ export async function handleProbe(message: ProbeMessage, ports: SignerPorts): Pr
     return 'done';
   }
   const keyId = message.key_id;
-  addInvocationContext({ key_id: keyId });
-  const endpoint = await getEndpoint(keyId);
+  Object.assign(ctx.log, { key_id: keyId });
+  const endpoint = await getEndpoint(ctx, keyId);
   if (endpoint.state !== 'parked' || endpoint.next_probe_at !== message.due_at) return 'done';
   const startedMs = Date.now();
-  if (!(await claimProbe(keyId, iso(startedMs), iso(startedMs + LEASE_MS)))) return 'done';
-  await drain(keyId, startedMs, ports);
+  if (!(await claimProbe(ctx, keyId, iso(startedMs), iso(startedMs + LEASE_MS)))) return 'done';
+  await drain(ctx, keyId, startedMs, ports);
   return 'done';
 }
 
-async function drain(keyId: number, startedMs: number, ports: SignerPorts): Promise<void> {
-  const key = await getKey(keyId);
+async function drain(ctx: RequestContext, keyId: number, startedMs: number, ports: SignerPorts): Promise<void> {
+  const key = await getKey(ctx, keyId);
   const refusal = whyNotDeliverable(key);
   if (refusal !== null || !key?.destination) {
     // Nothing can be delivered any more (revoked, no URL): the backlog fails with the reason, as
     // its messages would have, and the endpoint is active again for whatever URL comes next.
-    for (const d of await listParkedDeliveries(keyId)) {
-      await updateDelivery(keyId, d.event_id, d.round, {
+    for (const d of await listParkedDeliveries(ctx, keyId)) {
+      await updateDelivery(ctx, keyId, d.event_id, d.round, {
         state: 'failed',
         attempted: false,
         last_error: refusal,
@@ -63,32 +68,32 @@ async function drain(keyId: number, startedMs: number, ports: SignerPorts): Prom
         now: iso(Date.now()),
       });
     }
-    await resumeEndpoint(keyId, iso(Date.now()));
+    await resumeEndpoint(ctx, keyId, iso(Date.now()));
     return;
   }
   const target = key as DeliverableKey;
   if (isOrdered(target.destination)) {
-    if (!(await drainOrdered(target as OrderedKey, startedMs, ports))) return;
-    return resume(keyId, 0);
+    if (!(await drainOrdered(ctx, target as OrderedKey, startedMs, ports))) return;
+    return resume(ctx, keyId, 0);
   }
   let delivered = 0;
   for (;;) {
-    const backlog = await listParkedDeliveries(keyId);
+    const backlog = await listParkedDeliveries(ctx, keyId);
     if (backlog.length === 0) break;
     for (const entry of backlog) {
       if (Date.now() - startedMs > DRAIN_BUDGET_MS) {
         // Handed over to a fresh probe message due now: the order holds, one drain at a time.
         const at = iso(Date.now());
-        if (await scheduleProbe(keyId, at)) await sendProbe(keyId, at);
+        if (await scheduleProbe(ctx, keyId, at)) await sendProbe(keyId, at);
         log('info', 'webhook drain continues in a new message', { key_id: keyId, delivered });
         return;
       }
-      const d = await getDelivery(keyId, entry.event_id);
+      const d = await getDelivery(ctx, keyId, entry.event_id);
       if (d?.state !== 'pending' || d.round !== entry.round || d.parked_at === null) continue;
       const result = await ports.send(target, d);
       if (!isSuccess(result)) {
-        await parkDelivery(d, result);
-        await probeFailed(keyId, result);
+        await parkDelivery(ctx, d, result);
+        await probeFailed(ctx, keyId, result);
         log(
           'info',
           delivered ? 'webhook endpoint failed again while draining; parked on' : 'webhook probe failed; parked on',
@@ -96,7 +101,7 @@ async function drain(keyId: number, startedMs: number, ports: SignerPorts): Prom
         );
         return;
       }
-      await updateDelivery(keyId, d.event_id, d.round, {
+      await updateDelivery(ctx, keyId, d.event_id, d.round, {
         state: 'delivered',
         attempted: true,
         last_status_code: result.status,
@@ -108,15 +113,15 @@ async function drain(keyId: number, startedMs: number, ports: SignerPorts): Prom
       delivered += 1;
     }
   }
-  await resume(keyId, delivered);
+  await resume(ctx, keyId, delivered);
 }
 
 /** The backlog is drained: the endpoint is active again, and what was parked meanwhile is queued. */
-async function resume(keyId: number, delivered: number): Promise<void> {
-  await resumeEndpoint(keyId, iso(Date.now()));
+async function resume(ctx: RequestContext, keyId: number, delivered: number): Promise<void> {
+  await resumeEndpoint(ctx, keyId, iso(Date.now()));
   // Parked between the last look and the resume: queued like any new delivery, none is left behind.
-  for (const d of await listParkedDeliveries(keyId)) {
-    const requeued = await updateDelivery(keyId, d.event_id, d.round, {
+  for (const d of await listParkedDeliveries(ctx, keyId)) {
+    const requeued = await updateDelivery(ctx, keyId, d.event_id, d.round, {
       state: 'pending',
       attempted: false,
       next_attempt_at: iso(Date.now()),
@@ -134,25 +139,30 @@ async function resume(keyId: number, delivered: number): Promise<void> {
  * failure parks it on (the next probe one interval later), running out of time hands over to a
  * fresh probe due now.
  */
-async function drainOrdered(key: OrderedKey, startedMs: number, ports: SignerPorts): Promise<boolean> {
+async function drainOrdered(
+  ctx: RequestContext,
+  key: OrderedKey,
+  startedMs: number,
+  ports: SignerPorts,
+): Promise<boolean> {
   for (const family of ORDERED_FAMILIES) {
-    const run = await runOrderedGroup({
+    const run = await runOrderedGroup(ctx, {
       key,
       family,
-      endpoint: await getEndpoint(key.id),
+      endpoint: await getEndpoint(ctx, key.id),
       ports,
       lane: 'slow',
       probe: true,
       startedMs,
     });
     if (run.state === 'parked') {
-      if (run.lastFailure) await probeFailed(key.id, run.lastFailure);
+      if (run.lastFailure) await probeFailed(ctx, key.id, run.lastFailure);
       log('info', 'webhook probe failed; parked on', { key_id: key.id, family, error: run.lastFailure?.error });
       return false;
     }
     if (run.state === 'over_budget') {
       const at = iso(Date.now());
-      if (await scheduleProbe(key.id, at)) await sendProbe(key.id, at);
+      if (await scheduleProbe(ctx, key.id, at)) await sendProbe(key.id, at);
       log('info', 'webhook drain continues in a new message', { key_id: key.id, family });
       return false;
     }

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { countWrite } from '#db/key/write-budget.repo.ts';
 import { DomainError } from '#domain/errors.ts';
 import type { Principal } from '#domain/principal.ts';
@@ -10,13 +11,18 @@ const HOUR_MS = 3_600_000;
  * without a budget costs nothing here (not a round trip); one with a budget costs one UpdateItem.
  * A status change counts against both limits.
  */
-export async function spendWriteBudget(principal: Principal, statusChange: boolean, nowMs = Date.now()): Promise<void> {
+export async function spendWriteBudget(
+  ctx: RequestContext,
+  principal: Principal,
+  statusChange: boolean,
+  nowMs = Date.now(),
+): Promise<void> {
   const budget = principal.budget;
   if (!budget) return;
   const limits = { writes: budget.writes, statusChanges: statusChange ? budget.statusChanges : null };
   if (limits.writes === null && limits.statusChanges === null) return;
   const hourStart = nowMs - (nowMs % HOUR_MS);
-  if (await countWrite(principal.keyId, hourStart, limits)) return;
+  if (await countWrite(ctx, principal.keyId, hourStart, limits)) return;
   const retryAfter = Math.max(1, Math.ceil((hourStart + HOUR_MS - nowMs) / 1000));
   const spent = [
     limits.writes === null ? null : `${limits.writes} writes`,

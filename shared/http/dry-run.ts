@@ -1,6 +1,6 @@
+import { asDryRun, type RequestContext } from '#shared/context.ts';
 import { DomainError } from '#domain/errors.ts';
 import { externalIdFromPath } from '#domain/validation.ts';
-import { withoutWrites } from '#app/dry-run.ts';
 import { API_ROUTES, type Group, type KeyedOperation, type WriteOperationOf } from './api-routes.ts';
 import type { RouteFn, RouteInput } from './http-handler.ts';
 import type { RouteResult } from './response.ts';
@@ -25,7 +25,7 @@ type Data = Record<string, unknown>;
  * The current state of what a write addresses, in the shape of its answer's `data`; undefined when
  * it does not exist yet.
  */
-export type CurrentState = (input: RouteInput) => Promise<Data | undefined>;
+export type CurrentState = (ctx: RequestContext, input: RouteInput) => Promise<Data | undefined>;
 
 /**
  * Each write operation's reader, given by the group that owns the operation (its handler.ts), so
@@ -60,20 +60,21 @@ export function takeDryRun(operation: string, query: Record<string, string>) {
   return { dryRun: value === 'true', query: rest };
 }
 
-/** What the write would do: its answer with every write held back, compared with what is stored now. */
+/** What the write would do: its answer as a dry run (`ctx.dryRun`: it writes nothing), compared with what is stored now. */
 export async function dryRunWrite(
+  ctx: RequestContext,
   operation: string,
   run: RouteFn,
   input: RouteInput,
   current: CurrentStates,
 ): Promise<RouteResult> {
-  const { result } = await withoutWrites(() => run(input));
+  const result = await run(asDryRun(ctx), input);
   if ((result.status ?? 200) >= 400) return { status: result.status, body: result.body };
   const doc = result.body as { data: unknown };
   if (operation === 'upsertProducts') {
     const reader = current.upsertProduct;
     if (!reader) throw new Error('the batch dry run needs the upsertProduct reader');
-    return { body: { dry_run: true, data: await batchPlan(input, doc.data, reader) } };
+    return { body: { dry_run: true, data: await batchPlan(ctx, input, doc.data, reader) } };
   }
   // A replay of an earlier answer (the Idempotency-Key was used) changes nothing.
   const replayed = result.headers?.['Idempotent-Replayed'] === 'true';
@@ -81,7 +82,7 @@ export async function dryRunWrite(
   const reader = current[operation as KeyedOperation];
   // A write without its reader is a wiring fault of its group, not "would create".
   if (!replayed && !reader) throw new Error(`no dry-run reader for ${operation}`);
-  const before = replayed ? after : await reader?.(input);
+  const before = replayed ? after : await reader?.(ctx, input);
   return { body: { dry_run: true, ...planOf(before, after), data: after } };
 }
 
@@ -96,7 +97,7 @@ export function planOf(before: Data | undefined, after: Data): { result: DryRunR
 type BatchItem = { external_id: string; status: number; data: Data | null };
 
 /** Each item that would succeed gets its plan; an item's error stays as the real batch answers it. */
-async function batchPlan(input: RouteInput, items: unknown, reader: CurrentState) {
+async function batchPlan(ctx: RequestContext, input: RouteInput, items: unknown, reader: CurrentState) {
   const out: Data[] = [];
   const list = items as BatchItem[];
   for (let i = 0; i < list.length; i += 10) {
@@ -105,7 +106,7 @@ async function batchPlan(input: RouteInput, items: unknown, reader: CurrentState
       ...(await Promise.all(
         chunk.map(async (item) => {
           if (item.status >= 300 || !item.data) return item;
-          const before = await reader({ ...input, pathParameters: { external_id: item.external_id } });
+          const before = await reader(ctx, { ...input, pathParameters: { external_id: item.external_id } });
           return { ...item, ...planOf(before, item.data) };
         }),
       )),

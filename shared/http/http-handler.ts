@@ -2,11 +2,20 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { canonicalPath, type Group, type OperationOf, type RequestPrincipal } from './api-routes.ts';
-import { authorizedKey, internal, jsonBody, resolveRoute, responseShaper, singleValuedQuery } from './middlewares.ts';
+import {
+  authorizedKey,
+  internal,
+  jsonBody,
+  resolveRoute,
+  responseShaper,
+  singleValuedQuery,
+  withRequestState,
+} from './middlewares.ts';
 import { json, type RouteResult } from './response.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
 import { canDryRun, dryRunWrite, takeDryRun, type CurrentStates, type CurrentStatesOf } from './dry-run.ts';
 import type { Principal } from '#domain/principal.ts';
+import type { RequestContext } from '#shared/context.ts';
 import { apiOrigin } from './origin.ts';
 
 export { instrument, NO_EARLY_TIMEOUT };
@@ -27,7 +36,8 @@ export interface RouteInput {
   path: string;
 }
 
-export type RouteFn = (input: RouteInput) => Promise<RouteResult>;
+/** One operation: its input parsed from the request, a use case called with the request context, the answer. */
+export type RouteFn = (ctx: RequestContext, input: RouteInput) => Promise<RouteResult>;
 
 /** One route function for every operation of a group: a missing one is a compile error. */
 export type GroupOperations<G extends Group> = Record<OperationOf<G>, RouteFn>;
@@ -50,7 +60,7 @@ export function createHttpHandler<G extends Group>(
    * stays without either.
    */
   options: {
-    spendWriteBudget?: (principal: Principal, statusChange: boolean) => Promise<void>;
+    spendWriteBudget?: (ctx: RequestContext, principal: Principal, statusChange: boolean) => Promise<void>;
     currentStates?: CurrentStatesOf<G>;
   } = {},
 ) {
@@ -63,6 +73,7 @@ export function createHttpHandler<G extends Group>(
     .use(jsonBody())
     .handler(async (event, context) => {
       const state = internal({ context });
+      const ctx = state.ctx;
       const route = state.route!;
       const operation = byName[route.operation];
       // API Gateway routes only this group's resources here; anything else is a wiring fault.
@@ -85,15 +96,17 @@ export function createHttpHandler<G extends Group>(
       // A dry run (docs/api.md#dry-runs) runs the same operation with its writes held back.
       // A dry run writes nothing, so it spends nothing of the key's write budget.
       if (!dryRun && canDryRun(route.operation))
-        await options.spendWriteBudget?.(input.principal, route.operation === 'setOrderStatus');
+        await options.spendWriteBudget?.(ctx, input.principal, route.operation === 'setOrderStatus');
       const result = dryRun
-        ? await dryRunWrite(route.operation, operation, input, (options.currentStates ?? {}) as CurrentStates)
-        : await operation(input);
+        ? await dryRunWrite(ctx, route.operation, operation, input, (options.currentStates ?? {}) as CurrentStates)
+        : await operation(ctx, input);
       const response = json(result.status ?? 200, result.body, result.headers);
       // HEAD: the GET answer's status and headers, Content-Length included (RFC 9110 9.3.2), no body.
       if (event.httpMethod !== 'HEAD') return response;
       const length = Buffer.byteLength(response.body, response.isBase64Encoded ? 'base64' : 'utf8');
       return { ...response, headers: { ...response.headers, 'Content-Length': String(length) }, body: '' };
     });
-  return instrument(chain);
+  return instrument<APIGatewayProxyEvent, APIGatewayProxyResult>((event, context, ctx) =>
+    chain(event, withRequestState(context, ctx)),
+  );
 }

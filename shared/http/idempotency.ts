@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { DomainError } from '#domain/errors.ts';
 import { isRefused, type Refused } from '#domain/outcome.ts';
 import type { RouteResult } from './response.ts';
@@ -13,12 +14,11 @@ import {
   type StoredResponse,
 } from '#app/idempotent-commit.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '#domain/idempotency.ts';
-import { addInvocationContext } from '#shared/log.ts';
 
 /**
  * An endpoint that takes an Idempotency-Key (docs/contract.md#idempotency), as one wrapper:
  *
- *   idempotent(input, { precheck: () => parse(Body, input.body), run: (request, body) => useCase(..., request) });
+ *   idempotent(ctx, input, { precheck: () => parse(Body, input.body), run: (request, body) => useCase(..., request) });
  *
  * `precheck` (optional) is pure validation; its error is stored at once with one conditional
  * PutItem. `run` calls the use case with the `IdempotentRequest`; the use case checks the record
@@ -56,10 +56,10 @@ const errorResult = (problem: Problem): RouteResult => ({ status: statusOf(probl
  */
 const storable = (problem: Problem): boolean => statusOf(problem.code) < 500 && problem.retryAfterSeconds === undefined;
 
-function refusal(outcome: Refusal): RouteResult {
+function refusal(ctx: RequestContext, outcome: Refusal): RouteResult {
   switch (outcome.kind) {
     case 'replay':
-      addInvocationContext({ idempotency_replay: true });
+      ctx.log.idempotency_replay = true;
       // The same bytes as the first answer; the header tells a client this one changed nothing.
       return { ...thaw(outcome.response), headers: { [REPLAYED_HEADER]: 'true' } };
     case 'reused':
@@ -79,6 +79,7 @@ function refusal(outcome: Refusal): RouteResult {
 }
 
 export async function idempotent<T>(
+  ctx: RequestContext,
   input: RouteInput,
   steps: {
     precheck?: () => T;
@@ -95,8 +96,8 @@ export async function idempotent<T>(
   );
   const store = async (result: RouteResult): Promise<RouteResult> => {
     const response = frozen(result);
-    const stored = await storeAnswer(request, response);
-    return stored.kind === 'stored' ? thaw(response) : refusal(stored);
+    const stored = await storeAnswer(ctx, request, response);
+    return stored.kind === 'stored' ? thaw(response) : refusal(ctx, stored);
   };
 
   let checked: T;
@@ -115,6 +116,6 @@ export async function idempotent<T>(
     return store(errorResult(err));
   }
   if (isRefused(outcome)) return storable(outcome) ? store(errorResult(outcome)) : problemResult(outcome);
-  if (outcome.kind !== 'answered') return refusal(outcome);
+  if (outcome.kind !== 'answered') return refusal(ctx, outcome);
   return outcome.stored ? thaw(outcome.stored) : store({ body: outcome.answer });
 }

@@ -1,14 +1,7 @@
 import type { Context } from 'aws-lambda';
-import { currentDbStats, withDbStats } from '#db/core/client.ts';
-import {
-  log,
-  logs,
-  requestLoggingEnabled,
-  coldStartTracker,
-  invocationContext,
-  withInvocationContext,
-} from '#shared/log.ts';
+import { log, logs, requestLoggingEnabled, coldStartTracker } from '#shared/log.ts';
 import { emitMetrics, metricFields, MetricUnit, type Unit } from '#shared/metrics.ts';
+import { newContext, runInvocation, type RequestContext } from '#shared/context.ts';
 import { findRoute, OAUTH_ROUTES } from './api-routes.ts';
 import { withDeadline } from '#domain/time.ts';
 
@@ -41,6 +34,7 @@ type RequestMetrics = { dimensions: Record<string, string>; values: [string, Uni
  * 429 and 403 are answered, and counted, by the handler.
  */
 function requestMetrics(
+  ctx: RequestContext,
   event: ApiEvent,
   status: number | null,
   busy: boolean,
@@ -70,7 +64,7 @@ function requestMetrics(
       ['Busy', MetricUnit.Count, count(busy)],
       ['Forbidden', MetricUnit.Count, count(code === 403)],
       ['ServerErrors', MetricUnit.Count, count(code >= 500)],
-      ['IdempotencyReplays', MetricUnit.Count, count(invocationContext().idempotency_replay === true)],
+      ['IdempotencyReplays', MetricUnit.Count, count(ctx.log.idempotency_replay === true)],
       ['Latency', MetricUnit.Milliseconds, ms],
     ],
   };
@@ -121,71 +115,61 @@ export function requestBudgetMs(context?: Pick<Context, 'getRemainingTimeInMilli
 }
 
 /**
- * Wraps an API Lambda (endpoint group, MCP, authorizer): its log context (request id, cold
- * start, then key and store), its metrics, and one log line with its DynamoDB round trips and
- * units. Under the local gateway the DynamoDB cost of the whole request (authorizer + handler)
- * is measured, and logged, by the gateway. The request runs within its time budget
- * (`requestBudgetMs`): retries stop, and SDK calls are abandoned, before nobody listens.
+ * Wraps an API Lambda (endpoint group, MCP, authorizer): the edge where its request context is
+ * made (shared/context.ts: the time budget `requestBudgetMs`, so retries stop and store calls are
+ * abandoned before nobody listens; its DynamoDB counts; its log fields, request id, cold start,
+ * then key and store) and handed to `fn`; its metrics, and one log line with its DynamoDB round
+ * trips and units.
  */
 export function instrument<E extends ApiEvent, R>(
-  fn: (event: E, context: Context) => Promise<R>,
+  fn: (event: E, context: Context, ctx: RequestContext) => Promise<R>,
   describe: (event: E, result: R) => Record<string, unknown> = defaultDescription as never,
 ) {
   const isColdStart = coldStartTracker();
-  return (event: E, context: Context): Promise<R> =>
-    withDeadline(requestBudgetMs(context), () =>
-      withInvocationContext(
-        {
-          request_id: event.requestContext?.requestId ?? context?.awsRequestId ?? null,
-          function_name: context?.functionName ?? null,
-          cold_start: isColdStart(),
-          key_id: null,
-          store_id: null,
-        },
-        async () => {
-          const started = performance.now();
-          let result: R | undefined;
-          let threw = false;
-          let line: Record<string, unknown> | undefined;
-          try {
-            // Under the local gateway the request's counts are already being taken (authorizer and
-            // handler together); the line is still printed when asked for, as the cost bench does.
-            const outer = currentDbStats();
-            if (outer && !requestLoggingEnabled()) return (result = await fn(event, context));
-            const measured = outer
-              ? { result: await fn(event, context), stats: outer }
-              : await withDbStats(() => fn(event, context));
-            result = measured.result;
-            if (requestLoggingEnabled()) {
-              const { stats } = measured;
-              line = {
-                ...describe(event, result),
-                ms: Math.round(performance.now() - started),
-                ddb_calls: stats.calls,
-                ...(logs('debug') ? { ddb_ops: stats.ops.join(',') } : {}),
-                rcu: stats.rcu,
-                wcu: stats.wcu,
-              };
-            }
-            return result;
-          } catch (err) {
-            threw = true;
-            throw err;
-          } finally {
-            const answer = result as { statusCode?: unknown; body?: unknown } | undefined;
-            const status = answer?.statusCode;
-            const metrics = requestMetrics(
-              event,
-              typeof status === 'number' ? status : null,
-              status === 429 && isBusy(answer?.body),
-              threw,
-              Math.round(performance.now() - started),
-            );
-            emitRequest(event.methodArn !== undefined, threw, line, metrics);
-          }
-        },
-      ),
-    );
+  return (event: E, context: Context): Promise<R> => {
+    const fields = {
+      request_id: event.requestContext?.requestId ?? context?.awsRequestId ?? null,
+      function_name: context?.functionName ?? null,
+      cold_start: isColdStart(),
+    };
+    const ctx = withDeadline(newContext(fields), requestBudgetMs(context));
+    return runInvocation(ctx, async () => {
+      const started = performance.now();
+      let result: R | undefined;
+      let threw = false;
+      let line: Record<string, unknown> | undefined;
+      try {
+        result = await fn(event, context, ctx);
+        if (requestLoggingEnabled()) {
+          const { stats } = ctx;
+          line = {
+            ...describe(event, result),
+            ms: Math.round(performance.now() - started),
+            ddb_calls: stats.calls,
+            ...(logs('debug') ? { ddb_ops: stats.ops.join(',') } : {}),
+            rcu: stats.rcu,
+            wcu: stats.wcu,
+          };
+        }
+        return result;
+      } catch (err) {
+        threw = true;
+        throw err;
+      } finally {
+        const answer = result as { statusCode?: unknown; body?: unknown } | undefined;
+        const status = answer?.statusCode;
+        const metrics = requestMetrics(
+          ctx,
+          event,
+          typeof status === 'number' ? status : null,
+          status === 429 && isBusy(answer?.body),
+          threw,
+          Math.round(performance.now() - started),
+        );
+        emitRequest(event.methodArn !== undefined, threw, line, metrics);
+      }
+    });
+  };
 }
 
 /** Whether a 429's body is the `resource_busy` refusal (a small JSON error body, never compressed). */

@@ -5,7 +5,7 @@ import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
 import { refusalMessage } from '#domain/key/api-key.ts';
 import { errorResponse, problemOf } from './error-status.ts';
 import { allowedMethods, findRoute, type ApiRoute, principalFromContext, type RequestPrincipal } from './api-routes.ts';
-import { addInvocationContext } from '#shared/log.ts';
+import type { RequestContext } from '#shared/context.ts';
 import { challengeHeaders } from './challenge.ts';
 import { UNAUTHORIZED_MESSAGE } from './gateway-responses.ts';
 
@@ -13,6 +13,8 @@ type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error,
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, RequestInternal>;
 
 export interface RequestInternal extends Record<string, unknown> {
+  /** The request context instrument.ts made at the edge (`withRequestState`). */
+  ctx: RequestContext;
   route?: ApiRoute;
   principal?: RequestPrincipal;
   body?: unknown;
@@ -22,11 +24,21 @@ export interface RequestInternal extends Record<string, unknown> {
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Per-request state shared between the middlewares and the router (on the Lambda context). */
+/**
+ * The Lambda context a middy chain runs with: the invocation's own, and on it the request's
+ * state, which the middlewares and the router share (`internal`), starting with its request
+ * context. A context of its own per invocation, so no state outlives the request.
+ */
+export function withRequestState(context: Context | undefined, ctx: RequestContext): Context {
+  const app: RequestInternal = { ctx };
+  return Object.assign(Object.create(context ?? null) as Context, { app });
+}
+
+/** Per-request state shared between the middlewares and the router (`withRequestState`). */
 export function internal(request: { context: unknown }): RequestInternal {
-  const context = request.context as { app?: RequestInternal };
-  context.app ??= {};
-  return context.app;
+  const state = (request.context as { app?: RequestInternal }).app;
+  if (!state) throw new Error('a request reached the middy chain without its request state (withRequestState)');
+  return state;
 }
 
 /**
@@ -90,7 +102,7 @@ export function authorizedKey(): Middleware {
         throw new DomainError('unauthenticated', UNAUTHORIZED_MESSAGE);
       }
       state.principal = principal;
-      addInvocationContext({ key_id: principal.keyId, store_id: principal.storeId });
+      Object.assign(state.ctx.log, { key_id: principal.keyId, store_id: principal.storeId });
       state.responseHeaders = {
         'RateLimit-Limit': String(principal.rate.limit),
         'RateLimit-Remaining': String(principal.rate.remaining),

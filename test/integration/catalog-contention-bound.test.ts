@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -40,15 +41,20 @@ describe('contention bound of a product write', () => {
     const path = '/catalog/products/bound-1';
     expect((await api.put(path, { name: 'Bounded', price: 100 })).status).toBe(200);
     const caller = { storeId, keyId: key.id };
-    const before = await resolveWriteTargets(key.id, 'bound-1');
+    const before = await resolveWriteTargets(newContext(), key.id, 'bound-1');
 
     const racing = await api.patch(path, { price: 200 });
     expect(racing.status).toBe(200);
     const events = await outboxCount(storeId);
 
-    const refused = await patchResolved(caller, { price: 300 }, before, {}, { calls: 1, ms: 60_000 }).catch(
-      (e: unknown) => e,
-    );
+    const refused = await patchResolved(
+      newContext(),
+      caller,
+      { price: 300 },
+      before,
+      {},
+      { calls: 1, ms: 60_000 },
+    ).catch((e: unknown) => e);
     expect(refused).toMatchObject({ code: 'resource_busy', retryAfterSeconds: 1 });
     const after = await api.get(path);
     expect(after.headers.get('etag')).toBe(racing.headers.get('etag'));
@@ -56,7 +62,7 @@ describe('contention bound of a product write', () => {
     expect(await outboxCount(storeId)).toBe(events);
 
     // With room for the round after the lost one, the same write applies onto the racing write's state.
-    const applied = await patchResolved(caller, { price: 300 }, before, {}, { calls: 2, ms: 60_000 });
+    const applied = await patchResolved(newContext(), caller, { price: 300 }, before, {}, { calls: 2, ms: 60_000 });
     expect(applied).toMatchObject({ result: 'updated' });
     const now = await api.get(path);
     expect(now.body.data.min_price).toBe(300);
@@ -164,13 +170,13 @@ describe('an idempotent write refused for contention', () => {
       method: 'POST',
       path: `/catalog/products/busy-${randomUUID()}/stock`,
     };
-    const refused = await idempotent(input, {
+    const refused = await idempotent(newContext(), input, {
       run: async () => {
         throw contended('the stock of product x');
       },
     }).catch((e: unknown) => e);
     expect(refused).toMatchObject({ code: 'resource_busy' });
-    const retried = await idempotent(input, {
+    const retried = await idempotent(newContext(), input, {
       run: async () => ({ kind: 'answered', answer: { ok: 1 }, stored: undefined }),
     });
     expect(retried).toMatchObject({ body: { ok: 1 } });

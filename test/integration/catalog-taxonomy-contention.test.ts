@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { describe, expect, it } from 'vitest';
 import { client, storeWithKey } from '#fixtures/api.ts';
 import { putTag } from '#app/taxonomy.ts';
@@ -38,10 +39,10 @@ describe('a category or tag write that keeps losing to other writers', () => {
   it('returns the refusal from the use case as a value, not an exception', async () => {
     const { storeId, key } = await storeWithKey(['catalog:read', 'catalog:write']);
     const caller = { storeId, keyId: key.id };
-    expect(await putTag(caller, 'hot-tag', 'sale')).toMatchObject({ value: 'sale' });
+    expect(await putTag(newContext(), caller, 'hot-tag', 'sale')).toMatchObject({ value: 'sale' });
     const racing = winEveryRoundOf(keys.tag(key.id, 'hot-tag'));
     try {
-      expect(await putTag(caller, 'hot-tag', 'clearance')).toMatchObject({
+      expect(await putTag(newContext(), caller, 'hot-tag', 'clearance')).toMatchObject({
         kind: 'refused',
         code: 'resource_busy',
         retryAfterSeconds: 1,

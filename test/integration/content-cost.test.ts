@@ -3,14 +3,14 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { createStore } from '#fixtures/api.ts';
 import { idem, insertTestPage, pageBody, slug, xid } from '#fixtures/content.ts';
 import { handler } from '#functions/content/handler.ts';
-import type { DbStats } from '#db/core/client.ts';
+import type { DbStats } from '#shared/context.ts';
 import { costRow, lambdaEvent, measureLambda, type EventInit } from '#fixtures/lambda-cost.ts';
 import type { Page } from '#domain/page/page.ts';
 
 /**
  * Round trips and capacity units of the content Lambda itself (the authorizer's one UpdateItem
  * comes on top of every request). Invokes the handler in-process with the event API Gateway
- * would send, inside withDbStats, against a store of 200 pages (one in ten a blog post).
+ * would send, counted in its request context, against a store of 200 pages (one in ten a blog post).
  */
 const STORE_SIZE = 200;
 const KEY_ID = 999_998;

@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { describe, expect, it } from 'vitest';
 import { client } from '#fixtures/api.ts';
 import { waitFor } from '#fixtures/webhooks.ts';
@@ -27,7 +28,7 @@ describe('the demo store of a fresh stack', () => {
     const moves = orders.reduce((n, o) => n + steps[o.status]!, 0);
     const catalog = 5 + 5 + demoProducts().length;
     const total = catalog + orders.length + paid + moves;
-    await waitFor('the demo events numbered', async () => (await lastSequence(DEMO_STORE)) >= total);
+    await waitFor('the demo events numbered', async () => (await lastSequence(newContext(), DEMO_STORE)) >= total);
 
     const events: Listed[] = [];
     for (let cursor: number | null = 0; cursor !== null; ) {

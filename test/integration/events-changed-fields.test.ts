@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -56,7 +57,7 @@ describe('changed_fields on every event that carries it', () => {
     await ok(api.post(statusPath(reference), { status: 'processing' }, { 'Idempotency-Key': idemKey() }));
     // A write that changes nothing raises nothing (14 would be a second event here).
     await ok(api.put('/catalog/products/cf-1', { name: 'Oak dining chair', price: 120, quantity: 4 }));
-    await waitFor('13 numbered events', async () => (await lastSequence(storeId)) >= 13);
+    await waitFor('13 numbered events', async () => (await lastSequence(newContext(), storeId)) >= 13);
     const res = await api.get<{ data: Event[] }>('/events?limit=100');
     expect(res.status).toBe(200);
     events = res.body.data;

@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expediteEvent } from '#app/express-events.ts';
@@ -44,20 +45,20 @@ describe('events: the express lane numbers order events first, in their order', 
   async function placed(): Promise<Order> {
     const reference = `EXP-${randomUUID().slice(0, 8)}`;
     await placeOrder(store, { reference });
-    return (await readOrderByReference(store, reference)).order!;
+    return (await readOrderByReference(newContext(), store, reference)).order!;
   }
 
   /** A status change committed as the use case commits it: the order and its event together. */
   async function move(order: Order, status: OrderStatus, ms: number): Promise<{ order: Order; event: OrderEvent }> {
     const next = withStatus(order, status, new Date(Date.parse(order.updated_at) + ms).toISOString());
     const event = buildStatusChangedEvent(next, order, next.updated_at);
-    expect((await commitOrderChange(order, next, event)).kind).toBe('committed');
+    expect((await commitOrderChange(newContext(), order, next, event)).kind).toBe('committed');
     return { order: next, event };
   }
 
   /** Every logged event of the store: sequence → event id. */
   async function logged(): Promise<Map<number, string>> {
-    const page = await readEventLog(store, 0, 100, Math.floor(Date.now() / 1000), false);
+    const page = await readEventLog(newContext(), store, 0, 100, Math.floor(Date.now() / 1000), false);
     return new Map(page.events.map((e) => [e.sequence, e.event_id]));
   }
 
@@ -69,7 +70,7 @@ describe('events: the express lane numbers order events first, in their order', 
     expect(paid.event.follows).toBe(orderEventId(created));
 
     // The last change's message arrives first (its write's send overtook the earlier one's).
-    const outcome = await expediteEvent({
+    const outcome = await expediteEvent(newContext(), {
       store_id: store,
       event_id: shipped.event.event_id,
       follows: paid.event.event_id,
@@ -82,7 +83,7 @@ describe('events: the express lane numbers order events first, in their order', 
       [before + 3, shipped.event.event_id],
     ]);
 
-    expect(await expediteEvent({ store_id: store, event_id: paid.event.event_id })).toEqual({
+    expect(await expediteEvent(newContext(), { store_id: store, event_id: paid.event.event_id })).toEqual({
       kind: 'already_numbered',
     });
     expect((await logged()).size).toBe(before + 3);
@@ -96,13 +97,17 @@ describe('events: the express lane numbers order events first, in their order', 
     await db().send(new TransactWriteCommand({ TransactItems: catalog.map(eventPut) }));
     const created = await placed();
 
-    expect(await expediteEvent({ store_id: store, event_id: orderEventId(created) })).toMatchObject({
+    expect(await expediteEvent(newContext(), { store_id: store, event_id: orderEventId(created) })).toMatchObject({
       kind: 'expedited',
       numbered: 1,
     });
     // The stream reaches the batch in commit order: the catalog events, then the order event it finds numbered.
-    const states = await readOutboxEvents(store, [...catalog.map((e) => e.event_id), orderEventId(created)]);
+    const states = await readOutboxEvents(newContext(), store, [
+      ...catalog.map((e) => e.event_id),
+      orderEventId(created),
+    ]);
     const batch = await prepareStoreBatch(
+      newContext(),
       store,
       [...states.values()].map((s) => s.record),
     );
@@ -116,10 +121,11 @@ describe('events: the express lane numbers order events first, in their order', 
     const paid = await move(created, 'paid', 1);
     const processing = await move(paid.order, 'processing', 2);
     const ids = [orderEventId(created), paid.event.event_id, processing.event.event_id];
-    const states = await readOutboxEvents(store, ids);
+    const states = await readOutboxEvents(newContext(), store, ids);
     const [, stream] = await Promise.all([
-      expediteEvent({ store_id: store, event_id: ids[2]!, follows: ids[1]! }),
+      expediteEvent(newContext(), { store_id: store, event_id: ids[2]!, follows: ids[1]! }),
       prepareStoreBatch(
+        newContext(),
         store,
         ids.map((id) => states.get(id)!.record),
       ),
@@ -136,7 +142,9 @@ describe('events: the express lane numbers order events first, in their order', 
   });
 
   it('leaves to the stream an event that is gone, and an order with more than 5 unnumbered events before it', async () => {
-    expect(await expediteEvent({ store_id: store, event_id: 'evt_0000000000000000000000000000dead' })).toEqual({
+    expect(
+      await expediteEvent(newContext(), { store_id: store, event_id: 'evt_0000000000000000000000000000dead' }),
+    ).toEqual({
       kind: 'left_to_stream',
       reason: 'gone',
     });
@@ -144,7 +152,7 @@ describe('events: the express lane numbers order events first, in their order', 
     let current = { order: await placed(), event: undefined as OrderEvent | undefined };
     const statuses: OrderStatus[] = ['paid', 'processing', 'shipped', 'processing', 'shipped', 'processing'];
     for (const [i, status] of statuses.entries()) current = await move(current.order, status, i + 1);
-    expect(await expediteEvent({ store_id: store, event_id: current.event!.event_id })).toEqual({
+    expect(await expediteEvent(newContext(), { store_id: store, event_id: current.event!.event_id })).toEqual({
       kind: 'left_to_stream',
       reason: 'long_chain',
     });

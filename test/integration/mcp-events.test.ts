@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -52,7 +53,7 @@ describe('MCP list_events', () => {
     expect((await api.put('/catalog/products/e-2', { name: INJECTION, price: 200 })).status).toBe(200);
     await placeOrder(storeId, { customer: { name: INJECTION, email: 'eve@example.com', phone: null } });
     expect((await api.put('/catalog/products/e-1', { name: 'Oak chair', price: 150 })).status).toBe(200);
-    await waitFor('4 numbered events', async () => (await lastSequence(storeId)) >= 4, 300_000, 250);
+    await waitFor('4 numbered events', async () => (await lastSequence(newContext(), storeId)) >= 4, 300_000, 250);
   }, 600_000);
 
   it('shows an orders:read key the order events only, exactly as GET /events does, marked and typed', async () => {

@@ -7,7 +7,7 @@ import { ALLOWANCE_RING, bucketAttribute, hashToken, SET_UP_RING, secondOf } fro
 import { handler as authorizer } from '#functions/authorizer/handler.ts';
 import { handler as mcpHandler } from '#functions/mcp/handler.ts';
 import { lambdaEvent, measureLambda } from '#fixtures/lambda-cost.ts';
-import { withDbStats } from '#db/core/client.ts';
+import { costOf } from '#fixtures/context.ts';
 import type { APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 
 /**
@@ -97,7 +97,7 @@ describe('MCP set-up limit', () => {
     };
     const context = { awsRequestId: 'cost', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
     const cost = async (body: object) => {
-      const auth = await withDbStats(() =>
+      const auth = await costOf('cost', () =>
         authorizer(
           {
             type: 'REQUEST',

@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,7 +32,7 @@ const hasPosting = async (key: { pk: string; sk: string }) =>
 
 /** Waits until the indexer has taken every pending name of the store into the postings. */
 async function indexed(storeId: string): Promise<void> {
-  await waitFor(`names of ${storeId} indexed`, async () => (await pendingNameCount(storeId)) === 0);
+  await waitFor(`names of ${storeId} indexed`, async () => (await pendingNameCount(newContext(), storeId)) === 0);
 }
 
 async function postingsOf(storeId: string, productId: number, name: string) {
@@ -144,11 +145,11 @@ describe('filter[name] on trigram postings', () => {
         updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString(),
       }));
     }
-    await indexPendingNames([
+    await indexPendingNames(newContext(), [
       { storeId, productId: product.id },
       { storeId, productId: product.id },
     ]);
-    await indexPendingNames([{ storeId, productId: product.id }]);
+    await indexPendingNames(newContext(), [{ storeId, productId: product.id }]);
     await indexed(storeId);
     expect(await found('cobalt')).toEqual([product.id]);
     expect(await found('amber')).toEqual([]);
@@ -169,7 +170,10 @@ describe('the name indexer', () => {
       product_id: p.id,
       n: p.n,
     });
-    await batchWrite(names.map((p) => ({ PutRequest: { Item: entry(p) } })));
+    await batchWrite(
+      newContext(),
+      names.map((p) => ({ PutRequest: { Item: entry(p) } })),
+    );
     // The batch as the stream hands it over, with a record that names no product (a poison record)
     // in the second chunk.
     const records: DynamoDBRecord[] = names.map((p, i) => ({
@@ -179,7 +183,7 @@ describe('the name indexer', () => {
         NewImage: marshall(i === NAME_INDEX_CHUNK + 5 ? { ...entry(p), product_id: 'x' } : entry(p)) as never,
       },
     }));
-    const outcome = await indexNameRecords(records);
+    const outcome = await indexNameRecords(newContext(), records);
     // The stream resumes from the failing chunk's first record, not from the batch's. How many of
     // the first chunk this call indexed itself depends on a race: the stack's own indexer reads the
     // same entries off the stream, and a name it took in first is no longer pending here.
@@ -202,7 +206,7 @@ describe('products reindex-names', () => {
     // As a version before the index left them: no postings, no indexed record, nothing pending.
     for (const p of old) {
       const grams = nameGrams(normalizeName(p.name));
-      await batchWrite([
+      await batchWrite(newContext(), [
         ...grams.map((g) => ({ DeleteRequest: { Key: keys.nameGram(storeId, g, p.id) } })),
         { DeleteRequest: { Key: keys.nameIndexed(storeId, p.id) } },
       ]);
@@ -224,7 +228,7 @@ describe('products reindex-names', () => {
       name: 'Crane Print',
       updated_at: new Date(Date.parse(current.updated_at) + 1).toISOString(),
     }));
-    expect(await markNamesPending([heron!])).toBe(false);
+    expect(await markNamesPending(newContext(), [heron!])).toBe(false);
     await indexed(storeId);
     expect((await api.get('/products?filter%5Bname%5D=heron')).body.total).toBe(0);
     expect((await api.get('/products?filter%5Bname%5D=crane')).body.total).toBe(1);

@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { auth, discoverAuthorizationServerMetadata, refreshAuthorization } from '@modelcontextprotocol/client';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it, type TestContext } from 'vitest';
@@ -235,6 +236,7 @@ describe.skipIf(chromiumMissing)('OAuth end to end: the MCP SDK client, a browse
         // After the window (the token endpoint in-process, at a later clock): a reuse. The grant
         // ends, access and refresh tokens at once.
         const replay = await exchangeToken(
+          newContext(),
           {
             grant_type: 'refresh_token',
             refresh_token: before.refresh_token!,

@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -174,7 +175,7 @@ describe('OAuth: an approval that cannot be spoofed', () => {
     const user = await authorize(real.client_id, CLAUDE_CALLBACK);
     const outsider = await authorize(spoof.client_id, CLAUDE_CALLBACK);
     await adminCommand('oauth approve', { code: user.code, store });
-    const poll = (handle: string) => pollAuthorization(handle, root(), Date.now());
+    const poll = (handle: string) => pollAuthorization(newContext(), handle, root(), Date.now());
     expect(await poll(outsider.handle!)).toEqual({ status: 'pending' });
     const done = await poll(user.handle!);
     expect(done.status).toBe('done');
@@ -211,17 +212,17 @@ describe('OAuth: what an approval leaves behind', () => {
     const approved = await adminCommand<{ key_id: number }>('oauth approve', { code: started.code, store });
     // Approved, not picked up: no key is listed, let alone an active one that nobody will ever use.
     expect((await keyIdsOf(store)).map((k) => k.id)).not.toContain(approved.key_id);
-    expect(await getKey(approved.key_id)).toBeUndefined();
+    expect(await getKey(newContext(), approved.key_id)).toBeUndefined();
     // The page comes back after the request expired, before DynamoDB's TTL sweep removes it.
     const late = Date.now() + (REQUEST_SECONDS + 60) * 1000;
-    expect((await showAuthorization(started.code!, late)).status).toBe('expired');
-    const answer = await pollAuthorization(started.handle!, root(), late);
+    expect((await showAuthorization(newContext(), started.code!, late)).status).toBe('expired');
+    const answer = await pollAuthorization(newContext(), started.handle!, root(), late);
     expect(answer.status).toBe('done');
     const back = new URL((answer as { redirect: string }).redirect);
     expect(back.searchParams.get('error')).toBe('access_denied');
     expect(back.searchParams.get('code')).toBeNull();
     expect((await keyIdsOf(store)).map((k) => k.id)).not.toContain(approved.key_id);
-    expect(await getKey(approved.key_id)).toBeUndefined();
+    expect(await getKey(newContext(), approved.key_id)).toBeUndefined();
   });
 
   it("writes the grant's key when the page picks the approval up: listed as a grant, and revocable", async () => {
@@ -232,7 +233,7 @@ describe('OAuth: what an approval leaves behind', () => {
       store,
       abilities: 'catalog:read',
     });
-    const done = await pollAuthorization(started.handle!, root(), Date.now());
+    const done = await pollAuthorization(newContext(), started.handle!, root(), Date.now());
     expect(done.status).toBe('done');
     const keys = await adminCommand<{ data: Record<string, unknown>[] }>('keys list', { store });
     expect(keys.data.find((k) => k.id === approved.key_id)).toMatchObject({
@@ -243,7 +244,7 @@ describe('OAuth: what an approval leaves behind', () => {
       status: 'active',
     });
     // Picked up once: a second poll gets nothing more.
-    expect(await pollAuthorization(started.handle!, root(), Date.now())).toEqual({ status: 'unknown' });
+    expect(await pollAuthorization(newContext(), started.handle!, root(), Date.now())).toEqual({ status: 'unknown' });
     await adminCommand('keys revoke', { id: approved.key_id });
     expect((await keyIdsOf(store)).find((k) => k.id === approved.key_id)?.status).toBe('revoked');
   });
@@ -253,10 +254,10 @@ describe('OAuth: what an approval leaves behind', () => {
     const started = await authorize(client.client_id, LOOPBACK);
     const wrong = `${started.code}.sis_${'A'.repeat(43)}`;
     const before = crypto.timingSafeEqualCalls;
-    expect(await pollAuthorization(wrong, root(), Date.now())).toEqual({ status: 'unknown' });
+    expect(await pollAuthorization(newContext(), wrong, root(), Date.now())).toEqual({ status: 'unknown' });
     expect(crypto.timingSafeEqualCalls).toBeGreaterThan(before);
     const right = crypto.timingSafeEqualCalls;
-    expect(await pollAuthorization(started.handle!, root(), Date.now())).toEqual({ status: 'pending' });
+    expect(await pollAuthorization(newContext(), started.handle!, root(), Date.now())).toEqual({ status: 'pending' });
     expect(crypto.timingSafeEqualCalls).toBeGreaterThan(right);
     await adminCommand('oauth deny', { code: started.code });
   });

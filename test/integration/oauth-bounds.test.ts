@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { pollAuthorization, startAuthorization } from '#app/oauth/authorize.ts';
@@ -103,11 +104,16 @@ describe('OAuth bounds: registration', () => {
   it('forgets a registration never used after a day; one that got a token is kept', async () => {
     const caller = { ip: freshIp(), userAgent: null, limits: DEFAULTS };
     const now = Date.now();
-    const unused = await registerClient({ client_name: 'Unused', redirect_uris: [REDIRECT] }, now, caller);
-    const used = await registerClient({ client_name: 'Used', redirect_uris: [REDIRECT] }, now, caller);
+    const unused = await registerClient(
+      newContext(),
+      { client_name: 'Unused', redirect_uris: [REDIRECT] },
+      now,
+      caller,
+    );
+    const used = await registerClient(newContext(), { client_name: 'Used', redirect_uris: [REDIRECT] }, now, caller);
     if (unused.kind !== 'registered' || used.kind !== 'registered') throw new Error('registration refused');
     const start = (clientId: string, at: number) =>
-      startAuthorization(authorizeQuery(clientId), ISSUER, API_BASE_PATH, at, documentClient, {
+      startAuthorization(newContext(), authorizeQuery(clientId), ISSUER, API_BASE_PATH, at, documentClient, {
         ip: freshIp(),
         userAgent: null,
         limits: DEFAULTS,
@@ -117,10 +123,11 @@ describe('OAuth bounds: registration', () => {
     if (started.kind !== 'waiting') throw new Error(`authorization refused: ${started.kind}`);
     const storeId = await createStore();
     await adminCommand('oauth approve', { code: started.request.approval_code, store: storeId });
-    const polled = await pollAuthorization(started.handle, ISSUER, Date.now());
+    const polled = await pollAuthorization(newContext(), started.handle, ISSUER, Date.now());
     if (polled.status !== 'done') throw new Error('not approved');
     const code = new URL(polled.redirect).searchParams.get('code')!;
     const tokens = await exchangeToken(
+      newContext(),
       {
         grant_type: 'authorization_code',
         code,
@@ -173,11 +180,19 @@ describe('OAuth bounds: authorization requests', () => {
       return documentClient(clientId);
     };
     const start = (nowMs: number) =>
-      startAuthorization(authorizeQuery('https://bounds.example/client.json'), ISSUER, API_BASE_PATH, nowMs, counting, {
-        ip: freshIp(),
-        userAgent: null,
-        limits,
-      });
+      startAuthorization(
+        newContext(),
+        authorizeQuery('https://bounds.example/client.json'),
+        ISSUER,
+        API_BASE_PATH,
+        nowMs,
+        counting,
+        {
+          ip: freshIp(),
+          userAgent: null,
+          limits,
+        },
+      );
     for (let n = 0; n < 3; n++) expect((await start(at + n)).kind).toBe('waiting');
     const refused = await start(at + 10);
     expect(refused).toMatchObject({ kind: 'limited' });
@@ -195,6 +210,7 @@ describe('OAuth bounds: authorization requests', () => {
     };
     const start = () =>
       startAuthorization(
+        newContext(),
         authorizeQuery('https://bounds.example/client.json'),
         ISSUER,
         API_BASE_PATH,

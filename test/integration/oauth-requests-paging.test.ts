@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { randomBytes, randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { startAuthorization } from '#app/oauth/authorize.ts';
@@ -38,6 +39,7 @@ describe('oauth requests, a page at a time', () => {
     const base = Date.now();
     for (let n = 0; n < 5; n++) {
       const out = await startAuthorization(
+        newContext(),
         authorizeQuery,
         'https://oauth-paging.example',
         API_BASE_PATH,

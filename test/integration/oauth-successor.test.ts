@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { db, tableName } from '#db/core/client.ts';
@@ -52,7 +53,7 @@ describe("OAuth: a rotated refresh token's sealed successor", () => {
     const hash = hashToken(refreshToken);
     const lastMs = rotatedAt + REFRESH_GRACE_SECONDS * 1000 - 1;
 
-    expect((await getRefresh(hash, lastMs))?.successor).toEqual(expect.any(String));
+    expect((await getRefresh(newContext(), hash, lastMs))?.successor).toEqual(expect.any(String));
     const late = await refreshInProcess(clientId, refreshToken, lastMs);
     expect(late).toMatchObject({
       ok: true,
@@ -63,9 +64,9 @@ describe("OAuth: a rotated refresh token's sealed successor", () => {
     // all on DynamoDB Local), but no longer read; the used token's record still is.
     const afterMs = rotatedAt + REFRESH_GRACE_SECONDS * 1000;
     expect(await raw(keys.oauthSuccessor(hash))).toBeDefined();
-    expect(await getRefresh(hash, afterMs)).toMatchObject({ status: 'used', successor: null });
+    expect(await getRefresh(newContext(), hash, afterMs)).toMatchObject({ status: 'used', successor: null });
     const reuse = await refreshInProcess(clientId, refreshToken, afterMs);
     expect(reuse).toMatchObject({ ok: false, error: 'invalid_grant' });
-    expect((await getKey(keyId))?.status).toBe('revoked');
+    expect((await getKey(newContext(), keyId))?.status).toBe('revoked');
   });
 });

@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -149,7 +150,7 @@ async function tokenRequest(params: Record<string, string>) {
 
 /** The token endpoint in-process at another time: how a test sees what happens after a code or a window expires. */
 const tokenRequestAt = (params: Record<string, string>, nowMs: number) =>
-  exchangeToken(params, root(), API_BASE_PATH, nowMs);
+  exchangeToken(newContext(), params, root(), API_BASE_PATH, nowMs);
 
 /** The token endpoint's handler in this worker, over its HTTP form: what the in-process races below get as an answer. */
 async function tokenRequestInProcess(params: Record<string, string>) {

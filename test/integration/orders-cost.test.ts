@@ -3,14 +3,14 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { createStore } from '#fixtures/api.ts';
 import { idemKey, insertTestOrder } from '#fixtures/orders.ts';
 import { handler } from '#functions/orders/handler.ts';
-import type { DbStats } from '#db/core/client.ts';
+import type { DbStats } from '#shared/context.ts';
 import { costRow, lambdaEvent, measureLambda, type EventInit } from '#fixtures/lambda-cost.ts';
 import type { Order } from '#domain/order/order.ts';
 
 /**
  * Round trips and capacity units of the orders Lambda itself (the authorizer's one UpdateItem
  * comes on top of every request). Invokes the handler in-process with the event API Gateway
- * would send, inside withDbStats, against a store of 1,000 orders.
+ * would send, counted in its request context, against a store of 1,000 orders.
  */
 const STORE_SIZE = 1000;
 

@@ -1,7 +1,8 @@
+import { newContext } from '#shared/context.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createStore } from '#fixtures/api.ts';
 import { productDraft, seedProduct } from '#fixtures/catalog.ts';
-import { withDbStats } from '#db/core/client.ts';
+import { counted } from '#fixtures/context.ts';
 import { insertReserved, ProductIds } from '#app/product-ids.ts';
 import { listProducts } from '#app/product-reads.ts';
 import { numbered } from '#domain/product/product-write.ts';
@@ -30,13 +31,13 @@ async function insertWith(storeId: string, ids: { firstId: number; firstOffer: n
     ids.firstId,
     ids.firstOffer,
   );
-  const outcome = await insertReserved(storeId, products, [], Number.POSITIVE_INFINITY);
+  const outcome = await insertReserved(newContext(), storeId, products, [], Number.POSITIVE_INFINITY);
   expect(outcome.kind).toBe('inserted');
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const pageIds = async (storeId: string, page: number, now?: number) => {
-  const listed = await listProducts(storeId, { page, limit: 10 }, now);
+  const listed = await listProducts(newContext(), storeId, { page, limit: 10 }, now);
   return { ids: listed.products.map((p) => p.id), total: listed.total };
 };
 
@@ -45,9 +46,9 @@ describe('id reservations a request never closed', () => {
     const { storeId, stale } = await contendedStore();
     // The request loses its guarded insert, reserves 30 ids (2..31) for the batch, inserts 19 of
     // them and dies before `finish`, as a Lambda stopped mid-request does.
-    const ids = new ProductIds(storeId, stale);
+    const ids = new ProductIds(newContext(), storeId, stale);
     expect((await ids.insert(drafts(storeId, 1, 19), { products: 30, offers: 30 })).kind).toBe('inserted');
-    const [reservation] = (await readProductSequence(storeId)).open;
+    const [reservation] = (await readProductSequence(newContext(), storeId)).open;
     expect(reservation).toMatchObject({ firstId: 2, count: 30 });
     const expiresAt = reservation?.expiresAt as number;
 
@@ -56,13 +57,13 @@ describe('id reservations a request never closed', () => {
     expect(before.map((p) => p.ids)).toEqual([range(1, 10), range(11, 20), [], []]);
     expect(before[0]?.total).toBe(31);
     expect(await pageIds(storeId, 1, expiresAt - 1)).toEqual(before[0]);
-    expect((await readProductSequence(storeId)).open).toHaveLength(1);
+    expect((await readProductSequence(newContext(), storeId)).open).toHaveLength(1);
 
     // Once it has expired, the first reader settles it: ids 21..31 hold no product.
     const after = await Promise.all([1, 2, 3].map((p) => pageIds(storeId, p, expiresAt)));
     expect(after.map((p) => p.ids)).toEqual([range(1, 10), range(11, 20), []]);
     expect(after.map((p) => p.total)).toEqual([20, 20, 20]);
-    expect(await readProductSequence(storeId)).toMatchObject({ last: 31, gaps: range(21, 31), open: [] });
+    expect(await readProductSequence(newContext(), storeId)).toMatchObject({ last: 31, gaps: range(21, 31), open: [] });
 
     // Products created afterwards list right after the gaps.
     await seedProduct(storeId, { name: 'Later 1' });
@@ -78,10 +79,10 @@ describe('id reservations a request never closed', () => {
     // Four ids reserved: 2 and 3 inserted (one of them confirmed, the other answered "did not
     // confirm" but landed), 4 never landed, 5 known unused and recorded while the reservation stays
     // open (what `finish` does for a request with an undetermined insert).
-    const reserved = await reserveProductIds(storeId, 4, 4);
+    const reserved = await reserveProductIds(newContext(), storeId, 4, 4);
     expect(reserved.firstId).toBe(2);
     await insertWith(storeId, reserved, ['Confirmed', 'Landed unconfirmed']);
-    await closeReservations(storeId, [], [5]);
+    await closeReservations(newContext(), storeId, [], [5]);
     expect(await pageIds(storeId, 1)).toEqual({ ids: [1, 2, 3], total: 4 });
 
     const now = reserved.reservation.expiresAt + 1;
@@ -89,8 +90,8 @@ describe('id reservations a request never closed', () => {
     const [a, b] = await Promise.all([pageIds(storeId, 1, now), pageIds(storeId, 1, now)]);
     expect(a).toEqual({ ids: [1, 2, 3], total: 3 });
     expect(b).toEqual(a);
-    expect(await readProductSequence(storeId)).toMatchObject({ last: 5, gaps: [4, 5], open: [] });
-    expect((await getProductsByIds(storeId, [2, 3, 4], true)).map((p) => p.name)).toEqual([
+    expect(await readProductSequence(newContext(), storeId)).toMatchObject({ last: 5, gaps: [4, 5], open: [] });
+    expect((await getProductsByIds(newContext(), storeId, [2, 3, 4], true)).map((p) => p.name)).toEqual([
       'Confirmed',
       'Landed unconfirmed',
     ]);
@@ -98,10 +99,10 @@ describe('id reservations a request never closed', () => {
 
   it('no insert starts with a reservation past its usable time', async () => {
     const storeId = await createStore();
-    const reserved = await reserveProductIds(storeId, 1, 1);
+    const reserved = await reserveProductIds(newContext(), storeId, 1, 1);
     const products = numbered([draft(storeId, 'Too late')], reserved.firstId, reserved.firstOffer);
-    expect((await insertReserved(storeId, products, [], Date.now() - 1)).kind).toBe('out_of_time');
-    expect(await getProductsByIds(storeId, [reserved.firstId], true)).toEqual([]);
+    expect((await insertReserved(newContext(), storeId, products, [], Date.now() - 1)).kind).toBe('out_of_time');
+    expect(await getProductsByIds(newContext(), storeId, [reserved.firstId], true)).toEqual([]);
   });
 });
 
@@ -118,15 +119,15 @@ describe('DynamoDB cost of a contended batch', () => {
       ['38 new, 2 reserved ids unused', 40],
     ] as const) {
       const { storeId, stale } = await contendedStore();
-      const { stats } = await withDbStats(async () => {
-        const ids = new ProductIds(storeId, stale);
+      const { stats } = await counted(async (ctx) => {
+        const ids = new ProductIds(ctx, storeId, stale);
         const announced = { products: expected, offers: expected };
         expect((await ids.insert(drafts(storeId, 1, 19), announced)).kind).toBe('inserted');
         expect((await ids.insert(drafts(storeId, 20, 19), announced)).kind).toBe('inserted');
         await ids.finish();
       });
       record(label, stats);
-      const { stats: listed, result } = await withDbStats(() => listProducts(storeId, { page: 1, limit: 50 }));
+      const { stats: listed, result } = await counted((ctx) => listProducts(ctx, storeId, { page: 1, limit: 50 }));
       expect(result.total).toBe(39);
       record(`${label}: list page 1 after`, listed);
     }
@@ -134,14 +135,14 @@ describe('DynamoDB cost of a contended batch', () => {
 
   it('the list that settles an expired reservation, and the one after it', async () => {
     const { storeId, stale } = await contendedStore();
-    const ids = new ProductIds(storeId, stale);
+    const ids = new ProductIds(newContext(), storeId, stale);
     expect((await ids.insert(drafts(storeId, 1, 19), { products: 38, offers: 38 })).kind).toBe('inserted');
-    const [reservation] = (await readProductSequence(storeId)).open;
+    const [reservation] = (await readProductSequence(newContext(), storeId)).open;
     const now = (reservation?.expiresAt as number) + 1;
-    const settling = await withDbStats(() => listProducts(storeId, { page: 1, limit: 50 }, now));
+    const settling = await counted((ctx) => listProducts(ctx, storeId, { page: 1, limit: 50 }, now));
     expect(settling.result.total).toBe(20);
     record('list page 1 settling an expired reservation of 38 ids', settling.stats);
-    const next = await withDbStats(() => listProducts(storeId, { page: 1, limit: 50 }, now));
+    const next = await counted((ctx) => listProducts(ctx, storeId, { page: 1, limit: 50 }, now));
     expect(next.result.total).toBe(20);
     record('list page 1 after it', next.stats);
   });

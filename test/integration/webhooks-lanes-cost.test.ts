@@ -1,7 +1,9 @@
+import { newContext } from '#shared/context.ts';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#functions/webhooks/handler.ts';
-import { db, tableName, withDbStats } from '#db/core/client.ts';
+import { db, tableName } from '#db/core/client.ts';
+import { costOf } from '#fixtures/context.ts';
 import { keys } from '#db/keys.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createDelivery, getDelivery } from '#db/webhook/delivery.repo.ts';
@@ -13,7 +15,7 @@ import { newEventId, startReceiver } from '#fixtures/webhooks.ts';
 import { sqsRecord } from '#fixtures/queue.ts';
 
 /**
- * What the slow lane adds to an attempt, counted (withDbStats) on the signer Lambda invoked
+ * What the slow lane adds to an attempt, counted in the request context of the signer Lambda invoked
  * in-process with the record its event source mapping would hand it. Only attempts that succeed
  * are measured here: they touch no queue, so no queue is needed (a failure's retry and a move
  * or deferral are one SQS call each, docs/webhooks.md's cost table).
@@ -47,7 +49,7 @@ async function pendingDelivery(storeId: string, keyId: number): Promise<Delivery
     parked_at: null,
     body: '{"id":"evt","type":"order.status_changed","data":{}}',
   };
-  await createDelivery(d);
+  await createDelivery(newContext(), d);
   return d;
 }
 
@@ -69,20 +71,20 @@ describe('webhooks: what the slow lane costs an attempt', () => {
   it('costs a healthy endpoint’s attempt in the fast lane 3 GetItem and 2 UpdateItem (the claim, the outcome)', async () => {
     const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
     const d = await pendingDelivery(storeId, key.id);
-    const { result, stats } = await withDbStats(() => handler(recordOf(d, FAST_ARN)));
+    const { result, stats } = await costOf(`m-${d.event_id}`, () => handler(recordOf(d, FAST_ARN)));
     expect(result.batchItemFailures).toEqual([]);
-    expect((await getDelivery(key.id, d.event_id))?.state).toBe('delivered');
+    expect((await getDelivery(newContext(), key.id, d.event_id))?.state).toBe('delivered');
     expect([...stats.ops].sort()).toEqual(['GetItem', 'GetItem', 'GetItem', 'UpdateItem', 'UpdateItem']);
     console.log(`fast lane, healthy: ${stats.calls} round trips, ${stats.rcu} RCU, ${stats.wcu} WCU`);
   });
 
   it('adds one UpdateItem (the slot) to a slow-lane attempt, whose success gives the slot back and closes the circuit', async () => {
     const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
-    for (let i = 0; i < 3; i++) await recordEndpointFailure(key.id, new Date().toISOString(), 'HTTP 500');
+    for (let i = 0; i < 3; i++) await recordEndpointFailure(newContext(), key.id, new Date().toISOString(), 'HTTP 500');
     const d = await pendingDelivery(storeId, key.id);
-    const { result, stats } = await withDbStats(() => handler(recordOf(d, SLOW_ARN)));
+    const { result, stats } = await costOf(`m-${d.event_id}`, () => handler(recordOf(d, SLOW_ARN)));
     expect(result.batchItemFailures).toEqual([]);
-    expect((await getDelivery(key.id, d.event_id))?.state).toBe('delivered');
+    expect((await getDelivery(newContext(), key.id, d.event_id))?.state).toBe('delivered');
     // key, delivery, endpoint; the claim; the slot; the delivery; the endpoint's streak reset with the slot given back.
     expect([...stats.ops].sort()).toEqual([
       'GetItem',
@@ -93,7 +95,7 @@ describe('webhooks: what the slow lane costs an attempt', () => {
       'UpdateItem',
       'UpdateItem',
     ]);
-    const endpoint = await getEndpoint(key.id);
+    const endpoint = await getEndpoint(newContext(), key.id);
     expect(endpoint.consecutive_failures).toBe(0);
     expect(endpoint.attempt_slots).toEqual({});
     console.log(`slow lane, success: ${stats.calls} round trips, ${stats.rcu} RCU, ${stats.wcu} WCU`);
@@ -107,7 +109,7 @@ describe('webhooks: what the slow lane costs an attempt', () => {
     // The copy that held the attempt answered; the other one asked to wait (its visibility change
     // goes to this test's unreachable queue, so it stays failed and is received again later).
     expect(answers.filter((a) => a.batchItemFailures.length === 0).length).toBeGreaterThanOrEqual(1);
-    expect((await getDelivery(key.id, d.event_id))?.state).toBe('delivered');
+    expect((await getDelivery(newContext(), key.id, d.event_id))?.state).toBe('delivered');
     expect(receiver.received.slice(before).filter((r) => r.headers['webhook-id'] === d.event_id)).toHaveLength(1);
     // The outcome gave the claim back: the item holds none.
     const item = await db().send(new GetCommand({ TableName: tableName(), Key: keys.delivery(key.id, d.event_id) }));
@@ -119,12 +121,14 @@ describe('webhooks: what the slow lane costs an attempt', () => {
     const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
     const now = new Date();
     const until = new Date(now.getTime() + 60_000).toISOString();
-    expect(await takeAttemptSlot(key.id, 0, now.toISOString(), until)).toBe(true);
-    expect(await takeAttemptSlot(key.id, 0, now.toISOString(), until)).toBe(false);
-    expect(await takeAttemptSlot(key.id, 1, now.toISOString(), until)).toBe(true);
-    expect(Object.keys((await getEndpoint(key.id)).attempt_slots)).toEqual(['0', '1']);
+    expect(await takeAttemptSlot(newContext(), key.id, 0, now.toISOString(), until)).toBe(true);
+    expect(await takeAttemptSlot(newContext(), key.id, 0, now.toISOString(), until)).toBe(false);
+    expect(await takeAttemptSlot(newContext(), key.id, 1, now.toISOString(), until)).toBe(true);
+    expect(Object.keys((await getEndpoint(newContext(), key.id)).attempt_slots)).toEqual(['0', '1']);
     // A crashed attempt's slot: free once its lease has passed.
     const later = new Date(now.getTime() + 61_000).toISOString();
-    expect(await takeAttemptSlot(key.id, 1, later, new Date(now.getTime() + 120_000).toISOString())).toBe(true);
+    expect(await takeAttemptSlot(newContext(), key.id, 1, later, new Date(now.getTime() + 120_000).toISOString())).toBe(
+      true,
+    );
   });
 });

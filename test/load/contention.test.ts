@@ -6,7 +6,8 @@ import { existingProductIds } from '#db/product/repo.ts';
 import { ProductIds } from '#app/product-ids.ts';
 import { listProducts } from '#app/product-reads.ts';
 import { productDraft } from '#fixtures/catalog.ts';
-import { deadlineSignal, remainingMs, withDeadline } from '#domain/time.ts';
+import { DeadlineExceeded, remainingMs } from '#domain/time.ts';
+import { newContext } from '#shared/context.ts';
 import { expectBoundedRefusals, untilApplied, useCountingGateway } from '#fixtures/hot-writes.ts';
 
 /**
@@ -43,9 +44,9 @@ async function listAll(storeId: string): Promise<{ products: Listed[]; total: nu
  * counts them until a reader settles them once they expire.
  */
 async function unsettledIds(storeId: string): Promise<number> {
-  const sequence = await readProductSequence(storeId);
+  const sequence = await readProductSequence(newContext(), storeId);
   const ids = sequence.open.flatMap(reservedIds).filter((id) => !sequence.gaps.includes(id));
-  const existing = await existingProductIds(storeId, ids);
+  const existing = await existingProductIds(newContext(), storeId, ids);
   return ids.filter((id) => !existing.has(id)).length;
 }
 
@@ -54,8 +55,8 @@ async function unsettledIds(storeId: string): Promise<number> {
  * for when no request is in flight any more.
  */
 async function settledTotal(storeId: string): Promise<number> {
-  const past = Math.max(Date.now(), ...(await readProductSequence(storeId)).open.map((r) => r.expiresAt));
-  return (await listProducts(storeId, { page: 1, limit: 1 }, past)).total;
+  const past = Math.max(Date.now(), ...(await readProductSequence(newContext(), storeId)).open.map((r) => r.expiresAt));
+  return (await listProducts(newContext(), storeId, { page: 1, limit: 1 }, past)).total;
 }
 
 /**
@@ -250,9 +251,9 @@ describe('writes under contention', () => {
     for (const x of ['a', 'b', 'c'])
       expect((await api.put(`/catalog/products/${x}`, { name: `Gap ${x}`, price: 1 })).status).toBe(200);
     // What racers that reserved ids and then lost their external id leave behind: ids 4 and 5, recorded unused.
-    const reserved = await reserveProductIds(storeId, 2, 2);
+    const reserved = await reserveProductIds(newContext(), storeId, 2, 2);
     expect(reserved.firstId).toBe(4);
-    await closeReservations(storeId, [reserved.reservation], [4, 5]);
+    await closeReservations(newContext(), storeId, [reserved.reservation], [4, 5]);
     for (const x of ['d', 'e', 'f'])
       expect((await api.put(`/catalog/products/${x}`, { name: `Gap ${x}`, price: 1 })).status).toBe(200);
 
@@ -276,17 +277,17 @@ describe('writes under contention', () => {
     const draft = productDraft(storeId, { name: 'Late', offers: [{ price: 1 }] });
     // A request that read the sequence before another create moved it: its guarded insert loses,
     // and it reserves one block (3 ids) for the products it may still create, then uses one.
-    const ids = new ProductIds(storeId, { last: 0, offers: 0, gaps: [], open: [] });
-    const inserted = await withDeadline(60_000, () => ids.insert([draft], { products: 3, offers: 3 }));
+    // The request's budget, ended below by its signal as a timer ends a real one.
+    const budget = new AbortController();
+    const ctx = { ...newContext(), deadline: Date.now() + 60_000, signal: budget.signal };
+    const ids = new ProductIds(ctx, storeId, { last: 0, offers: 0, gaps: [], open: [] });
+    const inserted = await ids.insert([draft], { products: 3, offers: 3 });
     expect(inserted.kind).toBe('inserted');
     // A long batch ends with its budget spent (waited for, not timed): the unused ids are still recorded.
-    await withDeadline(1, async () => {
-      const signal = deadlineSignal();
-      if (!signal?.aborted) await new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true }));
-      expect(remainingMs()).toBe(0);
-      await ids.finish();
-    });
-    expect(await readProductSequence(storeId)).toMatchObject({ gaps: [3, 4], open: [] });
+    budget.abort(new DeadlineExceeded(60_000));
+    expect(remainingMs(ctx)).toBe(0);
+    await ids.finish();
+    expect(await readProductSequence(newContext(), storeId)).toMatchObject({ gaps: [3, 4], open: [] });
     const list = await api.get('/products?limit=50');
     expect(list.body.data.map((p: Listed) => p.name)).toEqual(['First', 'Late']);
     expect(list.body.total).toBe(2);

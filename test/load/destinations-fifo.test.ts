@@ -1,4 +1,5 @@
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
+import { newContext } from '#shared/context.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { handler as fanOut } from '#functions/events/handler.ts';
 import { batchWrite } from '#db/core/helpers.ts';
@@ -72,7 +73,10 @@ describe('a FIFO destination during an outage', () => {
       );
       return { ...keys.outboxEvent(store, event.event_id), type: 'outbox', ...event };
     });
-    await batchWrite(items.map((item) => ({ PutRequest: { Item: { ...item, type: 'outbox-fixture' } } })));
+    await batchWrite(
+      newContext(),
+      items.map((item) => ({ PutRequest: { Item: { ...item, type: 'outbox-fixture' } } })),
+    );
     // The import goes on while the queue is down and after it comes up: the fan-out in stream order,
     // the queue made 30 s in, whatever the fan-out has reached by then.
     const started = Date.now();

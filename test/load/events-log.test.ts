@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCommand, client, createKey, createStore, expectErrorShape } from '#fixtures/api.ts';
@@ -45,7 +46,12 @@ async function allEvents(token: string, query = ''): Promise<Listed[]> {
  * until `count` events are numbered, then lists them through the API.
  */
 async function logHolds(storeId: string, token: string, count: number, timeoutMs = 300_000): Promise<Listed[]> {
-  await waitFor(`${count} numbered events`, async () => (await lastSequence(storeId)) >= count, timeoutMs, 250);
+  await waitFor(
+    `${count} numbered events`,
+    async () => (await lastSequence(newContext(), storeId)) >= count,
+    timeoutMs,
+    250,
+  );
   return allEvents(token);
 }
 
@@ -186,7 +192,12 @@ describe('GET /events and numbered webhooks', () => {
     const events = await waitFor(
       'the marker',
       async () => {
-        await waitFor('a numbered event', async () => (await lastSequence(storeId)) >= 1, STREAM_WAIT_MS, 250);
+        await waitFor(
+          'a numbered event',
+          async () => (await lastSequence(newContext(), storeId)) >= 1,
+          STREAM_WAIT_MS,
+          250,
+        );
         const all = await allEvents(key.token);
         return all.some((e) => e.type === 'tag.upserted') ? all : undefined;
       },
@@ -334,7 +345,10 @@ describe('GET /events and numbered webhooks', () => {
     for (let i = 1; i <= MAX_QUERIES; i++)
       expect((await writer.put(`/catalog/products/p${i}`, product(`P${i}`, `${storeId}-${i}`))).status).toBe(200);
     await adminCommand('orders place', { store: storeId, file: orderFile() });
-    await waitFor('the order event numbered', async () => (await lastSequence(storeId)) >= MAX_QUERIES + 1);
+    await waitFor(
+      'the order event numbered',
+      async () => (await lastSequence(newContext(), storeId)) >= MAX_QUERIES + 1,
+    );
 
     const first = await ordersOnly.get('/events?limit=1');
     expect(first.status).toBe(200);

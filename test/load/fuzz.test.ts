@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import { describe, expect, it } from 'vitest';
 import { baseUrl, createKey, createStore } from '#fixtures/api.ts';
 import { placeOrder } from '#fixtures/orders.ts';
@@ -313,7 +314,7 @@ describe('fuzz: generated hostile requests', () => {
     // Read the state back: a fresh external id exists exactly when its request succeeded.
     const exists = new Set<string>();
     for (const key of keys) {
-      const items = await queryAll({
+      const items = await queryAll(newContext(), {
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': `KEY#${key.id}` },

@@ -1,3 +1,4 @@
+import { newContext } from '#shared/context.ts';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,13 +42,14 @@ describe('filter[name] read budget', () => {
     };
     const name = (i: number) => normalizeName(`Walnut writing desk ${i}`);
     await batchWrite(
+      newContext(),
       Array.from({ length: CROWD }, (_, i) => ({
         PutRequest: { Item: { ...keys.nameGram(storeId, 'wal', 1_000_000 + i), n: name(i) } },
       })),
       8,
     );
     expect([200, 201]).toContain((await api.put('/catalog/products/zebra', { name: 'Zebra lamp', price: 100 })).status);
-    await waitFor('the zebra indexed', async () => (await pendingNameCount(storeId)) === 0);
+    await waitFor('the zebra indexed', async () => (await pendingNameCount(newContext(), storeId)) === 0);
 
     await search('zebra'); // the key's first request on this gateway also reads its token
     const rare = await search('zebra');

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { withDeadline } from '#domain/time.ts';
+import { UNBOUNDED, withDeadline } from '#domain/time.ts';
 import {
   BUDGET_ONLY,
   done,
@@ -40,30 +40,28 @@ describe('contention bound', () => {
   it('refuses a write whose rounds keep losing once the next round would pass the calls, having made no more', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0);
     let rounds = 0;
-    const handedBack = withDeadline(25_000, () =>
-      retryOnStale<number, string>({
-        what: 'product 1',
-        initial: 1,
-        bound: { calls: 8, ms: 60_000 },
-        read: async () => 1,
-        round: async (n) => (rounds++, stale(n)),
-      }),
-    ).catch((e: unknown) => e);
+    const handedBack = retryOnStale<number, string>({
+      budget: withDeadline(UNBOUNDED, 25_000),
+      what: 'product 1',
+      initial: 1,
+      bound: { calls: 8, ms: 60_000 },
+      read: async () => 1,
+      round: async (n) => (rounds++, stale(n)),
+    }).catch((e: unknown) => e);
     expect(await handedBack).toMatchObject({ code: 'resource_busy', retryAfterSeconds: 1 });
     expect(rounds).toBe(8);
 
     // Lost without the state: each round after the first costs a read and a commit.
     let reads = 0;
     rounds = 0;
-    const reread = await withDeadline(25_000, () =>
-      retryOnStale<number, string>({
-        what: 'product 1',
-        initial: 1,
-        bound: { calls: 8, ms: 60_000 },
-        read: async () => (reads++, 1),
-        round: async () => (rounds++, stale()),
-      }),
-    ).catch((e: unknown) => e);
+    const reread = await retryOnStale<number, string>({
+      budget: withDeadline(UNBOUNDED, 25_000),
+      what: 'product 1',
+      initial: 1,
+      bound: { calls: 8, ms: 60_000 },
+      read: async () => (reads++, 1),
+      round: async () => (rounds++, stale()),
+    }).catch((e: unknown) => e);
     expect(reread).toMatchObject({ code: 'resource_busy' });
     expect(rounds + reads).toBeLessThanOrEqual(8);
     expect({ rounds, reads }).toEqual({ rounds: 4, reads: 3 });
@@ -72,6 +70,7 @@ describe('contention bound', () => {
   it('starts no round the bound ms after the first one started', async () => {
     let rounds = 0;
     const err = await retryOnStale<number, string>({
+      budget: UNBOUNDED,
       what: 'product 1',
       initial: 1,
       bound: { calls: 100, ms: 50 },
@@ -91,21 +90,27 @@ describe('contention bound', () => {
     let rounds = 0;
     const third = (n: number) => (++rounds >= 3 ? done(`won at ${n}`) : stale(n + 1));
     await expect(
-      retryOnStale({ what: 'p', initial: 1, bound: HOT_ITEM_BOUND, read: async () => 1, round: async (n) => third(n) }),
+      retryOnStale({
+        budget: UNBOUNDED,
+        what: 'p',
+        initial: 1,
+        bound: HOT_ITEM_BOUND,
+        read: async () => 1,
+        round: async (n) => third(n),
+      }),
     ).resolves.toBe('won at 3');
 
     rounds = 0;
     const twelfth = (n: number) => (++rounds >= 12 ? done(`won at ${n}`) : stale(n + 1));
     await expect(
-      withDeadline(25_000, () =>
-        retryOnStale({
-          what: 'p',
-          initial: 1,
-          bound: BUDGET_ONLY,
-          read: async () => 1,
-          round: async (n) => twelfth(n),
-        }),
-      ),
+      retryOnStale({
+        budget: withDeadline(UNBOUNDED, 25_000),
+        what: 'p',
+        initial: 1,
+        bound: BUDGET_ONLY,
+        read: async () => 1,
+        round: async (n) => twelfth(n),
+      }),
     ).resolves.toBe('won at 12');
   });
 });

@@ -1,7 +1,8 @@
+import { newContext } from '#shared/context.ts';
 import { describe, expect, it } from 'vitest';
 import { idsAtPositions } from '#db/core/sequence.ts';
 import { requestBudgetMs, GATEWAY_BUDGET_MS } from '#http/instrument.ts';
-import { withDeadline } from '#domain/time.ts';
+import { UNBOUNDED, withDeadline } from '#domain/time.ts';
 import {
   assertRoundBudget,
   attemptUntilWon,
@@ -48,17 +49,16 @@ describe('request budget', () => {
 
   it('refuses a contended write retryably before a round the budget cannot hold, having run no such round', async () => {
     let rounds = 0;
-    const attempt = withDeadline(ROUND_MARGIN_MS + 1_000, () =>
-      retryOnStale<number, string>({
-        what: 'the product x',
-        read: async () => 1,
-        round: async () => {
-          rounds++;
-          await new Promise((r) => setTimeout(r, 200));
-          return stale();
-        },
-      }),
-    );
+    const attempt = retryOnStale<number, string>({
+      budget: withDeadline(UNBOUNDED, ROUND_MARGIN_MS + 1_000),
+      what: 'the product x',
+      read: async () => 1,
+      round: async () => {
+        rounds++;
+        await new Promise((r) => setTimeout(r, 200));
+        return stale();
+      },
+    });
     const err = await attempt.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     // It lost its rounds to other writers: the tenant's contention (429), not the platform's fault.
@@ -76,16 +76,17 @@ describe('request budget', () => {
       return done('ok');
     };
     await expect(
-      withDeadline(ROUND_MARGIN_MS - 1, () => retryOnStale({ what: 'x', read: async () => 1, round })),
+      retryOnStale({ budget: withDeadline(UNBOUNDED, ROUND_MARGIN_MS - 1), what: 'x', read: async () => 1, round }),
     ).rejects.toMatchObject({ code: 'service_unavailable', retryAfterSeconds: 1 });
     expect(rounds).toBe(0);
-    await expect(withDeadline(10_000, () => retryOnStale({ what: 'x', read: async () => 1, round }))).resolves.toBe(
-      'ok',
-    );
+    await expect(
+      retryOnStale({ budget: withDeadline(UNBOUNDED, 10_000), what: 'x', read: async () => 1, round }),
+    ).resolves.toBe('ok');
   });
 
   it('bounds rounds by count only outside a budget, still with a retryable refusal', async () => {
     const err = await retryOnStale({
+      budget: UNBOUNDED,
       what: 'x',
       read: async () => 1,
       round: async () => stale(1),
@@ -104,12 +105,14 @@ describe('the refusal of a contended write', () => {
     expect(late).toMatchObject({ code: 'service_unavailable', retryAfterSeconds: 1, field: null });
     expect(statusOf(late.code)).toBe(503);
     // Outside a budget every round can start: neither is thrown.
-    expect(() => assertRoundBudget('x', true)).not.toThrow();
+    expect(() => assertRoundBudget(UNBOUNDED, 'x', true)).not.toThrow();
   });
 
   it('refuses a round the budget cannot hold with resource_busy after a lost round, service_unavailable before any', async () => {
     const refusal = (lost: boolean) =>
-      withDeadline(ROUND_MARGIN_MS - 1, async () => assertRoundBudget('the page p', lost)).catch((e: unknown) => e);
+      (async () => assertRoundBudget(withDeadline(UNBOUNDED, ROUND_MARGIN_MS - 1), 'the page p', lost))().catch(
+        (e: unknown) => e,
+      );
     expect(await refusal(true)).toMatchObject({ code: 'resource_busy' });
     expect(await refusal(false)).toMatchObject({ code: 'service_unavailable' });
   });
@@ -124,7 +127,8 @@ describe('a write whose answer never came', () => {
     const tokens: string[] = [];
     let landed = false;
     const until = Date.now() + 100;
-    const outcome = await attemptUntilWon(new RoundClock(), until, async (token): Promise<Sent> => {
+    const ctx = newContext();
+    const outcome = await attemptUntilWon(ctx, new RoundClock(ctx), until, async (_ctx, token): Promise<Sent> => {
       tokens.push(token);
       if (landed) return { kind: 'inserted' };
       landed = true;
@@ -138,8 +142,10 @@ describe('a write whose answer never came', () => {
   });
 
   it('is undetermined, not out_of_time, when every attempt went unanswered', async () => {
+    const ctx = newContext();
     const outcome = await attemptUntilWon(
-      new RoundClock(),
+      ctx,
+      new RoundClock(ctx),
       Number.POSITIVE_INFINITY,
       async (): Promise<Sent> => ({ kind: 'unanswered' }),
       2,
@@ -149,10 +155,12 @@ describe('a write whose answer never came', () => {
 
   it('takes a new token after a lost attempt and answers out_of_time once none may start, having written nothing', async () => {
     const tokens: string[] = [];
+    const ctx = newContext();
     const outcome = await attemptUntilWon(
-      new RoundClock(),
+      ctx,
+      new RoundClock(ctx),
       Number.POSITIVE_INFINITY,
-      async (token): Promise<Sent> => (tokens.push(token), { kind: 'lost' }),
+      async (_ctx, token): Promise<Sent> => (tokens.push(token), { kind: 'lost' }),
       3,
     );
     expect(outcome).toEqual({ kind: 'out_of_time' });

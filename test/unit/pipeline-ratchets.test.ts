@@ -104,16 +104,14 @@ const DEFINES_THEM = new Set(['shared/domain/errors.ts']);
 const asyncStoresIn = (text: string) => [...text.matchAll(/new AsyncLocalStorage\b/g)].length;
 
 /**
- * Today's stores. The goal is one, the logger's (shared/log.ts: the local gateway runs many handlers
- * in one process and Powertools Logger's keys live on its shared instance, docs/architecture.md
- * "Logging context"); the DynamoDB call stats, the call abort signal, the dry-run scope and the
- * time budget are to be passed down in the request context.
+ * The one store left: the logger's (shared/log.ts says why it earns its place: Powertools Logger
+ * calls our formatter with no argument of ours, and its keys live on its shared instance while the
+ * local gateway runs many handlers in one process; docs/architecture.md "Logging context"). The
+ * time budget and abort signal, the DynamoDB call stats and the dry run are the request context
+ * (shared/context.ts), passed down as a parameter.
  */
 const ASYNC_STORES_CEILING: Readonly<Record<string, number>> = {
   'shared/log.ts': 1,
-  'shared/db/core/client.ts': 2,
-  'shared/db/core/dry-run.ts': 1,
-  'shared/domain/time.ts': 1,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -278,15 +276,14 @@ function callbackTakersIn(file: string, text: string): string[] {
 }
 
 /**
- * Today's: the request scopes (the time budget, the DynamoDB call stats, the dry run), which run
- * the caller's work inside an AsyncLocalStorage and go when the request context is passed down
- * (section 2); and db/oauth's own wrapper of a conditional write, handed closures of db/oauth only.
+ * Today's: the client middleware that holds a dry run's writes back, handed how to find a call's
+ * request context; and db/oauth's own wrapper of a conditional write, handed closures of db/oauth
+ * only. (The request scopes that ran the caller's work in an AsyncLocalStorage are gone: the
+ * request context is passed down, section 2.)
  */
 const CALLBACK_TAKERS_CEILING: Readonly<Record<string, number>> = {
-  'shared/db/core/client.ts': 2,
   'shared/db/core/dry-run.ts': 1,
   'shared/db/oauth/write.ts': 1,
-  'shared/domain/time.ts': 2,
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DomainError } from '#domain/errors.ts';
 import { withDeadline } from '#domain/time.ts';
-import { CONNECT_TIMEOUT_MS, guardStoreCalls, storeUnavailable } from '#db/core/client.ts';
+import { newContext } from '#shared/context.ts';
+import { CONNECT_TIMEOUT_MS, sendWithin, storeUnavailable } from '#db/core/client.ts';
 
 const sdkError = (name: string, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(name), { name, ...extra });
@@ -72,6 +73,7 @@ describe('a DynamoDB call against a store that does not answer', () => {
     await new Promise((resolve) => silent.close(resolve));
   });
 
+  /** A client built as the product's is, and a call on it within `budgetMs` (shared/db/core/client.ts `sendWithin`). */
   const clientFor = (endpoint: string, budgetMs: number) => {
     const client = new DynamoDBClient({
       endpoint,
@@ -80,8 +82,8 @@ describe('a DynamoDB call against a store that does not answer', () => {
       maxAttempts: 4,
       requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
     });
-    guardStoreCalls(client, budgetMs);
-    return client;
+    const send = (command: GetItemCommand, ctx = newContext()) => sendWithin(client, budgetMs, ctx, command);
+    return { send, destroy: () => client.destroy() };
   };
   const get = new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' }, sk: { S: 'b' } } });
   const failure = (p: Promise<unknown>) =>
@@ -110,7 +112,7 @@ describe('a DynamoDB call against a store that does not answer', () => {
 
   it('ends when the request deadline ends, before its own budget', async () => {
     const client = clientFor(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`, 60_000);
-    const err = await failure(withDeadline(200, () => client.send(get)));
+    const err = await failure(client.send(get, withDeadline(newContext(), 200)));
     expect((err as DomainError).code).toBe('service_unavailable');
     client.destroy();
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { newContext } from '#shared/context.ts';
 import { createDelivery, getDelivery, updateDelivery } from '#db/webhook/delivery.repo.ts';
 import { readLogPage } from '#db/event/log.repo.ts';
 import { eventView, type EventPayload } from '#domain/event/event.ts';
@@ -57,9 +58,9 @@ async function storeWithFifoKey() {
 
 /** The delivery the fan-out makes of the logged event of `sequence` for `key`. */
 async function fanOutMakes(key: KeyRecord, sequence: number, patch: Partial<Delivery> = {}) {
-  const e = (await readLogPage(key.store_id, sequence - 1, 1)).events[0]!;
+  const e = (await readLogPage(newContext(), key.store_id, sequence - 1, 1)).events[0]!;
   const now = new Date().toISOString();
-  await createDelivery({
+  await createDelivery(newContext(), {
     key_id: key.id,
     event_id: e.event_id,
     event_type: e.event_type,
@@ -114,11 +115,11 @@ describe('ordered delivery', () => {
     expect(await run(keyId, ports)).toEqual({ state: 'idle', attempted: true });
     expect(sent.map((s) => s.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     // A delivery the run made is byte for byte the one the fan-out makes.
-    const logged = (await readLogPage(key.store_id, 0, 8)).events;
+    const logged = (await readLogPage(newContext(), key.store_id, 0, 8)).events;
     expect(sent.map((s) => s.body)).toEqual(
       logged.map((e) => eventBody({ ...eventView({ ...e, payload: e.payload as EventPayload }, keyId) })),
     );
-    for (const e of logged) expect((await getDelivery(keyId, e.event_id))?.state).toBe('delivered');
+    for (const e of logged) expect((await getDelivery(newContext(), keyId, e.event_id))?.state).toBe('delivered');
     // Run again: nothing is sent twice.
     expect(await run(keyId, ports)).toEqual({ state: 'idle', attempted: false });
     expect(sent).toHaveLength(8);
@@ -136,7 +137,7 @@ describe('ordered delivery', () => {
     expect(sent).toEqual([]);
 
     // Its retry comes due (the delayed message that brings it back is the signer's): all three, in order.
-    await updateDelivery(keyId, head.event_id, 0, {
+    await updateDelivery(newContext(), keyId, head.event_id, 0, {
       state: 'pending',
       attempted: false,
       next_attempt_at: new Date().toISOString(),

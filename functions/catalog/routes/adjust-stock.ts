@@ -13,15 +13,15 @@ import { StockDeltaBody } from '#domain/product/stock.ts';
  * refusal, and the condition is part of what the Idempotency-Key stands for (the same key with
  * another If-Match is a reused key).
  */
-export const adjustProductStock: RouteFn = async (input) => {
-  const result = await idempotent(input, {
+export const adjustProductStock: RouteFn = async (ctx, input) => {
+  const result = await idempotent(ctx, input, {
     precheck: () => ({
       externalId: externalIdParam(input.pathParameters),
       delta: parse(StockDeltaBody, input.body ?? {}),
       condition: writeCondition(input.headers),
     }),
     run: async (request, { externalId, delta, condition }) => {
-      const outcome = await adjustStock(input.principal, externalId, delta, request, condition);
+      const outcome = await adjustStock(ctx, input.principal, externalId, delta, request, condition);
       if (outcome.kind === 'precondition_failed') throw preconditionFailed(outcome.header);
       return outcome;
     },

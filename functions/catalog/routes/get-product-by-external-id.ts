@@ -10,10 +10,10 @@ import { toMappedProduct } from '#domain/product/product.ts';
  * PUT or PATCH answers it, so a syncing client can read back by its own id; 404 for an external id
  * this key never wrote (another key's ids are not this key's).
  */
-export const getCatalogProduct: RouteFn = async ({ principal, pathParameters, query }) => {
+export const getCatalogProduct: RouteFn = async (ctx, { principal, pathParameters, query }) => {
   const externalId = externalIdParam(pathParameters);
   const { include } = parse(IncludeQuery, query);
-  const product = await getProductByExternalId(principal, externalId);
+  const product = await getProductByExternalId(ctx, principal, externalId);
   const data = toMappedProduct(product, principal.currency, include === 'offers');
   // The version an If-Match of a later PUT or PATCH names (docs/catalog-writes.md#conditional-writes).
   return { body: { data }, headers: { ETag: etag(data.checksum) } };

@@ -8,7 +8,7 @@ import { listProductChecksums } from '#app/product-reads.ts';
  * by external id from `cursor`, so an integrator finds what is missing, different or extra
  * without reading products (docs/catalog-writes.md#checksums).
  */
-export const listChecksums: RouteFn = async ({ principal, query }) => {
+export const listChecksums: RouteFn = async (ctx, { principal, query }) => {
   const q = parse(ChecksumListQuery, query);
-  return { body: await listProductChecksums(principal, { cursor: q.cursor, limit: Number(q.limit) }) };
+  return { body: await listProductChecksums(ctx, principal, { cursor: q.cursor, limit: Number(q.limit) }) };
 };

@@ -8,11 +8,11 @@ import { preconditionFailed } from '#domain/product/checksum.ts';
 import { ProductPatchBody } from '#domain/product/product-write.ts';
 
 /** PATCH /catalog/products/{external_id}: only the supplied fields change; 404 (after the body is valid) for an unknown external id; If-Match holds it to a version. */
-export const updateProduct: RouteFn = async ({ principal, pathParameters, body, query, headers }) => {
+export const updateProduct: RouteFn = async (ctx, { principal, pathParameters, body, query, headers }) => {
   const externalId = externalIdParam(pathParameters);
   const { include } = parse(IncludeQuery, query);
   const patch = parse(ProductPatchBody, body ?? {});
-  const written = await patchProduct(principal, externalId, patch, writeCondition(headers));
+  const written = await patchProduct(ctx, principal, externalId, patch, writeCondition(headers));
   if (written.result === 'precondition_failed') throw preconditionFailed(written.header);
   const data = toMappedProduct(written.product, principal.currency, include === 'offers');
   return { body: { data }, headers: { ETag: etag(data.checksum) } };

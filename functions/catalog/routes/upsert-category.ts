@@ -6,9 +6,9 @@ import { putCategory } from '#app/taxonomy.ts';
 import { CategoryBody } from '#domain/product/taxonomy.ts';
 
 /** PUT /catalog/categories/{external_id}: create or rename. */
-export const upsertCategory: RouteFn = async ({ principal, pathParameters, body }) => {
+export const upsertCategory: RouteFn = async (ctx, { principal, pathParameters, body }) => {
   const externalId = externalIdParam(pathParameters);
   const { name } = parse(CategoryBody, body ?? {});
-  const category = await putCategory(principal, externalId, name);
+  const category = await putCategory(ctx, principal, externalId, name);
   return isRefused(category) ? problemResult(category) : { body: { data: category } };
 };

@@ -13,11 +13,11 @@ import { assertDistinctExternalIds, ProductBatchBody } from '#domain/product/bat
  * `unchanged`: it changed nothing and raised no event; null for an item in error), `data` its
  * product, `error` its `{code, message, field}`.
  */
-export const upsertProductBatchRoute: RouteFn = async ({ principal, body, query }) => {
+export const upsertProductBatchRoute: RouteFn = async (ctx, { principal, body, query }) => {
   const { include } = parse(IncludeQuery, query);
   const { items, mode } = parse(ProductBatchBody, body ?? {});
   assertDistinctExternalIds(items);
-  const outcomes = await upsertProductBatch(principal, items, mode);
+  const outcomes = await upsertProductBatch(ctx, principal, items, mode);
   return {
     body: {
       data: outcomes.map((o) =>

@@ -8,11 +8,11 @@ import { preconditionFailed } from '#domain/product/checksum.ts';
 import { ProductPutBody } from '#domain/product/product-write.ts';
 
 /** PUT /catalog/products/{external_id}: create or replace every write field; If-Match / If-None-Match: * hold it to a version. */
-export const upsertProduct: RouteFn = async ({ principal, pathParameters, body, query, headers }) => {
+export const upsertProduct: RouteFn = async (ctx, { principal, pathParameters, body, query, headers }) => {
   const externalId = externalIdParam(pathParameters);
   const { include } = parse(IncludeQuery, query);
   const write = parse(ProductPutBody, body ?? {});
-  const written = await putProduct(principal, externalId, write, writeCondition(headers));
+  const written = await putProduct(ctx, principal, externalId, write, writeCondition(headers));
   if (written.result === 'precondition_failed') throw preconditionFailed(written.header);
   const data = toMappedProduct(written.product, principal.currency, include === 'offers');
   return { body: { data }, headers: { ETag: etag(data.checksum) } };

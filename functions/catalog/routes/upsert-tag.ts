@@ -6,9 +6,9 @@ import { putTag } from '#app/taxonomy.ts';
 import { TagBody } from '#domain/product/taxonomy.ts';
 
 /** PUT /catalog/tags/{external_id}: create or change the value; status labels are refused (422 reserved_tag_value, field `value`). */
-export const upsertTag: RouteFn = async ({ principal, pathParameters, body }) => {
+export const upsertTag: RouteFn = async (ctx, { principal, pathParameters, body }) => {
   const externalId = externalIdParam(pathParameters);
   const { value } = parse(TagBody, body ?? {});
-  const tag = await putTag(principal, externalId, value);
+  const tag = await putTag(ctx, principal, externalId, value);
   return isRefused(tag) ? problemResult(tag) : { body: { data: tag } };
 };

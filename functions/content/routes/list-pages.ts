@@ -10,10 +10,10 @@ const KNOWN = ['type', 'version', 'cursor', 'limit'];
  * GET /content/pages: every page of the caller's store, ascending id from `cursor`, optionally of
  * one `type`; the live version of each unless `version=draft` asks for the latest saved one.
  */
-export const listPages: RouteFn = async ({ principal, query }) => {
+export const listPages: RouteFn = async (ctx, { principal, query }) => {
   // A misspelt filter (`types=blog`) would otherwise silently list everything.
   const unknown = Object.keys(query).find((k) => !KNOWN.includes(k));
   if (unknown) throw validationFailed(unknown, `${unknown} is not a known parameter (${KNOWN.join(', ')})`);
   const q = parse(ListPagesQuery, query);
-  return { body: await listPagesOfStore(principal, q) };
+  return { body: await listPagesOfStore(ctx, principal, q) };
 };

@@ -7,8 +7,8 @@ import { checkAction } from '../input.ts';
  * POST /content/pages/{external_id}/publish under an Idempotency-Key (docs/contract.md#idempotency): draft or
  * unpublished → published (stamps published_at), published → 200 no-op, unknown → 404.
  */
-export const publishPage: RouteFn = (input) =>
-  idempotent(input, {
+export const publishPage: RouteFn = (ctx, input) =>
+  idempotent(ctx, input, {
     precheck: () => checkAction(input.pathParameters, input.body),
-    run: (request, xid) => publish(input.principal, xid, request),
+    run: (request, xid) => publish(ctx, input.principal, xid, request),
   });

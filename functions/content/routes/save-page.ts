@@ -7,11 +7,17 @@ import { contentChecksum } from '#domain/page/checksum.ts';
 import { preconditionFailed } from '#domain/product/checksum.ts';
 
 /** PUT /content/pages/{external_id}: the body is validated and sanitized before anything is read; If-Match / If-None-Match: * hold it to a draft. */
-export const savePage: RouteFn = async ({ principal, pathParameters, body, headers }) => {
+export const savePage: RouteFn = async (ctx, { principal, pathParameters, body, headers }) => {
   const xid = externalIdParam(pathParameters);
   const content = parse(PageBody, body ?? {});
   const condition = writeCondition(headers);
-  const saved = await savePageOf(principal, xid, { ...content, body: await sanitizedBody(content.body) }, condition);
+  const saved = await savePageOf(
+    ctx,
+    principal,
+    xid,
+    { ...content, body: await sanitizedBody(content.body) },
+    condition,
+  );
   if ('result' in saved) throw preconditionFailed(saved.header);
   // The answer shows the draft version: its ETag is the draft's checksum.
   return { body: saved, headers: { ETag: etag(contentChecksum(saved.data)) } };

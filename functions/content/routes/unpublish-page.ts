@@ -7,6 +7,6 @@ import { checkAction } from '../input.ts';
  * draft → 409 `invalid_transition`, unknown → 404. A repeat is a no-op, so no Idempotency-Key is
  * required; one that is sent is ignored.
  */
-export const unpublishPage: RouteFn = async ({ principal, pathParameters, body }) => ({
-  body: await unpublish(principal, checkAction(pathParameters, body)),
+export const unpublishPage: RouteFn = async (ctx, { principal, pathParameters, body }) => ({
+  body: await unpublish(ctx, principal, checkAction(pathParameters, body)),
 });

@@ -8,7 +8,7 @@ import { parseTypeFilters, type TypeFilter } from '#domain/event/changed-fields.
 const KNOWN = ['cursor', 'limit', 'types', 'exclude_own'];
 
 /** GET /events: the store's event log after `cursor` (docs/webhooks.md, "How to never miss an event"). */
-export const listEvents: RouteFn = async ({ principal, query }) => {
+export const listEvents: RouteFn = async (ctx, { principal, query }) => {
   const unknown = Object.keys(query).find((k) => !KNOWN.includes(k));
   if (unknown) throw validationFailed(unknown, `${unknown} is not a known parameter (${KNOWN.join(', ')})`);
   const q = parse(ListEventsQuery, query);
@@ -19,7 +19,7 @@ export const listEvents: RouteFn = async ({ principal, query }) => {
     types = parsed.filters;
   }
   return {
-    body: await listStoreEvents(principal, {
+    body: await listStoreEvents(ctx, principal, {
       cursor: q.cursor,
       limit: q.limit,
       types,

@@ -8,7 +8,7 @@ import { parseUpdatedSince } from '#domain/order/updated-since.ts';
 const KNOWN = ['cursor', 'limit', 'updated_since'];
 
 /** GET /orders: ascending id from `cursor`, optionally only orders updated at or after `updated_since`. */
-export const listOrders: RouteFn = async ({ principal, query }) => {
+export const listOrders: RouteFn = async (ctx, { principal, query }) => {
   // A misspelt parameter (`updated_after`) would silently widen a sync to the whole store.
   const unknown = Object.keys(query).find((k) => !KNOWN.includes(k));
   if (unknown) throw validationFailed(unknown, `${unknown} is not a known parameter (${KNOWN.join(', ')})`);
@@ -19,5 +19,5 @@ export const listOrders: RouteFn = async ({ principal, query }) => {
     if (!parsed.ok) throw validationFailed('updated_since', parsed.message);
     since = parsed.value;
   }
-  return { body: await listOrdersOfStore(principal, { cursor: q.cursor, limit: q.limit, since }) };
+  return { body: await listOrdersOfStore(ctx, principal, { cursor: q.cursor, limit: q.limit, since }) };
 };

@@ -7,8 +7,8 @@ import { referenceFromPath } from '#domain/order/rules.ts';
 import { StatusChangeBody } from '#domain/order/status-change.ts';
 
 /** POST /orders/{reference}/status under an Idempotency-Key: validation → the use case → the stored answer. */
-export const setOrderStatus: RouteFn = (input) =>
-  idempotent(input, {
+export const setOrderStatus: RouteFn = (ctx, input) =>
+  idempotent(ctx, input, {
     precheck: () => {
       const { status } = parse(StatusChangeBody, input.body ?? {});
       const reference = referenceFromPath(input.pathParameters.reference);
@@ -16,5 +16,5 @@ export const setOrderStatus: RouteFn = (input) =>
       if (reference === undefined) throw notFound('order');
       return { reference, status };
     },
-    run: (request, { reference, status }) => changeOrderStatus(input.principal, reference, status, request),
+    run: (request, { reference, status }) => changeOrderStatus(ctx, input.principal, reference, status, request),
   });

@@ -5,9 +5,9 @@ import { getProduct as readProduct } from '#app/product-reads.ts';
 import { toProductResource } from '#domain/product/product.ts';
 
 /** GET /products/{id}: a non-numeric id can name no product, so it is a 404 like any unknown id. */
-export const getProduct: RouteFn = async ({ principal, pathParameters, query }) => {
+export const getProduct: RouteFn = async (ctx, { principal, pathParameters, query }) => {
   const q = parse(IncludeQuery, query);
   const raw = pathParameters.id ?? '';
-  const product = await readProduct(principal.storeId, /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : undefined);
+  const product = await readProduct(ctx, principal.storeId, /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : undefined);
   return { body: { data: toProductResource(product, principal.currency, q.include === 'offers') } };
 };

@@ -5,14 +5,14 @@ import { toProductResource } from '#domain/product/product.ts';
 import { pageEnvelope } from '#domain/pagination.ts';
 import { ListProductsQuery } from '#domain/product/list-query.ts';
 
-export const listProducts: RouteFn = async ({ principal, query, url }) => {
+export const listProducts: RouteFn = async (ctx, { principal, query, url }) => {
   const q = parse(ListProductsQuery, query);
   const { page, limit } = q;
   const name = q['filter[name]'];
   const sku = q['filter[sku]'];
   const storeId = principal.storeId;
 
-  const { products, total } = await listProductsOfStore(storeId, { page, limit, name, sku });
+  const { products, total } = await listProductsOfStore(ctx, storeId, { page, limit, name, sku });
 
   const kept: Record<string, string> = {};
   for (const k of ['limit', 'filter[name]', 'filter[sku]', 'include'] as const)

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { getRequest, type PendingRequest, putRequest, redeemRequest } from '#db/oauth/request.repo.ts';
 import { cleanCaller, cleanClientName, sameDigest } from '#domain/oauth/approval.ts';
 import { generateToken, generateWebhookSecret, hashToken } from '#domain/key/api-key.ts';
@@ -46,6 +47,7 @@ function redirectTo(redirectUri: string, params: Record<string, string>, state: 
 }
 
 export async function startAuthorization(
+  ctx: RequestContext,
   query: Record<string, string | undefined>,
   issuer: string,
   /** The API's base path: the resources are `{issuer}{basePath}` and its MCP endpoint. */
@@ -56,6 +58,7 @@ export async function startAuthorization(
 ): Promise<AuthorizeOutcome> {
   // Before the client's metadata document is fetched: a flood must not make this server fetch.
   const limited = await withinBound(
+    ctx,
     `authorize#${caller.ip ?? 'unknown'}`,
     caller.limits.authorizationsPerIp,
     `more than ${caller.limits.authorizationsPerIp} authorization requests from this address in 10 minutes`,
@@ -64,7 +67,7 @@ export async function startAuthorization(
   if (limited) return limited;
   const clientId = query.client_id;
   if (!clientId) return { kind: 'refused', message: 'client_id is required.' };
-  const client = await resolveClient(clientId, nowMs, fetchMetadata);
+  const client = await resolveClient(ctx, clientId, nowMs, fetchMetadata);
   if (!client.ok) return { kind: 'refused', message: `The client cannot be used: ${client.reason}.` };
   const redirectUri = query.redirect_uri;
   // Exact, character for character (OAuth 2.1 §2.3.1), but for a loopback URI's port (RFC 8252 §7.3).
@@ -84,6 +87,7 @@ export async function startAuthorization(
   if (!abilities) return fail('invalid_scope', 'scope must name abilities of this API');
   // Only a request that would be stored counts against everyone's: what the admin's list can hold.
   const crowded = await withinBound(
+    ctx,
     'pending',
     caller.limits.pendingRequests,
     'too many authorization requests are waiting for the store admin',
@@ -113,7 +117,7 @@ export async function startAuthorization(
       caller_user_agent: seen.userAgent,
       expires_at: nowMs + REQUEST_SECONDS * 1000,
     };
-    if (await putRequest(request))
+    if (await putRequest(ctx, request))
       return {
         kind: 'waiting',
         request,
@@ -131,11 +135,16 @@ export type PollOutcome = { status: 'pending' } | { status: 'done'; redirect: st
  * approval is redeemed here, before the request expires: the code and the grant's key are written
  * together (request.repo.ts `redeemRequest`), so an approval the page never picks up leaves no key.
  */
-export async function pollAuthorization(handle: string, issuer: string, nowMs: number): Promise<PollOutcome> {
+export async function pollAuthorization(
+  ctx: RequestContext,
+  handle: string,
+  issuer: string,
+  nowMs: number,
+): Promise<PollOutcome> {
   const [typed, secret] = handle.split('.');
   const approvalCode = normalizeApprovalCode(typed ?? '');
   if (!approvalCode || !secret || !looksLikeSecret('sis_', secret)) return { status: 'unknown' };
-  const request = await getRequest(approvalCode);
+  const request = await getRequest(ctx, approvalCode);
   if (!request || !sameDigest(request.secret_hash, hashToken(secret))) return { status: 'unknown' };
   const back = (params: Record<string, string>) => ({
     status: 'done' as const,
@@ -149,6 +158,7 @@ export async function pollAuthorization(handle: string, issuer: string, nowMs: n
   if (request.status !== 'approved' || request.key_id === null || request.grant === null) return { status: 'unknown' };
   const code = generateCode();
   const redeemed = await redeemRequest(
+    ctx,
     { ...request, key_id: request.key_id, grant: request.grant },
     hashToken(code),
     {

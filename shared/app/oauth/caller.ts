@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { takePlace } from '#db/oauth/limit.repo.ts';
 import { limitWindow, type OAuthLimits, secondsLeftInWindow } from '#domain/oauth/bounds.ts';
 import type { Caller as SeenCaller } from '#domain/oauth/approval.ts';
@@ -19,12 +20,13 @@ export interface Limited {
 
 /** Takes the caller's place in the window's count of `scope`, or answers why not. */
 export async function withinBound(
+  ctx: RequestContext,
   scope: string,
   max: number,
   what: string,
   nowMs: number,
 ): Promise<Limited | undefined> {
-  if (await takePlace(scope, limitWindow(nowMs), max)) return undefined;
+  if (await takePlace(ctx, scope, limitWindow(nowMs), max)) return undefined;
   const retryAfterSeconds = secondsLeftInWindow(nowMs);
   return { kind: 'limited', description: `${what}; retry after ${retryAfterSeconds} s`, retryAfterSeconds };
 }

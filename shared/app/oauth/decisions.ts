@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { requireStore } from '#app/stores.ts';
 import {
   approveRequest,
@@ -28,9 +29,9 @@ export interface ApproveInput {
   writesPerHour: number | null;
 }
 
-async function requirePending(code: string, nowMs: number): Promise<PendingRequest> {
+async function requirePending(ctx: RequestContext, code: string, nowMs: number): Promise<PendingRequest> {
   const approvalCode = normalizeApprovalCode(code);
-  const request = approvalCode ? await getRequest(approvalCode) : undefined;
+  const request = approvalCode ? await getRequest(ctx, approvalCode) : undefined;
   if (!request) throw new DomainError('not_found', `no authorization request has the approval code ${code}`, 'code');
   if (request.status !== 'pending' || request.expires_at <= nowMs)
     throw new DomainError(
@@ -70,9 +71,9 @@ function requestView(r: PendingRequest, nowMs: number) {
  * console's *Approve an app* page): what the store admin decides on, and whether it can still be
  * decided.
  */
-export async function showAuthorization(code: string, nowMs: number) {
+export async function showAuthorization(ctx: RequestContext, code: string, nowMs: number) {
   const approvalCode = normalizeApprovalCode(code);
-  const request = approvalCode ? await getRequest(approvalCode) : undefined;
+  const request = approvalCode ? await getRequest(ctx, approvalCode) : undefined;
   if (!request) throw new DomainError('not_found', `no authorization request has the approval code ${code}`, 'code');
   const expired = (request.status === 'pending' || request.status === 'approved') && request.expires_at <= nowMs;
   return {
@@ -90,8 +91,12 @@ export async function showAuthorization(code: string, nowMs: number) {
  * only the code the user reads out from their own screen tells the admin which request is theirs
  * (docs/oauth.md#approving-safely).
  */
-export async function listAuthorizationRequests(nowMs: number, page: RequestPage = { limit: 50, cursor: null }) {
-  const { requests: pending, nextCursor } = await listPendingRequests(nowMs, page);
+export async function listAuthorizationRequests(
+  ctx: RequestContext,
+  nowMs: number,
+  page: RequestPage = { limit: 50, cursor: null },
+) {
+  const { requests: pending, nextCursor } = await listPendingRequests(ctx, nowMs, page);
   return {
     next_cursor: nextCursor,
     data: pending.map((r) => requestView(r, nowMs)),
@@ -105,8 +110,8 @@ export async function listAuthorizationRequests(nowMs: number, page: RequestPage
  * key of the chosen store, written when the app's page picks the approval up (pollAuthorization);
  * `key_id` is the id that key will have.
  */
-export async function approveAuthorization(input: ApproveInput, nowMs: number) {
-  const request = await requirePending(input.code, nowMs);
+export async function approveAuthorization(ctx: RequestContext, input: ApproveInput, nowMs: number) {
+  const request = await requirePending(ctx, input.code, nowMs);
   const abilities = input.abilities ?? request.abilities;
   const wider = abilities.filter((a) => !request.abilities.includes(a));
   if (wider.length > 0)
@@ -117,8 +122,9 @@ export async function approveAuthorization(input: ApproveInput, nowMs: number) {
     );
   if (abilities.length === 0)
     throw new DomainError('validation_failed', 'at least one ability is required', 'abilities');
-  const store = await requireStore(input.storeId);
+  const store = await requireStore(ctx, input.storeId);
   const keyId = await approveRequest(
+    ctx,
     request.approval_code,
     {
       store_id: store.id,
@@ -136,9 +142,9 @@ export async function approveAuthorization(input: ApproveInput, nowMs: number) {
   return { approval_code: request.approval_code, client_id: request.client_id, key_id: keyId, abilities };
 }
 
-export async function denyAuthorization(code: string, nowMs: number) {
-  const request = await requirePending(code, nowMs);
-  if (!(await denyRequest(request.approval_code, nowMs)))
+export async function denyAuthorization(ctx: RequestContext, code: string, nowMs: number) {
+  const request = await requirePending(ctx, code, nowMs);
+  if (!(await denyRequest(ctx, request.approval_code, nowMs)))
     throw new DomainError('invalid_transition', `the request ${request.approval_code} was decided meanwhile`, 'code');
   return { approval_code: request.approval_code, client_id: request.client_id, status: 'denied' };
 }

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { getClient, putClient } from '#db/oauth/client.repo.ts';
 import {
   checkClientMetadata,
@@ -25,8 +26,14 @@ export type RegisterOutcome =
  * RFC 7591 registration. Every attempt counts against the caller's IP, valid or not; a client is
  * kept a day until it gets a token (the code exchange keeps it longer: ./token.ts).
  */
-export async function registerClient(body: unknown, nowMs: number, caller: Caller): Promise<RegisterOutcome> {
+export async function registerClient(
+  ctx: RequestContext,
+  body: unknown,
+  nowMs: number,
+  caller: Caller,
+): Promise<RegisterOutcome> {
   const limited = await withinBound(
+    ctx,
     `register#${caller.ip ?? 'unknown'}`,
     caller.limits.registrationsPerIp,
     `more than ${caller.limits.registrationsPerIp} registrations from this address in 10 minutes`,
@@ -35,7 +42,7 @@ export async function registerClient(body: unknown, nowMs: number, caller: Calle
   if (limited) return limited;
   const checked = checkClientMetadata(body, generateClientId());
   if (!checked.ok) return { kind: 'invalid', reason: checked.reason };
-  await putClient(checked.client, nowMs, UNUSED_CLIENT_SECONDS);
+  await putClient(ctx, checked.client, nowMs, UNUSED_CLIENT_SECONDS);
   return { kind: 'registered', client: checked.client };
 }
 
@@ -44,11 +51,12 @@ export const isUrlClientId = (clientId: string) => /^https?:\/\//.test(clientId)
 
 /** The client a client_id names: a registered one, or the one its metadata document describes. */
 export async function resolveClient(
+  ctx: RequestContext,
   clientId: string,
   nowMs: number,
   fetchMetadata: FetchClientMetadata,
 ): Promise<ClientCheck> {
   if (isUrlClientId(clientId)) return fetchMetadata(clientId);
-  const client = /^oc_[0-9a-f]{32}$/.test(clientId) ? await getClient(clientId, nowMs) : undefined;
+  const client = /^oc_[0-9a-f]{32}$/.test(clientId) ? await getClient(ctx, clientId, nowMs) : undefined;
   return client ? { ok: true, client } : { ok: false, reason: 'client_id is not a registered client' };
 }

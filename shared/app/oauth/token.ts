@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { requireStore } from '#app/stores.ts';
 import { revokeKey } from '../key-changes.ts';
 import { getKey } from '#db/key/repo.ts';
@@ -60,13 +61,14 @@ const backOff = (round: number) =>
  * name the grant's resource or the MCP endpoint under it (none: the grant's).
  */
 export async function exchangeToken(
+  ctx: RequestContext,
   form: Record<string, string | undefined>,
   issuer: string,
   basePath: string,
   nowMs: number,
 ): Promise<TokenOutcome> {
-  if (form.grant_type === 'authorization_code') return exchangeCode(form, issuer, basePath, nowMs);
-  if (form.grant_type === 'refresh_token') return refreshTokens(form, issuer, basePath, nowMs);
+  if (form.grant_type === 'authorization_code') return exchangeCode(ctx, form, issuer, basePath, nowMs);
+  if (form.grant_type === 'refresh_token') return refreshTokens(ctx, form, issuer, basePath, nowMs);
   return {
     ok: false,
     error: 'unsupported_grant_type',
@@ -75,6 +77,7 @@ export async function exchangeToken(
 }
 
 async function exchangeCode(
+  ctx: RequestContext,
   form: Record<string, string | undefined>,
   issuer: string,
   basePath: string,
@@ -88,11 +91,11 @@ async function exchangeCode(
       description: 'code, code_verifier, redirect_uri and client_id are required',
     };
   const codeHash = hashToken(code);
-  const grant = looksLikeSecret('sic_', code) ? await getCode(codeHash) : undefined;
+  const grant = looksLikeSecret('sic_', code) ? await getCode(ctx, codeHash) : undefined;
   if (grant?.used) {
     // A code comes back after its exchange: it leaked, or was intercepted. The grant ends with
     // every token issued from it (OAuth 2.1 §4.1.3), whoever presents it.
-    await revokeKey(grant.key_id, new Date(nowMs).toISOString());
+    await revokeKey(ctx, grant.key_id, new Date(nowMs).toISOString());
     return invalidGrant('the code was already used; the tokens issued from it are revoked');
   }
   const target = grant && resourceWithin(issuer, basePath, grant, form.resource);
@@ -114,7 +117,7 @@ async function exchangeCode(
   const keep = isUrlClientId(clientId) ? undefined : { clientId, nowMs, untilMs: nowMs + CLIENT_SECONDS * 1000 };
   const spent: Spent = { code: codeHash, keepUntilMs: nowMs + REFRESH_TOKEN_SECONDS * 1000 };
   for (let round = 0; round < ISSUE_ROUNDS; round++) {
-    const out = await issue(grant.key_id, () => spent, grant, target.audience, nowMs, keep);
+    const out = await issue(ctx, grant.key_id, () => spent, grant, target.audience, nowMs, keep);
     if (out.ok) return out;
     // A parallel exchange of the same code won: this one is refused without revoking (the same
     // client double-submitting is no leak); a code presented after its exchange revokes, above.
@@ -126,6 +129,7 @@ async function exchangeCode(
 }
 
 async function refreshTokens(
+  ctx: RequestContext,
   form: Record<string, string | undefined>,
   issuer: string,
   basePath: string,
@@ -138,13 +142,14 @@ async function refreshTokens(
   if (!looksLikeSecret('sir_', token))
     return invalidGrant('the refresh token is unknown, expired or was issued to another client');
   for (let round = 0; round < ISSUE_ROUNDS; round++) {
-    const refresh = await getRefresh(hash, nowMs);
+    const refresh = await getRefresh(ctx, hash, nowMs);
     if (!refresh || refresh.client_id !== form.client_id || refresh.expires_at <= nowMs)
       return invalidGrant('the refresh token is unknown, expired or was issued to another client');
-    if (refresh.status === 'used') return refreshedAlready(refresh, token, form.resource, issuer, basePath, nowMs);
+    if (refresh.status === 'used') return refreshedAlready(ctx, refresh, token, form.resource, issuer, basePath, nowMs);
     const target = resourceWithin(issuer, basePath, refresh, form.resource);
     if (!target) return invalidGrant('the refresh token was issued for another resource');
     const out = await issue(
+      ctx,
       refresh.key_id,
       (pair) => ({
         refresh: hash,
@@ -178,6 +183,7 @@ const GRACE_HOPS = 5;
  * the grant ends (OAuth 2.1 §4.3.1) with every token it has.
  */
 async function refreshedAlready(
+  ctx: RequestContext,
   refresh: RefreshRecord,
   token: string,
   resource: string | undefined,
@@ -188,20 +194,20 @@ async function refreshedAlready(
   const inGrace = refresh.rotated_at !== null && nowMs < refresh.rotated_at + REFRESH_GRACE_SECONDS * 1000;
   const first = inGrace && refresh.successor !== null ? openPair(token, refresh.successor) : undefined;
   if (!first) {
-    await revokeKey(refresh.key_id, new Date(nowMs).toISOString());
+    await revokeKey(ctx, refresh.key_id, new Date(nowMs).toISOString());
     return invalidGrant('the refresh token was already used; the grant is revoked');
   }
   if (!resourceWithin(issuer, basePath, refresh, resource))
     return invalidGrant('the refresh token was issued for another resource');
   let pair: IssuedPair = first;
   for (let hop = 0; hop < GRACE_HOPS; hop++) {
-    const next = await getRefresh(hashToken(pair.refresh_token), nowMs);
+    const next = await getRefresh(ctx, hashToken(pair.refresh_token), nowMs);
     const later: IssuedPair | undefined =
       next?.status === 'used' && next.successor !== null ? openPair(pair.refresh_token, next.successor) : undefined;
     if (!later) break;
     pair = later;
   }
-  const key = await getKey(refresh.key_id);
+  const key = await getKey(ctx, refresh.key_id);
   if (key?.status !== 'active') return invalidGrant('the grant is revoked');
   return { ok: true, body: tokenBody(pair, key.abilities, nowMs) };
 }
@@ -224,6 +230,7 @@ type IssueOutcome =
  * key with its token item, then one transaction.
  */
 async function issue(
+  ctx: RequestContext,
   keyId: number,
   spend: (pair: IssuedPair) => Spent,
   from: { client_id: string; resource: string; audience: string },
@@ -236,7 +243,7 @@ async function issue(
     refresh_token: generateRefreshToken(),
     access_expires_at: nowMs + ACCESS_TOKEN_SECONDS * 1000,
   };
-  const read = await readGrantKey(keyId);
+  const read = await readGrantKey(ctx, keyId);
   if (read?.key.status !== 'active') return { ok: false, reason: 'revoked' };
   const tokens: TokenIssue = {
     accessHash: hashToken(pair.access_token),
@@ -252,12 +259,12 @@ async function issue(
       expires_at: nowMs + REFRESH_TOKEN_SECONDS * 1000,
     },
     // The live token item carries the store's currency; the store is read only if it does not.
-    currency: read.currency ?? (await requireStore(read.key.store_id)).currency_code,
+    currency: read.currency ?? (await requireStore(ctx, read.key.store_id)).currency_code,
   };
-  let issued = await issueTokens(read, spend(pair), { ...tokens, keepClient: keep });
+  let issued = await issueTokens(ctx, read, spend(pair), { ...tokens, keepClient: keep });
   // The registration could not be kept (it expired meanwhile, or is kept longer already): the
   // tokens are issued all the same, without it.
-  if (!issued.ok && issued.reason === 'unkept') issued = await issueTokens(read, spend(pair), tokens);
+  if (!issued.ok && issued.reason === 'unkept') issued = await issueTokens(ctx, read, spend(pair), tokens);
   if (!issued.ok) return { ok: false, reason: issued.reason === 'spent' ? 'spent' : 'conflict' };
   return { ok: true, body: tokenBody(pair, read.key.abilities, nowMs) };
 }

@@ -1,39 +1,11 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
-import { holdWritesInDryRun } from './dry-run.ts';
 import { awsClientBuilt, awsClientDropped } from '#shared/aws-clients.ts';
+import type { DbStats, RequestContext } from '#shared/context.ts';
 import { DomainError } from '#domain/errors.ts';
-import { deadlineSignal, remainingMs } from '#domain/time.ts';
-
-/**
- * Round trips and capacity units of the current request. Every DynamoDB call made inside
- * `withDbStats` is counted here, and the request log line prints the totals, so the cost of each
- * endpoint is visible in every log line and in the benchmark, not guessed.
- */
-export interface DbStats {
-  calls: number;
-  rcu: number;
-  wcu: number;
-  ops: string[];
-}
-
-const statsStore = new AsyncLocalStorage<DbStats>();
-
-export function withDbStats<T>(fn: () => Promise<T>): Promise<{ result: T; stats: DbStats }> {
-  const stats: DbStats = { calls: 0, rcu: 0, wcu: 0, ops: [] };
-  return statsStore.run(stats, async () => ({ result: await fn(), stats }));
-}
-
-export function currentDbStats(): DbStats | undefined {
-  return statsStore.getStore();
-}
-
-/** Runs `fn` outside the current request's counts: for calls that are not the request's cost. */
-export function outsideDbStats<T>(fn: () => Promise<T>): Promise<T> {
-  return statsStore.exit(fn);
-}
+import { remainingMs } from '#domain/time.ts';
+import { holdWritesInDryRun } from './dry-run.ts';
 
 type Capacity = { ReadCapacityUnits?: number; WriteCapacityUnits?: number; CapacityUnits?: number };
 
@@ -71,28 +43,13 @@ function createClients() {
     // DynamoDB Local's accept thread on a loaded machine was seen taking over a second to connect.
     requestHandler: { connectionTimeout: local ? LOCAL_CONNECT_TIMEOUT_MS : CONNECT_TIMEOUT_MS },
   });
-  guardStoreCalls(base, cfg.dynamodbCallTimeoutMs);
   // The SDK's logger middleware passes every command's input and output through its sensitive-data
   // filter (a walk of every attribute read) to hand them to the client's logger, even to the
   // default no-op one. Nothing here logs SDK calls: without it a 15-product BatchGetItem takes
   // ~12% less CPU.
   base.middlewareStack.remove('loggerMiddleware');
-  base.middlewareStack.add(
-    (next, context) => async (args) => {
-      const stats = statsStore.getStore();
-      if (!stats) return next(args);
-      const input = args.input as Record<string, unknown>;
-      input.ReturnConsumedCapacity ??= 'TOTAL';
-      stats.calls += 1;
-      stats.ops.push(context.commandName?.replace(/Command$/, '') ?? 'unknown');
-      const out = await next(args);
-      const output = out.output as { ConsumedCapacity?: Capacity | Capacity[] };
-      addCapacity(stats, context.commandName ?? '', output.ConsumedCapacity);
-      return out;
-    },
-    { step: 'initialize', name: 'countRoundTrips' },
-  );
-  holdWritesInDryRun(base);
+  countRoundTrips(base);
+  holdWritesInDryRun(base, contextOfCall);
   // Announced like every AWS client the product builds: a host that instruments clients (Tracer in
   // the signer, the local stack's commit barrier) does it from outside (shared/aws-clients.ts).
   awsClientBuilt(base);
@@ -104,7 +61,11 @@ function createClients() {
 
 let clients: ReturnType<typeof createClients> | undefined;
 
-/** Built once per process (a Lambda container or the local server) and reused. */
+/**
+ * Built once per process (a Lambda container or the local server) and reused. The product sends
+ * through `send`, with its request context; the client itself is for tools that read and write
+ * the table as it is (tests, the bench, the local stack's own bookkeeping).
+ */
 export function db(): DynamoDBDocumentClient {
   clients ??= createClients();
   return clients.doc;
@@ -146,15 +107,8 @@ export const UNAVAILABLE_RETRY_AFTER_S = 2;
 /** ... and a throttling one: the SDK already backed off three times inside the call. */
 export const THROTTLED_RETRY_AFTER_S = 1;
 
-/** Creating or describing the table at start-up (a cold store) is not a request's read or write. */
-const TABLE_COMMANDS = /^(Create|Describe|Update|Delete)Table(Command)?$|^UpdateTimeToLive(Command)?$/;
-const TABLE_COMMAND_BUDGET_MS = 60_000;
-
-/** Where the SDK (smithy) keeps per-call settings in a middleware's context (@smithy/types SMITHY_CONTEXT_KEY). */
-const SMITHY_CONTEXT = '__smithy_context';
-
-/** The signal of the DynamoDB call in progress, read by the HTTP handler (see guardStoreCalls). */
-const callSignals = new AsyncLocalStorage<AbortSignal>();
+/** Creating or describing the table at start-up (a cold store) is not a request's read or write: its calls' budget. */
+export const TABLE_COMMAND_BUDGET_MS = 60_000;
 
 class StoreCallTimeout extends Error {
   constructor(readonly budgetMs: number) {
@@ -226,51 +180,101 @@ export function storeUnavailable(err: unknown): DomainError | undefined {
   return undefined;
 }
 
-/**
- * Installs the call budget on a client (built with a connect timeout). Outermost middleware, so the SDK's retries (maxAttempts) run inside the
- * budget; the budget's signal also reaches the HTTP handler, which destroys the socket.
- */
-export function guardStoreCalls(client: DynamoDBClient, callBudgetMs: number): void {
-  const handler = client.config.requestHandler as {
-    handle: (request: unknown, options?: { abortSignal?: unknown }) => Promise<unknown>;
-  };
-  const handle = handler.handle.bind(handler);
-  // The SDK hands its handler the options given to `send` only; the call's signal comes from here.
-  handler.handle = (request, options) =>
-    handle(request, { ...options, abortSignal: callSignals.getStore() ?? options?.abortSignal });
+/** A command of the document client (or of the base client, which the document client also sends). */
+type StoreCommand = { readonly input: object; resolveMiddleware(...args: never[]): unknown };
+/** What a command answers: the output its middleware chain resolves to. */
+type OutputOf<C> = C extends { resolveMiddleware(...args: never[]): (...args: never[]) => Promise<{ output: infer O }> }
+  ? O
+  : never;
 
+/**
+ * Sends one DynamoDB call for the work of `ctx` (shared/context.ts): the way the product reaches
+ * the table. The call is counted in `ctx.stats` and runs within its budget (`sendWithin`).
+ */
+export function send<C extends StoreCommand>(
+  ctx: RequestContext,
+  command: C,
+  callBudgetMs: number = config().dynamodbCallTimeoutMs,
+): Promise<OutputOf<C>> {
+  return sendWithin(db(), callBudgetMs, ctx, command);
+}
+
+/** Where the SDK (smithy) keeps per-call settings in a middleware's context (@smithy/types SMITHY_CONTEXT_KEY). */
+const SMITHY_CONTEXT = '__smithy_context';
+
+/** Each call in flight's request context, by the call's own abort signal (which the SDK hands every middleware). */
+const callContexts = new WeakMap<AbortSignal, RequestContext>();
+
+/**
+ * The request context a call in flight was sent with (`send`), for a middleware of the client:
+ * the round-trip counter below, and whoever decorates the client from outside (the bench's
+ * billing meter). Undefined for a call sent on the client directly.
+ */
+export function contextOfCall(context: object): RequestContext | undefined {
+  const smithy = (context as Record<string, { abortSignal?: unknown } | undefined>)[SMITHY_CONTEXT];
+  const signal = smithy?.abortSignal;
+  return signal instanceof AbortSignal ? callContexts.get(signal) : undefined;
+}
+
+/**
+ * One call on `client`, the SDK's retries (maxAttempts) included, within `callBudgetMs` and what
+ * is left of `ctx`'s budget, whichever ends first: the call's own signal, handed to the SDK with
+ * the call, stops its retry loop and makes the HTTP handler destroy the socket of an attempt in
+ * flight. A call that cannot start (the budget is spent) or does not end in time, and every
+ * failure that says the store is not answering, is `service_unavailable` (`storeUnavailable`).
+ */
+export async function sendWithin<C extends StoreCommand>(
+  client: DynamoDBDocumentClient | DynamoDBClient,
+  callBudgetMs: number,
+  ctx: RequestContext,
+  command: C,
+): Promise<OutputOf<C>> {
+  const left = remainingMs(ctx);
+  if (left <= 0) throw unavailable('the request ran out of time');
+  const budget = Math.min(callBudgetMs, left);
+  const controller = new AbortController();
+  callContexts.set(controller.signal, ctx);
+  const timer = setTimeout(() => controller.abort(new StoreCallTimeout(budget)), budget);
+  const deadline = ctx.signal;
+  const onDeadline = () => controller.abort(deadline?.reason);
+  deadline?.addEventListener('abort', onDeadline, { once: true });
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(controller.signal.reason);
+    controller.signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    const sent = (client as DynamoDBDocumentClient).send(command as never, { abortSignal: controller.signal });
+    return (await Promise.race([sent, aborted])) as OutputOf<C>;
+  } catch (err) {
+    throw storeUnavailable(controller.signal.aborted ? controller.signal.reason : err) ?? err;
+  } finally {
+    clearTimeout(timer);
+    deadline?.removeEventListener('abort', onDeadline);
+    controller.signal.removeEventListener('abort', onAbort);
+    aborted.catch(() => undefined);
+  }
+}
+
+/**
+ * Counts each call sent with a request context (`send`) in that context's stats: its round trip,
+ * its operation and the capacity it consumed. Outermost but for nothing: once per call, the SDK's
+ * retries inside it.
+ */
+export function countRoundTrips(client: DynamoDBClient): void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      const left = remainingMs();
-      if (left <= 0) throw unavailable('the request ran out of time');
-      const budget = Math.min(
-        TABLE_COMMANDS.test(context.commandName ?? '') ? TABLE_COMMAND_BUDGET_MS : callBudgetMs,
-        left,
-      );
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(new StoreCallTimeout(budget)), budget);
-      const deadline = deadlineSignal();
-      const onDeadline = () => controller.abort(deadline?.reason);
-      deadline?.addEventListener('abort', onDeadline, { once: true });
-      // The SDK's retry loop reads this to stop waiting between attempts once aborted.
-      const smithy = ((context as Record<string, unknown>)[SMITHY_CONTEXT] ??= {}) as { abortSignal?: AbortSignal };
-      smithy.abortSignal ??= controller.signal;
-      let onAbort = () => {};
-      const aborted = new Promise<never>((_, reject) => {
-        onAbort = () => reject(controller.signal.reason);
-        controller.signal.addEventListener('abort', onAbort, { once: true });
-      });
-      try {
-        return await Promise.race([callSignals.run(controller.signal, () => next(args)), aborted]);
-      } catch (err) {
-        throw storeUnavailable(controller.signal.aborted ? controller.signal.reason : err) ?? err;
-      } finally {
-        clearTimeout(timer);
-        deadline?.removeEventListener('abort', onDeadline);
-        controller.signal.removeEventListener('abort', onAbort);
-        aborted.catch(() => undefined);
-      }
+      const stats = contextOfCall(context)?.stats;
+      if (!stats) return next(args);
+      const input = args.input as Record<string, unknown>;
+      input.ReturnConsumedCapacity ??= 'TOTAL';
+      stats.calls += 1;
+      stats.ops.push(context.commandName?.replace(/Command$/, '') ?? 'unknown');
+      const out = await next(args);
+      const output = out.output as { ConsumedCapacity?: Capacity | Capacity[] };
+      addCapacity(stats, context.commandName ?? '', output.ConsumedCapacity);
+      return out;
     },
-    { step: 'initialize', priority: 'high', name: 'storeAvailability' },
+    { step: 'initialize', name: 'countRoundTrips' },
   );
 }

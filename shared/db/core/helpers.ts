@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -11,7 +12,7 @@ import {
   type NativeAttributeValue,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from './client.ts';
+import { send, tableName } from './client.ts';
 import type { Key } from '../keys.ts';
 
 export type Item = Record<string, NativeAttributeValue>;
@@ -35,7 +36,7 @@ export function cancellationReasons(err: unknown): { Code?: string; Item?: Item 
  * BatchGetItem over any number of keys in one round trip per 100 keys (plus retries of
  * UnprocessedKeys, which DynamoDB returns under throttling). Returns items by `pk|sk`.
  */
-export async function batchGet(keysToRead: Key[], consistent = true): Promise<Map<string, Item>> {
+export async function batchGet(ctx: RequestContext, keysToRead: Key[], consistent = true): Promise<Map<string, Item>> {
   const found = new Map<string, Item>();
   const unique = [...new Map(keysToRead.map((k) => [`${k.pk}|${k.sk}`, k])).values()];
   for (let i = 0; i < unique.length; i += 100) {
@@ -44,7 +45,7 @@ export async function batchGet(keysToRead: Key[], consistent = true): Promise<Ma
     };
     for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
-      const out = await db().send(new BatchGetCommand({ RequestItems: request }));
+      const out = await send(ctx, new BatchGetCommand({ RequestItems: request }));
       for (const item of out.Responses?.[tableName()] ?? []) found.set(`${item.pk}|${item.sk}`, item);
       request = out.UnprocessedKeys as typeof request;
     }
@@ -61,7 +62,7 @@ export type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[s
  * what DynamoDB leaves unprocessed (throttling) until all are written. Not atomic: for writes
  * whose order and partial failure do not matter (a derived index written again on retry).
  */
-export async function batchWrite(requests: readonly WriteRequest[], parallel = 4): Promise<void> {
+export async function batchWrite(ctx: RequestContext, requests: readonly WriteRequest[], parallel = 4): Promise<void> {
   const chunks = Array.from({ length: Math.ceil(requests.length / 25) }, (_, i) => requests.slice(i * 25, i * 25 + 25));
   let next = 0;
   const worker = async () => {
@@ -69,7 +70,7 @@ export async function batchWrite(requests: readonly WriteRequest[], parallel = 4
       let pending: WriteRequest[] = chunk;
       for (let attempt = 0; pending.length > 0; attempt++) {
         if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
-        const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
+        const out = await send(ctx, new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
         pending = out.UnprocessedItems?.[tableName()] ?? [];
       }
     }
@@ -82,14 +83,15 @@ export async function batchWrite(requests: readonly WriteRequest[], parallel = 4
  * BatchGetItem; e.g. a request's idempotency record next to the record it changes).
  */
 export async function getWithAlongside(
+  ctx: RequestContext,
   key: Key,
   alongside?: Key,
 ): Promise<{ item: Item | undefined; alongside: Item | undefined }> {
   if (!alongside) {
-    const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+    const out = await send(ctx, new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
     return { item: out.Item, alongside: undefined };
   }
-  const found = await batchGet([key, alongside]);
+  const found = await batchGet(ctx, [key, alongside]);
   return { item: found.get(itemKey(key)), alongside: found.get(itemKey(alongside)) };
 }
 
@@ -113,11 +115,14 @@ export function itemFromError(item: unknown): Item | undefined {
 }
 
 /** Every page of a Query (for partitions known to be small: a key's deliveries, a store's keys). */
-export async function queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Item[]> {
+export async function queryAll(
+  ctx: RequestContext,
+  input: ConstructorParameters<typeof QueryCommand>[0],
+): Promise<Item[]> {
   const items: Item[] = [];
   let start: Item | undefined;
   do {
-    const out = await db().send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+    const out = await send(ctx, new QueryCommand({ ...input, ExclusiveStartKey: start }));
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);
@@ -141,7 +146,7 @@ export interface NamedTransaction<N extends string> {
    * token (a fresh one by default) turns the SDK's retry of a commit whose answer was lost into a
    * success, not a failure of its own guards.
    */
-  send(token?: string): Promise<Cancellation<N> | undefined>;
+  send(ctx: RequestContext, token?: string): Promise<Cancellation<N> | undefined>;
 }
 
 export interface Cancellation<N extends string> {
@@ -194,9 +199,9 @@ export function namedTransaction<N extends string>(parts: readonly Part<N>[]): N
   return {
     items,
     cancelledBy,
-    async send(token = randomUUID()) {
+    async send(ctx, token = randomUUID()) {
       try {
-        await db().send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: token }));
+        await send(ctx, new TransactWriteCommand({ TransactItems: items, ClientRequestToken: token }));
         return undefined;
       } catch (err) {
         const cancelled = cancelledBy(err);

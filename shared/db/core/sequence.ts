@@ -1,7 +1,8 @@
+import type { RequestContext } from '#shared/context.ts';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Key, keys } from '../keys.ts';
-import { db, tableName } from './client.ts';
+import { send, tableName } from './client.ts';
 import { ENTITY } from './table.ts';
 import type { Item, TransactItem } from './helpers.ts';
 
@@ -13,8 +14,9 @@ import type { Item, TransactItem } from './helpers.ts';
  *   transaction (`sequenceMove`), guarded on the value read: no extra round trip and no gap; a
  *   concurrent taker makes the guard fail and the write reads again and takes the next id.
  */
-export async function nextInSequence(key: Key): Promise<number> {
-  const out = await db().send(
+export async function nextInSequence(ctx: RequestContext, key: Key): Promise<number> {
+  const out = await send(
+    ctx,
     new UpdateCommand({
       TableName: tableName(),
       Key: key,
@@ -31,11 +33,12 @@ export async function nextInSequence(key: Key): Promise<number> {
 export const sequenceValue = (item: Item | undefined): number => Number(item?.value ?? 0);
 
 /** A counter item as stored (strongly consistent), for sequences that keep more than one counter. */
-export async function readSequenceItem(key: Key): Promise<Item | undefined> {
-  return (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
+export async function readSequenceItem(ctx: RequestContext, key: Key): Promise<Item | undefined> {
+  return (await send(ctx, new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
 }
 
-export const readSequence = async (key: Key): Promise<number> => sequenceValue(await readSequenceItem(key));
+export const readSequence = async (ctx: RequestContext, key: Key): Promise<number> =>
+  sequenceValue(await readSequenceItem(ctx, key));
 
 /** A condition that the counter attribute `attr` still holds `value` (0 also when it was never written). */
 export const unchangedCounter = (attr: string, placeholder: string, value: number) =>
@@ -142,8 +145,8 @@ export function sequenceOf(item: Item | undefined): ProductSequence {
 /** Products the store holds (or is inserting right now): ids handed out less the known gaps. */
 export const productCount = (sequence: ProductSequence): number => sequence.last - sequence.gaps.length;
 
-export async function readProductSequence(storeId: string): Promise<ProductSequence> {
-  return sequenceOf(await readSequenceItem(productSequenceKey(storeId)));
+export async function readProductSequence(ctx: RequestContext, storeId: string): Promise<ProductSequence> {
+  return sequenceOf(await readSequenceItem(ctx, productSequenceKey(storeId)));
 }
 
 /** The transaction item that moves both counters from `read` by the products and offers added, only if no one else moved them. */
@@ -186,6 +189,7 @@ export interface ReservedIds {
  * gets the product counter as it was: the last id before the block.
  */
 export async function reserveProductIds(
+  ctx: RequestContext,
   storeId: string,
   products: number,
   offers: number,
@@ -196,7 +200,8 @@ export async function reserveProductIds(
     now + RESERVATION_USABLE_MS + RESERVATION_SETTLE_AFTER_MS,
     randomUUID().slice(0, 8),
   );
-  const out = await db().send(
+  const out = await send(
+    ctx,
     new UpdateCommand({
       TableName: tableName(),
       Key: productSequenceKey(storeId),
@@ -223,6 +228,7 @@ export async function reserveProductIds(
  * reader, or two readers, closing the same reservation write the same thing.
  */
 export async function closeReservations(
+  ctx: RequestContext,
   storeId: string,
   closed: readonly Reservation[],
   gaps: readonly number[],
@@ -233,7 +239,8 @@ export async function closeReservations(
     ...(gaps.length > 0 ? ['ADD gaps :ids'] : []),
     ...(closed.length > 0 ? [`REMOVE ${Object.keys(names).join(', ')}`] : []),
   ];
-  await db().send(
+  await send(
+    ctx,
     new UpdateCommand({
       TableName: tableName(),
       Key: productSequenceKey(storeId),

@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from '../core/helpers.ts';
@@ -38,11 +39,12 @@ export const NUMBERED_AT_ONCE = 49;
  * first, and nothing was written (the use case reads them all again: shared/app/fan-out.ts).
  */
 export async function numberEvents(
+  ctx: RequestContext,
   storeId: string,
   eventIds: readonly string[],
 ): Promise<{ kind: 'numbered'; sequences: Map<string, number> } | { kind: 'lost' }> {
   const eventKeys = eventIds.map((id) => keys.outboxEvent(storeId, id));
-  const found = await batchGet([...eventKeys, eventCounter(storeId)]);
+  const found = await batchGet(ctx, [...eventKeys, eventCounter(storeId)]);
   const sequences = new Map<string, number>();
   const fresh: Item[] = [];
   for (const [i, key] of eventKeys.entries()) {
@@ -54,7 +56,8 @@ export async function numberEvents(
   if (fresh.length === 0) return { kind: 'numbered', sequences };
   const last = sequenceValue(found.get(itemKey(eventCounter(storeId))));
   try {
-    await db().send(
+    await send(
+      ctx,
       new TransactWriteCommand({
         TransactItems: [
           sequenceMove(eventCounter(storeId), last, last + fresh.length),
@@ -112,22 +115,23 @@ const toLogged = (item: Item): LoggedEvent => ({
  * be listed. `more`: the Query stopped at `limit`.
  */
 export async function readEventLog(
+  ctx: RequestContext,
   storeId: string,
   after: number,
   limit: number,
   nowSeconds: number,
   checkExpiry = after > 0,
 ): Promise<{ events: LoggedEvent[]; more: boolean; expired: boolean }> {
-  let page = await queryLog(storeId, after, limit);
+  let page = await queryLog(ctx, storeId, after, limit);
   let expired = false;
   if (checkExpiry) {
     if (page.events[0]) expired = page.events[0].sequence !== after + 1 || page.events[0].ttl < nowSeconds;
-    else if ((await readSequence(eventCounter(storeId))) > after) {
+    else if ((await readSequence(ctx, eventCounter(storeId))) > after) {
       // Nothing after the cursor, yet the counter is past it: either the events are gone, or the
       // stream consumer numbered them between the Query and this read (a reader at the head of
       // the log while events flow). Entries commit with the counter's move, so a Query now sees
       // every number the counter just showed: only if the next one is still missing is it gone.
-      page = await queryLog(storeId, after, limit);
+      page = await queryLog(ctx, storeId, after, limit);
       const first = page.events[0];
       expired = !first || first.sequence !== after + 1 || first.ttl < nowSeconds;
     }
@@ -140,11 +144,13 @@ export async function readEventLog(
  * past their TTL included (DynamoDB deletes them lazily), so a reader walking the log always moves
  * on (an ordered destination's run, shared/app/ordered-delivery.ts).
  */
-export const readLogPage = (storeId: string, after: number, limit: number) => queryLog(storeId, after, limit);
+export const readLogPage = (ctx: RequestContext, storeId: string, after: number, limit: number) =>
+  queryLog(ctx, storeId, after, limit);
 
 /** Log entries after `after`, ascending: one strongly consistent Query of up to `limit`. */
-async function queryLog(storeId: string, after: number, limit: number) {
-  const out = await db().send(
+async function queryLog(ctx: RequestContext, storeId: string, after: number, limit: number) {
+  const out = await send(
+    ctx,
     new QueryCommand({
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
@@ -160,4 +166,4 @@ async function queryLog(storeId: string, after: number, limit: number) {
   return { events: (out.Items ?? []).map(toLogged), more: out.LastEvaluatedKey !== undefined };
 }
 
-export const lastSequence = (storeId: string) => readSequence(eventCounter(storeId));
+export const lastSequence = (ctx: RequestContext, storeId: string) => readSequence(ctx, eventCounter(storeId));

@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { keys } from '../keys.ts';
 import { batchGet, itemKey } from '../core/helpers.ts';
 import { outboxRecordFromItem, type OutboxRecord } from './outbox-stream.ts';
@@ -14,17 +15,20 @@ const REPLAY_TTL_SECONDS = 24 * 60 * 60;
  * stream record failed, or the key got its URL later) get it now. Outbox items live 7 days.
  */
 export async function replayOutboxEvent(
+  ctx: RequestContext,
   storeId: string,
   eventId: string,
   now: Date,
 ): Promise<{ event_id: string; replayed_at: string }> {
-  const out = await db().send(
+  const out = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.outboxEvent(storeId, eventId), ConsistentRead: true }),
   );
   if (!out.Item)
     throw new DomainError('not_found', `store ${storeId} has no event ${eventId} (events are kept 7 days)`, 'event');
   const stamp = now.toISOString();
-  await db().send(
+  await send(
+    ctx,
     new PutCommand({
       TableName: tableName(),
       Item: {
@@ -48,10 +52,14 @@ export interface OutboxEventState {
 
 /** The outbox events `eventIds` of a store that are still kept (7 days), in one consistent BatchGetItem. */
 export async function readOutboxEvents(
+  ctx: RequestContext,
   storeId: string,
   eventIds: readonly string[],
 ): Promise<Map<string, OutboxEventState>> {
-  const found = await batchGet(eventIds.map((id) => keys.outboxEvent(storeId, id)));
+  const found = await batchGet(
+    ctx,
+    eventIds.map((id) => keys.outboxEvent(storeId, id)),
+  );
   const states = new Map<string, OutboxEventState>();
   for (const id of eventIds) {
     const item = found.get(itemKey(keys.outboxEvent(storeId, id)));

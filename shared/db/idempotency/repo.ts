@@ -1,6 +1,7 @@
+import type { RequestContext } from '#shared/context.ts';
 import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { ENTITY, TABLE } from '../core/table.ts';
 import { keys, type Key } from '../keys.ts';
 import { isConditionalCheckFailed, itemFromError, type Item, type TransactItem } from '../core/helpers.ts';
@@ -100,13 +101,15 @@ export function answerWrite(recordKey: Key, fingerprint: string, response: Store
  * key was taken meanwhile (the failed condition hands the record back, so no second read).
  */
 export async function storeAnswer(
+  ctx: RequestContext,
   recordKey: Key,
   fingerprint: string,
   response: StoredResponse,
 ): Promise<Refusal | undefined> {
   const nowMs = Date.now();
   try {
-    await db().send(
+    await send(
+      ctx,
       new PutCommand({
         ...answerPut(recordKey, fingerprint, response, nowMs),
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -122,7 +125,11 @@ export async function storeAnswer(
 }
 
 /** After a commit lost on the record's condition: what the record says now. */
-export async function readIdempotencyOutcome(recordKey: Key, fingerprint: string): Promise<Refusal> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: recordKey, ConsistentRead: true }));
+export async function readIdempotencyOutcome(
+  ctx: RequestContext,
+  recordKey: Key,
+  fingerprint: string,
+): Promise<Refusal> {
+  const out = await send(ctx, new GetCommand({ TableName: tableName(), Key: recordKey, ConsistentRead: true }));
   return classifyExisting(out.Item, fingerprint, Date.now()) ?? { kind: 'in_progress' };
 }

@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { keys } from '../keys.ts';
 import { isConditionalCheckFailed, itemFromError, type Item } from '../core/helpers.ts';
 import {
@@ -77,8 +78,13 @@ export function cachedToken(tokenHash: string, ring: RingAttributes): TokenState
 }
 
 /** The token item read strongly consistent (one GetItem); undefined when no token has this hash. */
-export async function readToken(tokenHash: string, ring: RingAttributes): Promise<TokenState | undefined> {
-  const out = await db().send(
+export async function readToken(
+  ctx: RequestContext,
+  tokenHash: string,
+  ring: RingAttributes,
+): Promise<TokenState | undefined> {
+  const out = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.token(tokenHash), ConsistentRead: true }),
   );
   remember(tokenHash, out.Item);
@@ -97,6 +103,7 @@ export type ClaimOutcome =
 
 /** One conditional UpdateItem that takes the request's place in the token's count (`claim`, decided from a state read). */
 export async function claimRequest(
+  ctx: RequestContext,
   tokenHash: string,
   claim: RateClaim,
   nowMs: number,
@@ -104,7 +111,7 @@ export async function claimRequest(
   ring: RingAttributes,
 ): Promise<ClaimOutcome> {
   try {
-    const out = await db().send(new UpdateCommand(claimUpdate(tokenHash, claim, nowMs, ring)));
+    const out = await send(ctx, new UpdateCommand(claimUpdate(tokenHash, claim, nowMs, ring)));
     remember(tokenHash, out.Attributes);
     return {
       kind: 'claimed',

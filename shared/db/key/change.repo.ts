@@ -1,7 +1,8 @@
+import type { RequestContext } from '#shared/context.ts';
 import type { KeyRecord } from '#domain/key/api-key.ts';
 import { DomainError } from '#domain/errors.ts';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { keys } from '../keys.ts';
 import { cancellationReasons } from '../core/helpers.ts';
 import { requireKey } from './repo.ts';
@@ -36,6 +37,7 @@ export type KeyChange = { kind: 'changed'; key: KeyRecord } | { kind: 'lost' };
  * live token.
  */
 async function changeKeyAndToken(
+  ctx: RequestContext,
   key: KeyRecord,
   update: KeyAndTokenSet,
   after: KeyRecord,
@@ -43,7 +45,8 @@ async function changeKeyAndToken(
 ): Promise<KeyChange> {
   const { set, names, values } = update;
   try {
-    await db().send(
+    await send(
+      ctx,
       new TransactWriteCommand({
         TransactItems: [
           {
@@ -77,11 +80,12 @@ async function changeKeyAndToken(
 }
 
 /** One attempt to revoke a key for good (a revoked one stays as it is). */
-export async function revokeKey(keyId: number, now: string): Promise<KeyChange> {
-  const read = await requireKey(keyId);
+export async function revokeKey(ctx: RequestContext, keyId: number, now: string): Promise<KeyChange> {
+  const read = await requireKey(ctx, keyId);
   if (read.status === 'revoked') return { kind: 'changed', key: read };
   // The token item gets `revoked_at` too: it is revoked for good, and one SET serves both.
   return changeKeyAndToken(
+    ctx,
     read,
     {
       set: 'SET #s = :revoked, revoked_at = :now',
@@ -97,15 +101,16 @@ export async function revokeKey(keyId: number, now: string): Promise<KeyChange> 
  * the write budget, docs/api.md#write-budget), on the key item and on its token item (which the
  * authorizer reads), guarded on the token the key item holds and on the key being active.
  */
-export async function updateKeySettings(keyId: number, changes: KeySettings): Promise<KeyChange> {
+export async function updateKeySettings(ctx: RequestContext, keyId: number, changes: KeySettings): Promise<KeyChange> {
   const names = Object.fromEntries(Object.keys(changes).map((k, i) => [`#f${i}`, k]));
   const values = Object.fromEntries(Object.values(changes).map((v, i) => [`:v${i}`, v]));
   const set = `SET ${Object.keys(names)
     .map((n, i) => `${n} = :v${i}`)
     .join(', ')}`;
-  const key = await requireKey(keyId);
+  const key = await requireKey(ctx, keyId);
   if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
   return changeKeyAndToken(
+    ctx,
     key,
     { set, names, values },
     { ...key, ...changes },

@@ -1,7 +1,8 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ability } from '#domain/key/abilities.ts';
 import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import type { Item, TransactItem } from '../core/helpers.ts';
 import { keys } from '../keys.ts';
 import { keyItem, tokenItem } from './item.ts';
@@ -100,11 +101,12 @@ export interface GrantKeyRead {
 }
 
 /** The grant's key and, while it is active, its token item: undefined when the key does not exist. */
-export async function readGrantKey(keyId: number): Promise<GrantKeyRead | undefined> {
-  const key = await getKey(keyId);
+export async function readGrantKey(ctx: RequestContext, keyId: number): Promise<GrantKeyRead | undefined> {
+  const key = await getKey(ctx, keyId);
   if (!key) return undefined;
   if (key.status !== 'active') return { key, token: undefined, currency: undefined };
-  const { Item: token } = await db().send(
+  const { Item: token } = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
   );
   return { key, token, currency: typeof token?.currency_code === 'string' ? token.currency_code : undefined };

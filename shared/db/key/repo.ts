@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { keys } from '../keys.ts';
 import {
   batchGet,
@@ -18,25 +19,28 @@ import { nextInSequence } from '../core/sequence.ts';
 import { tokenItem, toKeyRecord, keyItem, destinationAttributes } from './item.ts';
 
 /** The next key id: a key's, or a grant's, drawn when the store admin approves it (shared/db/oauth/request.repo.ts). */
-export const nextKeyId = () => nextInSequence(keys.keySequence());
+export const nextKeyId = (ctx: RequestContext) => nextInSequence(ctx, keys.keySequence());
 
-export async function createKey(input: {
-  storeId: string;
-  currency: string | null;
-  name: string;
-  abilities: Ability[];
-  webhookUrl: string | null;
-  events: string[];
-  excludeOwn?: boolean;
-  mcp?: McpMode;
-  writesPerHour?: number | null;
-  statusChangesPerHour?: number | null;
-  tokenHash: string;
-  webhookSecret: string;
-  awsExternalId: string;
-  now: string;
-}): Promise<KeyRecord> {
-  const id = await nextKeyId();
+export async function createKey(
+  ctx: RequestContext,
+  input: {
+    storeId: string;
+    currency: string | null;
+    name: string;
+    abilities: Ability[];
+    webhookUrl: string | null;
+    events: string[];
+    excludeOwn?: boolean;
+    mcp?: McpMode;
+    writesPerHour?: number | null;
+    statusChangesPerHour?: number | null;
+    tokenHash: string;
+    webhookSecret: string;
+    awsExternalId: string;
+    now: string;
+  },
+): Promise<KeyRecord> {
+  const id = await nextKeyId(ctx);
   const record: KeyRecord = {
     id,
     store_id: input.storeId,
@@ -60,7 +64,8 @@ export async function createKey(input: {
     previous_webhook_secret: null,
     previous_webhook_secret_expires_at: null,
   };
-  await db().send(
+  await send(
+    ctx,
     new TransactWriteCommand({
       TransactItems: [
         {
@@ -83,21 +88,22 @@ export async function createKey(input: {
   return record;
 }
 
-export async function getKey(keyId: number): Promise<KeyRecord | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.key(keyId), ConsistentRead: true }));
+export async function getKey(ctx: RequestContext, keyId: number): Promise<KeyRecord | undefined> {
+  const out = await send(ctx, new GetCommand({ TableName: tableName(), Key: keys.key(keyId), ConsistentRead: true }));
   return out.Item ? toKeyRecord(out.Item) : undefined;
 }
 
 /** The record with `last_used_at`, which lives on the token item (the hot path writes it there). */
-export async function withLastUsed(record: KeyRecord): Promise<KeyRecord> {
-  const out = await db().send(
+export async function withLastUsed(ctx: RequestContext, record: KeyRecord): Promise<KeyRecord> {
+  const out = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.token(record.token_hash), ConsistentRead: true }),
   );
   return { ...record, last_used_at: out.Item?.last_used_at ?? null };
 }
 
-export async function requireKey(keyId: number): Promise<KeyRecord> {
-  const key = await getKey(keyId);
+export async function requireKey(ctx: RequestContext, keyId: number): Promise<KeyRecord> {
+  const key = await getKey(ctx, keyId);
   if (!key) throw new DomainError('not_found', `key ${keyId} does not exist`, 'id');
   return key;
 }
@@ -111,8 +117,8 @@ export async function requireKey(keyId: number): Promise<KeyRecord> {
  * read units more per key) and leaves the index, whose projection cannot change without a rebuild,
  * as it is.
  */
-export async function listKeysOfStore(storeId: string, withLastUsed = true): Promise<KeyRecord[]> {
-  const entries = await queryAll({
+export async function listKeysOfStore(ctx: RequestContext, storeId: string, withLastUsed = true): Promise<KeyRecord[]> {
+  const entries = await queryAll(ctx, {
     TableName: tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',
@@ -120,6 +126,7 @@ export async function listKeysOfStore(storeId: string, withLastUsed = true): Pro
   });
   if (!withLastUsed) return entries.map((i) => toKeyRecord(i));
   const found = await batchGet(
+    ctx,
     entries.flatMap((i) => [keys.key(i.id), keys.token(i.token_hash)]),
     false,
   );
@@ -137,19 +144,22 @@ export async function listKeysOfStore(storeId: string, withLastUsed = true): Pro
  * or a change came between (the use case tries again: shared/app/key-changes.ts).
  */
 export async function rotateKeyToken(
+  ctx: RequestContext,
   keyId: number,
   newTokenHash: string,
   currency: string | null,
 ): Promise<{ kind: 'rotated'; key: KeyRecord } | { kind: 'lost' }> {
-  const key = await requireKey(keyId);
+  const key = await requireKey(ctx, keyId);
   if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
-  const old = await db().send(
+  const old = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
   );
   const seen = old.Item?.uses as number | undefined;
   const rotated: KeyRecord = { ...key, token_hash: newTokenHash, last_used_at: old.Item?.last_used_at ?? null };
   try {
-    await db().send(
+    await send(
+      ctx,
       new TransactWriteCommand({
         TransactItems: [
           {
@@ -197,6 +207,7 @@ export async function rotateKeyToken(
  * same "previous" secret, and the first caller's new secret would be neither current nor previous.
  */
 export async function updateKeyWebhook(
+  ctx: RequestContext,
   keyId: number,
   changes: {
     /** A new destination (a webhook URL among them) and, for a FIFO queue, where its order starts; null removes it. */
@@ -223,7 +234,8 @@ export async function updateKeyWebhook(
     sets.push(`#f${i} = :v${i}`);
   }
   try {
-    const out = await db().send(
+    const out = await send(
+      ctx,
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.key(keyId),
@@ -241,7 +253,7 @@ export async function updateKeyWebhook(
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return withLastUsed(toKeyRecord(out.Attributes ?? {}));
+    return withLastUsed(ctx, toKeyRecord(out.Attributes ?? {}));
   } catch (err) {
     const old = isConditionalCheckFailed(err) ? itemFromError(err.Item) : undefined;
     if (old && old.status !== 'active') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
@@ -262,9 +274,10 @@ export async function updateKeyWebhook(
  * written only if it still has none, so two callers at once both get the one stored. `not_found`
  * naming `id` for no such key.
  */
-export async function ensureExternalId(keyId: number, fresh: string): Promise<string | Refused> {
+export async function ensureExternalId(ctx: RequestContext, keyId: number, fresh: string): Promise<string | Refused> {
   try {
-    await db().send(
+    await send(
+      ctx,
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.key(keyId),

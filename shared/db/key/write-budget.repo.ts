@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { keys } from '../keys.ts';
 import { isConditionalCheckFailed } from '../core/helpers.ts';
 
@@ -10,6 +11,7 @@ import { isConditionalCheckFailed } from '../core/helpers.ts';
  * budget (20 at once against 5: exactly 5 pass) and nothing is read first.
  */
 export async function countWrite(
+  ctx: RequestContext,
   keyId: number,
   hourStartMs: number,
   counts: { writes: number | null; statusChanges: number | null },
@@ -30,7 +32,8 @@ export async function countWrite(
   }
   if (adds.length === 0) return true;
   try {
-    await db().send(
+    await send(
+      ctx,
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.writeBudget(keyId, hourStartMs),

@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { batchGet, batchWrite, isConditionalCheckFailed, itemKey, type WriteRequest } from '../core/helpers.ts';
@@ -26,9 +27,10 @@ export type PendingName = { storeId: string; productId: number };
 const POSTING_WRITERS = 16;
 
 /** Indexes the pending names of these products (those still pending); returns how many it indexed. */
-export async function indexPendingNames(products: readonly PendingName[]): Promise<number> {
+export async function indexPendingNames(ctx: RequestContext, products: readonly PendingName[]): Promise<number> {
   const unique = [...new Map(products.map((p) => [`${p.storeId}#${p.productId}`, p])).values()];
   const found = await batchGet(
+    ctx,
     unique.flatMap((p) => [keys.namePending(p.storeId, p.productId), keys.nameIndexed(p.storeId, p.productId)]),
   );
   const work = unique.flatMap((p) => {
@@ -40,15 +42,17 @@ export async function indexPendingNames(products: readonly PendingName[]): Promi
   // In three steps, each after the last: a run cut short leaves the entry pending, and the record
   // says a name is indexed only once all its postings are.
   await batchWrite(
+    ctx,
     work.flatMap((w) => postingWrites(w.storeId, w.productId, w.name, w.previous)),
     POSTING_WRITERS,
   );
   await batchWrite(
+    ctx,
     work.map((w) => ({
       PutRequest: { Item: { ...keys.nameIndexed(w.storeId, w.productId), type: ENTITY.nameIndexed, n: w.name } },
     })),
   );
-  await Promise.all(work.map((w) => removePending(w.storeId, w.productId, w.name)));
+  await Promise.all(work.map((w) => removePending(ctx, w.storeId, w.productId, w.name)));
   return work.length;
 }
 
@@ -63,9 +67,10 @@ function postingWrites(storeId: string, productId: number, name: string, previou
   ];
 }
 
-async function removePending(storeId: string, productId: number, name: string): Promise<void> {
+async function removePending(ctx: RequestContext, storeId: string, productId: number, name: string): Promise<void> {
   try {
-    await db().send(
+    await send(
+      ctx,
       new DeleteCommand({
         TableName: tableName(),
         Key: keys.namePending(storeId, productId),
@@ -79,8 +84,9 @@ async function removePending(storeId: string, productId: number, name: string): 
 }
 
 /** How many of the store's names the indexer has still to take in (one page: up to 1 MB of them). */
-export async function pendingNameCount(storeId: string): Promise<number> {
-  const out = await db().send(
+export async function pendingNameCount(ctx: RequestContext, storeId: string): Promise<number> {
+  const out = await send(
+    ctx,
     new QueryCommand({
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk',

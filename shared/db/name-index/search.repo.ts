@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { keys } from '../keys.ts';
 import type { Item } from '../core/helpers.ts';
 import { nameLookup } from '#domain/product/name-grams.ts';
@@ -66,8 +67,9 @@ const tooBroad = (needle: string) =>
     'filter[name]',
   );
 
-async function page(input: QueryCommandInput, budget: ReadBudget, limit: number) {
-  const out = await db().send(
+async function page(ctx: RequestContext, input: QueryCommandInput, budget: ReadBudget, limit: number) {
+  const out = await send(
+    ctx,
     new QueryCommand({ ...input, Limit: limit, ConsistentRead: true, ReturnConsumedCapacity: 'TOTAL' }),
   );
   const items = out.Items ?? [];
@@ -75,12 +77,14 @@ async function page(input: QueryCommandInput, budget: ReadBudget, limit: number)
   return { items, next: out.LastEvaluatedKey };
 }
 
-export async function productIdsByName(storeId: string, needle: string): Promise<number[]> {
+export async function productIdsByName(ctx: RequestContext, storeId: string, needle: string): Promise<number[]> {
   const wanted = normalizeName(needle);
   const budget = new ReadBudget();
-  const pendingNames = new Map((await pendingEntries(storeId, budget)).map((i) => [Number(i.product_id), String(i.n)]));
+  const pendingNames = new Map(
+    (await pendingEntries(ctx, storeId, budget)).map((i) => [Number(i.product_id), String(i.n)]),
+  );
   const ids = new Set<number>();
-  for (const posting of await candidatePostings(storeId, wanted, budget, needle)) {
+  for (const posting of await candidatePostings(ctx, storeId, wanted, budget, needle)) {
     if (!pendingNames.has(posting.id) && posting.name.includes(wanted)) ids.add(posting.id);
   }
   for (const [id, name] of pendingNames) if (name.includes(wanted)) ids.add(id);
@@ -88,7 +92,7 @@ export async function productIdsByName(storeId: string, needle: string): Promise
 }
 
 /** The whole pending partition, in pages within half the budget. */
-async function pendingEntries(storeId: string, budget: ReadBudget): Promise<Item[]> {
+async function pendingEntries(ctx: RequestContext, storeId: string, budget: ReadBudget): Promise<Item[]> {
   const input = {
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk',
@@ -106,7 +110,7 @@ async function pendingEntries(storeId: string, budget: ReadBudget): Promise<Item
         5,
       );
     }
-    const out = await page({ ...input, ExclusiveStartKey: start }, budget, limit);
+    const out = await page(ctx, { ...input, ExclusiveStartKey: start }, budget, limit);
     items.push(...out.items);
     start = out.next;
     if (!start) return items;
@@ -114,7 +118,13 @@ async function pendingEntries(storeId: string, budget: ReadBudget): Promise<Item
 }
 
 /** Postings that include every product whose name contains `wanted` (non-empty, normalized). */
-function candidatePostings(storeId: string, wanted: string, budget: ReadBudget, needle: string): Promise<Posting[]> {
+function candidatePostings(
+  ctx: RequestContext,
+  storeId: string,
+  wanted: string,
+  budget: ReadBudget,
+  needle: string,
+): Promise<Posting[]> {
   const lookup = nameLookup(wanted);
   const list = (gram: string, prefix: string) => ({
     TableName: tableName(),
@@ -122,8 +132,9 @@ function candidatePostings(storeId: string, wanted: string, budget: ReadBudget, 
     ExpressionAttributeValues: { ':pk': keys.nameGramPartition(storeId, gram), ':prefix': prefix },
   });
   // One or two letters: every trigram that starts with them, one list in one partition.
-  if (lookup.kind === 'prefix') return shortestList([list(lookup.prefix, lookup.prefix)], budget, needle);
+  if (lookup.kind === 'prefix') return shortestList(ctx, [list(lookup.prefix, lookup.prefix)], budget, needle);
   return shortestList(
+    ctx,
     lookup.grams.map((gram) => list(gram, `${gram}#`)),
     budget,
     needle,
@@ -137,7 +148,12 @@ function candidatePostings(storeId: string, wanted: string, budget: ReadBudget, 
  * the fewest products per id, and no per-trigram counter (a hot item every write would contend
  * on) is needed to find it. It does not fit in the budget: the needle is too broad.
  */
-async function shortestList(inputs: QueryCommandInput[], budget: ReadBudget, needle: string): Promise<Posting[]> {
+async function shortestList(
+  ctx: RequestContext,
+  inputs: QueryCommandInput[],
+  budget: ReadBudget,
+  needle: string,
+): Promise<Posting[]> {
   const lists = inputs.map((input) => ({
     input,
     items: [] as Item[],
@@ -148,7 +164,7 @@ async function shortestList(inputs: QueryCommandInput[], budget: ReadBudget, nee
   if (first === 0) throw tooBroad(needle);
   await Promise.all(
     lists.map(async (list) => {
-      const out = await page(list.input, budget, first);
+      const out = await page(ctx, list.input, budget, first);
       list.items.push(...out.items);
       list.start = out.next;
       list.done = !out.next;
@@ -161,7 +177,7 @@ async function shortestList(inputs: QueryCommandInput[], budget: ReadBudget, nee
   for (let nextPage = 0; !sparsest.done; nextPage++) {
     const limit = budget.itemsFor(budget.left, NEXT_PAGES[Math.min(nextPage, NEXT_PAGES.length - 1)] as number);
     if (limit === 0) throw tooBroad(needle);
-    const out = await page({ ...sparsest.input, ExclusiveStartKey: sparsest.start }, budget, limit);
+    const out = await page(ctx, { ...sparsest.input, ExclusiveStartKey: sparsest.start }, budget, limit);
     sparsest.items.push(...out.items);
     sparsest.start = out.next;
     sparsest.done = !out.next;

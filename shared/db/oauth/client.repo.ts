@@ -1,6 +1,7 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { OAuthClient } from '#domain/oauth/oauth.ts';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import type { TransactItem } from '../core/helpers.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
@@ -10,8 +11,14 @@ import { ttlOf } from './write.ts';
  * Clients registered with RFC 7591 (docs/oauth.md#items-in-the-single-table), kept `keepSeconds`
  * (a day until the client gets a token: keepClientAction).
  */
-export async function putClient(client: OAuthClient, nowMs: number, keepSeconds: number): Promise<void> {
-  await db().send(
+export async function putClient(
+  ctx: RequestContext,
+  client: OAuthClient,
+  nowMs: number,
+  keepSeconds: number,
+): Promise<void> {
+  await send(
+    ctx,
     new PutCommand({
       TableName: tableName(),
       Item: {
@@ -25,8 +32,12 @@ export async function putClient(client: OAuthClient, nowMs: number, keepSeconds:
   );
 }
 
-export async function getClient(clientId: string, nowMs: number): Promise<OAuthClient | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.oauthClient(clientId) }));
+export async function getClient(
+  ctx: RequestContext,
+  clientId: string,
+  nowMs: number,
+): Promise<OAuthClient | undefined> {
+  const out = await send(ctx, new GetCommand({ TableName: tableName(), Key: keys.oauthClient(clientId) }));
   const i = out.Item;
   if (!i || i.ttl * 1000 <= nowMs) return undefined;
   return { client_id: i.client_id, client_name: i.client_name, redirect_uris: i.redirect_uris };

@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { conditionalWrite, ttlOf } from './write.ts';
@@ -10,12 +11,14 @@ import { conditionalWrite, ttlOf } from './write.ts';
  * with its window (TTL); a count never needs reading first.
  */
 export async function takePlace(
+  ctx: RequestContext,
   scope: string,
   window: { startMs: number; endMs: number },
   max: number,
 ): Promise<boolean> {
   return conditionalWrite(() =>
-    db().send(
+    send(
+      ctx,
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.oauthLimit(scope, window.startMs),

@@ -1,8 +1,9 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ability } from '#domain/key/abilities.ts';
 import type { McpMode } from '#domain/key/api-key.ts';
 import { REQUEST_SECONDS } from '#domain/oauth/oauth.ts';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { batchGet, itemKey, type Item, namedTransaction } from '../core/helpers.ts';
 import { ENTITY } from '../core/table.ts';
 import { putGrantKey } from '../key/grant.repo.ts';
@@ -81,9 +82,10 @@ function toRequest(i: Item): PendingRequest {
 }
 
 /** false: the approval code is taken (the caller draws another). */
-export async function putRequest(request: PendingRequest): Promise<boolean> {
+export async function putRequest(ctx: RequestContext, request: PendingRequest): Promise<boolean> {
   return conditionalWrite(() =>
-    db().send(
+    send(
+      ctx,
       new PutCommand({
         TableName: tableName(),
         Item: {
@@ -99,8 +101,9 @@ export async function putRequest(request: PendingRequest): Promise<boolean> {
   );
 }
 
-export async function getRequest(approvalCode: string): Promise<PendingRequest | undefined> {
-  const out = await db().send(
+export async function getRequest(ctx: RequestContext, approvalCode: string): Promise<PendingRequest | undefined> {
+  const out = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.oauthRequest(approvalCode), ConsistentRead: true }),
   );
   return out.Item ? toRequest(out.Item) : undefined;
@@ -118,6 +121,7 @@ export interface RequestPage {
  * page come in one BatchGetItem. `nextCursor`: where the next page starts, null on the last.
  */
 export async function listPendingRequests(
+  ctx: RequestContext,
   nowMs: number,
   page: RequestPage,
 ): Promise<{ requests: PendingRequest[]; nextCursor: string | null }> {
@@ -126,7 +130,8 @@ export async function listPendingRequests(
   let start: Item | undefined;
   // Read the index until one entry more than the page (there is a next page) or its end.
   do {
-    const out = await db().send(
+    const out = await send(
+      ctx,
       new QueryCommand({
         TableName: tableName(),
         IndexName: 'gsi1',
@@ -152,7 +157,10 @@ export async function listPendingRequests(
     start = out.LastEvaluatedKey;
   } while (start && entries.length <= page.limit);
   const shown = entries.slice(0, page.limit);
-  const found = await batchGet(shown.map((i) => ({ pk: i.pk, sk: i.sk })));
+  const found = await batchGet(
+    ctx,
+    shown.map((i) => ({ pk: i.pk, sk: i.sk })),
+  );
   return {
     requests: shown
       .map((i) => found.get(itemKey({ pk: i.pk, sk: i.sk })))
@@ -168,9 +176,10 @@ const stillPending = {
 };
 
 /** Denies a pending request; false when it is no longer pending (decided, redeemed or expired). */
-export async function denyRequest(approvalCode: string, nowMs: number): Promise<boolean> {
+export async function denyRequest(ctx: RequestContext, approvalCode: string, nowMs: number): Promise<boolean> {
   return conditionalWrite(() =>
-    db().send(
+    send(
+      ctx,
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.oauthRequest(approvalCode),
@@ -190,13 +199,15 @@ export async function denyRequest(approvalCode: string, nowMs: number): Promise<
  * transaction as the authorization code. undefined: the request was decided or expired meanwhile.
  */
 export async function approveRequest(
+  ctx: RequestContext,
   approvalCode: string,
   grant: ApprovedGrant,
   nowMs: number,
 ): Promise<number | undefined> {
-  const keyId = await nextKeyId();
+  const keyId = await nextKeyId(ctx);
   const approved = await conditionalWrite(() =>
-    db().send(
+    send(
+      ctx,
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.oauthRequest(approvalCode),
@@ -232,6 +243,7 @@ export interface GrantKey {
  * exists without the code that can start its tokens. false: not redeemable (any more).
  */
 export async function redeemRequest(
+  ctx: RequestContext,
   request: PendingRequest & { key_id: number; grant: ApprovedGrant },
   codeHash: string,
   code: CodeGrant,
@@ -280,5 +292,5 @@ export async function redeemRequest(
     ],
   ]);
   // Whichever part refused (the request redeemed, denied or expired meanwhile), nothing is written.
-  return (await tx.send()) === undefined;
+  return (await tx.send(ctx)) === undefined;
 }

@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { batchGet, itemKey, namedTransaction, type TransactItem } from '../core/helpers.ts';
 import { ENTITY } from '../core/table.ts';
 import { type GrantKeyRead, replaceGrantToken } from '../key/grant.repo.ts';
@@ -24,8 +25,12 @@ export interface CodeGrant {
 }
 
 /** A code as read back: `used` once exchanged (kept so that a second exchange revokes the grant). */
-export async function getCode(codeHash: string): Promise<(CodeGrant & { used: boolean }) | undefined> {
-  const out = await db().send(
+export async function getCode(
+  ctx: RequestContext,
+  codeHash: string,
+): Promise<(CodeGrant & { used: boolean }) | undefined> {
+  const out = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.oauthCode(codeHash), ConsistentRead: true }),
   );
   const i = out.Item;
@@ -67,8 +72,12 @@ export interface RefreshRecord extends RefreshGrant {
 }
 
 /** The refresh token and, while its grace window lasts (at `nowMs`), its sealed successor: one BatchGetItem. */
-export async function getRefresh(tokenHash: string, nowMs: number): Promise<RefreshRecord | undefined> {
-  const found = await batchGet([keys.oauthRefresh(tokenHash), keys.oauthSuccessor(tokenHash)]);
+export async function getRefresh(
+  ctx: RequestContext,
+  tokenHash: string,
+  nowMs: number,
+): Promise<RefreshRecord | undefined> {
+  const found = await batchGet(ctx, [keys.oauthRefresh(tokenHash), keys.oauthSuccessor(tokenHash)]);
   const i = found.get(itemKey(keys.oauthRefresh(tokenHash)));
   if (!i) return undefined;
   const next = found.get(itemKey(keys.oauthSuccessor(tokenHash)));
@@ -123,6 +132,7 @@ export type Spent =
  * follows; a conflict alone is never a revocation.
  */
 export async function issueTokens(
+  ctx: RequestContext,
   read: GrantKeyRead,
   spent: Spent,
   issue: TokenIssue,
@@ -195,7 +205,7 @@ export async function issueTokens(
     ],
     ['client', issue.keepClient && keepClientAction(issue.keepClient)],
   ]);
-  const cancelled = await tx.send();
+  const cancelled = await tx.send(ctx);
   if (!cancelled) return { ok: true };
   if (cancelled.failed('spend')) return { ok: false, reason: 'spent' };
   return { ok: false, reason: cancelled.failed('client') ? 'unkept' : 'conflict' };

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { tableName } from '../core/client.ts';
 import { TABLE } from '../core/table.ts';
 import { keys } from '../keys.ts';
@@ -23,6 +24,7 @@ export type OrderCommit =
  * order the guard hands back.
  */
 export async function commitOrderChange(
+  ctx: RequestContext,
   previous: Order,
   next: Order,
   event: OrderEvent,
@@ -53,7 +55,7 @@ export async function commitOrderChange(
     ['event', outboxPut(event)],
     ['own', withWrites],
   ]);
-  const cancelled = await tx.send();
+  const cancelled = await tx.send(ctx);
   if (!cancelled) return { kind: 'committed' };
   const own = cancelled.guard('own');
   if (own) return { kind: 'guard_failed', ...own };

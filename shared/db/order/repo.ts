@@ -1,7 +1,8 @@
+import type { RequestContext } from '#shared/context.ts';
 import { eventPut } from '../event/item.ts';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { ENTITY, TABLE } from '../core/table.ts';
 import { keys, type Key } from '../keys.ts';
 import { getWithAlongside, type Item, type TransactItem, namedTransaction } from '../core/helpers.ts';
@@ -66,13 +67,14 @@ export function orderRefItem(o: Order): Item {
 const carriesOrder = (item: Item) => item.status !== undefined;
 
 /** The id of a new order of the store: one atomic ADD (ids ascend; a failed insert leaves a gap, and order lists are cursor-based). */
-export const nextOrderId = (storeId: string): Promise<number> => nextInSequence(keys.sequence(storeId, 'order'));
+export const nextOrderId = (ctx: RequestContext, storeId: string): Promise<number> =>
+  nextInSequence(ctx, keys.sequence(storeId, 'order'));
 
 /**
  * The storefront's side: a new order (its id from `nextOrderId`), its reference map and, given
  * one, the `order.created` event the use case raised, together; a reference is unique per store.
  */
-export async function insertOrder(order: Order, event?: OrderEvent): Promise<Order> {
+export async function insertOrder(ctx: RequestContext, order: Order, event?: OrderEvent): Promise<Order> {
   const tx = namedTransaction([
     [
       'order',
@@ -85,7 +87,7 @@ export async function insertOrder(order: Order, event?: OrderEvent): Promise<Ord
     ['event', event && outboxPut(event)],
   ]);
   try {
-    await db().send(new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
+    await send(ctx, new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
   } catch (err) {
     if (tx.cancelledBy(err)?.failed('reference')) {
       throw new DomainError('conflict', `an order with reference "${order.reference}" already exists`, 'reference');
@@ -97,8 +99,9 @@ export async function insertOrder(order: Order, event?: OrderEvent): Promise<Ord
 
 // ---- reads -------------------------------------------------------------------------------
 
-export async function getOrder(storeId: string, id: number): Promise<Order | undefined> {
-  const out = await db().send(
+export async function getOrder(ctx: RequestContext, storeId: string, id: number): Promise<Order | undefined> {
+  const out = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.order(storeId, id), ConsistentRead: true }),
   );
   return out.Item ? toOrder(out.Item) : undefined;
@@ -110,13 +113,17 @@ export async function getOrder(storeId: string, id: number): Promise<Order | und
  * from before the copy costs a second read of the order item (the next write adds the copy).
  */
 export async function readOrderByReference(
+  ctx: RequestContext,
   storeId: string,
   reference: string,
   alongside?: Key,
 ): Promise<{ order: Order | undefined; alongside: Item | undefined }> {
-  const { item: ref, alongside: other } = await getWithAlongside(keys.orderRef(storeId, reference), alongside);
+  const { item: ref, alongside: other } = await getWithAlongside(ctx, keys.orderRef(storeId, reference), alongside);
   if (!ref) return { order: undefined, alongside: other };
-  return { order: carriesOrder(ref) ? toOrder(ref) : await getOrder(storeId, Number(ref.order_id)), alongside: other };
+  return {
+    order: carriesOrder(ref) ? toOrder(ref) : await getOrder(ctx, storeId, Number(ref.order_id)),
+    alongside: other,
+  };
 }
 
 /** Ids are 12-digit padded in the sort key. */
@@ -132,8 +139,13 @@ export interface OrderPage {
  * Orders with id > cursor, ascending: one Query on the store's partition from the cursor's sort
  * key, reading `limit + 1` orders (the one extra tells whether another page exists).
  */
-export async function listOrdersAfter(storeId: string, cursor: number, limit: number): Promise<OrderPage> {
-  return walkOrders(storeId, cursor, limit);
+export async function listOrdersAfter(
+  ctx: RequestContext,
+  storeId: string,
+  cursor: number,
+  limit: number,
+): Promise<OrderPage> {
+  return walkOrders(ctx, storeId, cursor, limit);
 }
 
 /**
@@ -151,13 +163,15 @@ export const UPDATED_SINCE_PROBE_LIMIT = 100;
  * skips nor repeats an order that matched when the walk began.
  */
 export async function listOrdersUpdatedSince(
+  ctx: RequestContext,
   storeId: string,
   since: string,
   cursor: number,
   limit: number,
 ): Promise<OrderPage> {
   if (cursor >= MAX_ORDER_ID) return { orders: [], more: false };
-  const out = await db().send(
+  const out = await send(
+    ctx,
     new QueryCommand({
       TableName: tableName(),
       IndexName: TABLE.gsi1.indexName,
@@ -172,7 +186,7 @@ export async function listOrdersUpdatedSince(
     // The probe's matches bound the walk: the (limit+1)-th smallest id among them has at least
     // limit + 1 matching orders at or below it, so the walk never needs to read past it.
     const probed = (out.Items ?? []).map((i) => Number(i.id)).sort((a, b) => a - b);
-    return walkOrders(storeId, cursor, limit, { since, upTo: probed[limit] });
+    return walkOrders(ctx, storeId, cursor, limit, { since, upTo: probed[limit] });
   }
   // An index entry may briefly exist twice while an update propagates; the newest copy wins.
   const byId = new Map<number, Order>();
@@ -193,6 +207,7 @@ export async function listOrdersUpdatedSince(
  * in for: a change younger than a second may show on the next poll instead of this one.
  */
 async function walkOrders(
+  ctx: RequestContext,
   storeId: string,
   cursor: number,
   limit: number,
@@ -203,7 +218,8 @@ async function walkOrders(
   let start: Item | undefined;
   let batch = limit + 1;
   do {
-    const out = await db().send(
+    const out = await send(
+      ctx,
       new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',

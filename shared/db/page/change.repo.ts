@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import { tableName } from '../core/client.ts';
 import { TABLE } from '../core/table.ts';
 import { keys } from '../keys.ts';
@@ -40,6 +41,7 @@ const slugsHeld = (p: Page) => new Set([p.slug, ...(p.draft ? [p.draft.slug] : [
  * a publish). Only the page attributes that differ are SET.
  */
 export async function commitPageChange(
+  ctx: RequestContext,
   previous: Page,
   next: Page,
   event?: StoreEvent,
@@ -98,7 +100,7 @@ export async function commitPageChange(
     ['event', event && eventPut(event)],
     ['own', withWrites],
   ]);
-  const cancelled = await tx.send();
+  const cancelled = await tx.send(ctx);
   if (!cancelled) return { kind: 'committed' };
   const own = cancelled.guard('own');
   if (own) return { kind: 'guard_failed', ...own };

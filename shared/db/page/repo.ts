@@ -1,6 +1,7 @@
+import type { RequestContext } from '#shared/context.ts';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { ENTITY, TABLE } from '../core/table.ts';
 import { keys, type Key } from '../keys.ts';
 import { getWithAlongside, type Item, namedTransaction } from '../core/helpers.ts';
@@ -103,7 +104,11 @@ export type CreateResult =
  * concurrent create moves the sequence first and makes the guard fail (`sequence_moved`); the use
  * case then reads it again and takes the next id.
  */
-export async function createPage(draft: Omit<Page, 'id'>, sequence: number): Promise<CreateResult> {
+export async function createPage(
+  ctx: RequestContext,
+  draft: Omit<Page, 'id'>,
+  sequence: number,
+): Promise<CreateResult> {
   const page: Page = { ...draft, id: sequence + 1 };
   const tx = namedTransaction([
     [
@@ -129,7 +134,7 @@ export async function createPage(draft: Omit<Page, 'id'>, sequence: number): Pro
   ]);
   try {
     // The token turns an SDK retry of a commit whose answer was lost into a success, not a conflict.
-    await db().send(new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
+    await send(ctx, new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
     return { kind: 'created', page };
   } catch (err) {
     const cancelled = tx.cancelledBy(err);
@@ -152,12 +157,14 @@ export async function createPage(draft: Omit<Page, 'id'>, sequence: number): Pro
 }
 
 /** The store's page sequence as it stands (strongly consistent): the value a create moves from. */
-export const readPageSequence = (storeId: string): Promise<number> => readSequence(pageSequenceKey(storeId));
+export const readPageSequence = (ctx: RequestContext, storeId: string): Promise<number> =>
+  readSequence(ctx, pageSequenceKey(storeId));
 
 // ---- reads -------------------------------------------------------------------------------
 
-export async function getPage(storeId: string, id: number): Promise<Page | undefined> {
-  const out = await db().send(
+export async function getPage(ctx: RequestContext, storeId: string, id: number): Promise<Page | undefined> {
+  const out = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.page(storeId, id), ConsistentRead: true }),
   );
   return out.Item ? toPage(out.Item) : undefined;
@@ -174,17 +181,19 @@ export interface PageByExternalId {
  * which also reads `alongside` in the same BatchGetItem.
  */
 export async function readPageByExternalId(
+  ctx: RequestContext,
   principal: { keyId: number; storeId: string },
   externalId: string,
   alongside?: Key,
 ): Promise<PageByExternalId> {
   const { item: link, alongside: other } = await getWithAlongside(
+    ctx,
     keys.externalId(principal.keyId, 'page', externalId),
     alongside,
   );
   if (!link) return { page: undefined, alongside: other };
   return {
-    page: carriesPage(link) ? toPage(link) : await getPage(principal.storeId, Number(link.record_id)),
+    page: carriesPage(link) ? toPage(link) : await getPage(ctx, principal.storeId, Number(link.record_id)),
     alongside: other,
   };
 }
@@ -194,10 +203,11 @@ export async function readPageByExternalId(
  * none yet, the page sequence that `createPage` takes the new page's id from.
  */
 export async function readPageToSave(
+  ctx: RequestContext,
   principal: { keyId: number; storeId: string },
   externalId: string,
 ): Promise<{ page: Page | undefined; sequence: number }> {
-  const read = await readPageByExternalId(principal, externalId, pageSequenceKey(principal.storeId));
+  const read = await readPageByExternalId(ctx, principal, externalId, pageSequenceKey(principal.storeId));
   return { page: read.page, sequence: sequenceValue(read.alongside) };
 }
 
@@ -219,6 +229,7 @@ export interface PageList {
  * bodies may take more than one round trip per list page.
  */
 export async function listPagesAfter(
+  ctx: RequestContext,
   storeId: string,
   cursor: number,
   limit: number,
@@ -243,7 +254,8 @@ export async function listPagesAfter(
   const found: Page[] = [];
   let start: Item | undefined;
   do {
-    const out = await db().send(
+    const out = await send(
+      ctx,
       new QueryCommand({ TableName: tableName(), ...query, ExclusiveStartKey: start, Limit: limit + 1 - found.length }),
     );
     for (const item of out.Items ?? []) found.push(toPage(item));

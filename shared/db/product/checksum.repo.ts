@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import type { Item } from '../core/helpers.ts';
 import { keys } from '../keys.ts';
 
@@ -20,6 +21,7 @@ export interface ChecksumEntry {
  * page follows; a Query answers at most 1 MB, so a page of large links may take a second call.
  */
 export async function productChecksumPage(
+  ctx: RequestContext,
   keyId: number,
   after: string | undefined,
   limit: number,
@@ -28,7 +30,8 @@ export async function productChecksumPage(
   const items: Item[] = [];
   let start: Item | undefined = after === undefined ? undefined : keys.externalId(keyId, 'product', after);
   do {
-    const out = await db().send(
+    const out = await send(
+      ctx,
       new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',

@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { keys } from '../keys.ts';
 import { cancellationReasons, queryAll, type TransactItem } from '../core/helpers.ts';
 import type { Product } from '#domain/product/product.ts';
@@ -14,8 +15,8 @@ import { pendingNameWrite } from './item.ts';
  */
 
 /** Ids of products with a variant whose SKU is exactly `sku`, ascending. */
-export async function productIdsBySku(storeId: string, sku: string): Promise<number[]> {
-  const items = await queryAll({
+export async function productIdsBySku(ctx: RequestContext, storeId: string, sku: string): Promise<number[]> {
+  const items = await queryAll(ctx, {
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.skuPartition(storeId, sku) },
@@ -31,7 +32,7 @@ export async function productIdsBySku(storeId: string, sku: string): Promise<num
  * whose products predate the name index gets its postings: the indexer takes them in. At most
  * 50 products (two actions each); false if one changed meanwhile and nothing was written.
  */
-export async function markNamesPending(products: readonly Product[]): Promise<boolean> {
+export async function markNamesPending(ctx: RequestContext, products: readonly Product[]): Promise<boolean> {
   const items: TransactItem[] = products.flatMap((p) => [
     {
       ConditionCheck: {
@@ -44,7 +45,7 @@ export async function markNamesPending(products: readonly Product[]): Promise<bo
     pendingNameWrite(p),
   ]);
   try {
-    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    await send(ctx, new TransactWriteCommand({ TransactItems: items }));
     return true;
   } catch (err) {
     if (cancellationReasons(err)?.some((r) => r.Code === 'ConditionalCheckFailed')) return false;

@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { namedTransaction } from '../core/helpers.ts';
 import { groupIndexWrites, newLinkWrite, productItem, readLink } from './item.ts';
 import { eventPut } from '../event/item.ts';
@@ -47,6 +48,7 @@ export type InsertAttempt =
  * request token: the same items sent again with it answer success if the first send landed.
  */
 export async function insertProducts(
+  ctx: RequestContext,
   storeId: string,
   products: readonly Product[],
   events: readonly StoreEvent[],
@@ -67,7 +69,7 @@ export async function insertProducts(
     ['events', events.map(eventPut)],
   ]);
   try {
-    await db().send(new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: token }));
+    await send(ctx, new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: token }));
     return { kind: 'inserted', products: [...products] };
   } catch (err) {
     // A store error (DynamoDB Local's lock timeout among them) leaves the outcome open.

@@ -1,7 +1,8 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { normalizeName, type Offer, type Product } from '#domain/product/product.ts';
 import { productChecksum } from '#domain/product/checksum.ts';
-import { tableName, db } from '../core/client.ts';
+import { tableName, send } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { type Item, type TransactItem, batchGet, itemKey } from '../core/helpers.ts';
 import { keys } from '../keys.ts';
@@ -59,9 +60,14 @@ export function toProduct(item: Item): Product {
  * product that exists: an id the eventually consistent read does not find is read again strongly
  * (docs/api.md, "Consistency").
  */
-export async function getProduct(storeId: string, id: number, consistent = false): Promise<Product | undefined> {
+export async function getProduct(
+  ctx: RequestContext,
+  storeId: string,
+  id: number,
+  consistent = false,
+): Promise<Product | undefined> {
   const read = (strong: boolean) =>
-    db().send(new GetCommand({ TableName: tableName(), Key: keys.product(storeId, id), ConsistentRead: strong }));
+    send(ctx, new GetCommand({ TableName: tableName(), Key: keys.product(storeId, id), ConsistentRead: strong }));
   const item = (await read(consistent)).Item ?? (consistent ? undefined : (await read(true)).Item);
   return item ? toProduct(item) : undefined;
 }
@@ -165,8 +171,13 @@ export function groupIndexWrites(products: readonly Product[]): TransactItem[] {
  */
 
 /** The product id an external id of this key maps to. */
-export async function productIdForExternalId(keyId: number, externalId: string): Promise<number | undefined> {
-  const out = await db().send(
+export async function productIdForExternalId(
+  ctx: RequestContext,
+  keyId: number,
+  externalId: string,
+): Promise<number | undefined> {
+  const out = await send(
+    ctx,
     new GetCommand({
       TableName: tableName(),
       Key: keys.externalId(keyId, 'product', externalId),
@@ -182,11 +193,13 @@ export async function productIdForExternalId(keyId: number, externalId: string):
  * names only the id: the product item is read as well.
  */
 export async function productByExternalId(
+  ctx: RequestContext,
   storeId: string,
   keyId: number,
   externalId: string,
 ): Promise<Product | undefined> {
-  const out = await db().send(
+  const out = await send(
+    ctx,
     new GetCommand({
       TableName: tableName(),
       Key: keys.externalId(keyId, 'product', externalId),
@@ -195,7 +208,7 @@ export async function productByExternalId(
   );
   const link = readLink(out.Item);
   if (link.product || link.productId === undefined) return link.product;
-  return getProduct(storeId, link.productId, true);
+  return getProduct(ctx, storeId, link.productId, true);
 }
 
 export interface WriteTargets {
@@ -223,6 +236,7 @@ export interface TargetRequest {
  * with `sequenceOf` the product sequence of that store.
  */
 export async function resolveWriteTargets(
+  ctx: RequestContext,
   keyId: number,
   externalId: string,
   categoryExternalIds: string[] = [],
@@ -230,6 +244,7 @@ export async function resolveWriteTargets(
   options: { sequenceOf?: string } = {},
 ): Promise<WriteTargets> {
   const [targets] = await resolveManyWriteTargets(
+    ctx,
     keyId,
     [{ externalId, categoryExternalIds, tagExternalIds }],
     options,
@@ -239,6 +254,7 @@ export async function resolveWriteTargets(
 
 /** The targets of many writes of one key (a batch), in one BatchGetItem per 100 distinct keys. */
 export async function resolveManyWriteTargets(
+  ctx: RequestContext,
   keyId: number,
   requests: readonly TargetRequest[],
   options: { sequenceOf?: string } = {},
@@ -253,7 +269,7 @@ export async function resolveManyWriteTargets(
   // otherwise an insert reads it when it needs it (a batch of 100 replaces never does).
   const fits = new Set(wanted.map(itemKey)).size % 100 !== 0;
   const seqKey = options.sequenceOf === undefined || !fits ? undefined : keys.sequence(options.sequenceOf, 'product');
-  const found = await batchGet([...(seqKey ? [seqKey] : []), ...wanted]);
+  const found = await batchGet(ctx, [...(seqKey ? [seqKey] : []), ...wanted]);
   // What an insert numbers from: a target whose external id names a product already needs none.
   let sequence: ProductSequence | undefined;
   const sequenceFor = (link: { productId: number | undefined }) =>

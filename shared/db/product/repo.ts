@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys, type Key } from '../keys.ts';
 import {
@@ -23,16 +24,25 @@ import type { StoreEvent } from '#domain/event/event.ts';
  */
 
 /** `found` plus, read strongly, the keys of `wanted` it lacks (an eventually consistent read may not see an item just written). */
-async function completeStrongly(found: Map<string, Item>, wanted: Key[]): Promise<Map<string, Item>> {
+async function completeStrongly(
+  ctx: RequestContext,
+  found: Map<string, Item>,
+  wanted: Key[],
+): Promise<Map<string, Item>> {
   const missing = wanted.filter((k) => !found.has(itemKey(k)));
-  if (missing.length > 0) for (const [k, item] of await batchGet(missing)) found.set(k, item);
+  if (missing.length > 0) for (const [k, item] of await batchGet(ctx, missing)) found.set(k, item);
   return found;
 }
 
-export async function getProductsByIds(storeId: string, ids: number[], consistent = false): Promise<Product[]> {
+export async function getProductsByIds(
+  ctx: RequestContext,
+  storeId: string,
+  ids: number[],
+  consistent = false,
+): Promise<Product[]> {
   if (ids.length === 0) return [];
   const wanted = ids.map((id) => keys.product(storeId, id));
-  const found = await completeStrongly(await batchGet(wanted, consistent), wanted);
+  const found = await completeStrongly(ctx, await batchGet(ctx, wanted, consistent), wanted);
   return ids.flatMap((id) => {
     const item = found.get(itemKey(keys.product(storeId, id)));
     return item ? [toProduct(item)] : [];
@@ -43,8 +53,13 @@ export async function getProductsByIds(storeId: string, ids: number[], consisten
  * Which of `ids` hold a product, read strongly (one BatchGetItem per 100): settling an expired
  * id reservation counts what exists now.
  */
-export async function existingProductIds(storeId: string, ids: readonly number[]): Promise<Set<number>> {
+export async function existingProductIds(
+  ctx: RequestContext,
+  storeId: string,
+  ids: readonly number[],
+): Promise<Set<number>> {
   const found = await batchGet(
+    ctx,
     ids.map((id) => keys.product(storeId, id)),
     true,
   );
@@ -61,6 +76,7 @@ export async function existingProductIds(storeId: string, ids: readonly number[]
  * count and the last page for as long.
  */
 export async function getDensePage(
+  ctx: RequestContext,
   storeId: string,
   page: number,
   limit: number,
@@ -69,17 +85,23 @@ export async function getDensePage(
   const first = (page - 1) * limit + 1;
   const guess = idsAtPositions(first, limit, known?.gaps ?? []);
   const seqKey = keys.sequence(storeId, 'product');
-  const found = await batchGet([...(known ? [] : [seqKey]), ...guess.map((id) => keys.product(storeId, id))], false);
+  const found = await batchGet(
+    ctx,
+    [...(known ? [] : [seqKey]), ...guess.map((id) => keys.product(storeId, id))],
+    false,
+  );
   const sequence = known ?? sequenceOf(found.get(itemKey(seqKey)));
   const ids = idsAtPositions(first, limit, sequence.gaps).filter((id) => id <= sequence.last);
   const unread = ids.filter((id) => !guess.includes(id));
   if (unread.length > 0)
     for (const [k, item] of await batchGet(
+      ctx,
       unread.map((id) => keys.product(storeId, id)),
       false,
     ))
       found.set(k, item);
   await completeStrongly(
+    ctx,
     found,
     ids.map((id) => keys.product(storeId, id)),
   );
@@ -93,8 +115,9 @@ export async function getDensePage(
 // ---- writes (a new product: ./insert.repo.ts) ------------------------------------------------
 
 /** One fresh variant id from the store's offer sequence (the rare product that has no variant). */
-export async function reserveOfferId(storeId: string): Promise<number> {
-  const out = await db().send(
+export async function reserveOfferId(ctx: RequestContext, storeId: string): Promise<number> {
+  const out = await send(
+    ctx,
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.sequence(storeId, 'product'),
@@ -124,7 +147,12 @@ export type ChangeOutcome = { kind: 'committed'; product: Product } | { kind: 's
  *
  * Only the fields a write may touch are SET, so attributes this module does not know survive.
  */
-export async function commitProductChange(current: Product, next: Product, event: StoreEvent): Promise<ChangeOutcome> {
+export async function commitProductChange(
+  ctx: RequestContext,
+  current: Product,
+  next: Product,
+  event: StoreEvent,
+): Promise<ChangeOutcome> {
   const items: TransactItem[] = [
     {
       Update: {
@@ -158,7 +186,7 @@ export async function commitProductChange(current: Product, next: Product, event
   if (copy) items.push(copy);
   items.push(eventPut(event));
   try {
-    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    await send(ctx, new TransactWriteCommand({ TransactItems: items }));
     return { kind: 'committed', product: next };
   } catch (err) {
     const reasons = cancellationReasons(err);

@@ -1,3 +1,4 @@
+import type { RequestContext } from '#shared/context.ts';
 import type { Product } from '#domain/product/product.ts';
 import type { StoreEvent } from '#domain/event/event.ts';
 import { tableName } from '../core/client.ts';
@@ -12,17 +13,18 @@ import { getProduct, linkCopyWrite, readLink, toProduct } from './item.ts';
  * the copy existed costs one read of the product item more.
  */
 export async function readStockTarget(
+  ctx: RequestContext,
   storeId: string,
   keyId: number,
   externalId: string,
   alongside: Key,
 ): Promise<{ product: Product | undefined; alongside: Item | undefined }> {
   const link = keys.externalId(keyId, 'product', externalId);
-  const found = await batchGet([link, alongside]);
+  const found = await batchGet(ctx, [link, alongside]);
   const { productId, product } = readLink(found.get(itemKey(link)));
   const record = found.get(itemKey(alongside));
   if (productId === undefined) return { product: undefined, alongside: record };
-  return { product: product ?? (await getProduct(storeId, productId, true)), alongside: record };
+  return { product: product ?? (await getProduct(ctx, storeId, productId, true)), alongside: record };
 }
 
 export type StockCommit =
@@ -41,6 +43,7 @@ export type StockCommit =
  * record). Name and SKUs do not change, so the name index and SKU links need no write.
  */
 export async function commitStockChange(
+  ctx: RequestContext,
   current: Product,
   next: Product,
   index: number,
@@ -73,7 +76,7 @@ export async function commitStockChange(
     ['event', eventPut(event)],
     ['own', withWrites],
   ]);
-  const cancelled = await tx.send();
+  const cancelled = await tx.send(ctx);
   if (!cancelled) return { kind: 'committed' };
   const own = cancelled.guard('own');
   if (own) return { kind: 'guard_failed', ...own };

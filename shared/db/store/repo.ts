@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { isConditionalCheckFailed, queryAll } from '../core/helpers.ts';
@@ -12,9 +13,10 @@ export interface Store {
   created_at: string;
 }
 
-export async function createStore(store: Store): Promise<Store> {
+export async function createStore(ctx: RequestContext, store: Store): Promise<Store> {
   try {
-    await db().send(
+    await send(
+      ctx,
       new PutCommand({
         TableName: tableName(),
         Item: { ...keys.store(store.id), ...keys.storeIndexEntry(store.id), type: ENTITY.store, ...store },
@@ -28,8 +30,9 @@ export async function createStore(store: Store): Promise<Store> {
   return store;
 }
 
-export async function getStore(storeId: string): Promise<Store | undefined> {
-  const out = await db().send(
+export async function getStore(ctx: RequestContext, storeId: string): Promise<Store | undefined> {
+  const out = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.store(storeId), ConsistentRead: true }),
   );
   if (!out.Item) return undefined;
@@ -42,8 +45,8 @@ export async function getStore(storeId: string): Promise<Store | undefined> {
 }
 
 /** Every store, by id (the admin console's first page): one index partition, written with the store. */
-export async function listStores(): Promise<Store[]> {
-  const items = await queryAll({
+export async function listStores(ctx: RequestContext): Promise<Store[]> {
+  const items = await queryAll(ctx, {
     TableName: tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',

@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { nextInSequence } from '../core/sequence.ts';
@@ -27,19 +28,21 @@ export type TaxonomyRecord = Category | Tag;
 
 /** The record this key's external id names, read strongly (an upsert decides from it). */
 export async function getTaxonomy(
+  ctx: RequestContext,
   kind: TaxonomyKind,
   keyId: number,
   externalId: string,
 ): Promise<TaxonomyRecord | undefined> {
-  const out = await db().send(
+  const out = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keyOf(kind, keyId, externalId), ConsistentRead: true }),
   );
   return out.Item ? (toRecord(kind, out.Item) as unknown as TaxonomyRecord) : undefined;
 }
 
 /** The id of a new category or tag of the store: one atomic ADD. */
-export const nextTaxonomyId = (kind: TaxonomyKind, storeId: string): Promise<number> =>
-  nextInSequence(keys.sequence(storeId, kind));
+export const nextTaxonomyId = (ctx: RequestContext, kind: TaxonomyKind, storeId: string): Promise<number> =>
+  nextInSequence(ctx, keys.sequence(storeId, kind));
 
 /** `stale`: another write created or renamed it first, and nothing was written. */
 export type TaxonomyCommit = { kind: 'committed' } | { kind: 'stale' };
@@ -50,6 +53,7 @@ export type TaxonomyCommit = { kind: 'committed' } | { kind: 'stale' };
  * only its text and `updated_at` SET so that attributes this module does not know survive.
  */
 export async function commitTaxonomy(
+  ctx: RequestContext,
   kind: TaxonomyKind,
   owner: { storeId: string; keyId: number },
   record: TaxonomyRecord,
@@ -78,7 +82,7 @@ export async function commitTaxonomy(
           },
         };
   try {
-    await db().send(new TransactWriteCommand({ TransactItems: [write, eventPut(event)] }));
+    await send(ctx, new TransactWriteCommand({ TransactItems: [write, eventPut(event)] }));
     return { kind: 'committed' };
   } catch (err) {
     if (!cancellationReasons(err)) throw err;
@@ -88,21 +92,26 @@ export async function commitTaxonomy(
 
 /** The category or tag this key's external id names, as an upsert answers it (a dry run's "before"). */
 export async function readTaxonomy(
+  ctx: RequestContext,
   kind: TaxonomyKind,
   keyId: number,
   externalId: string,
 ): Promise<Record<string, unknown> | undefined> {
-  const item = (await batchGet([keyOf(kind, keyId, externalId)])).values().next().value;
+  const item = (await batchGet(ctx, [keyOf(kind, keyId, externalId)])).values().next().value;
   return item ? toRecord(kind, item) : undefined;
 }
 
 /** Resolves external ids of this key, in order; `missing` is the index of the first unknown one. */
 export async function resolveTaxonomy(
+  ctx: RequestContext,
   kind: TaxonomyKind,
   keyId: number,
   externalIds: string[],
 ): Promise<{ ids: number[]; missing: number | undefined }> {
-  const found = await batchGet(externalIds.map((x) => keyOf(kind, keyId, x)));
+  const found = await batchGet(
+    ctx,
+    externalIds.map((x) => keyOf(kind, keyId, x)),
+  );
   const ids: number[] = [];
   for (const [i, x] of externalIds.entries()) {
     const item = found.get(itemKey(keyOf(kind, keyId, x)));

@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import {
@@ -50,9 +51,13 @@ export function toDelivery(item: Item): Delivery {
  * Creates the delivery unless it exists; hands back the existing one otherwise (a replayed
  * stream record), in the same round trip.
  */
-export async function createDelivery(d: Delivery): Promise<{ created: true } | { created: false; existing: Delivery }> {
+export async function createDelivery(
+  ctx: RequestContext,
+  d: Delivery,
+): Promise<{ created: true } | { created: false; existing: Delivery }> {
   try {
-    await db().send(
+    await send(
+      ctx,
       new PutCommand({
         TableName: tableName(),
         Item: {
@@ -74,16 +79,24 @@ export async function createDelivery(d: Delivery): Promise<{ created: true } | {
   }
 }
 
-export async function getDelivery(keyId: number, eventId: string): Promise<Delivery | undefined> {
-  const out = await db().send(
+export async function getDelivery(ctx: RequestContext, keyId: number, eventId: string): Promise<Delivery | undefined> {
+  const out = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.delivery(keyId, eventId), ConsistentRead: true }),
   );
   return out.Item ? toDelivery(out.Item) : undefined;
 }
 
 /** Several deliveries of one key by event id, in one round trip per 100 (strongly consistent); the missing are absent. */
-export async function getDeliveries(keyId: number, eventIds: readonly string[]): Promise<Map<string, Delivery>> {
-  const found = await batchGet(eventIds.map((id) => keys.delivery(keyId, id)));
+export async function getDeliveries(
+  ctx: RequestContext,
+  keyId: number,
+  eventIds: readonly string[],
+): Promise<Map<string, Delivery>> {
+  const found = await batchGet(
+    ctx,
+    eventIds.map((id) => keys.delivery(keyId, id)),
+  );
   const out = new Map<string, Delivery>();
   for (const id of eventIds) {
     const item = found.get(itemKey(keys.delivery(keyId, id)));
@@ -93,9 +106,10 @@ export async function getDeliveries(keyId: number, eventIds: readonly string[]):
 }
 
 /** Records that the queue message of `round` was sent; a replay of the same round then sends nothing. */
-export async function markQueued(keyId: number, eventId: string, round: number): Promise<void> {
+export async function markQueued(ctx: RequestContext, keyId: number, eventId: string, round: number): Promise<void> {
   try {
-    await db().send(
+    await send(
+      ctx,
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.delivery(keyId, eventId),
@@ -123,6 +137,7 @@ export type AttemptClaim = { kind: 'taken' } | { kind: 'held'; until: string } |
  * ends. `gone`: the delivery expired, moved to another round or is no longer pending.
  */
 export async function claimAttempt(
+  ctx: RequestContext,
   keyId: number,
   eventId: string,
   round: number,
@@ -130,7 +145,8 @@ export async function claimAttempt(
   until: string,
 ): Promise<AttemptClaim> {
   try {
-    await db().send(
+    await send(
+      ctx,
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.delivery(keyId, eventId),
@@ -153,9 +169,15 @@ export async function claimAttempt(
 }
 
 /** Gives back an attempt taken and not made (the slow lane had no slot for it). */
-export async function releaseAttempt(keyId: number, eventId: string, round: number): Promise<void> {
+export async function releaseAttempt(
+  ctx: RequestContext,
+  keyId: number,
+  eventId: string,
+  round: number,
+): Promise<void> {
   try {
-    await db().send(
+    await send(
+      ctx,
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.delivery(keyId, eventId),
@@ -188,6 +210,7 @@ export interface DeliveryUpdate {
  * stale.
  */
 export async function updateDelivery(
+  ctx: RequestContext,
   keyId: number,
   eventId: string,
   round: number,
@@ -215,7 +238,8 @@ export async function updateDelivery(
   }
   if (u.state === 'delivered') sets.push('delivered_at = :now');
   try {
-    const out = await db().send(
+    const out = await send(
+      ctx,
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.delivery(keyId, eventId),
@@ -255,8 +279,8 @@ export const LOG_FIELDS = [
 ];
 
 /** The key's delivery log, newest first, without the bodies. */
-export async function listDeliveries(keyId: number): Promise<Delivery[]> {
-  const items = await queryAll({
+export async function listDeliveries(ctx: RequestContext, keyId: number): Promise<Delivery[]> {
+  const items = await queryAll(ctx, {
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': keys.key(keyId).pk, ':prefix': keys.deliveryPrefix },
@@ -270,8 +294,8 @@ export async function listDeliveries(keyId: number): Promise<Delivery[]> {
 }
 
 /** Deliveries left pending while the key's endpoint is parked, oldest first: the order a drain takes. */
-export async function listParkedDeliveries(keyId: number): Promise<Delivery[]> {
-  const parked = (await listDeliveries(keyId)).filter((d) => d.state === 'pending' && d.parked_at !== null);
+export async function listParkedDeliveries(ctx: RequestContext, keyId: number): Promise<Delivery[]> {
+  const parked = (await listDeliveries(ctx, keyId)).filter((d) => d.state === 'pending' && d.parked_at !== null);
   return parked.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.event_id.localeCompare(b.event_id));
 }
 
@@ -283,12 +307,18 @@ const REDELIVERY_REQUEST_TTL_SECONDS = 24 * 60 * 60;
  * stream carries to the fan-out, which queues it: the admin needs no queue access, and a crash
  * cannot leave a pending round without its message.
  */
-export async function startRedelivery(keyId: number, eventId: string, now: string): Promise<Delivery> {
-  const current = await getDelivery(keyId, eventId);
+export async function startRedelivery(
+  ctx: RequestContext,
+  keyId: number,
+  eventId: string,
+  now: string,
+): Promise<Delivery> {
+  const current = await getDelivery(ctx, keyId, eventId);
   if (!current) throw new DomainError('not_found', `key ${keyId} has no delivery of event ${eventId}`, 'event');
   const round = current.round + 1;
   try {
-    await db().send(
+    await send(
+      ctx,
       new TransactWriteCommand({
         TransactItems: [
           {

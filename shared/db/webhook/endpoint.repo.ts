@@ -1,5 +1,6 @@
+import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../core/client.ts';
+import { send, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { batchGet, isConditionalCheckFailed, itemKey, type Item } from '../core/helpers.ts';
@@ -48,19 +49,21 @@ function namesIn(text: string, slot?: number): Record<string, string> | undefine
   return used.length ? Object.fromEntries(used) : undefined;
 }
 
-export async function getEndpoint(keyId: number): Promise<Endpoint> {
-  const out = await db().send(
+export async function getEndpoint(ctx: RequestContext, keyId: number): Promise<Endpoint> {
+  const out = await send(
+    ctx,
     new GetCommand({ TableName: tableName(), Key: keys.webhookEndpoint(keyId), ConsistentRead: true }),
   );
   return toEndpoint(keyId, out.Item);
 }
 
-export async function getEndpoints(keyIds: number[]): Promise<Map<number, Endpoint>> {
-  const found = await batchGet(keyIds.map(keys.webhookEndpoint));
+export async function getEndpoints(ctx: RequestContext, keyIds: number[]): Promise<Map<number, Endpoint>> {
+  const found = await batchGet(ctx, keyIds.map(keys.webhookEndpoint));
   return new Map(keyIds.map((id) => [id, toEndpoint(id, found.get(itemKey(keys.webhookEndpoint(id))))]));
 }
 
 async function update(
+  ctx: RequestContext,
   keyId: number,
   expression: string,
   values: Record<string, unknown>,
@@ -68,7 +71,8 @@ async function update(
   slot?: number,
 ): Promise<Endpoint | undefined> {
   try {
-    const out = await db().send(
+    const out = await send(
+      ctx,
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.webhookEndpoint(keyId),
@@ -88,12 +92,14 @@ async function update(
 
 /** One more failed attempt in a row; the state after it. `slot`: the attempt's slow-lane slot, given back in the same write. */
 export async function recordEndpointFailure(
+  ctx: RequestContext,
   keyId: number,
   now: string,
   error: string | null,
   slot?: number,
 ): Promise<Endpoint> {
   const out = await update(
+    ctx,
     keyId,
     'SET #state = if_not_exists(#state, :active), #type = :type, key_id = :k, first_failure_at = if_not_exists(first_failure_at, :now), ' +
       `last_failure_at = :now, last_error = :error ADD consecutive_failures :one${slot === undefined ? '' : ' REMOVE #slot'}`,
@@ -108,8 +114,9 @@ export async function recordEndpointFailure(
  * A success: the failure streak is over (only written when there was one), which closes the
  * circuit; `slot`, the attempt's slow-lane slot, is given back in the same write.
  */
-export async function recordEndpointSuccess(keyId: number, slot?: number): Promise<void> {
+export async function recordEndpointSuccess(ctx: RequestContext, keyId: number, slot?: number): Promise<void> {
   await update(
+    ctx,
     keyId,
     `SET consecutive_failures = :zero REMOVE first_failure_at${slot === undefined ? '' : ', #slot'}`,
     { ':zero': 0, ':active': 'active' },
@@ -124,8 +131,15 @@ export async function recordEndpointSuccess(keyId: number, slot?: number): Promi
  * timeout ends it first), so only a crashed attempt's slot is ever freed by expiry; every other is
  * given back by the attempt's own write of its outcome.
  */
-export async function takeAttemptSlot(keyId: number, slot: number, now: string, until: string): Promise<boolean> {
+export async function takeAttemptSlot(
+  ctx: RequestContext,
+  keyId: number,
+  slot: number,
+  now: string,
+  until: string,
+): Promise<boolean> {
   const out = await update(
+    ctx,
     keyId,
     'SET #slot = :until, #type = :type, key_id = :k',
     { ':until': until, ':now': now, ':type': ENTITY.webhookEndpoint, ':k': keyId },
@@ -136,18 +150,20 @@ export async function takeAttemptSlot(keyId: number, slot: number, now: string, 
 }
 
 /** Gives back a slow-lane slot taken for an attempt that was not made (an ordered run found nothing to attempt). */
-export async function giveBackAttemptSlot(keyId: number, slot: number): Promise<void> {
-  await update(keyId, 'REMOVE #slot', {}, undefined, slot);
+export async function giveBackAttemptSlot(ctx: RequestContext, keyId: number, slot: number): Promise<void> {
+  await update(ctx, keyId, 'REMOVE #slot', {}, undefined, slot);
 }
 
 /** Parks an active endpoint; undefined when it was parked already (someone else won). */
 export async function parkEndpoint(
+  ctx: RequestContext,
   keyId: number,
   now: string,
   reason: string,
   nextProbeAt: string,
 ): Promise<Endpoint | undefined> {
   return update(
+    ctx,
     keyId,
     'SET #state = :parked, since = :now, reason = :reason, next_probe_at = :probe REMOVE probe_lease_until',
     { ':parked': 'parked', ':active': 'active', ':now': now, ':reason': reason, ':probe': nextProbeAt },
@@ -156,8 +172,14 @@ export async function parkEndpoint(
 }
 
 /** The probe lease: one probe or drain per endpoint at a time; undefined when another holds it. */
-export async function claimProbe(keyId: number, now: string, until: string): Promise<Endpoint | undefined> {
+export async function claimProbe(
+  ctx: RequestContext,
+  keyId: number,
+  now: string,
+  until: string,
+): Promise<Endpoint | undefined> {
   return update(
+    ctx,
     keyId,
     'SET probe_lease_until = :until',
     { ':parked': 'parked', ':now': now, ':until': until },
@@ -167,6 +189,7 @@ export async function claimProbe(keyId: number, now: string, until: string): Pro
 
 /** Still parked: the next probe at `at`, the lease given back. `previous` guards a self-heal race. */
 export async function scheduleProbe(
+  ctx: RequestContext,
   keyId: number,
   at: string,
   error?: string,
@@ -183,12 +206,13 @@ export async function scheduleProbe(
     condition += ' AND next_probe_at = :previous';
     values[':previous'] = previous;
   }
-  return update(keyId, `${set} REMOVE probe_lease_until`, values, condition);
+  return update(ctx, keyId, `${set} REMOVE probe_lease_until`, values, condition);
 }
 
 /** The probe succeeded and the backlog is drained: active again, streak reset. */
-export async function resumeEndpoint(keyId: number, now: string): Promise<Endpoint | undefined> {
+export async function resumeEndpoint(ctx: RequestContext, keyId: number, now: string): Promise<Endpoint | undefined> {
   return update(
+    ctx,
     keyId,
     'SET #state = :active, since = :now, consecutive_failures = :zero REMOVE reason, next_probe_at, probe_lease_until, first_failure_at',
     { ':active': 'active', ':parked': 'parked', ':now': now, ':zero': 0 },
