@@ -1,4 +1,4 @@
-import { withLogFields, type InvocationContext } from './log.ts';
+import type { InvocationContext } from './log.ts';
 
 /**
  * The request context: made once at the edge of each piece of work (an HTTP request, an MCP tool
@@ -16,7 +16,8 @@ import { withLogFields, type InvocationContext } from './log.ts';
  * - `dryRun`: a dry run (docs/api.md#dry-runs): the use case reads and decides as for the real
  *   write, answers what it would have written, and writes nothing.
  * - `log`: the fields every log line and metric of the work carries (shared/log.ts); the edge
- *   enters the logger's scope with this very object, and fills in the key and store once known.
+ *   runs the work with this very object as its lines' fields (`withLogFields`), and whoever learns
+ *   the key and store writes them on it.
  */
 export interface RequestContext {
   /** Epoch ms by which the work must have answered; Infinity when it has no budget. */
@@ -40,56 +41,16 @@ export interface DbStats {
   ops: string[];
 }
 
-export const noDbStats = (): DbStats => ({ calls: 0, rcu: 0, wcu: 0, ops: [] });
-
 /**
  * A context without a budget, counting from zero, writing for real. An edge with a budget narrows
  * it with `withDeadline(newContext(...), ms)` (shared/domain/time.ts).
  */
 export function newContext(log: Partial<InvocationContext> = {}): RequestContext {
   return {
-    deadline: Number.POSITIVE_INFINITY,
+    deadline: Infinity,
     signal: undefined,
-    stats: noDbStats(),
+    stats: { calls: 0, rcu: 0, wcu: 0, ops: [] },
     dryRun: false,
     log: { request_id: null, function_name: null, cold_start: null, key_id: null, store_id: null, ...log },
   };
-}
-
-/** The same work as a dry run: the same budget, counts and log fields; the use case writes nothing. */
-export const asDryRun = (ctx: RequestContext): RequestContext => ({ ...ctx, dryRun: true });
-
-/** Told of each invocation's request context once it has answered (`onInvocationEnd`). */
-type InvocationHook = (ctx: RequestContext) => void;
-const invocationHooks: InvocationHook[] = [];
-
-/**
- * Whoever measures invocations from outside hears of each one when it has answered, with its
- * request context (its DynamoDB counts, its request id): the local gateway adds up the
- * authorizer's and the handler's counts for the request's log line (emulation/local/gateway.ts),
- * a test its own. Returns the function that stops it. Each edge calls `invocationEnded`.
- */
-export function onInvocationEnd(hook: InvocationHook): () => void {
-  invocationHooks.push(hook);
-  return () => {
-    const at = invocationHooks.indexOf(hook);
-    if (at >= 0) invocationHooks.splice(at, 1);
-  };
-}
-
-/** Called by an edge once its invocation has answered (or failed). */
-export function invocationEnded(ctx: RequestContext): void {
-  for (const hook of invocationHooks) hook(ctx);
-}
-
-/**
- * Runs an edge's work with its context `ctx`: every log line of it carries `ctx.log`, and once it
- * has answered (or failed) those who listen hear of it (`onInvocationEnd`).
- */
-export async function runInvocation<T>(ctx: RequestContext, fn: (ctx: RequestContext) => Promise<T>): Promise<T> {
-  try {
-    return await withLogFields(ctx.log, () => fn(ctx));
-  } finally {
-    invocationEnded(ctx);
-  }
 }

@@ -6,7 +6,9 @@ import {
   ResourceNotFoundException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { rawDb, tableName } from '#db/core/client.ts';
+import { rawDb, sendWithin, TABLE_COMMAND_BUDGET_MS, tableName } from '#db/core/client.ts';
+import { config } from '#shared/config.ts';
+import { newContext } from '#shared/context.ts';
 import { TABLE } from '#db/core/table.ts';
 
 /**
@@ -59,7 +61,13 @@ export async function waitForStore(timeoutMs = 180_000, target: TableTarget = co
   let last: unknown;
   while (Date.now() < deadline) {
     try {
-      await target.client.send(new ListTablesCommand({ Limit: 1 }));
+      // Within a call's budget, as every call the product sends (shared/db/core/client.ts).
+      await sendWithin(
+        target.client,
+        config().dynamodbCallTimeoutMs,
+        newContext(),
+        new ListTablesCommand({ Limit: 1 }),
+      );
       return;
     } catch (err) {
       last = err;
@@ -74,14 +82,17 @@ export async function ensureTable(
   target: TableTarget = configured(),
 ): Promise<{ created: boolean; streamArn: string | undefined }> {
   const { client, tableName: name } = target;
+  // A cold store takes its time to create or describe a table: these calls have a budget of their own.
+  const send = <C extends Parameters<typeof sendWithin>[3]>(command: C) =>
+    sendWithin(client, TABLE_COMMAND_BUDGET_MS, newContext(), command);
   try {
-    const out = await client.send(new DescribeTableCommand({ TableName: name }));
+    const out = await send(new DescribeTableCommand({ TableName: name }));
     return { created: false, streamArn: out.Table?.LatestStreamArn };
   } catch (err) {
     if (!(err instanceof ResourceNotFoundException)) throw err;
   }
-  const created = await client.send(new CreateTableCommand(createTableInput(name)));
-  await client.send(
+  const created = await send(new CreateTableCommand(createTableInput(name)));
+  await send(
     new UpdateTimeToLiveCommand({
       TableName: name,
       TimeToLiveSpecification: { Enabled: true, AttributeName: TABLE.ttlAttribute },

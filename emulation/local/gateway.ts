@@ -9,7 +9,7 @@ import type {
 import { API_BASE_PATH, OAUTH_ROUTES, resourceMetadataUrl, resourceOf, type Group } from '#http/api-routes.ts';
 import { matchPath } from './match-path.ts';
 import { readBody, send } from './http-io.ts';
-import { noDbStats, onInvocationEnd, type DbStats } from '#shared/context.ts';
+import { follow, take } from './request-costs.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '#functions/authorizer/handler.ts';
 import { bearerChallenge, GATEWAY_RESPONSES, invalidTokenChallenge } from '#http/gateway-responses.ts';
@@ -67,17 +67,6 @@ export interface GatewayOptions {
 export const KEEP_ALIVE_MS = 65_000;
 
 export function createGateway(options: GatewayOptions = {}): Server {
-  // Each request's DynamoDB counts, the authorizer's and the handler's added up, by request id:
-  // each Lambda counts its own calls in its request context and says so when it has answered.
-  const costs = new Map<string, DbStats>();
-  const stopCounting = onInvocationEnd((ctx) => {
-    const cost = ctx.log.request_id === null ? undefined : costs.get(ctx.log.request_id);
-    if (!cost) return;
-    cost.calls += ctx.stats.calls;
-    cost.rcu += ctx.stats.rcu;
-    cost.wcu += ctx.stats.wcu;
-    cost.ops.push(...ctx.stats.ops);
-  });
   const loaded = new Map<string, Promise<HttpLambda>>();
   const lambdaFor = (group: Group | 'oauth') => {
     if (!loaded.has(group))
@@ -206,76 +195,81 @@ export function createGateway(options: GatewayOptions = {}): Server {
         authorizer: null as Record<string, unknown> | null,
       };
 
-      const stats = noDbStats();
-      costs.set(requestId, stats);
-      await (async () => {
-        const authEvent = {
-          type: 'REQUEST',
-          methodArn: `arn:aws:execute-api:local:000000000000:local/local/${method}${resource}`,
-          resource,
-          path: url.pathname,
-          httpMethod: method,
-          headers,
-          multiValueHeaders,
-          queryStringParameters: query,
-          multiValueQueryStringParameters: multiQuery,
-          pathParameters,
-          stageVariables: null,
-          requestContext,
-        } as unknown as APIGatewayRequestAuthorizerEvent;
-        // The CDK stack's ANY method (unknown methods, 405) has no authorizer.
-        if (!unknownMethod) {
-          let policy;
+      // The request's DynamoDB calls, the authorizer's and the handler's (./request-costs.ts).
+      follow(requestId);
+      let cost;
+      try {
+        await (async () => {
+          const authEvent = {
+            type: 'REQUEST',
+            methodArn: `arn:aws:execute-api:local:000000000000:local/local/${method}${resource}`,
+            resource,
+            path: url.pathname,
+            httpMethod: method,
+            headers,
+            multiValueHeaders,
+            queryStringParameters: query,
+            multiValueQueryStringParameters: multiQuery,
+            pathParameters,
+            stageVariables: null,
+            requestContext,
+          } as unknown as APIGatewayRequestAuthorizerEvent;
+          // The CDK stack's ANY method (unknown methods, 405) has no authorizer.
+          if (!unknownMethod) {
+            let policy;
+            try {
+              policy = await authorizer(authEvent, lambdaContext('authorizer', requestId));
+            } catch (err) {
+              if ((err as Error).message === 'Unauthorized')
+                return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': bearerChallenge(metadataUrl) });
+              // The store could not say who the key is: not a 401 (the key may be fine) but a retryable
+              // 503, as the AWS stack's AUTHORIZER_FAILURE gateway response (docs/availability.md).
+              if (err instanceof DomainError && err.code === 'service_unavailable')
+                return reply(503, errorBody(err), errorHeaders(err));
+              process.stderr.write(`authorizer failed: ${(err as Error).stack}\n`);
+              return reply(500, GATEWAY_RESPONSES.internal);
+            }
+            const context = (policy.context ?? {}) as Record<string, unknown>;
+            who = context;
+            // As the stack's ACCESS_DENIED gateway response: a token that is no key, no handler run.
+            if (policy.policyDocument.Statement.some((s) => s.Effect === 'Deny')) {
+              return reply(401, GATEWAY_RESPONSES.unauthorized, {
+                'WWW-Authenticate': invalidTokenChallenge(metadataUrl),
+              });
+            }
+            requestContext.authorizer = { ...context, principalId: policy.principalId };
+          }
+          const event = {
+            resource,
+            path: url.pathname,
+            httpMethod: method,
+            headers,
+            multiValueHeaders,
+            queryStringParameters: url.searchParams.size ? query : null,
+            multiValueQueryStringParameters: url.searchParams.size ? multiQuery : null,
+            pathParameters,
+            stageVariables: null,
+            requestContext,
+            // The REST API declares every media type binary (infra/api-stack.ts): bytes arrive
+            // base64-encoded and untouched, and the handler decides whether they are UTF-8.
+            body: body.length ? body.toString('base64') : null,
+            isBase64Encoded: body.length > 0,
+          } as unknown as APIGatewayProxyEvent;
+          let result: APIGatewayProxyResult;
           try {
-            policy = await authorizer(authEvent, lambdaContext('authorizer', requestId));
+            result = await lambda(event, lambdaContext(route.group, requestId));
           } catch (err) {
-            if ((err as Error).message === 'Unauthorized')
-              return reply(401, GATEWAY_RESPONSES.unauthorized, { 'WWW-Authenticate': bearerChallenge(metadataUrl) });
-            // The store could not say who the key is: not a 401 (the key may be fine) but a retryable
-            // 503, as the AWS stack's AUTHORIZER_FAILURE gateway response (docs/availability.md).
-            if (err instanceof DomainError && err.code === 'service_unavailable')
-              return reply(503, errorBody(err), errorHeaders(err));
-            process.stderr.write(`authorizer failed: ${(err as Error).stack}\n`);
-            return reply(500, GATEWAY_RESPONSES.internal);
+            process.stderr.write(`handler failed: ${(err as Error).stack}\n`);
+            return reply(502, GATEWAY_RESPONSES.internal);
           }
-          const context = (policy.context ?? {}) as Record<string, unknown>;
-          who = context;
-          // As the stack's ACCESS_DENIED gateway response: a token that is no key, no handler run.
-          if (policy.policyDocument.Statement.some((s) => s.Effect === 'Deny')) {
-            return reply(401, GATEWAY_RESPONSES.unauthorized, {
-              'WWW-Authenticate': invalidTokenChallenge(metadataUrl),
-            });
-          }
-          requestContext.authorizer = { ...context, principalId: policy.principalId };
-        }
-        const event = {
-          resource,
-          path: url.pathname,
-          httpMethod: method,
-          headers,
-          multiValueHeaders,
-          queryStringParameters: url.searchParams.size ? query : null,
-          multiValueQueryStringParameters: url.searchParams.size ? multiQuery : null,
-          pathParameters,
-          stageVariables: null,
-          requestContext,
-          // The REST API declares every media type binary (infra/api-stack.ts): bytes arrive
-          // base64-encoded and untouched, and the handler decides whether they are UTF-8.
-          body: body.length ? body.toString('base64') : null,
-          isBase64Encoded: body.length > 0,
-        } as unknown as APIGatewayProxyEvent;
-        let result: APIGatewayProxyResult;
-        try {
-          result = await lambda(event, lambdaContext(route.group, requestId));
-        } catch (err) {
-          process.stderr.write(`handler failed: ${(err as Error).stack}\n`);
-          return reply(502, GATEWAY_RESPONSES.internal);
-        }
-        status = result.statusCode;
-        answer = result.body;
-        send(res, result.statusCode, result.body, (result.headers ?? {}) as Record<string, string>);
-      })().finally(() => costs.delete(requestId));
-      finish(stats);
+          status = result.statusCode;
+          answer = result.body;
+          send(res, result.statusCode, result.body, (result.headers ?? {}) as Record<string, string>);
+        })();
+      } finally {
+        cost = take(requestId);
+      }
+      finish(cost);
     })().catch((err) => {
       process.stderr.write(`gateway error: ${(err as Error).stack}\n`);
       if (!res.headersSent) reply(500, GATEWAY_RESPONSES.internal);
@@ -285,7 +279,6 @@ export function createGateway(options: GatewayOptions = {}): Server {
   // A request Node cannot parse (a malformed request line, headers past its limit) gets the
   // API's JSON error body, not Node's empty 400/431.
   server.on('clientError', answerClientError);
-  server.on('close', stopCounting);
   // An idle keep-alive connection is closed by the client, never under it: Node's default of 5 s
   // lets a busy machine's client send its next request on a socket the server is just closing
   // ("other side closed"). Like a load balancer's idle timeout (60 s), with the header timeout above it.

@@ -1,8 +1,9 @@
+import { newContext } from '#shared/context.ts';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#db/core/client.ts';
+import { send, tableName } from '#db/core/client.ts';
 import { loadKey } from '#secrets/local-cipher.ts';
 
 /**
@@ -17,7 +18,8 @@ const fingerprint = (key: Buffer) => createHash('sha256').update(key).digest('he
 /** The stack's side: makes the key if it is missing and records its file and fingerprint. */
 export async function recordKeyFile(file: string): Promise<void> {
   const absolute = path.resolve(file);
-  await db().send(
+  await send(
+    newContext(),
     new PutCommand({
       TableName: tableName(),
       Item: { ...MARKER, file: absolute, fingerprint: fingerprint(loadKey(absolute)) },
@@ -33,7 +35,7 @@ export class LocalStackMismatch extends Error {}
  * stack, another store) or when `file` is the stack's key or a copy of it.
  */
 export async function checkKeyFile(file: string): Promise<void> {
-  const marker = (await db().send(new GetCommand({ TableName: tableName(), Key: MARKER }))).Item as
+  const marker = (await send(newContext(), new GetCommand({ TableName: tableName(), Key: MARKER }))).Item as
     | { file: string; fingerprint: string }
     | undefined;
   if (!marker) return;

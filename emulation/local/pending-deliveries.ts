@@ -1,5 +1,6 @@
+import { newContext } from '#shared/context.ts';
 import { ScanCommand, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#db/core/client.ts';
+import { send, tableName } from '#db/core/client.ts';
 import { ENTITY } from '#db/core/table.ts';
 import { LOG_FIELDS, toDelivery } from '#db/webhook/delivery.repo.ts';
 import type { Item } from '#db/core/helpers.ts';
@@ -12,7 +13,10 @@ async function scanAll(input: Omit<ScanCommandInput, 'TableName' | 'ExclusiveSta
   const found: Item[] = [];
   let start: Item | undefined;
   do {
-    const out = await db().send(new ScanCommand({ ...input, TableName: tableName(), ExclusiveStartKey: start }));
+    const out = await send(
+      newContext(),
+      new ScanCommand({ ...input, TableName: tableName(), ExclusiveStartKey: start }),
+    );
     found.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);

@@ -1,5 +1,6 @@
+import { newContext } from '#shared/context.ts';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#db/core/client.ts';
+import { send, tableName } from '#db/core/client.ts';
 import type { Key } from '#db/keys.ts';
 
 /**
@@ -26,14 +27,16 @@ const positionKey = (streamArn: string, consumer?: string): Key => ({
 const TYPE = 'stream_position';
 
 export async function loadStreamPosition(streamArn: string, consumer?: string): Promise<StreamPosition> {
-  const out = await db().send(
+  const out = await send(
+    newContext(),
     new GetCommand({ TableName: tableName(), Key: positionKey(streamArn, consumer), ConsistentRead: true }),
   );
   return (out.Item?.shards as StreamPosition | undefined) ?? {};
 }
 
 export async function saveStreamPosition(streamArn: string, shards: StreamPosition, consumer?: string): Promise<void> {
-  await db().send(
+  await send(
+    newContext(),
     new PutCommand({ TableName: tableName(), Item: { ...positionKey(streamArn, consumer), type: TYPE, shards } }),
   );
 }

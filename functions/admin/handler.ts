@@ -1,7 +1,7 @@
 import { commandNames, findCommand } from './commands.ts';
 import { DomainError } from '#domain/errors.ts';
-import { errorFields, log } from '#shared/log.ts';
-import { newContext, runInvocation } from '#shared/context.ts';
+import { errorFields, log, withLogFields } from '#shared/log.ts';
+import { newContext } from '#shared/context.ts';
 
 export interface AdminEvent {
   command: string;
@@ -30,7 +30,8 @@ export async function handler(event: AdminEvent): Promise<AdminResult> {
   }
   try {
     // An admin command has no time budget: it runs until its store calls answer or fail.
-    return { ok: true, data: await runInvocation(newContext(), (ctx) => command(ctx, event.args ?? {})) };
+    const ctx = newContext();
+    return { ok: true, data: await withLogFields(ctx.log, () => command(ctx, event.args ?? {})) };
   } catch (err) {
     if (err instanceof DomainError)
       return { ok: false, error: { code: err.code, message: err.message, field: err.field } };

@@ -1,6 +1,6 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
-import { coldStartTracker, log, errorFields } from '#shared/log.ts';
-import { newContext, runInvocation, type RequestContext } from '#shared/context.ts';
+import { coldStartTracker, log, errorFields, withLogFields } from '#shared/log.ts';
+import { newContext, type RequestContext } from '#shared/context.ts';
 import { fanOutStreamBatch } from '#app/fan-out.ts';
 import { expediteEvent, type ExpressOutcome } from '#app/express-events.ts';
 import { parseExpressMessage } from '#domain/event/express.ts';
@@ -25,7 +25,7 @@ export function handler(event: DynamoDBStreamEvent | SQSEvent, context?: Context
     function_name: context?.functionName ?? null,
     cold_start: isColdStart(),
   });
-  return runInvocation(ctx, (ctx) =>
+  return withLogFields(ctx.log, () =>
     isQueueEvent(event) ? handleExpressMessages(ctx, event) : handleStreamRecords(ctx, event),
   );
 }

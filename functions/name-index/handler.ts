@@ -1,6 +1,6 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { coldStartTracker, errorFields, log } from '#shared/log.ts';
-import { newContext, runInvocation, type RequestContext } from '#shared/context.ts';
+import { coldStartTracker, errorFields, log, withLogFields } from '#shared/log.ts';
+import { newContext, type RequestContext } from '#shared/context.ts';
 import { indexNameRecords } from '#app/name-index.ts';
 
 /**
@@ -16,7 +16,7 @@ export function handler(event: DynamoDBStreamEvent, context?: Context): Promise<
     function_name: context?.functionName ?? null,
     cold_start: isColdStart(),
   });
-  return runInvocation(ctx, (ctx) => indexRecords(ctx, event));
+  return withLogFields(ctx.log, () => indexRecords(ctx, event));
 }
 
 async function indexRecords(ctx: RequestContext, event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {

@@ -1,8 +1,8 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { recordDeadLetter } from '#app/dead-letter.ts';
 import { parseDeliveryMessage } from '#domain/webhook/delivery.ts';
-import { errorFields, log, coldStartTracker, invocation } from '#shared/log.ts';
-import { newContext, runInvocation, type RequestContext } from '#shared/context.ts';
+import { errorFields, log, coldStartTracker, invocation, withLogFields } from '#shared/log.ts';
+import { newContext, type RequestContext } from '#shared/context.ts';
 import { recordDelivery } from '#app/delivery-metrics.ts';
 import { processSqsBatch } from './sqs-batch.ts';
 
@@ -37,14 +37,15 @@ const isColdStart = coldStartTracker();
 
 export function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   const cold = isColdStart();
-  return processSqsBatch(event, context, (record) =>
-    runInvocation(newContext(invocation(record, context, cold)), async (ctx) => {
+  return processSqsBatch(event, context, (record) => {
+    const ctx = newContext(invocation(record, context, cold));
+    return withLogFields(ctx.log, async () => {
       try {
         await handleDeadLetter(ctx, record);
       } catch (err) {
         log('error', 'could not record a dead letter', { message_id: record.messageId, ...errorFields(err) });
         throw err;
       }
-    }),
-  );
+    });
+  });
 }

@@ -2,8 +2,8 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { config } from '#shared/config.ts';
 import { platformErrorBackoffSeconds } from '#domain/webhook/retry.ts';
 import { laneOfSource, setVisibility } from '#queue/sqs.ts';
-import { errorFields, log, coldStartTracker, invocation } from '#shared/log.ts';
-import { newContext, runInvocation } from '#shared/context.ts';
+import { errorFields, log, coldStartTracker, invocation, withLogFields } from '#shared/log.ts';
+import { newContext } from '#shared/context.ts';
 import { keyToPing, processMessage, type SignerPorts } from '#app/webhook-delivery.ts';
 import { publishOperationalEvent } from './operational-event.ts';
 import { sendAttempt } from './send.ts';
@@ -70,8 +70,9 @@ export async function handler(
   }
   const cold = isColdStart();
   await startTracing();
-  return processSqsBatch(event, context, (record) =>
-    runInvocation(newContext(invocation(record, context, cold)), async (ctx) => {
+  return processSqsBatch(event, context, (record) => {
+    const ctx = newContext(invocation(record, context, cold));
+    return withLogFields(ctx.log, async () => {
       const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
       let outcome: Awaited<ReturnType<typeof processMessage>>;
       try {
@@ -91,6 +92,6 @@ export async function handler(
         throw err;
       }
       if (outcome === 'keep') throw new KeptForRetry(record.messageId);
-    }),
-  );
+    });
+  });
 }

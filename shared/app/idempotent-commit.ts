@@ -105,5 +105,7 @@ export async function storeAnswer(
   request: IdempotentRequest,
   response: StoredResponse,
 ): Promise<{ kind: 'stored' } | Refusal> {
+  // A dry run stores nothing: the key stays free for the real call (docs/api.md#dry-runs).
+  if (ctx.dryRun) return { kind: 'stored' };
   return (await storeRecord(ctx, request.recordKey, request.fingerprint, response)) ?? { kind: 'stored' };
 }

@@ -89,6 +89,8 @@ export function changeOrderStatus(
       const next = withStatus(order, status, now);
       const document = { data: toOrderResource(next) };
       const prepared = prepareAnswer(request, { body: document });
+      // A dry run writes nothing and asks the express lane for nothing.
+      if (ctx.dryRun) return done(answered(document, prepared.response));
       const event = buildStatusChangedEvent(next, order, now, keyOrigin(caller.keyId));
       const commit = await commitOrderChange(ctx, order, next, event, [prepared.write]);
       if (commit.kind === 'committed') {

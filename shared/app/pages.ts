@@ -89,6 +89,7 @@ export async function savePage(
       if (failed) return done({ result: 'precondition_failed', header: failed });
       const next = savedPage(current, content);
       if (!next) return done({ data: toPageResource(current, caller.keyId, 'draft') });
+      if (ctx.dryRun) return done({ data: toPageResource(next, caller.keyId, 'draft') });
       const result = await commitPageChange(ctx, current, next);
       if (result.kind === 'committed') return done({ data: toPageResource(next, caller.keyId, 'draft') });
       if (result.kind === 'slug_taken') throw slugTaken(content.slug);
@@ -113,6 +114,8 @@ function create(
     ...(sequence === undefined ? {} : { initial: sequence }),
     read: () => readPageSequence(ctx, draft.store_id),
     round: async (read) => {
+      // A dry run writes nothing: the page as the create would number it.
+      if (ctx.dryRun) return done({ kind: 'created', page: { ...draft, id: read + 1 } });
       const created = await createPage(ctx, draft, read);
       return created.kind === 'sequence_moved' ? stale() : done(created);
     },
@@ -181,6 +184,7 @@ async function changeStatus(
       const next = withStatus(page, decision.to);
       const document = { data: toPageResource(next) };
       const prepared = request && prepareAnswer(request, { body: document });
+      if (ctx.dryRun) return done(answered(document, prepared?.response));
       const type = action === 'publish' ? 'page.published' : 'page.unpublished';
       const event = pageEvent(type, next, keyOrigin(caller.keyId), page);
       const result = await commitPageChange(ctx, page, next, event, prepared ? [prepared.write] : []);

@@ -64,7 +64,8 @@ export class ProductIds {
    * takes the guarded path, which checks the budget again) or a block is already held.
    */
   async reserveAll(expected: { products: number; offers: number }): Promise<void> {
-    if (this.block || expected.products === 0 || !this.clock.canStart()) return;
+    // A dry run reserves nothing: it numbers every product from the sequence state read.
+    if (this.block || expected.products === 0 || this.ctx.dryRun || !this.clock.canStart()) return;
     await this.reserveBlock(expected);
   }
 
@@ -93,9 +94,13 @@ export class ProductIds {
       // answer never came); `lost` when another insert moved the sequence first.
       const events = created(products);
       const token = randomUUID();
-      const first = await attemptOnce(this.ctx, this.clock, (ctx) =>
-        insertProducts(ctx, this.storeId, products, events, read, token),
-      );
+      // A dry run writes nothing: the products as this insert would number them (it never loses,
+      // so it takes no reserved block either).
+      const first = this.ctx.dryRun
+        ? ({ kind: 'inserted', products } as const)
+        : await attemptOnce(this.ctx, this.clock, (ctx) =>
+            insertProducts(ctx, this.storeId, products, events, read, token),
+          );
       if (first.kind === 'inserted')
         this.guarded = { ...read, last: read.last + drafts.length, offers: read.offers + offerCount(drafts) };
       if (first.kind !== 'lost') return first;

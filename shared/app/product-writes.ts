@@ -37,6 +37,7 @@ import {
   undetermined,
 } from './contention.ts';
 import { ProductIds, settledSequence, type InsertOutcome } from './product-ids.ts';
+import { UNKNOWN_ID } from './dry-run.ts';
 
 /**
  * Idempotent upsert: the external id of this key always addresses the same product. Read, decide,
@@ -257,9 +258,15 @@ async function applyToExisting(
       if (!current) return done(undefined);
       const failed = failedCondition(condition, productChecksum(current));
       if (failed) return done({ result: 'precondition_failed', header: failed });
-      const offerId = needsNewOffer(current, change) ? await reserveOfferId(ctx, storeId) : undefined;
+      // A dry run moves no counter: the offer id a new variant would take is unknown.
+      const offerId = needsNewOffer(current, change)
+        ? ctx.dryRun
+          ? UNKNOWN_ID
+          : await reserveOfferId(ctx, storeId)
+        : undefined;
       const next = applyProductChange(current, change, nowIso(), offerId);
       if (!next) return done({ product: current, result: 'unchanged' });
+      if (ctx.dryRun) return done({ product: next, result: 'updated' });
       const commit = await commitProductChange(
         ctx,
         current,

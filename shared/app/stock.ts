@@ -110,6 +110,7 @@ export function adjustStock(
       const document = { data: { ...mapped, offers: mapped.offers ?? [] } };
       const prepared = prepareAnswer(request, { body: document });
       const event = stockChangedEvent(next, offer, delta.delta, keyOrigin(caller.keyId));
+      if (ctx.dryRun) return done(answered(document, prepared.response));
       const commit = await commitStockChange(ctx, current, next, index, event, [prepared.write]);
       if (commit.kind === 'committed') return done(answered(document, prepared.response));
       if (commit.kind === 'guard_failed') return done(await afterTaken(ctx, request, commit.busy));

@@ -6,6 +6,7 @@ import { nextUpdatedAt, nowIso } from '#domain/time.ts';
 import { busy } from './contention.ts';
 import type { Caller } from '#domain/principal.ts';
 import type { Refused } from '#domain/outcome.ts';
+import { UNKNOWN_ID } from './dry-run.ts';
 
 /** Create or rename a category of this key; the same name again is a 200 that writes nothing. */
 export const putCategory = async (
@@ -51,7 +52,7 @@ async function upsert(
       existing
         ? { ...existing, [TEXT[kind]]: text, updated_at: nextUpdatedAt(existing.updated_at, Date.parse(now)) }
         : {
-            id: await nextTaxonomyId(ctx, kind, caller.storeId),
+            id: ctx.dryRun ? UNKNOWN_ID : await nextTaxonomyId(ctx, kind, caller.storeId),
             external_id: externalId,
             [TEXT[kind]]: text,
             created_at: now,
@@ -61,6 +62,7 @@ async function upsert(
     // The key's own external id rides beside the payload, not in it.
     const { external_id: _own, ...shown } = record;
     const event = taxonomyEvent(`${kind}.upserted`, caller.storeId, caller.keyId, externalId, shown, stored);
+    if (ctx.dryRun) return record;
     const commit = await commitTaxonomy(ctx, kind, caller, record, existing?.updated_at, event);
     if (commit.kind === 'committed') return record;
   }

@@ -25,7 +25,7 @@ export interface Budget {
   readonly signal: AbortSignal | undefined;
 }
 
-export const UNBOUNDED: Budget = { deadline: Number.POSITIVE_INFINITY, signal: undefined };
+export const UNBOUNDED: Budget = { deadline: Infinity, signal: undefined };
 
 /** Raised (as the signal's reason) when a budget runs out. */
 export class DeadlineExceeded extends Error {

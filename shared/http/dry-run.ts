@@ -1,4 +1,4 @@
-import { asDryRun, type RequestContext } from '#shared/context.ts';
+import type { RequestContext } from '#shared/context.ts';
 import { DomainError } from '#domain/errors.ts';
 import { externalIdFromPath } from '#domain/validation.ts';
 import { API_ROUTES, type Group, type KeyedOperation, type WriteOperationOf } from './api-routes.ts';
@@ -68,7 +68,7 @@ export async function dryRunWrite(
   input: RouteInput,
   current: CurrentStates,
 ): Promise<RouteResult> {
-  const result = await run(asDryRun(ctx), input);
+  const result = await run({ ...ctx, dryRun: true }, input);
   if ((result.status ?? 200) >= 400) return { status: result.status, body: result.body };
   const doc = result.body as { data: unknown };
   if (operation === 'upsertProducts') {

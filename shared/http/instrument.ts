@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
-import { log, logs, requestLoggingEnabled, coldStartTracker } from '#shared/log.ts';
+import { log, logs, requestLoggingEnabled, coldStartTracker, withLogFields } from '#shared/log.ts';
 import { emitMetrics, metricFields, MetricUnit, type Unit } from '#shared/metrics.ts';
-import { newContext, runInvocation, type RequestContext } from '#shared/context.ts';
+import { newContext, type RequestContext } from '#shared/context.ts';
 import { findRoute, OAUTH_ROUTES } from './api-routes.ts';
 import { withDeadline } from '#domain/time.ts';
 
@@ -133,7 +133,7 @@ export function instrument<E extends ApiEvent, R>(
       cold_start: isColdStart(),
     };
     const ctx = withDeadline(newContext(fields), requestBudgetMs(context));
-    return runInvocation(ctx, async () => {
+    return withLogFields(ctx.log, async () => {
       const started = performance.now();
       let result: R | undefined;
       let threw = false;

@@ -29,17 +29,13 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * state, which the middlewares and the router share (`internal`), starting with its request
  * context. A context of its own per invocation, so no state outlives the request.
  */
-export function withRequestState(context: Context | undefined, ctx: RequestContext): Context {
-  const app: RequestInternal = { ctx };
-  return Object.assign(Object.create(context ?? null) as Context, { app });
-}
+export const withRequestState = (context: Context | undefined, ctx: RequestContext): Context =>
+  // The invocation's own context as the prototype: its fields and getRemainingTimeInMillis() read through.
+  ({ __proto__: context ?? null, app: { ctx } satisfies RequestInternal }) as unknown as Context;
 
 /** Per-request state shared between the middlewares and the router (`withRequestState`). */
-export function internal(request: { context: unknown }): RequestInternal {
-  const state = (request.context as { app?: RequestInternal }).app;
-  if (!state) throw new Error('a request reached the middy chain without its request state (withRequestState)');
-  return state;
-}
+export const internal = (request: { context: unknown }): RequestInternal =>
+  (request.context as { app: RequestInternal }).app;
 
 /**
  * Turns every failure into the contract's `{code, message, field}` body and puts the

@@ -110,6 +110,23 @@ describe('?dry_run=true on the HTTP writes', () => {
     expect(updated.body.data[0]).toMatchObject({ result: 'would_update', changed_fields: ['min_price', 'max_price'] });
   });
 
+  it('the batch: more creates than one insert transaction holds answer their plan, nothing written', async () => {
+    const { storeId, key, client: api } = await storeWithKey();
+    await api.put('/catalog/products/first', product('First'));
+    await numbered(storeId, 1);
+    const before = await snapshot(storeId, key.id);
+    // The real batch would reserve a block of ids for them; the dry run numbers them from the
+    // sequence as it stands, and moves nothing.
+    const items = Array.from({ length: 25 }, (_, i) => ({ external_id: `many-${i}`, ...product(`Many ${i}`) }));
+    const res = await api.post('/catalog/products/batch?dry_run=true', { items });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((i: { result: string }) => i.result)).toEqual(Array(25).fill('would_create'));
+    expect(res.body.data.map((i: { data: { id: number } }) => i.data.id)).toEqual(
+      Array.from({ length: 25 }, (_, i) => i + 2),
+    );
+    expect(await snapshot(storeId, key.id)).toEqual(before);
+  });
+
   it('order status: a dry run neither moves the order nor consumes the Idempotency-Key; the real call then does both', async () => {
     const { storeId, key, client: api } = await storeWithKey();
     const order = await placeOrder(storeId);

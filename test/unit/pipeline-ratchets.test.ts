@@ -276,13 +276,12 @@ function callbackTakersIn(file: string, text: string): string[] {
 }
 
 /**
- * Today's: the client middleware that holds a dry run's writes back, handed how to find a call's
- * request context; and db/oauth's own wrapper of a conditional write, handed closures of db/oauth
- * only. (The request scopes that ran the caller's work in an AsyncLocalStorage are gone: the
- * request context is passed down, section 2.)
+ * Today's: db/oauth's own wrapper of a conditional write, handed closures of db/oauth only. (The
+ * request scopes that ran the caller's work in an AsyncLocalStorage, and the dry run's hold on the
+ * client, are gone: the request context is passed down, section 2, and a use case honours its
+ * dry run itself.)
  */
 const CALLBACK_TAKERS_CEILING: Readonly<Record<string, number>> = {
-  'shared/db/core/dry-run.ts': 1,
   'shared/db/oauth/write.ts': 1,
 };
 

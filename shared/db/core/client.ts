@@ -5,7 +5,6 @@ import { awsClientBuilt, awsClientDropped } from '#shared/aws-clients.ts';
 import type { DbStats, RequestContext } from '#shared/context.ts';
 import { DomainError } from '#domain/errors.ts';
 import { remainingMs } from '#domain/time.ts';
-import { holdWritesInDryRun } from './dry-run.ts';
 
 type Capacity = { ReadCapacityUnits?: number; WriteCapacityUnits?: number; CapacityUnits?: number };
 
@@ -49,7 +48,6 @@ function createClients() {
   // ~12% less CPU.
   base.middlewareStack.remove('loggerMiddleware');
   countRoundTrips(base);
-  holdWritesInDryRun(base, contextOfCall);
   // Announced like every AWS client the product builds: a host that instruments clients (Tracer in
   // the signer, the local stack's commit barrier) does it from outside (shared/aws-clients.ts).
   awsClientBuilt(base);
@@ -199,9 +197,6 @@ export function send<C extends StoreCommand>(
   return sendWithin(db(), callBudgetMs, ctx, command);
 }
 
-/** Where the SDK (smithy) keeps per-call settings in a middleware's context (@smithy/types SMITHY_CONTEXT_KEY). */
-const SMITHY_CONTEXT = '__smithy_context';
-
 /** Each call in flight's request context, by the call's own abort signal (which the SDK hands every middleware). */
 const callContexts = new WeakMap<AbortSignal, RequestContext>();
 
@@ -211,9 +206,9 @@ const callContexts = new WeakMap<AbortSignal, RequestContext>();
  * billing meter). Undefined for a call sent on the client directly.
  */
 export function contextOfCall(context: object): RequestContext | undefined {
-  const smithy = (context as Record<string, { abortSignal?: unknown } | undefined>)[SMITHY_CONTEXT];
-  const signal = smithy?.abortSignal;
-  return signal instanceof AbortSignal ? callContexts.get(signal) : undefined;
+  // The SDK (smithy) keeps the call's options in a middleware's context (@smithy/types SMITHY_CONTEXT_KEY).
+  const smithy = (context as { __smithy_context?: { abortSignal?: AbortSignal } }).__smithy_context;
+  return callContexts.get(smithy?.abortSignal as AbortSignal);
 }
 
 /**
