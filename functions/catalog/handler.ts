@@ -38,4 +38,5 @@ export const currentStates = {
   adjustProductStock: (ctx, i) => currentMappedProduct(ctx, i.principal, pathExternalId(i), true),
 } satisfies CurrentStatesOf<'catalog'>;
 
-export const handler = createHttpHandler('catalog', operations, { spendWriteBudget, currentStates });
+// Pure: the MCP server imports this module for its operations only, and its bundle leaves out this Lambda.
+export const handler = /* @__PURE__ */ createHttpHandler('catalog', operations, { spendWriteBudget, currentStates });

@@ -17,4 +17,5 @@ export const currentStates = {
   unpublishPage: (ctx, i) => currentPage(ctx, i.principal, pathExternalId(i), false),
 } satisfies CurrentStatesOf<'content'>;
 
-export const handler = createHttpHandler('content', operations, { spendWriteBudget, currentStates });
+// Pure: the MCP server imports this module for its operations only, and its bundle leaves out this Lambda.
+export const handler = /* @__PURE__ */ createHttpHandler('content', operations, { spendWriteBudget, currentStates });

@@ -18,4 +18,5 @@ export const currentStates = {
   setOrderStatus: (ctx, i) => currentOrder(ctx, i.principal, referenceFromPath(i.pathParameters.reference) ?? ''),
 } satisfies CurrentStatesOf<'orders'>;
 
-export const handler = createHttpHandler('orders', operations, { spendWriteBudget, currentStates });
+// Pure: the MCP server imports this module for its operations only, and its bundle leaves out this Lambda.
+export const handler = /* @__PURE__ */ createHttpHandler('orders', operations, { spendWriteBudget, currentStates });

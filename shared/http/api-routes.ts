@@ -141,6 +141,10 @@ export type WriteOperationOf<G extends Group> = Extract<
   { group: G; ability: string; method: 'POST' | 'PUT' | 'PATCH' }
 >['operation'];
 
+/** Whether a route writes: a keyed operation that is not a GET. Each write can be dry run and spends the key's write budget. */
+export const isWriteRoute = (route: Pick<ApiRoute, 'method' | 'ability'>): boolean =>
+  route.method !== 'GET' && route.ability !== null;
+
 /** Every group has one Lambda (the CDK stack and the local server create one per group). */
 export function groups(): Group[] {
   return [...GROUPS];

@@ -1,7 +1,7 @@
 import type { RequestContext } from '#shared/context.ts';
 import { DomainError } from '#domain/errors.ts';
 import { externalIdFromPath } from '#domain/validation.ts';
-import { API_ROUTES, type Group, type KeyedOperation, type WriteOperationOf } from './api-routes.ts';
+import { API_ROUTES, isWriteRoute, type Group, type KeyedOperation, type WriteOperationOf } from './api-routes.ts';
 import type { RouteFn, RouteInput } from './http-handler.ts';
 import type { RouteResult } from './response.ts';
 
@@ -41,10 +41,8 @@ export type CurrentStatesOf<G extends Group> = Record<Exclude<WriteOperationOf<G
 export const pathExternalId = (input: RouteInput) =>
   externalIdFromPath(input.pathParameters.external_id) ?? input.pathParameters.external_id ?? '';
 
-/** Every write of the route table: each keyed operation that is not a GET. */
-const WRITES: ReadonlySet<string> = new Set(
-  API_ROUTES.filter((r) => r.method !== 'GET' && r.ability !== null).map((r) => r.operation),
-);
+/** Every write of the route table. */
+const WRITES: ReadonlySet<string> = new Set(API_ROUTES.filter(isWriteRoute).map((r) => r.operation));
 
 export const canDryRun = (operation: string): boolean => WRITES.has(operation);
 

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { canonicalPath, type Group, type OperationOf, type RequestPrincipal } from './api-routes.ts';
+import { canonicalPath, isWriteRoute, type Group, type OperationOf, type RequestPrincipal } from './api-routes.ts';
 import {
   authorizedKey,
   internal,
@@ -13,7 +13,7 @@ import {
 } from './middlewares.ts';
 import { json, type RouteResult } from './response.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
-import { canDryRun, dryRunWrite, takeDryRun, type CurrentStates, type CurrentStatesOf } from './dry-run.ts';
+import { DRY_RUN_PARAM, dryRunWrite, takeDryRun, type CurrentStates, type CurrentStatesOf } from './dry-run.ts';
 import type { Principal } from '#domain/principal.ts';
 import type { RequestContext } from '#shared/context.ts';
 import { apiOrigin } from './origin.ts';
@@ -78,7 +78,11 @@ export function createHttpHandler<G extends Group>(
       const operation = byName[route.operation];
       // API Gateway routes only this group's resources here; anything else is a wiring fault.
       if (!operation) throw new Error(`operation ${route.operation} does not belong to this group`);
-      const { dryRun, query } = takeDryRun(route.operation, singleValuedQuery(event));
+      const sent = singleValuedQuery(event);
+      // Only a request that names `dry_run` is read for one: every other write runs as sent.
+      const { dryRun, query } = Object.hasOwn(sent, DRY_RUN_PARAM)
+        ? takeDryRun(route.operation, sent)
+        : { dryRun: false, query: sent };
       const input: RouteInput = {
         principal: state.principal!,
         pathParameters: (event.pathParameters ?? {}) as Record<string, string>,
@@ -94,8 +98,9 @@ export function createHttpHandler<G extends Group>(
         path: canonicalPath(route, event.pathParameters ?? {}),
       };
       // A dry run (docs/api.md#dry-runs) runs the same operation with its writes held back.
-      // A dry run writes nothing, so it spends nothing of the key's write budget.
-      if (!dryRun && canDryRun(route.operation))
+      // A write spends one of the key's write budget when the key has one; a dry run writes
+      // nothing, so it spends nothing.
+      if (!dryRun && input.principal.budget && isWriteRoute(route))
         await options.spendWriteBudget?.(ctx, input.principal, route.operation === 'setOrderStatus');
       const result = dryRun
         ? await dryRunWrite(ctx, route.operation, operation, input, (options.currentStates ?? {}) as CurrentStates)
