@@ -18,6 +18,7 @@ import { outOfTime, undetermined } from './contention.ts';
 import { resolveManyWriteTargets, type WriteTargets } from '#db/product/item.ts';
 import { newDraft, patchResolved, putResolved, type WriteOutcome, type WriteResult } from './product-writes.ts';
 import { preconditionFailed } from '#domain/product/checksum.ts';
+import { isRefused, type Refused } from '#domain/outcome.ts';
 
 export type BatchItemOutcome =
   | { external_id: string | null; ok: true; product: Product; result: WriteResult }
@@ -165,7 +166,7 @@ function checkItem(index: number, item: unknown, mode: BatchMode): CheckedItem {
   return { index, externalId, mode, write };
 }
 
-const failure = (externalId: string | null, err: DomainError): BatchItemOutcome => ({
+const failure = (externalId: string | null, err: DomainError | Refused): BatchItemOutcome => ({
   external_id: externalId,
   ok: false,
   error: { code: err.code, message: err.message, field: err.field },
@@ -183,9 +184,10 @@ function settleSync(
   }
 }
 
-async function settle(externalId: string, write: () => Promise<WriteOutcome>): Promise<BatchItemOutcome> {
+async function settle(externalId: string, write: () => Promise<WriteOutcome | Refused>): Promise<BatchItemOutcome> {
   try {
     const written = await write();
+    if (isRefused(written)) return failure(externalId, written);
     // A batch item carries no condition today; an item's own would answer here, alone.
     if (written.result === 'precondition_failed') return failure(externalId, preconditionFailed(written.header));
     return { external_id: externalId, ok: true, ...written };

@@ -20,7 +20,7 @@ import {
   type ProductPatch,
   type ProductWrite,
 } from '#domain/product/product-write.ts';
-import { DomainError, notFound } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { failedCondition, productChecksum, type WriteCondition } from '#domain/product/checksum.ts';
 import { nowIso } from '#domain/time.ts';
 import { keyOrigin } from '#domain/event/event.ts';
@@ -53,7 +53,7 @@ export async function putProduct(
   externalId: string,
   write: ProductWrite,
   condition: WriteCondition = {},
-): Promise<WriteOutcome> {
+): Promise<WriteOutcome | Refused> {
   const targets = await resolveWriteTargets(
     ctx,
     caller.keyId,
@@ -92,8 +92,9 @@ export async function putResolved(
   ids?: ProductIds,
   condition: WriteCondition = {},
   bound: ContentionBound = BUDGET_ONLY,
-): Promise<WriteOutcome> {
-  assertReferencesExist(targets, write.category_external_ids, write.tag_external_ids);
+): Promise<WriteOutcome | Refused> {
+  const unknown = unknownReference(targets, write.category_external_ids, write.tag_external_ids);
+  if (unknown) return unknown;
   const change = { ...write, category_ids: targets.categoryIds };
 
   let id = targets.productId;
@@ -184,7 +185,7 @@ export function newDraft(caller: Caller, externalId: string, write: ProductWrite
 /**
  * Merge: only the supplied fields change, applied to the latest stored state (re-applied if a
  * concurrent write got there first). A body equal to what is stored writes nothing. An unknown
- * external id of this key is 404.
+ * external id of this key is refused `not_found` (404).
  */
 export async function patchProduct(
   ctx: RequestContext,
@@ -192,7 +193,7 @@ export async function patchProduct(
   externalId: string,
   patch: ProductPatch,
   condition: WriteCondition = {},
-): Promise<WriteOutcome> {
+): Promise<WriteOutcome | Refused> {
   const targets = await resolveWriteTargets(
     ctx,
     caller.keyId,
@@ -211,14 +212,15 @@ export async function patchResolved(
   targets: WriteTargets,
   condition: WriteCondition = {},
   bound: ContentionBound = BUDGET_ONLY,
-): Promise<WriteOutcome> {
-  if (targets.productId === undefined) throw notFound('product');
-  assertReferencesExist(targets, patch.category_external_ids, patch.tag_external_ids);
+): Promise<WriteOutcome | Refused> {
+  if (targets.productId === undefined) return noSuchProduct();
+  const unknown = unknownReference(targets, patch.category_external_ids, patch.tag_external_ids);
+  if (unknown) return unknown;
   const change: ProductChange = { ...patch };
   if (patch.category_external_ids !== undefined) change.category_ids = targets.categoryIds;
   const written = await applyToExisting(ctx, caller, targets.productId, change, targets.product, condition, bound);
-  if (!written) throw notFound('product');
-  return written;
+  // Gone since its targets were read: no product to patch.
+  return written ?? noSuchProduct();
 }
 
 /**
@@ -281,14 +283,25 @@ async function applyToExisting(
   });
 }
 
-/** 422 `unknown_reference` naming the array element, e.g. `category_external_ids[1]`. */
-export function assertReferencesExist(targets: WriteTargets, categoryIds: string[] = [], tagIds: string[] = []): void {
+/** A patch of an external id that names no product of this key (404). */
+const noSuchProduct = (): Refused => refused('not_found', 'The product does not exist.');
+
+/**
+ * The refusal of a write that names a category or tag this key does not have (422
+ * `unknown_reference` naming the array element, e.g. `category_external_ids[1]`); undefined when
+ * every reference exists.
+ */
+function unknownReference(
+  targets: WriteTargets,
+  categoryIds: string[] = [],
+  tagIds: string[] = [],
+): Refused | undefined {
   const missing = targets.missing;
-  if (!missing) return;
+  if (!missing) return undefined;
   const list = missing.list === 'category' ? 'category_external_ids' : 'tag_external_ids';
   const value = (missing.list === 'category' ? categoryIds : tagIds)[missing.index];
   const resource = missing.list === 'category' ? 'categories' : 'tags';
-  throw new DomainError(
+  return refused(
     'unknown_reference',
     `No ${missing.list} with external id ${value} exists for this key (create it with PUT /catalog/${resource}/${value} first).`,
     `${list}[${missing.index}]`,

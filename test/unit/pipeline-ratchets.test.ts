@@ -79,7 +79,6 @@ const CALLER_ERRORS_CEILING: Readonly<Record<string, number>> = {
   'shared/app/pages.ts': 4,
   'shared/app/product-batch.ts': 2,
   'shared/app/product-reads.ts': 2,
-  'shared/app/product-writes.ts': 3,
   'shared/app/stores.ts': 1,
   'shared/app/write-budget.ts': 1,
   'shared/db/event/outbox.repo.ts': 1,

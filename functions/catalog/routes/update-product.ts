@@ -5,6 +5,8 @@ import { etag, writeCondition } from '#http/conditional.ts';
 import { patchProduct } from '#app/product-writes.ts';
 import { toMappedProduct } from '#domain/product/product.ts';
 import { preconditionFailed } from '#domain/product/checksum.ts';
+import { isRefused } from '#domain/outcome.ts';
+import { problemResult } from '#http/error-status.ts';
 import { ProductPatchBody } from '#domain/product/product-write.ts';
 
 /** PATCH /catalog/products/{external_id}: only the supplied fields change; 404 (after the body is valid) for an unknown external id; If-Match holds it to a version. */
@@ -13,6 +15,7 @@ export const updateProduct: RouteFn = async (ctx, { principal, pathParameters, b
   const { include } = parse(IncludeQuery, query);
   const patch = parse(ProductPatchBody, body ?? {});
   const written = await patchProduct(ctx, principal, externalId, patch, writeCondition(headers));
+  if (isRefused(written)) return problemResult(written);
   if (written.result === 'precondition_failed') throw preconditionFailed(written.header);
   const data = toMappedProduct(written.product, principal.currency, include === 'offers');
   return { body: { data }, headers: { ETag: etag(data.checksum) } };

@@ -5,6 +5,8 @@ import { etag, writeCondition } from '#http/conditional.ts';
 import { putProduct } from '#app/product-writes.ts';
 import { toMappedProduct } from '#domain/product/product.ts';
 import { preconditionFailed } from '#domain/product/checksum.ts';
+import { isRefused } from '#domain/outcome.ts';
+import { problemResult } from '#http/error-status.ts';
 import { ProductPutBody } from '#domain/product/product-write.ts';
 
 /** PUT /catalog/products/{external_id}: create or replace every write field; If-Match / If-None-Match: * hold it to a version. */
@@ -13,6 +15,7 @@ export const upsertProduct: RouteFn = async (ctx, { principal, pathParameters, b
   const { include } = parse(IncludeQuery, query);
   const write = parse(ProductPutBody, body ?? {});
   const written = await putProduct(ctx, principal, externalId, write, writeCondition(headers));
+  if (isRefused(written)) return problemResult(written);
   if (written.result === 'precondition_failed') throw preconditionFailed(written.header);
   const data = toMappedProduct(written.product, principal.currency, include === 'offers');
   return { body: { data }, headers: { ETag: etag(data.checksum) } };
