@@ -7,6 +7,16 @@
  * stream consumers here (in AWS they are other Lambdas, run later), and a file counts only if it
  * ran in every one of RUNS requests.
  *
+ * A visit is a function run during the request. Warm-up requests first run every module's top
+ * level and every lazy set-up (the clients, the config read once, the schemas), so code that
+ * runs only when a module loads is never counted; a function defined in a file and called back
+ * by a library is (a valibot check of shared/domain/text.ts). The authorizer and the handler run
+ * in this one process, so a file both run counts once. The local gateway also calls a few
+ * product functions of its own (the route table's resourceOf, the context's newContext to add up
+ * a request's calls, the client's contextOfCall, config() in the commit barrier); each of those
+ * files is also run by the product's own code during the request, so none is counted for the
+ * gateway alone.
+ *
  * What it answers: how many files a maintainer follows from the route to DynamoDB. It is not the
  * import closure (dependency-cruiser counts that): a file imported for a type or an error class
  * that this request never runs is not on its path.
@@ -97,8 +107,10 @@ export const codePathSection: BenchSection = {
         '## The files a PUT runs through\n\n' +
         "Which of the project's files `PUT /catalog/products/{external_id}` runs, authorizer and catalog handler " +
         `included, by V8's precise coverage: counts reset, one request, every file with a function that ran, kept if it ran in ` +
-        `each of ${RUNS} requests. Product files are functions/ and shared/; the local gateway (emulation/) and the libraries ` +
-        'are counted apart. `BENCH_ONLY=path npm run bench` prints the lists.\n\n' +
+        `each of ${RUNS} requests. Warm-up requests run every module's top level and lazy set-up first, so a file whose code ` +
+        'runs only when it loads is not counted. Product files are functions/ and shared/; the local gateway (emulation/) and ' +
+        'the libraries are counted apart. `BENCH_ONLY=path npm run bench` prints the lists; docs/architecture.md ' +
+        '("The path of a request") walks them in call order.\n\n' +
         '| request | product files | emulation files | packages |\n|---|---|---|---|\n' +
         reports
           .map((r) => `| ${r.label} | ${r.product.length} | ${r.emulation.length} | ${r.packages.length} |`)
