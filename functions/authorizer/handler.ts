@@ -3,7 +3,6 @@ import { authenticateToken } from '#app/authenticate.ts';
 import { findRoute, principalToContext } from '#http/api-routes.ts';
 import { instrument } from '#http/http-handler.ts';
 import { bearerToken } from '#http/bearer.ts';
-import type { Principal } from '#domain/principal.ts';
 
 /** API Gateway's contract for "401": throw exactly this message. */
 const unauthorized = () => new Error('Unauthorized');
@@ -44,10 +43,14 @@ export const handler = instrument(
     // authorizer counts nothing for /mcp and the MCP handler counts each request against the one it
     // belongs to (docs/mcp.md#rate-limit).
     const mcp = route?.group === 'mcp';
-    const admits = (p: Principal) => !mcp && (!route?.ability || p.abilities.includes(route.ability));
     // A token that is no key, or an OAuth access token for another resource (RFC 8707): refused
     // here, never handed to the group Lambda.
-    const auth = await authenticateToken(ctx, token, admits, event.resource);
+    const auth = await authenticateToken(
+      ctx,
+      token,
+      { ability: route?.ability ?? null, counted: !mcp },
+      event.resource,
+    );
     if (!auth.ok) return invalidToken(event.methodArn);
     Object.assign(ctx.log, { key_id: auth.principal.keyId, store_id: auth.principal.storeId });
     // A route without an ability (MCP) admits any valid key; its tools check their own abilities.

@@ -10,6 +10,7 @@ import {
   type RingAttributes,
 } from '#domain/key/api-key.ts';
 import { audienceCovers } from '#domain/oauth/oauth.ts';
+import type { Ability } from '#domain/key/abilities.ts';
 import type { Principal } from '#domain/principal.ts';
 import { config } from '#shared/config.ts';
 
@@ -19,19 +20,36 @@ export type AuthResult =
   | { ok: true; principal: Principal; rate: RateDecision; audience: string | undefined };
 
 /**
+ * What a request asks of the key it names: the ability its route needs (null: none), and whether
+ * it takes a place in the key's rate limit (not a request to the MCP endpoint, which counts its
+ * own: docs/mcp.md#rate-limit). A request that asks for an ability the key lacks will be refused
+ * (403), so it takes no place either.
+ */
+export interface AuthRequest {
+  ability: Ability | null;
+  counted: boolean;
+}
+
+/** Any valid key, counted: what a caller that names no route asks. */
+const ANY_REQUEST: AuthRequest = { ability: null, counted: true };
+
+/** Whether the request takes its place in the rate limit once the key is known. */
+const served = (request: AuthRequest, p: Principal) =>
+  request.counted && (request.ability === null || p.abilities.includes(request.ability));
+
+/**
  * A bearer token → its key's principal, counting the request against the key's rate limit in the
- * same conditional write (shared/db/key/auth.repo.ts) when `admits` says the request will be
- * served. A token that cannot be a key is refused without a read; an OAuth access token is refused
+ * same conditional write (shared/db/key/auth.repo.ts) when the key will serve the request. A token that cannot be a key is refused without a read; an OAuth access token is refused
  * outside the resource it was issued for (RFC 8707), when the caller names the API resource asked for.
  */
 export async function authenticateToken(
   ctx: RequestContext,
   token: string,
-  admits: (p: Principal) => boolean = () => true,
+  request: AuthRequest = ANY_REQUEST,
   resource?: string,
 ): Promise<AuthResult> {
   if (!looksLikeToken(token)) return { ok: false };
-  const auth = await authenticate(ctx, hashToken(token), Date.now(), config().rateLimitPerMinute, admits);
+  const auth = await authenticate(ctx, hashToken(token), Date.now(), config().rateLimitPerMinute, request);
   if (auth.ok && resource !== undefined && auth.audience !== undefined && !audienceCovers(auth.audience, resource))
     return { ok: false };
   return auth;
@@ -57,8 +75,8 @@ const CLAIM_TRIES = 8;
  * conditional UpdateItem admits an allowed request (auth, count and last_used_at together); a
  * stale view costs one round more, since the failed condition hands back the current token, and
  * so does a parallel request of the same key that moved the count to a new second first.
- * `admits`: whether the request will be served at all once the key is known. A refused one (a
- * missing ability: 403) is answered without using allowance (docs/contract.md#limits), and a
+ * `request`: what the request asks of the key (`AuthRequest`). A refused one (a missing
+ * ability: 403) is answered without using allowance (docs/contract.md#limits), and a
  * refusal (403 or 429) decided from the cached view is confirmed against the table first, so
  * that a revoked key is still 401.
  */
@@ -67,7 +85,7 @@ export async function authenticate(
   tokenHash: string,
   nowMs: number,
   limit: number,
-  admits: (p: Principal) => boolean = () => true,
+  request: AuthRequest = ANY_REQUEST,
   ring: RingAttributes = ALLOWANCE_RING,
 ): Promise<AuthResult> {
   let state = cachedToken(tokenHash, ring);
@@ -85,7 +103,7 @@ export async function authenticate(
       continue;
     }
     const rate = decide(state.ring, nowMs, limit);
-    if (!admits(state.principal) || !rate.claim) {
+    if (!served(request, state.principal) || !rate.claim) {
       if (!fresh) {
         state = undefined;
         continue;

@@ -86,6 +86,19 @@ describe('authenticateToken: the rate limit', () => {
     expect(await authenticateToken(other.token)).toMatchObject({ ok: true, rate: { allowed: true, remaining: 59 } });
   });
 
+  it('takes no place for a request the key will not be served (an ability it lacks) nor for an uncounted one (MCP)', async () => {
+    const { token } = await reader();
+    const first = await authenticateToken(token);
+    if (!first.ok) throw new Error('a live key was not recognised');
+    expect(await authenticateToken(token, { ability: 'catalog:write', counted: true })).toMatchObject({ ok: true });
+    expect(await authenticateToken(token, { ability: null, counted: false })).toMatchObject({ ok: true });
+    // The next request served is the second to take a place.
+    expect(await authenticateToken(token, { ability: 'catalog:read', counted: true })).toMatchObject({
+      ok: true,
+      rate: { allowed: true, remaining: first.rate.remaining - 1 },
+    });
+  });
+
   it('does not reset the allowance by rotating the token', async () => {
     const { caller, token } = await reader();
     expect((await burst(token, 60)).remaining).toHaveLength(60);
