@@ -33,8 +33,8 @@ import { attemptOnce, attemptUntilWon, RoundClock, type OutOfTime, type Undeterm
  * may still create (`expected`), so the rest of the request never races on the sequence again. The products are
  * numbered and their `product.created` events built here, then committed by
  * shared/db/product/insert.repo.ts, one attempt at a time. `finish`, which every request that took ids must call,
- * closes its reservations with the ids it did not use. A single PUT does not need this: it
- * inserts one product on its own path (shared/app/product-writes.ts).
+ * closes its reservations with the ids it did not use. A single PUT takes its one product's id
+ * here too (`insertNew`, shared/app/product-writes.ts), from the sequence its write read.
  */
 export class ProductIds {
   private guarded: ProductSequence | undefined;
