@@ -5,6 +5,7 @@
  * makes checked against its role, the REST API from the API Gateway resources, the event-source
  * mappings, and the Lambda Invoke API for the admin CLI's `--function` mode.
  */
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -49,6 +50,8 @@ export interface RehearsalStack {
   url: string;
   port: number;
   dynamodbEndpoint: string;
+  /** The DynamoDB Local behind it, for a test that stops the store (SIGSTOP) as an outage would. */
+  dynamodbProcess: ChildProcess;
   tables: RehearsalTable[];
   functions: FunctionSpec[];
   /** Every AWS call a function was refused, in order. */
@@ -240,6 +243,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       url: `http://127.0.0.1:${port}`,
       port,
       dynamodbEndpoint: store.endpoint,
+      dynamodbProcess: store.process,
       tables,
       functions,
       denials,
