@@ -26,7 +26,7 @@ export default defineConfig({
     // the two cores, waiting on the stack; two at a time it takes 168 s instead of 193 s on the
     // idle machine for the same CPU. iam-denied and console start stacks of their own.
     poolOptions: { forks: { maxForks: 2 } },
-    // The stores of iam-denied, console and token-refusal (test/fixtures/quick-jvm.ts says why).
+    // The stores of iam-denied, console, token-refusal and oauth-store-stopped (test/fixtures/quick-jvm.ts says why).
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...QUICK_JVM },
   },
 });
