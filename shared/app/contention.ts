@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '#domain/errors.ts';
-import { refused, type Refused } from '#domain/outcome.ts';
+import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import { type Budget, remainingMs, withGrace } from '#domain/time.ts';
 import type { RequestContext } from '#shared/context.ts';
 
@@ -54,11 +54,16 @@ function retryLater(text: string): string {
 const unavailable = (text: string) =>
   new DomainError('service_unavailable', retryLater(text), null, CONTENDED_RETRY_AFTER_S);
 
-/** `busy` thrown, for the writes that still refuse by exception (product writes, stock, orders). */
-export const contended = (what: string) => {
-  const outcome = busy(what);
-  return new DomainError(outcome.code, outcome.message, outcome.field, outcome.retryAfterSeconds);
-};
+/**
+ * A refusal thrown, for the use cases that still refuse by exception: `retryOnStale` and
+ * `retryLost` (pages, orders, product writes, key changes, the fan-out's numbering). It goes with
+ * them, once each returns the refusal (`retryOnStaleOrBusy`).
+ */
+export const thrown = (outcome: Refused) =>
+  new DomainError(outcome.code, outcome.message, outcome.field, outcome.retryAfterSeconds);
+
+/** `busy` thrown. */
+export const contended = (what: string) => thrown(busy(what));
 
 /**
  * The retryable refusal of a write whose request's budget cannot hold its next round although it
@@ -106,16 +111,18 @@ export class RoundClock {
 }
 
 /**
- * Throws when the budget left cannot hold one more round: `contended(what)` once the write has
- * lost a round to another writer (`lost`), `outOfTime(what)` before it has.
+ * When the budget left cannot hold one more round: the refusal `busy(what)` once the write has
+ * lost a round to another writer (`lost`); before it has, `outOfTime(what)` is thrown (a fault).
  */
-export function assertRoundBudget(
+export function roundBudgetRefusal(
   budget: Budget,
   what: string,
   lost: boolean,
   clock: RoundClock = new RoundClock(budget),
-): void {
-  if (!clock.canStart()) throw lost ? contended(what) : outOfTime(what);
+): Refused | undefined {
+  if (clock.canStart()) return undefined;
+  if (lost) return busy(what);
+  throw outOfTime(what);
 }
 
 /** Jittered, growing wait between contended rounds: 5–25 ms at first, at most ~205 ms; never past the budget's margin. */
@@ -178,57 +185,70 @@ export type Round<S, R> =
 export const done = <R>(value: R): { done: R } => ({ done: value });
 export const stale = <S>(current?: S): { stale: S | undefined } => ({ stale: current });
 
-/**
- * Runs rounds until one is done. Each racing writer loses a round only to another writer's
- * commit, so N writers of one item need about N rounds each at worst. Within a budget the
- * budget bounds the rounds, and a `bound` (a single write of one product) far sooner; outside
- * one (scripts, the admin, the stream consumers) `maxAttempts` does. Either way the give-up is
- * `contended(what)`, retryable, raised before a round that was not started: every round either
- * committed or wrote nothing (a write the budget stops before it lost any round is
- * `outOfTime(what)`). With a `bound`, a lost round waits a full-jitter backoff before the next;
- * without, only a round lost without the state (a read follows) waits (`backoff`).
- */
-export async function retryOnStale<S, R>(options: {
+/** What `retryOnStaleOrBusy` is told: how to read the state, run a round, and how far to go. */
+export interface Rounds<S, R> {
   /** The work's budget (its request context): it bounds the rounds. */
   budget: Budget;
   read: () => Promise<S>;
   round: (state: S) => Promise<Round<S, R>>;
-  /** Names the record in the error raised when contention never ends. */
+  /** Names the record in the refusal when contention never ends. */
   what: string;
   maxAttempts?: number;
   /** The state to start from when the caller already read it. */
   initial?: S;
   bound?: ContentionBound;
-}): Promise<R> {
+}
+
+/**
+ * Runs rounds until one is done. Each racing writer loses a round only to another writer's
+ * commit, so N writers of one item need about N rounds each at worst. Within a budget the
+ * budget bounds the rounds, and a `bound` (a single write of one product) far sooner; outside
+ * one (scripts, the admin, the stream consumers) `maxAttempts` does. Either way the give-up is
+ * the refusal `busy(what)`, returned, retryable, before a round that was not started: every round
+ * either committed or wrote nothing (a write the budget stops before it lost any round throws
+ * `outOfTime(what)`, a fault). With a `bound`, a lost round waits a full-jitter backoff before
+ * the next; without, only a round lost without the state (a read follows) waits (`backoff`).
+ */
+export async function retryOnStaleOrBusy<S, R>(options: Rounds<S, R>): Promise<R | Refused> {
   const maxAttempts = options.maxAttempts ?? 50;
-  const { budget, bound } = options;
+  const { budget, bound, what } = options;
   const clock = new RoundClock(budget);
   const started = performance.now();
   // The store calls made so far: each read and each round's commit.
   let calls = 0;
-  assertRoundBudget(budget, options.what, false, clock);
-  let state = 'initial' in options ? (options.initial as S) : (calls++, await options.read());
+  // Whether `state` is what the next round decides from (else it reads first).
+  let fresh = 'initial' in options;
+  let state = options.initial as S;
   for (let attempt = 1; ; attempt++) {
-    assertRoundBudget(budget, options.what, attempt > 1, clock);
-    const outcome = await clock.time(() => options.round(state));
-    calls++;
-    if ('done' in outcome) return outcome.done;
-    if (attempt >= maxAttempts && remainingMs(budget) === Infinity) throw contended(options.what);
-    const handedBack = outcome.stale !== undefined;
-    if (bound) {
-      const wait = fullJitterMs(attempt, clock.slowestMs);
-      const next = handedBack ? 1 : 2;
-      if (!withinBound(bound, calls + next, performance.now() - started + wait)) throw contended(options.what);
-      await sleepWithinBudget(budget, wait);
-    } else if (!handedBack) await backoff(budget, attempt);
-    if (handedBack) {
-      state = outcome.stale as S;
-    } else {
-      assertRoundBudget(budget, options.what, true, clock);
+    // No read and no round starts without the budget to finish it.
+    if (!fresh) {
+      const refusal = roundBudgetRefusal(budget, what, attempt > 1, clock);
+      if (refusal) return refusal;
       state = await options.read();
       calls++;
     }
+    const refusal = roundBudgetRefusal(budget, what, attempt > 1, clock);
+    if (refusal) return refusal;
+    const outcome = await clock.time(() => options.round(state));
+    calls++;
+    if ('done' in outcome) return outcome.done;
+    if (attempt >= maxAttempts && remainingMs(budget) === Infinity) return busy(what);
+    fresh = outcome.stale !== undefined;
+    if (bound) {
+      const wait = fullJitterMs(attempt, clock.slowestMs);
+      if (!withinBound(bound, calls + (fresh ? 1 : 2), performance.now() - started + wait)) return busy(what);
+      await sleepWithinBudget(budget, wait);
+    } else if (!fresh) await backoff(budget, attempt);
+    if (fresh) state = outcome.stale as S;
   }
+}
+
+/** `retryOnStaleOrBusy` with its refusal thrown, for the use cases that still refuse by exception. */
+export async function retryOnStale<S, R>(options: Rounds<S, R>): Promise<R> {
+  const outcome = await retryOnStaleOrBusy(options);
+  // A round's own answer is never a refusal here: these use cases throw theirs.
+  if (isRefused(outcome)) throw thrown(outcome);
+  return outcome;
 }
 
 /**

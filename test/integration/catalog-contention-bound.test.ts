@@ -11,7 +11,7 @@ import { resolveWriteTargets } from '#db/product/item.ts';
 import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
 import { idempotent } from '#http/idempotency.ts';
-import { contended } from '#app/contention.ts';
+import { busy, contended } from '#app/contention.ts';
 import { ownGateway, winEveryRoundOf } from '#fixtures/racing-writer.ts';
 
 /** The store's events written so far (outbox items, written in each change's transaction). */
@@ -176,6 +176,29 @@ describe('an idempotent write refused for contention', () => {
       },
     }).catch((e: unknown) => e);
     expect(refused).toMatchObject({ code: 'resource_busy' });
+    const retried = await idempotent(newContext(), input, {
+      run: async () => ({ kind: 'answered', answer: { ok: 1 }, stored: undefined }),
+    });
+    expect(retried).toMatchObject({ body: { ok: 1 } });
+    expect(retried.headers?.['Idempotent-Replayed']).toBeUndefined();
+  });
+
+  it('runs again when retried with the same Idempotency-Key after a refusal returned as a value (the stock use case)', async () => {
+    const { storeId, key } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const input = {
+      principal: { keyId: key.id, storeId } as never,
+      pathParameters: {},
+      query: {},
+      body: { delta: -1 },
+      headers: { 'idempotency-key': randomUUID() },
+      requestId: 'r',
+      url: 'http://local/x',
+      method: 'POST',
+      path: `/catalog/products/busy-${randomUUID()}/stock`,
+    };
+    const refused = await idempotent(newContext(), input, { run: async () => busy('The stock of product x') });
+    expect(refused).toMatchObject({ status: 429, body: { code: 'resource_busy', field: null } });
+    expect(refused.headers).toMatchObject({ 'Retry-After': '1' });
     const retried = await idempotent(newContext(), input, {
       run: async () => ({ kind: 'answered', answer: { ok: 1 }, stored: undefined }),
     });

@@ -7,6 +7,7 @@ import {
   HOT_ITEM_BOUND,
   JITTER_CAP_MS,
   retryOnStale,
+  retryOnStaleOrBusy,
   stale,
   withinBound,
 } from '#app/contention.ts';
@@ -83,6 +84,39 @@ describe('contention bound', () => {
     }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'resource_busy' });
     expect(rounds).toBe(1);
+  });
+
+  it('returns the refusal of a write past its bound as a value, with nothing thrown, and a done round as it is', async () => {
+    let rounds = 0;
+    const refusal = await retryOnStaleOrBusy<number, string>({
+      budget: UNBOUNDED,
+      what: 'product 1 of store s',
+      initial: 1,
+      bound: { calls: 1, ms: 60_000 },
+      read: async () => 1,
+      round: async (n) => (rounds++, stale(n)),
+    });
+    expect(refusal).toEqual({
+      kind: 'refused',
+      code: 'resource_busy',
+      message: 'product 1 of store s is being changed by other writes right now; nothing was written. Retry after 1 s.',
+      field: null,
+      retryAfterSeconds: 1,
+    });
+    expect(rounds).toBe(1);
+    // Outside a budget, maxAttempts bounds the rounds: the same refusal, returned.
+    expect(
+      await retryOnStaleOrBusy({
+        budget: UNBOUNDED,
+        what: 'x',
+        read: async () => 1,
+        round: async () => stale(1),
+        maxAttempts: 3,
+      }),
+    ).toMatchObject({ kind: 'refused', code: 'resource_busy' });
+    await expect(
+      retryOnStaleOrBusy({ budget: UNBOUNDED, what: 'x', read: async () => 1, round: async () => done('ok') }),
+    ).resolves.toBe('ok');
   });
 
   it('applies a write that wins within the bound, and lets a budget-only write go past it', async () => {

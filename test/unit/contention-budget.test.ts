@@ -4,7 +4,7 @@ import { idsAtPositions } from '#db/core/sequence.ts';
 import { requestBudgetMs, GATEWAY_BUDGET_MS } from '#http/instrument.ts';
 import { UNBOUNDED, withDeadline } from '#domain/time.ts';
 import {
-  assertRoundBudget,
+  roundBudgetRefusal,
   attemptUntilWon,
   contended,
   done,
@@ -105,12 +105,12 @@ describe('the refusal of a contended write', () => {
     expect(late).toMatchObject({ code: 'service_unavailable', retryAfterSeconds: 1, field: null });
     expect(statusOf(late.code)).toBe(503);
     // Outside a budget every round can start: neither is thrown.
-    expect(() => assertRoundBudget(UNBOUNDED, 'x', true)).not.toThrow();
+    expect(roundBudgetRefusal(UNBOUNDED, 'x', true)).toBeUndefined();
   });
 
   it('refuses a round the budget cannot hold with resource_busy after a lost round, service_unavailable before any', async () => {
     const refusal = (lost: boolean) =>
-      (async () => assertRoundBudget(withDeadline(UNBOUNDED, ROUND_MARGIN_MS - 1), 'the page p', lost))().catch(
+      (async () => roundBudgetRefusal(withDeadline(UNBOUNDED, ROUND_MARGIN_MS - 1), 'the page p', lost))().catch(
         (e: unknown) => e,
       );
     expect(await refusal(true)).toMatchObject({ code: 'resource_busy' });
