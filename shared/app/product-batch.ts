@@ -10,7 +10,8 @@ import {
 } from '#domain/product/product-write.ts';
 import { externalIdOf, type BatchMode } from '#domain/product/batch.ts';
 import { EXTERNAL_ID_RULE, parse } from '#domain/validation.ts';
-import { DomainError, validationFailed, type ErrorCode } from '#domain/errors.ts';
+import { DomainError, type ErrorCode } from '#domain/errors.ts';
+import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import type { Caller } from '#domain/principal.ts';
 import { INSERT_GROUP_SIZE } from '#db/product/insert.repo.ts';
 import { ProductIds } from './product-ids.ts';
@@ -18,7 +19,6 @@ import { outOfTime, undetermined } from './contention.ts';
 import { resolveManyWriteTargets, type WriteTargets } from '#db/product/item.ts';
 import { newDraft, patchResolved, putResolved, type WriteOutcome, type WriteResult } from './product-writes.ts';
 import { preconditionFailed } from '#domain/product/checksum.ts';
-import { isRefused, type Refused } from '#domain/outcome.ts';
 
 export type BatchItemOutcome =
   | { external_id: string | null; ok: true; product: Product; result: WriteResult }
@@ -34,7 +34,7 @@ const PatchItem = v.strictObject({ external_id: v.unknown(), ...ProductPatchBody
 
 /**
  * Each item is exactly the single PUT (replace) or PATCH (patch) of its external id — the same
- * validation, the same guards — and an item's DomainError is its own answer, never failing the
+ * validation, the same guards — and an item's refusal is its own answer, never failing the
  * others (`field` names the field inside the item). What a batch saves is round trips: the
  * targets of every item (links with the products' copies, references, the id sequence) are read
  * in one BatchGetItem, existing products are written in one guarded transaction each (8 at a time), and new
@@ -153,20 +153,20 @@ async function inPool<T>(items: readonly T[], size: number, run: (item: T) => Pr
   );
 }
 
-function checkItem(index: number, item: unknown, mode: BatchMode): CheckedItem {
+/** The item as its single write would take it, or the refusal that is its answer. */
+function checkItem(index: number, item: unknown, mode: BatchMode): CheckedItem | Refused {
   if (item === null || typeof item !== 'object' || Array.isArray(item))
-    throw validationFailed(null, 'each item must be a JSON object');
+    return refused('validation_failed', 'each item must be a JSON object');
   const externalId = externalIdOf(item);
-  if (externalId === undefined) throw validationFailed('external_id', `external_id must be ${EXTERNAL_ID_RULE}`);
-  if (mode === 'patch') {
-    const { external_id: _xid, ...write } = parse(PatchItem, item);
-    return { index, externalId, mode, write };
-  }
-  const { external_id: _xid, ...write } = parse(ReplaceItem, item);
-  return { index, externalId, mode, write };
+  if (externalId === undefined)
+    return refused('validation_failed', `external_id must be ${EXTERNAL_ID_RULE}`, 'external_id');
+  // The mode picks the schema, so the write is that mode's.
+  const { external_id: _xid, ...write } = parse(mode === 'patch' ? PatchItem : ReplaceItem, item);
+  return { index, externalId, mode, write } as CheckedItem;
 }
 
-const failure = (externalId: string | null, err: DomainError | Refused): BatchItemOutcome => ({
+/** An item's answer: its refusal, or the fault (a DomainError) its single write threw. */
+const failure = (externalId: string | null, err: Refused | DomainError): BatchItemOutcome => ({
   external_id: externalId,
   ok: false,
   error: { code: err.code, message: err.message, field: err.field },
@@ -174,10 +174,11 @@ const failure = (externalId: string | null, err: DomainError | Refused): BatchIt
 
 function settleSync(
   externalId: string | null,
-  check: () => CheckedItem,
+  check: () => CheckedItem | Refused,
 ): { item: CheckedItem } | { outcome: BatchItemOutcome } {
   try {
-    return { item: check() };
+    const item = check();
+    return isRefused(item) ? { outcome: failure(externalId, item) } : { item };
   } catch (err) {
     if (err instanceof DomainError) return { outcome: failure(externalId, err) };
     throw err;

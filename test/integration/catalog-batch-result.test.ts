@@ -57,4 +57,32 @@ describe('POST /catalog/products/batch item result', () => {
       [404, null],
     ]);
   });
+
+  it("answers an item that is not an object or lacks a valid external id as that item's 422, and a repeated external id as the request's", async () => {
+    const { key } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const api = client(key.token);
+    const res = await api.post(BATCH, { items: [42, { name: 'x', price: 1 }, product('fine', 100)] });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((i: { status: number; error: unknown }) => [i.status, i.error])).toEqual([
+      [422, { code: 'validation_failed', message: 'each item must be a JSON object', field: null }],
+      [
+        422,
+        {
+          code: 'validation_failed',
+          message: 'external_id must be 1-128 characters of A-Z a-z 0-9 . _ : -',
+          field: 'external_id',
+        },
+      ],
+      [200, null],
+    ]);
+    const repeated = await api.post(BATCH, { items: [product('twice', 1), product('once', 1), product('twice', 2)] });
+    expect(repeated.status).toBe(422);
+    expect(repeated.body).toEqual({
+      code: 'validation_failed',
+      message: 'items[2].external_id repeats twice; each product may appear once per batch',
+      field: 'items[2].external_id',
+    });
+    // Refused as a whole: neither of its products was written.
+    expect((await api.get('/catalog/products/once')).status).toBe(404);
+  });
 });

@@ -77,7 +77,6 @@ const CALLER_ERRORS_CEILING: Readonly<Record<string, number>> = {
   'shared/app/oauth/decisions.ts': 7,
   'shared/app/orders.ts': 4,
   'shared/app/pages.ts': 4,
-  'shared/app/product-batch.ts': 2,
   'shared/app/product-reads.ts': 2,
   'shared/app/stores.ts': 1,
   'shared/app/write-budget.ts': 1,
@@ -89,8 +88,6 @@ const CALLER_ERRORS_CEILING: Readonly<Record<string, number>> = {
   'shared/db/store/repo.ts': 1,
   'shared/db/webhook/delivery.repo.ts': 2,
   'shared/domain/page/page-write.ts': 1,
-  'shared/domain/product/batch.ts': 1,
-  'shared/domain/product/checksum.ts': 2,
   'shared/domain/validation.ts': 3,
 };
 

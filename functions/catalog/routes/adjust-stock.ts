@@ -22,8 +22,7 @@ export const adjustProductStock: RouteFn = async (ctx, input) => {
     }),
     run: async (request, { externalId, delta, condition }) => {
       const outcome = await adjustStock(ctx, input.principal, externalId, delta, request, condition);
-      if (outcome.kind === 'precondition_failed') throw preconditionFailed(outcome.header);
-      return outcome;
+      return outcome.kind === 'precondition_failed' ? preconditionFailed(outcome.header) : outcome;
     },
     fingerprinted: conditionHeaders(input.headers),
   });

@@ -16,7 +16,7 @@ export const updateProduct: RouteFn = async (ctx, { principal, pathParameters, b
   const patch = parse(ProductPatchBody, body ?? {});
   const written = await patchProduct(ctx, principal, externalId, patch, writeCondition(headers));
   if (isRefused(written)) return problemResult(written);
-  if (written.result === 'precondition_failed') throw preconditionFailed(written.header);
+  if (written.result === 'precondition_failed') return problemResult(preconditionFailed(written.header));
   const data = toMappedProduct(written.product, principal.currency, include === 'offers');
   return { body: { data }, headers: { ETag: etag(data.checksum) } };
 };

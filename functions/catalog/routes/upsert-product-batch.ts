@@ -1,10 +1,10 @@
 import { parse } from '#domain/validation.ts';
 import { IncludeQuery } from '#domain/product/include.ts';
 import type { RouteFn } from '#http/http-handler.ts';
-import { statusOf } from '#http/error-status.ts';
+import { problemResult, statusOf } from '#http/error-status.ts';
 import { upsertProductBatch } from '#app/product-batch.ts';
 import { toMappedProduct } from '#domain/product/product.ts';
-import { assertDistinctExternalIds, ProductBatchBody } from '#domain/product/batch.ts';
+import { ProductBatchBody, repeatedExternalId } from '#domain/product/batch.ts';
 
 /**
  * POST /catalog/products/batch: 1-100 product writes in one request (one unit of the key's
@@ -16,7 +16,8 @@ import { assertDistinctExternalIds, ProductBatchBody } from '#domain/product/bat
 export const upsertProductBatchRoute: RouteFn = async (ctx, { principal, body, query }) => {
   const { include } = parse(IncludeQuery, query);
   const { items, mode } = parse(ProductBatchBody, body ?? {});
-  assertDistinctExternalIds(items);
+  const repeated = repeatedExternalId(items);
+  if (repeated) return problemResult(repeated);
   const outcomes = await upsertProductBatch(ctx, principal, items, mode);
   return {
     body: {

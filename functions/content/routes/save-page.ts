@@ -1,5 +1,6 @@
 import { parse, externalIdParam } from '#domain/validation.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { problemResult } from '#http/error-status.ts';
 import { etag, writeCondition } from '#http/conditional.ts';
 import { savePage as savePageOf } from '#app/pages.ts';
 import { PageBody, sanitizedBody } from '#domain/page/page-write.ts';
@@ -18,7 +19,7 @@ export const savePage: RouteFn = async (ctx, { principal, pathParameters, body, 
     { ...content, body: await sanitizedBody(content.body) },
     condition,
   );
-  if ('result' in saved) throw preconditionFailed(saved.header);
+  if ('result' in saved) return problemResult(preconditionFailed(saved.header));
   // The answer shows the draft version: its ETag is the draft's checksum.
   return { body: saved, headers: { ETag: etag(contentChecksum(saved.data)) } };
 };

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isExternalId } from '../validation.ts';
-import { validationFailed } from '../errors.ts';
+import { refused, type Refused } from '../outcome.ts';
 
 /** At most this many products per batch request: one request of the key's allowance, one Lambda run. */
 export const MAX_BATCH_ITEMS = 100;
@@ -35,20 +35,22 @@ export const ProductBatchBody = v.strictObject({
 
 /**
  * A batch may not name one external id twice: which of the two would win is unknowable to the
- * caller, so the whole request is refused, naming the second occurrence.
+ * caller, so the whole request is refused, naming the second occurrence (undefined: none repeats).
  */
-export function assertDistinctExternalIds(items: readonly unknown[]): void {
+export function repeatedExternalId(items: readonly unknown[]): Refused | undefined {
   const seen = new Set<string>();
   for (const [i, item] of items.entries()) {
     const xid = externalIdOf(item);
     if (xid === undefined) continue;
     if (seen.has(xid))
-      throw validationFailed(
-        `items[${i}].external_id`,
+      return refused(
+        'validation_failed',
         `items[${i}].external_id repeats ${xid}; each product may appear once per batch`,
+        `items[${i}].external_id`,
       );
     seen.add(xid);
   }
+  return undefined;
 }
 
 /** The item's external id when it is a valid one, for the result entry and the distinctness check. */

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { ProductFields } from './product-write.ts';
 import type { Product } from './product.ts';
-import { DomainError } from '../errors.ts';
+import { refused, type Refused } from '../outcome.ts';
 
 /**
  * The write shape of a stored product: price, quantity and sku are its first variant's (0, 0 and
@@ -59,9 +59,12 @@ export function failedCondition(
   return ifMatch === '*' || ifMatch.includes(checksum) ? null : 'If-Match';
 }
 
-/** 412 for a write whose condition did not hold: `field` names the header that failed. */
-export function preconditionFailed(header: 'If-Match' | 'If-None-Match'): DomainError {
-  return header === 'If-Match'
-    ? new DomainError('precondition_failed', 'The record changed since this ETag was read (If-Match).', 'If-Match')
-    : new DomainError('precondition_failed', 'The record already exists (If-None-Match: *).', 'If-None-Match');
-}
+/** The 412 refusal of a write whose condition did not hold: `field` names the header that failed. */
+export const preconditionFailed = (header: 'If-Match' | 'If-None-Match'): Refused =>
+  refused(
+    'precondition_failed',
+    header === 'If-Match'
+      ? 'The record changed since this ETag was read (If-Match).'
+      : 'The record already exists (If-None-Match: *).',
+    header,
+  );
