@@ -3,8 +3,8 @@ import { getDensePage, getProductsByIds } from '#db/product/repo.ts';
 import { getProduct as readProduct, productByExternalId } from '#db/product/item.ts';
 import { productIdsBySku } from '#db/product/index.repo.ts';
 import { productIdsByName } from '#db/name-index/search.repo.ts';
-import { normalizeName, type Product } from '#domain/product/product.ts';
-import { notFound } from '#domain/errors.ts';
+import { normalizeName, productNotFound, type Product } from '#domain/product/product.ts';
+import type { Refused } from '#domain/outcome.ts';
 import { productChecksumPage } from '#db/product/checksum.repo.ts';
 import { productChecksum } from '#domain/product/checksum.ts';
 import { settledSequence } from './product-ids.ts';
@@ -42,10 +42,14 @@ export async function listProducts(
   return { products: await getProductsByIds(ctx, storeId, slice(ids)), total: ids.length };
 }
 
-export async function getProduct(ctx: RequestContext, storeId: string, id: number | undefined): Promise<Product> {
+/** The store's product with this id (undefined: a path id that can name none), or 404. */
+export async function getProduct(
+  ctx: RequestContext,
+  storeId: string,
+  id: number | undefined,
+): Promise<Product | Refused> {
   const product = id === undefined ? undefined : await readProduct(ctx, storeId, id);
-  if (!product) throw notFound('product');
-  return product;
+  return product ?? productNotFound();
 }
 
 /** The product a key's own external id maps to (the key's write address, read back). */
@@ -53,10 +57,8 @@ export async function getProductByExternalId(
   ctx: RequestContext,
   caller: { storeId: string; keyId: number },
   externalId: string,
-): Promise<Product> {
-  const product = await productByExternalId(ctx, caller.storeId, caller.keyId, externalId);
-  if (!product) throw notFound('product', 'external_id');
-  return product;
+): Promise<Product | Refused> {
+  return (await productByExternalId(ctx, caller.storeId, caller.keyId, externalId)) ?? productNotFound('external_id');
 }
 
 /** A page of a key's products by external id, each with its checksum (docs/catalog-writes.md#checksums). */

@@ -1,7 +1,7 @@
 import type { RequestContext } from '#shared/context.ts';
 import { commitStockChange, readStockTarget } from '#db/product/stock.repo.ts';
 import { decideStockDelta, type StockDelta } from '#domain/product/stock.ts';
-import { toMappedProduct } from '#domain/product/product.ts';
+import { productNotFound, toMappedProduct } from '#domain/product/product.ts';
 import { keyOrigin } from '#domain/event/event.ts';
 import { stockChangedEvent } from '#domain/event/product.ts';
 import { refused, type Refused } from '#domain/outcome.ts';
@@ -62,7 +62,7 @@ export function adjustStock(
       const check: IdempotencyCheck = checkRecord(request, read.alongside);
       if (check.kind !== 'fresh') return done(check);
       const current = read.product;
-      if (!current) return done(refused('not_found', 'The product does not exist.'));
+      if (!current) return done(productNotFound());
       // Checked in every round against the state it decides from: a racing write that commits
       // first makes this round stale, and the next one checks again on what it left.
       const failed = failedCondition(condition, productChecksum(current));

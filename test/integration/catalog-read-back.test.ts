@@ -73,6 +73,15 @@ describe('GET /catalog/products/{external_id}', () => {
     expect((await other.get('/catalog/products/theirs-1')).status).toBe(200);
   });
 
+  it('answers an unknown external id with the 404 body naming external_id, and GET /products/{id} one naming no field', async () => {
+    const res = await api.get('/catalog/products/never-written-either');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ code: 'not_found', message: 'The product does not exist.', field: 'external_id' });
+    const byId = await api.get('/products/999999999');
+    expect(byId.status).toBe(404);
+    expect(byId.body).toEqual({ code: 'not_found', message: 'The product does not exist.', field: null });
+  });
+
   it('answers 422 naming external_id for an id outside the allowed characters', async () => {
     expectError(
       await api.get(`/catalog/products/${encodeURIComponent('bad id!')}`),

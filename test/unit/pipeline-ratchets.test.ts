@@ -77,7 +77,6 @@ const CALLER_ERRORS_CEILING: Readonly<Record<string, number>> = {
   'shared/app/oauth/decisions.ts': 7,
   'shared/app/orders.ts': 4,
   'shared/app/pages.ts': 4,
-  'shared/app/product-reads.ts': 2,
   'shared/app/stores.ts': 1,
   'shared/app/write-budget.ts': 1,
   'shared/db/event/outbox.repo.ts': 1,

@@ -1,6 +1,8 @@
 import { parse, externalIdParam } from '#domain/validation.ts';
 import { IncludeQuery } from '#domain/product/include.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { problemResult } from '#http/error-status.ts';
+import { isRefused } from '#domain/outcome.ts';
 import { etag } from '#http/conditional.ts';
 import { getProductByExternalId } from '#app/product-reads.ts';
 import { toMappedProduct } from '#domain/product/product.ts';
@@ -14,6 +16,7 @@ export const getCatalogProduct: RouteFn = async (ctx, { principal, pathParameter
   const externalId = externalIdParam(pathParameters);
   const { include } = parse(IncludeQuery, query);
   const product = await getProductByExternalId(ctx, principal, externalId);
+  if (isRefused(product)) return problemResult(product);
   const data = toMappedProduct(product, principal.currency, include === 'offers');
   // The version an If-Match of a later PUT or PATCH names (docs/catalog-writes.md#conditional-writes).
   return { body: { data }, headers: { ETag: etag(data.checksum) } };

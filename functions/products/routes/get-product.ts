@@ -1,6 +1,8 @@
 import { IncludeQuery } from '#domain/product/include.ts';
 import { parse } from '#domain/validation.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { problemResult } from '#http/error-status.ts';
+import { isRefused } from '#domain/outcome.ts';
 import { getProduct as readProduct } from '#app/product-reads.ts';
 import { toProductResource } from '#domain/product/product.ts';
 
@@ -9,5 +11,6 @@ export const getProduct: RouteFn = async (ctx, { principal, pathParameters, quer
   const q = parse(IncludeQuery, query);
   const raw = pathParameters.id ?? '';
   const product = await readProduct(ctx, principal.storeId, /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : undefined);
+  if (isRefused(product)) return problemResult(product);
   return { body: { data: toProductResource(product, principal.currency, q.include === 'offers') } };
 };

@@ -1,5 +1,10 @@
 /** Products as the store holds them; variants ("offers") live inside the product record. */
+import { refused } from '../outcome.ts';
 import { productChecksum } from './checksum.ts';
+
+/** The 404 of a product that is not there: `field` names what addressed it, if the caller's own id. */
+export const productNotFound = (field: string | null = null) =>
+  refused('not_found', 'The product does not exist.', field);
 
 export type ProductStatus = 'active' | 'draft' | 'archived';
 export const PRODUCT_STATUSES: readonly ProductStatus[] = ['active', 'draft', 'archived'];
