@@ -82,6 +82,49 @@ describe('write budget', () => {
     expect(refused.structuredContent).toMatchObject({ code: 'write_budget_exceeded', field: null });
   });
 
+  it('says which budget is spent and when it comes back, the same over HTTP and MCP, with the Retry-After it names', async () => {
+    const storeId = await createStore();
+    const key = await createKey(storeId, undefined, { writes_per_hour: '1', status_changes_per_hour: '1' });
+    const api = client(key.token);
+    expect((await api.put('/catalog/products/m-1', product('first'))).status).toBe(200);
+    const http = await api.put('/catalog/products/m-2', product('second'));
+    expect(http.status).toBe(429);
+    const retry = Number(http.headers.get('Retry-After'));
+    expect(retry).toBeGreaterThanOrEqual(1);
+    expect(retry).toBeLessThanOrEqual(3600);
+    const spent = (limits: string, seconds: number) => ({
+      code: 'write_budget_exceeded',
+      message: `This key's write budget (${limits} per hour) is spent for this hour; try again in ${seconds} s.`,
+      field: null,
+    });
+    expect(http.body).toEqual(spent('1 writes', retry));
+    // A status change counts against both limits, and says so.
+    const order = await placeOrder(storeId);
+    const change = await api.post(
+      statusPath(order.reference),
+      { status: 'processing' },
+      { 'Idempotency-Key': idemKey() },
+    );
+    expect(change.status).toBe(429);
+    expect(change.body).toEqual(spent('1 writes / 1 status changes', Number(change.headers.get('Retry-After'))));
+
+    const mcp = new Client({ name: 'write-budget-message-test', version: '1.0.0' });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${baseUrl()}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${key.token}` } },
+      }),
+    );
+    open.push(mcp);
+    const tool = (await mcp.callTool({
+      name: 'upsert_tag',
+      arguments: { external_id: 't-1', value: 'oak' },
+    })) as CallToolResult & { structuredContent: { message: string } };
+    expect(tool.isError).toBe(true);
+    const seconds = Number(/try again in (\d+) s\./.exec(tool.structuredContent.message)?.[1]);
+    expect(tool.structuredContent).toMatchObject(spent('1 writes', seconds));
+    expect((await api.get('/catalog/products/m-2')).status).toBe(404);
+  });
+
   it('keys set-budget: 422 naming the flag, 404 for an unknown key; keys create refuses a bad budget', async () => {
     const storeId = await createStore();
     const key = await createKey(storeId, ['catalog:read']);

@@ -337,6 +337,30 @@ describe('the store admin decides', () => {
   });
 });
 
+describe('the store admin decides too late', () => {
+  it('refuses approving or denying a request past its expiry, saying it expired, and shows it expired', async () => {
+    const storeId = await newStore();
+    const client = await registered();
+    const request = await waiting(client.client_id);
+    const code = request.request.approval_code;
+    const late = Date.now() + REQUEST_SECONDS * 1000 + 1000;
+    const expired = {
+      kind: 'refused',
+      code: 'invalid_transition',
+      message: `the request ${code} is expired`,
+      field: 'code',
+    };
+    expect(
+      await outcome(
+        approveAuthorization({ code, storeId, abilities: undefined, mcp: 'full', writesPerHour: null }, late),
+      ),
+    ).toEqual(expired);
+    expect(await outcome(denyAuthorization(code, late))).toEqual(expired);
+    expect(await showAuthorization(code, late)).toMatchObject({ approval_code: code, status: 'expired' });
+    expect(await showAuthorization(code, Date.now())).toMatchObject({ status: 'pending' });
+  });
+});
+
 describe('exchangeToken', () => {
   it('exchanges a code for tokens the authorizer takes on the granted resource only, with the approved abilities', async () => {
     const storeId = await newStore();
