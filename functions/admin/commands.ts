@@ -18,11 +18,11 @@ import { MCP_MODES, publicKey } from '#domain/key/api-key.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
 import { parseBusArn, parseQueueUrl, parseRoleArn, type AwsDestination } from '#domain/key/destination.ts';
-import { isRefused, type Refused } from '#domain/outcome.ts';
 import { DEFAULT_EVENTS, parseEventTypes } from '#domain/webhook/event-subscription.ts';
 import { config } from '#shared/config.ts';
 import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import { IntegerArg, KeyIdArg, StoreIdArg } from './args.ts';
+import { shown } from './answer.ts';
 
 /**
  * The admin surface (docs/contract.md#admin-cli): one entry per CLI command, each validating its own arguments.
@@ -63,12 +63,6 @@ const PerHour = v.union([
   ),
   IntegerArg(1, 1_000_000),
 ]);
-
-/** A use case's outcome as the admin answers it: a refusal is one error line (the handler presents DomainErrors). */
-function orRefuse<T>(outcome: T | Refused): T {
-  if (isRefused(outcome)) throw new DomainError(outcome.code, outcome.message, outcome.field);
-  return outcome;
-}
 
 /** `--sqs-queue-url` or `--eventbridge-bus-arn`, with `--role-arn`: an AWS destination, checked (docs/destinations.md). */
 function awsDestinationArg(a: {
@@ -148,7 +142,7 @@ const keyCommands: Record<string, AdminCommand> = {
       throw new DomainError('validation_failed', 'abilities: name at least one ability', 'abilities');
     const webhookUrl = webhookUrlOrNull(a.webhook_url);
     const events = a.events === undefined ? [...DEFAULT_EVENTS] : eventsArg(a.events);
-    const { record, token, webhookSecret } = await issueKey(
+    const issued = await issueKey(
       ctx,
       {
         store: a.store,
@@ -163,25 +157,28 @@ const keyCommands: Record<string, AdminCommand> = {
       },
       encryptWebhookSecret,
     );
-    const { status: _s, revoked_at: _r, last_used_at: _l, ...shown } = publicKey(record);
-    return { ...shown, token, webhook_secret: webhookSecret };
+    return shown(issued, ({ record, token, webhookSecret }) => {
+      const { status: _s, revoked_at: _r, last_used_at: _l, ...key } = publicKey(record);
+      return { ...key, token, webhook_secret: webhookSecret };
+    });
   },
 
   'keys list': async (ctx, args) => {
     const a = parse(v.strictObject({ store: StoreIdArg }), args);
     // `kind` tells an OAuth grant (docs/oauth.md, named after its client) from a key made here.
-    return { data: (await keysOfStore(ctx, a.store)).map((k) => ({ ...publicKey(k), kind: k.kind ?? 'key' })) };
+    return shown(await keysOfStore(ctx, a.store), (keys) => ({
+      data: keys.map((k) => ({ ...publicKey(k), kind: k.kind ?? 'key' })),
+    }));
   },
 
   'keys revoke': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    return publicKey(await revokeKeyNow(ctx, a.id));
+    return shown(await revokeKeyNow(ctx, a.id), publicKey);
   },
 
   'keys rotate': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    const { record, token } = await rotateKey(ctx, a.id);
-    return { ...publicKey(record), token };
+    return shown(await rotateKey(ctx, a.id), ({ record, token }) => ({ ...publicKey(record), token }));
   },
 
   /** `--url`, `--events` and/or `--exclude-own`; what is not given stays as it is. */
@@ -203,7 +200,7 @@ const keyCommands: Record<string, AdminCommand> = {
       ...(a.events !== undefined ? { events: eventsArg(a.events) } : {}),
       ...(a.exclude_own !== undefined ? { exclude_own: a.exclude_own } : {}),
     };
-    return publicKey(await changeKeyWebhook(ctx, a.id, changes));
+    return shown(await changeKeyWebhook(ctx, a.id, changes), publicKey);
   },
 
   /**
@@ -220,19 +217,19 @@ const keyCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
-    return publicKey(orRefuse(await changeKeyDestination(ctx, a.id, awsDestinationArg(a))));
+    return shown(await changeKeyDestination(ctx, a.id, awsDestinationArg(a)), publicKey);
   },
 
   /** The external id the key's destination role names in its trust policy (made now for a key made before destinations). */
   'keys external-id': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    return orRefuse(await keyExternalId(ctx, a.id));
+    return keyExternalId(ctx, a.id);
   },
 
   /** `--mcp read-only|full`: which MCP tools the key gets; HTTP is unaffected. */
   'keys set-mcp': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId, mcp: Mcp }), args);
-    return publicKey(await changeKeySettings(ctx, a.id, { mcp: a.mcp }));
+    return shown(await changeKeySettings(ctx, a.id, { mcp: a.mcp }), publicKey);
   },
 
   /** `--writes-per-hour` and/or `--status-changes-per-hour`, a number or `none`; what is not given stays. */
@@ -248,7 +245,7 @@ const keyCommands: Record<string, AdminCommand> = {
         'writes_per_hour',
       );
     const { id, ...changes } = a;
-    return publicKey(await changeKeySettings(ctx, id, changes));
+    return shown(await changeKeySettings(ctx, id, changes), publicKey);
   },
 };
 

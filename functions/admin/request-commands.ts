@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { parse } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
 import { existingKey } from '#app/admin-keys.ts';
+import { isRefused } from '#domain/outcome.ts';
 import type { AdminCommand } from './commands.ts';
 import { IntegerArg, KeyIdArg } from './args.ts';
 
@@ -45,7 +46,8 @@ export const requestCommands: Record<string, AdminCommand> = {
    */
   'keys requests': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyIdArg, limit: Limit }), args);
-    await existingKey(ctx, a.id);
+    const key = await existingKey(ctx, a.id);
+    if (isRefused(key)) return key;
     const file = process.env.REQUEST_LOG_FILE;
     const group = process.env.ACCESS_LOG_GROUP;
     if (!file && group) {

@@ -18,6 +18,8 @@ import { deliveryView } from '#domain/webhook/delivery.ts';
 import { pingWebhook } from '#functions/webhooks/ping.ts';
 import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import type { AdminCommand } from './commands.ts';
+import { shown } from './answer.ts';
+import { isRefused } from '#domain/outcome.ts';
 import { IntegerArg, KeyIdArg, RedeliverState, Since, StoreIdArg } from './args.ts';
 import { isTracked } from '#domain/event/event.ts';
 
@@ -29,11 +31,10 @@ const Limit = v.optional(IntegerArg(1, 10_000));
 export const webhookCommands: Record<string, AdminCommand> = {
   'webhooks deliveries': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId, limit: Limit }), args);
-    const { deliveries, endpoint } = await deliveryLog(ctx, a.id);
-    return {
+    return shown(await deliveryLog(ctx, a.id), ({ deliveries, endpoint }) => ({
       endpoint: endpointView(endpoint),
       data: deliveries.slice(0, a.limit ?? deliveries.length).map(deliveryView),
-    };
+    }));
   },
 
   // One event (--event), or every delivery created since a time (--since, optionally one --state).
@@ -52,7 +53,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
     }
     if (a.event !== undefined && a.state !== undefined)
       throw new DomainError('validation_failed', '--state goes with --since only', 'state');
-    if (a.event !== undefined) return deliveryView(await redeliverEvent(ctx, a.id, a.event));
+    if (a.event !== undefined) return shown(await redeliverEvent(ctx, a.id, a.event), deliveryView);
     return redeliverSince(ctx, a.id, a.since as string, a.state);
   },
 
@@ -83,6 +84,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
       args,
     );
     const page = await storeEventLog(ctx, a.store, a.after, a.limit);
+    if (isRefused(page)) return page;
     const data = page.events.map((e) => ({
       id: e.event_id,
       sequence: e.sequence,
@@ -98,7 +100,8 @@ export const webhookCommands: Record<string, AdminCommand> = {
 
   'webhooks ping': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    return pingWebhook(await existingKey(ctx, a.id));
+    const key = await existingKey(ctx, a.id);
+    return isRefused(key) ? key : pingWebhook(key);
   },
 
   'webhooks replay': async (ctx, args) => {
@@ -108,7 +111,10 @@ export const webhookCommands: Record<string, AdminCommand> = {
 
   'keys rotate-webhook-secret': async (ctx, args) => {
     const a = parse(v.strictObject({ id: KeyId }), args);
-    const { record, secret, graceEnds } = await rotateWebhookSecret(ctx, a.id, encryptWebhookSecret);
-    return { ...publicKey(record), webhook_secret: secret, previous_webhook_secret_expires_at: graceEnds };
+    return shown(await rotateWebhookSecret(ctx, a.id, encryptWebhookSecret), ({ record, secret, graceEnds }) => ({
+      ...publicKey(record),
+      webhook_secret: secret,
+      previous_webhook_secret_expires_at: graceEnds,
+    }));
   },
 };

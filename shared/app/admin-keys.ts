@@ -1,33 +1,43 @@
 import type { RequestContext } from '#shared/context.ts';
 import type { KeySettings } from '#db/key/change.repo.ts';
-import { createKey, ensureExternalId, getKey, listKeysOfStore, requireKey, updateKeyWebhook } from '#db/key/repo.ts';
+import { createKey, ensureExternalId, getKey, listKeysOfStore } from '#db/key/repo.ts';
 import { lastSequence } from '#db/event/log.repo.ts';
 import { createStore, listStores, type Store } from '#db/store/repo.ts';
 import type { Ability } from '#domain/key/abilities.ts';
 import { generateToken, generateWebhookSecret, hashToken, type KeyRecord, type McpMode } from '#domain/key/api-key.ts';
 import { generateExternalId, isOrdered, type AwsDestination } from '#domain/key/destination.ts';
-import { DomainError } from '#domain/errors.ts';
-import { refused, type Refused } from '#domain/outcome.ts';
+import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import { requireStore } from './stores.ts';
-import { changeKeySettings as changeSettings, revokeKey, rotateToken } from './key-changes.ts';
+import {
+  changeKeySettings as changeSettings,
+  changeWebhook,
+  existingKey,
+  revokeKey,
+  rotateToken,
+} from './key-changes.ts';
+
+export { existingKey };
 
 /**
  * The admin's store and key commands (functions/admin/commands.ts validates their arguments and
  * shapes their answers). A webhook secret is sealed by the caller's `seal` (KMS lives in
  * shared/secrets, which no use case imports) before it is stored; the admin sees it once, in the clear.
+ * What the admin can get wrong (a store or key that is not there, a revoked key, an id taken) is
+ * answered as a refusal (shared/domain/outcome.ts), which functions/admin/handler.ts presents.
  */
 export type SealSecret = (secret: string) => Promise<string>;
 
 export async function openStore(
   ctx: RequestContext,
   input: { id: string; name: string; currency: string },
-): Promise<Store> {
-  return createStore(ctx, {
+): Promise<Store | Refused> {
+  const created = await createStore(ctx, {
     id: input.id,
     name: input.name,
     currency_code: input.currency,
     created_at: new Date().toISOString(),
   });
+  return created.kind === 'created' ? created.store : refused('conflict', `store "${input.id}" already exists`, 'id');
 }
 
 export const allStores = (ctx: RequestContext): Promise<Store[]> => listStores(ctx);
@@ -47,9 +57,10 @@ export async function issueKey(
     statusChangesPerHour: number | null;
   },
   seal: SealSecret,
-): Promise<{ record: KeyRecord; token: string; webhookSecret: string }> {
+): Promise<{ record: KeyRecord; token: string; webhookSecret: string } | Refused> {
   const { store: storeId, ...settings } = input;
   const store = await requireStore(ctx, storeId);
+  if (isRefused(store)) return store;
   const token = generateToken();
   const webhookSecret = generateWebhookSecret();
   const record = await createKey(ctx, {
@@ -65,22 +76,28 @@ export async function issueKey(
 }
 
 /** The keys of an existing store (404 naming `store` otherwise). */
-export async function keysOfStore(ctx: RequestContext, storeId: string): Promise<KeyRecord[]> {
-  await requireStore(ctx, storeId);
-  return listKeysOfStore(ctx, storeId);
+export async function keysOfStore(ctx: RequestContext, storeId: string): Promise<KeyRecord[] | Refused> {
+  const store = await requireStore(ctx, storeId);
+  return isRefused(store) ? store : listKeysOfStore(ctx, storeId);
 }
 
-export const revokeKeyNow = (ctx: RequestContext, keyId: number): Promise<KeyRecord> =>
+export const revokeKeyNow = (ctx: RequestContext, keyId: number): Promise<KeyRecord | Refused> =>
   revokeKey(ctx, keyId, new Date().toISOString());
 
 /** A new token for a key; the old one stops working. An OAuth grant is refused: its tokens expire, a rotated one would not. */
-export async function rotateKey(ctx: RequestContext, keyId: number): Promise<{ record: KeyRecord; token: string }> {
-  const key = await requireKey(ctx, keyId);
+export async function rotateKey(
+  ctx: RequestContext,
+  keyId: number,
+): Promise<{ record: KeyRecord; token: string } | Refused> {
+  const key = await existingKey(ctx, keyId);
+  if (isRefused(key)) return key;
   if (key.kind === 'grant')
-    throw new DomainError('invalid_transition', `key ${keyId} is an OAuth grant; revoke it instead`, 'id');
+    return refused('invalid_transition', `key ${keyId} is an OAuth grant; revoke it instead`, 'id');
   const store = await requireStore(ctx, key.store_id);
+  if (isRefused(store)) return store;
   const token = generateToken();
-  return { record: await rotateToken(ctx, keyId, hashToken(token), store.currency_code), token };
+  const record = await rotateToken(ctx, keyId, hashToken(token), store.currency_code);
+  return isRefused(record) ? record : { record, token };
 }
 
 /**
@@ -92,14 +109,15 @@ export async function changeKeyWebhook(
   ctx: RequestContext,
   keyId: number,
   changes: { webhook_url?: string | null; events?: string[]; exclude_own?: boolean },
-): Promise<KeyRecord> {
-  await requireKey(ctx, keyId);
+): Promise<KeyRecord | Refused> {
+  const key = await existingKey(ctx, keyId);
+  if (isRefused(key)) return key;
   const { webhook_url: url, ...rest } = changes;
   const destination =
     url === undefined
       ? {}
       : { destination: { to: url === null ? null : { kind: 'webhook' as const, url }, orderedFrom: null } };
-  return updateKeyWebhook(ctx, keyId, { ...rest, ...destination });
+  return changeWebhook(ctx, keyId, { ...rest, ...destination });
 }
 
 /**
@@ -119,7 +137,7 @@ export async function changeKeyDestination(
   const externalId = key.aws_external_id ?? (await ensureExternalId(ctx, keyId, generateExternalId()));
   if (typeof externalId !== 'string') return externalId;
   const orderedFrom = isOrdered(to) ? await lastSequence(ctx, key.store_id) : null;
-  return updateKeyWebhook(ctx, keyId, { destination: { to, orderedFrom } });
+  return changeWebhook(ctx, keyId, { destination: { to, orderedFrom } });
 }
 
 /** The external id an existing key's destination role must name (made now for a key made before destinations). */
@@ -133,8 +151,8 @@ export async function keyExternalId(
   return typeof externalId === 'string' ? { key_id: keyId, aws_external_id: externalId } : externalId;
 }
 
-export const changeKeySettings = (ctx: RequestContext, keyId: number, changes: KeySettings): Promise<KeyRecord> =>
-  changeSettings(ctx, keyId, changes);
-
-/** An existing key's record, or 404 naming `id`. */
-export const existingKey = (ctx: RequestContext, keyId: number): Promise<KeyRecord> => requireKey(ctx, keyId);
+export const changeKeySettings = (
+  ctx: RequestContext,
+  keyId: number,
+  changes: KeySettings,
+): Promise<KeyRecord | Refused> => changeSettings(ctx, keyId, changes);

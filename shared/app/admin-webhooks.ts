@@ -1,14 +1,16 @@
 import type { RequestContext } from '#shared/context.ts';
 import { readEventLog } from '#db/event/log.repo.ts';
 import { replayOutboxEvent } from '#db/event/outbox.repo.ts';
-import { listKeysOfStore, requireKey, updateKeyWebhook } from '#db/key/repo.ts';
+import { listKeysOfStore } from '#db/key/repo.ts';
 import { listDeliveries, startRedelivery } from '#db/webhook/delivery.repo.ts';
 import { getEndpoint, getEndpoints } from '#db/webhook/endpoint.repo.ts';
 import { DomainError } from '#domain/errors.ts';
 import { generateWebhookSecret, type KeyRecord } from '#domain/key/api-key.ts';
 import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS, type Delivery } from '#domain/webhook/delivery.ts';
 import type { Endpoint } from '#domain/webhook/endpoint.ts';
+import { isRefused, type Refused } from '#domain/outcome.ts';
 import type { SealSecret } from './admin-keys.ts';
+import { changeWebhook, existingKey } from './key-changes.ts';
 import { requireStore } from './stores.ts';
 
 /**
@@ -24,8 +26,9 @@ export const BULK_REDELIVER_LIMIT = 500;
 export async function deliveryLog(
   ctx: RequestContext,
   keyId: number,
-): Promise<{ deliveries: Delivery[]; endpoint: Endpoint }> {
-  await requireKey(ctx, keyId);
+): Promise<{ deliveries: Delivery[]; endpoint: Endpoint } | Refused> {
+  const key = await existingKey(ctx, keyId);
+  if (isRefused(key)) return key;
   const [deliveries, endpoint] = await Promise.all([listDeliveries(ctx, keyId), getEndpoint(ctx, keyId)]);
   return { deliveries, endpoint };
 }
@@ -35,15 +38,17 @@ export async function deliveryLog(
  * redelivery is refused rather than started to fail (a key revoked after this check fails its
  * round, as docs/webhooks.md, "Delivery log and redelivery", says of pending deliveries).
  */
-async function requireActiveKey(ctx: RequestContext, keyId: number): Promise<KeyRecord> {
-  const key = await requireKey(ctx, keyId);
+async function requireActiveKey(ctx: RequestContext, keyId: number): Promise<KeyRecord | Refused> {
+  const key = await existingKey(ctx, keyId);
+  if (isRefused(key)) return key;
   if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
   return key;
 }
 
 /** A new round of one delivery of an active key (same webhook-id and body). */
-export async function redeliverEvent(ctx: RequestContext, keyId: number, eventId: string): Promise<Delivery> {
-  await requireActiveKey(ctx, keyId);
+export async function redeliverEvent(ctx: RequestContext, keyId: number, eventId: string): Promise<Delivery | Refused> {
+  const key = await requireActiveKey(ctx, keyId);
+  if (isRefused(key)) return key;
   return startRedelivery(ctx, keyId, eventId, new Date().toISOString());
 }
 
@@ -58,7 +63,8 @@ export async function redeliverSince(
   since: string,
   state: 'pending' | 'delivered' | 'failed' | undefined,
 ) {
-  await requireActiveKey(ctx, keyId);
+  const key = await requireActiveKey(ctx, keyId);
+  if (isRefused(key)) return key;
   const chosen = (await listDeliveries(ctx, keyId))
     .filter((d) => d.created_at >= since && (state === undefined || d.state === state))
     .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.event_id.localeCompare(b.event_id));
@@ -102,7 +108,8 @@ export async function endpointsOfStore(
  * `after`; `cursor_expired` naming `after` when the events after it are past retention.
  */
 export async function storeEventLog(ctx: RequestContext, storeId: string, after: number, limit: number) {
-  await requireStore(ctx, storeId);
+  const store = await requireStore(ctx, storeId);
+  if (isRefused(store)) return store;
   const page = await readEventLog(ctx, storeId, after, limit, Math.floor(Date.now() / 1000));
   if (page.expired)
     throw new DomainError(
@@ -124,11 +131,12 @@ export async function rotateWebhookSecret(
   ctx: RequestContext,
   keyId: number,
   seal: SealSecret,
-): Promise<{ record: KeyRecord; secret: string; graceEnds: string }> {
+): Promise<{ record: KeyRecord; secret: string; graceEnds: string } | Refused> {
   const key = await requireActiveKey(ctx, keyId);
+  if (isRefused(key)) return key;
   const secret = generateWebhookSecret();
   const graceEnds = new Date(Date.now() + WEBHOOK_SECRET_GRACE_SECONDS * 1000).toISOString();
-  const record = await updateKeyWebhook(
+  const record = await changeWebhook(
     ctx,
     keyId,
     // The previous one moves as stored (the admin never opens a secret).
@@ -139,5 +147,5 @@ export async function rotateWebhookSecret(
     },
     key.webhook_secret,
   );
-  return { record, secret, graceEnds };
+  return isRefused(record) ? record : { record, secret, graceEnds };
 }

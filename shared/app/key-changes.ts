@@ -1,24 +1,49 @@
 import type { RequestContext } from '#shared/context.ts';
 import { revokeKey as revokeOnce, updateKeySettings, type KeySettings } from '#db/key/change.repo.ts';
-import { rotateKeyToken, withLastUsed } from '#db/key/repo.ts';
+import {
+  getKey,
+  type KeyMissing,
+  type KeyRevoked,
+  rotateKeyToken,
+  updateKeyWebhook,
+  withLastUsed,
+  type WebhookUpdate,
+} from '#db/key/repo.ts';
 import type { KeyRecord } from '#domain/key/api-key.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { retryLost } from './contention.ts';
 
 /**
  * Changes of a key that race the key's own requests and the admin's other changes: each attempt
  * reads the key and writes guarded on what it read (shared/db/key), and an attempt that lost to a
- * rotation, a request or another change is made again from a fresh read (./contention.ts).
+ * rotation, a request or another change is made again from a fresh read (./contention.ts). A key
+ * that is not there, or revoked, is the caller's refusal, naming the `id` argument.
  */
 
+/** An existing key's record, or 404 naming `id`. */
+export const existingKey = async (ctx: RequestContext, keyId: number): Promise<KeyRecord | Refused> =>
+  (await getKey(ctx, keyId)) ?? missing(keyId);
+
+const missing = (keyId: number) => refused('not_found', `key ${keyId} does not exist`, 'id');
+
+/** What a change answered when it found no active key to change: the refusal the admin sees. */
+const refusal = (keyId: number, outcome: KeyMissing | KeyRevoked): Refused =>
+  outcome.kind === 'missing' ? missing(keyId) : refused('invalid_transition', `key ${keyId} is revoked`, 'id');
+
 /** Revokes a key for good (its token stops working at once); a revoked key is answered as it is. */
-export async function revokeKey(ctx: RequestContext, keyId: number, now: string): Promise<KeyRecord> {
-  const { key } = await retryLost(ctx, `key ${keyId}`, 5, () => revokeOnce(ctx, keyId, now));
-  return withLastUsed(ctx, key);
+export async function revokeKey(ctx: RequestContext, keyId: number, now: string): Promise<KeyRecord | Refused> {
+  const outcome = await retryLost(ctx, `key ${keyId}`, 5, () => revokeOnce(ctx, keyId, now));
+  return outcome.kind === 'changed' ? withLastUsed(ctx, outcome.key) : refusal(keyId, outcome);
 }
 
 /** The settings a request's handling reads (MCP mode, write budget), on the key and its token item. */
-export async function changeKeySettings(ctx: RequestContext, keyId: number, changes: KeySettings): Promise<KeyRecord> {
-  return (await retryLost(ctx, `key ${keyId}`, 5, () => updateKeySettings(ctx, keyId, changes))).key;
+export async function changeKeySettings(
+  ctx: RequestContext,
+  keyId: number,
+  changes: KeySettings,
+): Promise<KeyRecord | Refused> {
+  const outcome = await retryLost(ctx, `key ${keyId}`, 5, () => updateKeySettings(ctx, keyId, changes));
+  return outcome.kind === 'changed' ? outcome.key : refusal(keyId, outcome);
 }
 
 /**
@@ -31,6 +56,27 @@ export async function rotateToken(
   keyId: number,
   newTokenHash: string,
   currency: string | null,
-): Promise<KeyRecord> {
-  return (await retryLost(ctx, `key ${keyId}`, 10, () => rotateKeyToken(ctx, keyId, newTokenHash, currency))).key;
+): Promise<KeyRecord | Refused> {
+  const outcome = await retryLost(ctx, `key ${keyId}`, 10, () => rotateKeyToken(ctx, keyId, newTokenHash, currency));
+  return outcome.kind === 'rotated' ? outcome.key : refusal(keyId, outcome);
+}
+
+/**
+ * Webhook settings of an active key (shared/db/key/repo.ts `updateKeyWebhook`). A secret rotation
+ * (`expectedSecret`) that finds another rotation came first is a 409: run the command again.
+ */
+export async function changeWebhook(
+  ctx: RequestContext,
+  keyId: number,
+  changes: Parameters<typeof updateKeyWebhook>[2],
+  expectedSecret?: string,
+): Promise<KeyRecord | Refused> {
+  const outcome: WebhookUpdate = await updateKeyWebhook(ctx, keyId, changes, expectedSecret);
+  if (outcome.kind === 'updated') return outcome.key;
+  if (outcome.kind !== 'secret_moved') return refusal(keyId, outcome);
+  return refused(
+    'conflict',
+    `the webhook secret of key ${keyId} was rotated concurrently; run the command again`,
+    'id',
+  );
 }

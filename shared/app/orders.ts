@@ -16,6 +16,7 @@ import { nextUpdatedAt } from '#domain/time.ts';
 import { done, retryOnStale, stale } from './contention.ts';
 import type { Caller } from '#domain/principal.ts';
 import { requireStore } from './stores.ts';
+import { isRefused, type Refused } from '#domain/outcome.ts';
 import { sendExpressMessage } from '#queue/sqs.ts';
 import { errorFields, log } from '#shared/log.ts';
 import {
@@ -112,8 +113,9 @@ export async function markOrderPaid(
   ctx: RequestContext,
   storeId: string,
   reference: string,
-): Promise<OrderDocument['data']> {
-  await requireStore(ctx, storeId);
+): Promise<OrderDocument['data'] | Refused> {
+  const store = await requireStore(ctx, storeId);
+  if (isRefused(store)) return store;
   return retryOnStale<Order | undefined, OrderDocument['data']>({
     budget: ctx,
     what: `payment of order ${reference} of store ${storeId}`,
@@ -165,8 +167,9 @@ export async function placeOrder(
   ctx: RequestContext,
   storeId: string,
   placement: OrderPlacement,
-): Promise<OrderDocument['data']> {
+): Promise<OrderDocument['data'] | Refused> {
   const store = await requireStore(ctx, storeId);
+  if (isRefused(store)) return store;
   const totals = computeTotals(placement.items, placement.shipping_total, placement.discount_total);
   const now = new Date().toISOString();
   const order: Order = {

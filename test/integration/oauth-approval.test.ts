@@ -215,7 +215,7 @@ describe('OAuth: what an approval leaves behind', () => {
     expect(await getKey(newContext(), approved.key_id)).toBeUndefined();
     // The page comes back after the request expired, before DynamoDB's TTL sweep removes it.
     const late = Date.now() + (REQUEST_SECONDS + 60) * 1000;
-    expect((await showAuthorization(newContext(), started.code!, late)).status).toBe('expired');
+    expect(await showAuthorization(newContext(), started.code!, late)).toMatchObject({ status: 'expired' });
     const answer = await pollAuthorization(newContext(), started.handle!, root(), late);
     expect(answer.status).toBe('done');
     const back = new URL((answer as { redirect: string }).redirect);

@@ -8,17 +8,20 @@ import {
   type PendingRequest,
   type RequestPage,
 } from '#db/oauth/request.repo.ts';
-import { DomainError } from '#domain/errors.ts';
 import type { Ability } from '#domain/key/abilities.ts';
 import type { McpMode } from '#domain/key/api-key.ts';
 import { nameVerifiedBy } from '#domain/oauth/approval.ts';
 import { normalizeApprovalCode, redirectTarget } from '#domain/oauth/oauth.ts';
+import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 
 /**
  * The store admin's side of an authorization request (`oauth requests`, `oauth show`, `oauth
  * approve`, `oauth deny`, and the console's *Approve an app* page): what is shown of a request,
  * and the decision on it. An approval decides the grant; the key is written when the app's page
- * picks the approval up (./authorize.ts `pollAuthorization`).
+ * picks the approval up (./authorize.ts `pollAuthorization`). What the admin can get wrong (a code
+ * no request has, a request decided or expired, abilities wider than asked, a store that is not
+ * there) is answered as a refusal naming the argument at fault (shared/domain/outcome.ts), which
+ * the admin Lambda presents (functions/admin/handler.ts).
  */
 
 export interface ApproveInput {
@@ -29,18 +32,27 @@ export interface ApproveInput {
   writesPerHour: number | null;
 }
 
-async function requirePending(ctx: RequestContext, code: string, nowMs: number): Promise<PendingRequest> {
+/** The request of an approval code as the admin typed it, or 404 naming `code`. */
+async function requestOf(ctx: RequestContext, code: string): Promise<PendingRequest | Refused> {
   const approvalCode = normalizeApprovalCode(code);
   const request = approvalCode ? await getRequest(ctx, approvalCode) : undefined;
-  if (!request) throw new DomainError('not_found', `no authorization request has the approval code ${code}`, 'code');
-  if (request.status !== 'pending' || request.expires_at <= nowMs)
-    throw new DomainError(
-      'invalid_transition',
-      `the request ${request.approval_code} is ${request.status === 'pending' ? 'expired' : request.status}`,
-      'code',
-    );
-  return request;
+  return request ?? refused('not_found', `no authorization request has the approval code ${code}`, 'code');
 }
+
+/** A request that can still be decided: pending and not expired; otherwise 409 naming `code`. */
+async function requirePending(ctx: RequestContext, code: string, nowMs: number): Promise<PendingRequest | Refused> {
+  const request = await requestOf(ctx, code);
+  if (isRefused(request) || (request.status === 'pending' && request.expires_at > nowMs)) return request;
+  return refused(
+    'invalid_transition',
+    `the request ${request.approval_code} is ${request.status === 'pending' ? 'expired' : request.status}`,
+    'code',
+  );
+}
+
+/** Another decision committed between this one's read and its write. */
+const decidedMeanwhile = (request: PendingRequest) =>
+  refused('invalid_transition', `the request ${request.approval_code} was decided meanwhile`, 'code');
 
 /**
  * What the store admin is shown of a request (`oauth show`, `oauth requests`, the console): who
@@ -72,9 +84,8 @@ function requestView(r: PendingRequest, nowMs: number) {
  * decided.
  */
 export async function showAuthorization(ctx: RequestContext, code: string, nowMs: number) {
-  const approvalCode = normalizeApprovalCode(code);
-  const request = approvalCode ? await getRequest(ctx, approvalCode) : undefined;
-  if (!request) throw new DomainError('not_found', `no authorization request has the approval code ${code}`, 'code');
+  const request = await requestOf(ctx, code);
+  if (isRefused(request)) return request;
   const expired = (request.status === 'pending' || request.status === 'approved') && request.expires_at <= nowMs;
   return {
     approval_code: request.approval_code,
@@ -112,17 +123,18 @@ export async function listAuthorizationRequests(
  */
 export async function approveAuthorization(ctx: RequestContext, input: ApproveInput, nowMs: number) {
   const request = await requirePending(ctx, input.code, nowMs);
+  if (isRefused(request)) return request;
   const abilities = input.abilities ?? request.abilities;
   const wider = abilities.filter((a) => !request.abilities.includes(a));
   if (wider.length > 0)
-    throw new DomainError(
+    return refused(
       'validation_failed',
       `the client did not ask for ${wider.join(', ')} (it asked for ${request.abilities.join(', ')})`,
       'abilities',
     );
-  if (abilities.length === 0)
-    throw new DomainError('validation_failed', 'at least one ability is required', 'abilities');
+  if (abilities.length === 0) return refused('validation_failed', 'at least one ability is required', 'abilities');
   const store = await requireStore(ctx, input.storeId);
+  if (isRefused(store)) return store;
   const keyId = await approveRequest(
     ctx,
     request.approval_code,
@@ -137,14 +149,13 @@ export async function approveAuthorization(ctx: RequestContext, input: ApproveIn
     },
     nowMs,
   );
-  if (keyId === undefined)
-    throw new DomainError('invalid_transition', `the request ${request.approval_code} was decided meanwhile`, 'code');
+  if (keyId === undefined) return decidedMeanwhile(request);
   return { approval_code: request.approval_code, client_id: request.client_id, key_id: keyId, abilities };
 }
 
 export async function denyAuthorization(ctx: RequestContext, code: string, nowMs: number) {
   const request = await requirePending(ctx, code, nowMs);
-  if (!(await denyRequest(ctx, request.approval_code, nowMs)))
-    throw new DomainError('invalid_transition', `the request ${request.approval_code} was decided meanwhile`, 'code');
+  if (isRefused(request)) return request;
+  if (!(await denyRequest(ctx, request.approval_code, nowMs))) return decidedMeanwhile(request);
   return { approval_code: request.approval_code, client_id: request.client_id, status: 'denied' };
 }

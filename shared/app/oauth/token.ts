@@ -1,7 +1,7 @@
 import type { RequestContext } from '#shared/context.ts';
-import { requireStore } from '#app/stores.ts';
 import { revokeKey } from '../key-changes.ts';
 import { getKey } from '#db/key/repo.ts';
+import { getStore } from '#db/store/repo.ts';
 import { readGrantKey } from '#db/key/grant.repo.ts';
 import type { KeepClient } from '#db/oauth/client.repo.ts';
 import {
@@ -225,6 +225,16 @@ type IssueOutcome =
   | { ok: false; reason: 'revoked' | 'spent' | 'conflict' };
 
 /**
+ * The currency of a grant's store. A store is never deleted, so a live grant of a store that is
+ * not there is a fault of the data (a 500), nothing its client caused.
+ */
+async function storeCurrency(ctx: RequestContext, storeId: string): Promise<string> {
+  const store = await getStore(ctx, storeId);
+  if (!store) throw new Error(`store "${storeId}" of a live grant does not exist`);
+  return store.currency_code;
+}
+
+/**
  * A new access and refresh token for the grant, spending what was presented (`spend`, given the
  * new pair) and, for a code exchange, keeping the client's registration (`keep`): one read of the
  * key with its token item, then one transaction.
@@ -259,7 +269,7 @@ async function issue(
       expires_at: nowMs + REFRESH_TOKEN_SECONDS * 1000,
     },
     // The live token item carries the store's currency; the store is read only if it does not.
-    currency: read.currency ?? (await requireStore(ctx, read.key.store_id)).currency_code,
+    currency: read.currency ?? (await storeCurrency(ctx, read.key.store_id)),
   };
   let issued = await issueTokens(ctx, read, spend(pair), { ...tokens, keepClient: keep });
   // The registration could not be kept (it expired meanwhile, or is kept longer already): the

@@ -1,11 +1,10 @@
 import type { RequestContext } from '#shared/context.ts';
 import type { KeyRecord } from '#domain/key/api-key.ts';
-import { DomainError } from '#domain/errors.ts';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { send, tableName } from '../core/client.ts';
 import { keys } from '../keys.ts';
 import { cancellationReasons } from '../core/helpers.ts';
-import { requireKey } from './repo.ts';
+import { getKey, type KeyMissing, type KeyRevoked } from './repo.ts';
 
 export type KeySettings = Partial<Pick<KeyRecord, 'mcp' | 'writes_per_hour' | 'status_changes_per_hour'>>;
 
@@ -79,9 +78,10 @@ async function changeKeyAndToken(
   }
 }
 
-/** One attempt to revoke a key for good (a revoked one stays as it is). */
-export async function revokeKey(ctx: RequestContext, keyId: number, now: string): Promise<KeyChange> {
-  const read = await requireKey(ctx, keyId);
+/** One attempt to revoke a key for good (a revoked one stays as it is); `missing` when none has the id. */
+export async function revokeKey(ctx: RequestContext, keyId: number, now: string): Promise<KeyChange | KeyMissing> {
+  const read = await getKey(ctx, keyId);
+  if (!read) return { kind: 'missing' };
   if (read.status === 'revoked') return { kind: 'changed', key: read };
   // The token item gets `revoked_at` too: it is revoked for good, and one SET serves both.
   return changeKeyAndToken(
@@ -99,16 +99,22 @@ export async function revokeKey(ctx: RequestContext, keyId: number, now: string)
 /**
  * One attempt at the settings a request's handling reads (the MCP mode, docs/mcp.md#read-only-keys;
  * the write budget, docs/api.md#write-budget), on the key item and on its token item (which the
- * authorizer reads), guarded on the token the key item holds and on the key being active.
+ * authorizer reads), guarded on the token the key item holds and on the key being active;
+ * `missing` or `revoked` when there is no active key to change (nothing written).
  */
-export async function updateKeySettings(ctx: RequestContext, keyId: number, changes: KeySettings): Promise<KeyChange> {
+export async function updateKeySettings(
+  ctx: RequestContext,
+  keyId: number,
+  changes: KeySettings,
+): Promise<KeyChange | KeyMissing | KeyRevoked> {
   const names = Object.fromEntries(Object.keys(changes).map((k, i) => [`#f${i}`, k]));
   const values = Object.fromEntries(Object.values(changes).map((v, i) => [`:v${i}`, v]));
   const set = `SET ${Object.keys(names)
     .map((n, i) => `${n} = :v${i}`)
     .join(', ')}`;
-  const key = await requireKey(ctx, keyId);
-  if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
+  const key = await getKey(ctx, keyId);
+  if (!key) return { kind: 'missing' };
+  if (key.status === 'revoked') return { kind: 'revoked' };
   return changeKeyAndToken(
     ctx,
     key,

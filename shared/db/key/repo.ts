@@ -13,7 +13,6 @@ import {
 import type { Ability } from '#domain/key/abilities.ts';
 import type { KeyRecord, McpMode } from '#domain/key/api-key.ts';
 import type { Destination } from '#domain/key/destination.ts';
-import { DomainError } from '#domain/errors.ts';
 import { refused, type Refused } from '#domain/outcome.ts';
 import { nextInSequence } from '../core/sequence.ts';
 import { tokenItem, toKeyRecord, keyItem, destinationAttributes } from './item.ts';
@@ -102,11 +101,10 @@ export async function withLastUsed(ctx: RequestContext, record: KeyRecord): Prom
   return { ...record, last_used_at: out.Item?.last_used_at ?? null };
 }
 
-export async function requireKey(ctx: RequestContext, keyId: number): Promise<KeyRecord> {
-  const key = await getKey(ctx, keyId);
-  if (!key) throw new DomainError('not_found', `key ${keyId} does not exist`, 'id');
-  return key;
-}
+/** A key that is not there to change: none has the id. */
+export type KeyMissing = { kind: 'missing' };
+/** A key that may not change any more: revoking is for good. */
+export type KeyRevoked = { kind: 'revoked' };
 
 /**
  * Every key of a store (admin list, webhook fan-out). gsi1 projects what the fan-out reads for
@@ -141,16 +139,18 @@ export async function listKeysOfStore(ctx: RequestContext, storeId: string, with
  * One attempt, one transaction, guarded three ways: the key is still active with the token that
  * was read (a concurrent revoke wins), and the old token item saw no request since it was read
  * (its `uses` counter), so the rate-limit slots carried over are complete. `lost` when a request
- * or a change came between (the use case tries again: shared/app/key-changes.ts).
+ * or a change came between (the use case tries again: shared/app/key-changes.ts); `missing` or
+ * `revoked` when there is no active key to rotate (nothing written).
  */
 export async function rotateKeyToken(
   ctx: RequestContext,
   keyId: number,
   newTokenHash: string,
   currency: string | null,
-): Promise<{ kind: 'rotated'; key: KeyRecord } | { kind: 'lost' }> {
-  const key = await requireKey(ctx, keyId);
-  if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
+): Promise<{ kind: 'rotated'; key: KeyRecord } | { kind: 'lost' } | KeyMissing | KeyRevoked> {
+  const key = await getKey(ctx, keyId);
+  if (!key) return { kind: 'missing' };
+  if (key.status === 'revoked') return { kind: 'revoked' };
   const old = await send(
     ctx,
     new GetCommand({ TableName: tableName(), Key: keys.token(key.token_hash), ConsistentRead: true }),
@@ -201,8 +201,15 @@ export async function rotateKeyToken(
 }
 
 /**
- * Webhook settings of an active key; a revoked one is `invalid_transition` (revoking is for good,
- * and the condition holds it against a revoke between the caller's read and this write).
+ * What a change of a key's webhook settings did: `updated`, with the key as it is now; `missing`;
+ * `revoked`; or `secret_moved`, when the webhook secret was no longer the one expected. Only
+ * `updated` wrote anything.
+ */
+export type WebhookUpdate = { kind: 'updated'; key: KeyRecord } | KeyMissing | KeyRevoked | { kind: 'secret_moved' };
+
+/**
+ * Webhook settings of an active key; a revoked one is `revoked` (revoking is for good, and the
+ * condition holds it against a revoke between the caller's read and this write).
  * `expectedSecret` guards a secret rotation: two rotations at once would otherwise both keep the
  * same "previous" secret, and the first caller's new secret would be neither current nor previous.
  */
@@ -219,7 +226,7 @@ export async function updateKeyWebhook(
     previous_webhook_secret_expires_at?: string | null;
   },
   expectedSecret?: string,
-): Promise<KeyRecord> {
+): Promise<WebhookUpdate> {
   const { destination, ...fields } = changes;
   const attributes = {
     ...fields,
@@ -253,19 +260,12 @@ export async function updateKeyWebhook(
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return withLastUsed(ctx, toKeyRecord(out.Attributes ?? {}));
+    return { kind: 'updated', key: await withLastUsed(ctx, toKeyRecord(out.Attributes ?? {})) };
   } catch (err) {
-    const old = isConditionalCheckFailed(err) ? itemFromError(err.Item) : undefined;
-    if (old && old.status !== 'active') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
-    if (old) {
-      throw new DomainError(
-        'conflict',
-        `the webhook secret of key ${keyId} was rotated concurrently; run the command again`,
-        'id',
-      );
-    }
-    if (isConditionalCheckFailed(err)) throw new DomainError('not_found', `key ${keyId} does not exist`, 'id');
-    throw err;
+    if (!isConditionalCheckFailed(err)) throw err;
+    const old = itemFromError(err.Item);
+    if (!old) return { kind: 'missing' };
+    return old.status === 'active' ? { kind: 'secret_moved' } : { kind: 'revoked' };
   }
 }
 

@@ -4,7 +4,6 @@ import { send, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { isConditionalCheckFailed, queryAll } from '../core/helpers.ts';
-import { DomainError } from '#domain/errors.ts';
 
 export interface Store {
   id: string;
@@ -13,7 +12,10 @@ export interface Store {
   created_at: string;
 }
 
-export async function createStore(ctx: RequestContext, store: Store): Promise<Store> {
+/** What creating a store did: `created`, or `exists` when a store has its id already (nothing written). */
+export type StoreCreation = { kind: 'created'; store: Store } | { kind: 'exists' };
+
+export async function createStore(ctx: RequestContext, store: Store): Promise<StoreCreation> {
   try {
     await send(
       ctx,
@@ -24,10 +26,10 @@ export async function createStore(ctx: RequestContext, store: Store): Promise<St
       }),
     );
   } catch (err) {
-    if (isConditionalCheckFailed(err)) throw new DomainError('conflict', `store "${store.id}" already exists`, 'id');
+    if (isConditionalCheckFailed(err)) return { kind: 'exists' };
     throw err;
   }
-  return store;
+  return { kind: 'created', store };
 }
 
 export async function getStore(ctx: RequestContext, storeId: string): Promise<Store | undefined> {
