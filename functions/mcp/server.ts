@@ -3,7 +3,7 @@ import { ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@mode
 import { API_ROUTES, canonicalPath, type ApiRoute, type RequestPrincipal } from '#http/api-routes.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { refused } from '#domain/outcome.ts';
-import { errorBody, problemOf, type Problem } from '#http/error-status.ts';
+import { errorBody, problemOf, problemResult, type Problem } from '#http/error-status.ts';
 import type { Ability } from '#domain/key/abilities.ts';
 import { IDEMPOTENCY_HEADER } from '#domain/idempotency.ts';
 import { IDEMPOTENCY_ARG, type Args } from './args.ts';
@@ -160,11 +160,16 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
       method: route.method,
       path: canonicalPath(route, pathParameters),
     };
-    if (!request.dryRun && canDryRun(tool.operation))
-      await spendWriteBudget(ctx.requestContext, ctx.principal, tool.operation === 'setOrderStatus');
-    const result = request.dryRun
-      ? await dryRunWrite(ctx.requestContext, tool.operation, run, input, CURRENT_STATES)
-      : await run(ctx.requestContext, input);
+    // A write over the key's budget is refused before it runs; a dry run spends nothing.
+    const overBudget =
+      !request.dryRun &&
+      canDryRun(tool.operation) &&
+      (await spendWriteBudget(ctx.requestContext, ctx.principal, tool.operation === 'setOrderStatus'));
+    const result = overBudget
+      ? problemResult(overBudget)
+      : request.dryRun
+        ? await dryRunWrite(ctx.requestContext, tool.operation, run, input, CURRENT_STATES)
+        : await run(ctx.requestContext, input);
     const status = result.status ?? 200;
     if (status >= 400) return toolResult(status, result.body, tool.fieldNames);
     return dataResult(tool.output, bounded(tool.name, tool.output, result.body as Record<string, unknown>, args));

@@ -1,13 +1,14 @@
 import type { RequestContext } from '#shared/context.ts';
 import { countWrite } from '#db/key/write-budget.repo.ts';
-import { DomainError } from '#domain/errors.ts';
 import type { Principal } from '#domain/principal.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 
 const HOUR_MS = 3_600_000;
 
 /**
  * Spends one write of the key's hourly budget (docs/api.md#write-budget) before a write runs, or
- * refuses it with 429 `write_budget_exceeded` and Retry-After until the clock hour ends. A key
+ * answers the refusal, 429 `write_budget_exceeded` with Retry-After until the clock hour ends, for
+ * the surface to present instead of running the write (undefined: spent, go on). A key
  * without a budget costs nothing here (not a round trip); one with a budget costs one UpdateItem.
  * A status change counts against both limits.
  */
@@ -16,7 +17,7 @@ export async function spendWriteBudget(
   principal: Principal,
   statusChange: boolean,
   nowMs = Date.now(),
-): Promise<void> {
+): Promise<Refused | undefined> {
   const budget = principal.budget;
   if (!budget) return;
   const limits = { writes: budget.writes, statusChanges: statusChange ? budget.statusChanges : null };
@@ -30,7 +31,7 @@ export async function spendWriteBudget(
   ]
     .filter(Boolean)
     .join(' / ');
-  throw new DomainError(
+  return refused(
     'write_budget_exceeded',
     `This key's write budget (${spent} per hour) is spent for this hour; try again in ${retryAfter} s.`,
     null,

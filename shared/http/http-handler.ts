@@ -12,9 +12,11 @@ import {
   withRequestState,
 } from './middlewares.ts';
 import { json, type RouteResult } from './response.ts';
+import { problemResult } from './error-status.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
 import { DRY_RUN_PARAM, dryRunWrite, takeDryRun, type CurrentStates, type CurrentStatesOf } from './dry-run.ts';
 import type { Principal } from '#domain/principal.ts';
+import type { Refused } from '#domain/outcome.ts';
 import type { RequestContext } from '#shared/context.ts';
 import { apiOrigin } from './origin.ts';
 
@@ -60,7 +62,11 @@ export function createHttpHandler<G extends Group>(
    * stays without either.
    */
   options: {
-    spendWriteBudget?: (ctx: RequestContext, principal: Principal, statusChange: boolean) => Promise<void>;
+    spendWriteBudget?: (
+      ctx: RequestContext,
+      principal: Principal,
+      statusChange: boolean,
+    ) => Promise<Refused | undefined>;
     currentStates?: CurrentStatesOf<G>;
   } = {},
 ) {
@@ -98,13 +104,18 @@ export function createHttpHandler<G extends Group>(
         path: canonicalPath(route, event.pathParameters ?? {}),
       };
       // A dry run (docs/api.md#dry-runs) runs the same operation with its writes held back.
-      // A write spends one of the key's write budget when the key has one; a dry run writes
-      // nothing, so it spends nothing.
-      if (!dryRun && input.principal.budget && isWriteRoute(route))
-        await options.spendWriteBudget?.(ctx, input.principal, route.operation === 'setOrderStatus');
-      const result = dryRun
-        ? await dryRunWrite(ctx, route.operation, operation, input, (options.currentStates ?? {}) as CurrentStates)
-        : await operation(ctx, input);
+      // A write spends one of the key's write budget when the key has one, and one over it is
+      // refused before it runs; a dry run writes nothing, so it spends nothing.
+      const overBudget =
+        !dryRun &&
+        input.principal.budget &&
+        isWriteRoute(route) &&
+        (await options.spendWriteBudget?.(ctx, input.principal, route.operation === 'setOrderStatus'));
+      const result = overBudget
+        ? problemResult(overBudget)
+        : dryRun
+          ? await dryRunWrite(ctx, route.operation, operation, input, (options.currentStates ?? {}) as CurrentStates)
+          : await operation(ctx, input);
       const response = json(result.status ?? 200, result.body, result.headers);
       // HEAD: the GET answer's status and headers, Content-Length included (RFC 9110 9.3.2), no body.
       if (event.httpMethod !== 'HEAD') return response;

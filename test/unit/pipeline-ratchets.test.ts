@@ -75,7 +75,6 @@ const CALLER_ERRORS_CEILING: Readonly<Record<string, number>> = {
   'shared/app/events.ts': 1,
   'shared/app/orders.ts': 4,
   'shared/app/pages.ts': 4,
-  'shared/app/write-budget.ts': 1,
   'shared/db/event/outbox.repo.ts': 1,
   'shared/db/name-index/search.repo.ts': 1,
   'shared/db/order/repo.ts': 1,
