@@ -62,7 +62,7 @@ export async function seedOrders(storeId: string, count: number): Promise<void> 
   const now = new Date().toISOString();
   for (let i = 1; i <= count; i++) {
     const t = computeTotals([{ product_id: 1, offer_id: 1, sku: 'B-1-0', name: 'x', quantity: 1, price: 1000 }], 0, 0);
-    await insertOrder(newContext(), {
+    const inserted = await insertOrder(newContext(), {
       id: await nextOrderId(newContext(), storeId),
       store_id: storeId,
       reference: `B-${i}`,
@@ -78,5 +78,6 @@ export async function seedOrders(storeId: string, count: number): Promise<void> 
       created_at: now,
       updated_at: now,
     });
+    if (inserted.kind !== 'inserted') throw new Error(`order B-${i} of store ${storeId} exists already`);
   }
 }

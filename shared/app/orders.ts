@@ -11,12 +11,11 @@ import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderS
 import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '#domain/order/rules.ts';
 import { keyOrigin } from '#domain/event/event.ts';
 import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent, type OrderEvent } from '#domain/order/events.ts';
-import { DomainError, notFound } from '#domain/errors.ts';
+import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import { nextUpdatedAt } from '#domain/time.ts';
 import { done, retryOnStale, stale } from './contention.ts';
 import type { Caller } from '#domain/principal.ts';
 import { requireStore } from './stores.ts';
-import { isRefused, type Refused } from '#domain/outcome.ts';
 import { sendExpressMessage } from '#queue/sqs.ts';
 import { errorFields, log } from '#shared/log.ts';
 import {
@@ -64,9 +63,9 @@ export function changeOrderStatus(
   reference: string,
   status: OrderStatus,
   request: IdempotentRequest,
-): Promise<Idempotent<OrderDocument>> {
+): Promise<Idempotent<OrderDocument> | Refused> {
   type Read = { order: Order | undefined; check: IdempotencyCheck };
-  return retryOnStale<Read, Idempotent<OrderDocument>>({
+  return retryOnStale<Read, Idempotent<OrderDocument> | Refused>({
     budget: ctx,
     what: `order ${reference} of store ${caller.storeId}`,
     maxAttempts: 5,
@@ -76,16 +75,13 @@ export function changeOrderStatus(
     },
     round: async ({ order, check }) => {
       if (check.kind !== 'fresh') return done(check);
-      if (!order) throw notFound('order');
+      if (!order) return done(refused('not_found', 'The order does not exist.'));
       const decision = decideStatusChange(order.status, status);
       if (decision.kind === 'noop') return done(answered({ data: toOrderResource(order) }));
-      if (decision.kind === 'forbidden') {
-        throw new DomainError(
-          'invalid_transition',
-          `An order cannot move from ${decision.from} to ${decision.to}.`,
-          'status',
+      if (decision.kind === 'forbidden')
+        return done(
+          refused('invalid_transition', `An order cannot move from ${decision.from} to ${decision.to}.`, 'status'),
         );
-      }
       const now = nextUpdatedAt(order.updated_at);
       const next = withStatus(order, status, now);
       const document = { data: toOrderResource(next) };
@@ -116,23 +112,24 @@ export async function markOrderPaid(
 ): Promise<OrderDocument['data'] | Refused> {
   const store = await requireStore(ctx, storeId);
   if (isRefused(store)) return store;
-  return retryOnStale<Order | undefined, OrderDocument['data']>({
+  return retryOnStale<Order | undefined, OrderDocument['data'] | Refused>({
     budget: ctx,
     what: `payment of order ${reference} of store ${storeId}`,
     maxAttempts: 5,
     read: async () => (await readOrderByReference(ctx, storeId, reference)).order,
     round: async (order) => {
       if (!order)
-        throw new DomainError('not_found', `order "${reference}" does not exist in store "${storeId}"`, 'reference');
+        return done(refused('not_found', `order "${reference}" does not exist in store "${storeId}"`, 'reference'));
       const decision = decideMarkPaid(order.status);
       if (decision.kind === 'noop') return done(toOrderResource(order));
-      if (decision.kind === 'forbidden') {
-        throw new DomainError(
-          'invalid_transition',
-          `order "${reference}" is ${order.status}; only a pending order can be marked paid`,
-          'reference',
+      if (decision.kind === 'forbidden')
+        return done(
+          refused(
+            'invalid_transition',
+            `order "${reference}" is ${order.status}; only a pending order can be marked paid`,
+            'reference',
+          ),
         );
-      }
       const next = withPayment(order, nextUpdatedAt(order.updated_at));
       const event = buildPaidEvent(next, order);
       const commit = await commitOrderChange(ctx, order, next, event);
@@ -189,7 +186,9 @@ export async function placeOrder(
     updated_at: now,
   };
   const event = buildCreatedEvent(order);
-  await insertOrder(ctx, order, event);
+  const inserted = await insertOrder(ctx, order, event);
+  if (inserted.kind === 'reference_taken')
+    return refused('conflict', `an order with reference "${order.reference}" already exists`, 'reference');
   await expedite(event);
   return toOrderResource(order);
 }

@@ -8,7 +8,6 @@ import { keys, type Key } from '../keys.ts';
 import { getWithAlongside, type Item, type TransactItem, namedTransaction } from '../core/helpers.ts';
 import type { Order } from '#domain/order/order.ts';
 import type { OrderEvent } from '#domain/order/events.ts';
-import { DomainError } from '#domain/errors.ts';
 import { nextInSequence } from '../core/sequence.ts';
 
 export function toOrder(item: Item): Order {
@@ -70,11 +69,14 @@ const carriesOrder = (item: Item) => item.status !== undefined;
 export const nextOrderId = (ctx: RequestContext, storeId: string): Promise<number> =>
   nextInSequence(ctx, keys.sequence(storeId, 'order'));
 
+/** How an insert ended: the order written, or its reference already names an order of the store (nothing written). */
+export type InsertOrderOutcome = { kind: 'inserted'; order: Order } | { kind: 'reference_taken' };
+
 /**
  * The storefront's side: a new order (its id from `nextOrderId`), its reference map and, given
  * one, the `order.created` event the use case raised, together; a reference is unique per store.
  */
-export async function insertOrder(ctx: RequestContext, order: Order, event?: OrderEvent): Promise<Order> {
+export async function insertOrder(ctx: RequestContext, order: Order, event?: OrderEvent): Promise<InsertOrderOutcome> {
   const tx = namedTransaction([
     [
       'order',
@@ -89,12 +91,10 @@ export async function insertOrder(ctx: RequestContext, order: Order, event?: Ord
   try {
     await send(ctx, new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
   } catch (err) {
-    if (tx.cancelledBy(err)?.failed('reference')) {
-      throw new DomainError('conflict', `an order with reference "${order.reference}" already exists`, 'reference');
-    }
+    if (tx.cancelledBy(err)?.failed('reference')) return { kind: 'reference_taken' };
     throw err;
   }
-  return order;
+  return { kind: 'inserted', order };
 }
 
 // ---- reads -------------------------------------------------------------------------------
