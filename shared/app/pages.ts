@@ -11,7 +11,7 @@ import {
 import { commitPageChange } from '#db/page/change.repo.ts';
 import { toPageResource, type Page, type PageResource, type PageType, type PageVersion } from '#domain/page/page.ts';
 import { decide, newPage, savedPage, withStatus, type PageAction, type PageContent } from '#domain/page/rules.ts';
-import { DomainError, notFound } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { failedCondition, type WriteCondition } from '#domain/product/checksum.ts';
 import { draftChecksum } from '#domain/page/checksum.ts';
 import { done, retryOnStale, stale } from './contention.ts';
@@ -28,8 +28,14 @@ import {
 } from './idempotent-commit.ts';
 
 export type PageDocument = { data: PageResource };
-/** A save's outcome: the saved draft, or refused by its If-Match / If-None-Match (nothing written). */
-export type SaveOutcome = PageDocument | { result: 'precondition_failed'; header: 'If-Match' | 'If-None-Match' };
+/**
+ * A save's outcome: the saved draft, refused by its If-Match / If-None-Match, or refused because
+ * another page of the store has its slug (nothing written).
+ */
+export type SaveOutcome =
+  | PageDocument
+  | { result: 'precondition_failed'; header: 'If-Match' | 'If-None-Match' }
+  | Refused;
 
 export interface PageListDocument {
   data: PageResource[];
@@ -37,7 +43,9 @@ export interface PageListDocument {
 }
 
 const slugTaken = (slug: string) =>
-  new DomainError('slug_taken', `Another page of this store already has the slug "${slug}".`, 'slug');
+  refused('slug_taken', `Another page of this store already has the slug "${slug}".`, 'slug');
+
+const pageNotFound = () => refused('not_found', 'The page does not exist.');
 
 /**
  * Creates or replaces the page this key's external id addresses. A new, draft or unpublished page
@@ -68,7 +76,7 @@ export async function savePage(
       read.sequence,
     );
     if (created.kind === 'created') return { data: toPageResource(created.page, caller.keyId, 'draft') };
-    if (created.kind === 'slug_taken') throw slugTaken(content.slug);
+    if (created.kind === 'slug_taken') return slugTaken(content.slug);
     found =
       created.page ?? (created.pageId === undefined ? undefined : await getPage(ctx, caller.storeId, created.pageId));
     if (!found) throw new Error(`page external id ${xid} of key ${caller.keyId} was taken but maps to nothing`);
@@ -92,7 +100,7 @@ export async function savePage(
       if (ctx.dryRun) return done({ data: toPageResource(next, caller.keyId, 'draft') });
       const result = await commitPageChange(ctx, current, next);
       if (result.kind === 'committed') return done({ data: toPageResource(next, caller.keyId, 'draft') });
-      if (result.kind === 'slug_taken') throw slugTaken(content.slug);
+      if (result.kind === 'slug_taken') return done(slugTaken(content.slug));
       return stale(result.kind === 'stale' ? result.current : undefined);
     },
   });
@@ -140,12 +148,13 @@ export const publishPage = (
   caller: Caller,
   xid: string,
   request: IdempotentRequest,
-): Promise<Idempotent<PageDocument>> => changeStatus(ctx, caller, xid, 'publish', request);
+): Promise<Idempotent<PageDocument> | Refused> => changeStatus(ctx, caller, xid, 'publish', request);
 
 /** unpublish (a repeat is a no-op, so no Idempotency-Key): the change and its `page.unpublished` event. */
-export async function unpublishPage(ctx: RequestContext, caller: Caller, xid: string): Promise<PageDocument> {
+export async function unpublishPage(ctx: RequestContext, caller: Caller, xid: string): Promise<PageDocument | Refused> {
   const outcome = await changeStatus(ctx, caller, xid, 'unpublish', undefined);
-  // Without a request record nothing can refuse: the outcome is the answer.
+  if (outcome.kind === 'refused') return outcome;
+  // Without a request record no record can refuse: the outcome is the answer.
   if (outcome.kind !== 'answered') throw new Error(`unpublish of page ${xid} refused by a record it never read`);
   return outcome.answer;
 }
@@ -162,25 +171,25 @@ async function changeStatus(
   xid: string,
   action: PageAction,
   request: IdempotentRequest | undefined,
-): Promise<Idempotent<PageDocument>> {
+): Promise<Idempotent<PageDocument> | Refused> {
   // With a request, its idempotency record comes in the same BatchGetItem.
   const read = await readPageByExternalId(ctx, caller, xid, request?.recordKey);
   const check = request ? checkRecord(request, read.alongside) : undefined;
   if (check && check.kind !== 'fresh') return check;
   const first = read.page;
-  if (!first) throw notFound('page');
-  return retryOnStale<Page | undefined, Idempotent<PageDocument>>({
+  if (!first) return pageNotFound();
+  return retryOnStale<Page | undefined, Idempotent<PageDocument> | Refused>({
     budget: ctx,
     what: `page ${first.id}: ${action}`,
     initial: first,
     read: () => getPage(ctx, caller.storeId, first.id),
     round: async (page) => {
-      if (!page) throw notFound('page');
+      if (!page) return done(pageNotFound());
       const decision = decide(action, page.status, page.draft !== null);
       if (decision.kind === 'noop') return done(answered({ data: toPageResource(page) }));
       // No field of the request is at fault: the page's state is.
       if (decision.kind === 'forbidden')
-        throw new DomainError('invalid_transition', `A ${decision.from} page cannot become ${decision.to}.`, null);
+        return done(refused('invalid_transition', `A ${decision.from} page cannot become ${decision.to}.`));
       const next = withStatus(page, decision.to);
       const document = { data: toPageResource(next) };
       const prepared = request && prepareAnswer(request, { body: document });

@@ -5,7 +5,7 @@ import { PAGE_STATUSES, toPageResource, type Page, type PageStatus } from '#doma
 import { decide, decidePublish, decideUnpublish, newPage, savedPage, withStatus } from '#domain/page/rules.ts';
 import { BODY_MAX_BYTES, PageBody, sanitizedBody, SLUG_MAX, TITLE_MAX } from '#domain/page/page-write.ts';
 import { keys } from '#db/keys.ts';
-import { DomainError } from '#domain/errors.ts';
+import { isRefused } from '#domain/outcome.ts';
 
 const T0 = '2026-03-01T10:00:00.000Z';
 
@@ -234,12 +234,8 @@ describe('PageBody schema', () => {
 
 describe('sanitizedBody', () => {
   const refusal = (html: string) =>
-    sanitizedBody(html).then(
-      () => undefined,
-      (err: unknown) => {
-        if (!(err instanceof DomainError)) throw err;
-        return { code: err.code, field: err.field, message: err.message };
-      },
+    sanitizedBody(html).then((clean) =>
+      isRefused(clean) ? { code: clean.code, field: clean.field, message: clean.message } : undefined,
     );
 
   it('sanitizes', async () => {

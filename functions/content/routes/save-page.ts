@@ -6,19 +6,17 @@ import { savePage as savePageOf } from '#app/pages.ts';
 import { PageBody, sanitizedBody } from '#domain/page/page-write.ts';
 import { contentChecksum } from '#domain/page/checksum.ts';
 import { preconditionFailed } from '#domain/product/checksum.ts';
+import { isRefused } from '#domain/outcome.ts';
 
 /** PUT /content/pages/{external_id}: the body is validated and sanitized before anything is read; If-Match / If-None-Match: * hold it to a draft. */
 export const savePage: RouteFn = async (ctx, { principal, pathParameters, body, headers }) => {
   const xid = externalIdParam(pathParameters);
   const content = parse(PageBody, body ?? {});
   const condition = writeCondition(headers);
-  const saved = await savePageOf(
-    ctx,
-    principal,
-    xid,
-    { ...content, body: await sanitizedBody(content.body) },
-    condition,
-  );
+  const clean = await sanitizedBody(content.body);
+  if (isRefused(clean)) return problemResult(clean);
+  const saved = await savePageOf(ctx, principal, xid, { ...content, body: clean }, condition);
+  if (isRefused(saved)) return problemResult(saved);
   if ('result' in saved) return problemResult(preconditionFailed(saved.header));
   // The answer shows the draft version: its ETag is the draft's checksum.
   return { body: saved, headers: { ETag: etag(contentChecksum(saved.data)) } };

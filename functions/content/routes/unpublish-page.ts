@@ -1,5 +1,7 @@
 import type { RouteFn } from '#http/http-handler.ts';
 import { unpublishPage as unpublish } from '#app/pages.ts';
+import { isRefused } from '#domain/outcome.ts';
+import { problemResult } from '#http/error-status.ts';
 import { checkAction } from '../input.ts';
 
 /**
@@ -7,6 +9,7 @@ import { checkAction } from '../input.ts';
  * draft → 409 `invalid_transition`, unknown → 404. A repeat is a no-op, so no Idempotency-Key is
  * required; one that is sent is ignored.
  */
-export const unpublishPage: RouteFn = async (ctx, { principal, pathParameters, body }) => ({
-  body: await unpublish(ctx, principal, checkAction(pathParameters, body)),
-});
+export const unpublishPage: RouteFn = async (ctx, { principal, pathParameters, body }) => {
+  const page = await unpublish(ctx, principal, checkAction(pathParameters, body));
+  return isRefused(page) ? problemResult(page) : { body: page };
+};

@@ -5,7 +5,7 @@
 import * as v from 'valibot';
 import { PAGE_TYPES } from './page.ts';
 import { plainText } from '../text.ts';
-import { DomainError } from '../errors.ts';
+import { refused, type Refused } from '../outcome.ts';
 
 export const TITLE_MAX = 255;
 export const SLUG_MAX = 200;
@@ -32,29 +32,30 @@ export const bodyBytes = (body: string) => Buffer.byteLength(JSON.stringify(body
 /** HTML, as sent; `sanitizedBody` makes it what is stored. */
 const Body = v.string('must be a string (HTML)');
 
-const bodyRefused = (rule: string) => new DomainError('validation_failed', `body: ${rule}`, 'body');
+const bodyRefused = (rule: string) => refused('validation_failed', `body: ${rule}`, 'body');
 
 /**
  * A page body as stored: sanitized (./sanitize.ts), then bounded, the bound applying to what is
- * stored. Refusals are 422 `validation_failed` on `body`, as the schema's own would be.
+ * stored. A body it refuses is answered as the refusal (422 `validation_failed` on `body`, as the
+ * schema's own would be), not thrown.
  *
  * Not a step of `PageBody`: the sanitizer (sanitize-html, htmlparser2 and entities, ~70 KB of
  * bundle) is imported here at the first body it cleans, so a function loads it when a page is
  * saved, not at every cold start (~11 ms of the Content function's import, `npm run bench`,
  * section bundles). A valibot step would have to import it before any schema could be built.
  */
-export async function sanitizedBody(html: string): Promise<string> {
+export async function sanitizedBody(html: string): Promise<string | Refused> {
   const { MAX_NESTING, NestingTooDeepError, sanitizePageBody } = await import('./sanitize.ts');
   let clean: string;
   try {
     clean = sanitizePageBody(html);
   } catch (err) {
     if (!(err instanceof NestingTooDeepError)) throw err;
-    throw bodyRefused(`must not nest elements more than ${MAX_NESTING} deep`);
+    return bodyRefused(`must not nest elements more than ${MAX_NESTING} deep`);
   }
   const bytes = bodyBytes(clean);
   if (bytes > BODY_MAX_BYTES)
-    throw bodyRefused(`must be at most ${BODY_MAX_BYTES} bytes after sanitizing (it is ${bytes})`);
+    return bodyRefused(`must be at most ${BODY_MAX_BYTES} bytes after sanitizing (it is ${bytes})`);
   return clean;
 }
 
