@@ -1,6 +1,6 @@
 import type { RequestContext } from '#shared/context.ts';
 import { readEventLog } from '#db/event/log.repo.ts';
-import { DomainError } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { canSee, causedBy, eventView, type EventView } from '#domain/event/event.ts';
 import { passes, type TypeFilter } from '#domain/event/changed-fields.ts';
 import type { Principal } from '#domain/principal.ts';
@@ -30,7 +30,7 @@ export async function listEvents(
   principal: Pick<Principal, 'keyId' | 'storeId' | 'abilities'>,
   params: { cursor: number | undefined; limit: number; types: readonly TypeFilter[] | undefined; excludeOwn: boolean },
   nowSeconds = Math.floor(Date.now() / 1000),
-): Promise<EventListDocument> {
+): Promise<EventListDocument | Refused> {
   const data: EventView[] = [];
   let after = params.cursor ?? 0;
   let more = true;
@@ -43,13 +43,12 @@ export async function listEvents(
       nowSeconds,
       query === 0 && params.cursor !== undefined,
     );
-    if (query === 0 && params.cursor !== undefined && page.expired) {
-      throw new DomainError(
+    if (query === 0 && params.cursor !== undefined && page.expired)
+      return refused(
         'cursor_expired',
         `Events after ${params.cursor} are no longer kept (30 days); re-sync and start again without a cursor.`,
         'cursor',
       );
-    }
     for (const e of page.events) {
       after = e.sequence;
       if (!canSee(principal.abilities, e.event_type)) continue;

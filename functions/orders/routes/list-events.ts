@@ -3,6 +3,8 @@ import { validationFailed } from '#domain/errors.ts';
 import { ListEventsQuery } from '#domain/event/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { listEvents as listStoreEvents } from '#app/events.ts';
+import { isRefused } from '#domain/outcome.ts';
+import { problemResult } from '#http/error-status.ts';
 import { parseTypeFilters, type TypeFilter } from '#domain/event/changed-fields.ts';
 
 const KNOWN = ['cursor', 'limit', 'types', 'exclude_own'];
@@ -18,12 +20,11 @@ export const listEvents: RouteFn = async (ctx, { principal, query }) => {
     if (!parsed.ok) throw validationFailed('types', parsed.message);
     types = parsed.filters;
   }
-  return {
-    body: await listStoreEvents(ctx, principal, {
-      cursor: q.cursor,
-      limit: q.limit,
-      types,
-      excludeOwn: q.exclude_own === 'true',
-    }),
-  };
+  const page = await listStoreEvents(ctx, principal, {
+    cursor: q.cursor,
+    limit: q.limit,
+    types,
+    excludeOwn: q.exclude_own === 'true',
+  });
+  return isRefused(page) ? problemResult(page) : { body: page };
 };
