@@ -100,6 +100,24 @@ describe('pages: the refusals, whole', () => {
   });
 });
 
+describe('the lists: an unknown query parameter, whole', () => {
+  it('answers 422 on the parameter, naming the known ones, for orders, events and pages', async () => {
+    const { client: api } = await storeWithKey(['orders:read', 'content:read']);
+    const cases: [string, string, string][] = [
+      ['/orders?updated_after=2026-01-01T00:00:00Z', 'updated_after', 'cursor, limit, updated_since'],
+      ['/events?since=1', 'since', 'cursor, limit, types, exclude_own'],
+      ['/content/pages?types=blog', 'types', 'type, version, cursor, limit'],
+    ];
+    for (const [path, name, known] of cases) {
+      const res = await api.get(path);
+      expect({ status: res.status, body: res.body }, path).toEqual({
+        status: 422,
+        body: { code: 'validation_failed', message: `${name} is not a known parameter (${known})`, field: name },
+      });
+    }
+  });
+});
+
 describe('the event log and the webhook admin: the refusals, whole', () => {
   it('answers a cursor past retention 410 over HTTP and through the admin', async () => {
     const { storeId, client: api } = await storeWithKey(['orders:read']);

@@ -1,7 +1,7 @@
 import { parse } from '#domain/validation.ts';
-import { validationFailed } from '#domain/errors.ts';
 import { ListPagesQuery } from '#domain/page/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { onlyKnownParameters } from '#http/known-parameters.ts';
 import { listPages as listPagesOfStore } from '#app/pages.ts';
 
 const KNOWN = ['type', 'version', 'cursor', 'limit'];
@@ -12,8 +12,7 @@ const KNOWN = ['type', 'version', 'cursor', 'limit'];
  */
 export const listPages: RouteFn = async (ctx, { principal, query }) => {
   // A misspelt filter (`types=blog`) would otherwise silently list everything.
-  const unknown = Object.keys(query).find((k) => !KNOWN.includes(k));
-  if (unknown) throw validationFailed(unknown, `${unknown} is not a known parameter (${KNOWN.join(', ')})`);
+  onlyKnownParameters(query, KNOWN);
   const q = parse(ListPagesQuery, query);
   return { body: await listPagesOfStore(ctx, principal, q) };
 };

@@ -2,6 +2,7 @@ import { parse } from '#domain/validation.ts';
 import { validationFailed } from '#domain/errors.ts';
 import { ListEventsQuery } from '#domain/event/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { onlyKnownParameters } from '#http/known-parameters.ts';
 import { listEvents as listStoreEvents } from '#app/events.ts';
 import { isRefused } from '#domain/outcome.ts';
 import { problemResult } from '#http/error-status.ts';
@@ -11,8 +12,7 @@ const KNOWN = ['cursor', 'limit', 'types', 'exclude_own'];
 
 /** GET /events: the store's event log after `cursor` (docs/webhooks.md, "How to never miss an event"). */
 export const listEvents: RouteFn = async (ctx, { principal, query }) => {
-  const unknown = Object.keys(query).find((k) => !KNOWN.includes(k));
-  if (unknown) throw validationFailed(unknown, `${unknown} is not a known parameter (${KNOWN.join(', ')})`);
+  onlyKnownParameters(query, KNOWN);
   const q = parse(ListEventsQuery, query);
   let types: TypeFilter[] | undefined;
   if (q.types !== undefined) {

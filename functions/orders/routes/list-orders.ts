@@ -2,6 +2,7 @@ import { parse } from '#domain/validation.ts';
 import { validationFailed } from '#domain/errors.ts';
 import { ListOrdersQuery } from '#domain/order/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { onlyKnownParameters } from '#http/known-parameters.ts';
 import { listOrders as listOrdersOfStore } from '#app/orders.ts';
 import { parseUpdatedSince } from '#domain/order/updated-since.ts';
 
@@ -10,8 +11,7 @@ const KNOWN = ['cursor', 'limit', 'updated_since'];
 /** GET /orders: ascending id from `cursor`, optionally only orders updated at or after `updated_since`. */
 export const listOrders: RouteFn = async (ctx, { principal, query }) => {
   // A misspelt parameter (`updated_after`) would silently widen a sync to the whole store.
-  const unknown = Object.keys(query).find((k) => !KNOWN.includes(k));
-  if (unknown) throw validationFailed(unknown, `${unknown} is not a known parameter (${KNOWN.join(', ')})`);
+  onlyKnownParameters(query, KNOWN);
   const q = parse(ListOrdersQuery, query);
   let since: string | undefined;
   if (q.updated_since !== undefined) {
