@@ -71,4 +71,26 @@ describe('filter[name] read budget', () => {
     // A needle with a rare trigram besides the crowded one is answered from the rare list.
     expect((await search('walnut writing desk zebra')).status).toBe(200);
   });
+
+  it('answers a needle too broad with the whole 422: its code, a message naming the needle and the budget, its field', async () => {
+    const { storeId, key } = await storeWithKey(['catalog:read']);
+    await batchWrite(
+      newContext(),
+      Array.from({ length: CROWD }, (_, i) => ({
+        PutRequest: { Item: { ...keys.nameGram(storeId, 'oak', 1_000_000 + i), n: normalizeName(`Oak shelf ${i}`) } },
+      })),
+      8,
+    );
+    const res = await fetch(`${base}/products?filter%5Bname%5D=Oak`, {
+      headers: { Authorization: `Bearer ${key.token}` },
+    });
+    expect({ status: res.status, body: await res.json() }).toEqual({
+      status: 422,
+      body: {
+        code: 'filter_too_broad',
+        message: `filter[name] "Oak" matches too many product names to be answered within the search's read budget (${SEARCH_READ_BUDGET_RCU} read units); use a longer or rarer needle.`,
+        field: 'filter[name]',
+      },
+    });
+  });
 });
