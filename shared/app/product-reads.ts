@@ -2,24 +2,40 @@ import type { RequestContext } from '#shared/context.ts';
 import { getDensePage, getProductsByIds } from '#db/product/repo.ts';
 import { getProduct as readProduct, productByExternalId } from '#db/product/item.ts';
 import { productIdsBySku } from '#db/product/index.repo.ts';
-import { productIdsByName } from '#db/name-index/search.repo.ts';
+import { productIdsByName, SEARCH_READ_BUDGET_RCU } from '#db/name-index/search.repo.ts';
 import { normalizeName, productNotFound, type Product } from '#domain/product/product.ts';
-import type { Refused } from '#domain/outcome.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { productChecksumPage } from '#db/product/checksum.repo.ts';
 import { productChecksum } from '#domain/product/checksum.ts';
 import { settledSequence } from './product-ids.ts';
 
+type ListParams = { page: number; limit: number; name?: string | undefined; sku?: string | undefined };
+type ProductList = { products: Product[]; total: number };
+
 /**
  * One page of the store's products in ascending id order, narrowed by the filters first when
  * there are any. The unfiltered list counts from the id sequence, first settling any id
- * reservation past its expiry at `now` (shared/app/product-ids.ts).
+ * reservation past its expiry at `now` (shared/app/product-ids.ts). Only a name filter can be
+ * refused: one whose matches do not fit in the search's read budget (422 filter_too_broad).
  */
 export async function listProducts(
   ctx: RequestContext,
   storeId: string,
-  params: { page: number; limit: number; name?: string | undefined; sku?: string | undefined },
+  params: ListParams & { name?: undefined },
+  now?: number,
+): Promise<ProductList>;
+export async function listProducts(
+  ctx: RequestContext,
+  storeId: string,
+  params: ListParams,
+  now?: number,
+): Promise<ProductList | Refused>;
+export async function listProducts(
+  ctx: RequestContext,
+  storeId: string,
+  params: ListParams,
   now: number = Date.now(),
-): Promise<{ products: Product[]; total: number }> {
+): Promise<ProductList | Refused> {
   const { page, limit, sku } = params;
   // Every name contains the empty string: an empty filter[name] narrows nothing.
   const name = params.name === '' ? undefined : params.name;
@@ -39,6 +55,12 @@ export async function listProducts(
     return { products, total };
   }
   const ids = await productIdsByName(ctx, storeId, name);
+  if (!Array.isArray(ids))
+    return refused(
+      'filter_too_broad',
+      `filter[name] "${name}" matches too many product names to be answered within the search's read budget (${SEARCH_READ_BUDGET_RCU} read units); use a longer or rarer needle.`,
+      'filter[name]',
+    );
   return { products: await getProductsByIds(ctx, storeId, slice(ids)), total: ids.length };
 }
 

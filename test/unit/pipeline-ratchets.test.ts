@@ -73,7 +73,6 @@ const CALLER_ERRORS_CEILING: Readonly<Record<string, number>> = {
   'shared/app/contention.ts': 1,
   'shared/app/admin-webhooks.ts': 2,
   'shared/db/event/outbox.repo.ts': 1,
-  'shared/db/name-index/search.repo.ts': 1,
   'shared/db/webhook/delivery.repo.ts': 2,
   'shared/domain/validation.ts': 3,
 };

@@ -1,5 +1,7 @@
 import { parse } from '#domain/validation.ts';
 import type { RouteFn } from '#http/http-handler.ts';
+import { problemResult } from '#http/error-status.ts';
+import { isRefused } from '#domain/outcome.ts';
 import { listProducts as listProductsOfStore } from '#app/product-reads.ts';
 import { toProductResource } from '#domain/product/product.ts';
 import { pageEnvelope } from '#domain/pagination.ts';
@@ -12,7 +14,9 @@ export const listProducts: RouteFn = async (ctx, { principal, query, url }) => {
   const sku = q['filter[sku]'];
   const storeId = principal.storeId;
 
-  const { products, total } = await listProductsOfStore(ctx, storeId, { page, limit, name, sku });
+  const list = await listProductsOfStore(ctx, storeId, { page, limit, name, sku });
+  if (isRefused(list)) return problemResult(list);
+  const { products, total } = list;
 
   const kept: Record<string, string> = {};
   for (const k of ['limit', 'filter[name]', 'filter[sku]', 'include'] as const)

@@ -22,8 +22,9 @@ import { DomainError } from '#domain/errors.ts';
  * consistent units (docs/api.md, "Product reads").
  *
  * Every search reads at most SEARCH_READ_BUDGET_RCU. A needle whose candidates do not fit is
- * refused with 422 filter_too_broad, never answered in part; a pending partition too large to read
- * (a bulk import or a reindex being taken in) answers 503 until the indexer has caught up.
+ * answered `too_broad`, never in part (the use case refuses it: 422 filter_too_broad); a pending
+ * partition too large to read (a bulk import or a reindex being taken in) answers 503 until the
+ * indexer has caught up.
  */
 export const SEARCH_READ_BUDGET_RCU = 50;
 
@@ -36,6 +37,10 @@ const STRONG_UNIT_BYTES = 4096;
 const FIRST_ITEM_BYTES_GUESS = 160;
 
 type Posting = { id: number; name: string };
+
+/** The candidates of a needle do not fit in the search's read budget: nothing is answered. */
+export type TooBroad = { kind: 'too_broad' };
+const TOO_BROAD: TooBroad = { kind: 'too_broad' };
 
 const toPosting = (item: Item): Posting => ({ id: keys.nameGramProductId(String(item.sk)), name: String(item.n) });
 
@@ -60,13 +65,6 @@ class ReadBudget {
   }
 }
 
-const tooBroad = (needle: string) =>
-  new DomainError(
-    'filter_too_broad',
-    `filter[name] "${needle}" matches too many product names to be answered within the search's read budget (${SEARCH_READ_BUDGET_RCU} read units); use a longer or rarer needle.`,
-    'filter[name]',
-  );
-
 async function page(ctx: RequestContext, input: QueryCommandInput, budget: ReadBudget, limit: number) {
   const out = await send(
     ctx,
@@ -77,14 +75,20 @@ async function page(ctx: RequestContext, input: QueryCommandInput, budget: ReadB
   return { items, next: out.LastEvaluatedKey };
 }
 
-export async function productIdsByName(ctx: RequestContext, storeId: string, needle: string): Promise<number[]> {
+export async function productIdsByName(
+  ctx: RequestContext,
+  storeId: string,
+  needle: string,
+): Promise<number[] | TooBroad> {
   const wanted = normalizeName(needle);
   const budget = new ReadBudget();
   const pendingNames = new Map(
     (await pendingEntries(ctx, storeId, budget)).map((i) => [Number(i.product_id), String(i.n)]),
   );
+  const candidates = await candidatePostings(ctx, storeId, wanted, budget);
+  if (!Array.isArray(candidates)) return candidates;
   const ids = new Set<number>();
-  for (const posting of await candidatePostings(ctx, storeId, wanted, budget, needle)) {
+  for (const posting of candidates) {
     if (!pendingNames.has(posting.id) && posting.name.includes(wanted)) ids.add(posting.id);
   }
   for (const [id, name] of pendingNames) if (name.includes(wanted)) ids.add(id);
@@ -123,8 +127,7 @@ function candidatePostings(
   storeId: string,
   wanted: string,
   budget: ReadBudget,
-  needle: string,
-): Promise<Posting[]> {
+): Promise<Posting[] | TooBroad> {
   const lookup = nameLookup(wanted);
   const list = (gram: string, prefix: string) => ({
     TableName: tableName(),
@@ -132,12 +135,11 @@ function candidatePostings(
     ExpressionAttributeValues: { ':pk': keys.nameGramPartition(storeId, gram), ':prefix': prefix },
   });
   // One or two letters: every trigram that starts with them, one list in one partition.
-  if (lookup.kind === 'prefix') return shortestList(ctx, [list(lookup.prefix, lookup.prefix)], budget, needle);
+  if (lookup.kind === 'prefix') return shortestList(ctx, [list(lookup.prefix, lookup.prefix)], budget);
   return shortestList(
     ctx,
     lookup.grams.map((gram) => list(gram, `${gram}#`)),
     budget,
-    needle,
   );
 }
 
@@ -152,8 +154,7 @@ async function shortestList(
   ctx: RequestContext,
   inputs: QueryCommandInput[],
   budget: ReadBudget,
-  needle: string,
-): Promise<Posting[]> {
+): Promise<Posting[] | TooBroad> {
   const lists = inputs.map((input) => ({
     input,
     items: [] as Item[],
@@ -161,7 +162,7 @@ async function shortestList(
     done: false,
   }));
   const first = budget.itemsFor(budget.left / lists.length, FIRST_PAGE);
-  if (first === 0) throw tooBroad(needle);
+  if (first === 0) return TOO_BROAD;
   await Promise.all(
     lists.map(async (list) => {
       const out = await page(ctx, list.input, budget, first);
@@ -176,7 +177,7 @@ async function shortestList(
   const sparsest = lists.sort((a, b) => lastId(b) - lastId(a))[0]!;
   for (let nextPage = 0; !sparsest.done; nextPage++) {
     const limit = budget.itemsFor(budget.left, NEXT_PAGES[Math.min(nextPage, NEXT_PAGES.length - 1)] as number);
-    if (limit === 0) throw tooBroad(needle);
+    if (limit === 0) return TOO_BROAD;
     const out = await page(ctx, { ...sparsest.input, ExclusiveStartKey: sparsest.start }, budget, limit);
     sparsest.items.push(...out.items);
     sparsest.start = out.next;
