@@ -133,7 +133,6 @@ const positionalReasonsIn = (text: string) =>
 
 /** Today's positional reads of cancellation reasons. */
 const POSITIONAL_REASONS_CEILING: Readonly<Record<string, number>> = {
-  'shared/db/product/repo.ts': 2,
   'shared/db/webhook/delivery.repo.ts': 1,
 };
 

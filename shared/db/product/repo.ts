@@ -3,14 +3,7 @@ import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { send, tableName } from '../core/client.ts';
 import { ENTITY } from '../core/table.ts';
 import { keys, type Key } from '../keys.ts';
-import {
-  batchGet,
-  cancellationReasons,
-  itemFromError,
-  itemKey,
-  type Item,
-  type TransactItem,
-} from '../core/helpers.ts';
+import { batchGet, cancellationReasons, itemKey, namedTransaction, type Item } from '../core/helpers.ts';
 import type { Product } from '#domain/product/product.ts';
 import { indexWrites, linkCopyWrite, toProduct } from './item.ts';
 import { idsAtPositions, productCount, sequenceOf, type ProductSequence } from '../core/sequence.ts';
@@ -153,45 +146,49 @@ export async function commitProductChange(
   next: Product,
   event: StoreEvent,
 ): Promise<ChangeOutcome> {
-  const items: TransactItem[] = [
-    {
-      Update: {
-        TableName: tableName(),
-        Key: keys.product(next.store_id, next.id),
-        UpdateExpression:
-          'SET #name = :name, description = :description, #status = :status, image_url = :image_url, ' +
-          'category_ids = :category_ids, category_external_ids = :category_external_ids, ' +
-          'tag_external_ids = :tag_external_ids, offers = :offers, updated_at = :updated_at',
-        ConditionExpression: 'updated_at = :previous',
-        // The loser of a race decides again from this at once, without a read.
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        ExpressionAttributeNames: { '#name': 'name', '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':name': next.name,
-          ':description': next.description,
-          ':status': next.status,
-          ':image_url': next.image_url,
-          ':category_ids': next.category_ids,
-          ':category_external_ids': next.category_external_ids,
-          ':tag_external_ids': next.tag_external_ids,
-          ':offers': next.offers,
-          ':updated_at': next.updated_at,
-          ':previous': current.updated_at,
+  const tx = namedTransaction([
+    [
+      'product',
+      {
+        Update: {
+          TableName: tableName(),
+          Key: keys.product(next.store_id, next.id),
+          UpdateExpression:
+            'SET #name = :name, description = :description, #status = :status, image_url = :image_url, ' +
+            'category_ids = :category_ids, category_external_ids = :category_external_ids, ' +
+            'tag_external_ids = :tag_external_ids, offers = :offers, updated_at = :updated_at',
+          ConditionExpression: 'updated_at = :previous',
+          // The loser of a race decides again from this at once, without a read.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ExpressionAttributeNames: { '#name': 'name', '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':name': next.name,
+            ':description': next.description,
+            ':status': next.status,
+            ':image_url': next.image_url,
+            ':category_ids': next.category_ids,
+            ':category_external_ids': next.category_external_ids,
+            ':tag_external_ids': next.tag_external_ids,
+            ':offers': next.offers,
+            ':updated_at': next.updated_at,
+            ':previous': current.updated_at,
+          },
         },
       },
-    },
-    ...indexWrites(next, current),
-  ];
-  const copy = linkCopyWrite(next);
-  if (copy) items.push(copy);
-  items.push(eventPut(event));
+    ],
+    ['index', indexWrites(next, current)],
+    ['copy', linkCopyWrite(next)],
+    ['event', eventPut(event)],
+  ]);
   try {
-    await send(ctx, new TransactWriteCommand({ TransactItems: items }));
+    await send(ctx, new TransactWriteCommand({ TransactItems: tx.items }));
     return { kind: 'committed', product: next };
   } catch (err) {
-    const reasons = cancellationReasons(err);
-    if (!reasons || reasons.some((r) => r.Code !== undefined && !RETRYABLE_REASONS.has(r.Code))) throw err;
-    const product = reasons[0]?.Code === 'ConditionalCheckFailed' ? itemFromError(reasons[0].Item) : undefined;
+    const cancelled = tx.cancelledBy(err);
+    // A reason other than a lost race (a validation error, an item too large) is a fault.
+    if (!cancelled || cancellationReasons(err)?.some((r) => r.Code !== undefined && !RETRYABLE_REASONS.has(r.Code)))
+      throw err;
+    const product = cancelled.item('product');
     return product ? { kind: 'stale', current: toProduct(product) } : { kind: 'stale' };
   }
 }
