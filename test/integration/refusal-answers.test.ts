@@ -1,4 +1,4 @@
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
@@ -6,7 +6,7 @@ import { handler as admin } from '#functions/admin/handler.ts';
 import { adminCommand, client, createKey, createStore, storeWithKey } from '#fixtures/api.ts';
 import { idem, insertTestPage, pageBody, pagePath, publishPath, unpublishPath, xid } from '#fixtures/content.ts';
 import { idemKey, insertTestOrder, orderFile, placeOrder, ref, statusPath } from '#fixtures/orders.ts';
-import { newEventId, putOutboxEvent, waitFor } from '#fixtures/webhooks.ts';
+import { deliveryOf, newEventId, putOutboxEvent, startReceiver, waitFor } from '#fixtures/webhooks.ts';
 import { BODY_MAX_BYTES } from '#domain/page/page-write.ts';
 
 /**
@@ -159,5 +159,49 @@ describe('the event log and the webhook admin: the refusals, whole', () => {
     expect(await adminCommand('webhooks replay', { store: storeId, event: eventId })).toMatchObject({
       event_id: eventId,
     });
+  });
+
+  it('answers a redelivery another one overtook 409 conflict, starting no round of its own', async () => {
+    const receiver = await startReceiver();
+    try {
+      const storeId = await createStore();
+      const key = await createKey(storeId, ['orders:read'], { webhook_url: receiver.url });
+      const { eventId } = await putOutboxEvent(storeId);
+      await waitFor('the delivery', async () => (await deliveryOf(key.id, eventId))?.state === 'delivered');
+      // Another redelivery starts a round between this one's read of the delivery and its write.
+      const name = `overtake-${eventId}`;
+      db().middlewareStack.add(
+        (next, context) => async (args) => {
+          const out = await next(args);
+          // The key as sent, marshalled or not by then.
+          const read = JSON.stringify((args.input as { Key?: unknown }).Key ?? null);
+          if (
+            /^Get(Item)?Command$/.test(context.commandName ?? '') &&
+            read.includes(keys.delivery(key.id, eventId).sk)
+          ) {
+            db().middlewareStack.remove(name);
+            await db().send(
+              new UpdateCommand({
+                TableName: tableName(),
+                Key: keys.delivery(key.id, eventId),
+                UpdateExpression: 'SET #round = #round + :one',
+                ExpressionAttributeNames: { '#round': 'round' },
+                ExpressionAttributeValues: { ':one': 1 },
+              }),
+            );
+          }
+          return out;
+        },
+        { step: 'initialize', name },
+      );
+      expect(await adminError('webhooks redeliver', { id: key.id, event: eventId })).toEqual({
+        code: 'conflict',
+        message: `delivery of event ${eventId} was redelivered concurrently; try again`,
+        field: 'event',
+      });
+      expect(await deliveryOf(key.id, eventId)).toMatchObject({ state: 'delivered', redeliveries: 1 });
+    } finally {
+      await receiver.close();
+    }
   });
 });
