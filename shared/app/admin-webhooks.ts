@@ -4,11 +4,10 @@ import { replayOutboxEvent } from '#db/event/outbox.repo.ts';
 import { listKeysOfStore } from '#db/key/repo.ts';
 import { listDeliveries, startRedelivery } from '#db/webhook/delivery.repo.ts';
 import { getEndpoint, getEndpoints } from '#db/webhook/endpoint.repo.ts';
-import { DomainError } from '#domain/errors.ts';
+import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import { generateWebhookSecret, type KeyRecord } from '#domain/key/api-key.ts';
 import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS, type Delivery } from '#domain/webhook/delivery.ts';
 import type { Endpoint } from '#domain/webhook/endpoint.ts';
-import { isRefused, type Refused } from '#domain/outcome.ts';
 import type { SealSecret } from './admin-keys.ts';
 import { changeWebhook, existingKey } from './key-changes.ts';
 import { requireStore } from './stores.ts';
@@ -41,15 +40,25 @@ export async function deliveryLog(
 async function requireActiveKey(ctx: RequestContext, keyId: number): Promise<KeyRecord | Refused> {
   const key = await existingKey(ctx, keyId);
   if (isRefused(key)) return key;
-  if (key.status === 'revoked') throw new DomainError('invalid_transition', `key ${keyId} is revoked`, 'id');
-  return key;
+  return key.status === 'revoked' ? refused('invalid_transition', `key ${keyId} is revoked`, 'id') : key;
 }
 
-/** A new round of one delivery of an active key (same webhook-id and body). */
+/**
+ * A new round of one delivery of an active key (same webhook-id and body); refused when the key
+ * has no delivery of the event, or another redelivery of it started a round first.
+ */
 export async function redeliverEvent(ctx: RequestContext, keyId: number, eventId: string): Promise<Delivery | Refused> {
   const key = await requireActiveKey(ctx, keyId);
   if (isRefused(key)) return key;
-  return startRedelivery(ctx, keyId, eventId, new Date().toISOString());
+  const started = await startRedelivery(ctx, keyId, eventId, new Date().toISOString());
+  switch (started.kind) {
+    case 'started':
+      return started.delivery;
+    case 'no_delivery':
+      return refused('not_found', `key ${keyId} has no delivery of event ${eventId}`, 'event');
+    case 'raced':
+      return refused('conflict', `delivery of event ${eventId} was redelivered concurrently; try again`, 'event');
+  }
 }
 
 /**
@@ -73,12 +82,9 @@ export async function redeliverSince(
   const started = [];
   const skipped: string[] = [];
   for (const d of batch) {
-    try {
-      started.push(deliveryView(await startRedelivery(ctx, keyId, d.event_id, now)));
-    } catch (err) {
-      if (!(err instanceof DomainError) || (err.code !== 'conflict' && err.code !== 'not_found')) throw err;
-      skipped.push(d.event_id);
-    }
+    const outcome = await startRedelivery(ctx, keyId, d.event_id, now);
+    if (outcome.kind === 'started') started.push(deliveryView(outcome.delivery));
+    else skipped.push(d.event_id);
   }
   const rest = chosen[BULK_REDELIVER_LIMIT];
   return {
@@ -112,7 +118,7 @@ export async function storeEventLog(ctx: RequestContext, storeId: string, after:
   if (isRefused(store)) return store;
   const page = await readEventLog(ctx, storeId, after, limit, Math.floor(Date.now() / 1000));
   if (page.expired)
-    throw new DomainError(
+    return refused(
       'cursor_expired',
       `events after ${after} are past the 30-day retention; start from --after 0`,
       'after',
@@ -120,8 +126,17 @@ export async function storeEventLog(ctx: RequestContext, storeId: string, after:
   return { events: page.events, more: page.more };
 }
 
-export const replayEvent = (ctx: RequestContext, storeId: string, eventId: string) =>
-  replayOutboxEvent(ctx, storeId, eventId, new Date());
+/** Runs a kept event of the store through the fan-out again; refused when the store has no such event. */
+export async function replayEvent(
+  ctx: RequestContext,
+  storeId: string,
+  eventId: string,
+): Promise<{ event_id: string; replayed_at: string } | Refused> {
+  const replayed = await replayOutboxEvent(ctx, storeId, eventId, new Date());
+  if (replayed.kind === 'no_event')
+    return refused('not_found', `store ${storeId} has no event ${eventId} (events are kept 7 days)`, 'event');
+  return { event_id: replayed.event_id, replayed_at: replayed.replayed_at };
+}
 
 /**
  * A new webhook secret for an active key, sealed by `seal` before it is written; the previous one

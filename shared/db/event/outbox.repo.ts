@@ -4,7 +4,6 @@ import { send, tableName } from '../core/client.ts';
 import { keys } from '../keys.ts';
 import { batchGet, itemKey } from '../core/helpers.ts';
 import { outboxRecordFromItem, type OutboxRecord } from './outbox-stream.ts';
-import { DomainError } from '#domain/errors.ts';
 
 const REPLAY_TTL_SECONDS = 24 * 60 * 60;
 
@@ -12,20 +11,20 @@ const REPLAY_TTL_SECONDS = 24 * 60 * 60;
  * Runs an event through the fan-out again: a copy of its outbox item under a new sort key, which
  * the table stream carries to the fan-out like the original. The fan-out claims one delivery per
  * (event, key), so keys that already have this event get nothing twice and keys that do not (the
- * stream record failed, or the key got its URL later) get it now. Outbox items live 7 days.
+ * stream record failed, or the key got its URL later) get it now. Outbox items live 7 days:
+ * `no_event` when the store has no (more) event of that id, and nothing is written.
  */
 export async function replayOutboxEvent(
   ctx: RequestContext,
   storeId: string,
   eventId: string,
   now: Date,
-): Promise<{ event_id: string; replayed_at: string }> {
+): Promise<{ kind: 'replayed'; event_id: string; replayed_at: string } | { kind: 'no_event' }> {
   const out = await send(
     ctx,
     new GetCommand({ TableName: tableName(), Key: keys.outboxEvent(storeId, eventId), ConsistentRead: true }),
   );
-  if (!out.Item)
-    throw new DomainError('not_found', `store ${storeId} has no event ${eventId} (events are kept 7 days)`, 'event');
+  if (!out.Item) return { kind: 'no_event' };
   const stamp = now.toISOString();
   await send(
     ctx,
@@ -39,7 +38,7 @@ export async function replayOutboxEvent(
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
-  return { event_id: eventId, replayed_at: stamp };
+  return { kind: 'replayed', event_id: eventId, replayed_at: stamp };
 }
 
 /** An outbox event as the express lane reads it: the record, its number once it has one, and its predecessor's id. */

@@ -5,16 +5,15 @@ import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import {
   batchGet,
-  cancellationReasons,
   isConditionalCheckFailed,
   itemFromError,
   itemKey,
+  namedTransaction,
   queryAll,
   type Item,
 } from '../core/helpers.ts';
 import { REDELIVERY_KIND } from '../event/outbox-stream.ts';
 import { DELIVERY_TTL_SECONDS, type Delivery, type DeliveryState } from '#domain/webhook/delivery.ts';
-import { DomainError } from '#domain/errors.ts';
 
 /**
  * The webhook delivery log: one item per (key, event) under the key's partition, 30-day TTL.
@@ -303,6 +302,13 @@ export async function listParkedDeliveries(ctx: RequestContext, keyId: number): 
 const REDELIVERY_REQUEST_TTL_SECONDS = 24 * 60 * 60;
 
 /**
+ * How a redelivery start ended: the delivery in its new round; `no_delivery`: the key has no
+ * delivery of that event; `raced`: another redelivery of it started a round first. Nothing is
+ * written but in `started`.
+ */
+export type RedeliveryStart = { kind: 'started'; delivery: Delivery } | { kind: 'no_delivery' } | { kind: 'raced' };
+
+/**
  * Starts a new round of a delivery and, in the same transaction, writes the request that the
  * stream carries to the fan-out, which queues it: the admin needs no queue access, and a crash
  * cannot leave a pending round without its message.
@@ -312,68 +318,67 @@ export async function startRedelivery(
   keyId: number,
   eventId: string,
   now: string,
-): Promise<Delivery> {
+): Promise<RedeliveryStart> {
   const current = await getDelivery(ctx, keyId, eventId);
-  if (!current) throw new DomainError('not_found', `key ${keyId} has no delivery of event ${eventId}`, 'event');
+  if (!current) return { kind: 'no_delivery' };
   const round = current.round + 1;
+  const tx = namedTransaction([
+    [
+      'round',
+      {
+        Update: {
+          TableName: tableName(),
+          Key: keys.delivery(keyId, eventId),
+          UpdateExpression:
+            'SET #round = :next, round_attempts = :zero, #state = :pending, next_attempt_at = :now, updated_at = :now, parked_at = :null',
+          ConditionExpression: '#round = :round',
+          ExpressionAttributeNames: { '#round': 'round', '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':next': round,
+            ':round': current.round,
+            ':zero': 0,
+            ':pending': 'pending',
+            ':now': now,
+            ':null': null,
+          },
+        },
+      },
+    ],
+    [
+      'request',
+      {
+        Put: {
+          TableName: tableName(),
+          Item: {
+            ...keys.redeliveryRequest(keyId, eventId, round),
+            type: ENTITY.outbox,
+            kind: REDELIVERY_KIND,
+            event_id: eventId,
+            key_id: keyId,
+            round,
+            created_at: now,
+            ttl: epochSeconds(now) + REDELIVERY_REQUEST_TTL_SECONDS,
+          },
+        },
+      },
+    ],
+  ]);
   try {
-    await send(
-      ctx,
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.delivery(keyId, eventId),
-              UpdateExpression:
-                'SET #round = :next, round_attempts = :zero, #state = :pending, next_attempt_at = :now, updated_at = :now, parked_at = :null',
-              ConditionExpression: '#round = :round',
-              ExpressionAttributeNames: { '#round': 'round', '#state': 'state' },
-              ExpressionAttributeValues: {
-                ':next': round,
-                ':round': current.round,
-                ':zero': 0,
-                ':pending': 'pending',
-                ':now': now,
-                ':null': null,
-              },
-            },
-          },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: {
-                ...keys.redeliveryRequest(keyId, eventId, round),
-                type: ENTITY.outbox,
-                kind: REDELIVERY_KIND,
-                event_id: eventId,
-                key_id: keyId,
-                round,
-                created_at: now,
-                ttl: epochSeconds(now) + REDELIVERY_REQUEST_TTL_SECONDS,
-              },
-            },
-          },
-        ],
-      }),
-    );
+    await send(ctx, new TransactWriteCommand({ TransactItems: tx.items }));
   } catch (err) {
-    if (cancellationReasons(err)?.[0]?.Code === 'ConditionalCheckFailed') {
-      throw new DomainError(
-        'conflict',
-        `delivery of event ${eventId} was redelivered concurrently; try again`,
-        'event',
-      );
-    }
+    if (tx.cancelledBy(err)?.failed('round')) return { kind: 'raced' };
     throw err;
   }
   return {
-    ...current,
-    round,
-    round_attempts: 0,
-    state: 'pending',
-    next_attempt_at: now,
-    updated_at: now,
-    parked_at: null,
+    kind: 'started',
+    delivery: {
+      ...current,
+      round,
+      round_attempts: 0,
+      state: 'pending',
+      next_attempt_at: now,
+      updated_at: now,
+      parked_at: null,
+    },
   };
 }
