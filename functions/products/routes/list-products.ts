@@ -10,23 +10,23 @@ import { ListProductsQuery } from '#domain/product/list-query.ts';
 export const listProducts: RouteFn = async (ctx, { principal, query, url }) => {
   const q = parse(ListProductsQuery, query);
   const { page, limit } = q;
-  const name = q['filter[name]'];
-  const sku = q['filter[sku]'];
-  const storeId = principal.storeId;
-
-  const list = await listProductsOfStore(ctx, storeId, { page, limit, name, sku });
+  const list = await listProductsOfStore(ctx, principal.storeId, {
+    page,
+    limit,
+    name: q['filter[name]'],
+    sku: q['filter[sku]'],
+  });
   if (isRefused(list)) return problemResult(list);
-  const { products, total } = list;
 
   const kept: Record<string, string> = {};
   for (const k of ['limit', 'filter[name]', 'filter[sku]', 'include'] as const)
     if (query[k] !== undefined) kept[k] = query[k];
   return {
     body: pageEnvelope({
-      data: products.map((p) => toProductResource(p, principal.currency, q.include === 'offers')),
+      data: list.products.map((p) => toProductResource(p, principal.currency, q.include === 'offers')),
       page,
       limit,
-      total,
+      total: list.total,
       path: url,
       query: kept,
     }),
