@@ -45,7 +45,8 @@ export interface PageListDocument {
 const slugTaken = (slug: string) =>
   refused('slug_taken', `Another page of this store already has the slug "${slug}".`, 'slug');
 
-const pageNotFound = () => refused('not_found', 'The page does not exist.');
+/** One value for every request: a refusal is never changed once made. */
+const PAGE_NOT_FOUND = refused('not_found', 'The page does not exist.');
 
 /**
  * Creates or replaces the page this key's external id addresses. A new, draft or unpublished page
@@ -177,14 +178,14 @@ async function changeStatus(
   const check = request ? checkRecord(request, read.alongside) : undefined;
   if (check && check.kind !== 'fresh') return check;
   const first = read.page;
-  if (!first) return pageNotFound();
+  if (!first) return PAGE_NOT_FOUND;
   return retryOnStale<Page | undefined, Idempotent<PageDocument> | Refused>({
     budget: ctx,
     what: `page ${first.id}: ${action}`,
     initial: first,
     read: () => getPage(ctx, caller.storeId, first.id),
     round: async (page) => {
-      if (!page) return done(pageNotFound());
+      if (!page) return done(PAGE_NOT_FOUND);
       const decision = decide(action, page.status, page.draft !== null);
       if (decision.kind === 'noop') return done(answered({ data: toPageResource(page) }));
       // No field of the request is at fault: the page's state is.

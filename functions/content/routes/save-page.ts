@@ -14,8 +14,10 @@ export const savePage: RouteFn = async (ctx, { principal, pathParameters, body, 
   const content = parse(PageBody, body ?? {});
   const condition = writeCondition(headers);
   const clean = await sanitizedBody(content.body);
-  if (isRefused(clean)) return problemResult(clean);
-  const saved = await savePageOf(ctx, principal, xid, { ...content, body: clean }, condition);
+  // The body's own refusal, or what the save answered.
+  const saved = isRefused(clean)
+    ? clean
+    : await savePageOf(ctx, principal, xid, { ...content, body: clean }, condition);
   if (isRefused(saved)) return problemResult(saved);
   if ('result' in saved) return problemResult(preconditionFailed(saved.header));
   // The answer shows the draft version: its ETag is the draft's checksum.
