@@ -1,6 +1,7 @@
+import { isRefused } from '#domain/outcome.ts';
 import type { RequestContext } from '#shared/context.ts';
 import * as v from 'valibot';
-import { parse } from '#domain/validation.ts';
+import { validate } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
 import {
   allStores,
@@ -99,7 +100,7 @@ function eventsArg(raw: string): string[] {
 /** The store and key commands; the other groups are in GROUPS. */
 const keyCommands: Record<string, AdminCommand> = {
   'stores create': async (ctx, args) => {
-    const a = parse(
+    const a = validate(
       v.strictObject({
         id: StoreIdArg,
         name: Name,
@@ -107,17 +108,19 @@ const keyCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
+    if (isRefused(a)) return a;
     return openStore(ctx, a);
   },
 
   /** Stores made since stores were indexed (shared/db/keys.ts); older ones open by id. */
   'stores list': async (ctx, args) => {
-    parse(v.strictObject({}), args);
+    const a = validate(v.strictObject({}), args);
+    if (isRefused(a)) return a;
     return { data: await allStores(ctx) };
   },
 
   'keys create': async (ctx, args) => {
-    const a = parse(
+    const a = validate(
       v.strictObject({
         store: StoreIdArg,
         name: Name,
@@ -131,6 +134,7 @@ const keyCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
+    if (isRefused(a)) return a;
     let abilities;
     try {
       abilities = parseAbilities(a.abilities);
@@ -164,7 +168,8 @@ const keyCommands: Record<string, AdminCommand> = {
   },
 
   'keys list': async (ctx, args) => {
-    const a = parse(v.strictObject({ store: StoreIdArg }), args);
+    const a = validate(v.strictObject({ store: StoreIdArg }), args);
+    if (isRefused(a)) return a;
     // `kind` tells an OAuth grant (docs/oauth.md, named after its client) from a key made here.
     return shown(await keysOfStore(ctx, a.store), (keys) => ({
       data: keys.map((k) => ({ ...publicKey(k), kind: k.kind ?? 'key' })),
@@ -172,18 +177,20 @@ const keyCommands: Record<string, AdminCommand> = {
   },
 
   'keys revoke': async (ctx, args) => {
-    const a = parse(v.strictObject({ id: KeyId }), args);
+    const a = validate(v.strictObject({ id: KeyId }), args);
+    if (isRefused(a)) return a;
     return shown(await revokeKeyNow(ctx, a.id), publicKey);
   },
 
   'keys rotate': async (ctx, args) => {
-    const a = parse(v.strictObject({ id: KeyId }), args);
+    const a = validate(v.strictObject({ id: KeyId }), args);
+    if (isRefused(a)) return a;
     return shown(await rotateKey(ctx, a.id), ({ record, token }) => ({ ...publicKey(record), token }));
   },
 
   /** `--url`, `--events` and/or `--exclude-own`; what is not given stays as it is. */
   'keys set-webhook': async (ctx, args) => {
-    const a = parse(
+    const a = validate(
       v.strictObject({
         id: KeyId,
         url: v.optional(v.string()),
@@ -192,6 +199,7 @@ const keyCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
+    if (isRefused(a)) return a;
     if (a.url === undefined && a.events === undefined && a.exclude_own === undefined) {
       throw new DomainError('validation_failed', "give --url ('' removes it), --events and/or --exclude-own", 'url');
     }
@@ -208,7 +216,7 @@ const keyCommands: Record<string, AdminCommand> = {
    * their role (which must trust the signer with the key's `aws_external_id`); replaces a webhook URL.
    */
   'keys set-destination': async (ctx, args) => {
-    const a = parse(
+    const a = validate(
       v.strictObject({
         id: KeyId,
         sqs_queue_url: v.optional(v.string()),
@@ -217,27 +225,31 @@ const keyCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
+    if (isRefused(a)) return a;
     return shown(await changeKeyDestination(ctx, a.id, awsDestinationArg(a)), publicKey);
   },
 
   /** The external id the key's destination role names in its trust policy (made now for a key made before destinations). */
   'keys external-id': async (ctx, args) => {
-    const a = parse(v.strictObject({ id: KeyId }), args);
+    const a = validate(v.strictObject({ id: KeyId }), args);
+    if (isRefused(a)) return a;
     return keyExternalId(ctx, a.id);
   },
 
   /** `--mcp read-only|full`: which MCP tools the key gets; HTTP is unaffected. */
   'keys set-mcp': async (ctx, args) => {
-    const a = parse(v.strictObject({ id: KeyId, mcp: Mcp }), args);
+    const a = validate(v.strictObject({ id: KeyId, mcp: Mcp }), args);
+    if (isRefused(a)) return a;
     return shown(await changeKeySettings(ctx, a.id, { mcp: a.mcp }), publicKey);
   },
 
   /** `--writes-per-hour` and/or `--status-changes-per-hour`, a number or `none`; what is not given stays. */
   'keys set-budget': async (ctx, args) => {
-    const a = parse(
+    const a = validate(
       v.strictObject({ id: KeyId, writes_per_hour: v.optional(PerHour), status_changes_per_hour: v.optional(PerHour) }),
       args,
     );
+    if (isRefused(a)) return a;
     if (a.writes_per_hour === undefined && a.status_changes_per_hour === undefined)
       throw new DomainError(
         'validation_failed',

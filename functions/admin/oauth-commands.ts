@@ -1,3 +1,4 @@
+import { isRefused } from '#domain/outcome.ts';
 import * as v from 'valibot';
 import {
   approveAuthorization,
@@ -8,7 +9,7 @@ import {
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { MCP_MODES } from '#domain/key/api-key.ts';
 import { DomainError } from '#domain/errors.ts';
-import { parse } from '#domain/validation.ts';
+import { validate } from '#domain/validation.ts';
 import { isRequestCursor } from '#domain/oauth/oauth.ts';
 import { IntegerArg, StoreIdArg } from './args.ts';
 import type { AdminCommand } from './commands.ts';
@@ -24,21 +25,23 @@ const Code = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLe
 export const oauthCommands: Record<string, AdminCommand> = {
   // A page at a time, newest first; `next_cursor` continues it (null on the last page).
   'oauth requests': async (ctx, args) => {
-    const a = parse(
+    const a = validate(
       v.strictObject({
         limit: v.optional(IntegerArg(1, 100), 50),
         cursor: v.optional(v.pipe(v.string(), v.check(isRequestCursor, 'is not a cursor of oauth requests'))),
       }),
       args,
     );
+    if (isRefused(a)) return a;
     return listAuthorizationRequests(ctx, Date.now(), { limit: a.limit, cursor: a.cursor ?? null });
   },
   'oauth show': async (ctx, args) => {
-    const a = parse(v.strictObject({ code: Code }), args);
+    const a = validate(v.strictObject({ code: Code }), args);
+    if (isRefused(a)) return a;
     return showAuthorization(ctx, a.code, Date.now());
   },
   'oauth approve': async (ctx, args) => {
-    const a = parse(
+    const a = validate(
       v.strictObject({
         code: Code,
         store: StoreIdArg,
@@ -48,6 +51,7 @@ export const oauthCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
+    if (isRefused(a)) return a;
     let abilities;
     try {
       abilities = a.abilities === undefined ? undefined : parseAbilities(a.abilities);
@@ -67,7 +71,8 @@ export const oauthCommands: Record<string, AdminCommand> = {
     );
   },
   'oauth deny': async (ctx, args) => {
-    const a = parse(v.strictObject({ code: Code }), args);
+    const a = validate(v.strictObject({ code: Code }), args);
+    if (isRefused(a)) return a;
     return denyAuthorization(ctx, a.code, Date.now());
   },
 };

@@ -1,5 +1,6 @@
+import { isRefused } from '#domain/outcome.ts';
 import * as v from 'valibot';
-import { parse } from '#domain/validation.ts';
+import { validate } from '#domain/validation.ts';
 import { markOrderPaid, placeOrder } from '#app/orders.ts';
 import { ORDER_REFERENCE_PATTERN, ORDER_REFERENCE_RULE } from '#domain/order/rules.ts';
 import type { AdminCommand } from './commands.ts';
@@ -49,11 +50,15 @@ const OrderFile = v.strictObject({
 
 export const orderCommands: Record<string, AdminCommand> = {
   'orders place': async (ctx, args) => {
-    const { store, file } = parse(v.strictObject({ store: StoreIdArg, file: OrderFile }), args);
+    const a = validate(v.strictObject({ store: StoreIdArg, file: OrderFile }), args);
+    if (isRefused(a)) return a;
+    const { store, file } = a;
     return placeOrder(ctx, store, file);
   },
   'orders mark-paid': async (ctx, args) => {
-    const { store, reference } = parse(v.strictObject({ store: StoreIdArg, reference: Reference }), args);
+    const a = validate(v.strictObject({ store: StoreIdArg, reference: Reference }), args);
+    if (isRefused(a)) return a;
+    const { store, reference } = a;
     return markOrderPaid(ctx, store, reference);
   },
 };

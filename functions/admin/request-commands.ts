@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
-import { parse } from '#domain/validation.ts';
+import { validate } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
 import { existingKey } from '#app/admin-keys.ts';
 import { isRefused } from '#domain/outcome.ts';
@@ -45,7 +45,8 @@ export const requestCommands: Record<string, AdminCommand> = {
    * AWS the API's access log group through Logs Insights (ACCESS_LOG_GROUP, docs/console.md).
    */
   'keys requests': async (ctx, args) => {
-    const a = parse(v.strictObject({ id: KeyIdArg, limit: Limit }), args);
+    const a = validate(v.strictObject({ id: KeyIdArg, limit: Limit }), args);
+    if (isRefused(a)) return a;
     const key = await existingKey(ctx, a.id);
     if (isRefused(key)) return key;
     const file = process.env.REQUEST_LOG_FILE;

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { parse } from '#domain/validation.ts';
+import { validate } from '#domain/validation.ts';
 import { DomainError } from '#domain/errors.ts';
 import { existingKey } from '#app/admin-keys.ts';
 import {
@@ -30,7 +30,8 @@ const Limit = v.optional(IntegerArg(1, 10_000));
 /** docs/contract.md#admin-cli, docs/contract.md#webhooks: the delivery log, redelivery, test delivery and webhook secret rotation. */
 export const webhookCommands: Record<string, AdminCommand> = {
   'webhooks deliveries': async (ctx, args) => {
-    const a = parse(v.strictObject({ id: KeyId, limit: Limit }), args);
+    const a = validate(v.strictObject({ id: KeyId, limit: Limit }), args);
+    if (isRefused(a)) return a;
     return shown(await deliveryLog(ctx, a.id), ({ deliveries, endpoint }) => ({
       endpoint: endpointView(endpoint),
       data: deliveries.slice(0, a.limit ?? deliveries.length).map(deliveryView),
@@ -39,7 +40,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
 
   // One event (--event), or every delivery created since a time (--since, optionally one --state).
   'webhooks redeliver': async (ctx, args) => {
-    const a = parse(
+    const a = validate(
       v.strictObject({
         id: KeyId,
         event: v.optional(EventId),
@@ -48,6 +49,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
+    if (isRefused(a)) return a;
     if ((a.event === undefined) === (a.since === undefined)) {
       throw new DomainError('validation_failed', 'give either --event EVENT_ID or --since TIME', 'event');
     }
@@ -59,7 +61,8 @@ export const webhookCommands: Record<string, AdminCommand> = {
 
   // Every key of a store with its webhook endpoint's state (active or parked, and why).
   'webhooks endpoints': async (ctx, args) => {
-    const a = parse(v.strictObject({ store: v.pipe(v.string(), v.minLength(1)) }), args);
+    const a = validate(v.strictObject({ store: v.pipe(v.string(), v.minLength(1)) }), args);
+    if (isRefused(a)) return a;
     return {
       data: (await endpointsOfStore(ctx, a.store)).map(({ key, endpoint }) => ({
         key_id: key.id,
@@ -75,7 +78,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
   // The store's whole event log (every family, every origin) from sequence `after` + 1, for an
   // operator checking what a receiver should have seen; `next_after` continues it.
   'webhooks events': async (ctx, args) => {
-    const a = parse(
+    const a = validate(
       v.strictObject({
         store: StoreIdArg,
         after: v.optional(IntegerArg(0, Number.MAX_SAFE_INTEGER), 0),
@@ -83,6 +86,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
       }),
       args,
     );
+    if (isRefused(a)) return a;
     const page = await storeEventLog(ctx, a.store, a.after, a.limit);
     if (isRefused(page)) return page;
     const data = page.events.map((e) => ({
@@ -99,18 +103,21 @@ export const webhookCommands: Record<string, AdminCommand> = {
   },
 
   'webhooks ping': async (ctx, args) => {
-    const a = parse(v.strictObject({ id: KeyId }), args);
+    const a = validate(v.strictObject({ id: KeyId }), args);
+    if (isRefused(a)) return a;
     const key = await existingKey(ctx, a.id);
     return isRefused(key) ? key : pingWebhook(key);
   },
 
   'webhooks replay': async (ctx, args) => {
-    const a = parse(v.strictObject({ store: v.pipe(v.string(), v.minLength(1)), event: EventId }), args);
+    const a = validate(v.strictObject({ store: v.pipe(v.string(), v.minLength(1)), event: EventId }), args);
+    if (isRefused(a)) return a;
     return replayEvent(ctx, a.store, a.event);
   },
 
   'keys rotate-webhook-secret': async (ctx, args) => {
-    const a = parse(v.strictObject({ id: KeyId }), args);
+    const a = validate(v.strictObject({ id: KeyId }), args);
+    if (isRefused(a)) return a;
     return shown(await rotateWebhookSecret(ctx, a.id, encryptWebhookSecret), ({ record, secret, graceEnds }) => ({
       ...publicKey(record),
       webhook_secret: secret,

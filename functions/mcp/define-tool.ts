@@ -1,4 +1,5 @@
-import { parse } from '#domain/validation.ts';
+import { validate } from '#domain/validation.ts';
+import { isRefused } from '#domain/outcome.ts';
 import { IDEMPOTENCY_ARG, idempotencyKeyArg, rest } from './args.ts';
 import { DRY_RUN_ARG, dryRunArg, isWrite } from './dry-run.ts';
 import type { ToolDefinition, ToolSpec } from './tool-spec.ts';
@@ -26,7 +27,8 @@ export function define(operation: ToolOperation, { request, ...spec }: ToolSpec)
       const idempotencyKey = spec.idempotent ? idempotencyKeyArg(args) : undefined;
       const dryRun = write ? dryRunArg(args) : false;
       const others = rest(args, [...(spec.idempotent ? [IDEMPOTENCY_ARG] : []), ...(write ? [DRY_RUN_ARG] : [])]);
-      parse(spec.args, others);
+      const checked = validate(spec.args, others);
+      if (isRefused(checked)) return checked;
       return {
         ...request(others),
         ...(idempotencyKey === undefined ? {} : { idempotencyKey }),

@@ -2,7 +2,7 @@ import type { RequestContext } from '#shared/context.ts';
 import { ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import { API_ROUTES, canonicalPath, type ApiRoute, type RequestPrincipal } from '#http/api-routes.ts';
 import type { RouteFn } from '#http/http-handler.ts';
-import { refused } from '#domain/outcome.ts';
+import { isRefused, refused } from '#domain/outcome.ts';
 import { errorBody, problemOf, problemResult, type Problem } from '#http/error-status.ts';
 import type { Ability } from '#domain/key/abilities.ts';
 import { IDEMPOTENCY_HEADER } from '#domain/idempotency.ts';
@@ -144,6 +144,7 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
   if (!offered(ctx, bound)) return toolError(refused('forbidden', READ_ONLY_REFUSAL));
   try {
     const request = tool.toRequest(args);
+    if (isRefused(request)) return toolError(request, tool.fieldNames);
     const pathParameters = request.pathParameters ?? {};
     // The path the endpoint would have been called with: the idempotency scope (key + method +
     // path + Idempotency-Key) is shared with HTTP, so a retry through either front replays.

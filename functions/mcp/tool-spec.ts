@@ -1,3 +1,4 @@
+import type { Refused } from '#domain/outcome.ts';
 import type * as v from 'valibot';
 import type { ResponseBody } from '#http/openapi/resources.ts';
 import type { Args } from './args.ts';
@@ -37,6 +38,6 @@ export interface ToolDefinition extends Omit<ToolSpec, 'request'> {
   operation: ToolOperation;
   /** Its input and output JSON Schemas, as tools/list shows them (converted once, at the first call). */
   schemas: () => Promise<ToolSchemas>;
-  /** Validates the arguments (422 naming the argument) and builds the endpoint's request. */
-  toRequest: (args: Args) => ToolRequest;
+  /** Validates the arguments and builds the endpoint's request, or refuses them (422 naming the argument). */
+  toRequest: (args: Args) => ToolRequest | Refused;
 }

@@ -9,7 +9,7 @@ import {
   type ProductWrite,
 } from '#domain/product/product-write.ts';
 import { externalIdOf, type BatchMode } from '#domain/product/batch.ts';
-import { EXTERNAL_ID_RULE, parse } from '#domain/validation.ts';
+import { EXTERNAL_ID_RULE, validate } from '#domain/validation.ts';
 import { DomainError, type ErrorCode } from '#domain/errors.ts';
 import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import type { Caller } from '#domain/principal.ts';
@@ -51,9 +51,9 @@ export async function upsertProductBatch(
   const outcomes = new Array<BatchItemOutcome>(items.length);
   const checked: CheckedItem[] = [];
   for (const [index, item] of items.entries()) {
-    const settled = settleSync(externalIdOf(item) ?? null, () => checkItem(index, item, mode));
-    if ('item' in settled) checked.push(settled.item);
-    else outcomes[index] = settled.outcome;
+    const one = checkItem(index, item, mode);
+    if (isRefused(one)) outcomes[index] = failure(externalIdOf(item) ?? null, one);
+    else checked.push(one);
   }
 
   const targets = await resolveManyWriteTargets(
@@ -161,7 +161,9 @@ function checkItem(index: number, item: unknown, mode: BatchMode): CheckedItem |
   if (externalId === undefined)
     return refused('validation_failed', `external_id must be ${EXTERNAL_ID_RULE}`, 'external_id');
   // The mode picks the schema, so the write is that mode's.
-  const { external_id: _xid, ...write } = parse(mode === 'patch' ? PatchItem : ReplaceItem, item);
+  const checked = validate(mode === 'patch' ? PatchItem : ReplaceItem, item);
+  if (isRefused(checked)) return checked;
+  const { external_id: _xid, ...write } = checked;
   return { index, externalId, mode, write } as CheckedItem;
 }
 
@@ -171,19 +173,6 @@ const failure = (externalId: string | null, err: Refused | DomainError): BatchIt
   ok: false,
   error: { code: err.code, message: err.message, field: err.field },
 });
-
-function settleSync(
-  externalId: string | null,
-  check: () => CheckedItem | Refused,
-): { item: CheckedItem } | { outcome: BatchItemOutcome } {
-  try {
-    const item = check();
-    return isRefused(item) ? { outcome: failure(externalId, item) } : { item };
-  } catch (err) {
-    if (err instanceof DomainError) return { outcome: failure(externalId, err) };
-    throw err;
-  }
-}
 
 async function settle(externalId: string, write: () => Promise<WriteOutcome | Refused>): Promise<BatchItemOutcome> {
   try {

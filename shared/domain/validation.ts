@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { DomainError, isErrorCode, validationFailed, type ErrorCode } from './errors.ts';
+import { isRefused, refused, type CallerCode, type Refused } from './outcome.ts';
 
 /** `tag_external_ids[2]`, `customer.email`: the path of a valibot issue as the contract's `field`. */
 export function fieldOf(issue: v.BaseIssue<unknown>): string | null {
@@ -22,10 +23,11 @@ function messageOf(issue: v.BaseIssue<unknown>, field: string | null): string {
 }
 
 /**
- * Parses input with a valibot schema; the first issue becomes 422 `validation_failed` naming
- * the field. Schemas may raise their own contract codes with `v.check` + a `code:` message prefix.
+ * The input parsed by a valibot schema, or the refusal its first issue makes: 422
+ * `validation_failed` naming the field. Schemas may raise their own contract codes with `v.check`
+ * + a `code:` message prefix. The caller presents the refusal (a route: `problemResult`).
  */
-export function parse<const S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+export function validate<const S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> | Refused {
   const result = v.safeParse(schema, input, { abortEarly: true });
   if (result.success) return result.output;
   const issue = result.issues[0];
@@ -33,9 +35,16 @@ export function parse<const S extends v.GenericSchema>(schema: S, input: unknown
   const custom = /^([a-z_]+):\s*(.*)$/.exec(issue.message);
   const code = custom?.[1];
   if (code !== undefined && custom?.[2] !== undefined && isErrorCode(code) && CUSTOM_CODES.has(code)) {
-    throw new DomainError(code, custom[2], field);
+    return refused(code as CallerCode, custom[2], field);
   }
-  throw new DomainError('validation_failed', messageOf(issue, field), field);
+  return refused('validation_failed', messageOf(issue, field), field);
+}
+
+/** As `validate`, with the refusal thrown: for the call sites not yet converted. */
+export function parse<const S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const output = validate(schema, input);
+  if (isRefused(output)) throw new DomainError(output.code, output.message, output.field);
+  return output;
 }
 
 /** Contract codes that a schema may raise itself (message `code: human text`). */
@@ -85,7 +94,15 @@ export function externalIdFromPath(raw: string | undefined): string | undefined 
   return isExternalId(value) ? value : undefined;
 }
 
-/** The `{external_id}` of a catalog or page path, or 422 naming `external_id` (docs/contract.md#limits). */
+/** The `{external_id}` of a catalog or page path, or the 422 naming `external_id` (docs/contract.md#limits). */
+export function validateExternalId(pathParameters: Record<string, string>): string | Refused {
+  return (
+    externalIdFromPath(pathParameters.external_id) ??
+    refused('validation_failed', `external_id must be ${EXTERNAL_ID_RULE}`, 'external_id')
+  );
+}
+
+/** As `validateExternalId`, with the refusal thrown: for the call sites not yet converted. */
 export function externalIdParam(pathParameters: Record<string, string>): string {
   const id = externalIdFromPath(pathParameters.external_id);
   if (id === undefined) throw validationFailed('external_id', `external_id must be ${EXTERNAL_ID_RULE}`);

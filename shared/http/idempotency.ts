@@ -18,10 +18,10 @@ import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '#domain/idempotency.ts'
 /**
  * An endpoint that takes an Idempotency-Key (docs/contract.md#idempotency), as one wrapper:
  *
- *   idempotent(ctx, input, { precheck: () => parse(Body, input.body), run: (request, body) => useCase(..., request) });
+ *   idempotent(ctx, input, { precheck: () => validate(Body, input.body), run: (request, body) => useCase(..., request) });
  *
- * `precheck` (optional) is pure validation; its error is stored at once with one conditional
- * PutItem. `run` calls the use case with the `IdempotentRequest`; the use case checks the record
+ * `precheck` (optional) is pure validation; the refusal it returns is stored at once with one
+ * conditional PutItem. `run` calls the use case with the `IdempotentRequest`; the use case checks the record
  * and commits its answer with its change (shared/app/idempotent-commit.ts) and returns an
  * outcome, which this maps to a response: its answer, a replay, 422 for a reused key, 409 while a
  * twin is in progress. An answer the use case did not store (it changed nothing), and a
@@ -82,7 +82,7 @@ export async function idempotent<T>(
   ctx: RequestContext,
   input: RouteInput,
   steps: {
-    precheck?: () => T;
+    precheck?: () => T | Refused;
     /** A refusal it returns is answered as a thrown one is: stored when it is about the request. */
     run: (request: IdempotentRequest, checked: T) => Promise<Idempotent<unknown> | Refused>;
     /** Request headers that are part of the request besides its body (a conditional route's If-Match). */
@@ -100,13 +100,15 @@ export async function idempotent<T>(
     return stored.kind === 'stored' ? thaw(response) : refusal(ctx, stored);
   };
 
-  let checked: T;
+  let checked: T | Refused;
   try {
     checked = steps.precheck ? steps.precheck() : (undefined as T);
   } catch (err) {
+    // A precheck not yet converted to return its refusal (set-order-status, the page actions).
     if (!(err instanceof DomainError) || !storable(err)) throw err;
     return store(errorResult(err));
   }
+  if (isRefused(checked)) return storable(checked) ? store(errorResult(checked)) : problemResult(checked);
 
   let outcome: Idempotent<unknown> | Refused;
   try {

@@ -1,10 +1,11 @@
-import { parse, externalIdParam } from '#domain/validation.ts';
+import { validate, validateExternalId } from '#domain/validation.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { idempotent } from '#http/idempotency.ts';
 import { conditionHeaders, etag, writeCondition } from '#http/conditional.ts';
 import { adjustStock } from '#app/stock.ts';
 import { preconditionFailed } from '#domain/product/checksum.ts';
 import { StockDeltaBody } from '#domain/product/stock.ts';
+import { isRefused } from '#domain/outcome.ts';
 
 /**
  * POST /catalog/products/{external_id}/stock under an Idempotency-Key: validation → the use case →
@@ -15,11 +16,13 @@ import { StockDeltaBody } from '#domain/product/stock.ts';
  */
 export const adjustProductStock: RouteFn = async (ctx, input) => {
   const result = await idempotent(ctx, input, {
-    precheck: () => ({
-      externalId: externalIdParam(input.pathParameters),
-      delta: parse(StockDeltaBody, input.body ?? {}),
-      condition: writeCondition(input.headers),
-    }),
+    precheck: () => {
+      const externalId = validateExternalId(input.pathParameters);
+      if (isRefused(externalId)) return externalId;
+      const delta = validate(StockDeltaBody, input.body ?? {});
+      if (isRefused(delta)) return delta;
+      return { externalId, delta, condition: writeCondition(input.headers) };
+    },
     run: async (request, { externalId, delta, condition }) => {
       const outcome = await adjustStock(ctx, input.principal, externalId, delta, request, condition);
       return outcome.kind === 'precondition_failed' ? preconditionFailed(outcome.header) : outcome;

@@ -1,4 +1,4 @@
-import { parse, externalIdParam } from '#domain/validation.ts';
+import { validate, validateExternalId } from '#domain/validation.ts';
 import { IncludeQuery } from '#domain/product/include.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { problemResult } from '#http/error-status.ts';
@@ -13,11 +13,13 @@ import { toMappedProduct } from '#domain/product/product.ts';
  * this key never wrote (another key's ids are not this key's).
  */
 export const getCatalogProduct: RouteFn = async (ctx, { principal, pathParameters, query }) => {
-  const externalId = externalIdParam(pathParameters);
-  const { include } = parse(IncludeQuery, query);
+  const externalId = validateExternalId(pathParameters);
+  if (isRefused(externalId)) return problemResult(externalId);
+  const q = validate(IncludeQuery, query);
+  if (isRefused(q)) return problemResult(q);
   const product = await getProductByExternalId(ctx, principal, externalId);
   if (isRefused(product)) return problemResult(product);
-  const data = toMappedProduct(product, principal.currency, include === 'offers');
+  const data = toMappedProduct(product, principal.currency, q.include === 'offers');
   // The version an If-Match of a later PUT or PATCH names (docs/catalog-writes.md#conditional-writes).
   return { body: { data }, headers: { ETag: etag(data.checksum) } };
 };

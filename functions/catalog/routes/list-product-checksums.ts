@@ -1,4 +1,6 @@
-import { parse } from '#domain/validation.ts';
+import { problemResult } from '#http/error-status.ts';
+import { isRefused } from '#domain/outcome.ts';
+import { validate } from '#domain/validation.ts';
 import { ChecksumListQuery } from '#domain/product/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { listProductChecksums } from '#app/product-reads.ts';
@@ -9,6 +11,7 @@ import { listProductChecksums } from '#app/product-reads.ts';
  * without reading products (docs/catalog-writes.md#checksums).
  */
 export const listChecksums: RouteFn = async (ctx, { principal, query }) => {
-  const q = parse(ChecksumListQuery, query);
+  const q = validate(ChecksumListQuery, query);
+  if (isRefused(q)) return problemResult(q);
   return { body: await listProductChecksums(ctx, principal, { cursor: q.cursor, limit: Number(q.limit) }) };
 };

@@ -1,4 +1,4 @@
-import { parse, externalIdParam } from '#domain/validation.ts';
+import { validate, validateExternalId } from '#domain/validation.ts';
 import { IncludeQuery } from '#domain/product/include.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { etag, writeCondition } from '#http/conditional.ts';
@@ -11,12 +11,15 @@ import { ProductPatchBody } from '#domain/product/product-write.ts';
 
 /** PATCH /catalog/products/{external_id}: only the supplied fields change; 404 (after the body is valid) for an unknown external id; If-Match holds it to a version. */
 export const updateProduct: RouteFn = async (ctx, { principal, pathParameters, body, query, headers }) => {
-  const externalId = externalIdParam(pathParameters);
-  const { include } = parse(IncludeQuery, query);
-  const patch = parse(ProductPatchBody, body ?? {});
+  const externalId = validateExternalId(pathParameters);
+  if (isRefused(externalId)) return problemResult(externalId);
+  const q = validate(IncludeQuery, query);
+  if (isRefused(q)) return problemResult(q);
+  const patch = validate(ProductPatchBody, body ?? {});
+  if (isRefused(patch)) return problemResult(patch);
   const written = await patchProduct(ctx, principal, externalId, patch, writeCondition(headers));
   if (isRefused(written)) return problemResult(written);
   if (written.result === 'precondition_failed') return problemResult(preconditionFailed(written.header));
-  const data = toMappedProduct(written.product, principal.currency, include === 'offers');
+  const data = toMappedProduct(written.product, principal.currency, q.include === 'offers');
   return { body: { data }, headers: { ETag: etag(data.checksum) } };
 };

@@ -1,4 +1,5 @@
-import { parse } from '#domain/validation.ts';
+import { isRefused } from '#domain/outcome.ts';
+import { validate } from '#domain/validation.ts';
 import { IncludeQuery } from '#domain/product/include.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { problemResult, statusOf } from '#http/error-status.ts';
@@ -14,8 +15,11 @@ import { ProductBatchBody, repeatedExternalId } from '#domain/product/batch.ts';
  * product, `error` its `{code, message, field}`.
  */
 export const upsertProductBatchRoute: RouteFn = async (ctx, { principal, body, query }) => {
-  const { include } = parse(IncludeQuery, query);
-  const { items, mode } = parse(ProductBatchBody, body ?? {});
+  const q = validate(IncludeQuery, query);
+  if (isRefused(q)) return problemResult(q);
+  const batch = validate(ProductBatchBody, body ?? {});
+  if (isRefused(batch)) return problemResult(batch);
+  const { items, mode } = batch;
   const repeated = repeatedExternalId(items);
   if (repeated) return problemResult(repeated);
   const outcomes = await upsertProductBatch(ctx, principal, items, mode);
@@ -27,7 +31,7 @@ export const upsertProductBatchRoute: RouteFn = async (ctx, { principal, body, q
               external_id: o.external_id,
               status: 200,
               result: o.result,
-              data: toMappedProduct(o.product, principal.currency, include === 'offers'),
+              data: toMappedProduct(o.product, principal.currency, q.include === 'offers'),
               error: null,
             }
           : { external_id: o.external_id, status: statusOf(o.error.code), result: null, data: null, error: o.error },

@@ -1,4 +1,4 @@
-import { parse } from '#domain/validation.ts';
+import { validate } from '#domain/validation.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { problemResult } from '#http/error-status.ts';
 import { isRefused } from '#domain/outcome.ts';
@@ -8,7 +8,8 @@ import { pageEnvelope } from '#domain/pagination.ts';
 import { ListProductsQuery } from '#domain/product/list-query.ts';
 
 export const listProducts: RouteFn = async (ctx, { principal, query, url }) => {
-  const q = parse(ListProductsQuery, query);
+  const q = validate(ListProductsQuery, query);
+  if (isRefused(q)) return problemResult(q);
   const { page, limit } = q;
   const list = await listProductsOfStore(ctx, principal.storeId, {
     page,
