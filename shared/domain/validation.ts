@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { DomainError, isErrorCode, validationFailed, type ErrorCode } from './errors.ts';
-import { isRefused, refused, type CallerCode, type Refused } from './outcome.ts';
+import { isErrorCode, type ErrorCode } from './errors.ts';
+import { refused, type CallerCode, type Refused } from './outcome.ts';
 
 /** `tag_external_ids[2]`, `customer.email`: the path of a valibot issue as the contract's `field`. */
 export function fieldOf(issue: v.BaseIssue<unknown>): string | null {
@@ -38,13 +38,6 @@ export function validate<const S extends v.GenericSchema>(schema: S, input: unkn
     return refused(code as CallerCode, custom[2], field);
   }
   return refused('validation_failed', messageOf(issue, field), field);
-}
-
-/** As `validate`, with the refusal thrown: for the call sites not yet converted. */
-export function parse<const S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
-  const output = validate(schema, input);
-  if (isRefused(output)) throw new DomainError(output.code, output.message, output.field);
-  return output;
 }
 
 /** Contract codes that a schema may raise itself (message `code: human text`). */
@@ -100,11 +93,4 @@ export function validateExternalId(pathParameters: Record<string, string>): stri
     externalIdFromPath(pathParameters.external_id) ??
     refused('validation_failed', `external_id must be ${EXTERNAL_ID_RULE}`, 'external_id')
   );
-}
-
-/** As `validateExternalId`, with the refusal thrown: for the call sites not yet converted. */
-export function externalIdParam(pathParameters: Record<string, string>): string {
-  const id = externalIdFromPath(pathParameters.external_id);
-  if (id === undefined) throw validationFailed('external_id', `external_id must be ${EXTERNAL_ID_RULE}`);
-  return id;
 }

@@ -104,7 +104,7 @@ export async function idempotent<T>(
   try {
     checked = steps.precheck ? steps.precheck() : (undefined as T);
   } catch (err) {
-    // A precheck not yet converted to return its refusal (set-order-status, the page actions).
+    // A precheck that still throws its refusal (set-order-status's reference no order can have).
     if (!(err instanceof DomainError) || !storable(err)) throw err;
     return store(errorResult(err));
   }

@@ -1,4 +1,6 @@
-import { parse } from '#domain/validation.ts';
+import { validate } from '#domain/validation.ts';
+import { isRefused } from '#domain/outcome.ts';
+import { problemResult } from '#http/error-status.ts';
 import { ListPagesQuery } from '#domain/page/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { onlyKnownParameters } from '#http/known-parameters.ts';
@@ -13,6 +15,7 @@ const KNOWN = ['type', 'version', 'cursor', 'limit'];
 export const listPages: RouteFn = async (ctx, { principal, query }) => {
   // A misspelt filter (`types=blog`) would otherwise silently list everything.
   onlyKnownParameters(query, KNOWN);
-  const q = parse(ListPagesQuery, query);
+  const q = validate(ListPagesQuery, query);
+  if (isRefused(q)) return problemResult(q);
   return { body: await listPagesOfStore(ctx, principal, q) };
 };

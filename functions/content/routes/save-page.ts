@@ -1,4 +1,4 @@
-import { parse, externalIdParam } from '#domain/validation.ts';
+import { validate, validateExternalId } from '#domain/validation.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { problemResult } from '#http/error-status.ts';
 import { etag, writeCondition } from '#http/conditional.ts';
@@ -10,8 +10,10 @@ import { isRefused } from '#domain/outcome.ts';
 
 /** PUT /content/pages/{external_id}: the body is validated and sanitized before anything is read; If-Match / If-None-Match: * hold it to a draft. */
 export const savePage: RouteFn = async (ctx, { principal, pathParameters, body, headers }) => {
-  const xid = externalIdParam(pathParameters);
-  const content = parse(PageBody, body ?? {});
+  const xid = validateExternalId(pathParameters);
+  if (isRefused(xid)) return problemResult(xid);
+  const content = validate(PageBody, body ?? {});
+  if (isRefused(content)) return problemResult(content);
   const condition = writeCondition(headers);
   const clean = await sanitizedBody(content.body);
   // The body's own refusal, or what the save answered.

@@ -10,6 +10,8 @@ import { checkAction } from '../input.ts';
  * required; one that is sent is ignored.
  */
 export const unpublishPage: RouteFn = async (ctx, { principal, pathParameters, body }) => {
-  const page = await unpublish(ctx, principal, checkAction(pathParameters, body));
+  const xid = checkAction(pathParameters, body);
+  if (isRefused(xid)) return problemResult(xid);
+  const page = await unpublish(ctx, principal, xid);
   return isRefused(page) ? problemResult(page) : { body: page };
 };

@@ -1,4 +1,4 @@
-import { parse } from '#domain/validation.ts';
+import { validate } from '#domain/validation.ts';
 import { validationFailed } from '#domain/errors.ts';
 import { ListEventsQuery } from '#domain/event/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
@@ -13,7 +13,8 @@ const KNOWN = ['cursor', 'limit', 'types', 'exclude_own'];
 /** GET /events: the store's event log after `cursor` (docs/webhooks.md, "How to never miss an event"). */
 export const listEvents: RouteFn = async (ctx, { principal, query }) => {
   onlyKnownParameters(query, KNOWN);
-  const q = parse(ListEventsQuery, query);
+  const q = validate(ListEventsQuery, query);
+  if (isRefused(q)) return problemResult(q);
   let types: TypeFilter[] | undefined;
   if (q.types !== undefined) {
     const parsed = parseTypeFilters(q.types);

@@ -1,4 +1,6 @@
-import { parse } from '#domain/validation.ts';
+import { validate } from '#domain/validation.ts';
+import { isRefused } from '#domain/outcome.ts';
+import { problemResult } from '#http/error-status.ts';
 import { validationFailed } from '#domain/errors.ts';
 import { ListOrdersQuery } from '#domain/order/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
@@ -12,7 +14,8 @@ const KNOWN = ['cursor', 'limit', 'updated_since'];
 export const listOrders: RouteFn = async (ctx, { principal, query }) => {
   // A misspelt parameter (`updated_after`) would silently widen a sync to the whole store.
   onlyKnownParameters(query, KNOWN);
-  const q = parse(ListOrdersQuery, query);
+  const q = validate(ListOrdersQuery, query);
+  if (isRefused(q)) return problemResult(q);
   let since: string | undefined;
   if (q.updated_since !== undefined) {
     const parsed = parseUpdatedSince(q.updated_since);

@@ -1,4 +1,5 @@
-import { parse } from '#domain/validation.ts';
+import { validate } from '#domain/validation.ts';
+import { isRefused } from '#domain/outcome.ts';
 import { notFound } from '#domain/errors.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { idempotent } from '#http/idempotency.ts';
@@ -10,7 +11,9 @@ import { StatusChangeBody } from '#domain/order/status-change.ts';
 export const setOrderStatus: RouteFn = (ctx, input) =>
   idempotent(ctx, input, {
     precheck: () => {
-      const { status } = parse(StatusChangeBody, input.body ?? {});
+      const body = validate(StatusChangeBody, input.body ?? {});
+      if (isRefused(body)) return body;
+      const { status } = body;
       const reference = referenceFromPath(input.pathParameters.reference);
       // A reference outside the alphabet can name no order.
       if (reference === undefined) throw notFound('order');
