@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '#domain/errors.ts';
-import { isRefused, refused, type Refused } from '#domain/outcome.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { type Budget, remainingMs, withGrace } from '#domain/time.ts';
 import type { RequestContext } from '#shared/context.ts';
 
@@ -53,17 +53,6 @@ function retryLater(text: string): string {
 /** A retryable 503 of a write: the platform's fault, told to try again after a moment. */
 const unavailable = (text: string) =>
   new DomainError('service_unavailable', retryLater(text), null, CONTENDED_RETRY_AFTER_S);
-
-/**
- * A refusal thrown, for the use cases that still refuse by exception: `retryOnStale` and
- * `retryLost` (pages, orders, product writes, key changes, the fan-out's numbering). It goes with
- * them, once each returns the refusal (`retryOnStaleOrBusy`).
- */
-export const thrown = (outcome: Refused) =>
-  new DomainError(outcome.code, outcome.message, outcome.field, outcome.retryAfterSeconds);
-
-/** `busy` thrown. */
-export const contended = (what: string) => thrown(busy(what));
 
 /**
  * The retryable refusal of a write whose request's budget cannot hold its next round although it
@@ -185,7 +174,7 @@ export type Round<S, R> =
 export const done = <R>(value: R): { done: R } => ({ done: value });
 export const stale = <S>(current?: S): { stale: S | undefined } => ({ stale: current });
 
-/** What `retryOnStaleOrBusy` is told: how to read the state, run a round, and how far to go. */
+/** What `retryOnStale` is told: how to read the state, run a round, and how far to go. */
 export interface Rounds<S, R> {
   /** The work's budget (its request context): it bounds the rounds. */
   budget: Budget;
@@ -209,7 +198,7 @@ export interface Rounds<S, R> {
  * `outOfTime(what)`, a fault). With a `bound`, a lost round waits a full-jitter backoff before
  * the next; without, only a round lost without the state (a read follows) waits (`backoff`).
  */
-export async function retryOnStaleOrBusy<S, R>(options: Rounds<S, R>): Promise<R | Refused> {
+export async function retryOnStale<S, R>(options: Rounds<S, R>): Promise<R | Refused> {
   const maxAttempts = options.maxAttempts ?? 50;
   const { budget, bound, what } = options;
   const clock = new RoundClock(budget);
@@ -243,14 +232,6 @@ export async function retryOnStaleOrBusy<S, R>(options: Rounds<S, R>): Promise<R
   }
 }
 
-/** `retryOnStaleOrBusy` with its refusal thrown, for the use cases that still refuse by exception. */
-export async function retryOnStale<S, R>(options: Rounds<S, R>): Promise<R> {
-  const outcome = await retryOnStaleOrBusy(options);
-  // A round's own answer is never a refusal here: these use cases throw theirs.
-  if (isRefused(outcome)) throw thrown(outcome);
-  return outcome;
-}
-
 /**
  * `retryOnStale` for an attempt that reads what it decides from itself and commits guarded on
  * it (`attempt`, one call of a repository): tried again, after a backoff, while it answers `lost`.
@@ -262,7 +243,7 @@ export function retryLost<O extends { kind: string }>(
   what: string,
   maxAttempts: number,
   attempt: () => Promise<O | Lost>,
-): Promise<Exclude<O, Lost>> {
+): Promise<Exclude<O, Lost> | Refused> {
   return retryOnStale<undefined, Exclude<O, Lost>>({
     budget,
     what,

@@ -70,10 +70,13 @@ export async function assignSequences(
   const numbered = new Map<string, number>();
   for (let start = 0; start < eventIds.length; start += NUMBERED_AT_ONCE) {
     const chunk = eventIds.slice(start, start + NUMBERED_AT_ONCE);
-    const { sequences } = await retryLost(ctx, `the event log of store ${storeId}`, 50, () =>
+    const outcome = await retryLost(ctx, `the event log of store ${storeId}`, 50, () =>
       numberEvents(ctx, storeId, chunk),
     );
-    for (const [id, sequence] of sequences) numbered.set(id, sequence);
+    // No caller to answer: a log still busy after every attempt fails the stream batch, which
+    // the stream retries (nothing was numbered that this batch does not number again).
+    if (outcome.kind === 'refused') throw new Error(outcome.message);
+    for (const [id, sequence] of outcome.sequences) numbered.set(id, sequence);
   }
   return numbered;
 }

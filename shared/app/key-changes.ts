@@ -26,9 +26,14 @@ export const existingKey = async (ctx: RequestContext, keyId: number): Promise<K
 
 const missing = (keyId: number) => refused('not_found', `key ${keyId} does not exist`, 'id');
 
-/** What a change answered when it found no active key to change: the refusal the admin sees. */
-const refusal = (keyId: number, outcome: KeyMissing | KeyRevoked): Refused =>
-  outcome.kind === 'missing' ? missing(keyId) : refused('invalid_transition', `key ${keyId} is revoked`, 'id');
+/**
+ * What a change answered when it found no active key to change, or kept losing to other changes
+ * of the key (the 429 `resource_busy`, passed on): the refusal the admin sees.
+ */
+const refusal = (keyId: number, outcome: KeyMissing | KeyRevoked | Refused): Refused => {
+  if (outcome.kind === 'refused') return outcome;
+  return outcome.kind === 'missing' ? missing(keyId) : refused('invalid_transition', `key ${keyId} is revoked`, 'id');
+};
 
 /** Revokes a key for good (its token stops working at once); a revoked key is answered as it is. */
 export async function revokeKey(ctx: RequestContext, keyId: number, now: string): Promise<KeyRecord | Refused> {

@@ -76,6 +76,7 @@ export async function savePage(
       newPage(content, { storeId: caller.storeId, keyId: caller.keyId, externalId: xid }),
       read.sequence,
     );
+    if (created.kind === 'refused') return created;
     if (created.kind === 'created') return { data: toPageResource(created.page, caller.keyId, 'draft') };
     if (created.kind === 'slug_taken') return slugTaken(content.slug);
     found =
@@ -116,7 +117,7 @@ function create(
   ctx: RequestContext,
   draft: Omit<Page, 'id'>,
   sequence: number | undefined,
-): Promise<Exclude<CreateResult, { kind: 'sequence_moved' }>> {
+): Promise<Exclude<CreateResult, { kind: 'sequence_moved' }> | Refused> {
   return retryOnStale<number, Exclude<CreateResult, { kind: 'sequence_moved' }>>({
     budget: ctx,
     what: `the page with external id ${draft.external_id}`,

@@ -233,7 +233,7 @@ export async function patchResolved(
  * back from the failed condition and decides again from it without a read; only a transaction
  * conflict (no state handed back) makes the next round read the product item. A lost round waits
  * a full-jitter backoff first, and a write past its `bound` is refused retryably, having written
- * nothing (shared/domain/time.ts, ContentionBound). If the link's copy
+ * nothing (ContentionBound in ./contention.ts). If the link's copy
  * is behind the product (written by an older version), the guard fails and hands back the product.
  * The write's condition is checked in each round against the state that round decides from, so
  * a racing write that commits between the check and the commit makes the round stale, and the
@@ -248,7 +248,7 @@ async function applyToExisting(
   known: Product | undefined,
   condition: WriteCondition,
   bound: ContentionBound,
-): Promise<WriteOutcome | undefined> {
+): Promise<WriteOutcome | Refused | undefined> {
   const storeId = caller.storeId;
   return retryOnStale<Product | undefined, WriteOutcome | undefined>({
     budget: ctx,

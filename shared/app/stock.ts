@@ -6,7 +6,7 @@ import { keyOrigin } from '#domain/event/event.ts';
 import { stockChangedEvent } from '#domain/event/product.ts';
 import { refused, type Refused } from '#domain/outcome.ts';
 import { failedCondition, productChecksum, type WriteCondition } from '#domain/product/checksum.ts';
-import { backoff, done, retryOnStaleOrBusy, stale } from './contention.ts';
+import { backoff, done, retryOnStale, stale } from './contention.ts';
 import type { Caller } from '#domain/principal.ts';
 import {
   afterTaken,
@@ -54,7 +54,7 @@ export function adjustStock(
 ): Promise<StockOutcome> {
   type Read = Awaited<ReturnType<typeof readStockTarget>>;
   let lost = 0;
-  return retryOnStaleOrBusy<Read, StockOutcome>({
+  return retryOnStale<Read, StockOutcome>({
     budget: ctx,
     what: `stock of product ${externalId} of key ${caller.keyId}`,
     read: () => readStockTarget(ctx, caller.storeId, caller.keyId, externalId, request.recordKey),

@@ -11,7 +11,7 @@ import { resolveWriteTargets } from '#db/product/item.ts';
 import { db, tableName } from '#db/core/client.ts';
 import { keys } from '#db/keys.ts';
 import { idempotent } from '#http/idempotency.ts';
-import { busy, contended } from '#app/contention.ts';
+import { busy, outOfTime } from '#app/contention.ts';
 import { ownGateway, winEveryRoundOf } from '#fixtures/racing-writer.ts';
 
 /** The store's events written so far (outbox items, written in each change's transaction). */
@@ -153,11 +153,12 @@ describe('a product write that keeps losing to other writers', () => {
 
 /**
  * A refusal with Retry-After is about the moment, not the request: an idempotent write (the stock
- * route, a status change) refused for contention is not stored as the Idempotency-Key's answer,
- * so the client's retry with the same key runs again instead of replaying the refusal.
+ * route, a status change) refused for contention, or failed for lack of time, is not stored as the
+ * Idempotency-Key's answer, so the client's retry with the same key runs again instead of
+ * replaying the refusal.
  */
 describe('an idempotent write refused for contention', () => {
-  it('runs again when retried with the same Idempotency-Key', async () => {
+  it('runs again when retried with the same Idempotency-Key after a fault thrown (out of time)', async () => {
     const { storeId, key } = await storeWithKey(['catalog:read', 'catalog:write']);
     const input = {
       principal: { keyId: key.id, storeId } as never,
@@ -170,12 +171,12 @@ describe('an idempotent write refused for contention', () => {
       method: 'POST',
       path: `/catalog/products/busy-${randomUUID()}/stock`,
     };
-    const refused = await idempotent(newContext(), input, {
+    const failed = await idempotent(newContext(), input, {
       run: async () => {
-        throw contended('the stock of product x');
+        throw outOfTime('the stock of product x');
       },
     }).catch((e: unknown) => e);
-    expect(refused).toMatchObject({ code: 'resource_busy' });
+    expect(failed).toMatchObject({ code: 'service_unavailable' });
     const retried = await idempotent(newContext(), input, {
       run: async () => ({ kind: 'answered', answer: { ok: 1 }, stored: undefined }),
     });

@@ -6,8 +6,8 @@ import {
   fullJitterMs,
   HOT_ITEM_BOUND,
   JITTER_CAP_MS,
+  retryLost,
   retryOnStale,
-  retryOnStaleOrBusy,
   stale,
   withinBound,
 } from '#app/contention.ts';
@@ -48,7 +48,7 @@ describe('contention bound', () => {
       bound: { calls: 8, ms: 60_000 },
       read: async () => 1,
       round: async (n) => (rounds++, stale(n)),
-    }).catch((e: unknown) => e);
+    });
     expect(await handedBack).toMatchObject({ code: 'resource_busy', retryAfterSeconds: 1 });
     expect(rounds).toBe(8);
 
@@ -62,8 +62,8 @@ describe('contention bound', () => {
       bound: { calls: 8, ms: 60_000 },
       read: async () => (reads++, 1),
       round: async () => (rounds++, stale()),
-    }).catch((e: unknown) => e);
-    expect(reread).toMatchObject({ code: 'resource_busy' });
+    });
+    expect(reread).toMatchObject({ kind: 'refused', code: 'resource_busy' });
     expect(rounds + reads).toBeLessThanOrEqual(8);
     expect({ rounds, reads }).toEqual({ rounds: 4, reads: 3 });
   });
@@ -81,14 +81,14 @@ describe('contention bound', () => {
         await new Promise((r) => setTimeout(r, 60));
         return stale(n);
       },
-    }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'resource_busy' });
+    });
+    expect(err).toMatchObject({ kind: 'refused', code: 'resource_busy' });
     expect(rounds).toBe(1);
   });
 
   it('returns the refusal of a write past its bound as a value, with nothing thrown, and a done round as it is', async () => {
     let rounds = 0;
-    const refusal = await retryOnStaleOrBusy<number, string>({
+    const refusal = await retryOnStale<number, string>({
       budget: UNBOUNDED,
       what: 'product 1 of store s',
       initial: 1,
@@ -106,7 +106,7 @@ describe('contention bound', () => {
     expect(rounds).toBe(1);
     // Outside a budget, maxAttempts bounds the rounds: the same refusal, returned.
     expect(
-      await retryOnStaleOrBusy({
+      await retryOnStale({
         budget: UNBOUNDED,
         what: 'x',
         read: async () => 1,
@@ -115,8 +115,25 @@ describe('contention bound', () => {
       }),
     ).toMatchObject({ kind: 'refused', code: 'resource_busy' });
     await expect(
-      retryOnStaleOrBusy({ budget: UNBOUNDED, what: 'x', read: async () => 1, round: async () => done('ok') }),
+      retryOnStale({ budget: UNBOUNDED, what: 'x', read: async () => 1, round: async () => done('ok') }),
     ).resolves.toBe('ok');
+  });
+
+  it('returns the busy refusal of an attempt lost maxAttempts times (the admin key changes, the numbering)', async () => {
+    let attempts = 0;
+    const outcome = await retryLost(UNBOUNDED, 'key 7', 3, async () => (attempts++, { kind: 'lost' as const }));
+    expect(outcome).toEqual({
+      kind: 'refused',
+      code: 'resource_busy',
+      message: 'key 7 is being changed by other writes right now; nothing was written. Retry after 1 s.',
+      field: null,
+      retryAfterSeconds: 1,
+    });
+    expect(attempts).toBe(3);
+    // An attempt that is not lost is the answer, on the first try.
+    expect(await retryLost(UNBOUNDED, 'key 7', 3, async () => ({ kind: 'changed' as const }))).toEqual({
+      kind: 'changed',
+    });
   });
 
   it('applies a write that wins within the bound, and lets a budget-only write go past it', async () => {

@@ -6,7 +6,7 @@ import { UNBOUNDED, withDeadline } from '#domain/time.ts';
 import {
   roundBudgetRefusal,
   attemptUntilWon,
-  contended,
+  busy,
   done,
   outOfTime,
   retryOnStale,
@@ -14,7 +14,7 @@ import {
   RoundClock,
   stale,
 } from '#app/contention.ts';
-import { DomainError } from '#domain/errors.ts';
+import type { Refused } from '#domain/outcome.ts';
 import { statusOf } from '#http/error-status.ts';
 
 describe('ids at list positions, around the gaps of the product sequence', () => {
@@ -59,11 +59,11 @@ describe('request budget', () => {
         return stale();
       },
     });
-    const err = await attempt.catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(DomainError);
-    // It lost its rounds to other writers: the tenant's contention (429), not the platform's fault.
-    expect(err).toMatchObject({ code: 'resource_busy', retryAfterSeconds: 1 });
-    expect(statusOf((err as DomainError).code)).toBe(429);
+    const refusal = await attempt;
+    // It lost its rounds to other writers: the tenant's contention (429), not the platform's
+    // fault, and returned as the caller's outcome, not thrown.
+    expect(refusal).toMatchObject({ kind: 'refused', code: 'resource_busy', retryAfterSeconds: 1 });
+    expect(statusOf((refusal as Refused).code)).toBe(429);
     // Rounds (200 ms each at least) started only while more than ROUND_MARGIN_MS was left: within the 1 s above it.
     expect(rounds).toBeGreaterThanOrEqual(1);
     expect(rounds).toBeLessThanOrEqual(5);
@@ -85,22 +85,22 @@ describe('request budget', () => {
   });
 
   it('bounds rounds by count only outside a budget, still with a retryable refusal', async () => {
-    const err = await retryOnStale({
+    const refusal = await retryOnStale({
       budget: UNBOUNDED,
       what: 'x',
       read: async () => 1,
       round: async () => stale(1),
       maxAttempts: 3,
-    }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'resource_busy', retryAfterSeconds: 1 });
+    });
+    expect(refusal).toMatchObject({ kind: 'refused', code: 'resource_busy', retryAfterSeconds: 1 });
   });
 });
 
 describe('the refusal of a contended write', () => {
   it('is 429 resource_busy with Retry-After once a round was lost, and 503 service_unavailable before any was', () => {
-    const busy = contended('product 1 of store s');
-    expect(busy).toMatchObject({ code: 'resource_busy', retryAfterSeconds: 1, field: null });
-    expect(statusOf(busy.code)).toBe(429);
+    const refusal = busy('product 1 of store s');
+    expect(refusal).toMatchObject({ kind: 'refused', code: 'resource_busy', retryAfterSeconds: 1, field: null });
+    expect(statusOf(refusal.code)).toBe(429);
     const late = outOfTime('product 1 of store s');
     expect(late).toMatchObject({ code: 'service_unavailable', retryAfterSeconds: 1, field: null });
     expect(statusOf(late.code)).toBe(503);

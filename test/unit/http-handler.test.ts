@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { createHttpHandler, type RouteFn } from '#http/http-handler.ts';
 import { DomainError } from '#domain/errors.ts';
-import { contended, outOfTime } from '#app/contention.ts';
+import { busy, outOfTime } from '#app/contention.ts';
+import { problemResult } from '#http/error-status.ts';
 import { log, setLogSink } from '#shared/log.ts';
 import { gatewayEvent } from '#fixtures/gateway-event.ts';
 
@@ -101,9 +102,7 @@ describe('the shared HTTP chain', () => {
   it('answers a write that kept losing to writers of its record 429 resource_busy with Retry-After, the RateLimit headers still the allowance', async () => {
     const lines: string[] = [];
     setLogSink((l) => lines.push(l));
-    const handler = productsHandler(async () => {
-      throw contended('product 7 of store s');
-    });
+    const handler = productsHandler(async () => problemResult(busy('product 7 of store s')));
     const res = await handler(event(), ctx);
     expect(res.statusCode).toBe(429);
     // Counted as Busy, not as Throttled (the key's allowance) nor as a 5xx.
