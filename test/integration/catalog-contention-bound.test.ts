@@ -157,20 +157,25 @@ describe('a product write that keeps losing to other writers', () => {
  * Idempotency-Key's answer, so the client's retry with the same key runs again instead of
  * replaying the refusal.
  */
+/** A stock change of a new key, under a fresh Idempotency-Key, as the route hands it on. */
+async function stockRequest() {
+  const { storeId, key } = await storeWithKey(['catalog:read', 'catalog:write']);
+  return {
+    principal: { keyId: key.id, storeId } as never,
+    pathParameters: {},
+    query: {},
+    body: { delta: -1 },
+    headers: { 'idempotency-key': randomUUID() },
+    requestId: 'r',
+    url: 'http://local/x',
+    method: 'POST',
+    path: `/catalog/products/busy-${randomUUID()}/stock`,
+  };
+}
+
 describe('an idempotent write refused for contention', () => {
   it('runs again when retried with the same Idempotency-Key after a fault thrown (out of time)', async () => {
-    const { storeId, key } = await storeWithKey(['catalog:read', 'catalog:write']);
-    const input = {
-      principal: { keyId: key.id, storeId } as never,
-      pathParameters: {},
-      query: {},
-      body: { delta: -1 },
-      headers: { 'idempotency-key': randomUUID() },
-      requestId: 'r',
-      url: 'http://local/x',
-      method: 'POST',
-      path: `/catalog/products/busy-${randomUUID()}/stock`,
-    };
+    const input = await stockRequest();
     const failed = await idempotent(newContext(), input, {
       run: async () => {
         throw outOfTime('the stock of product x');
@@ -185,18 +190,7 @@ describe('an idempotent write refused for contention', () => {
   });
 
   it('runs again when retried with the same Idempotency-Key after a refusal returned as a value (the stock use case)', async () => {
-    const { storeId, key } = await storeWithKey(['catalog:read', 'catalog:write']);
-    const input = {
-      principal: { keyId: key.id, storeId } as never,
-      pathParameters: {},
-      query: {},
-      body: { delta: -1 },
-      headers: { 'idempotency-key': randomUUID() },
-      requestId: 'r',
-      url: 'http://local/x',
-      method: 'POST',
-      path: `/catalog/products/busy-${randomUUID()}/stock`,
-    };
+    const input = await stockRequest();
     const refused = await idempotent(newContext(), input, { run: async () => busy('The stock of product x') });
     expect(refused).toMatchObject({ status: 429, body: { code: 'resource_busy', field: null } });
     expect(refused.headers).toMatchObject({ 'Retry-After': '1' });
