@@ -12,7 +12,7 @@ import { readBody, send } from './http-io.ts';
 import { follow, take } from './request-costs.ts';
 import { httpLambdas, type HttpLambda } from './lambdas.ts';
 import { handler as authorizer } from '#functions/authorizer/handler.ts';
-import { bearerChallenge, GATEWAY_RESPONSES, invalidTokenChallenge } from '#http/gateway-responses.ts';
+import { bearerChallenge, functionFailed, GATEWAY_RESPONSES, invalidTokenChallenge } from '#http/gateway-responses.ts';
 import { publicRoute } from './docs-routes.ts';
 import { answerClientError } from './client-error.ts';
 import { redactQuery } from '#shared/log.ts';
@@ -259,8 +259,10 @@ export function createGateway(options: GatewayOptions = {}): Server {
           try {
             result = await lambda(event, lambdaContext(route.group, requestId));
           } catch (err) {
+            // As API Gateway answers a function that failed (its INTEGRATION_FAILURE response).
             process.stderr.write(`handler failed: ${(err as Error).stack}\n`);
-            return reply(502, GATEWAY_RESPONSES.internal);
+            const failed = functionFailed();
+            return reply(failed.status, failed.body, failed.headers);
           }
           status = result.statusCode;
           answer = result.body;

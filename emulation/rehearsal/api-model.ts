@@ -129,17 +129,7 @@ export function readApi(assembly: Assembly, resolver: Resolver): ApiModel | unde
   const responses = new Map<string, GatewayResponse>();
   for (const r of ofApi('AWS::ApiGateway::GatewayResponse')) {
     const p = props(r);
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries((p.ResponseParameters ?? {}) as Record<string, string>)) {
-      const name = /^gatewayresponse\.header\.(.+)$/.exec(k)?.[1];
-      if (name) headers[name] = v.replace(/^'(.*)'$/s, '$1');
-    }
-    const templates = (p.ResponseTemplates ?? {}) as Record<string, string>;
-    responses.set(String(p.ResponseType), {
-      statusCode: p.StatusCode ? Number(p.StatusCode) : undefined,
-      headers,
-      template: templates['application/json'] ?? Object.values(templates)[0],
-    });
+    responses.set(String(p.ResponseType), gatewayResponseOf(p));
   }
   const stageProps = resourcesOfType(assembly, 'AWS::ApiGateway::Stage')
     .map(props)
@@ -163,6 +153,21 @@ export function readApi(assembly: Assembly, resolver: Resolver): ApiModel | unde
     binaryMediaTypes,
     webAcl: readWebAcl(assembly, resolver, `/restapis/${restApiId}/stages/`),
     accessLog,
+  };
+}
+
+/** An `AWS::ApiGateway::GatewayResponse`'s properties (references resolved) as the gateway renders them. */
+export function gatewayResponseOf(p: Record<string, Json>): GatewayResponse {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries((p.ResponseParameters ?? {}) as Record<string, string>)) {
+    const name = /^gatewayresponse\.header\.(.+)$/.exec(k)?.[1];
+    if (name) headers[name] = v.replace(/^'(.*)'$/s, '$1');
+  }
+  const templates = (p.ResponseTemplates ?? {}) as Record<string, string>;
+  return {
+    statusCode: p.StatusCode ? Number(p.StatusCode) : undefined,
+    headers,
+    template: templates['application/json'] ?? Object.values(templates)[0],
   };
 }
 

@@ -51,7 +51,8 @@ export interface RenderedResponse {
 
 /**
  * The answer for `type`. `status` stands for a situation whose status is not the type's table
- * value (a Lambda that failed is a DEFAULT_5XX with 502, a refused invocation one with 500).
+ * value (a Lambda that failed is an INTEGRATION_FAILURE with 502, a refused invocation one with
+ * 500: ./gateway.ts), and gives way to a StatusCode the template sets, as the table's would.
  */
 export function renderGatewayResponse(
   model: Pick<ApiModel, 'responses'>,

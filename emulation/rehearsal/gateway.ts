@@ -20,6 +20,17 @@ export type Invoke = (functionArn: string, event: unknown) => Promise<unknown>;
 /** Lambda's synchronous payload limit, for the event sent and the result returned. */
 const LAMBDA_PAYLOAD_LIMIT = 6 * 1024 * 1024;
 
+/**
+ * A Lambda proxy integration that failed is the INTEGRATION_FAILURE gateway response, whatever
+ * the cause (AWS's access logs name that `$context.error.responseType` for a function error, a
+ * crash and an oversized result alike); without a StatusCode of its own it answers the cause's
+ * status, not the type's table value (504): 502 when the function ran and failed, 500 when Lambda
+ * refused the invocation (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html).
+ * shared/http/gateway-responses.ts, functionFailed, says what our template sets for it.
+ */
+const FUNCTION_ERROR = 502;
+const REFUSED_INVOCATION = 500;
+
 function policyAllows(result: Partial<APIGatewayAuthorizerResult>, methodArn: string): boolean {
   const matches = (pattern: string) =>
     new RegExp(
@@ -194,14 +205,13 @@ export function createTemplateGateway(
         body: body.length ? body.toString(binary ? 'base64' : 'utf8') : null,
         isBase64Encoded: binary,
       };
-      // Lambda refuses an event over its payload limit; API Gateway answers an invocation Lambda
-      // refuses with 500 (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html).
+      // Lambda refuses an event over its payload limit: an invocation Lambda refuses (see below).
       const eventBytes = Buffer.byteLength(JSON.stringify(event));
       if (eventBytes > LAMBDA_PAYLOAD_LIMIT)
         return fail(
           `Lambda refused the invocation: the event is ${eventBytes} bytes, over its ${LAMBDA_PAYLOAD_LIMIT}-byte payload limit`,
-          'DEFAULT_5XX',
-          500,
+          'INTEGRATION_FAILURE',
+          REFUSED_INVOCATION,
         );
       let result: { statusCode?: number; body?: string; headers?: Record<string, string>; isBase64Encoded?: boolean };
       let timer: NodeJS.Timeout | undefined;
@@ -217,17 +227,21 @@ export function createTemplateGateway(
           );
         result = outcome as typeof result;
       } catch (err) {
-        // The function failed (an error, its own timeout, a crash): 502, "Internal server error".
+        // The function failed (an error, its own timeout, a crash), or Lambda refused to run it.
         return fail(
           `${method.httpMethod} ${method.resourcePath} Lambda failed: ${(err as Error).name}: ${(err as Error).message}`,
-          'DEFAULT_5XX',
-          err instanceof LambdaError ? 502 : 500,
+          'INTEGRATION_FAILURE',
+          err instanceof LambdaError ? FUNCTION_ERROR : REFUSED_INVOCATION,
         );
       } finally {
         clearTimeout(timer);
       }
+      // Lambda fails a result over its payload limit as a function error.
       if (Buffer.byteLength(JSON.stringify(result ?? null)) > LAMBDA_PAYLOAD_LIMIT)
-        return fail('the Lambda result is over the 6 MB payload limit', 'DEFAULT_5XX', 502);
+        return fail('the Lambda result is over the 6 MB payload limit', 'INTEGRATION_FAILURE', FUNCTION_ERROR);
+      // A malformed proxy result is a 502 too; which response type AWS renders it through is not
+      // documented, and LocalStack's model of API Gateway renders it through DEFAULT_5XX, as here
+      // (localstack-core/localstack/services/apigateway/next_gen/execute_api/integrations/aws.py).
       if (!result || typeof result.statusCode !== 'number')
         return fail(`${method.httpMethod} ${method.resourcePath}: malformed Lambda proxy response`, 'DEFAULT_5XX', 502);
       // A base64 result is decoded when the client accepts (first Accept type) a binary media type.

@@ -40,7 +40,6 @@ export const GATEWAY_RESPONSES = {
     message: "The body's media type is not accepted; send application/json.",
     field: null,
   },
-  badGateway: { code: 'bad_gateway', message: 'The service behind this route failed; retry shortly.', field: null },
   gatewayTimeout: {
     code: 'gateway_timeout',
     message: 'The service did not answer in time; the request may have been applied.',
@@ -97,8 +96,31 @@ export interface GatewayResponseSpec {
   when: string;
 }
 
-/** Seconds a client waits after a gateway 429 or 503. */
+/** Seconds a client waits after a gateway 429, 502 or 503. */
 export const GATEWAY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * API Gateway's answer when a Lambda proxy integration fails: the function threw, ran out of
+ * memory, hit its own timeout (every API function's is shorter than the 29 s integration timeout,
+ * test/infra/gateway-responses.test.ts), returned more than 6 MB, or Lambda refused to run it.
+ * AWS renders a function error through the INTEGRATION_FAILURE gateway response (the
+ * `$context.error.responseType` of its access log: a deployed API's, at
+ * https://github.com/DataBiosphere/azul/issues/8258; LocalStack models a refused invocation the
+ * same way), with the cause's own status when the response sets none: 502 for a function error,
+ * 500 for a refused invocation
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html), not the 504 the
+ * table of types gives it
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html).
+ * Ours sets 502 for every cause, and the local gateway answers the same (emulation/local/gateway.ts).
+ */
+export function functionFailed(): { status: number; body: GatewayBody; headers: Record<string, string> } {
+  // A function, not a constant: a bundle that imports another export of this file leaves it out.
+  return {
+    status: 502,
+    body: { code: 'bad_gateway', message: 'The service behind this route failed; retry shortly.', field: null },
+    headers: { 'Retry-After': String(GATEWAY_RETRY_AFTER_SECONDS) },
+  };
+}
 
 /**
  * Every gateway response type, each with an explicit status and a catalogued code, so that
@@ -130,6 +152,7 @@ export function gatewayResponseTable(rateLimitPerMinute: number, metadataUrl: st
     when,
   });
   const G = GATEWAY_RESPONSES;
+  const failed = functionFailed();
   return [
     r('UNAUTHORIZED', 401, G.unauthorized, 'No Authorization header, or the authorizer refused it.', challenge),
     r(
@@ -181,10 +204,19 @@ export function gatewayResponseTable(rateLimitPerMinute: number, metadataUrl: st
     ),
     r('AUTHORIZER_CONFIGURATION_ERROR', 500, G.internal, 'The authorizer answered something API Gateway cannot read.'),
     r('API_CONFIGURATION_ERROR', 500, G.internal, 'The deployment is misconfigured.'),
-    r('INTEGRATION_FAILURE', 502, G.badGateway, 'The function crashed, was throttled or answered malformed.', {
-      'Retry-After': retry,
-    }),
-    r('INTEGRATION_TIMEOUT', 504, G.gatewayTimeout, 'No answer from the function within 29 s.'),
+    r(
+      'INTEGRATION_FAILURE',
+      failed.status,
+      failed.body,
+      'The function failed (an error, out of memory, its own timeout, a result over 6 MB) or Lambda refused to run it (throttled).',
+      failed.headers,
+    ),
+    r(
+      'INTEGRATION_TIMEOUT',
+      504,
+      G.gatewayTimeout,
+      "No answer within the integration's 29 s; an API function's own timeout comes first (`INTEGRATION_FAILURE`).",
+    ),
     r('DEFAULT_4XX', 400, G.badRequest, 'Any other 4xx API Gateway adds later.'),
     r('DEFAULT_5XX', 500, G.internal, 'Any other 5xx API Gateway adds later.'),
   ];

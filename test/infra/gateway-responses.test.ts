@@ -1,7 +1,17 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
-import { bearerChallenge, gatewayResponseTable, invalidTokenChallenge } from '#http/gateway-responses.ts';
+import {
+  bearerChallenge,
+  functionFailed,
+  gatewayResponseTable,
+  invalidTokenChallenge,
+} from '#http/gateway-responses.ts';
+import { gatewayResponseOf, type ApiModel } from '#emulation/rehearsal/api-model.ts';
+import { createTemplateGateway, type Invoke } from '#emulation/rehearsal/gateway.ts';
+import { LambdaError } from '#emulation/rehearsal/sandbox.ts';
 import { ERROR_CATALOGUE } from '#http/openapi/error-catalogue.ts';
 import { GATEWAY_DOC, renderGatewayDoc } from '#infra/gateway-docs.ts';
 import { DEFAULT_SETTINGS } from '#infra/settings.ts';
@@ -17,8 +27,9 @@ type GatewayResponse = {
 };
 
 /** API Gateway's own answers: one per type, each with its status and a catalogued code, as docs/gateway.md says. */
+const { api, template } = synthStacks({ rateLimitPerMinute: 45 });
+
 describe('gateway responses', () => {
-  const { api, template } = synthStacks({ rateLimitPerMinute: 45 });
   const inTemplate = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse')) as GatewayResponse[];
   const metadataUrl = deployedMetadataUrl(api);
   const table = gatewayResponseTable(45, metadataUrl);
@@ -86,5 +97,132 @@ describe('gateway responses', () => {
     const doc = readFileSync(GATEWAY_DOC, 'utf8');
     expect(doc).toBe(renderGatewayDoc(doc));
     expect(doc).toContain(`RateLimit-Limit: ${DEFAULT_SETTINGS.rateLimitPerMinute}`);
+  });
+});
+
+/**
+ * A Lambda proxy integration that fails, in AWS: its INTEGRATION_FAILURE gateway response, with
+ * 502 from the function's side (an error, a crash, its own timeout, an oversized result) and 500
+ * when Lambda refuses the invocation, unless the response sets a StatusCode; the 29 s integration
+ * timeout is INTEGRATION_TIMEOUT (shared/http/gateway-responses.ts, functionFailed, has the
+ * sources). The template's answers for them, and the rehearsal's gateway (emulation/rehearsal)
+ * rendering them from this template, as a client of the deployed API gets them.
+ */
+describe('the gateway when a function fails', () => {
+  const resources = (type: string) =>
+    Object.values(template.findResources(type)) as { Properties: Record<string, unknown> }[];
+  const responses = new Map(
+    resources('AWS::ApiGateway::GatewayResponse').map(({ Properties: p }) => [
+      String(p.ResponseType),
+      gatewayResponseOf({
+        ...p,
+        ResponseParameters: Object.fromEntries(
+          Object.entries(p.ResponseParameters as Record<string, unknown>).map(([k, v]) => [k, joined(v)]),
+        ),
+      } as never),
+    ]),
+  );
+  const INTEGRATION_TIMEOUT_MS = 200;
+  const model: ApiModel = {
+    restApiId: 'api',
+    stage: 'prod',
+    responses,
+    binaryMediaTypes: [],
+    webAcl: undefined,
+    accessLog: undefined,
+    methods: [
+      {
+        resourcePath: '/fails/{how}',
+        httpMethod: 'GET',
+        authorizationType: 'NONE',
+        authorizer: undefined,
+        functionArn: 'arn:aws:lambda:local:000000000000:function:failing',
+        integration: {
+          type: 'AWS_PROXY',
+          timeoutMs: INTEGRATION_TIMEOUT_MS,
+          contentHandling: undefined,
+          requestTemplates: {},
+          responses: [],
+        },
+      },
+    ],
+  };
+  /** The function as Lambda runs it (emulation/rehearsal/sandbox.ts): how it fails is the path's last part. */
+  const invoke: Invoke = async (_arn, event) => {
+    const how = (event as { pathParameters: { how: string } }).pathParameters.how;
+    if (how === 'throws') throw new LambdaError('Error', 'boom');
+    if (how === 'out-of-memory')
+      throw new LambdaError('Runtime.ExitError', 'the execution environment exited (out of memory?)');
+    if (how === 'own-timeout') throw new LambdaError('Sandbox.Timedout', 'Task timed out after 10.00 seconds');
+    if (how === 'refused') throw new Error('TooManyRequestsException: Rate Exceeded.');
+    if (how === 'oversized') return { statusCode: 200, body: 'x'.repeat(7 * 1024 * 1024) };
+    // 'no-answer': still running when the integration timeout passes.
+    return new Promise((resolve) =>
+      setTimeout(() => resolve({ statusCode: 200, body: '' }), 5 * INTEGRATION_TIMEOUT_MS),
+    );
+  };
+  const server = createServer(createTemplateGateway(model, invoke));
+  let base = '';
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  const answer = async (how: string) => {
+    const res = await fetch(`${base}/fails/${how}`);
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() };
+  };
+
+  it('sets INTEGRATION_FAILURE to 502 bad_gateway with Retry-After, INTEGRATION_TIMEOUT to 504 gateway_timeout', () => {
+    const of = (type: string) =>
+      resources('AWS::ApiGateway::GatewayResponse').find((r) => r.Properties.ResponseType === type)!.Properties;
+    expect(of('INTEGRATION_FAILURE')).toMatchObject({
+      StatusCode: '502',
+      ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
+    });
+    expect(
+      JSON.parse((of('INTEGRATION_FAILURE').ResponseTemplates as Record<string, string>)['application/json']!),
+    ).toEqual({
+      code: 'bad_gateway',
+      message: expect.any(String),
+      field: null,
+    });
+    expect(of('INTEGRATION_TIMEOUT')).toMatchObject({ StatusCode: '504' });
+  });
+
+  it("stops every API function on its own timeout before the integration's, so a slow function is a failure, not a 504", () => {
+    const functions = template.findResources('AWS::Lambda::Function');
+    const methods = resources('AWS::ApiGateway::Method').filter(
+      (m) => (m.Properties.Integration as { Type?: string } | undefined)?.Type === 'AWS_PROXY',
+    );
+    expect(methods.length).toBeGreaterThan(5);
+    for (const { Properties: p } of methods) {
+      const integration = p.Integration as { Uri: unknown; TimeoutInMillis?: number };
+      const [fn] = /"Fn::GetAtt":\["(\w+)","Arn"\]/.exec(JSON.stringify(integration.Uri))?.slice(1) ?? [];
+      const timeoutS = Number(functions[fn!]?.Properties.Timeout);
+      expect(timeoutS, `${fn} of ${p.HttpMethod} ${String(p.ResourceId)}`).toBeGreaterThan(0);
+      expect(timeoutS * 1000).toBeLessThan(integration.TimeoutInMillis ?? 29_000);
+    }
+  });
+
+  it('answers a function that threw, ran out of memory, timed out or returned over 6 MB: 502 bad_gateway', async () => {
+    for (const how of ['throws', 'out-of-memory', 'own-timeout', 'oversized']) {
+      expect(await answer(how), how).toEqual({
+        status: 502,
+        retryAfter: '1',
+        body: functionFailed().body,
+      });
+    }
+  });
+
+  it('answers an invocation Lambda refused with the same 502 (the template sets it for every cause)', async () => {
+    expect(await answer('refused')).toEqual({ status: 502, retryAfter: '1', body: functionFailed().body });
+  });
+
+  it('answers no answer within the integration timeout: 504 gateway_timeout', async () => {
+    const res = await answer('no-answer');
+    expect(res.status).toBe(504);
+    expect(res.body).toMatchObject({ code: 'gateway_timeout', field: null });
   });
 });

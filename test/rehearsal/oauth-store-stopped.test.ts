@@ -9,8 +9,8 @@ import { waitFor } from '#fixtures/webhooks.ts';
  * from the template, the OAuth function's bundle in its sandbox with its role, its call budget as
  * deployed (shared/config.ts). The answer is the function's RFC 6749 error, 503
  * `temporarily_unavailable` with Retry-After, well before the function's timeout, never the
- * gateway's answer for a function that threw or timed out (docs/oauth.md#failures): Lambda's 502,
- * which the template's DEFAULT_5XX turns into 500 `internal_error` (shared/http/gateway-responses.ts).
+ * gateway's answer for a function that threw or timed out (docs/oauth.md#failures): the template's
+ * INTEGRATION_FAILURE, 502 `bad_gateway` (shared/http/gateway-responses.ts).
  * Its own stack on its own DynamoDB Local, so no other file's store is ever stopped; the local
  * stack's counterpart is test/faults/oauth-store-stopped.test.ts.
  */

@@ -63,6 +63,23 @@ describe('rehearsal gateway responses', () => {
       body: '{"message":"Internal server error"}',
     });
   });
+
+  it("answers a failed Lambda's INTEGRATION_FAILURE with the cause's status, not the table's 504, unless a StatusCode is set", () => {
+    const bare = { responses: new Map<string, GatewayResponse>() };
+    expect(renderGatewayResponse(bare, 'INTEGRATION_FAILURE', ctx, 502)).toEqual({
+      status: 502,
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"message":"Internal server error"}',
+    });
+    expect(renderGatewayResponse(bare, 'INTEGRATION_FAILURE', ctx, 500).status).toBe(500);
+    // Without an entry of its own it inherits DEFAULT_5XX, whose StatusCode then wins.
+    expect(renderGatewayResponse(model, 'INTEGRATION_FAILURE', ctx, 502)).toMatchObject({
+      status: 500,
+      body: '{"code":"internal_error"}',
+    });
+    const own = { responses: new Map([['INTEGRATION_FAILURE', entry(502, '{"code":"bad_gateway"}')]]) };
+    expect(renderGatewayResponse(own, 'INTEGRATION_FAILURE', ctx, 500).status).toBe(502);
+  });
 });
 
 describe('rehearsal binary media types and MOCK integrations', () => {

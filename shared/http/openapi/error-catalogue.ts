@@ -48,7 +48,7 @@ const ERROR_WHEN: Readonly<Record<ErrorCode, string>> = {
   unsupported_media_type:
     "API Gateway refused the body's media type before it reached the API (in AWS only); send `Content-Type: application/json`.",
   bad_gateway:
-    'The function behind the route crashed, was throttled or answered malformed (in AWS only); retry after `Retry-After`, a write with the same `Idempotency-Key`.',
+    'The function behind the route failed (an error, out of memory, its timeout) or was throttled; retry after `Retry-After`, a write with the same `Idempotency-Key`.',
   gateway_timeout:
     "No answer within API Gateway's 29 s (in AWS only). The request may still have been applied: retry a write with the same `Idempotency-Key`, or read before repeating it.",
 };
