@@ -13,6 +13,9 @@ import type { InvocationContext } from './log.ts';
  * - `stats`: the DynamoDB round trips and capacity units the work has spent; every call made with
  *   this context is counted here (shared/db/core/client.ts, `send`), and the request's log line
  *   prints them.
+ * - `rounds`: the slowest write round the work has timed (shared/app/contention.ts, `RoundClock`):
+ *   every write of one request (a batch's items, an insert then the replace it fell back to)
+ *   decides from it whether its next round still fits the budget.
  * - `dryRun`: a dry run (docs/api.md#dry-runs): the use case reads and decides as for the real
  *   write, answers what it would have written, and writes nothing.
  * - `log`: the fields every log line and metric of the work carries (shared/log.ts); the edge
@@ -25,6 +28,7 @@ export interface RequestContext {
   /** Aborts when the deadline passes (reason: DeadlineExceeded); undefined when unbounded. */
   readonly signal: AbortSignal | undefined;
   readonly stats: DbStats;
+  readonly rounds: RoundTimes;
   readonly dryRun: boolean;
   readonly log: InvocationContext;
 }
@@ -41,6 +45,11 @@ export interface DbStats {
   ops: string[];
 }
 
+/** What the work's write rounds have taken so far: the longest one, in ms (0 before the first). */
+export interface RoundTimes {
+  slowestMs: number;
+}
+
 /**
  * A context without a budget, counting from zero, writing for real. An edge with a budget narrows
  * it with `withDeadline(newContext(...), ms)` (shared/domain/time.ts).
@@ -50,6 +59,7 @@ export function newContext(log: Partial<InvocationContext> = {}): RequestContext
     deadline: Infinity,
     signal: undefined,
     stats: { calls: 0, rcu: 0, wcu: 0, ops: [] },
+    rounds: { slowestMs: 0 },
     dryRun: false,
     log: { request_id: null, function_name: null, cold_start: null, key_id: null, store_id: null, ...log },
   };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError } from '#domain/errors.ts';
 import { refused, type Refused } from '#domain/outcome.ts';
 import { type Budget, remainingMs, withGrace } from '#domain/time.ts';
-import type { RequestContext } from '#shared/context.ts';
+import type { RequestContext, RoundTimes } from '#shared/context.ts';
 
 /**
  * Contention, in one home. A repository makes one attempt and answers what the store said
@@ -73,20 +73,25 @@ export const undetermined = (what: string) =>
 
 /**
  * What a round needs left to start: ROUND_MARGIN_MS beyond the slowest round this work has timed
- * (a loaded store must not push a round past the answer).
+ * (a loaded store must not push a round past the answer). Every clock made on one request
+ * context shares that context's record (`ctx.rounds`), so a batch's later items, and a write that
+ * falls back from insert to replace, start a round only if the request's slowest round so far
+ * still fits; a bare budget (a script, a test) gets a record of its own.
  */
 export class RoundClock {
-  private slowest = 0;
+  private readonly times: RoundTimes;
 
-  constructor(readonly budget: Budget) {}
+  constructor(readonly budget: Budget & { readonly rounds?: RoundTimes }) {
+    this.times = budget.rounds ?? { slowestMs: 0 };
+  }
 
   /** The slowest round timed so far (0 before the first). */
   get slowestMs(): number {
-    return this.slowest;
+    return this.times.slowestMs;
   }
 
   canStart(): boolean {
-    return remainingMs(this.budget) >= ROUND_MARGIN_MS + this.slowest;
+    return remainingMs(this.budget) >= ROUND_MARGIN_MS + this.times.slowestMs;
   }
 
   async time<T>(round: () => Promise<T>): Promise<T> {
@@ -94,7 +99,7 @@ export class RoundClock {
     try {
       return await round();
     } finally {
-      this.slowest = Math.max(this.slowest, performance.now() - started);
+      this.times.slowestMs = Math.max(this.times.slowestMs, performance.now() - started);
     }
   }
 }

@@ -96,6 +96,39 @@ describe('request budget', () => {
   });
 });
 
+describe('the round clock of a request', () => {
+  it("is shared by every write of one request context: a later write starts no round the request's slowest would not fit", async () => {
+    const ctx = withDeadline(newContext(), ROUND_MARGIN_MS + 550);
+    const first = new RoundClock(ctx);
+    await first.time(() => new Promise((r) => setTimeout(r, 300)));
+    // A second write of the same request (a batch's next item) knows the 300 ms round: with at
+    // most ROUND_MARGIN_MS + 250 left, its next round cannot fit, though a clock of its own would
+    // start it.
+    const next = new RoundClock(ctx);
+    expect(next.slowestMs).toBeGreaterThanOrEqual(290);
+    expect(next.canStart()).toBe(false);
+    expect(new RoundClock({ deadline: ctx.deadline, signal: ctx.signal }).canStart()).toBe(true);
+    // Another request's context starts from nothing.
+    expect(new RoundClock(newContext()).slowestMs).toBe(0);
+  });
+
+  it('lets a write refuse cleanly when the request has already timed a round too slow for what is left', async () => {
+    const ctx = withDeadline(newContext(), ROUND_MARGIN_MS + 300);
+    ctx.rounds.slowestMs = 1_000;
+    let rounds = 0;
+    const outcome = await retryOnStale({
+      budget: ctx,
+      what: 'product 3 of store s',
+      initial: 1,
+      read: async () => 1,
+      round: async () => (rounds++, done('written')),
+    }).catch((e: unknown) => e);
+    // Nothing lost yet, so the platform's 503 (thrown, a fault), and no round started.
+    expect(outcome).toMatchObject({ code: 'service_unavailable' });
+    expect(rounds).toBe(0);
+  });
+});
+
 describe('the refusal of a contended write', () => {
   it('is 429 resource_busy with Retry-After once a round was lost, and 503 service_unavailable before any was', () => {
     const refusal = busy('product 1 of store s');
