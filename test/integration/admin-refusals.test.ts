@@ -207,3 +207,87 @@ describe('admin refusals: OAuth decisions', () => {
     }
   });
 });
+
+describe('admin refusals: arguments a command cannot take', () => {
+  it('refuses each argument it cannot read, naming it, before anything is looked up', async () => {
+    const store = `no-store-${randomUUID().slice(0, 8)}`;
+    const create = { store, name: 'CRM', abilities: 'catalog:read' };
+    const TYPES =
+      'known types: order.created, order.paid, order.status_changed, product.created, product.updated, product.stock_changed, category.upserted, tag.upserted, page.published, page.unpublished';
+    const UNKNOWN_ABILITY =
+      'unknown abilities: orders:delete (known: catalog:read, catalog:write, orders:read, orders:write-status, content:read, content:write)';
+    const role = 'arn:aws:iam::123456789012:role/store-events-crm';
+    const cases: [string, Record<string, unknown>, string, string][] = [
+      [
+        'keys create',
+        { ...create, events: 'bogus' },
+        `bogus is no event type (a field name follows a type and a colon: product.updated:price); ${TYPES}`,
+        'events',
+      ],
+      ['keys create', { ...create, abilities: 'catalog:read,orders:delete' }, UNKNOWN_ABILITY, 'abilities'],
+      ['keys create', { ...create, abilities: ',' }, 'abilities: name at least one ability', 'abilities'],
+      ['keys create', { ...create, webhook_url: 'not a url' }, 'webhook_url is not a valid URL', 'webhook_url'],
+      ['keys set-webhook', { id: NO_KEY }, "give --url ('' removes it), --events and/or --exclude-own", 'url'],
+      ['keys set-webhook', { id: NO_KEY, events: 'order.bogus' }, `order.bogus is no event type; ${TYPES}`, 'events'],
+      [
+        'keys set-budget',
+        { id: NO_KEY },
+        'give --writes-per-hour and/or --status-changes-per-hour (a number or none)',
+        'writes_per_hour',
+      ],
+      [
+        'keys set-destination',
+        { id: NO_KEY, role_arn: role },
+        'give either --sqs-queue-url URL or --eventbridge-bus-arn ARN',
+        'sqs_queue_url',
+      ],
+      [
+        'keys set-destination',
+        { id: NO_KEY, sqs_queue_url: 'https://x', role_arn: 'arn:nope' },
+        'role_arn must be a role ARN whose name starts with store-events-, like arn:aws:iam::123456789012:role/store-events-crm (docs/destinations.md)',
+        'role_arn',
+      ],
+      [
+        'keys set-destination',
+        { id: NO_KEY, sqs_queue_url: 'https://x', role_arn: role },
+        'sqs_queue_url must be a queue URL like https://sqs.eu-west-1.amazonaws.com/123456789012/store-events.fifo',
+        'sqs_queue_url',
+      ],
+      [
+        'keys set-destination',
+        { id: NO_KEY, eventbridge_bus_arn: 'arn:nope', role_arn: role },
+        'eventbridge_bus_arn must be a bus ARN like arn:aws:events:eu-west-1:123456789012:event-bus/store-events',
+        'eventbridge_bus_arn',
+      ],
+      ['webhooks redeliver', { id: NO_KEY }, 'give either --event EVENT_ID or --since TIME', 'event'],
+      [
+        'webhooks redeliver',
+        { id: NO_KEY, event: 'evt_0123abcd', state: 'failed' },
+        '--state goes with --since only',
+        'state',
+      ],
+      ['oauth approve', { code: 'WXYZ-WXYZ', store, abilities: 'orders:delete' }, UNKNOWN_ABILITY, 'abilities'],
+    ];
+    const answers = [];
+    for (const [command, args] of cases) answers.push([command, await refusal(command, args)]);
+    expect(answers).toEqual(
+      cases.map(([command, , message, field]) => [command, { code: 'validation_failed', message, field }]),
+    );
+  });
+
+  it('refuses pinging a key with nowhere to send to, or a revoked one', async () => {
+    const store = await createStore();
+    const key = await createKey(store, ['orders:read']);
+    expect(await refusal('webhooks ping', { id: key.id })).toEqual({
+      code: 'validation_failed',
+      message: `key ${key.id} has no webhook URL or destination (set one with keys set-webhook or keys set-destination)`,
+      field: 'id',
+    });
+    await adminCommand('keys revoke', { id: key.id });
+    expect(await refusal('webhooks ping', { id: key.id })).toEqual({
+      code: 'invalid_transition',
+      message: `key ${key.id} is revoked`,
+      field: 'id',
+    });
+  });
+});

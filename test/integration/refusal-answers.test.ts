@@ -8,6 +8,11 @@ import { idem, insertTestPage, pageBody, pagePath, publishPath, unpublishPath, x
 import { idemKey, insertTestOrder, orderFile, placeOrder, ref, statusPath } from '#fixtures/orders.ts';
 import { deliveryOf, newEventId, putOutboxEvent, startReceiver, waitFor } from '#fixtures/webhooks.ts';
 import { BODY_MAX_BYTES } from '#domain/page/page-write.ts';
+import { putIdempotencyRecord } from '#fixtures/idempotency.ts';
+import { useMcpClients } from '#fixtures/mcp-client.ts';
+import { requestFingerprint } from '#domain/idempotency.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
+import type { ApiResponse } from '#fixtures/api.ts';
 
 /**
  * The exact answers (status, code, message, field) of the refusals a caller can cause in orders,
@@ -203,5 +208,162 @@ describe('the event log and the webhook admin: the refusals, whole', () => {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+/**
+ * An HTTP refusal whole: status, body, and the headers a refusal carries or must not (Retry-After,
+ * Idempotent-Replayed), with the RateLimit-* and X-Request-Id every answer to a key has.
+ */
+const answer = (res: ApiResponse) => ({
+  status: res.status,
+  body: res.body,
+  retryAfter: res.headers.get('retry-after'),
+  replayed: res.headers.get('idempotent-replayed'),
+  rateLimited: res.headers.has('ratelimit-limit') && res.headers.has('ratelimit-remaining'),
+  requestId: res.headers.has('x-request-id'),
+});
+const refusal = (status: number, code: string, message: string, field: string | null, more = {}) => ({
+  status,
+  body: { code, message, field },
+  retryAfter: null,
+  replayed: null,
+  rateLimited: true,
+  requestId: true,
+  ...more,
+});
+
+describe('the edge: query, header and idempotency refusals, whole', () => {
+  it('answers a list query the route cannot read 422 on the parameter', async () => {
+    const { client: api } = await storeWithKey(['orders:read']);
+    expect(answer(await api.get('/events?types=bogus'))).toEqual(
+      refusal(
+        422,
+        'validation_failed',
+        'bogus is no event type (a field name follows a type and a colon: product.updated:price); known types: order.created, order.paid, order.status_changed, product.created, product.updated, product.stock_changed, category.upserted, tag.upserted, page.published, page.unpublished',
+        'types',
+      ),
+    );
+    expect(answer(await api.get('/orders?updated_since=yesterday'))).toEqual(
+      refusal(
+        422,
+        'validation_failed',
+        'updated_since must be an ISO 8601 date-time with an offset, like 2026-11-22T01:24:20Z or 2026-11-22T03:24:20+02:00',
+        'updated_since',
+      ),
+    );
+    expect(answer(await api.get('/orders?limit=1&limit=2'))).toEqual(
+      refusal(422, 'validation_failed', 'limit is given more than once; send it once.', 'limit'),
+    );
+  });
+
+  it('answers a reference no order can have 404 and stores it under the Idempotency-Key', async () => {
+    const { client: api } = await storeWithKey(['orders:read', 'orders:write-status']);
+    const k = idemKey();
+    const path = statusPath('no such ref');
+    const first = await api.post(path, { status: 'processing' }, { 'Idempotency-Key': k });
+    expect(answer(first)).toEqual(refusal(404, 'not_found', 'The order does not exist.', null));
+    const again = await api.post(path, { status: 'processing' }, { 'Idempotency-Key': k });
+    expect(answer(again)).toEqual(refusal(404, 'not_found', 'The order does not exist.', null, { replayed: 'true' }));
+    expect(again.text).toBe(first.text);
+    expect(answer(await api.post(path, { status: 'cancelled' }, { 'Idempotency-Key': k }))).toEqual(
+      refusal(
+        422,
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used for a different request.',
+        'Idempotency-Key',
+      ),
+    );
+  });
+
+  it('answers a missing, malformed and still-running Idempotency-Key', async () => {
+    const { storeId, key, client: api } = await storeWithKey(['orders:read', 'orders:write-status']);
+    const order = await insertTestOrder(storeId, { status: 'pending' });
+    const path = statusPath(order.reference);
+    const body = { status: 'processing' };
+    expect(answer(await api.post(path, body))).toEqual(
+      refusal(400, 'idempotency_key_required', 'The Idempotency-Key header is required.', 'Idempotency-Key'),
+    );
+    expect(answer(await api.post(path, body, { 'Idempotency-Key': '"open' }))).toEqual(
+      refusal(422, 'validation_failed', 'Idempotency-Key is not a valid quoted string (RFC 8941).', 'Idempotency-Key'),
+    );
+    const k = idemKey();
+    await putIdempotencyRecord(
+      { keyId: key.id, method: 'POST', path: `${API_BASE_PATH}${path}`, key: k },
+      requestFingerprint(body),
+    );
+    expect(answer(await api.post(path, body, { 'Idempotency-Key': k }))).toEqual(
+      refusal(
+        409,
+        'idempotency_in_progress',
+        'A request with this Idempotency-Key is still being processed; retry shortly.',
+        'Idempotency-Key',
+        { retryAfter: '1' },
+      ),
+    );
+    // A dry run of it is answered the same: its refusal, with its Retry-After.
+    expect(answer(await api.post(`${path}?dry_run=true`, body, { 'Idempotency-Key': k }))).toEqual(
+      refusal(
+        409,
+        'idempotency_in_progress',
+        'A request with this Idempotency-Key is still being processed; retry shortly.',
+        'Idempotency-Key',
+        { retryAfter: '1' },
+      ),
+    );
+  });
+
+  it('answers a condition header it cannot read 422 naming it, stored under the key where there is one', async () => {
+    const { client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const product = { name: 'Oak', price: 100 };
+    const put = `/catalog/products/${xid('edge')}`;
+    const tags = 'If-Match must be * or a list of quoted entity tags, e.g. "…checksum…"';
+    expect(answer(await api.put(put, product, { 'If-Match': 'abc' }))).toEqual(
+      refusal(422, 'validation_failed', tags, 'If-Match'),
+    );
+    expect(answer(await api.put(put, product, { 'If-None-Match': '"abc"' }))).toEqual(
+      refusal(422, 'validation_failed', 'If-None-Match must be * (create only)', 'If-None-Match'),
+    );
+    expect(answer(await api.put(`${put}?dry_run=maybe`, product))).toEqual(
+      refusal(422, 'validation_failed', 'dry_run must be true or false.', 'dry_run'),
+    );
+    await api.put(put, product);
+    const k = idemKey();
+    const stock = (headers: Record<string, string>) =>
+      api.post(`${put}/stock`, { delta: 1 }, { 'Idempotency-Key': k, ...headers });
+    expect(answer(await stock({ 'If-Match': 'abc' }))).toEqual(refusal(422, 'validation_failed', tags, 'If-Match'));
+    expect(answer(await stock({ 'If-Match': 'abc' }))).toEqual(
+      refusal(422, 'validation_failed', tags, 'If-Match', { replayed: 'true' }),
+    );
+  });
+});
+
+describe("the edge: the MCP tool arguments' refusals, whole", () => {
+  const connect = useMcpClients('refusal-answers-edge');
+  it('answers idempotency_key and dry_run as tool errors', async () => {
+    const { storeId, key } = await storeWithKey(['orders:read', 'orders:write-status', 'catalog:write']);
+    const order = await insertTestOrder(storeId, { status: 'pending' });
+    const mcp = await connect(key.token);
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const result = await mcp.callTool({ name, arguments: args });
+      return { isError: result.isError, doc: result.structuredContent };
+    };
+    const error = (code: string, message: string, field: string | null) => ({
+      isError: true,
+      doc: { code, message, field },
+    });
+    const move = { reference: order.reference, status: 'processing' };
+    expect(await call('set_order_status', move)).toEqual(
+      error('idempotency_key_required', 'The idempotency_key argument is required.', 'idempotency_key'),
+    );
+    expect(await call('set_order_status', { ...move, idempotency_key: 42 })).toEqual(
+      error('validation_failed', 'idempotency_key must be a string, got number', 'idempotency_key'),
+    );
+    expect(await call('set_order_status', { ...move, idempotency_key: '"open' })).toEqual(
+      error('validation_failed', 'idempotency_key is not a valid quoted string (RFC 8941).', 'idempotency_key'),
+    );
+    expect(await call('upsert_product', { external_id: xid('edge'), name: 'Oak', price: 1, dry_run: 'yes' })).toEqual(
+      error('validation_failed', 'dry_run must be a boolean.', 'dry_run'),
+    );
   });
 });
