@@ -1,8 +1,7 @@
-import { isRefused } from '#domain/outcome.ts';
+import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import type { RequestContext } from '#shared/context.ts';
 import * as v from 'valibot';
 import { validate } from '#domain/validation.ts';
-import { DomainError } from '#domain/errors.ts';
 import {
   allStores,
   changeKeyDestination,
@@ -35,11 +34,13 @@ export type AdminCommand = (ctx: RequestContext, args: Record<string, unknown>) 
 const KeyId = KeyIdArg;
 const Name = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(200));
 
-function webhookUrlOrNull(raw: string | undefined): string | null {
+/** Where each argument check below is answered: a refusal naming the argument. */
+const invalid = (message: string, field: string) => refused('validation_failed', message, field);
+
+function webhookUrlOrNull(raw: string | undefined): string | null | Refused {
   if (raw === undefined || raw === '') return null;
   const checked = checkWebhookUrl(raw, config().allowPrivateWebhooks);
-  if (!checked.ok) throw new DomainError('validation_failed', checked.reason, 'webhook_url');
-  return checked.url;
+  return checked.ok ? checked.url : invalid(checked.reason, 'webhook_url');
 }
 
 /** `--exclude-own true|false`: the key's webhook skips the events the key itself caused. */
@@ -70,31 +71,24 @@ function awsDestinationArg(a: {
   sqs_queue_url?: string;
   eventbridge_bus_arn?: string;
   role_arn: string;
-}): AwsDestination {
+}): AwsDestination | Refused {
   if ((a.sqs_queue_url === undefined) === (a.eventbridge_bus_arn === undefined))
-    throw new DomainError(
-      'validation_failed',
-      'give either --sqs-queue-url URL or --eventbridge-bus-arn ARN',
-      'sqs_queue_url',
-    );
+    return invalid('give either --sqs-queue-url URL or --eventbridge-bus-arn ARN', 'sqs_queue_url');
   const role = parseRoleArn(a.role_arn);
-  if (!role.ok) throw new DomainError('validation_failed', role.reason, 'role_arn');
+  if (!role.ok) return invalid(role.reason, 'role_arn');
   if (a.sqs_queue_url !== undefined) {
     const queue = parseQueueUrl(a.sqs_queue_url, config().allowPrivateWebhooks);
-    if (!queue.ok) throw new DomainError('validation_failed', queue.reason, 'sqs_queue_url');
+    if (!queue.ok) return invalid(queue.reason, 'sqs_queue_url');
     return { kind: 'sqs', ...queue.value, role_arn: role.value };
   }
   const bus = parseBusArn(a.eventbridge_bus_arn as string);
-  if (!bus.ok) throw new DomainError('validation_failed', bus.reason, 'eventbridge_bus_arn');
+  if (!bus.ok) return invalid(bus.reason, 'eventbridge_bus_arn');
   return { kind: 'eventbridge', bus_arn: bus.value, role_arn: role.value };
 }
 
-function eventsArg(raw: string): string[] {
-  try {
-    return parseEventTypes(raw);
-  } catch (err) {
-    throw new DomainError('validation_failed', (err as Error).message, 'events');
-  }
+function eventsArg(raw: string): string[] | Refused {
+  const parsed = parseEventTypes(raw);
+  return parsed.ok ? parsed.value : invalid(parsed.message, 'events');
 }
 
 /** The store and key commands; the other groups are in GROUPS. */
@@ -135,23 +129,20 @@ const keyCommands: Record<string, AdminCommand> = {
       args,
     );
     if (isRefused(a)) return a;
-    let abilities;
-    try {
-      abilities = parseAbilities(a.abilities);
-    } catch (err) {
-      throw new DomainError('validation_failed', (err as Error).message, 'abilities');
-    }
+    const abilities = parseAbilities(a.abilities);
+    if (!abilities.ok) return invalid(abilities.message, 'abilities');
     // A key that may call nothing is a mistake, not a key.
-    if (abilities.length === 0)
-      throw new DomainError('validation_failed', 'abilities: name at least one ability', 'abilities');
+    if (abilities.value.length === 0) return invalid('abilities: name at least one ability', 'abilities');
     const webhookUrl = webhookUrlOrNull(a.webhook_url);
+    if (isRefused(webhookUrl)) return webhookUrl;
     const events = a.events === undefined ? [...DEFAULT_EVENTS] : eventsArg(a.events);
+    if (isRefused(events)) return events;
     const issued = await issueKey(
       ctx,
       {
         store: a.store,
         name: a.name,
-        abilities,
+        abilities: abilities.value,
         webhookUrl,
         events,
         excludeOwn: a.exclude_own ?? false,
@@ -200,12 +191,15 @@ const keyCommands: Record<string, AdminCommand> = {
       args,
     );
     if (isRefused(a)) return a;
-    if (a.url === undefined && a.events === undefined && a.exclude_own === undefined) {
-      throw new DomainError('validation_failed', "give --url ('' removes it), --events and/or --exclude-own", 'url');
-    }
+    if (a.url === undefined && a.events === undefined && a.exclude_own === undefined)
+      return invalid("give --url ('' removes it), --events and/or --exclude-own", 'url');
+    const webhookUrl = a.url === undefined ? undefined : webhookUrlOrNull(a.url);
+    if (isRefused(webhookUrl)) return webhookUrl;
+    const events = a.events === undefined ? undefined : eventsArg(a.events);
+    if (isRefused(events)) return events;
     const changes = {
-      ...(a.url !== undefined ? { webhook_url: webhookUrlOrNull(a.url) } : {}),
-      ...(a.events !== undefined ? { events: eventsArg(a.events) } : {}),
+      ...(webhookUrl !== undefined ? { webhook_url: webhookUrl } : {}),
+      ...(events !== undefined ? { events } : {}),
       ...(a.exclude_own !== undefined ? { exclude_own: a.exclude_own } : {}),
     };
     return shown(await changeKeyWebhook(ctx, a.id, changes), publicKey);
@@ -226,7 +220,9 @@ const keyCommands: Record<string, AdminCommand> = {
       args,
     );
     if (isRefused(a)) return a;
-    return shown(await changeKeyDestination(ctx, a.id, awsDestinationArg(a)), publicKey);
+    const destination = awsDestinationArg(a);
+    if (isRefused(destination)) return destination;
+    return shown(await changeKeyDestination(ctx, a.id, destination), publicKey);
   },
 
   /** The external id the key's destination role names in its trust policy (made now for a key made before destinations). */
@@ -251,11 +247,7 @@ const keyCommands: Record<string, AdminCommand> = {
     );
     if (isRefused(a)) return a;
     if (a.writes_per_hour === undefined && a.status_changes_per_hour === undefined)
-      throw new DomainError(
-        'validation_failed',
-        'give --writes-per-hour and/or --status-changes-per-hour (a number or none)',
-        'writes_per_hour',
-      );
+      return invalid('give --writes-per-hour and/or --status-changes-per-hour (a number or none)', 'writes_per_hour');
     const { id, ...changes } = a;
     return shown(await changeKeySettings(ctx, id, changes), publicKey);
   },

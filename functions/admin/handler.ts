@@ -42,7 +42,8 @@ export async function handler(event: AdminEvent): Promise<AdminResult> {
     const data = await withLogFields(ctx.log, () => command(ctx, event.args ?? {}));
     return isRefused(data) ? failure(data) : { ok: true, data };
   } catch (err) {
-    // A command's remaining argument checks still throw theirs (functions/admin/*.ts).
+    // A fault a command names (the access log's query did not finish), or a refusal a use case
+    // still throws (shared/app/contention.ts's `retryOnStale`).
     if (err instanceof DomainError) return failure(err);
     log('error', 'admin command failed', { command: event.command, ...errorFields(err) });
     return { ok: false, error: { code: 'internal_error', message: (err as Error).message, field: null } };

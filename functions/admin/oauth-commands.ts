@@ -1,4 +1,4 @@
-import { isRefused } from '#domain/outcome.ts';
+import { isRefused, refused } from '#domain/outcome.ts';
 import * as v from 'valibot';
 import {
   approveAuthorization,
@@ -8,7 +8,6 @@ import {
 } from '#app/oauth/decisions.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { MCP_MODES } from '#domain/key/api-key.ts';
-import { DomainError } from '#domain/errors.ts';
 import { validate } from '#domain/validation.ts';
 import { isRequestCursor } from '#domain/oauth/oauth.ts';
 import { IntegerArg, StoreIdArg } from './args.ts';
@@ -52,18 +51,14 @@ export const oauthCommands: Record<string, AdminCommand> = {
       args,
     );
     if (isRefused(a)) return a;
-    let abilities;
-    try {
-      abilities = a.abilities === undefined ? undefined : parseAbilities(a.abilities);
-    } catch (err) {
-      throw new DomainError('validation_failed', (err as Error).message, 'abilities');
-    }
+    const abilities = a.abilities === undefined ? undefined : parseAbilities(a.abilities);
+    if (abilities?.ok === false) return refused('validation_failed', abilities.message, 'abilities');
     return approveAuthorization(
       ctx,
       {
         code: a.code,
         storeId: a.store,
-        abilities,
+        abilities: abilities?.value,
         mcp: a.mcp ?? 'full',
         writesPerHour: a.writes_per_hour ?? null,
       },

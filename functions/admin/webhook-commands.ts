@@ -1,6 +1,5 @@
 import * as v from 'valibot';
 import { validate } from '#domain/validation.ts';
-import { DomainError } from '#domain/errors.ts';
 import { existingKey } from '#app/admin-keys.ts';
 import {
   deliveryLog,
@@ -19,7 +18,7 @@ import { pingWebhook } from '#functions/webhooks/ping.ts';
 import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import type { AdminCommand } from './commands.ts';
 import { shown } from './answer.ts';
-import { isRefused } from '#domain/outcome.ts';
+import { isRefused, refused } from '#domain/outcome.ts';
 import { IntegerArg, KeyIdArg, RedeliverState, Since, StoreIdArg } from './args.ts';
 import { isTracked } from '#domain/event/event.ts';
 
@@ -50,11 +49,10 @@ export const webhookCommands: Record<string, AdminCommand> = {
       args,
     );
     if (isRefused(a)) return a;
-    if ((a.event === undefined) === (a.since === undefined)) {
-      throw new DomainError('validation_failed', 'give either --event EVENT_ID or --since TIME', 'event');
-    }
+    if ((a.event === undefined) === (a.since === undefined))
+      return refused('validation_failed', 'give either --event EVENT_ID or --since TIME', 'event');
     if (a.event !== undefined && a.state !== undefined)
-      throw new DomainError('validation_failed', '--state goes with --since only', 'state');
+      return refused('validation_failed', '--state goes with --since only', 'state');
     if (a.event !== undefined) return shown(await redeliverEvent(ctx, a.id, a.event), deliveryView);
     return redeliverSince(ctx, a.id, a.since as string, a.state);
   },

@@ -1,4 +1,4 @@
-import { DomainError, validationFailed } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '#domain/idempotency.ts';
 
 /** Tool arguments as they arrive: typed JSON (page is a number, not "2"). */
@@ -24,16 +24,19 @@ export const IDEMPOTENCY_ARG = 'idempotency_key';
  * The `idempotency_key` argument, checked by the same rule as the Idempotency-Key header
  * (docs/contract.md#idempotency) but named as the argument a tool caller sent.
  */
-export function idempotencyKeyArg(args: Args): string {
+export function idempotencyKeyArg(args: Args): string | Refused {
   const value = args[IDEMPOTENCY_ARG];
   if (value !== undefined && typeof value !== 'string') {
-    throw validationFailed(IDEMPOTENCY_ARG, `${IDEMPOTENCY_ARG} must be a string, got ${describe(value)}`);
+    return refused('validation_failed', `${IDEMPOTENCY_ARG} must be a string, got ${describe(value)}`, IDEMPOTENCY_ARG);
   }
   const parsed = parseIdempotencyKey(value);
   if (parsed.ok) return value as string;
   const message = parsed.message
     .replace(`The ${IDEMPOTENCY_HEADER} header`, `The ${IDEMPOTENCY_ARG} argument`)
     .replace(IDEMPOTENCY_HEADER, IDEMPOTENCY_ARG);
-  if (parsed.reason === 'missing') throw new DomainError('idempotency_key_required', message, IDEMPOTENCY_ARG);
-  throw validationFailed(IDEMPOTENCY_ARG, message);
+  return refused(
+    parsed.reason === 'missing' ? 'idempotency_key_required' : 'validation_failed',
+    message,
+    IDEMPOTENCY_ARG,
+  );
 }

@@ -25,7 +25,9 @@ export function define(operation: ToolOperation, { request, ...spec }: ToolSpec)
     toRequest: (args) => {
       // The key first: without it nothing may run, whatever else is wrong.
       const idempotencyKey = spec.idempotent ? idempotencyKeyArg(args) : undefined;
-      const dryRun = write ? dryRunArg(args) : false;
+      if (isRefused(idempotencyKey)) return idempotencyKey;
+      const dryRun = write && dryRunArg(args);
+      if (isRefused(dryRun)) return dryRun;
       const others = rest(args, [...(spec.idempotent ? [IDEMPOTENCY_ARG] : []), ...(write ? [DRY_RUN_ARG] : [])]);
       const checked = validate(spec.args, others);
       if (isRefused(checked)) return checked;

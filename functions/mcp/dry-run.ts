@@ -1,4 +1,4 @@
-import { validationFailed } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import type { ToolOperation } from './operations.ts';
 import { canDryRun, DRY_RUN_PARAM } from '#http/dry-run.ts';
 import type { Args } from './args.ts';
@@ -18,9 +18,9 @@ export const DRY_RUN_SCHEMA = {
 };
 
 /** `dry_run` from the arguments (false when absent), or 422 naming it. */
-export function dryRunArg(args: Args): boolean {
+export function dryRunArg(args: Args): boolean | Refused {
   const value = args[DRY_RUN_ARG];
   if (value === undefined) return false;
-  if (typeof value !== 'boolean') throw validationFailed(DRY_RUN_ARG, `${DRY_RUN_ARG} must be a boolean.`);
+  if (typeof value !== 'boolean') return refused('validation_failed', `${DRY_RUN_ARG} must be a boolean.`, DRY_RUN_ARG);
   return value;
 }

@@ -1,6 +1,6 @@
 import type { KeyRecord } from '#domain/key/api-key.ts';
 import { config } from '#shared/config.ts';
-import { DomainError } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { newEventId } from '#domain/order/events.ts';
 import { destinationView, type AwsDestination } from '#domain/key/destination.ts';
 import { eventBody, signingSecrets } from '#domain/webhook/delivery.ts';
@@ -39,11 +39,11 @@ export interface PingResult {
  * (SIGNER_FUNCTION_NAME, a synchronous invoke of `{"ping": {"key_id": N}}`, functions/webhooks/
  * handler.ts); where none is set (the local stack, in this process) it sends itself.
  */
-export async function pingWebhook(key: KeyRecord, now = new Date()): Promise<PingResult> {
-  if (key.status !== 'active') throw new DomainError('invalid_transition', `key ${key.id} is revoked`, 'id');
+export async function pingWebhook(key: KeyRecord, now = new Date()): Promise<PingResult | Refused> {
+  if (key.status !== 'active') return refused('invalid_transition', `key ${key.id} is revoked`, 'id');
   const destination = key.destination;
   if (!destination)
-    throw new DomainError(
+    return refused(
       'validation_failed',
       `key ${key.id} has no webhook URL or destination (set one with keys set-webhook or keys set-destination)`,
       'id',

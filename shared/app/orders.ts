@@ -8,7 +8,7 @@ import {
 } from '#db/order/repo.ts';
 import { commitOrderChange } from '#db/order/change.repo.ts';
 import { computeTotals, toOrderResource, type Order, type OrderItem, type OrderStatus } from '#domain/order/order.ts';
-import { decideMarkPaid, decideStatusChange, withPayment, withStatus } from '#domain/order/rules.ts';
+import { decideMarkPaid, decideStatusChange, orderNotFound, withPayment, withStatus } from '#domain/order/rules.ts';
 import { keyOrigin } from '#domain/event/event.ts';
 import { buildCreatedEvent, buildPaidEvent, buildStatusChangedEvent, type OrderEvent } from '#domain/order/events.ts';
 import { isRefused, refused, type Refused } from '#domain/outcome.ts';
@@ -75,7 +75,7 @@ export function changeOrderStatus(
     },
     round: async ({ order, check }) => {
       if (check.kind !== 'fresh') return done(check);
-      if (!order) return done(refused('not_found', 'The order does not exist.'));
+      if (!order) return done(orderNotFound());
       const decision = decideStatusChange(order.status, status);
       if (decision.kind === 'noop') return done(answered({ data: toOrderResource(order) }));
       if (decision.kind === 'forbidden')

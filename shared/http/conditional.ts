@@ -1,4 +1,4 @@
-import { validationFailed } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import type { WriteCondition } from '#domain/product/checksum.ts';
 
 /**
@@ -11,13 +11,16 @@ export const etag = (checksum: string): string => `"${checksum}"`;
 
 const TAG = /^(W\/)?"([\x21\x23-\x7e]*)"$/;
 
-function tags(header: string, name: string): string[] {
-  return header.split(',').flatMap((part) => {
+/** The strong tags of an If-Match list; undefined when a part is no entity tag. */
+function strongTags(header: string): string[] | undefined {
+  const strong: string[] = [];
+  for (const part of header.split(',')) {
     const match = TAG.exec(part.trim());
-    if (!match) throw validationFailed(name, `${name} must be * or a list of quoted entity tags, e.g. "…checksum…"`);
+    if (!match) return undefined;
     // A weak tag never matches: it is kept out, so an If-Match of only weak tags matches nothing.
-    return match[1] ? [] : [match[2] as string];
-  });
+    if (!match[1]) strong.push(match[2] as string);
+  }
+  return strong;
 }
 
 /**
@@ -32,14 +35,27 @@ export function conditionHeaders(headers: Record<string, string>): Record<string
   return sent;
 }
 
-/** The write's condition from its (lower-cased) request headers; an empty one when neither is sent. */
-export function writeCondition(headers: Record<string, string>): WriteCondition {
+/**
+ * The write's condition from its (lower-cased) request headers; an empty one when neither is sent,
+ * a refusal naming the header when one cannot be read.
+ */
+export function writeCondition(headers: Record<string, string>): WriteCondition | Refused {
   const ifMatch = headers['if-match'];
   const ifNoneMatch = headers['if-none-match'];
   const condition: WriteCondition = {};
-  if (ifMatch !== undefined) condition.ifMatch = ifMatch.trim() === '*' ? '*' : tags(ifMatch, 'If-Match');
+  if (ifMatch !== undefined) {
+    const tags = ifMatch.trim() === '*' ? '*' : strongTags(ifMatch);
+    if (tags === undefined)
+      return refused(
+        'validation_failed',
+        'If-Match must be * or a list of quoted entity tags, e.g. "…checksum…"',
+        'If-Match',
+      );
+    condition.ifMatch = tags;
+  }
   if (ifNoneMatch !== undefined) {
-    if (ifNoneMatch.trim() !== '*') throw validationFailed('If-None-Match', 'If-None-Match must be * (create only)');
+    if (ifNoneMatch.trim() !== '*')
+      return refused('validation_failed', 'If-None-Match must be * (create only)', 'If-None-Match');
     condition.createOnly = true;
   }
   return condition;

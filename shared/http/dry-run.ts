@@ -1,5 +1,5 @@
 import type { RequestContext } from '#shared/context.ts';
-import { DomainError } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { externalIdFromPath } from '#domain/validation.ts';
 import { API_ROUTES, isWriteRoute, type Group, type KeyedOperation, type WriteOperationOf } from './api-routes.ts';
 import type { RouteFn, RouteInput } from './http-handler.ts';
@@ -50,11 +50,14 @@ export const canDryRun = (operation: string): boolean => WRITES.has(operation);
  * Reads and removes `dry_run` from a write's query: `true` or `false`, anything else is 422 (the
  * route would refuse an unknown parameter anyway, and a typo must not turn into a real write).
  */
-export function takeDryRun(operation: string, query: Record<string, string>) {
+export function takeDryRun(
+  operation: string,
+  query: Record<string, string>,
+): { dryRun: boolean; query: Record<string, string> } | Refused {
   if (!canDryRun(operation) || !Object.hasOwn(query, DRY_RUN_PARAM)) return { dryRun: false, query };
   const { [DRY_RUN_PARAM]: value, ...rest } = query;
   if (value !== 'true' && value !== 'false')
-    throw new DomainError('validation_failed', 'dry_run must be true or false.', DRY_RUN_PARAM);
+    return refused('validation_failed', 'dry_run must be true or false.', DRY_RUN_PARAM);
   return { dryRun: value === 'true', query: rest };
 }
 
@@ -67,7 +70,15 @@ export async function dryRunWrite(
   current: CurrentStates,
 ): Promise<RouteResult> {
   const result = await run({ ...ctx, dryRun: true }, input);
-  if ((result.status ?? 200) >= 400) return { status: result.status, body: result.body };
+  // A refusal as the write answers it, with its Retry-After (a twin still in progress), no other header.
+  if ((result.status ?? 200) >= 400) {
+    const retryAfter = result.headers?.['Retry-After'];
+    return {
+      status: result.status,
+      body: result.body,
+      ...(retryAfter ? { headers: { 'Retry-After': retryAfter } } : {}),
+    };
+  }
   const doc = result.body as { data: unknown };
   if (operation === 'upsertProducts') {
     const reader = current.upsertProduct;

@@ -16,7 +16,7 @@ import { problemResult } from './error-status.ts';
 import { instrument, NO_EARLY_TIMEOUT } from './instrument.ts';
 import { DRY_RUN_PARAM, dryRunWrite, takeDryRun, type CurrentStates, type CurrentStatesOf } from './dry-run.ts';
 import type { Principal } from '#domain/principal.ts';
-import type { Refused } from '#domain/outcome.ts';
+import { isRefused, type Refused } from '#domain/outcome.ts';
 import type { RequestContext } from '#shared/context.ts';
 import { apiOrigin } from './origin.ts';
 
@@ -43,6 +43,14 @@ export type RouteFn = (ctx: RequestContext, input: RouteInput) => Promise<RouteR
 
 /** One route function for every operation of a group: a missing one is a compile error. */
 export type GroupOperations<G extends Group> = Record<OperationOf<G>, RouteFn>;
+
+/** A route's result as the proxy answer; to HEAD, the GET answer's status and headers, Content-Length included (RFC 9110 9.3.2), no body. */
+function respond(event: APIGatewayProxyEvent, result: RouteResult): APIGatewayProxyResult {
+  const response = json(result.status ?? 200, result.body, result.headers);
+  if (event.httpMethod !== 'HEAD') return response;
+  const length = Buffer.byteLength(response.body, response.isBase64Encoded ? 'base64' : 'utf8');
+  return { ...response, headers: { ...response.headers, 'Content-Length': String(length) }, body: '' };
+}
 
 export function absoluteUrl(event: APIGatewayProxyEvent): string {
   // requestContext.path carries the stage prefix on execute-api hosts, event.path does not.
@@ -85,10 +93,11 @@ export function createHttpHandler<G extends Group>(
       // API Gateway routes only this group's resources here; anything else is a wiring fault.
       if (!operation) throw new Error(`operation ${route.operation} does not belong to this group`);
       const sent = singleValuedQuery(event);
+      if (isRefused(sent)) return respond(event, problemResult(sent));
       // Only a request that names `dry_run` is read for one: every other write runs as sent.
-      const { dryRun, query } = Object.hasOwn(sent, DRY_RUN_PARAM)
-        ? takeDryRun(route.operation, sent)
-        : { dryRun: false, query: sent };
+      const taken = Object.hasOwn(sent, DRY_RUN_PARAM) ? takeDryRun(route.operation, sent) : undefined;
+      if (isRefused(taken)) return respond(event, problemResult(taken));
+      const { dryRun, query } = taken ?? { dryRun: false, query: sent };
       const input: RouteInput = {
         principal: state.principal!,
         pathParameters: (event.pathParameters ?? {}) as Record<string, string>,
@@ -116,11 +125,7 @@ export function createHttpHandler<G extends Group>(
         : dryRun
           ? await dryRunWrite(ctx, route.operation, operation, input, (options.currentStates ?? {}) as CurrentStates)
           : await operation(ctx, input);
-      const response = json(result.status ?? 200, result.body, result.headers);
-      // HEAD: the GET answer's status and headers, Content-Length included (RFC 9110 9.3.2), no body.
-      if (event.httpMethod !== 'HEAD') return response;
-      const length = Buffer.byteLength(response.body, response.isBase64Encoded ? 'base64' : 'utf8');
-      return { ...response, headers: { ...response.headers, 'Content-Length': String(length) }, body: '' };
+      return respond(event, result);
     });
   return instrument<APIGatewayProxyEvent, APIGatewayProxyResult>((event, context, ctx) =>
     chain(event, withRequestState(context, ctx)),

@@ -1,6 +1,6 @@
 import type { RequestContext } from '#shared/context.ts';
 import { DomainError } from '#domain/errors.ts';
-import { isRefused, type Refused } from '#domain/outcome.ts';
+import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import type { RouteResult } from './response.ts';
 import { errorBody, problemResult, statusOf, type Problem } from './error-status.ts';
 import type { RouteInput } from './http-handler.ts';
@@ -24,20 +24,19 @@ import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '#domain/idempotency.ts'
  * conditional PutItem. `run` calls the use case with the `IdempotentRequest`; the use case checks the record
  * and commits its answer with its change (shared/app/idempotent-commit.ts) and returns an
  * outcome, which this maps to a response: its answer, a replay, 422 for a reused key, 409 while a
- * twin is in progress. An answer the use case did not store (it changed nothing), and a
- * DomainError it throws, are stored with one conditional PutItem. Nothing is stored for a
+ * twin is in progress. An answer the use case did not store (it changed nothing), and a refusal
+ * it returns (or still throws), are stored with one conditional PutItem. Nothing is stored for a
  * failure of ours (5xx) or a refusal with Retry-After, so the client's retry runs again.
  *
  * Replays are byte for byte: what is sent is always the stored string parsed back, so the first
  * answer and every replay are the same bytes. Response headers other than Content-Type are not
  * part of the stored answer.
  */
-export function idempotencyKeyOf(headers: Record<string, string>): string {
+export function idempotencyKeyOf(headers: Record<string, string>): string | Refused {
   const parsed = parseIdempotencyKey(headers[IDEMPOTENCY_HEADER.toLowerCase()]);
   if (parsed.ok) return parsed.key;
-  if (parsed.reason === 'missing')
-    throw new DomainError('idempotency_key_required', parsed.message, IDEMPOTENCY_HEADER);
-  throw new DomainError('validation_failed', parsed.message, IDEMPOTENCY_HEADER);
+  const code = parsed.reason === 'missing' ? 'idempotency_key_required' : 'validation_failed';
+  return refused(code, parsed.message, IDEMPOTENCY_HEADER);
 }
 
 /** On every answer that is a replay of an earlier one (Stripe's name for it). */
@@ -63,17 +62,21 @@ function refusal(ctx: RequestContext, outcome: Refusal): RouteResult {
       // The same bytes as the first answer; the header tells a client this one changed nothing.
       return { ...thaw(outcome.response), headers: { [REPLAYED_HEADER]: 'true' } };
     case 'reused':
-      throw new DomainError(
-        'idempotency_key_reused',
-        `This ${IDEMPOTENCY_HEADER} was already used for a different request.`,
-        IDEMPOTENCY_HEADER,
+      return problemResult(
+        refused(
+          'idempotency_key_reused',
+          `This ${IDEMPOTENCY_HEADER} was already used for a different request.`,
+          IDEMPOTENCY_HEADER,
+        ),
       );
     case 'in_progress':
-      throw new DomainError(
-        'idempotency_in_progress',
-        `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry shortly.`,
-        IDEMPOTENCY_HEADER,
-        1,
+      return problemResult(
+        refused(
+          'idempotency_in_progress',
+          `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry shortly.`,
+          IDEMPOTENCY_HEADER,
+          1,
+        ),
       );
   }
 }
@@ -83,14 +86,16 @@ export async function idempotent<T>(
   input: RouteInput,
   steps: {
     precheck?: () => T | Refused;
-    /** A refusal it returns is answered as a thrown one is: stored when it is about the request. */
+    /** A refusal it returns (as `precheck`'s) is stored when it is about the request. */
     run: (request: IdempotentRequest, checked: T) => Promise<Idempotent<unknown> | Refused>;
     /** Request headers that are part of the request besides its body (a conditional route's If-Match). */
     fingerprinted?: Record<string, string>;
   },
 ): Promise<RouteResult> {
+  const key = idempotencyKeyOf(input.headers);
+  if (isRefused(key)) return problemResult(key);
   const request = idempotentRequest(
-    { keyId: input.principal.keyId, method: input.method, path: input.path, key: idempotencyKeyOf(input.headers) },
+    { keyId: input.principal.keyId, method: input.method, path: input.path, key },
     input.body,
     steps.fingerprinted,
   );
@@ -99,25 +104,20 @@ export async function idempotent<T>(
     const stored = await storeAnswer(ctx, request, response);
     return stored.kind === 'stored' ? thaw(response) : refusal(ctx, stored);
   };
+  const refusedAnswer = (outcome: Refused) =>
+    storable(outcome) ? store(errorResult(outcome)) : problemResult(outcome);
 
-  let checked: T | Refused;
-  try {
-    checked = steps.precheck ? steps.precheck() : (undefined as T);
-  } catch (err) {
-    // A precheck that still throws its refusal (set-order-status's reference no order can have).
-    if (!(err instanceof DomainError) || !storable(err)) throw err;
-    return store(errorResult(err));
-  }
-  if (isRefused(checked)) return storable(checked) ? store(errorResult(checked)) : problemResult(checked);
-
+  const checked = steps.precheck ? steps.precheck() : (undefined as T);
+  if (isRefused(checked)) return refusedAnswer(checked);
   let outcome: Idempotent<unknown> | Refused;
   try {
     outcome = await steps.run(request, checked);
   } catch (err) {
+    // A refusal a use case still throws (shared/app/contention.ts's `retryOnStale`), until it returns it.
     if (!(err instanceof DomainError) || !storable(err)) throw err;
     return store(errorResult(err));
   }
-  if (isRefused(outcome)) return storable(outcome) ? store(errorResult(outcome)) : problemResult(outcome);
+  if (isRefused(outcome)) return refusedAnswer(outcome);
   if (outcome.kind !== 'answered') return refusal(ctx, outcome);
   return outcome.stored ? thaw(outcome.stored) : store({ body: outcome.answer });
 }

@@ -1,10 +1,12 @@
-import { validationFailed } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 
 /**
- * Refuses, as 422 on the parameter, a query parameter a list endpoint does not know: a misspelt
- * filter (`types=blog`, `updated_after`) would otherwise silently widen what the list answers.
+ * A query parameter a list endpoint does not know, as its refusal (422 on the parameter): a
+ * misspelt filter (`types=blog`, `updated_after`) would otherwise silently widen what the list
+ * answers. Undefined when every parameter is known.
  */
-export function onlyKnownParameters(query: Record<string, string>, known: readonly string[]): void {
+export function unknownParameter(query: Record<string, string>, known: readonly string[]): Refused | undefined {
   const unknown = Object.keys(query).find((k) => !known.includes(k));
-  if (unknown) throw validationFailed(unknown, `${unknown} is not a known parameter (${known.join(', ')})`);
+  if (!unknown) return undefined;
+  return refused('validation_failed', `${unknown} is not a known parameter (${known.join(', ')})`, unknown);
 }

@@ -1,6 +1,7 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { DomainError, validationFailed } from '#domain/errors.ts';
+import { DomainError } from '#domain/errors.ts';
+import { refused, type Refused } from '#domain/outcome.ts';
 import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
 import { refusalMessage } from '#domain/key/api-key.ts';
 import { errorResponse, problemOf } from './error-status.ts';
@@ -147,12 +148,13 @@ export function bodyText(event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Enc
  */
 export function singleValuedQuery(
   event: Pick<APIGatewayProxyEvent, 'queryStringParameters' | 'multiValueQueryStringParameters'>,
-): Record<string, string> {
+): Record<string, string> | Refused {
   // Object.fromEntries defines own properties, `__proto__` included; assignment would set the prototype.
   const multi = event.multiValueQueryStringParameters;
   if (!multi) return Object.fromEntries(Object.entries(event.queryStringParameters ?? {})) as Record<string, string>;
   const repeated = Object.entries(multi).find(([, values]) => (values?.length ?? 0) > 1);
-  if (repeated) throw validationFailed(repeated[0], `${repeated[0]} is given more than once; send it once.`);
+  if (repeated)
+    return refused('validation_failed', `${repeated[0]} is given more than once; send it once.`, repeated[0]);
   const single = Object.entries(multi).flatMap(([name, values]) =>
     values?.[0] === undefined ? [] : [[name, values[0]]],
   );

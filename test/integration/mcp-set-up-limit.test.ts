@@ -42,7 +42,11 @@ describe('MCP set-up limit', () => {
       answers.push(await api.post('/mcp', { jsonrpc: '2.0', id: answers.length, method }));
     expect(answers.map((r) => r.status)).toEqual([200, 429, 429]);
     for (const r of answers.slice(1)) {
-      expect(r.body).toEqual({ code: 'rate_limited', message: expect.stringContaining('set-up'), field: null });
+      expect(r.body).toEqual({
+        code: 'rate_limited',
+        message: `This key exceeded its limit of ${SET_UP_LIMIT} MCP set-up requests (initialize, tools/list, ping, notifications) per minute.`,
+        field: null,
+      });
       const retryAfter = Number(r.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(61);

@@ -367,3 +367,23 @@ describe("the edge: the MCP tool arguments' refusals, whole", () => {
     );
   });
 });
+
+describe("the edge: the MCP transport's refusals, whole", () => {
+  it('answers a foreign Origin 403, a body nested too deep 400 and one too large 413', async () => {
+    const { key } = await storeWithKey(['catalog:read']);
+    const mcp = client(key.token, { undocumented: true });
+    const accept = { Accept: 'application/json, text/event-stream' };
+    const list = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}';
+    expect(answer(await mcp.post('/mcp', list, { ...accept, Origin: 'https://evil.example' }))).toEqual(
+      refusal(403, 'forbidden', 'Requests from another web origin are refused (Origin header).', null),
+    );
+    const deep = `${'{"a":'.repeat(40)}1${'}'.repeat(40)}`;
+    expect(answer(await mcp.post('/mcp', deep, accept))).toEqual(
+      refusal(400, 'invalid_json', 'The request body nests deeper than 32 levels.', null),
+    );
+    const large = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(1024 * 1024) } });
+    expect(answer(await mcp.post('/mcp', large, accept))).toEqual(
+      refusal(413, 'payload_too_large', 'The request body is larger than 1048576 bytes.', null),
+    );
+  });
+});

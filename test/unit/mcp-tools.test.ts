@@ -2,19 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { TOOLS } from '#functions/mcp/tools.ts';
 import { bindTools, toolResult } from '#functions/mcp/server.ts';
 import { pathSegment } from '#functions/mcp/args.ts';
-import { DomainError } from '#domain/errors.ts';
+import { isRefused } from '#domain/outcome.ts';
 
 const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
-
-function thrown(fn: () => unknown): DomainError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof DomainError) return err;
-    throw err;
-  }
-  throw new Error('did not throw');
-}
 
 describe('MCP tool table', () => {
   it("has exactly the tools of docs/contract.md#mcp, each bound to its endpoint with the endpoint's abilities", () => {
@@ -135,15 +125,14 @@ describe('MCP arguments → endpoint request', () => {
 
   it('refuses a missing or empty idempotency_key with idempotency_key_required naming the argument', () => {
     for (const args of [{}, { idempotency_key: '' }, { idempotency_key: '  ' }]) {
-      const err = thrown(() => tool('publish_page').toRequest({ external_id: 'pg-1', ...args }));
-      expect(err).toMatchObject({ code: 'idempotency_key_required', field: 'idempotency_key' });
-      expect(err.message).toContain('idempotency_key argument');
+      const refused = tool('publish_page').toRequest({ external_id: 'pg-1', ...args });
+      expect(refused).toMatchObject({ kind: 'refused', code: 'idempotency_key_required', field: 'idempotency_key' });
+      expect(isRefused(refused) && refused.message).toContain('idempotency_key argument');
     }
     expect(
-      thrown(() =>
-        tool('set_order_status').toRequest({ reference: 'R', status: 'shipped', idempotency_key: 'x'.repeat(256) }),
-      ),
+      tool('set_order_status').toRequest({ reference: 'R', status: 'shipped', idempotency_key: 'x'.repeat(256) }),
     ).toMatchObject({
+      kind: 'refused',
       code: 'validation_failed',
       field: 'idempotency_key',
     });

@@ -21,7 +21,9 @@ export const adjustProductStock: RouteFn = async (ctx, input) => {
       if (isRefused(externalId)) return externalId;
       const delta = validate(StockDeltaBody, input.body ?? {});
       if (isRefused(delta)) return delta;
-      return { externalId, delta, condition: writeCondition(input.headers) };
+      const condition = writeCondition(input.headers);
+      if (isRefused(condition)) return condition;
+      return { externalId, delta, condition };
     },
     run: async (request, { externalId, delta, condition }) => {
       const outcome = await adjustStock(ctx, input.principal, externalId, delta, request, condition);

@@ -17,7 +17,9 @@ export const updateProduct: RouteFn = async (ctx, { principal, pathParameters, b
   if (isRefused(q)) return problemResult(q);
   const patch = validate(ProductPatchBody, body ?? {});
   if (isRefused(patch)) return problemResult(patch);
-  const written = await patchProduct(ctx, principal, externalId, patch, writeCondition(headers));
+  const condition = writeCondition(headers);
+  if (isRefused(condition)) return problemResult(condition);
+  const written = await patchProduct(ctx, principal, externalId, patch, condition);
   if (isRefused(written)) return problemResult(written);
   if (written.result === 'precondition_failed') return problemResult(preconditionFailed(written.header));
   const data = toMappedProduct(written.product, principal.currency, q.include === 'offers');

@@ -17,7 +17,9 @@ export const upsertProduct: RouteFn = async (ctx, { principal, pathParameters, b
   if (isRefused(q)) return problemResult(q);
   const write = validate(ProductPutBody, body ?? {});
   if (isRefused(write)) return problemResult(write);
-  const written = await putProduct(ctx, principal, externalId, write, writeCondition(headers));
+  const condition = writeCondition(headers);
+  if (isRefused(condition)) return problemResult(condition);
+  const written = await putProduct(ctx, principal, externalId, write, condition);
   if (isRefused(written)) return problemResult(written);
   if (written.result === 'precondition_failed') return problemResult(preconditionFailed(written.header));
   const data = toMappedProduct(written.product, principal.currency, q.include === 'offers');

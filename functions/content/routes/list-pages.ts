@@ -3,7 +3,7 @@ import { isRefused } from '#domain/outcome.ts';
 import { problemResult } from '#http/error-status.ts';
 import { ListPagesQuery } from '#domain/page/list-query.ts';
 import type { RouteFn } from '#http/http-handler.ts';
-import { onlyKnownParameters } from '#http/known-parameters.ts';
+import { unknownParameter } from '#http/known-parameters.ts';
 import { listPages as listPagesOfStore } from '#app/pages.ts';
 
 const KNOWN = ['type', 'version', 'cursor', 'limit'];
@@ -14,7 +14,8 @@ const KNOWN = ['type', 'version', 'cursor', 'limit'];
  */
 export const listPages: RouteFn = async (ctx, { principal, query }) => {
   // A misspelt filter (`types=blog`) would otherwise silently list everything.
-  onlyKnownParameters(query, KNOWN);
+  const unknown = unknownParameter(query, KNOWN);
+  if (unknown) return problemResult(unknown);
   const q = validate(ListPagesQuery, query);
   if (isRefused(q)) return problemResult(q);
   return { body: await listPagesOfStore(ctx, principal, q) };

@@ -15,6 +15,7 @@ export const savePage: RouteFn = async (ctx, { principal, pathParameters, body, 
   const content = validate(PageBody, body ?? {});
   if (isRefused(content)) return problemResult(content);
   const condition = writeCondition(headers);
+  if (isRefused(condition)) return problemResult(condition);
   const clean = await sanitizedBody(content.body);
   // The body's own refusal, or what the save answered.
   const saved = isRefused(clean)

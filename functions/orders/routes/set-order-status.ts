@@ -1,10 +1,9 @@
 import { validate } from '#domain/validation.ts';
 import { isRefused } from '#domain/outcome.ts';
-import { notFound } from '#domain/errors.ts';
 import type { RouteFn } from '#http/http-handler.ts';
 import { idempotent } from '#http/idempotency.ts';
 import { changeOrderStatus } from '#app/orders.ts';
-import { referenceFromPath } from '#domain/order/rules.ts';
+import { orderNotFound, referenceFromPath } from '#domain/order/rules.ts';
 import { StatusChangeBody } from '#domain/order/status-change.ts';
 
 /** POST /orders/{reference}/status under an Idempotency-Key: validation → the use case → the stored answer. */
@@ -16,7 +15,7 @@ export const setOrderStatus: RouteFn = (ctx, input) =>
       const { status } = body;
       const reference = referenceFromPath(input.pathParameters.reference);
       // A reference outside the alphabet can name no order.
-      if (reference === undefined) throw notFound('order');
+      if (reference === undefined) return orderNotFound();
       return { reference, status };
     },
     run: (request, { reference, status }) => changeOrderStatus(ctx, input.principal, reference, status, request),

@@ -13,15 +13,14 @@ export function isAbility(value: string): value is Ability {
   return (ABILITIES as readonly string[]).includes(value);
 }
 
-/** Parses `a,b,c` (admin CLI, authorizer context); throws on an unknown ability. */
-export function parseAbilities(csv: string): Ability[] {
+/** Parses `a,b,c` (the admin's `--abilities`): each ability once, or which are unknown. */
+export function parseAbilities(csv: string): { ok: true; value: Ability[] } | { ok: false; message: string } {
   const list = csv
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
   const unknown = list.filter((a) => !isAbility(a));
-  if (unknown.length > 0) {
-    throw new Error(`unknown abilities: ${unknown.join(', ')} (known: ${ABILITIES.join(', ')})`);
-  }
-  return [...new Set(list)] as Ability[];
+  if (unknown.length > 0)
+    return { ok: false, message: `unknown abilities: ${unknown.join(', ')} (known: ${ABILITIES.join(', ')})` };
+  return { ok: true, value: [...new Set(list)] as Ability[] };
 }

@@ -1,5 +1,9 @@
 import { ORDER_TRANSITIONS, type Order, type OrderStatus } from './order.ts';
 import { EXTERNAL_ID_PATTERN, EXTERNAL_ID_RULE, externalIdFromPath } from '../validation.ts';
+import { refused } from '../outcome.ts';
+
+/** The 404 of an order that is not there, or of a reference no order can have. */
+export const orderNotFound = () => refused('not_found', 'The order does not exist.');
 
 /**
  * A reference travels in a URL path and a sort key, so it uses the alphabet of external ids

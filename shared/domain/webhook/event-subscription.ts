@@ -13,13 +13,12 @@ export const DEFAULT_EVENTS: readonly EventType[] = ORDER_EVENT_TYPES;
 export const isOrderEventType = (value: string): boolean => (ORDER_EVENT_TYPES as readonly string[]).includes(value);
 
 /**
- * Parses `a,b,c` (with field lists: `product.updated:price,name,order.paid`); throws on an unknown
- * type or field, or an empty list. One entry per type, in the known order.
+ * Parses `a,b,c` (with field lists: `product.updated:price,name,order.paid`): one entry per type,
+ * in the known order, or what is wrong (an unknown type or field, an empty list).
  */
-export function parseEventTypes(csv: string): string[] {
+export function parseEventTypes(csv: string): { ok: true; value: string[] } | { ok: false; message: string } {
   const parsed = parseTypeFilters(csv);
-  if (!parsed.ok) throw new Error(parsed.message);
-  return parsed.filters.map(formatTypeFilter);
+  return parsed.ok ? { ok: true, value: parsed.filters.map(formatTypeFilter) } : parsed;
 }
 
 /** What a stored key item says, read leniently: a missing or unreadable list means the default, an unknown entry is skipped. */
