@@ -16,7 +16,8 @@ import {
 } from '#http/middlewares.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
 import { absoluteUrl, instrument, NO_EARLY_TIMEOUT } from '#http/http-handler.ts';
-import { DomainError } from '#domain/errors.ts';
+import { isRefused, refused, type Refused } from '#domain/outcome.ts';
+import { errorResponse } from '#http/error-status.ts';
 import { json } from '#http/response.ts';
 import { createMcpServer, type McpRequestContext } from './server.ts';
 import { invalidParamsAnswer, unservedMethodAnswer } from './message-check.ts';
@@ -63,6 +64,7 @@ const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult>(NO_EARLY_TIMEOU
   .handler(async (event, context) => {
     const state = internal({ context });
     const body = bodyOf(event);
+    if (isRefused(body)) return errorResponse(body);
     // One JSON-RPC message per POST: each tool call counts once against the key's rate limit, so
     // a batch of 100 calls would cost one. (Batching is gone from MCP since 2025-06-18 anyway.)
     if (body.trimStart().startsWith('[')) {
@@ -74,11 +76,11 @@ const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult>(NO_EARLY_TIMEOU
     }
     // The DNS-rebinding rule of the MCP transport: a browser page of another origin must not reach
     // a server it found by name; clients outside browsers send no Origin.
-    if (isForeignOrigin(event)) {
-      throw new DomainError('forbidden', 'Requests from another web origin are refused (Origin header).');
-    }
+    if (isForeignOrigin(event))
+      return errorResponse(refused('forbidden', 'Requests from another web origin are refused (Origin header).'));
     const message = parsedMessage(body);
-    await claimAllowance(state.ctx, event, state, isSetUp(message));
+    const unallowed = await claimAllowance(state.ctx, event, state, isSetUp(message));
+    if (unallowed) return errorResponse(unallowed);
     const invalid = invalidParamsAnswer(message) ?? unservedMethodAnswer(message);
     if (invalid) return json(200, invalid);
     const url = absoluteUrl(event);
@@ -156,10 +158,10 @@ function headersOf(event: APIGatewayProxyEvent): Headers {
  * The raw JSON-RPC text: parse errors are the transport's to answer (JSON-RPC -32700); size (413),
  * encoding and depth are ours, checked before the SDK parses and validates the message.
  */
-function bodyOf(event: APIGatewayProxyEvent): string {
+function bodyOf(event: APIGatewayProxyEvent): string | Refused {
   const text = bodyText(event);
   if (nestsDeeperThan(text))
-    throw new DomainError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+    return refused('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   return text;
 }
 

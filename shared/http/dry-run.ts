@@ -70,14 +70,11 @@ export async function dryRunWrite(
   current: CurrentStates,
 ): Promise<RouteResult> {
   const result = await run({ ...ctx, dryRun: true }, input);
-  // A refusal as the write answers it, with its Retry-After (a twin still in progress), no other header.
+  // A refusal as the write answers it, Retry-After included (a twin still in progress); a
+  // replayed one without the replay's mark, as a dry run's successes are.
   if ((result.status ?? 200) >= 400) {
-    const retryAfter = result.headers?.['Retry-After'];
-    return {
-      status: result.status,
-      body: result.body,
-      ...(retryAfter ? { headers: { 'Retry-After': retryAfter } } : {}),
-    };
+    const { 'Idempotent-Replayed': _replayed, ...headers } = result.headers ?? {};
+    return { ...result, headers };
   }
   const doc = result.body as { data: unknown };
   if (operation === 'upsertProducts') {
