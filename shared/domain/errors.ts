@@ -53,8 +53,3 @@ export class DomainError extends Error {
 }
 
 export const isErrorCode = (value: string): value is ErrorCode => (ERROR_CODES as readonly string[]).includes(value);
-
-export const notFound = (what = 'record', field: string | null = null) =>
-  new DomainError('not_found', `The ${what} does not exist.`, field);
-export const validationFailed = (field: string | null, message: string) =>
-  new DomainError('validation_failed', message, field);
