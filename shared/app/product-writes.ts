@@ -10,7 +10,7 @@ import {
   resolveWriteTargets,
   type WriteTargets,
 } from '#db/product/item.ts';
-import { toMappedProduct, type Product } from '#domain/product/product.ts';
+import { productNotFound, toMappedProduct, type Product } from '#domain/product/product.ts';
 import {
   applyProductChange,
   needsNewOffer,
@@ -213,14 +213,14 @@ export async function patchResolved(
   condition: WriteCondition = {},
   bound: ContentionBound = BUDGET_ONLY,
 ): Promise<WriteOutcome | Refused> {
-  if (targets.productId === undefined) return noSuchProduct();
+  if (targets.productId === undefined) return productNotFound();
   const unknown = unknownReference(targets, patch.category_external_ids, patch.tag_external_ids);
   if (unknown) return unknown;
   const change: ProductChange = { ...patch };
   if (patch.category_external_ids !== undefined) change.category_ids = targets.categoryIds;
   const written = await applyToExisting(ctx, caller, targets.productId, change, targets.product, condition, bound);
   // Gone since its targets were read: no product to patch.
-  return written ?? noSuchProduct();
+  return written ?? productNotFound();
 }
 
 /**
@@ -282,9 +282,6 @@ async function applyToExisting(
     },
   });
 }
-
-/** A patch of an external id that names no product of this key (404). */
-const noSuchProduct = (): Refused => refused('not_found', 'The product does not exist.');
 
 /**
  * The refusal of a write that names a category or tag this key does not have (422

@@ -105,6 +105,14 @@ describe('pages: the refusals, whole', () => {
   });
 });
 
+describe('catalog: a patch of no product, whole', () => {
+  it('answers 404 naming no field, as a read of a product id does', async () => {
+    const { client: api } = await storeWithKey(['catalog:read', 'catalog:write']);
+    const res = await api.patch(`/catalog/products/${xid('none')}`, { name: 'Oak' });
+    expect(answer(res)).toEqual(refusal(404, 'not_found', 'The product does not exist.', null));
+  });
+});
+
 describe('the lists: an unknown query parameter, whole', () => {
   it('answers 422 on the parameter, naming the known ones, for orders, events and pages', async () => {
     const { client: api } = await storeWithKey(['orders:read', 'content:read']);
