@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { validate } from '#domain/validation.ts';
-import { existingKey } from '#app/admin-keys.ts';
+import { activeKey } from '#app/admin-keys.ts';
 import {
   deliveryLog,
   endpointsOfStore,
@@ -103,7 +103,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
   'webhooks ping': async (ctx, args) => {
     const a = validate(v.strictObject({ id: KeyId }), args);
     if (isRefused(a)) return a;
-    const key = await existingKey(ctx, a.id);
+    const key = await activeKey(ctx, a.id);
     return isRefused(key) ? key : pingWebhook(key);
   },
 

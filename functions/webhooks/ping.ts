@@ -26,7 +26,7 @@ export interface PingResult {
 }
 
 /**
- * A test delivery (`webhooks ping --id KEY_ID`): a `webhook.ping` event in the envelope of every
+ * A test delivery (`webhooks ping --id KEY_ID`, of an active key): a `webhook.ping` event in the envelope of every
  * event, sent at once to the key's destination by the same sender as real deliveries (the same URL
  * check, pinned DNS lookup and 10 s timeout for a webhook; the same role, external id and message
  * shape for a queue or bus), and never retried or logged: an integrator checks the endpoint and
@@ -40,7 +40,6 @@ export interface PingResult {
  * handler.ts); where none is set (the local stack, in this process) it sends itself.
  */
 export async function pingWebhook(key: KeyRecord, now = new Date()): Promise<PingResult | Refused> {
-  if (key.status !== 'active') return refused('invalid_transition', `key ${key.id} is revoked`, 'id');
   const destination = key.destination;
   if (!destination)
     return refused(

@@ -1,6 +1,6 @@
 import type { RequestContext } from '#shared/context.ts';
 import type { KeySettings } from '#db/key/change.repo.ts';
-import { createKey, ensureExternalId, getKey, listKeysOfStore } from '#db/key/repo.ts';
+import { createKey, ensureExternalId, listKeysOfStore } from '#db/key/repo.ts';
 import { lastSequence } from '#db/event/log.repo.ts';
 import { createStore, listStores, type Store } from '#db/store/repo.ts';
 import type { Ability } from '#domain/key/abilities.ts';
@@ -9,6 +9,7 @@ import { generateExternalId, isOrdered, type AwsDestination } from '#domain/key/
 import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import { requireStore } from './stores.ts';
 import {
+  activeKey,
   changeKeySettings as changeSettings,
   changeWebhook,
   existingKey,
@@ -16,7 +17,7 @@ import {
   rotateToken,
 } from './key-changes.ts';
 
-export { existingKey };
+export { activeKey, existingKey };
 
 /**
  * The admin's store and key commands (functions/admin/commands.ts validates their arguments and
@@ -131,9 +132,8 @@ export async function changeKeyDestination(
   keyId: number,
   to: AwsDestination,
 ): Promise<KeyRecord | Refused> {
-  const key = await getKey(ctx, keyId);
-  if (!key) return refused('not_found', `key ${keyId} does not exist`, 'id');
-  if (key.status !== 'active') return refused('invalid_transition', `key ${keyId} is revoked`, 'id');
+  const key = await activeKey(ctx, keyId);
+  if (isRefused(key)) return key;
   const externalId = key.aws_external_id ?? (await ensureExternalId(ctx, keyId, generateExternalId()));
   if (typeof externalId !== 'string') return externalId;
   const orderedFrom = isOrdered(to) ? await lastSequence(ctx, key.store_id) : null;
@@ -145,8 +145,8 @@ export async function keyExternalId(
   ctx: RequestContext,
   keyId: number,
 ): Promise<{ key_id: number; aws_external_id: string } | Refused> {
-  const key = await getKey(ctx, keyId);
-  if (!key) return refused('not_found', `key ${keyId} does not exist`, 'id');
+  const key = await existingKey(ctx, keyId);
+  if (isRefused(key)) return key;
   const externalId = key.aws_external_id ?? (await ensureExternalId(ctx, keyId, generateExternalId()));
   return typeof externalId === 'string' ? { key_id: keyId, aws_external_id: externalId } : externalId;
 }

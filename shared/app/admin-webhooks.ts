@@ -9,7 +9,7 @@ import { generateWebhookSecret, type KeyRecord } from '#domain/key/api-key.ts';
 import { deliveryView, WEBHOOK_SECRET_GRACE_SECONDS, type Delivery } from '#domain/webhook/delivery.ts';
 import type { Endpoint } from '#domain/webhook/endpoint.ts';
 import type { SealSecret } from './admin-keys.ts';
-import { changeWebhook, existingKey } from './key-changes.ts';
+import { activeKey, changeWebhook, existingKey } from './key-changes.ts';
 import { requireStore } from './stores.ts';
 
 /**
@@ -33,22 +33,14 @@ export async function deliveryLog(
 }
 
 /**
- * An existing key that is not revoked: nothing is sent for a revoked key any more, so a
- * redelivery is refused rather than started to fail (a key revoked after this check fails its
- * round, as docs/webhooks.md, "Delivery log and redelivery", says of pending deliveries).
- */
-async function requireActiveKey(ctx: RequestContext, keyId: number): Promise<KeyRecord | Refused> {
-  const key = await existingKey(ctx, keyId);
-  if (isRefused(key)) return key;
-  return key.status === 'revoked' ? refused('invalid_transition', `key ${keyId} is revoked`, 'id') : key;
-}
-
-/**
  * A new round of one delivery of an active key (same webhook-id and body); refused when the key
  * has no delivery of the event, or another redelivery of it started a round first.
  */
 export async function redeliverEvent(ctx: RequestContext, keyId: number, eventId: string): Promise<Delivery | Refused> {
-  const key = await requireActiveKey(ctx, keyId);
+  // Nothing is sent for a revoked key any more, so a redelivery is refused rather than started to
+  // fail (a key revoked after this check fails its round, as docs/webhooks.md, "Delivery log and
+  // redelivery", says of pending deliveries).
+  const key = await activeKey(ctx, keyId);
   if (isRefused(key)) return key;
   const started = await startRedelivery(ctx, keyId, eventId, new Date().toISOString());
   switch (started.kind) {
@@ -72,7 +64,7 @@ export async function redeliverSince(
   since: string,
   state: 'pending' | 'delivered' | 'failed' | undefined,
 ) {
-  const key = await requireActiveKey(ctx, keyId);
+  const key = await activeKey(ctx, keyId);
   if (isRefused(key)) return key;
   const chosen = (await listDeliveries(ctx, keyId))
     .filter((d) => d.created_at >= since && (state === undefined || d.state === state))
@@ -147,7 +139,7 @@ export async function rotateWebhookSecret(
   keyId: number,
   seal: SealSecret,
 ): Promise<{ record: KeyRecord; secret: string; graceEnds: string } | Refused> {
-  const key = await requireActiveKey(ctx, keyId);
+  const key = await activeKey(ctx, keyId);
   if (isRefused(key)) return key;
   const secret = generateWebhookSecret();
   const graceEnds = new Date(Date.now() + WEBHOOK_SECRET_GRACE_SECONDS * 1000).toISOString();

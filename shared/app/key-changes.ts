@@ -10,7 +10,7 @@ import {
   type WebhookUpdate,
 } from '#db/key/repo.ts';
 import type { KeyRecord } from '#domain/key/api-key.ts';
-import { refused, type Refused } from '#domain/outcome.ts';
+import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import { retryLost } from './contention.ts';
 
 /**
@@ -25,6 +25,13 @@ export const existingKey = async (ctx: RequestContext, keyId: number): Promise<K
   (await getKey(ctx, keyId)) ?? missing(keyId);
 
 const missing = (keyId: number) => refused('not_found', `key ${keyId} does not exist`, 'id');
+const revoked = (keyId: number) => refused('invalid_transition', `key ${keyId} is revoked`, 'id');
+
+/** An existing key that is not revoked, or 404 / 409 naming `id`: the same refusals as a change's. */
+export async function activeKey(ctx: RequestContext, keyId: number): Promise<KeyRecord | Refused> {
+  const key = await existingKey(ctx, keyId);
+  return isRefused(key) || key.status === 'active' ? key : revoked(keyId);
+}
 
 /**
  * What a change answered when it found no active key to change, or kept losing to other changes
@@ -32,7 +39,7 @@ const missing = (keyId: number) => refused('not_found', `key ${keyId} does not e
  */
 const refusal = (keyId: number, outcome: KeyMissing | KeyRevoked | Refused): Refused => {
   if (outcome.kind === 'refused') return outcome;
-  return outcome.kind === 'missing' ? missing(keyId) : refused('invalid_transition', `key ${keyId} is revoked`, 'id');
+  return outcome.kind === 'missing' ? missing(keyId) : revoked(keyId);
 };
 
 /** Revokes a key for good (its token stops working at once); a revoked key is answered as it is. */

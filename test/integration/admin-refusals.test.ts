@@ -44,6 +44,12 @@ function beforeNextUpdate(step: () => Promise<unknown>): () => void {
 /** A key id no key has: ids are drawn from one sequence, far below this. */
 const NO_KEY = 2 ** 31 - 1;
 
+/** An SQS destination whose arguments are all valid: what is refused is the key. */
+const DESTINATION = {
+  sqs_queue_url: 'https://sqs.eu-west-1.amazonaws.com/123456789012/store-events.fifo',
+  role_arn: 'arn:aws:iam::123456789012:role/store-events-crm',
+};
+
 describe('admin refusals: stores and keys', () => {
   it('refuses a store id that is taken, keeping the store as it was', async () => {
     const id = await createStore('SEK');
@@ -72,6 +78,8 @@ describe('admin refusals: stores and keys', () => {
       ['keys set-webhook', { url: '' }],
       ['keys set-mcp', { mcp: 'read-only' }],
       ['keys set-budget', { writes_per_hour: '10' }],
+      ['keys set-destination', DESTINATION],
+      ['keys external-id', {}],
       ['keys rotate-webhook-secret', {}],
       ['keys requests', {}],
       ['webhooks deliveries', {}],
@@ -125,6 +133,8 @@ describe('admin refusals: stores and keys', () => {
       ['keys set-mcp', { mcp: 'read-only' }],
       ['keys set-budget', { status_changes_per_hour: '3' }],
       ['keys set-webhook', { exclude_own: 'true' }],
+      ['keys set-destination', DESTINATION],
+      ['webhooks ping', {}],
     ] as const)
       expect(await refusal(command, { id: key.id, ...args })).toEqual({
         code: 'invalid_transition',
