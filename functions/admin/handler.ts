@@ -13,7 +13,7 @@ export type AdminResult =
   | { ok: true; data: unknown }
   | { ok: false; error: { code: string; message: string; field: string | null } };
 
-/** A refusal (or a thrown DomainError) as the admin's answer: its code, message and field. */
+/** A refusal (or a thrown DomainError fault) as the admin's answer: its code, message and field. */
 const failure = (problem: Refused | DomainError): AdminResult => ({
   ok: false,
   error: { code: problem.code, message: problem.message, field: problem.field },
@@ -42,8 +42,8 @@ export async function handler(event: AdminEvent): Promise<AdminResult> {
     const data = await withLogFields(ctx.log, () => command(ctx, event.args ?? {}));
     return isRefused(data) ? failure(data) : { ok: true, data };
   } catch (err) {
-    // A fault a command names (the access log's query did not finish), or a refusal a use case
-    // still throws (shared/app/contention.ts's `retryOnStale`).
+    // A fault with its own code and message (service_unavailable: a store call or the access log's
+    // query did not answer in time, try again); every refusal is a returned value.
     if (err instanceof DomainError) return failure(err);
     log('error', 'admin command failed', { command: event.command, ...errorFields(err) });
     return { ok: false, error: { code: 'internal_error', message: (err as Error).message, field: null } };

@@ -1,5 +1,4 @@
 import type { RequestContext } from '#shared/context.ts';
-import { DomainError } from '#domain/errors.ts';
 import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import type { RouteResult } from './response.ts';
 import { errorBody, problemResult, statusOf, type Problem } from './error-status.ts';
@@ -25,8 +24,8 @@ import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '#domain/idempotency.ts'
  * and commits its answer with its change (shared/app/idempotent-commit.ts) and returns an
  * outcome, which this maps to a response: its answer, a replay, 422 for a reused key, 409 while a
  * twin is in progress. An answer the use case did not store (it changed nothing), and a refusal
- * it returns (or still throws), are stored with one conditional PutItem. Nothing is stored for a
- * failure of ours (5xx) or a refusal with Retry-After, so the client's retry runs again.
+ * it returns, are stored with one conditional PutItem. Nothing is stored for a failure of ours (a
+ * thrown fault, 5xx) or a refusal with Retry-After, so the client's retry runs again.
  *
  * Replays are byte for byte: what is sent is always the stored string parsed back, so the first
  * answer and every replay are the same bytes. Response headers other than Content-Type are not
@@ -109,14 +108,7 @@ export async function idempotent<T>(
 
   const checked = steps.precheck ? steps.precheck() : (undefined as T);
   if (isRefused(checked)) return refusedAnswer(checked);
-  let outcome: Idempotent<unknown> | Refused;
-  try {
-    outcome = await steps.run(request, checked);
-  } catch (err) {
-    // A refusal a use case still throws (shared/app/contention.ts's `retryOnStale`), until it returns it.
-    if (!(err instanceof DomainError) || !storable(err)) throw err;
-    return store(errorResult(err));
-  }
+  const outcome = await steps.run(request, checked);
   if (isRefused(outcome)) return refusedAnswer(outcome);
   if (outcome.kind !== 'answered') return refusal(ctx, outcome);
   return outcome.stored ? thaw(outcome.stored) : store({ body: outcome.answer });
