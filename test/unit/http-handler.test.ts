@@ -6,6 +6,7 @@ import { busy, outOfTime } from '#app/contention.ts';
 import { problemResult } from '#http/error-status.ts';
 import { log, setLogSink } from '#shared/log.ts';
 import { gatewayEvent } from '#fixtures/gateway-event.ts';
+import { API_BASE_PATH } from '#http/api-routes.ts';
 
 /** The middy chain on its own, with a synthetic API Gateway event: pure request → response logic. */
 function event(
@@ -148,5 +149,258 @@ describe('the shared HTTP chain', () => {
     expect(res.statusCode).toBe(422);
     expect(JSON.parse(res.body)).toEqual({ code: 'validation_failed', message: 'limit: too big', field: 'limit' });
     expect(res.headers?.['Content-Type']).toBe('application/json');
+  });
+});
+
+describe("the shared HTTP chain's own refusals, whole", () => {
+  /** Every operation of every group runs this: the refusals pinned here come before any of them. */
+  const handler = createHttpHandler(
+    'catalog',
+    new Proxy({}, { get: () => async () => ({ body: { ran: true } }) }) as Parameters<typeof createHttpHandler>[1],
+  );
+  const answer = async (e: APIGatewayProxyEvent) => {
+    const res = await handler(e, ctx);
+    return { status: res.statusCode, headers: res.headers, body: JSON.parse(res.body) };
+  };
+  const put = (body: string | null, isBase64Encoded = false) =>
+    event({
+      httpMethod: 'PUT',
+      resource: `${API_BASE_PATH}/catalog/products/{external_id}`,
+      path: `${API_BASE_PATH}/catalog/products/x`,
+      pathParameters: { external_id: 'x' },
+      body,
+      isBase64Encoded,
+      abilities: 'catalog:write',
+    });
+
+  it('answers an unknown resource 404 and a method the resource lacks 405 with Allow', async () => {
+    expect(await answer(event({ resource: `${API_BASE_PATH}/nowhere` }))).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "not_found",
+          "field": null,
+          "message": "No such endpoint.",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "X-Request-Id": "req-1",
+        },
+        "status": 404,
+      }
+    `);
+    expect(await answer(event({ httpMethod: 'DELETE' }))).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "method_not_allowed",
+          "field": null,
+          "message": "DELETE is not allowed here; allowed: GET, HEAD.",
+        },
+        "headers": {
+          "Allow": "GET, HEAD",
+          "Content-Type": "application/json",
+          "X-Request-Id": "req-1",
+        },
+        "status": 405,
+      }
+    `);
+  });
+
+  it('answers no authorizer context 401 with the challenge, a spent allowance 429 and a missing ability 403', async () => {
+    const e = event();
+    (e.requestContext as { authorizer: unknown }).authorizer = null;
+    expect(await answer(e)).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "unauthenticated",
+          "field": null,
+          "message": "A valid API key or OAuth access token is required (Authorization: Bearer <key or token>).",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "WWW-Authenticate": "Bearer resource_metadata="https://localhost/.well-known/oauth-protected-resource/api/v1/integrations"",
+          "X-Request-Id": "req-1",
+        },
+        "status": 401,
+      }
+    `);
+    expect(await answer(event({ limited: true }))).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "rate_limited",
+          "field": null,
+          "message": "This key exceeded its allowance of 60 requests per minute.",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "RateLimit-Limit": "60",
+          "RateLimit-Remaining": "10",
+          "RateLimit-Reset": "7",
+          "Retry-After": "7",
+          "X-Request-Id": "req-1",
+        },
+        "status": 429,
+      }
+    `);
+    expect(await answer(event({ abilities: 'orders:read' }))).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "forbidden",
+          "field": null,
+          "message": "This key lacks the ability catalog:read.",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "RateLimit-Limit": "60",
+          "RateLimit-Remaining": "10",
+          "RateLimit-Reset": "7",
+          "X-Request-Id": "req-1",
+        },
+        "status": 403,
+      }
+    `);
+    expect(
+      await answer(event({ resource: `${API_BASE_PATH}/events`, path: `${API_BASE_PATH}/events`, abilities: '' })),
+    ).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "forbidden",
+          "field": null,
+          "message": "This key holds none of the abilities orders:read, catalog:read, content:read.",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "RateLimit-Limit": "60",
+          "RateLimit-Remaining": "10",
+          "RateLimit-Reset": "7",
+          "X-Request-Id": "req-1",
+        },
+        "status": 403,
+      }
+    `);
+  });
+
+  it('answers a body it cannot read: too large 413, not UTF-8, empty, too deep, not JSON, not an object 400', async () => {
+    const big = 'x'.repeat(1024 * 1024 + 1);
+    expect(await answer(put(big))).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "payload_too_large",
+          "field": null,
+          "message": "The request body is larger than 1048576 bytes.",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "RateLimit-Limit": "60",
+          "RateLimit-Remaining": "10",
+          "RateLimit-Reset": "7",
+          "X-Request-Id": "req-1",
+        },
+        "status": 413,
+      }
+    `);
+    expect(await answer(put(Buffer.from(big).toString('base64'), true))).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "payload_too_large",
+          "field": null,
+          "message": "The request body is larger than 1048576 bytes.",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "RateLimit-Limit": "60",
+          "RateLimit-Remaining": "10",
+          "RateLimit-Reset": "7",
+          "X-Request-Id": "req-1",
+        },
+        "status": 413,
+      }
+    `);
+    expect(await answer(put(Buffer.from([0x7b, 0xff, 0x7d]).toString('base64'), true))).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "invalid_json",
+          "field": null,
+          "message": "The request body is not valid UTF-8.",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "RateLimit-Limit": "60",
+          "RateLimit-Remaining": "10",
+          "RateLimit-Reset": "7",
+          "X-Request-Id": "req-1",
+        },
+        "status": 400,
+      }
+    `);
+    expect(await answer(put(''))).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "invalid_json",
+          "field": null,
+          "message": "The request body must be a JSON object.",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "RateLimit-Limit": "60",
+          "RateLimit-Remaining": "10",
+          "RateLimit-Reset": "7",
+          "X-Request-Id": "req-1",
+        },
+        "status": 400,
+      }
+    `);
+    expect(await answer(put(`${'['.repeat(40)}${']'.repeat(40)}`))).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "invalid_json",
+          "field": null,
+          "message": "The request body nests deeper than 32 levels.",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "RateLimit-Limit": "60",
+          "RateLimit-Remaining": "10",
+          "RateLimit-Reset": "7",
+          "X-Request-Id": "req-1",
+        },
+        "status": 400,
+      }
+    `);
+    expect(await answer(put('{"a":'))).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "invalid_json",
+          "field": null,
+          "message": "The request body is not valid JSON.",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "RateLimit-Limit": "60",
+          "RateLimit-Remaining": "10",
+          "RateLimit-Reset": "7",
+          "X-Request-Id": "req-1",
+        },
+        "status": 400,
+      }
+    `);
+    expect(await answer(put('[1]'))).toMatchInlineSnapshot(`
+      {
+        "body": {
+          "code": "invalid_json",
+          "field": null,
+          "message": "The request body must be a JSON object.",
+        },
+        "headers": {
+          "Content-Type": "application/json",
+          "RateLimit-Limit": "60",
+          "RateLimit-Remaining": "10",
+          "RateLimit-Reset": "7",
+          "X-Request-Id": "req-1",
+        },
+        "status": 400,
+      }
+    `);
+    // What passes every check reaches the operation.
+    expect(await answer(put('{"name":"Oak"}'))).toMatchObject({ status: 200, body: { ran: true } });
   });
 });
