@@ -160,9 +160,8 @@ function headersOf(event: APIGatewayProxyEvent): Headers {
  */
 function bodyOf(event: APIGatewayProxyEvent): string | Refused {
   const text = bodyText(event);
-  if (nestsDeeperThan(text))
-    return refused('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
-  return text;
+  if (isRefused(text) || !nestsDeeperThan(text)) return text;
+  return refused('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
 }
 
 /** The body as JSON, or undefined if it is not JSON (JSON.parse never answers undefined). */

@@ -8,12 +8,13 @@ import { authorizationServerMetadata, protectedResourceMetadata, resources } fro
 import { API_BASE_PATH, OAUTH_ROUTES, type OAuthOperation } from '#http/api-routes.ts';
 import { callerOf as seenBy } from '#http/caller.ts';
 import { apiRoot } from '#http/challenge.ts';
-import { errorHeaders, statusOf } from '#http/error-status.ts';
+import { errorHeaders, statusOf, type Problem } from '#http/error-status.ts';
 import { instrument } from '#http/instrument.ts';
 import { bodyText } from '#http/middlewares.ts';
 import { config } from '#shared/config.ts';
 import { errorFields, log } from '#shared/log.ts';
 import { DomainError } from '#domain/errors.ts';
+import { isRefused, type Refused } from '#domain/outcome.ts';
 import { fetchClientMetadata } from './client-metadata.ts';
 import { refusedPage, waitingPage } from './page.ts';
 
@@ -56,8 +57,21 @@ const limited = (out: Limited) =>
     { ...noStore, 'Retry-After': String(out.retryAfterSeconds) },
   );
 
-function form(event: APIGatewayProxyEvent): Record<string, string> {
-  return Object.fromEntries(new URLSearchParams(bodyText(event)));
+/** The form a POST sent, or the refusal of a body too large or not UTF-8. */
+function form(event: APIGatewayProxyEvent): Record<string, string> | Refused {
+  const text = bodyText(event);
+  return isRefused(text) ? text : Object.fromEntries(new URLSearchParams(text));
+}
+
+/** The body as JSON; undefined when there is none to read (too large, not UTF-8, not JSON). */
+function jsonOf(event: APIGatewayProxyEvent): unknown {
+  const text = bodyText(event);
+  if (isRefused(text)) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 const operations: Record<
@@ -70,12 +84,9 @@ const operations: Record<
     json(200, protectedResourceMetadata(root, resources(root, API_BASE_PATH)[1]!.resource)),
   authorizationServerMetadata: async (_ctx, _e, root) => json(200, authorizationServerMetadata(root)),
   register: async (ctx, event) => {
-    let body: unknown;
-    try {
-      body = JSON.parse(bodyText(event));
-    } catch {
+    const body = jsonOf(event);
+    if (body === undefined)
       return json(400, { error: 'invalid_client_metadata', error_description: 'the body is not JSON' });
-    }
     const out = await registerClient(ctx, body, Date.now(), callerOf(event));
     if (out.kind === 'limited') return limited(out);
     if (out.kind === 'invalid') return json(400, { error: 'invalid_client_metadata', error_description: out.reason });
@@ -108,7 +119,9 @@ const operations: Record<
   authorizeStatus: async (ctx, event, root) =>
     json(200, await pollAuthorization(ctx, event.queryStringParameters?.request ?? '', root, Date.now()), noStore),
   token: async (ctx, event, root) => {
-    const out = await exchangeToken(ctx, form(event), root, API_BASE_PATH, Date.now());
+    const sent = form(event);
+    if (isRefused(sent)) return oauthError(sent);
+    const out = await exchangeToken(ctx, sent, root, API_BASE_PATH, Date.now());
     if (out.ok) return json(200, out.body, { ...noStore, Pragma: 'no-cache' });
     const body = { error: out.error, error_description: out.description };
     // Contention between parallel requests of one client is that client's to retry, not a fault.
@@ -127,18 +140,21 @@ const operations: Record<
  * OAuth's. The cause of a 500 goes to the log with the request id, never to the client.
  */
 function failure(err: unknown, requestId: string): APIGatewayProxyResult {
-  if (err instanceof DomainError) {
-    const status = statusOf(err.code);
-    const error =
-      status === 503 || status === 429 ? 'temporarily_unavailable' : status >= 500 ? 'server_error' : 'invalid_request';
-    return json(status, { error, error_description: err.message }, { ...noStore, ...errorHeaders(err) });
-  }
+  if (err instanceof DomainError) return oauthError(err);
   log('error', 'unhandled error', { request_id: requestId, ...errorFields(err) });
   return json(
     500,
     { error: 'server_error', error_description: `Something went wrong on our side. Request id: ${requestId}.` },
     noStore,
   );
+}
+
+/** An outcome or a fault with its code, as the RFC 6749 error body with the error table's status. */
+function oauthError(problem: Problem): APIGatewayProxyResult {
+  const status = statusOf(problem.code);
+  const error =
+    status === 503 || status === 429 ? 'temporarily_unavailable' : status >= 500 ? 'server_error' : 'invalid_request';
+  return json(status, { error, error_description: problem.message }, { ...noStore, ...errorHeaders(problem) });
 }
 
 async function route(ctx: RequestContext, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {

@@ -1,7 +1,7 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { DomainError } from '#domain/errors.ts';
-import { refused, type Refused } from '#domain/outcome.ts';
+import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import { decodeUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from '#domain/text.ts';
 import { refusalMessage } from '#domain/key/api-key.ts';
 import { errorResponse, problemOf } from './error-status.ts';
@@ -60,24 +60,34 @@ export function responseShaper(): Middleware {
   };
 }
 
+/**
+ * A check of the chain as a middy `before` step: the check answers its refusal, or nothing to let
+ * the request on. middy reaches the error handler (responseShaper's `onError`) only by a throw: an
+ * early answer from a `before` step would skip responseShaper's `after`, and with it RateLimit-*
+ * and X-Request-Id. So this is the one place a refusal of the chain is thrown.
+ */
+const checking = (check: (request: Request) => Refused | undefined): Middleware => ({
+  before: (request) => {
+    const refusal = check(request);
+    if (refusal) throw new DomainError(refusal.code, refusal.message, refusal.field, refusal.retryAfterSeconds);
+  },
+});
+
 /** The route this event belongs to, from API Gateway's `resource` (the same table built the API); 405 with `Allow` for a method the resource lacks. */
-export function resolveRoute(): Middleware {
-  return {
-    before: (request) => {
-      const { httpMethod, resource } = request.event;
-      const route = findRoute(httpMethod, resource);
-      if (route) {
-        internal(request).route = route;
-        return;
-      }
-      // API Gateway's ANY method of a known resource brings every method it does not have here.
-      const allow = allowedMethods(resource);
-      if (allow.length === 0) throw new DomainError('not_found', 'No such endpoint.');
-      internal(request).responseHeaders = { Allow: allow.join(', ') };
-      throw new DomainError('method_not_allowed', `${httpMethod} is not allowed here; allowed: ${allow.join(', ')}.`);
-    },
-  };
-}
+export const resolveRoute = (): Middleware =>
+  checking((request) => {
+    const { httpMethod, resource } = request.event;
+    const route = findRoute(httpMethod, resource);
+    if (route) {
+      internal(request).route = route;
+      return undefined;
+    }
+    // API Gateway's ANY method of a known resource brings every method it does not have here.
+    const allow = allowedMethods(resource);
+    if (allow.length === 0) return refused('not_found', 'No such endpoint.');
+    internal(request).responseHeaders = { Allow: allow.join(', ') };
+    return refused('method_not_allowed', `${httpMethod} is not allowed here; allowed: ${allow.join(', ')}.`);
+  });
 
 /** Whether the request names a credential at all: the challenge then says it is not good. */
 const hasAuthorization = (headers: Record<string, string | undefined> | null) =>
@@ -87,56 +97,46 @@ const hasAuthorization = (headers: Record<string, string | undefined> | null) =>
  * The authorizer resolved the key; this reads what it decided. The rate-limit verdict travels in
  * the authorizer context because an authorizer cannot answer 429 itself.
  */
-export function authorizedKey(): Middleware {
-  return {
-    before: (request) => {
-      const authorizer = request.event.requestContext?.authorizer;
-      const principal = principalFromContext(authorizer);
-      const state = internal(request);
-      if (!principal) {
-        // Behind the authorizer only by misconfiguration: it denies every token that is no key.
-        state.responseHeaders = challengeHeaders(request.event, hasAuthorization(request.event.headers));
-        throw new DomainError('unauthenticated', UNAUTHORIZED_MESSAGE);
-      }
-      state.principal = principal;
-      Object.assign(state.ctx.log, { key_id: principal.keyId, store_id: principal.storeId });
-      state.responseHeaders = {
-        'RateLimit-Limit': String(principal.rate.limit),
-        'RateLimit-Remaining': String(principal.rate.remaining),
-        'RateLimit-Reset': String(principal.rate.resetSeconds),
-      };
-      if (principal.rate.limited) {
-        throw new DomainError('rate_limited', refusalMessage(principal.rate), null, principal.rate.resetSeconds);
-      }
-      // The authorizer flags a missing ability (context.missingAbility); the check is repeated here
-      // from the route table so that a handler never relies on that flag alone.
-      const route = state.route;
-      if (route?.ability && !principal.abilities.includes(route.ability)) {
-        throw new DomainError('forbidden', `This key lacks the ability ${route.ability}.`);
-      }
-      if (route?.anyOf && !route.anyOf.some((a) => principal.abilities.includes(a))) {
-        throw new DomainError('forbidden', `This key holds none of the abilities ${route.anyOf.join(', ')}.`);
-      }
-    },
-  };
-}
+export const authorizedKey = (): Middleware =>
+  checking((request) => {
+    const authorizer = request.event.requestContext?.authorizer;
+    const principal = principalFromContext(authorizer);
+    const state = internal(request);
+    if (!principal) {
+      // Behind the authorizer only by misconfiguration: it denies every token that is no key.
+      state.responseHeaders = challengeHeaders(request.event, hasAuthorization(request.event.headers));
+      return refused('unauthenticated', UNAUTHORIZED_MESSAGE);
+    }
+    state.principal = principal;
+    Object.assign(state.ctx.log, { key_id: principal.keyId, store_id: principal.storeId });
+    state.responseHeaders = {
+      'RateLimit-Limit': String(principal.rate.limit),
+      'RateLimit-Remaining': String(principal.rate.remaining),
+      'RateLimit-Reset': String(principal.rate.resetSeconds),
+    };
+    if (principal.rate.limited)
+      return refused('rate_limited', refusalMessage(principal.rate), null, principal.rate.resetSeconds);
+    // The authorizer flags a missing ability (context.missingAbility); the check is repeated here
+    // from the route table so that a handler never relies on that flag alone.
+    const route = state.route;
+    if (route?.ability && !principal.abilities.includes(route.ability))
+      return refused('forbidden', `This key lacks the ability ${route.ability}.`);
+    if (route?.anyOf && !route.anyOf.some((a) => principal.abilities.includes(a)))
+      return refused('forbidden', `This key holds none of the abilities ${route.anyOf.join(', ')}.`);
+    return undefined;
+  });
 
 /**
  * The body's text: API Gateway hands bytes over base64-encoded (the API declares every media type
  * binary, so nothing is decoded on the way), a test or an older stage may hand text. Bytes that
  * are not UTF-8 are refused rather than stored as U+FFFD.
  */
-export function bodyText(event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'>): string {
+export function bodyText(event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'>): string | Refused {
   const raw = event.body ?? '';
-  if (!event.isBase64Encoded) {
-    if (Buffer.byteLength(raw, 'utf8') > MAX_BODY_BYTES) throw tooLarge();
-    return raw;
-  }
+  if (!event.isBase64Encoded) return Buffer.byteLength(raw, 'utf8') > MAX_BODY_BYTES ? tooLarge() : raw;
   const bytes = Buffer.from(raw, 'base64');
-  if (bytes.length > MAX_BODY_BYTES) throw tooLarge();
-  const text = decodeUtf8(bytes);
-  if (text === undefined) throw new DomainError('invalid_json', 'The request body is not valid UTF-8.');
-  return text;
+  if (bytes.length > MAX_BODY_BYTES) return tooLarge();
+  return decodeUtf8(bytes) ?? refused('invalid_json', 'The request body is not valid UTF-8.');
 }
 
 /**
@@ -161,7 +161,7 @@ export function singleValuedQuery(
   return Object.fromEntries(single) as Record<string, string>;
 }
 
-const tooLarge = () => new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+const tooLarge = () => refused('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
 
 /**
  * JSON bodies: 1 MiB at most (413), UTF-8, no deeper than MAX_JSON_DEPTH, valid JSON (400), and an
@@ -173,33 +173,29 @@ const tooLarge = () => new DomainError('payload_too_large', `The request body is
  * size limit, lets arrays and scalars through, and overwrites `event.body`. Each of those would
  * need a wrapper around it; these lines are the whole rule.
  */
-export function jsonBody(): Middleware {
-  return {
-    before: (request) => {
-      const { event } = request;
-      if (event.httpMethod === 'GET' || event.httpMethod === 'HEAD') return;
-      const text = bodyText(event);
-      if (text.trim() === '') {
-        // PUT and PATCH exist to carry a JSON object; a POST action (publish) may come without one.
-        if (event.httpMethod === 'PUT' || event.httpMethod === 'PATCH') {
-          throw new DomainError('invalid_json', 'The request body must be a JSON object.');
-        }
-        internal(request).body = undefined;
-        return;
-      }
-      if (nestsDeeperThan(text)) {
-        throw new DomainError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
-      }
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new DomainError('invalid_json', 'The request body is not valid JSON.');
-      }
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-        throw new DomainError('invalid_json', 'The request body must be a JSON object.');
-      }
-      internal(request).body = body;
-    },
-  };
-}
+export const jsonBody = (): Middleware =>
+  checking((request) => {
+    const { event } = request;
+    if (event.httpMethod === 'GET' || event.httpMethod === 'HEAD') return undefined;
+    const text = bodyText(event);
+    if (isRefused(text)) return text;
+    if (text.trim() === '') {
+      // PUT and PATCH exist to carry a JSON object; a POST action (publish) may come without one.
+      if (event.httpMethod === 'PUT' || event.httpMethod === 'PATCH') return notAnObject();
+      internal(request).body = undefined;
+      return undefined;
+    }
+    if (nestsDeeperThan(text))
+      return refused('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return refused('invalid_json', 'The request body is not valid JSON.');
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return notAnObject();
+    internal(request).body = body;
+    return undefined;
+  });
+
+const notAnObject = () => refused('invalid_json', 'The request body must be a JSON object.');
