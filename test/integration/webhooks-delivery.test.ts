@@ -4,7 +4,7 @@ import {
   afterLaterEvent,
   deleteOutboxEvent,
   deliveries,
-  deliveryOf,
+  recordedDelivery,
   putOutboxEvent,
   sampleOrder,
   startReceiver,
@@ -80,10 +80,7 @@ describe('webhooks: outbox event → signed delivery', () => {
     expect(Object.keys(JSON.parse(request!.body).data.order)).toEqual(Object.keys(order));
     expect(() => verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, request!)).toThrow(/No matching signature/);
 
-    const logged = await waitFor('the delivered log entry', async () => {
-      const d = await deliveryOf(key.id, eventId);
-      return d?.state === 'delivered' ? d : undefined;
-    });
+    const logged = await recordedDelivery(key.id, eventId);
     expect(logged).toMatchObject({
       event_id: eventId,
       type: 'order.status_changed',
@@ -132,7 +129,7 @@ describe('webhooks: outbox event → signed delivery', () => {
       await afterLaterEvent(quietStore, receiver);
       expect(silent.received).toHaveLength(0);
       for (const k of [noAbility, noUrl, revoked]) expect(await deliveries(k.id)).toEqual([]);
-      expect((await deliveryOf(listening.id, eventId))?.state).toBe('delivered');
+      expect((await recordedDelivery(listening.id, eventId)).state).toBe('delivered');
     } finally {
       await silent.close();
     }
@@ -149,7 +146,7 @@ describe('webhooks: outbox event → signed delivery', () => {
     }
     await afterLaterEvent(storeId, receiver);
     expect(requestsFor(receiver, eventId)).toHaveLength(1);
-    expect(await deliveryOf(key.id, eventId)).toMatchObject({ state: 'delivered', attempts: 1 });
+    expect(await recordedDelivery(key.id, eventId)).toMatchObject({ state: 'delivered', attempts: 1 });
   });
 
   it('ignores updates and deletes of outbox items (only INSERTs are events)', async () => {
