@@ -63,16 +63,17 @@ function form(event: APIGatewayProxyEvent): Record<string, string> | Refused {
   return isRefused(text) ? text : Object.fromEntries(new URLSearchParams(text));
 }
 
-/** The body as JSON; undefined when there is none to read (too large, not UTF-8, not JSON). */
-function jsonOf(event: APIGatewayProxyEvent): unknown {
-  const text = bodyText(event);
-  if (isRefused(text)) return undefined;
+/** `text` as JSON, or undefined when it is not JSON. */
+function parsed(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
     return undefined;
   }
 }
+
+const badMetadata = (description: string) =>
+  json(400, { error: 'invalid_client_metadata', error_description: description });
 
 const operations: Record<
   OAuthOperation,
@@ -84,12 +85,14 @@ const operations: Record<
     json(200, protectedResourceMetadata(root, resources(root, API_BASE_PATH)[1]!.resource)),
   authorizationServerMetadata: async (_ctx, _e, root) => json(200, authorizationServerMetadata(root)),
   register: async (ctx, event) => {
-    const body = jsonOf(event);
-    if (body === undefined)
-      return json(400, { error: 'invalid_client_metadata', error_description: 'the body is not JSON' });
+    // Too large is 413 as on every OAuth endpoint; a body that cannot be metadata is RFC 7591's 400.
+    const text = bodyText(event);
+    if (isRefused(text)) return text.code === 'payload_too_large' ? oauthError(text) : badMetadata(text.message);
+    const body = parsed(text);
+    if (body === undefined) return badMetadata('the body is not JSON');
     const out = await registerClient(ctx, body, Date.now(), callerOf(event));
     if (out.kind === 'limited') return limited(out);
-    if (out.kind === 'invalid') return json(400, { error: 'invalid_client_metadata', error_description: out.reason });
+    if (out.kind === 'invalid') return badMetadata(out.reason);
     return json(
       201,
       {

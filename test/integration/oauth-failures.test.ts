@@ -23,7 +23,7 @@ describe('OAuth failures as RFC 6749 errors', () => {
     expect(JSON.parse(res.body)).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
   });
 
-  it('answers a body it cannot read, on the token and registration endpoints, whole', async () => {
+  it('answers a body it cannot read, on the token and registration endpoints, whole: 413 for one too large on both', async () => {
     const answer = async (resource: string, body: string, isBase64Encoded: boolean, contentType: string) => {
       const res = await handler(
         oauthEvent(resource, { body, isBase64Encoded, headers: { 'content-type': contentType } }),
@@ -63,20 +63,21 @@ describe('OAuth failures as RFC 6749 errors', () => {
     expect(await answer('/oauth/register', big, false, 'application/json')).toMatchInlineSnapshot(`
       {
         "body": {
-          "error": "invalid_client_metadata",
-          "error_description": "the body is not JSON",
+          "error": "invalid_request",
+          "error_description": "The request body is larger than 1048576 bytes.",
         },
         "headers": {
+          "Cache-Control": "no-store",
           "Content-Type": "application/json",
         },
-        "status": 400,
+        "status": 413,
       }
     `);
     expect(await answer('/oauth/register', notUtf8, true, 'application/json')).toMatchInlineSnapshot(`
       {
         "body": {
           "error": "invalid_client_metadata",
-          "error_description": "the body is not JSON",
+          "error_description": "The request body is not valid UTF-8.",
         },
         "headers": {
           "Content-Type": "application/json",
