@@ -255,7 +255,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
             body: body.length ? body.toString('base64') : null,
             isBase64Encoded: body.length > 0,
           } as unknown as APIGatewayProxyEvent;
-          let result: APIGatewayProxyResult;
+          let result: APIGatewayProxyResult | undefined;
           try {
             result = await lambda(event, lambdaContext(route.group, requestId));
           } catch (err) {
@@ -263,6 +263,12 @@ export function createGateway(options: GatewayOptions = {}): Server {
             process.stderr.write(`handler failed: ${(err as Error).stack}\n`);
             const failed = functionFailed();
             return reply(failed.status, failed.body, failed.headers);
+          }
+          // A result that is no proxy response: API Gateway's 502, through DEFAULT_5XX as the
+          // rehearsal's gateway renders it (emulation/rehearsal/gateway.ts says why that type).
+          if (typeof result?.statusCode !== 'number') {
+            process.stderr.write(`handler failed: ${method} ${resource}: malformed Lambda proxy response\n`);
+            return reply(502, GATEWAY_RESPONSES.internal);
           }
           status = result.statusCode;
           answer = result.body;
