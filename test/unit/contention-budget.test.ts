@@ -1,5 +1,5 @@
 import { newContext } from '#shared/context.ts';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { idsAtPositions } from '#db/core/sequence.ts';
 import { requestBudgetMs, GATEWAY_BUDGET_MS } from '#http/instrument.ts';
 import { UNBOUNDED, withDeadline } from '#domain/time.ts';
@@ -98,14 +98,16 @@ describe('request budget', () => {
 
 describe('the round clock of a request', () => {
   it("is shared by every write of one request context: a later write starts no round the request's slowest would not fit", async () => {
-    const ctx = withDeadline(newContext(), ROUND_MARGIN_MS + 550);
+    // Twice the round above the margin: whatever a loaded machine adds to the round, up to 600 ms,
+    // the time left stays above the margin and below the margin plus the round.
+    const ctx = withDeadline(newContext(), ROUND_MARGIN_MS + 1_200);
     const first = new RoundClock(ctx);
-    await first.time(() => new Promise((r) => setTimeout(r, 300)));
-    // A second write of the same request (a batch's next item) knows the 300 ms round: with at
-    // most ROUND_MARGIN_MS + 250 left, its next round cannot fit, though a clock of its own would
+    await first.time(() => new Promise((r) => setTimeout(r, 600)));
+    // A second write of the same request (a batch's next item) knows the 600 ms round: with at
+    // most ROUND_MARGIN_MS + 600 left, its next round cannot fit, though a clock of its own would
     // start it.
     const next = new RoundClock(ctx);
-    expect(next.slowestMs).toBeGreaterThanOrEqual(290);
+    expect(next.slowestMs).toBeGreaterThanOrEqual(590);
     expect(next.canStart()).toBe(false);
     expect(new RoundClock({ deadline: ctx.deadline, signal: ctx.signal }).canStart()).toBe(true);
     // Another request's context starts from nothing.
@@ -156,18 +158,20 @@ describe('a write whose answer never came', () => {
 
   it('is settled with its own token when no further attempt may start, never answered out_of_time', async () => {
     // The first send lands but its answer is lost (a store call abandoned at its budget); by the
-    // time the next attempt could start, the ids' usable time is over.
+    // time the next attempt could start, the ids' usable time is over. The clock is the test's, so
+    // a slow machine cannot spend `until` before the first attempt.
     const tokens: string[] = [];
     let landed = false;
-    const until = Date.now() + 100;
+    const start = Date.now();
+    const until = start + 100;
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => (landed ? until + 50 : start));
     const ctx = newContext();
     const outcome = await attemptUntilWon(ctx, new RoundClock(ctx), until, async (_ctx, token): Promise<Sent> => {
       tokens.push(token);
       if (landed) return { kind: 'inserted' };
       landed = true;
-      await new Promise((r) => setTimeout(r, 150));
       return { kind: 'unanswered' };
-    });
+    }).finally(() => clock.mockRestore());
     // out_of_time would say nothing was written, and its ids would be closed as gaps under a product.
     expect(outcome).toEqual({ kind: 'inserted' });
     expect(tokens).toHaveLength(2);
