@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { adminCommand, client, createKey, createStore } from '#fixtures/api.ts';
 import { idem } from '#fixtures/content.ts';
 import { placeOrder, statusPath } from '#fixtures/orders.ts';
-import { startReceiver, waitFor } from '#fixtures/webhooks.ts';
+import { recordedDeliveries, startReceiver, waitFor } from '#fixtures/webhooks.ts';
 import { integratorSide, INTEGRATOR_ACCOUNT } from '#fixtures/destinations.ts';
 import { handler as admin } from '#functions/admin/handler.ts';
 
@@ -106,17 +106,8 @@ describe('SQS and EventBridge destinations', () => {
     // Delivered once each, the log says so. The signer records an attempt after the destination
     // took the message, so under load the log may trail what the queue and the bus already hold.
     for (const key of [queued, bussed]) {
-      const settled = await waitFor(
-        'the log to record all three',
-        async () => {
-          const log = await adminCommand<{ data: { state: string }[] }>('webhooks deliveries', { id: key.id });
-          const states = log.data.map((d) => d.state);
-          return states.includes('pending') ? undefined : states;
-        },
-        60_000,
-        250,
-      );
-      expect(settled).toEqual(['delivered', 'delivered', 'delivered']);
+      const log = await recordedDeliveries(key.id, 3);
+      expect(log.map((d) => d.state)).toEqual(['delivered', 'delivered', 'delivered']);
     }
   }, 600_000);
 
