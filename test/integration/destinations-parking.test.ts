@@ -3,7 +3,7 @@ import { handler as fanOut } from '#functions/events/handler.ts';
 import { resetConfig } from '#shared/config.ts';
 import { useOwnPipeline } from '#fixtures/own-pipeline.ts';
 import { adminCommand, createKey, createStore } from '#fixtures/api.ts';
-import { deliveries, waitFor } from '#fixtures/webhooks.ts';
+import { waitFor } from '#fixtures/webhooks.ts';
 import { storedOutboxItem, streamRecord } from '#fixtures/stream-records.ts';
 import { integratorSide } from '#fixtures/destinations.ts';
 
@@ -75,11 +75,18 @@ describe('an SQS destination whose role refuses the external id', () => {
       }),
     ]);
 
-    // The integrator fixes the trust: the next probe delivers, and the backlog follows.
+    // The integrator fixes the trust: the next probe delivers, and the backlog follows. The probe
+    // resumes the endpoint after it has recorded the last delivery (shared/app/webhook-probe.ts), so
+    // the test waits for both.
     await side.trust(role, key.aws_external_id);
     await waitFor(
-      'all three delivered',
-      async () => (await deliveries(key.id)).every((d) => d.state === 'delivered'),
+      'all three delivered and the endpoint resumed',
+      async () => {
+        const now = await log();
+        return (
+          now.endpoint.state === 'active' && now.data.length === 3 && now.data.every((d) => d.state === 'delivered')
+        );
+      },
       60_000,
       200,
     );
