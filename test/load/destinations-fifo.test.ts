@@ -126,8 +126,8 @@ describe('a FIFO destination during an outage', () => {
     expect(received.every((r) => r.dedup === r.id)).toBe(true);
     // The signer records an attempt after the queue took the message: the last one's record may
     // trail it.
-    const log2 = await recordedDeliveries(key.id, EVENTS);
-    expect(log2.filter((d) => d.state === 'delivered')).toHaveLength(EVENTS);
+    const recorded = await recordedDeliveries(key.id, EVENTS);
+    expect(recorded.filter((d) => d.state === 'delivered')).toHaveLength(EVENTS);
     // Nothing more arrives (a late retry would be a duplicate SQS drops, or out of order).
     await new Promise((r) => setTimeout(r, 3000));
     expect(await side.drain(queueUrl)).toEqual([]);
