@@ -164,27 +164,13 @@ export function groupIndexWrites(products: readonly Product[]): TransactItem[] {
   return products.flatMap((p) => indexWrites(p));
 }
 
-/**
- * What a catalog write refers to by the caller's external ids: the key's external-id link (with
- * the product's copy), the key's categories and tags, and for a PUT the product sequence an
- * insert moves (PUT/PATCH /catalog/products/{external_id}).
- */
-
 /** The product id an external id of this key maps to. */
 export async function productIdForExternalId(
   ctx: RequestContext,
   keyId: number,
   externalId: string,
 ): Promise<number | undefined> {
-  const out = await send(
-    ctx,
-    new GetCommand({
-      TableName: tableName(),
-      Key: keys.externalId(keyId, 'product', externalId),
-      ConsistentRead: true,
-    }),
-  );
-  return readLink(out.Item).productId;
+  return (await getLink(ctx, keyId, externalId)).productId;
 }
 
 /**
@@ -198,6 +184,13 @@ export async function productByExternalId(
   keyId: number,
   externalId: string,
 ): Promise<Product | undefined> {
+  const link = await getLink(ctx, keyId, externalId);
+  if (link.product || link.productId === undefined) return link.product;
+  return getProduct(ctx, storeId, link.productId, true);
+}
+
+/** A key's external-id link in one GetItem, strongly consistent (read-your-writes). */
+async function getLink(ctx: RequestContext, keyId: number, externalId: string) {
   const out = await send(
     ctx,
     new GetCommand({
@@ -206,11 +199,14 @@ export async function productByExternalId(
       ConsistentRead: true,
     }),
   );
-  const link = readLink(out.Item);
-  if (link.product || link.productId === undefined) return link.product;
-  return getProduct(ctx, storeId, link.productId, true);
+  return readLink(out.Item);
 }
 
+/**
+ * What a catalog write refers to by the caller's external ids: the key's external-id link (with
+ * the product's copy), the key's categories and tags, and for a PUT the product sequence an
+ * insert moves (PUT/PATCH /catalog/products/{external_id}).
+ */
 export interface WriteTargets {
   /** The product this key's external id addresses, if any. */
   productId: number | undefined;
