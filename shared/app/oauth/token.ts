@@ -28,6 +28,7 @@ import {
   sealPair,
 } from '#domain/oauth/oauth.ts';
 import { isUrlClientId } from './register.ts';
+import { backoff } from '../contention.ts';
 
 /**
  * The token endpoint (docs/oauth.md#tokens): an authorization code exchanged for the grant's
@@ -52,9 +53,6 @@ const busy: TokenOutcome = {
   description: 'parallel requests with the same grant conflicted; nothing was spent, try again',
   retryAfterSeconds: 1,
 };
-/** A few milliseconds, jittered, so that requests that just collided do not collide again. */
-const backOff = (round: number) =>
-  new Promise((resolve) => setTimeout(resolve, (round + 1) * (5 + Math.random() * 20)));
 
 /**
  * The token endpoint. `issuer` and `basePath` name the server's resources: a token request may
@@ -123,7 +121,7 @@ async function exchangeCode(
     // client double-submitting is no leak); a code presented after its exchange revokes, above.
     if (out.reason === 'spent') return invalidGrant('the code was already used');
     if (out.reason === 'revoked') return invalidGrant('the grant is revoked');
-    await backOff(round);
+    await backoff(ctx, round);
   }
   return busy;
 }
@@ -165,7 +163,7 @@ async function refreshTokens(
     if (out.reason === 'revoked') return invalidGrant('the grant is revoked');
     // Spent or conflicted: a parallel refresh with the same token may have rotated it. Read it
     // again: used, it answers that refresh's pair; still active, this one tries again.
-    if (out.reason === 'conflict') await backOff(round);
+    if (out.reason === 'conflict') await backoff(ctx, round);
   }
   return busy;
 }
