@@ -5,7 +5,7 @@ import type { KeyRecord } from '#domain/key/api-key.ts';
 import { createDelivery, getDelivery, markQueued } from '#db/webhook/delivery.repo.ts';
 import { outboxRecordFromImage, type OutboxRecord } from '#db/event/outbox-stream.ts';
 import { isOutboxInsert } from '#db/event/outbox-stream-filter.ts';
-import { eventBody, type Delivery } from '#domain/webhook/delivery.ts';
+import { eventBody, newDelivery, type Delivery } from '#domain/webhook/delivery.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
 import { errorFields, log } from '#shared/log.ts';
 import { NUMBERED_AT_ONCE, numberEvents } from '#db/event/log.repo.ts';
@@ -126,26 +126,17 @@ async function fanOutEvent(
       const body = eventBody({
         ...eventView({ ...event, sequence, payload: event.payload as unknown as EventPayload }, key.id),
       });
-      const fresh: Delivery = {
-        key_id: key.id,
-        event_id: event.event_id,
-        event_type: event.event_type,
-        store_id: event.store_id,
-        state: 'pending',
-        attempts: 0,
-        round: 0,
-        round_attempts: 0,
-        queued_round: null,
-        last_status_code: null,
-        last_error: null,
-        created_at: now,
-        updated_at: now,
-        next_attempt_at: now,
-        last_attempt_at: null,
-        delivered_at: null,
-        parked_at: null,
-        body,
-      };
+      const fresh = newDelivery(
+        {
+          key_id: key.id,
+          event_id: event.event_id,
+          event_type: event.event_type,
+          store_id: event.store_id,
+          queued_round: null,
+          body,
+        },
+        now,
+      );
       const created = await createDelivery(ctx, fresh);
       return queueOnce(ctx, created.created ? fresh : created.existing);
     }),

@@ -7,7 +7,7 @@ import { advanceOrderedCursor, getOrderedCursor } from '#db/webhook/ordered.repo
 import { eventView, type EventPayload } from '#domain/event/event.ts';
 import type { Destination } from '#domain/key/destination.ts';
 import type { DeliverableKey, PostResult } from '#domain/webhook/deliverable.ts';
-import { eventBody, type Delivery, type DeliveryMessage } from '#domain/webhook/delivery.ts';
+import { eventBody, newDelivery, type Delivery, type DeliveryMessage } from '#domain/webhook/delivery.ts';
 import { familyOf, type Family } from '#domain/webhook/destination.ts';
 import type { Endpoint, Lane } from '#domain/webhook/endpoint.ts';
 import { receives } from '#domain/webhook/event-subscription.ts';
@@ -250,26 +250,17 @@ const wanted = (key: OrderedKey, e: LoggedEvent) =>
  */
 async function deliveryFromLog(ctx: RequestContext, key: OrderedKey, e: LoggedEvent): Promise<Delivery> {
   const now = new Date().toISOString();
-  const fresh: Delivery = {
-    key_id: key.id,
-    event_id: e.event_id,
-    event_type: e.event_type,
-    store_id: key.store_id,
-    state: 'pending',
-    attempts: 0,
-    round: 0,
-    round_attempts: 0,
-    queued_round: 0,
-    last_status_code: null,
-    last_error: null,
-    created_at: now,
-    updated_at: now,
-    next_attempt_at: now,
-    last_attempt_at: null,
-    delivered_at: null,
-    parked_at: null,
-    body: eventBody({ ...eventView({ ...e, payload: e.payload as EventPayload }, key.id) }),
-  };
+  const fresh = newDelivery(
+    {
+      key_id: key.id,
+      event_id: e.event_id,
+      event_type: e.event_type,
+      store_id: key.store_id,
+      queued_round: 0,
+      body: eventBody({ ...eventView({ ...e, payload: e.payload as EventPayload }, key.id) }),
+    },
+    now,
+  );
   const created = await createDelivery(ctx, fresh);
   return created.created ? fresh : created.existing;
 }

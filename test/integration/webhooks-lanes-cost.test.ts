@@ -9,7 +9,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createDelivery, getDelivery } from '#db/webhook/delivery.repo.ts';
 import { getEndpoint, recordEndpointFailure, takeAttemptSlot } from '#db/webhook/endpoint.repo.ts';
 import { resetConfig } from '#shared/config.ts';
-import type { Delivery } from '#domain/webhook/delivery.ts';
+import { newDelivery, type Delivery } from '#domain/webhook/delivery.ts';
 import { createKey, createStore } from '#fixtures/api.ts';
 import { newEventId, startReceiver } from '#fixtures/webhooks.ts';
 import { sqsRecord } from '#fixtures/queue.ts';
@@ -29,26 +29,17 @@ const recordOf = (d: Delivery, arn: string): SQSEvent => ({
 
 async function pendingDelivery(storeId: string, keyId: number): Promise<Delivery> {
   const now = new Date().toISOString();
-  const d: Delivery = {
-    key_id: keyId,
-    event_id: newEventId(),
-    event_type: 'order.status_changed',
-    store_id: storeId,
-    state: 'pending',
-    attempts: 0,
-    round: 0,
-    round_attempts: 0,
-    queued_round: 0,
-    last_status_code: null,
-    last_error: null,
-    created_at: now,
-    updated_at: now,
-    next_attempt_at: now,
-    last_attempt_at: null,
-    delivered_at: null,
-    parked_at: null,
-    body: '{"id":"evt","type":"order.status_changed","data":{}}',
-  };
+  const d = newDelivery(
+    {
+      key_id: keyId,
+      event_id: newEventId(),
+      event_type: 'order.status_changed',
+      store_id: storeId,
+      queued_round: 0,
+      body: '{"id":"evt","type":"order.status_changed","data":{}}',
+    },
+    now,
+  );
   await createDelivery(newContext(), d);
   return d;
 }

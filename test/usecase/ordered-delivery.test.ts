@@ -4,7 +4,7 @@ import { createDelivery, getDelivery, updateDelivery } from '#db/webhook/deliver
 import { readLogPage } from '#db/event/log.repo.ts';
 import { eventView, type EventPayload } from '#domain/event/event.ts';
 import type { KeyRecord } from '#domain/key/api-key.ts';
-import { eventBody, type Delivery } from '#domain/webhook/delivery.ts';
+import { eventBody, newDelivery, type Delivery } from '#domain/webhook/delivery.ts';
 import { activeEndpoint } from '#domain/webhook/endpoint.ts';
 import type { PostResult } from '#domain/webhook/deliverable.ts';
 import {
@@ -61,24 +61,17 @@ async function fanOutMakes(key: KeyRecord, sequence: number, patch: Partial<Deli
   const e = (await readLogPage(newContext(), key.store_id, sequence - 1, 1)).events[0]!;
   const now = new Date().toISOString();
   await createDelivery(newContext(), {
-    key_id: key.id,
-    event_id: e.event_id,
-    event_type: e.event_type,
-    store_id: key.store_id,
-    state: 'pending',
-    attempts: 0,
-    round: 0,
-    round_attempts: 0,
-    queued_round: 0,
-    last_status_code: null,
-    last_error: null,
-    created_at: now,
-    updated_at: now,
-    next_attempt_at: now,
-    last_attempt_at: null,
-    delivered_at: null,
-    parked_at: null,
-    body: eventBody({ ...eventView({ ...e, payload: e.payload as EventPayload }, key.id) }),
+    ...newDelivery(
+      {
+        key_id: key.id,
+        event_id: e.event_id,
+        event_type: e.event_type,
+        store_id: key.store_id,
+        queued_round: 0,
+        body: eventBody({ ...eventView({ ...e, payload: e.payload as EventPayload }, key.id) }),
+      },
+      now,
+    ),
     ...patch,
   });
   return e;

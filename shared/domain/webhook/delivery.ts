@@ -34,6 +34,32 @@ export interface Delivery {
   body: string;
 }
 
+/**
+ * A delivery not attempted yet: pending in its first round and due `now`. `queued_round` is null
+ * while no queue message was sent for it (the fan-out queues it next), or 0 when whoever makes it
+ * attempts it at once (an ordered run).
+ */
+export function newDelivery(
+  of: Pick<Delivery, 'key_id' | 'event_id' | 'event_type' | 'store_id' | 'queued_round' | 'body'>,
+  now: string,
+): Delivery {
+  return {
+    ...of,
+    state: 'pending',
+    attempts: 0,
+    round: 0,
+    round_attempts: 0,
+    last_status_code: null,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+    next_attempt_at: now,
+    last_attempt_at: null,
+    delivered_at: null,
+    parked_at: null,
+  };
+}
+
 export const DELIVERY_TTL_SECONDS = 30 * 24 * 60 * 60;
 
 /** Grace period of a rotated webhook secret: deliveries carry both signatures meanwhile. */
