@@ -29,12 +29,12 @@ async function handleDeadLetter(ctx: RequestContext, record: SQSRecord): Promise
   recordDelivery('dead_lettered');
 }
 
+const isColdStart = coldStartTracker();
+
 /**
  * Dead-letter consumer (webhook DLQ → delivery log). A record that cannot be written (the table
  * throttles) is a batch item failure (sqs-batch.ts) and comes back; the DLQ keeps it 14 days.
  */
-const isColdStart = coldStartTracker();
-
 export function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   const cold = isColdStart();
   return processSqsBatch(event, context, (record) => {

@@ -37,14 +37,6 @@ async function backOff(record: SQSRecord, receiveCount: number, err: unknown): P
  */
 class KeptForRetry extends Error {}
 
-/**
- * Webhook signer (webhook queues → receivers), on both lanes' queues: a record's queue is its lane. Messages of a batch are independent deliveries,
- * so they run in parallel (each POST may take its full 10 s). Every message that is not finished
- * is reported as a batch item failure (Powertools' batch utility, sqs-batch.ts) and stays in the
- * queue with the visibility its retry plan (or its backoff) set.
- *
- * No middy chain: there is no HTTP to normalize and the partial-batch response is the only output.
- */
 const isColdStart = coldStartTracker();
 /** The signed POST and the operational event stay here (KMS, HTTP, SNS); the use cases get them as ports. */
 const ports: SignerPorts = { send: sendAttempt, announce: publishOperationalEvent };
@@ -56,6 +48,14 @@ export interface PingRequest {
 const isPingRequest = (event: SQSEvent | PingRequest): event is PingRequest =>
   typeof (event as PingRequest).ping?.key_id === 'number';
 
+/**
+ * Webhook signer (webhook queues → receivers), on both lanes' queues: a record's queue is its lane. Messages of a batch are independent deliveries,
+ * so they run in parallel (each POST may take its full 10 s). Every message that is not finished
+ * is reported as a batch item failure (Powertools' batch utility, sqs-batch.ts) and stays in the
+ * queue with the visibility its retry plan (or its backoff) set.
+ *
+ * No middy chain: there is no HTTP to normalize and the partial-batch response is the only output.
+ */
 export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse>;
 export async function handler(event: PingRequest, context?: Context): Promise<PingResult>;
 export async function handler(

@@ -5,12 +5,13 @@ import { newEventId } from '#domain/order/events.ts';
 import { destinationView, type AwsDestination } from '#domain/key/destination.ts';
 import { eventBody, signingSecrets } from '#domain/webhook/delivery.ts';
 import { signedHeaders } from '#domain/webhook/signature.ts';
+import { isSuccess } from '#domain/webhook/deliverable.ts';
 import { decryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
 import { postWebhook } from './post.ts';
 import { putOnBus } from './destinations/eventbridge.ts';
 import { sendToQueue } from './destinations/sqs.ts';
 
-export const WEBHOOK_PING = 'webhook.ping';
+const WEBHOOK_PING = 'webhook.ping';
 
 /** What `webhooks ping` prints: the destination's answer (an HTTP status, AWS's for a queue or bus) and the time it took. */
 export interface PingResult {
@@ -63,7 +64,7 @@ export async function pingWebhook(key: KeyRecord, now = new Date()): Promise<Pin
     url: destination.url,
     status: result.status,
     ms: result.ms,
-    delivered: result.status !== null && result.status >= 200 && result.status < 300,
+    delivered: isSuccess(result),
     error: result.error,
   };
 }
@@ -99,7 +100,7 @@ export async function pingDestination(
     ...base,
     status: result.status,
     ms: result.ms,
-    delivered: result.status !== null && result.status >= 200 && result.status < 300,
+    delivered: isSuccess(result),
     error: result.error,
   };
 }

@@ -6,8 +6,6 @@ import { pinnedLookup, RefusedAddress } from '#domain/webhook/pinned-lookup.ts';
 import { parseRetryAfter } from '#domain/webhook/retry.ts';
 import type { PostResult } from '#domain/webhook/deliverable.ts';
 
-export { pinnedLookup };
-
 // Required, not imported: on Node 22 the ES module namespace of node:http loads undici, ~25 ms of a
 // cold start (infra/node-http.ts).
 const requireBuiltin = createRequire(import.meta.url);

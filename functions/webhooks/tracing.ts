@@ -4,10 +4,11 @@ import { onAwsClient } from '#shared/aws-clients.ts';
 import { errorFields, log } from '#shared/log.ts';
 
 /**
- * X-Ray spans for the webhook signer, by Powertools Tracer: every DynamoDB, SQS, KMS and SNS
- * call it makes (each client handed to `captureAWSv3Client` as it is built, shared/aws-clients.ts)
- * and one subsegment per webhook POST, so a slow delivery shows whether the receiver or the
- * platform took the time.
+ * X-Ray spans for the webhook signer, by Powertools Tracer: every DynamoDB, SQS, KMS, SNS, STS
+ * and EventBridge call it makes (each client handed to `captureAWSv3Client` as it is built,
+ * shared/aws-clients.ts) and one subsegment per attempt (a webhook POST, or a send to the
+ * integrator's queue or bus), so a slow delivery shows whether the receiver or the platform took
+ * the time.
  *
  * Only the signer carries Tracer: it adds the X-Ray SDK (~125 KB minified) to a bundle, and the
  * API functions keep their cold start at the floor (docs/observability.md#traces says what they
@@ -66,7 +67,7 @@ export function startTracing(): Promise<void> | undefined {
   return loading;
 }
 
-/** What a webhook POST's span records: the receiver's host, never its path or query (they may hold a secret). */
+/** What an attempt's span records: the target's short name (a receiver's host, never its path or query, which may hold a secret). */
 export interface PostSpan {
   host: string;
   eventType: string;
@@ -74,9 +75,10 @@ export interface PostSpan {
 }
 
 /**
- * Runs one webhook POST inside its own subsegment (`webhook POST`), annotated with the host, the
- * event type, the attempt and the answer's status (or the error that prevented one). A POST that
- * got no 2xx marks the span as an error (the receiver's), not a fault (ours).
+ * Runs one attempt (a webhook POST, or a send to a queue or bus) inside its own subsegment (named
+ * `webhook POST` for all three), annotated with the target, the event type, the attempt and the
+ * answer's status (or the error that prevented one). An attempt that got no 2xx marks the span as
+ * an error (the receiver's), not a fault (ours).
  */
 export async function tracePost<T extends { status: number | null; error: string | null }>(
   span: PostSpan,

@@ -19,7 +19,7 @@ import { requireStore } from './stores.ts';
  */
 
 /** One call redelivers at most this many (oldest first); the answer says where to go on from. */
-export const BULK_REDELIVER_LIMIT = 500;
+const BULK_REDELIVER_LIMIT = 500;
 
 /** An existing key's deliveries, newest first, and its endpoint's state. */
 export async function deliveryLog(
@@ -93,12 +93,12 @@ export async function endpointsOfStore(
   ctx: RequestContext,
   storeId: string,
 ): Promise<{ key: KeyRecord; endpoint: Endpoint }[]> {
-  const withUrl = (await listKeysOfStore(ctx, storeId, false)).filter((k) => k.destination);
+  const withDestination = (await listKeysOfStore(ctx, storeId, false)).filter((k) => k.destination);
   const endpoints = await getEndpoints(
     ctx,
-    withUrl.map((k) => k.id),
+    withDestination.map((k) => k.id),
   );
-  return withUrl.map((key) => ({ key, endpoint: endpoints.get(key.id)! }));
+  return withDestination.map((key) => ({ key, endpoint: endpoints.get(key.id)! }));
 }
 
 /**

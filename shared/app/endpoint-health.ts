@@ -39,10 +39,11 @@ export async function sendProbe(keyId: number, at: string): Promise<void> {
 }
 
 /**
- * Longer than any attempt can run: the POST's own timeout, plus the connection and the writes
- * around it (in AWS the signer's 30 s function timeout ends an attempt first).
+ * How long an attempt holds what it claimed (its delivery, its slow-lane slot): longer than any
+ * attempt can run, the POST's own timeout plus the connection and the writes around it (signing,
+ * recording the outcome; in AWS the signer's 30 s function timeout ends an attempt first).
  */
-const slotLeaseMs = () => config().webhookResponseTimeoutMs + 20_000;
+export const attemptLeaseMs = () => config().webhookResponseTimeoutMs + 20_000;
 
 /**
  * A slow-lane attempt slot of the endpoint (at most `webhookSlowLaneAttemptsPerEndpoint` attempts
@@ -59,7 +60,7 @@ export async function claimAttemptSlot(ctx: RequestContext, endpoint: Endpoint):
     endpoint.key_id,
     slot,
     new Date(nowMs).toISOString(),
-    new Date(nowMs + slotLeaseMs()).toISOString(),
+    new Date(nowMs + attemptLeaseMs()).toISOString(),
   );
   return taken ? slot : undefined;
 }

@@ -5,7 +5,7 @@ import type { KeyRecord } from '#domain/key/api-key.ts';
 import { createDelivery, getDelivery, markQueued } from '#db/webhook/delivery.repo.ts';
 import { outboxRecordFromImage, type OutboxRecord } from '#db/event/outbox-stream.ts';
 import { isOutboxInsert } from '#db/event/outbox-stream-filter.ts';
-import { eventBody, newDelivery, type Delivery } from '#domain/webhook/delivery.ts';
+import { eventBody, messageOf, newDelivery, type Delivery } from '#domain/webhook/delivery.ts';
 import { sendDeliveryMessage } from '#queue/sqs.ts';
 import { errorFields, log } from '#shared/log.ts';
 import { NUMBERED_AT_ONCE, numberEvents } from '#db/event/log.repo.ts';
@@ -14,7 +14,7 @@ import { subscribes } from '#domain/webhook/event-subscription.ts';
 import { retryLost } from './contention.ts';
 
 /** Keys that receive events (docs/webhooks.md, docs/destinations.md): active, with a URL, a queue or a bus. */
-export const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.destination !== null;
+const receivesWebhooks = (k: KeyRecord) => k.status === 'active' && k.destination !== null;
 
 /**
  * ...and of those, the ones that may read this event's family (`orders:read`, `catalog:read`,
@@ -50,7 +50,7 @@ async function withoutOwnEcho(
  */
 async function queueOnce(ctx: RequestContext, delivery: Delivery): Promise<boolean> {
   if (delivery.queued_round !== null && delivery.queued_round >= delivery.round) return false;
-  await sendDeliveryMessage({ event_id: delivery.event_id, key_id: delivery.key_id, round: delivery.round });
+  await sendDeliveryMessage(messageOf(delivery));
   await markQueued(ctx, delivery.key_id, delivery.event_id, delivery.round);
   return true;
 }

@@ -7,7 +7,7 @@ import { advanceOrderedCursor, getOrderedCursor } from '#db/webhook/ordered.repo
 import { eventView, type EventPayload } from '#domain/event/event.ts';
 import type { Destination } from '#domain/key/destination.ts';
 import type { DeliverableKey, PostResult } from '#domain/webhook/deliverable.ts';
-import { eventBody, newDelivery, type Delivery, type DeliveryMessage } from '#domain/webhook/delivery.ts';
+import { eventBody, messageOf, newDelivery, type Delivery, type DeliveryMessage } from '#domain/webhook/delivery.ts';
 import { familyOf, type Family } from '#domain/webhook/destination.ts';
 import type { Endpoint, Lane } from '#domain/webhook/endpoint.ts';
 import { receives } from '#domain/webhook/event-subscription.ts';
@@ -59,9 +59,7 @@ export interface OrderedRun {
 const FIRST_PAGE = 10;
 const LOG_PAGE = 100;
 /** How long one message's run goes on before it hands over to a new message (the signer runs ≤ 30 s, a send ≤ 10 s). */
-export const RUN_BUDGET_MS = 15_000;
-
-const plain = (d: Delivery): DeliveryMessage => ({ event_id: d.event_id, key_id: d.key_id, round: d.round });
+const RUN_BUDGET_MS = 15_000;
 
 /** Where a group's run starts: past its cursor, and past the events numbered before the queue was set. */
 const startOf = async (ctx: RequestContext, key: OrderedKey, family: Family) =>
@@ -171,14 +169,14 @@ export async function runOrderedGroup(
       // The group's head.
       await save();
       if (handOver || Date.now() - input.startedMs > RUN_BUDGET_MS) {
-        if (!probe) await sendDeliveryMessage(plain(delivery), 0, 'fast');
+        if (!probe) await sendDeliveryMessage(messageOf(delivery), 0, 'fast');
         return { state: 'over_budget', attempted };
       }
       if (!probe && delivery.parked_at !== null) return { state: 'parked', attempted };
       const dueInMs = delivery.next_attempt_at === null ? 0 : Date.parse(delivery.next_attempt_at) - Date.now();
       if (!probe && dueInMs > DUE_TOLERANCE_MS) return { state: 'waiting', attempted };
       const nowMs = Date.now();
-      const lease = new Date(nowMs + config().webhookResponseTimeoutMs + 20_000).toISOString();
+      const lease = new Date(nowMs + endpointHealth.attemptLeaseMs()).toISOString();
       const claim = await claimAttempt(
         ctx,
         key.id,
@@ -203,7 +201,7 @@ export async function runOrderedGroup(
           // The head's wake-up travels as a delayed message of its own (any message wakes the run).
           beforeRetry: (nextAt, delaySeconds) =>
             sendDeliveryMessage(
-              { ...plain(delivery), due_at: nextAt },
+              { ...messageOf(delivery), due_at: nextAt },
               hopDelaySeconds(delaySeconds, config().webhookQueueWaitLimitSeconds),
               lane,
             ),

@@ -43,9 +43,6 @@ export interface SignerPorts {
 /** The key the admin asks the signer to ping (functions/webhooks/ping.ts), as the signer reads it. */
 export const keyToPing = (ctx: RequestContext, keyId: number) => getKey(ctx, keyId);
 
-/** How long past the POST's own timeout an attempt stays claimed (signing, recording the outcome). */
-const ATTEMPT_LEASE_MARGIN_MS = 20_000;
-
 /**
  * One queue message: attempt its delivery if due, then record the outcome and schedule the next
  * attempt (webhook-queue-wait.ts) or give up. The delivery log, not the message, holds the state, so any
@@ -117,7 +114,7 @@ export async function processMessage(
   // One attempt at a time: while another copy of this message holds the attempt (SQS delivers at
   // least once; the stream and the express lane may both queue a delivery), this copy waits out
   // its lease and then finds the outcome: delivered (dropped then), or still pending (attempted).
-  const lease = new Date(Date.now() + config().webhookResponseTimeoutMs + ATTEMPT_LEASE_MARGIN_MS).toISOString();
+  const lease = new Date(Date.now() + endpointHealth.attemptLeaseMs()).toISOString();
   const claim = await claimAttempt(ctx, keyId, eventId, round, new Date().toISOString(), lease);
   if (claim.kind === 'gone') return 'done';
   if (claim.kind === 'held') {

@@ -16,7 +16,7 @@ import { parkDelivery, probeFailed, sendProbe } from './endpoint-health.ts';
 import type { MessageOutcome, SignerPorts } from './webhook-delivery.ts';
 
 /** How long one probe message drains before it hands over to a fresh one (the signer runs ≤ 30 s, a POST ≤ 10 s). */
-export const DRAIN_BUDGET_MS = 15_000;
+const DRAIN_BUDGET_MS = 15_000;
 /** The probe lease: longer than a drain plus its last POST, so two drains never overlap. */
 const LEASE_MS = 60_000;
 

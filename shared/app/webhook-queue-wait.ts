@@ -1,11 +1,9 @@
 import { config } from '#shared/config.ts';
-import type { DeliveryMessage } from '#domain/webhook/delivery.ts';
+import { messageOf, type DeliveryMessage } from '#domain/webhook/delivery.ts';
 import { hopDelaySeconds, queueWait } from '#domain/webhook/retry.ts';
 import { deferSeconds, type Lane } from '#domain/webhook/endpoint.ts';
 import { sendDeliveryMessage, setVisibility } from '#queue/sqs.ts';
 import type { MessageOutcome, ReceivedMessage } from './webhook-delivery.ts';
-
-const plain = (m: DeliveryMessage): DeliveryMessage => ({ event_id: m.event_id, key_id: m.key_id, round: m.round });
 
 /**
  * Sleeps a delivery until `dueAt`, `seconds` from now. A short wait is the received message's
@@ -24,7 +22,7 @@ export async function waitOnQueue(
     return 'keep';
   }
   // Sent before the received one is deleted: a crash in between leaves two copies, never none.
-  await sendDeliveryMessage({ ...plain(message), due_at: dueAt }, wait.seconds, m.lane);
+  await sendDeliveryMessage({ ...messageOf(message), due_at: dueAt }, wait.seconds, m.lane);
   return 'done';
 }
 
@@ -47,7 +45,7 @@ export async function nextHop(
  * queued): a copy goes to that lane at once and the received one is finished, no attempt made.
  */
 export async function moveToLane(message: DeliveryMessage, lane: Lane): Promise<MessageOutcome> {
-  await sendDeliveryMessage(plain(message), 0, lane);
+  await sendDeliveryMessage(messageOf(message), 0, lane);
   return 'done';
 }
 
@@ -60,7 +58,7 @@ export async function moveToLane(message: DeliveryMessage, lane: Lane): Promise<
 export async function deferOverCap(message: DeliveryMessage): Promise<MessageOutcome> {
   const deferred = (message.deferred ?? 0) + 1;
   await sendDeliveryMessage(
-    { ...plain(message), deferred },
+    { ...messageOf(message), deferred },
     deferSeconds(deferred - 1, config().webhookQueueWaitLimitSeconds),
     'slow',
   );

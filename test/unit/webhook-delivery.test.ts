@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventBody, parseDeliveryMessage, signingSecrets } from '#domain/webhook/delivery.ts';
 import { isAllowedWebhookAddress } from '#domain/webhook/address-policy.ts';
-import { pinnedLookup } from '#functions/webhooks/post.ts';
+import { pinnedLookup } from '#domain/webhook/pinned-lookup.ts';
 
 describe('webhook delivery rules', () => {
   it('lays the body out in contract order whatever order the stored map had', () => {

@@ -167,7 +167,10 @@ export async function claimAttempt(
   }
 }
 
-/** Gives back an attempt taken and not made (the slow lane had no slot for it). */
+/**
+ * Gives back an attempt claimed and not completed (the slow lane had no slot for it, or a platform
+ * error stopped it): the next receive need not wait out the lease.
+ */
 export async function releaseAttempt(
   ctx: RequestContext,
   keyId: number,

@@ -37,11 +37,3 @@ export function whyNotDeliverable(key: KeyRecord | undefined, eventType?: string
 }
 
 export const isSuccess = (r: PostResult) => r.status !== null && r.status >= 200 && r.status < 300;
-
-export const hostOf = (url: string) => {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'invalid';
-  }
-};

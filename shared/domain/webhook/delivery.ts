@@ -98,6 +98,13 @@ export interface DeliveryMessage {
   deferred?: number;
 }
 
+/** The message that asks for a delivery's current round: no wait carried, none deferred. */
+export const messageOf = (d: Pick<DeliveryMessage, 'event_id' | 'key_id' | 'round'>): DeliveryMessage => ({
+  event_id: d.event_id,
+  key_id: d.key_id,
+  round: d.round,
+});
+
 export function parseDeliveryMessage(body: string): DeliveryMessage {
   const m = JSON.parse(body) as Partial<DeliveryMessage>;
   if (typeof m.event_id !== 'string' || !Number.isInteger(m.key_id) || !Number.isInteger(m.round)) {

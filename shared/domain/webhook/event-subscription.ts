@@ -10,8 +10,6 @@ import { formatTypeFilter, parseTypeFilters, passes } from '../event/changed-fie
  */
 export const DEFAULT_EVENTS: readonly EventType[] = ORDER_EVENT_TYPES;
 
-export const isOrderEventType = (value: string): boolean => (ORDER_EVENT_TYPES as readonly string[]).includes(value);
-
 /**
  * Parses `a,b,c` (with field lists: `product.updated:price,name,order.paid`): one entry per type,
  * in the known order, or what is wrong (an unknown type or field, an empty list).
