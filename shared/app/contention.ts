@@ -132,7 +132,7 @@ function sleepWithinBudget(budget: Budget, ms: number): Promise<void> {
 
 /**
  * How far a write contended on one item may go before it is refused with the retryable
- * `contended` 429: at most `calls` store calls (its rounds' commits, and its reads of the item;
+ * `resource_busy` 429 (`busy`): at most `calls` store calls (its rounds' commits, and its reads of the item;
  * the one offer id a product without a variant reserves is not counted), and no round that would
  * start `ms` or more after its first one (docs/catalog-writes.md, "One hot
  * product"). A writer that keeps losing is answered within moments and sends again after

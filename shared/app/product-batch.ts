@@ -79,7 +79,7 @@ export async function upsertProductBatch(
     // Items of one batch address different products (an external id twice is refused), so their
     // single writes never contend with each other: a few at a time keep a batch well in its budget.
     await inPool(existing, WRITE_CONCURRENCY, async ({ item, target }) => {
-      outcomes[item.index] = await settle(item.externalId, () =>
+      outcomes[item.index] = await itemOutcome(item.externalId, () =>
         item.mode === 'patch'
           ? patchResolved(ctx, caller, item.write, target)
           : putResolved(ctx, caller, item.externalId, item.write, target, ids),
@@ -134,7 +134,7 @@ async function insertFresh(
           undetermined(`the product with external id ${item.externalId}`),
         );
       else
-        outcomes[item.index] = await settle(item.externalId, () =>
+        outcomes[item.index] = await itemOutcome(item.externalId, () =>
           putResolved(ctx, caller, item.externalId, item.write, t, ids),
         );
     }
@@ -174,7 +174,11 @@ const failure = (externalId: string | null, err: Refused | DomainError): BatchIt
   error: { code: err.code, message: err.message, field: err.field },
 });
 
-async function settle(externalId: string, write: () => Promise<WriteOutcome | Refused>): Promise<BatchItemOutcome> {
+/** An item's outcome from its single write: written, refused, or a fault it threw. */
+async function itemOutcome(
+  externalId: string,
+  write: () => Promise<WriteOutcome | Refused>,
+): Promise<BatchItemOutcome> {
   try {
     const written = await write();
     if (isRefused(written)) return failure(externalId, written);

@@ -104,8 +104,7 @@ export function adjustStock(
             ),
           );
       }
-      const { next, offer } = decision;
-      const index = next.offers.indexOf(offer);
+      const { next, offer, index } = decision;
       const mapped = toMappedProduct(next, caller.currency, true);
       const document = { data: { ...mapped, offers: mapped.offers ?? [] } };
       const prepared = prepareAnswer(request, { body: document });

@@ -3,7 +3,8 @@ import { tableName } from '../core/client.ts';
 import { TABLE } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { type TransactItem, namedTransaction } from '../core/helpers.ts';
-import { orderRefItem, outboxPut, toOrder } from './repo.ts';
+import { orderRefItem, toOrder } from './repo.ts';
+import { eventPut } from '../event/item.ts';
 import type { Order } from '#domain/order/order.ts';
 import type { OrderEvent } from '#domain/order/events.ts';
 
@@ -52,7 +53,7 @@ export async function commitOrderChange(
       },
     ],
     ['reference', { Put: { TableName: tableName(), Item: orderRefItem(next) } }],
-    ['event', outboxPut(event)],
+    ['event', eventPut(event)],
     ['own', withWrites],
   ]);
   const cancelled = await tx.send(ctx);

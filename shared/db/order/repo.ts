@@ -5,7 +5,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dyn
 import { send, tableName } from '../core/client.ts';
 import { ENTITY, TABLE } from '../core/table.ts';
 import { keys, type Key } from '../keys.ts';
-import { getWithAlongside, type Item, type TransactItem, namedTransaction } from '../core/helpers.ts';
+import { getWithAlongside, type Item, namedTransaction } from '../core/helpers.ts';
 import type { Order } from '#domain/order/order.ts';
 import type { OrderEvent } from '#domain/order/events.ts';
 import { nextInSequence } from '../core/sequence.ts';
@@ -47,9 +47,6 @@ export function orderItem(o: Order): Item {
   };
 }
 
-/** An order event for the outbox (the table stream carries it to the webhooks), as one transaction action. */
-export const outboxPut = (event: OrderEvent): TransactItem => eventPut(event);
-
 /**
  * The reference item: the whole order (without the index keys, so it is not listed twice), so a
  * write addressed by reference reads one item. The order item stays canonical (lists, the
@@ -86,7 +83,7 @@ export async function insertOrder(ctx: RequestContext, order: Order, event?: Ord
       'reference',
       { Put: { TableName: tableName(), Item: orderRefItem(order), ConditionExpression: 'attribute_not_exists(pk)' } },
     ],
-    ['event', event && outboxPut(event)],
+    ['event', event && eventPut(event)],
   ]);
   try {
     await send(ctx, new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));

@@ -1,6 +1,5 @@
 import type { RequestContext } from '#shared/context.ts';
-import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { send, tableName } from '../core/client.ts';
 import { ENTITY, TABLE } from '../core/table.ts';
 import { keys, type Key } from '../keys.ts';
@@ -132,28 +131,22 @@ export async function createPage(
     ],
     ['sequence', sequenceMove(pageSequenceKey(page.store_id), sequence, page.id)],
   ]);
-  try {
-    // The token turns an SDK retry of a commit whose answer was lost into a success, not a conflict.
-    await send(ctx, new TransactWriteCommand({ TransactItems: tx.items, ClientRequestToken: randomUUID() }));
-    return { kind: 'created', page };
-  } catch (err) {
-    const cancelled = tx.cancelledBy(err);
-    if (!cancelled) throw err;
-    // The external id first: a racing save of the same page with the same slug is an update, not a 409.
-    if (cancelled.failed('link')) {
-      const link = cancelled.item('link');
-      return {
-        kind: 'external_id_taken',
-        page: link && carriesPage(link) ? toPage(link) : undefined,
-        pageId: link?.record_id as number | undefined,
-      };
-    }
-    if (cancelled.failed('slug')) return { kind: 'slug_taken' };
-    if (cancelled.failed('page') && !cancelled.failed('sequence')) {
-      throw new Error(`page id ${page.id} of store ${page.store_id} is taken but the page sequence says ${sequence}`);
-    }
-    return { kind: 'sequence_moved' };
+  const cancelled = await tx.send(ctx);
+  if (!cancelled) return { kind: 'created', page };
+  // The external id first: a racing save of the same page with the same slug is an update, not a 409.
+  if (cancelled.failed('link')) {
+    const link = cancelled.item('link');
+    return {
+      kind: 'external_id_taken',
+      page: link && carriesPage(link) ? toPage(link) : undefined,
+      pageId: link?.record_id as number | undefined,
+    };
   }
+  if (cancelled.failed('slug')) return { kind: 'slug_taken' };
+  if (cancelled.failed('page') && !cancelled.failed('sequence')) {
+    throw new Error(`page id ${page.id} of store ${page.store_id} is taken but the page sequence says ${sequence}`);
+  }
+  return { kind: 'sequence_moved' };
 }
 
 /** The store's page sequence as it stands (strongly consistent): the value a create moves from. */

@@ -11,9 +11,10 @@ import { eventPut } from '../event/item.ts';
 import type { StoreEvent } from '#domain/event/event.ts';
 
 /**
- * Products have dense ids 1..n per store (the id sequence moves in the same transaction that
- * inserts the product), so page p of the list is exactly the ids (p-1)*l+1..p*l and the total
- * is the sequence value: a list page is one BatchGetItem, whatever the size of the store.
+ * Products have ascending ids per store, dense but for the gaps the product sequence records
+ * (core/sequence.ts): page p of the list is the ids at its positions and the total is the
+ * sequence's count, so a list page is one BatchGetItem (two when gaps move it), whatever the
+ * size of the store (`getDensePage`).
  */
 
 /** `found` plus, read strongly, the keys of `wanted` it lacks (an eventually consistent read may not see an item just written). */
@@ -135,8 +136,9 @@ export type ChangeOutcome = { kind: 'committed'; product: Product } | { kind: 's
 /**
  * Writes `next` over `current` in one transaction: the product guarded on the `updated_at` that
  * was read (which strictly increases on every change, see nextUpdatedAt), so a concurrent writer
- * is never overwritten silently; its link's copy, name index and SKU links; and `event`. The use
- * case re-reads and decides again after `stale`.
+ * is never overwritten silently; its link's copy, name index and SKU links; and `event`. After
+ * `stale` the use case decides again: from `current` when the failed guard handed it back, else
+ * after a read.
  *
  * Only the fields a write may touch are SET, so attributes this module does not know survive.
  */

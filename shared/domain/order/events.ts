@@ -3,7 +3,6 @@ import { toOrderResource, type Order, type OrderStatus } from './order.ts';
 import {
   buildEvent,
   changedFields,
-  EVENT_RETENTION_SECONDS,
   newEventId,
   ORDER_EVENT_TYPES,
   STOREFRONT_ORIGIN,
@@ -25,9 +24,6 @@ export const ORDER_PAID = 'order.paid';
 export const ORDER_STATUS_CHANGED = 'order.status_changed';
 
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
-
-/** Outbox events are the store's event log: kept 30 days, past every webhook retry schedule (24 h). */
-export const OUTBOX_EVENT_TTL_SECONDS = EVENT_RETENTION_SECONDS;
 
 export type OrderResource = ReturnType<typeof toOrderResource>;
 

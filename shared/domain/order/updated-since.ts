@@ -1,3 +1,11 @@
+const PATTERN =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+\- ])(\d{2}):?(\d{2}))$/;
+
+export type UpdatedSince = { ok: true; value: string } | { ok: false; message: string };
+
+const INVALID =
+  'updated_since must be an ISO 8601 date-time with an offset, like 2026-11-22T01:24:20Z or 2026-11-22T03:24:20+02:00';
+
 /**
  * `updated_since` (docs/contract.md#orders): an ISO 8601 date-time WITH its offset (`Z`, `+02:00`, `-0530`),
  * seconds and fraction optional. A timestamp without an offset is refused: it names a different
@@ -7,14 +15,6 @@
  * comparison is time comparison. A sub-millisecond fraction rounds up: stored times have whole
  * milliseconds, and "at or after 10:00:00.0005" starts at 10:00:00.001.
  */
-const PATTERN =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+\- ])(\d{2}):?(\d{2}))$/;
-
-export type UpdatedSince = { ok: true; value: string } | { ok: false; message: string };
-
-const INVALID =
-  'updated_since must be an ISO 8601 date-time with an offset, like 2026-11-22T01:24:20Z or 2026-11-22T03:24:20+02:00';
-
 export function parseUpdatedSince(raw: string): UpdatedSince {
   const m = PATTERN.exec(raw);
   if (!m) return { ok: false, message: INVALID };

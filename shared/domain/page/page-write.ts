@@ -1,6 +1,6 @@
 /**
- * The page write shape (docs/contract.md#resources-and-fields, docs/contract.md#pages) and the list query, as valibot schemas. Pure: the
- * routes do the I/O. Bounds the contract leaves open are decided here (docs/content.md).
+ * The page write shape (docs/contract.md#resources-and-fields, docs/contract.md#pages), as valibot
+ * schemas (the list query: list-query.ts). Pure: the routes do the I/O. Bounds the contract leaves open are decided here (docs/content.md).
  */
 import * as v from 'valibot';
 import { PAGE_TYPES } from './page.ts';

@@ -50,7 +50,8 @@ export type StockDelta = v.InferOutput<typeof StockDeltaBody>;
 
 /** What a delta does to a product: a change, or why it is refused (nothing is written then). */
 export type StockDecision =
-  | { kind: 'changed'; next: Product; offer: Offer; previous: number }
+  /** `offer` is the changed variant, at `index` of `next.offers`. */
+  | { kind: 'changed'; next: Product; offer: Offer; index: number }
   /** No variant with this SKU (or, without a SKU, no variant at all). */
   | { kind: 'no_variant'; sku: string | undefined }
   /** `expected_quantity` is not what the variant holds. */
@@ -80,6 +81,6 @@ export function decideStockDelta(current: Product, delta: StockDelta, nowMs: num
     kind: 'changed',
     next: { ...current, offers, updated_at: nextUpdatedAt(current.updated_at, nowMs) },
     offer: changed,
-    previous: offer.quantity,
+    index,
   };
 }
