@@ -8,12 +8,11 @@ import { authorizationServerMetadata, protectedResourceMetadata, resources } fro
 import { API_BASE_PATH, OAUTH_ROUTES, type OAuthOperation } from '#http/api-routes.ts';
 import { callerOf as seenBy } from '#http/caller.ts';
 import { apiRoot } from '#http/challenge.ts';
-import { errorHeaders, statusOf, type Problem } from '#http/error-status.ts';
+import { errorHeaders, problemOf, statusOf, type Problem } from '#http/error-status.ts';
 import { instrument } from '#http/instrument.ts';
 import { bodyText } from '#http/middlewares.ts';
+import { json } from '#http/response.ts';
 import { config } from '#shared/config.ts';
-import { errorFields, log } from '#shared/log.ts';
-import { DomainError } from '#domain/errors.ts';
 import { isRefused, type Refused } from '#domain/outcome.ts';
 import { fetchClientMetadata } from './client-metadata.ts';
 import { refusedPage, waitingPage } from './page.ts';
@@ -25,11 +24,6 @@ import { refusedPage, waitingPage } from './page.ts';
 const fetchMetadata = fetchClientMetadata(config().allowPrivateWebhooks);
 const noStore = { 'Cache-Control': 'no-store' };
 
-const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
-  statusCode,
-  headers: { 'Content-Type': 'application/json', ...headers },
-  body: JSON.stringify(body),
-});
 const html = (statusCode: number, body: string): APIGatewayProxyResult => ({
   statusCode,
   headers: {
@@ -48,7 +42,7 @@ const callerOf = (event: APIGatewayProxyEvent) => ({ ...seenBy(event), limits: c
 
 /**
  * Over a bound (docs/oauth.md#bounds): 429 with Retry-After and an RFC 6749 body. The authorize
- * page answers it too before any client is verified, so there is no redirect URI to send it to.
+ * page answers it as a 429 too, never as a redirect.
  */
 const limited = (out: Limited) =>
   json(
@@ -142,15 +136,7 @@ const operations: Record<
  * The status comes from the one error table (shared/http/error-status.ts); only the body's form is
  * OAuth's. The cause of a 500 goes to the log with the request id, never to the client.
  */
-function failure(err: unknown, requestId: string): APIGatewayProxyResult {
-  if (err instanceof DomainError) return oauthError(err);
-  log('error', 'unhandled error', { request_id: requestId, ...errorFields(err) });
-  return json(
-    500,
-    { error: 'server_error', error_description: `Something went wrong on our side. Request id: ${requestId}.` },
-    noStore,
-  );
-}
+const failure = (err: unknown, requestId: string): APIGatewayProxyResult => oauthError(problemOf(err, requestId));
 
 /** An outcome or a fault with its code, as the RFC 6749 error body with the error table's status. */
 function oauthError(problem: Problem): APIGatewayProxyResult {
@@ -161,18 +147,15 @@ function oauthError(problem: Problem): APIGatewayProxyResult {
 }
 
 async function route(ctx: RequestContext, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
-  const route = OAUTH_ROUTES.find((r) => r.path === event.resource);
+  const atPath = OAUTH_ROUTES.filter((r) => r.path === event.resource);
   const method = event.httpMethod.toUpperCase();
-  if (!route) return json(404, { error: 'invalid_request', error_description: 'No such endpoint.' });
-  const allowed = OAUTH_ROUTES.filter((r) => r.path === route.path).map((r) => r.method);
-  const matched = OAUTH_ROUTES.find(
-    (r) => r.path === event.resource && (r.method === method || (method === 'HEAD' && r.method === 'GET')),
-  );
+  if (atPath.length === 0) return json(404, { error: 'invalid_request', error_description: 'No such endpoint.' });
+  const matched = atPath.find((r) => r.method === method || (method === 'HEAD' && r.method === 'GET'));
   if (!matched)
     return json(
       405,
       { error: 'invalid_request', error_description: `${method} is not allowed here.` },
-      { Allow: allowed.join(', ') },
+      { Allow: atPath.map((r) => r.method).join(', ') },
     );
   return operations[matched.operation](ctx, event, apiRoot(event));
 }

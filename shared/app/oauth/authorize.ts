@@ -16,7 +16,7 @@ import {
   redirectUriMatches,
   requestedResource,
 } from '#domain/oauth/oauth.ts';
-import { type Caller, type Limited, withinBound } from './caller.ts';
+import { type Caller, type Limited, claimPlace } from './caller.ts';
 import { type FetchClientMetadata, resolveClient } from './register.ts';
 
 /**
@@ -34,7 +34,7 @@ export type AuthorizeOutcome =
   /** RFC 6749 §4.1.2.1: back to the verified redirect URI with `error`. */
   | { kind: 'redirect'; url: string }
   | { kind: 'waiting'; request: PendingRequest; handle: string; redirectHost: string }
-  /** Over a bound (docs/oauth.md#bounds), before anything was fetched or stored. */
+  /** Over a bound (docs/oauth.md#bounds): no request was stored. */
   | Limited;
 
 /** Where the client goes, with RFC 9207's `iss` and the client's `state`. */
@@ -57,7 +57,7 @@ export async function startAuthorization(
   caller: Caller,
 ): Promise<AuthorizeOutcome> {
   // Before the client's metadata document is fetched: a flood must not make this server fetch.
-  const limited = await withinBound(
+  const limited = await claimPlace(
     ctx,
     `authorize#${caller.ip ?? 'unknown'}`,
     caller.limits.authorizationsPerIp,
@@ -86,7 +86,7 @@ export async function startAuthorization(
   const abilities = parseScope(query.scope);
   if (!abilities) return fail('invalid_scope', 'scope must name abilities of this API');
   // Only a request that would be stored counts against everyone's: what the admin's list can hold.
-  const crowded = await withinBound(
+  const crowded = await claimPlace(
     ctx,
     'pending',
     caller.limits.pendingRequests,

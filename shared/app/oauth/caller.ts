@@ -18,8 +18,11 @@ export interface Limited {
   retryAfterSeconds: number;
 }
 
-/** Takes the caller's place in the window's count of `scope`, or answers why not. */
-export async function withinBound(
+/**
+ * Takes the caller's place in the window's count of `scope`: undefined when it did, else why not
+ * (`Limited`, nothing taken).
+ */
+export async function claimPlace(
   ctx: RequestContext,
   scope: string,
   max: number,

@@ -7,7 +7,8 @@ import {
   type OAuthClient,
   UNUSED_CLIENT_SECONDS,
 } from '#domain/oauth/oauth.ts';
-import { type Caller, type Limited, withinBound } from './caller.ts';
+import { type Caller, type Limited, claimPlace } from './caller.ts';
+import { isUrlClientId } from '#domain/oauth/approval.ts';
 
 /**
  * The clients of the authorization server (docs/oauth.md): those that register with RFC 7591, and
@@ -32,7 +33,7 @@ export async function registerClient(
   nowMs: number,
   caller: Caller,
 ): Promise<RegisterOutcome> {
-  const limited = await withinBound(
+  const limited = await claimPlace(
     ctx,
     `register#${caller.ip ?? 'unknown'}`,
     caller.limits.registrationsPerIp,
@@ -45,9 +46,6 @@ export async function registerClient(
   await putClient(ctx, checked.client, nowMs, UNUSED_CLIENT_SECONDS);
   return { kind: 'registered', client: checked.client };
 }
-
-/** A client_id that is a metadata document's URL: nothing of it is stored, so nothing is kept alive. */
-export const isUrlClientId = (clientId: string) => /^https?:\/\//.test(clientId);
 
 /** The client a client_id names: a registered one, or the one its metadata document describes. */
 export async function resolveClient(

@@ -1,5 +1,5 @@
 import type { RequestContext } from '#shared/context.ts';
-import { revokeKey } from '../key-changes.ts';
+import { revokeKey } from '#app/key-changes.ts';
 import { getKey } from '#db/key/repo.ts';
 import { getStore } from '#db/store/repo.ts';
 import { readGrantKey } from '#db/key/grant.repo.ts';
@@ -27,8 +27,8 @@ import {
   resourceWithin,
   sealPair,
 } from '#domain/oauth/oauth.ts';
-import { isUrlClientId } from './register.ts';
-import { backoff } from '../contention.ts';
+import { isUrlClientId } from '#domain/oauth/approval.ts';
+import { backoff, CONTENDED_RETRY_AFTER_S } from '#app/contention.ts';
 
 /**
  * The token endpoint (docs/oauth.md#tokens): an authorization code exchanged for the grant's
@@ -51,7 +51,7 @@ const busy: TokenOutcome = {
   ok: false,
   error: 'temporarily_unavailable',
   description: 'parallel requests with the same grant conflicted; nothing was spent, try again',
-  retryAfterSeconds: 1,
+  retryAfterSeconds: CONTENDED_RETRY_AFTER_S,
 };
 
 /**
@@ -235,7 +235,8 @@ async function storeCurrency(ctx: RequestContext, storeId: string): Promise<stri
 /**
  * A new access and refresh token for the grant, spending what was presented (`spend`, given the
  * new pair) and, for a code exchange, keeping the client's registration (`keep`): one read of the
- * key with its token item, then one transaction.
+ * key with its token item (and of the store, when the token item lacks its currency), then one
+ * transaction (a second, without `keep`, when the registration could not be kept).
  */
 async function issue(
   ctx: RequestContext,

@@ -1,12 +1,11 @@
 import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ability } from '#domain/key/abilities.ts';
-import type { McpMode } from '#domain/key/api-key.ts';
 import { REQUEST_SECONDS } from '#domain/oauth/oauth.ts';
 import { send, tableName } from '../core/client.ts';
 import { batchGet, itemKey, type Item, namedTransaction } from '../core/helpers.ts';
 import { ENTITY } from '../core/table.ts';
-import { putGrantKey } from '../key/grant.repo.ts';
+import { putGrantKey, type NewGrantKey } from '../key/grant.repo.ts';
 import { nextKeyId } from '../key/repo.ts';
 import { keys } from '../keys.ts';
 import type { CodeGrant } from './token.repo.ts';
@@ -19,19 +18,13 @@ import { conditionalWrite, ttlOf } from './write.ts';
  * key is written: an approval never picked up leaves no key behind.
  */
 
-export type RequestStatus = 'pending' | 'approved' | 'denied' | 'redeemed';
+type RequestStatus = 'pending' | 'approved' | 'denied' | 'redeemed';
 
 /** What the store admin approved: the key the grant becomes when the waiting page picks it up. */
-export interface ApprovedGrant {
-  store_id: string;
-  /** The store's currency, copied to the token item as for every key. */
-  currency: string | null;
-  name: string;
-  abilities: Ability[];
-  mcp: McpMode;
-  writes_per_hour: number | null;
-  status_changes_per_hour: number | null;
-}
+export type ApprovedGrant = Pick<
+  NewGrantKey,
+  'store_id' | 'currency' | 'name' | 'abilities' | 'mcp' | 'writes_per_hour' | 'status_changes_per_hour'
+>;
 
 /** An authorization request waiting for (or past) the store admin's decision. */
 export interface PendingRequest {
@@ -228,12 +221,7 @@ export async function approveRequest(
 }
 
 /** What the redemption writes beside the code: the grant's key, which nobody holds a token of yet. */
-export interface GrantKey {
-  /** The hash of a token nobody holds: the grant has no access token until its code is exchanged. */
-  placeholderTokenHash: string;
-  webhookSecret: string;
-  now: string;
-}
+export type GrantKey = Pick<NewGrantKey, 'placeholderTokenHash' | 'webhookSecret' | 'now'>;
 
 /**
  * The waiting page's pick-up of an approval, one transaction: the request moves to `redeemed`

@@ -36,12 +36,18 @@ export function cleanClientName(name: unknown, clientId: string): string {
 }
 
 /**
+ * A client_id that is its Client ID Metadata Document's URL, not one this server issued at
+ * registration: nothing of that client is stored.
+ */
+export const isUrlClientId = (clientId: string) => /^https?:\/\//.test(clientId);
+
+/**
  * Who vouches for a client's name: the host that serves its Client ID Metadata Document (the
  * client_id is that document's URL), or nobody (null) for a client that registered itself
  * (RFC 7591): any caller can register any name.
  */
 export function nameVerifiedBy(clientId: string): string | null {
-  if (!/^https?:\/\//.test(clientId) || !URL.canParse(clientId)) return null;
+  if (!isUrlClientId(clientId) || !URL.canParse(clientId)) return null;
   return new URL(clientId).host;
 }
 
