@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { MCP_MODES } from '#domain/key/api-key.ts';
 
 /** Argument schemas the admin commands share (the CLI passes every flag as a string). */
 export const KeyIdArg = v.pipe(
@@ -8,6 +9,12 @@ export const KeyIdArg = v.pipe(
   v.integer('must be an integer'),
   v.minValue(1, 'must be a key id'),
 );
+
+/** An ISO 4217 currency code (`EUR`). */
+export const CurrencyArg = v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR'));
+
+/** `--mcp read-only`: the MCP server offers the key only its read tools (docs/mcp.md#read-only-keys). */
+export const McpArg = v.picklist(MCP_MODES, `must be one of ${MCP_MODES.join(', ')}`);
 
 export const StoreIdArg = v.pipe(
   v.string(),

@@ -14,24 +14,21 @@ import {
   revokeKeyNow,
   rotateKey,
 } from '#app/admin-keys.ts';
-import { MCP_MODES, publicKey } from '#domain/key/api-key.ts';
+import { publicKey } from '#domain/key/api-key.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
 import { checkWebhookUrl } from '#domain/key/webhook-url.ts';
 import { parseBusArn, parseQueueUrl, parseRoleArn, type AwsDestination } from '#domain/key/destination.ts';
 import { DEFAULT_EVENTS, parseEventTypes } from '#domain/webhook/event-subscription.ts';
 import { config } from '#shared/config.ts';
 import { encryptWebhookSecret } from '#secrets/webhook-secret-cipher.ts';
-import { IntegerArg, KeyIdArg, StoreIdArg } from './args.ts';
+import { CurrencyArg, IntegerArg, KeyIdArg, McpArg, StoreIdArg } from './args.ts';
 import { shown } from './answer.ts';
 
-/**
- * The admin surface (docs/contract.md#admin-cli): one entry per CLI command, each validating its own arguments.
- * The store and key commands are the table below; each other group is a module of its own (GROUPS).
- */
+/** The admin surface (docs/contract.md#admin-cli): one entry per CLI command, each validating its own arguments. */
+
 /** One command: its arguments validated, a use case called with the command's request context (no time budget). */
 export type AdminCommand = (ctx: RequestContext, args: Record<string, unknown>) => Promise<unknown>;
 
-const KeyId = KeyIdArg;
 const Name = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(200));
 
 /** Where each argument check below is answered: a refusal naming the argument. */
@@ -53,9 +50,6 @@ const ExcludeOwn = v.optional(
     ),
   ]),
 );
-
-/** `--mcp read-only`: the MCP server offers the key only its read tools (docs/mcp.md#read-only-keys). */
-const Mcp = v.picklist(MCP_MODES, `must be one of ${MCP_MODES.join(', ')}`);
 
 /** A write budget per hour (docs/api.md#write-budget): 1-1,000,000, or `none` for no limit. */
 const PerHour = v.union([
@@ -98,7 +92,7 @@ const keyCommands: Record<string, AdminCommand> = {
       v.strictObject({
         id: StoreIdArg,
         name: Name,
-        currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR')),
+        currency: CurrencyArg,
       }),
       args,
     );
@@ -122,7 +116,7 @@ const keyCommands: Record<string, AdminCommand> = {
         webhook_url: v.optional(v.string()),
         events: v.optional(v.string()),
         exclude_own: ExcludeOwn,
-        mcp: v.optional(Mcp),
+        mcp: v.optional(McpArg),
         writes_per_hour: v.optional(PerHour),
         status_changes_per_hour: v.optional(PerHour),
       }),
@@ -168,13 +162,13 @@ const keyCommands: Record<string, AdminCommand> = {
   },
 
   'keys revoke': async (ctx, args) => {
-    const a = validate(v.strictObject({ id: KeyId }), args);
+    const a = validate(v.strictObject({ id: KeyIdArg }), args);
     if (isRefused(a)) return a;
     return shown(await revokeKeyNow(ctx, a.id), publicKey);
   },
 
   'keys rotate': async (ctx, args) => {
-    const a = validate(v.strictObject({ id: KeyId }), args);
+    const a = validate(v.strictObject({ id: KeyIdArg }), args);
     if (isRefused(a)) return a;
     return shown(await rotateKey(ctx, a.id), ({ record, token }) => ({ ...publicKey(record), token }));
   },
@@ -183,7 +177,7 @@ const keyCommands: Record<string, AdminCommand> = {
   'keys set-webhook': async (ctx, args) => {
     const a = validate(
       v.strictObject({
-        id: KeyId,
+        id: KeyIdArg,
         url: v.optional(v.string()),
         events: v.optional(v.string()),
         exclude_own: ExcludeOwn,
@@ -212,7 +206,7 @@ const keyCommands: Record<string, AdminCommand> = {
   'keys set-destination': async (ctx, args) => {
     const a = validate(
       v.strictObject({
-        id: KeyId,
+        id: KeyIdArg,
         sqs_queue_url: v.optional(v.string()),
         eventbridge_bus_arn: v.optional(v.string()),
         role_arn: v.string(),
@@ -227,14 +221,14 @@ const keyCommands: Record<string, AdminCommand> = {
 
   /** The external id the key's destination role names in its trust policy (made now for a key made before destinations). */
   'keys external-id': async (ctx, args) => {
-    const a = validate(v.strictObject({ id: KeyId }), args);
+    const a = validate(v.strictObject({ id: KeyIdArg }), args);
     if (isRefused(a)) return a;
     return keyExternalId(ctx, a.id);
   },
 
   /** `--mcp read-only|full`: which MCP tools the key gets; HTTP is unaffected. */
   'keys set-mcp': async (ctx, args) => {
-    const a = validate(v.strictObject({ id: KeyId, mcp: Mcp }), args);
+    const a = validate(v.strictObject({ id: KeyIdArg, mcp: McpArg }), args);
     if (isRefused(a)) return a;
     return shown(await changeKeySettings(ctx, a.id, { mcp: a.mcp }), publicKey);
   },
@@ -242,7 +236,11 @@ const keyCommands: Record<string, AdminCommand> = {
   /** `--writes-per-hour` and/or `--status-changes-per-hour`, a number or `none`; what is not given stays. */
   'keys set-budget': async (ctx, args) => {
     const a = validate(
-      v.strictObject({ id: KeyId, writes_per_hour: v.optional(PerHour), status_changes_per_hour: v.optional(PerHour) }),
+      v.strictObject({
+        id: KeyIdArg,
+        writes_per_hour: v.optional(PerHour),
+        status_changes_per_hour: v.optional(PerHour),
+      }),
       args,
     );
     if (isRefused(a)) return a;

@@ -7,10 +7,9 @@ import {
   showAuthorization,
 } from '#app/oauth/decisions.ts';
 import { parseAbilities } from '#domain/key/abilities.ts';
-import { MCP_MODES } from '#domain/key/api-key.ts';
 import { validate } from '#domain/validation.ts';
 import { isRequestCursor } from '#domain/oauth/oauth.ts';
-import { IntegerArg, StoreIdArg } from './args.ts';
+import { IntegerArg, McpArg, StoreIdArg } from './args.ts';
 import type { AdminCommand } from './commands.ts';
 
 const Code = v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(20));
@@ -45,7 +44,7 @@ export const oauthCommands: Record<string, AdminCommand> = {
         code: Code,
         store: StoreIdArg,
         abilities: v.optional(v.string()),
-        mcp: v.optional(v.picklist(MCP_MODES, `must be one of ${MCP_MODES.join(', ')}`)),
+        mcp: v.optional(McpArg),
         writes_per_hour: v.optional(IntegerArg(1, 1_000_000)),
       }),
       args,

@@ -4,7 +4,7 @@ import { validate } from '#domain/validation.ts';
 import { markOrderPaid, placeOrder } from '#app/orders.ts';
 import { ORDER_REFERENCE_PATTERN, ORDER_REFERENCE_RULE } from '#domain/order/rules.ts';
 import type { AdminCommand } from './commands.ts';
-import { StoreIdArg } from './args.ts';
+import { CurrencyArg, StoreIdArg } from './args.ts';
 
 /**
  * The storefront's and the payment provider's side of orders (docs/contract.md#admin-cli): orders never enter
@@ -23,7 +23,7 @@ const Text = (max: number) => v.pipe(v.string(), v.trim(), v.minLength(1, 'is re
 const OrderFile = v.strictObject({
   reference: Reference,
   status: v.optional(v.picklist(['pending', 'paid'], 'a new order is pending or paid'), 'pending'),
-  currency_code: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR'))),
+  currency_code: v.optional(CurrencyArg),
   customer: v.strictObject({
     name: Text(255),
     email: v.pipe(v.string(), v.trim(), v.email('must be an e-mail address'), v.maxLength(254)),

@@ -22,14 +22,13 @@ import { isRefused, refused } from '#domain/outcome.ts';
 import { IntegerArg, KeyIdArg, RedeliverState, Since, StoreIdArg } from './args.ts';
 import { isTracked } from '#domain/event/event.ts';
 
-const KeyId = KeyIdArg;
 const EventId = v.pipe(v.string(), v.regex(/^evt_[A-Za-z0-9]{1,64}$/, 'must be an event id like evt_0123abcd...'));
 const Limit = v.optional(IntegerArg(1, 10_000));
 
 /** docs/contract.md#admin-cli, docs/contract.md#webhooks: the delivery log, redelivery, test delivery and webhook secret rotation. */
 export const webhookCommands: Record<string, AdminCommand> = {
   'webhooks deliveries': async (ctx, args) => {
-    const a = validate(v.strictObject({ id: KeyId, limit: Limit }), args);
+    const a = validate(v.strictObject({ id: KeyIdArg, limit: Limit }), args);
     if (isRefused(a)) return a;
     return shown(await deliveryLog(ctx, a.id), ({ deliveries, endpoint }) => ({
       endpoint: endpointView(endpoint),
@@ -41,7 +40,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
   'webhooks redeliver': async (ctx, args) => {
     const a = validate(
       v.strictObject({
-        id: KeyId,
+        id: KeyIdArg,
         event: v.optional(EventId),
         since: v.optional(Since),
         state: v.optional(RedeliverState),
@@ -101,7 +100,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
   },
 
   'webhooks ping': async (ctx, args) => {
-    const a = validate(v.strictObject({ id: KeyId }), args);
+    const a = validate(v.strictObject({ id: KeyIdArg }), args);
     if (isRefused(a)) return a;
     const key = await activeKey(ctx, a.id);
     return isRefused(key) ? key : pingWebhook(key);
@@ -114,7 +113,7 @@ export const webhookCommands: Record<string, AdminCommand> = {
   },
 
   'keys rotate-webhook-secret': async (ctx, args) => {
-    const a = validate(v.strictObject({ id: KeyId }), args);
+    const a = validate(v.strictObject({ id: KeyIdArg }), args);
     if (isRefused(a)) return a;
     return shown(await rotateWebhookSecret(ctx, a.id, encryptWebhookSecret), ({ record, secret, graceEnds }) => ({
       ...publicKey(record),

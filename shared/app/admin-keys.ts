@@ -1,5 +1,4 @@
 import type { RequestContext } from '#shared/context.ts';
-import type { KeySettings } from '#db/key/change.repo.ts';
 import { createKey, ensureExternalId, listKeysOfStore } from '#db/key/repo.ts';
 import { lastSequence } from '#db/event/log.repo.ts';
 import { createStore, listStores, type Store } from '#db/store/repo.ts';
@@ -8,16 +7,9 @@ import { generateToken, generateWebhookSecret, hashToken, type KeyRecord, type M
 import { generateExternalId, isOrdered, type AwsDestination } from '#domain/key/destination.ts';
 import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import { requireStore } from './stores.ts';
-import {
-  activeKey,
-  changeKeySettings as changeSettings,
-  changeWebhook,
-  existingKey,
-  revokeKey,
-  rotateToken,
-} from './key-changes.ts';
+import { activeKey, changeKeySettings, changeWebhook, existingKey, revokeKey, rotateToken } from './key-changes.ts';
 
-export { activeKey, existingKey };
+export { activeKey, changeKeySettings, existingKey };
 
 /**
  * The admin's store and key commands (functions/admin/commands.ts validates their arguments and
@@ -26,6 +18,8 @@ export { activeKey, existingKey };
  * What the admin can get wrong (a store or key that is not there, a revoked key, an id taken) is
  * answered as a refusal (shared/domain/outcome.ts), which functions/admin/handler.ts presents.
  */
+
+/** Seals a webhook secret before it is stored (the handler passes shared/secrets' encryptWebhookSecret). */
 export type SealSecret = (secret: string) => Promise<string>;
 
 export async function openStore(
@@ -150,9 +144,3 @@ export async function keyExternalId(
   const externalId = key.aws_external_id ?? (await ensureExternalId(ctx, keyId, generateExternalId()));
   return typeof externalId === 'string' ? { key_id: keyId, aws_external_id: externalId } : externalId;
 }
-
-export const changeKeySettings = (
-  ctx: RequestContext,
-  keyId: number,
-  changes: KeySettings,
-): Promise<KeyRecord | Refused> => changeSettings(ctx, keyId, changes);

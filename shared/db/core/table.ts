@@ -11,8 +11,9 @@ export const TABLE = {
     sortKey: 'gsi1sk',
     /**
      * What the gsi1 queries read (key.repo listKeysOfStore, order.repo listOrdersUpdatedSince,
-     * page.repo listPagesAfter by type), and nothing else: webhook secrets and bookkeeping stay out
-     * of the index. A read of another attribute through gsi1 comes back undefined, locally too.
+     * page.repo listPagesAfter by type, store.repo listStores), and nothing else: webhook secrets
+     * and bookkeeping stay out of the index. A read of another attribute through gsi1 comes back
+     * undefined, locally too.
      * Changing a projection replaces the index (DynamoDB rebuilds it; queries on it fail meanwhile).
      */
     projectedAttributes: [
@@ -27,7 +28,7 @@ export const TABLE = {
       'created_at',
       'revoked_at',
       'token_hash',
-      // orders updated since
+      // orders updated since (currency_code: the stores list too)
       'reference',
       'currency_code',
       'customer',

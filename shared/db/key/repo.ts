@@ -1,6 +1,7 @@
 import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { send, tableName } from '../core/client.ts';
+import { TABLE } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import {
   batchGet,
@@ -110,19 +111,19 @@ export type KeyRevoked = { kind: 'revoked' };
  * Every key of a store (admin list, webhook fan-out). gsi1 projects what the fan-out reads for
  * every key (shared/db/core/table.ts), not `mcp`, `exclude_own`, the budgets or a grant's `kind`
  * (the fan-out reads `exclude_own` from the one key that caused an event, when it would receive
- * it: shared/app/fan-out.ts). The admin list (`withLastUsed`) reads the key items themselves in
+ * it: shared/app/fan-out.ts). The admin list (`wholeItems`) reads the key items themselves in
  * the same BatchGetItem as their token items, so it costs no extra round trip up to 50 keys (0.5
  * read units more per key) and leaves the index, whose projection cannot change without a rebuild,
  * as it is.
  */
-export async function listKeysOfStore(ctx: RequestContext, storeId: string, withLastUsed = true): Promise<KeyRecord[]> {
+export async function listKeysOfStore(ctx: RequestContext, storeId: string, wholeItems = true): Promise<KeyRecord[]> {
   const entries = await queryAll(ctx, {
     TableName: tableName(),
-    IndexName: 'gsi1',
+    IndexName: TABLE.gsi1.indexName,
     KeyConditionExpression: 'gsi1pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.keysOfStoreIndex(storeId).gsi1pk },
   });
-  if (!withLastUsed) return entries.map((i) => toKeyRecord(i));
+  if (!wholeItems) return entries.map((i) => toKeyRecord(i));
   const found = await batchGet(
     ctx,
     entries.flatMap((i) => [keys.key(i.id), keys.token(i.token_hash)]),

@@ -1,6 +1,7 @@
 import type { RequestContext } from '#shared/context.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { send, tableName } from '../core/client.ts';
+import { TABLE } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { isConditionalCheckFailed } from '../core/helpers.ts';
 
@@ -39,7 +40,7 @@ export async function countWrite(
         Key: keys.writeBudget(keyId, hourStartMs),
         UpdateExpression: `SET #ttl = :ttl ADD ${adds.join(', ')}`,
         ConditionExpression: conditions.join(' AND '),
-        ExpressionAttributeNames: { ...names, '#ttl': 'ttl' },
+        ExpressionAttributeNames: { ...names, '#ttl': TABLE.ttlAttribute },
         ExpressionAttributeValues: values,
       }),
     );

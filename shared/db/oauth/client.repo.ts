@@ -3,7 +3,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { OAuthClient } from '#domain/oauth/oauth.ts';
 import { send, tableName } from '../core/client.ts';
 import type { TransactItem } from '../core/helpers.ts';
-import { ENTITY } from '../core/table.ts';
+import { ENTITY, TABLE } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { ttlOf } from './write.ts';
 
@@ -62,7 +62,7 @@ export function keepClientAction(keep: KeepClient): TransactItem {
       Key: keys.oauthClient(keep.clientId),
       UpdateExpression: 'SET #ttl = :ttl',
       ConditionExpression: 'attribute_exists(pk) AND #ttl > :now AND #ttl <= :ttl',
-      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
       ExpressionAttributeValues: { ':ttl': ttlOf(keep.untilMs), ':now': Math.floor(keep.nowMs / 1000) },
     },
   };

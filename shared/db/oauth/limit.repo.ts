@@ -1,7 +1,7 @@
 import type { RequestContext } from '#shared/context.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { send, tableName } from '../core/client.ts';
-import { ENTITY } from '../core/table.ts';
+import { ENTITY, TABLE } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { conditionalWrite, ttlOf } from './write.ts';
 
@@ -24,7 +24,7 @@ export async function takePlace(
         Key: keys.oauthLimit(scope, window.startMs),
         UpdateExpression: 'ADD #n :one SET #type = :type, #ttl = :ttl',
         ConditionExpression: 'attribute_not_exists(#n) OR #n < :max',
-        ExpressionAttributeNames: { '#n': 'count', '#type': 'type', '#ttl': 'ttl' },
+        ExpressionAttributeNames: { '#n': 'count', '#type': 'type', '#ttl': TABLE.ttlAttribute },
         ExpressionAttributeValues: { ':one': 1, ':max': max, ':type': ENTITY.oauthLimit, ':ttl': ttlOf(window.endMs) },
       }),
     ),

@@ -4,7 +4,7 @@ import type { Ability } from '#domain/key/abilities.ts';
 import { REQUEST_SECONDS } from '#domain/oauth/oauth.ts';
 import { send, tableName } from '../core/client.ts';
 import { batchGet, itemKey, type Item, namedTransaction } from '../core/helpers.ts';
-import { ENTITY } from '../core/table.ts';
+import { ENTITY, TABLE } from '../core/table.ts';
 import { putGrantKey, type NewGrantKey } from '../key/grant.repo.ts';
 import { nextKeyId } from '../key/repo.ts';
 import { keys } from '../keys.ts';
@@ -127,7 +127,7 @@ export async function listPendingRequests(
       ctx,
       new QueryCommand({
         TableName: tableName(),
-        IndexName: 'gsi1',
+        IndexName: TABLE.gsi1.indexName,
         // The cursor is the last entry of the previous page: BETWEEN includes it, so it is skipped below.
         KeyConditionExpression:
           page.cursor === null

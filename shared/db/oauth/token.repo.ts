@@ -2,7 +2,7 @@ import type { RequestContext } from '#shared/context.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { send, tableName } from '../core/client.ts';
 import { batchGet, itemKey, namedTransaction, type TransactItem } from '../core/helpers.ts';
-import { ENTITY } from '../core/table.ts';
+import { ENTITY, TABLE } from '../core/table.ts';
 import { type GrantKeyRead, replaceGrantToken } from '../key/grant.repo.ts';
 import { type KeepClient, keepClientAction } from './client.repo.ts';
 import { keys } from '../keys.ts';
@@ -146,7 +146,7 @@ export async function issueTokens(
               Key: keys.oauthCode(spent.code),
               UpdateExpression: 'SET used = :used, #ttl = :ttl',
               ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(used)',
-              ExpressionAttributeNames: { '#ttl': 'ttl' },
+              ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
               ExpressionAttributeValues: { ':used': true, ':ttl': ttlOf(spent.keepUntilMs) },
             },
           },

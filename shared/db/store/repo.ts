@@ -1,9 +1,9 @@
 import type { RequestContext } from '#shared/context.ts';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { send, tableName } from '../core/client.ts';
-import { ENTITY } from '../core/table.ts';
+import { ENTITY, TABLE } from '../core/table.ts';
 import { keys } from '../keys.ts';
-import { isConditionalCheckFailed, queryAll } from '../core/helpers.ts';
+import { isConditionalCheckFailed, queryAll, type Item } from '../core/helpers.ts';
 
 export interface Store {
   id: string;
@@ -32,27 +32,28 @@ export async function createStore(ctx: RequestContext, store: Store): Promise<St
   return { kind: 'created', store };
 }
 
+const storeOf = (i: Item): Store => ({
+  id: i.id,
+  name: i.name,
+  currency_code: i.currency_code,
+  created_at: i.created_at,
+});
+
 export async function getStore(ctx: RequestContext, storeId: string): Promise<Store | undefined> {
   const out = await send(
     ctx,
     new GetCommand({ TableName: tableName(), Key: keys.store(storeId), ConsistentRead: true }),
   );
-  if (!out.Item) return undefined;
-  return {
-    id: out.Item.id,
-    name: out.Item.name,
-    currency_code: out.Item.currency_code,
-    created_at: out.Item.created_at,
-  };
+  return out.Item ? storeOf(out.Item) : undefined;
 }
 
 /** Every store, by id (the admin console's first page): one index partition, written with the store. */
 export async function listStores(ctx: RequestContext): Promise<Store[]> {
   const items = await queryAll(ctx, {
     TableName: tableName(),
-    IndexName: 'gsi1',
+    IndexName: TABLE.gsi1.indexName,
     KeyConditionExpression: 'gsi1pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.storesIndex().gsi1pk },
   });
-  return items.map((i) => ({ id: i.id, name: i.name, currency_code: i.currency_code, created_at: i.created_at }));
+  return items.map(storeOf);
 }

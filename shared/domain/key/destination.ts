@@ -11,7 +11,6 @@ export type Destination =
   | { kind: 'webhook'; url: string }
   | { kind: 'sqs'; queue_url: string; queue_arn: string; role_arn: string; fifo: boolean }
   | { kind: 'eventbridge'; bus_arn: string; role_arn: string };
-export type DestinationKind = Destination['kind'];
 export type AwsDestination = Exclude<Destination, { kind: 'webhook' }>;
 
 export const isAwsDestination = (d: Destination | null): d is AwsDestination => d !== null && d.kind !== 'webhook';
@@ -110,7 +109,7 @@ export function regionOf(d: AwsDestination): string {
   return (d.kind === 'sqs' ? d.queue_arn : d.bus_arn).split(':')[3] as string;
 }
 
-/** What `keys list` and `keys set-destination` show: the destination without its derived ARN. */
+/** What `webhooks ping` shows: the destination without its derived ARN. */
 export function destinationView(d: Destination | null) {
   if (d === null) return null;
   if (d.kind === 'webhook') return { kind: d.kind, url: d.url };
