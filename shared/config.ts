@@ -86,7 +86,7 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 295, 1500, 5400, 10800, 18000,
 export const DEFAULT_WEBHOOK_CIRCUIT_AFTER_FAILURES = 3;
 export const DEFAULT_WEBHOOK_SLOW_LANE_ATTEMPTS_PER_ENDPOINT = 2;
 
-export function parseRetrySchedule(raw: string | undefined): number[] {
+function parseRetrySchedule(raw: string | undefined): number[] {
   if (raw === undefined || raw.trim() === '') return DEFAULT_WEBHOOK_RETRY_SCHEDULE;
   const parts = raw.split(',').map((s) => Number(s.trim()));
   if (parts.some((n) => !Number.isInteger(n) || n < 0 || n > 43200 * 2)) {
@@ -100,7 +100,7 @@ export function parseRetrySchedule(raw: string | undefined): number[] {
  * "undefined" (what `process.env.X = undefined` stores) is refused: either would make the local
  * cipher write a fresh AES key wherever the process happens to run, e.g. into a checkout.
  */
-export function keyFileFrom(name: string, raw: string | undefined): string | undefined {
+function keyFileFrom(name: string, raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   const path = raw.trim();
   if (path === '' || path === 'undefined' || path === 'null') {

@@ -92,7 +92,7 @@ export function redactQuery(search: string): string {
 }
 
 /** Every query string inside `text` (a URL in an error message, a path) with its credentials redacted. */
-export function redactUrls(text: string): string {
+function redactUrls(text: string): string {
   return text.includes('=') ? text.replace(/\?[^\s"'#<>]+/g, redactQuery) : text;
 }
 

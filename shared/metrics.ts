@@ -12,7 +12,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 export { MetricUnit };
 export type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
 
-export const DEFAULT_METRICS_NAMESPACE = 'StoreIntegrationApi';
+const DEFAULT_METRICS_NAMESPACE = 'StoreIntegrationApi';
 let enabled = true;
 
 export function setMetricsEnabled(on: boolean): void {

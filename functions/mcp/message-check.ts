@@ -1,13 +1,13 @@
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 /**
  * The params of the requests this server handles, checked before the SDK sees them: the SDK
  * validates them with zod inside its request handler and answers a mismatch as -32603 (internal
  * error) with the zod issue dump. Wrong JSON types are the caller's error, -32602 (invalid params),
  * with one line naming what is wrong.
  */
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 function problemOf(method: unknown, params: unknown): string | undefined {
   if (method !== 'tools/call' && method !== 'tools/list') return undefined;
   if (params !== undefined && !isObject(params)) return 'params must be an object';

@@ -146,9 +146,8 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
     const request = tool.toRequest(args);
     if (isRefused(request)) return toolError(request, tool.fieldNames);
     const pathParameters = request.pathParameters ?? {};
-    // The path the endpoint would have been called with: the idempotency scope (key + method +
-    // path + Idempotency-Key) is shared with HTTP, so a retry through either front replays.
-    const path = route.path.replace(/\{(\w+)\}/g, (_m, p: string) => pathParameters[p] ?? '');
+    // The path the endpoint would have been called with, for the request's URL.
+    const urlPath = route.path.replace(/\{(\w+)\}/g, (_m, p: string) => pathParameters[p] ?? '');
     const input = {
       principal: ctx.principal,
       pathParameters,
@@ -157,8 +156,10 @@ export async function callTool(ctx: McpRequestContext, name: string, args: Args)
       headers:
         request.idempotencyKey === undefined ? {} : { [IDEMPOTENCY_HEADER.toLowerCase()]: request.idempotencyKey },
       requestId: ctx.requestId,
-      url: ctx.apiUrl + path,
+      url: ctx.apiUrl + urlPath,
       method: route.method,
+      // The idempotency scope (key + method + path + Idempotency-Key) is shared with HTTP, so a
+      // retry through either front replays.
       path: canonicalPath(route, pathParameters),
     };
     // A write over the key's budget is refused before it runs; a dry run spends nothing.
@@ -185,7 +186,7 @@ const ARGUMENT_NAMES: Record<string, string> = { [IDEMPOTENCY_HEADER]: IDEMPOTEN
  * A success: the endpoint's document (within the bound) as structuredContent, with the paths of
  * its untrusted fields; the text form is the same JSON with those values marked.
  */
-export function dataResult(output: ResponseBody, doc: Record<string, unknown>): CallToolResult {
+function dataResult(output: ResponseBody, doc: Record<string, unknown>): CallToolResult {
   const paths = UNTRUSTED_FIELDS[output];
   const structured = { ...doc, [UNTRUSTED_KEY]: paths };
   return { content: [{ type: 'text', text: untrustedText(structured, paths) }], structuredContent: structured };

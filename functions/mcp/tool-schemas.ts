@@ -21,7 +21,7 @@ export interface ToolSchemas {
 }
 
 /** The structuredContent of a dry run, beside the tool's document and its error. */
-export function dryRunSchema(output: ResponseBody): v.GenericSchema {
+function dryRunSchema(output: ResponseBody): v.GenericSchema {
   const plan = output === 'BatchResult' ? DRY_RUN_BODIES.BatchDryRunPlan : DRY_RUN_BODIES.DryRunPlan;
   return resultSchema(output, plan.entries);
 }

@@ -5,7 +5,7 @@ import type { Args } from './args.ts';
 import type { ToolSchemas } from './tool-schemas.ts';
 import type { ToolOperation } from './operations.ts';
 
-/** The shape of a tool (tools.ts holds them all). */
+/** The endpoint request a tool's arguments become. */
 export interface ToolRequest {
   /** As API Gateway passes them: still URL-encoded. */
   pathParameters?: Record<string, string>;
@@ -17,11 +17,12 @@ export interface ToolRequest {
   dryRun?: boolean;
 }
 
+/** The shape of a tool (tools.ts holds them all). */
 export interface ToolSpec {
   name: string;
   title: string;
   description: string;
-  /** The arguments other than `idempotency_key`. */
+  /** The arguments other than `idempotency_key` and, on writes, `dry_run`. */
   args: v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>;
   /** Takes a required `idempotency_key` argument, sent as the Idempotency-Key header. */
   idempotent?: boolean;

@@ -17,15 +17,6 @@ import { define } from './define-tool.ts';
 import type { ToolOperation } from './operations.ts';
 import { ANY_OF_SPECS } from './event-tools.ts';
 
-/**
- * The MCP tools (docs/contract.md#mcp), one per keyed operation of the route table — exhaustive, so an
- * endpoint without its tool does not compile. The ability, the route function and the
- * idempotency scope come from the operation's endpoint, so a tool is exactly the HTTP call it
- * stands for. Arguments are validated with schemas composed from the endpoint's own valibot
- * schemas (the JSON Schema a client sees is generated from them), then translated into the
- * request the endpoint gets — the raw arguments, so that the endpoint validates and fingerprints
- * exactly what an HTTP client would have sent.
- */
 const described = <S extends v.GenericSchema>(schema: S, description: string) =>
   v.pipe(schema, v.description(description));
 
@@ -58,6 +49,15 @@ const orderReference = described(v.pipe(v.string(), v.regex(ORDER_REFERENCE_PATT
 const STATUS_MOVES =
   'Allowed moves: pending or paid → processing or cancelled; processing → shipped or cancelled; shipped → delivered or returned; delivered → returned. paid is set by the payment side only. Asking for the current status changes nothing.';
 
+/**
+ * The MCP tools (docs/contract.md#mcp), one per keyed operation of the route table — exhaustive, so an
+ * endpoint without its tool does not compile. The ability, the route function and the
+ * idempotency scope come from the operation's endpoint, so a tool is exactly the HTTP call it
+ * stands for. Arguments are validated with schemas composed from the endpoint's own valibot
+ * schemas (the JSON Schema a client sees is generated from them), then translated into the
+ * request the endpoint gets — the raw arguments, so that the endpoint validates and fingerprints
+ * exactly what an HTTP client would have sent.
+ */
 const SPECS: Record<KeyedOperation, ToolSpec> = {
   listProducts: {
     name: 'list_products',

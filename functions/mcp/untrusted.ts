@@ -52,7 +52,7 @@ export const UNTRUSTED_FIELDS: Record<ResponseBody, readonly string[]> = {
 type Json = unknown;
 
 /** `doc` with every string at one of `paths` passed through `wrap`; the rest shared, not copied. */
-export function mapAt(doc: Json, paths: readonly string[], wrap: (s: string) => string): Json {
+function mapAt(doc: Json, paths: readonly string[], wrap: (s: string) => string): Json {
   let out = doc;
   for (const path of paths) out = mapPath(out, path.split('.'), wrap);
   return out;

@@ -2,11 +2,7 @@ import type { Ability } from '#domain/key/abilities.ts';
 import type { Principal } from '#domain/principal.ts';
 import type { RateDecision } from '#domain/key/api-key.ts';
 
-/**
- * Every endpoint once: the CDK stack builds API Gateway resources from it, the local server
- * routes with it, the authorizer and the handlers check the ability from it. Paths are relative
- * to API_BASE_PATH.
- */
+/** Where the API's endpoints live under the stage; every route's path is relative to it. */
 export const API_BASE_PATH = '/api/v1/integrations';
 
 export const GROUPS = ['products', 'catalog', 'orders', 'content', 'mcp'] as const;
@@ -23,6 +19,11 @@ export interface ApiRoute {
   anyOf?: readonly Ability[];
 }
 
+/**
+ * Every endpoint once: the CDK stack builds API Gateway resources from it, the local server
+ * routes with it, the authorizer and the handlers check the ability from it. Paths are relative
+ * to API_BASE_PATH.
+ */
 export const API_ROUTES = [
   { group: 'products', operation: 'listProducts', method: 'GET', path: '/products', ability: 'catalog:read' },
   { group: 'products', operation: 'getProduct', method: 'GET', path: '/products/{id}', ability: 'catalog:read' },

@@ -92,7 +92,7 @@ export async function dryRunWrite(
   return { body: { dry_run: true, ...planOf(before, after), data: after } };
 }
 
-export function planOf(before: Data | undefined, after: Data): { result: DryRunResult; changed_fields: string[] } {
+function planOf(before: Data | undefined, after: Data): { result: DryRunResult; changed_fields: string[] } {
   if (before === undefined) return { result: 'would_create', changed_fields: [] };
   const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
     (k) => !BOOKKEEPING.has(k) && JSON.stringify(before[k]) !== JSON.stringify(after[k]),

@@ -3,10 +3,6 @@ import type { ErrorCode } from '#domain/errors.ts';
 type GatewayBody = { code: ErrorCode; message: string; field: null };
 
 /**
- * Bodies of the answers API Gateway gives itself (before or instead of a Lambda). The CDK stack
- * renders them as gateway responses and the local gateway sends them, so both say the same.
- */
-/**
  * The 401's words: the same for a chat app holding an OAuth token as for an integration holding a
  * key. Its own export so that a function answering it (the middleware, the MCP server) bundles
  * this sentence and not the whole table below (~1.2 KB of the MCP bundle).
@@ -14,6 +10,10 @@ type GatewayBody = { code: ErrorCode; message: string; field: null };
 export const UNAUTHORIZED_MESSAGE =
   'A valid API key or OAuth access token is required (Authorization: Bearer <key or token>).';
 
+/**
+ * Bodies of the answers API Gateway gives itself (before or instead of a Lambda). The CDK stack
+ * renders them as gateway responses and the local gateway sends them, so both say the same.
+ */
 export const GATEWAY_RESPONSES = {
   unauthorized: {
     code: 'unauthenticated',
@@ -24,11 +24,6 @@ export const GATEWAY_RESPONSES = {
   tooLarge: { code: 'payload_too_large', message: 'The request body is larger than the API accepts.', field: null },
   throttled: { code: 'rate_limited', message: 'Too many requests; retry later.', field: null },
   badRequest: { code: 'bad_request', message: 'The request could not be processed.', field: null },
-  forbidden: (ability: string) => ({
-    code: 'forbidden',
-    message: `This key lacks the ability ${ability}.`,
-    field: null,
-  }),
   internal: { code: 'internal_error', message: 'Something went wrong on our side.', field: null },
   unavailable: {
     code: 'service_unavailable',
@@ -46,7 +41,7 @@ export const GATEWAY_RESPONSES = {
     field: null,
   },
   firewall: { code: 'forbidden', message: 'The request was refused by the firewall.', field: null },
-} satisfies Record<string, GatewayBody | ((ability: string) => GatewayBody)>;
+} satisfies Record<string, GatewayBody>;
 
 /**
  * The challenge on every 401 (RFC 6750), naming the protected-resource metadata (RFC 9728 §5.1) so
@@ -97,7 +92,7 @@ export interface GatewayResponseSpec {
 }
 
 /** Seconds a client waits after a gateway 429, 502 or 503. */
-export const GATEWAY_RETRY_AFTER_SECONDS = 1;
+const GATEWAY_RETRY_AFTER_SECONDS = 1;
 
 /**
  * API Gateway's answer when a Lambda proxy integration fails: the function threw, ran out of

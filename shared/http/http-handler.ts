@@ -59,7 +59,8 @@ export function absoluteUrl(event: APIGatewayProxyEvent): string {
 
 /**
  * One endpoint group's Lambda: the shared middy chain, then the operation the route table names.
- * Middleware order is the order of the checks a client sees: 401, 429, 403, 413/400, then the route.
+ * Middleware order is the order of the checks a client sees: 404/405, 401, 429, 403, 413/400, then
+ * the operation.
  */
 export function createHttpHandler<G extends Group>(
   _group: G,

@@ -1,7 +1,7 @@
 import type { RequestContext } from '#shared/context.ts';
 import { isRefused, refused, type Refused } from '#domain/outcome.ts';
 import type { RouteResult } from './response.ts';
-import { errorBody, problemResult, statusOf, type Problem } from './error-status.ts';
+import { problemResult, statusOf, type Problem } from './error-status.ts';
 import type { RouteInput } from './http-handler.ts';
 import {
   frozen,
@@ -14,24 +14,8 @@ import {
 } from '#app/idempotent-commit.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '#domain/idempotency.ts';
 
-/**
- * An endpoint that takes an Idempotency-Key (docs/contract.md#idempotency), as one wrapper:
- *
- *   idempotent(ctx, input, { precheck: () => validate(Body, input.body), run: (request, body) => useCase(..., request) });
- *
- * `precheck` (optional) is pure validation; the refusal it returns is stored at once with one
- * conditional PutItem. `run` calls the use case with the `IdempotentRequest`; the use case checks the record
- * and commits its answer with its change (shared/app/idempotent-commit.ts) and returns an
- * outcome, which this maps to a response: its answer, a replay, 422 for a reused key, 409 while a
- * twin is in progress. An answer the use case did not store (it changed nothing), and a refusal
- * it returns, are stored with one conditional PutItem. Nothing is stored for a failure of ours (a
- * thrown fault, 5xx) or a refusal with Retry-After, so the client's retry runs again.
- *
- * Replays are byte for byte: what is sent is always the stored string parsed back, so the first
- * answer and every replay are the same bytes. Response headers other than Content-Type are not
- * part of the stored answer.
- */
-export function idempotencyKeyOf(headers: Record<string, string>): string | Refused {
+/** The request's Idempotency-Key, or the refusal of a missing or malformed one. */
+function idempotencyKeyOf(headers: Record<string, string>): string | Refused {
   const parsed = parseIdempotencyKey(headers[IDEMPOTENCY_HEADER.toLowerCase()]);
   if (parsed.ok) return parsed.key;
   const code = parsed.reason === 'missing' ? 'idempotency_key_required' : 'validation_failed';
@@ -39,13 +23,12 @@ export function idempotencyKeyOf(headers: Record<string, string>): string | Refu
 }
 
 /** On every answer that is a replay of an earlier one (Stripe's name for it). */
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
+const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const thaw = (stored: StoredResponse): RouteResult => ({
   status: stored.status,
   body: JSON.parse(stored.body) as unknown,
 });
-const errorResult = (problem: Problem): RouteResult => ({ status: statusOf(problem.code), body: errorBody(problem) });
 /**
  * Answers about the request itself are stored; failures of ours (5xx) are not, so a retry runs
  * again, and neither is an answer about the moment that tells the client to come back
@@ -80,6 +63,23 @@ function refusal(ctx: RequestContext, outcome: Refusal): RouteResult {
   }
 }
 
+/**
+ * An endpoint that takes an Idempotency-Key (docs/contract.md#idempotency), as one wrapper:
+ *
+ *   idempotent(ctx, input, { precheck: () => validate(Body, input.body), run: (request, body) => useCase(..., request) });
+ *
+ * `precheck` (optional) is pure validation; the refusal it returns is stored at once with one
+ * conditional PutItem. `run` calls the use case with the `IdempotentRequest`; the use case checks the record
+ * and commits its answer with its change (shared/app/idempotent-commit.ts) and returns an
+ * outcome, which this maps to a response: its answer, a replay, 422 for a reused key, 409 while a
+ * twin is in progress. An answer the use case did not store (it changed nothing), and a refusal
+ * it returns, are stored with one conditional PutItem. Nothing is stored for a failure of ours (a
+ * thrown fault, 5xx) or a refusal with Retry-After, so the client's retry runs again.
+ *
+ * Replays are byte for byte: what is sent is always the stored string parsed back, so the first
+ * answer and every replay are the same bytes. Response headers other than Content-Type are not
+ * part of the stored answer.
+ */
 export async function idempotent<T>(
   ctx: RequestContext,
   input: RouteInput,
@@ -104,7 +104,7 @@ export async function idempotent<T>(
     return stored.kind === 'stored' ? thaw(response) : refusal(ctx, stored);
   };
   const refusedAnswer = (outcome: Refused) =>
-    storable(outcome) ? store(errorResult(outcome)) : problemResult(outcome);
+    storable(outcome) ? store(problemResult(outcome)) : problemResult(outcome);
 
   const checked = steps.precheck ? steps.precheck() : (undefined as T);
   if (isRefused(checked)) return refusedAnswer(checked);

@@ -23,7 +23,7 @@ export interface RequestInternal extends Record<string, unknown> {
   responseHeaders?: Record<string, string>;
 }
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * The Lambda context a middy chain runs with: the invocation's own, and on it the request's
