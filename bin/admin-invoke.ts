@@ -21,7 +21,7 @@ export function lambdaInvoker(fn: string): AdminInvoker {
 }
 
 /** Where the local invoker looks for the stack: what a "cannot reach" message names. */
-export function localTarget() {
+function localTarget() {
   const dataDir = resolve(process.env.DATA_DIR || '.data');
   return {
     endpoint: process.env.DYNAMODB_ENDPOINT || `http://127.0.0.1:${process.env.DYNAMODB_PORT || 8000}`,

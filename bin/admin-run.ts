@@ -44,7 +44,7 @@ const USAGE = `usage: npm run admin -- <command> [--json] [--function NAME]
                   abilities no wider than it asked)
   oauth deny --code CODE`;
 
-export function parseArgs(argv: string[]): { event: AdminEvent; json: boolean; fn: string | undefined } {
+function parseArgs(argv: string[]): { event: AdminEvent; json: boolean; fn: string | undefined } {
   const words: string[] = [];
   const args: Record<string, unknown> = {};
   let json = false;

@@ -2,7 +2,7 @@
  * One JSON line per request in the access log, with the key and store the authorizer resolved
  * (its context keys are keyId and storeId, shared/http/api-routes.ts). Never the token.
  *
- * Apart from the construct that sets the format (constructs/gateway-responses.ts, api-stack.ts): the
+ * Apart from the construct that sets the format (api-stack.ts): the
  * bench's log-volume figures and the unit tests read the fields without loading aws-cdk-lib.
  */
 export const ACCESS_LOG_FIELDS = {

@@ -8,8 +8,6 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
  * StartQuery is scoped to the group; GetQueryResults names a query id and takes no resource but
  * `*` in IAM, so it can only read queries this role could start.
  */
-export const ACCESS_LOG_QUERY_ACTIONS = ['logs:StartQuery', 'logs:GetQueryResults'] as const;
-
 export function grantAccessLogQuery(fn: lambda.Function, accessLogs: logs.ILogGroup): void {
   fn.addEnvironment('ACCESS_LOG_GROUP', accessLogs.logGroupName);
   fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['logs:StartQuery'], resources: [accessLogs.logGroupArn] }));

@@ -4,7 +4,15 @@ import { MIN_COMPRESSION_BYTES } from '#http/compression.ts';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { API_ROUTES, groups, resourceMetadataUrl, resourceOf, resources, type Group } from '#http/api-routes.ts';
+import {
+  API_BASE_PATH,
+  API_ROUTES,
+  groups,
+  resourceMetadataUrl,
+  resourceOf,
+  resources,
+  type Group,
+} from '#http/api-routes.ts';
 import { AlarmTopic } from './constructs/alarm-topic.ts';
 import { GatewayAlarms } from './constructs/gateway-alarms.ts';
 import { capacityModel, capacityRefusal } from './capacity.ts';
@@ -165,7 +173,7 @@ export class ApiStack extends Stack {
     webhookSecretsKey.grant(this.adminFunction, 'kms:Encrypt', 'kms:Decrypt');
     grantAccessLogQuery(this.adminFunction, accessLogs);
 
-    // Order events: table stream → fan-out → queue → signer → receivers (docs/contract.md#webhooks).
+    // Events: table stream → fan-out → queue → signer → receivers (docs/contract.md#webhooks).
     // Alarms and operational events (a parked webhook endpoint) go to one topic; alarms are
     // connected to it at the end, once every alarm exists.
     this.alarmTopic = new AlarmTopic(this, 'Alarms', { email: s.alarmEmail });
@@ -246,7 +254,7 @@ export class ApiStack extends Stack {
     });
     this.alarmTopic.connectAlarms();
 
-    new CfnOutput(this, 'ApiBaseUrl', { value: `${this.api.url.replace(/\/$/, '')}/api/v1/integrations` });
+    new CfnOutput(this, 'ApiBaseUrl', { value: `${this.api.url.replace(/\/$/, '')}${API_BASE_PATH}` });
     new CfnOutput(this, 'AdminFunctionName', { value: this.adminFunction.functionName });
     new CfnOutput(this, 'WebhookDeadLetterQueueUrl', { value: queues.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topic.topicArn });

@@ -43,7 +43,7 @@ function besideCommonjsEntry(pkg: string, relative: string, what: string): strin
  * ones, that the signer calls no more of semver than its stub has, and that no bundle exceeds its
  * size budget.
  */
-export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
+const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   htmlparser2: htmlparser2Parser(),
   '@aws-sdk/util-dynamodb': utilDynamodbEsm(),
   // The MCP SDK (v2) with its protocol schemas built at their first use (infra/mcp-sdk.ts). What each copy saves of the MCP

@@ -21,10 +21,10 @@ export interface CapacityInputs {
  * handler one to a few DynamoDB round trips. Assumptions, not measurements (no AWS bench exists);
  * the concurrency alarms (…Throttles) say when they are wrong.
  */
-export const ASSUMED_SECONDS = { authorizer: 0.05, handler: 0.25 } as const;
+const ASSUMED_SECONDS = { authorizer: 0.05, handler: 0.25 } as const;
 
 /** Room above the planned keys' allowance: clients retry, clocks of the windows do not line up. */
-export const HEADROOM = 1.5;
+const HEADROOM = 1.5;
 
 export interface CapacityModel {
   stageRatePerSecond: number;

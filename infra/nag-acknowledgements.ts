@@ -41,7 +41,7 @@ export function acknowledgeFunction(fn: IConstruct): void {
   );
 }
 
-/** The signer's and the dead-letter consumer's SQS sources: SQS mappings take no on-failure destination. */
+/** The SQS sources (the signer's, the dead-letter consumer's, the express lane's): SQS mappings take no on-failure destination. */
 export function acknowledgeQueueEventSource(fn: IConstruct, whereFailuresGo: string): void {
   ack(
     fn,

@@ -5,6 +5,8 @@ import { fanOutStreamBatch } from '#app/fan-out.ts';
 import { expediteEvent, type ExpressOutcome } from '#app/express-events.ts';
 import { parseExpressMessage } from '#domain/event/express.ts';
 
+const isColdStart = coldStartTracker();
+
 /**
  * Event fan-out, fed two ways (docs/webhooks.md, "Order events first"):
  * - the table stream: the use case (shared/app/fan-out.ts) numbers and fans the batch out store
@@ -17,8 +19,6 @@ import { parseExpressMessage } from '#domain/event/express.ts';
  *
  * No middy chain: there is no HTTP to normalize and the partial-batch response is the only output.
  */
-const isColdStart = coldStartTracker();
-
 export function handler(event: DynamoDBStreamEvent | SQSEvent, context?: Context): Promise<DynamoDBBatchResponse> {
   const ctx = newContext({
     request_id: context?.awsRequestId ?? null,

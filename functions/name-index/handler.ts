@@ -3,13 +3,13 @@ import { coldStartTracker, errorFields, log, withLogFields } from '#shared/log.t
 import { newContext, type RequestContext } from '#shared/context.ts';
 import { indexNameRecords } from '#app/name-index.ts';
 
+const isColdStart = coldStartTracker();
+
 /**
  * Name indexer (table stream → filter[name]'s trigram postings): the use case indexes the batch
  * (shared/app/name-index.ts) a chunk at a time; a failure is logged and reported from the failing
  * chunk's first record, so the chunks before it are not indexed again.
  */
-const isColdStart = coldStartTracker();
-
 export function handler(event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> {
   const ctx = newContext({
     request_id: context?.awsRequestId ?? null,

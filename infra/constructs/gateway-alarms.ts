@@ -14,7 +14,7 @@ export interface GatewayAlarmsProps {
 const FIVE_MINUTES = Duration.minutes(5);
 
 /** A 4xx share this high is not one integration's typos: a tenant flood, a broken client release, or a probe. */
-export const CLIENT_ERROR_RATE = 0.25;
+const CLIENT_ERROR_RATE = 0.25;
 
 /**
  * The gateway's side of tenant protection: the share of requests answered 4xx, and the stage

@@ -72,7 +72,7 @@ const DEFAULT_SIGNER_CONCURRENCY = 10;
  *
  * - Stream mapping: only outbox INSERTs reach the fan-out (the filter shared with the local
  *   poller); a failing record is isolated by bisection, retried, then parked in the on-failure
- *   queue (its outbox item stays in the table for 7 days, so it can be replayed).
+ *   queue (its outbox item stays in the table for 30 days, so it can be replayed).
  * - Express mapping: order writes name their event on the express queue, and the same function
  *   numbers and fans it out at once (docs/webhooks.md, "Order events first").
  * - Signer: waits up to 15 min stay on the queue (visibility), longer ones re-send the message

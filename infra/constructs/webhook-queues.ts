@@ -16,15 +16,16 @@ export interface WebhookQueuesProps {
 
 /**
  * The webhook pipeline's queues, kept with the table in the stateful stack: replacing the API
- * stack must not drop deliveries waiting for their next attempt. All three are retained on
- * delete and encrypted with SQS-managed keys; 14-day retention outlasts the 24 h schedule.
+ * stack must not drop deliveries waiting for their next attempt. All are retained on delete and
+ * encrypted with SQS-managed keys; 14-day retention (the express queue's aside) outlasts the
+ * 24 h schedule.
  *
  * - queue: fan-out → signer, the fast lane. maxReceiveCount leaves the platform-error budget above the schedule.
  * - slowQueue: the slow lane, endpoints whose circuit is open (docs/webhooks.md, "Lanes"); the same
  *   settings and the same dead-letter queue, so a delivery's budget and fate do not depend on its lane.
  * - deadLetterQueue: deliveries the signer could not finish; a consumer marks them `failed`.
  * - streamFailureQueue: the stream mapping's on-failure destination (records the fan-out could
- *   not handle; their outbox items stay 7 days in the table for `webhooks replay`).
+ *   not handle; their outbox items stay 30 days in the table for `webhooks replay`).
  * - expressQueue: order writes → the fan-out, which numbers their event at once instead of behind
  *   a catalog import in the stream (docs/webhooks.md, "Order events first"). A shortcut only: its
  *   messages live an hour and have no dead-letter queue, since the stream delivers every event.

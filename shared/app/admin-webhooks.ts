@@ -126,7 +126,7 @@ export async function replayEvent(
 ): Promise<{ event_id: string; replayed_at: string } | Refused> {
   const replayed = await replayOutboxEvent(ctx, storeId, eventId, new Date());
   if (replayed.kind === 'no_event')
-    return refused('not_found', `store ${storeId} has no event ${eventId} (events are kept 7 days)`, 'event');
+    return refused('not_found', `store ${storeId} has no event ${eventId} (events are kept 30 days)`, 'event');
   return { event_id: replayed.event_id, replayed_at: replayed.replayed_at };
 }
 

@@ -32,7 +32,7 @@ export type ExpressOutcome =
 
 /**
  * The event and the unnumbered events of its order before it, oldest first; a predecessor that is
- * numbered, gone (kept 7 days) or unknown (an event written before `follows`) ends the chain.
+ * numbered, gone (kept 30 days) or unknown (an event written before `follows`) ends the chain.
  */
 async function unnumberedChain(
   ctx: RequestContext,

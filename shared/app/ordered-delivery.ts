@@ -4,7 +4,7 @@ import { readLogPage, type LoggedEvent } from '#db/event/log.repo.ts';
 import { claimAttempt, createDelivery, getDeliveries, releaseAttempt } from '#db/webhook/delivery.repo.ts';
 import { giveBackAttemptSlot } from '#db/webhook/endpoint.repo.ts';
 import { advanceOrderedCursor, getOrderedCursor } from '#db/webhook/ordered.repo.ts';
-import { eventView, type EventPayload } from '#domain/event/event.ts';
+import { eventView } from '#domain/event/event.ts';
 import type { Destination } from '#domain/key/destination.ts';
 import type { DeliverableKey, PostResult } from '#domain/webhook/deliverable.ts';
 import { eventBody, messageOf, newDelivery, type Delivery, type DeliveryMessage } from '#domain/webhook/delivery.ts';
@@ -255,7 +255,7 @@ async function deliveryFromLog(ctx: RequestContext, key: OrderedKey, e: LoggedEv
       event_type: e.event_type,
       store_id: key.store_id,
       queued_round: 0,
-      body: eventBody({ ...eventView({ ...e, payload: e.payload as EventPayload }, key.id) }),
+      body: eventBody({ ...eventView(e, key.id) }),
     },
     now,
   );

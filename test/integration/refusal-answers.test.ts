@@ -164,7 +164,7 @@ describe('the event log and the webhook admin: the refusals, whole', () => {
     });
     expect(await adminError('webhooks replay', { store: storeId, event: eventId })).toEqual({
       code: 'not_found',
-      message: `store ${storeId} has no event ${eventId} (events are kept 7 days)`,
+      message: `store ${storeId} has no event ${eventId} (events are kept 30 days)`,
       field: 'event',
     });
     // The event exists once written: the replay of it is answered.

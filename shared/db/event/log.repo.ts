@@ -5,7 +5,7 @@ import { ENTITY } from '../core/table.ts';
 import { keys } from '../keys.ts';
 import { batchGet, cancellationReasons, itemKey, type Item, type TransactItem } from '../core/helpers.ts';
 import { readSequence, sequenceMove, sequenceValue } from '../core/sequence.ts';
-import type { Origin } from '#domain/event/event.ts';
+import type { EventPayload, Origin } from '#domain/event/event.ts';
 
 /**
  * The store's numbered event log (docs/webhooks.md, "How to never miss an event"). Requests only
@@ -23,7 +23,7 @@ export interface LoggedEvent {
   created_at: string;
   ttl: number;
   origin: Origin | null;
-  payload: { type: string; timestamp: string; changed_fields?: string[]; data: Record<string, unknown> };
+  payload: EventPayload;
   owner_key_id: number | null;
   external_id: string | null;
 }
@@ -122,7 +122,7 @@ export async function readEventLog(
   nowSeconds: number,
   checkExpiry = after > 0,
 ): Promise<{ events: LoggedEvent[]; more: boolean; expired: boolean }> {
-  let page = await queryLog(ctx, storeId, after, limit);
+  let page = await readLogPage(ctx, storeId, after, limit);
   let expired = false;
   if (checkExpiry) {
     if (page.events[0]) expired = page.events[0].sequence !== after + 1 || page.events[0].ttl < nowSeconds;
@@ -131,7 +131,7 @@ export async function readEventLog(
       // stream consumer numbered them between the Query and this read (a reader at the head of
       // the log while events flow). Entries commit with the counter's move, so a Query now sees
       // every number the counter just showed: only if the next one is still missing is it gone.
-      page = await queryLog(ctx, storeId, after, limit);
+      page = await readLogPage(ctx, storeId, after, limit);
       const first = page.events[0];
       expired = !first || first.sequence !== after + 1 || first.ttl < nowSeconds;
     }
@@ -144,11 +144,7 @@ export async function readEventLog(
  * past their TTL included (DynamoDB deletes them lazily), so a reader walking the log always moves
  * on (an ordered destination's run, shared/app/ordered-delivery.ts).
  */
-export const readLogPage = (ctx: RequestContext, storeId: string, after: number, limit: number) =>
-  queryLog(ctx, storeId, after, limit);
-
-/** Log entries after `after`, ascending: one strongly consistent Query of up to `limit`. */
-async function queryLog(ctx: RequestContext, storeId: string, after: number, limit: number) {
+export async function readLogPage(ctx: RequestContext, storeId: string, after: number, limit: number) {
   const out = await send(
     ctx,
     new QueryCommand({

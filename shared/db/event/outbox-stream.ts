@@ -6,8 +6,8 @@ import type { Item } from '../core/helpers.ts';
 /**
  * Outbox items as the table stream delivers them (NewImage), mapped to what the fan-out needs.
  * Two kinds share the `outbox` type, so one stream filter carries both: an event written with a
- * state change (`{event_id, event_type, store_id, created_at, payload}`, see the orders
- * repository) and an admin's redelivery request for one key (`{kind: 'redelivery', ...}`).
+ * state change (`{event_id, event_type, store_id, created_at, payload}`, see eventPut in
+ * ./item.ts) and an admin's redelivery request for one key (`{kind: 'redelivery', ...}`).
  */
 export type OutboxRecord =
   | {

@@ -11,8 +11,9 @@ const REPLAY_TTL_SECONDS = 24 * 60 * 60;
  * Runs an event through the fan-out again: a copy of its outbox item under a new sort key, which
  * the table stream carries to the fan-out like the original. The fan-out claims one delivery per
  * (event, key), so keys that already have this event get nothing twice and keys that do not (the
- * stream record failed, or the key got its URL later) get it now. Outbox items live 7 days:
- * `no_event` when the store has no (more) event of that id, and nothing is written.
+ * stream record failed, or the key got its URL later) get it now. Outbox items live 30 days
+ * (EVENT_RETENTION_SECONDS): `no_event` when the store has no (more) event of that id, and
+ * nothing is written.
  */
 export async function replayOutboxEvent(
   ctx: RequestContext,
@@ -49,7 +50,7 @@ export interface OutboxEventState {
   follows: string | null | undefined;
 }
 
-/** The outbox events `eventIds` of a store that are still kept (7 days), in one consistent BatchGetItem. */
+/** The outbox events `eventIds` of a store that are still kept (30 days), in one consistent BatchGetItem. */
 export async function readOutboxEvents(
   ctx: RequestContext,
   storeId: string,

@@ -8,14 +8,14 @@ import type { Ability } from '../key/abilities.ts';
  * nothing writes no event, so a replay or a losing racer raises none.
  */
 export const ORDER_EVENT_TYPES = ['order.created', 'order.paid', 'order.status_changed'] as const;
-export const CATALOG_EVENT_TYPES = [
+const CATALOG_EVENT_TYPES = [
   'product.created',
   'product.updated',
   'product.stock_changed',
   'category.upserted',
   'tag.upserted',
 ] as const;
-export const CONTENT_EVENT_TYPES = ['page.published', 'page.unpublished'] as const;
+const CONTENT_EVENT_TYPES = ['page.published', 'page.unpublished'] as const;
 /** Every type a key can subscribe to or list, in the order the docs list them. */
 export const EVENT_TYPES = [...ORDER_EVENT_TYPES, ...CATALOG_EVENT_TYPES, ...CONTENT_EVENT_TYPES] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

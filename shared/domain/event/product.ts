@@ -12,8 +12,7 @@ import {
 } from './event.ts';
 
 /** Products made by a key name it as their origin; those made in the store's admin, the admin. */
-export const productOrigin = (p: Product): Origin =>
-  p.owner_key_id === null ? ADMIN_ORIGIN : keyOrigin(p.owner_key_id);
+const productOrigin = (p: Product): Origin => (p.owner_key_id === null ? ADMIN_ORIGIN : keyOrigin(p.owner_key_id));
 
 /**
  * `product.created` / `product.updated`: the product's read shape with its offers (the currency is

@@ -1,7 +1,7 @@
 /**
  * One webhook delivery: an event for one key. The delivery log (`webhooks deliveries`) is made
  * of these records, kept 30 days; each holds the exact body it sends, so that a redelivery weeks
- * later needs nothing else (outbox events expire after 7 days).
+ * later needs nothing else (outbox events expire after 30 days).
  *
  * Rounds: `webhooks redeliver` starts a new round (a fresh retry schedule and a new queue
  * message). Messages carry their round; a message of an older round is stale and dropped, so a
