@@ -72,7 +72,6 @@ try {
 const demoKeyFile = path.join(dataDir, 'demo-key.json');
 const seeded = await seedDemoStore();
 if (seeded) {
-  mkdirSync(dataDir, { recursive: true });
   writeFileSync(demoKeyFile, JSON.stringify(seeded, null, 2) + '\n', { mode: 0o600 });
 }
 const demo =

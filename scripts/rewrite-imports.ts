@@ -70,7 +70,7 @@ function specifiers(source: ts.SourceFile): ts.StringLiteralLike[] {
 }
 
 /** The new text of one file, or undefined when nothing changes. */
-export function rewrite(file: string, text: string, table = aliases()): string | undefined {
+function rewrite(file: string, text: string, table = aliases()): string | undefined {
   const from = partOf(file, table);
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const edits: { start: number; end: number; value: string }[] = [];
@@ -92,20 +92,12 @@ export function rewrite(file: string, text: string, table = aliases()): string |
 }
 
 /** Every TypeScript file of the repository, relative and sorted. */
-export function sourceFiles(): string[] {
+function sourceFiles(): string[] {
   return ts.sys
     .readDirectory(root, ['.ts', '.mts', '.cts'], ['node_modules', 'cdk.out', '.data', '.rehearsal', 'docs'], ['**/*'])
     .map((f) => path.relative(root, f).split(path.sep).join('/'))
     .filter((f) => !f.startsWith('node_modules/') && !f.endsWith('.d.ts'))
     .sort();
-}
-
-/** The files the codemod would change: none, once it has run. */
-export function pendingRewrites(): string[] {
-  const table = aliases();
-  return sourceFiles().filter(
-    (file) => rewrite(file, readFileSync(path.join(root, file), 'utf8'), table) !== undefined,
-  );
 }
 
 function main(): void {

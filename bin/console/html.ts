@@ -23,8 +23,6 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   return new Html(strings.reduce((out, s, i) => out + s + (i < values.length ? part(values[i]) : ''), ''));
 }
 
-export const raw = (text: string) => new Html(text);
-
 export interface Crumb {
   label: string;
   href?: string;

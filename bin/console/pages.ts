@@ -1,9 +1,9 @@
+/** The console's pages: each takes what the admin handler answered and returns a document. */
 import { ABILITIES } from '#domain/key/abilities.ts';
 import { EVENT_TYPES, ORDER_EVENT_TYPES } from '#domain/event/event.ts';
 import { MCP_MODES, type McpMode } from '#domain/key/api-key.ts';
 import { button, fieldList, html, layout, notice, secret, table, value, type Crumb, type Html } from './html.ts';
 
-/** The console's pages: each takes what the admin handler answered and returns a document. */
 type Row = Record<string, unknown>;
 export interface PageContext {
   csrf: string;
@@ -155,18 +155,15 @@ export function shownGonePage(gone: ShownGone | undefined): string {
 export const ACTIONS = {
   rotate: {
     title: 'Rotate token',
-    command: 'keys rotate',
     warning: 'The current token stops working at once; integrations using it get 401 until they hold the new one.',
   },
   revoke: {
     title: 'Revoke key',
-    command: 'keys revoke',
     warning:
       'The key stops working at once and for good, and its pending webhook deliveries fail. This cannot be undone.',
   },
   'rotate-webhook-secret': {
     title: 'Rotate webhook secret',
-    command: 'keys rotate-webhook-secret',
     warning:
       'Deliveries carry both signatures for 24 hours; after that only the new secret verifies. A second rotation within 24 hours drops the oldest secret.',
   },

@@ -20,11 +20,6 @@ import { errorCodeOf, type RequestLogEntry } from './request-log.ts';
 import { DomainError } from '#domain/errors.ts';
 import { errorBody, errorHeaders } from '#http/error-status.ts';
 
-/**
- * The local API Gateway: turns each HTTP request into the REST API (v1) proxy event the
- * deployed Lambdas get, runs the Lambda authorizer, then the endpoint group's handler. The
- * gateway's own answers (401, 403 from a Deny, 404) have the bodies the CDK stack configures.
- */
 function lambdaContext(name: string, requestId: string): Context {
   return {
     callbackWaitsForEmptyEventLoop: false,
@@ -66,6 +61,11 @@ export interface GatewayOptions {
 /** How long an idle keep-alive connection stays open (`Keep-Alive: timeout=65`). */
 export const KEEP_ALIVE_MS = 65_000;
 
+/**
+ * The local API Gateway: turns each HTTP request into the REST API (v1) proxy event the
+ * deployed Lambdas get, runs the Lambda authorizer, then the endpoint group's handler. The
+ * gateway's own answers (401, 403 from a Deny, 404) have the bodies the CDK stack configures.
+ */
 export function createGateway(options: GatewayOptions = {}): Server {
   const loaded = new Map<string, Promise<HttpLambda>>();
   const lambdaFor = (group: Group | 'oauth') => {

@@ -2,7 +2,8 @@
  * The local stand-in for an SQS event-source mapping (see webhook-pipeline.ts): ReceiveMessage
  * (batch ≤ 10) → SQSEvent → handler; what succeeded is deleted, the batch item failures are left
  * to their visibility timeouts (and so to the queue's redrive policy). One poller serves one
- * queue: the webhook queue (signer) or its dead-letter queue (dead-letter consumer).
+ * queue: one of the local stack's (the fast and slow lanes, the express queue, the dead-letter
+ * queue) or a rehearsal mapping's.
  */
 import {
   DeleteMessageBatchCommand,
@@ -62,7 +63,7 @@ async function handleOne(
 
 /**
  * One poller: receive a batch, hand it to the handler, delete what it did not report as failed.
- * With `concurrent` (the local stack's signer), messages are handled one by one, up to that many
+ * With `concurrent` (the local stack's pollers), messages are handled one by one, up to that many
  * at once, and the poller receives again as soon as a slot is free: no message waits for another
  * (docs/webhooks.md, "Isolation"). Without it, a batch is one event, as a Lambda mapping hands it
  * over (the rehearsal imitates AWS exactly).

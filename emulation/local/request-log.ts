@@ -4,7 +4,7 @@ import { appendFile, rename, stat } from 'node:fs/promises';
  * The local stack's request log: one JSON line per request, under the field names of the API's
  * access log in AWS (infra/access-log-fields.ts) plus `error_code`,
  * which only the local gateway can read from the answer. The admin command `keys requests`
- * reads it (functions/admin/request-log.ts). Bounded: past MAX_BYTES the file becomes `.1`
+ * reads it (functions/admin/request-commands.ts). Bounded: past MAX_BYTES the file becomes `.1`
  * (replacing the previous `.1`), so at most two files of about 1 MiB (some 5,000 requests each).
  */
 export interface RequestLogEntry {

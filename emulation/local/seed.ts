@@ -22,6 +22,14 @@ import {
   type DemoSku,
 } from '#http/openapi/example-data.ts';
 
+export { DEMO_STORE };
+
+async function run<T>(command: string, args: Record<string, unknown>): Promise<T> {
+  const out = await admin({ command, args });
+  if (!out.ok) throw new Error(`${command}: ${out.error.message}`);
+  return out.data as T;
+}
+
 /**
  * The demo store of the local stack: products (several with variants, properties and dimensions),
  * categories, tags, orders in every status, and a few pages, the catalog and pages owned by the demo key.
@@ -35,14 +43,6 @@ import {
  * `POST /orders/{reference}/status` would. The catalog's events name the demo key, which owns
  * its external ids.
  */
-export { DEMO_STORE };
-
-async function run<T>(command: string, args: Record<string, unknown>): Promise<T> {
-  const out = await admin({ command, args });
-  if (!out.ok) throw new Error(`${command}: ${out.error.message}`);
-  return out.data as T;
-}
-
 export async function seedDemoStore(): Promise<{ token: string; keyId: number } | undefined> {
   if (await getStore(newContext(), DEMO_STORE)) return undefined;
   await run('stores create', { id: DEMO_STORE, name: 'Demo Furniture', currency: DEMO_CURRENCY });

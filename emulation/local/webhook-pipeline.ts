@@ -1,4 +1,3 @@
-import { newContext } from '#shared/context.ts';
 /**
  * The local stack's webhook path: the same two Lambdas the CDK stack deploys, fed the way their
  * event-source mappings feed them in AWS.
@@ -13,6 +12,7 @@ import { newContext } from '#shared/context.ts';
  * has, and a few concurrent queue pollers. fauxqs keeps messages in memory only, so a start
  * queues every pending delivery again (the signer's due check keeps their schedule).
  */
+import { newContext } from '#shared/context.ts';
 import { startLocalQueueServer } from './local-queue.ts';
 import { config, resetConfig } from '#shared/config.ts';
 import { markQueued } from '#db/webhook/delivery.repo.ts';

@@ -182,7 +182,7 @@ export function createTemplateGateway(
       }
       if (method.integration.type === 'MOCK') {
         const vars = {
-          context: { ...requestContext, domainName: requestContext.domainName, authorizer: authorizerContext },
+          context: { ...requestContext, authorizer: authorizerContext },
           stageVariables: {},
         };
         const mock = runMock(

@@ -26,6 +26,7 @@ import {
 import { answerKms, kmsChecks, withEncryptionContextDecided } from './kms.ts';
 import { logsChecks, type RehearsalLogs } from './logs.ts';
 import type { FunctionSpec, PolicyDocument } from './functions.ts';
+import { INVOKE_PATH } from './lambda-api.ts';
 import type { Caller, Denial, IamEvaluator } from './iam.ts';
 
 export interface ProxyOptions {
@@ -105,9 +106,7 @@ export async function startFunctionProxy(options: ProxyOptions): Promise<{ endpo
         service === 'Logs_20140328'
           ? (JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>)
           : undefined;
-      const invoked = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(
-        new URL(req.url ?? '/', 'http://x').pathname,
-      );
+      const invoked = INVOKE_PATH.exec(new URL(req.url ?? '/', 'http://x').pathname);
       if (invoked && target.lambdaEndpoint) {
         const name = decodeURIComponent(invoked[1]!);
         checks = [{ action: 'lambda:InvokeFunction', resource: target.functionArns?.get(name) ?? name, context: {} }];
