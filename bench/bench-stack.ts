@@ -1,10 +1,10 @@
-import { newContext } from '#shared/context.ts';
 /**
  * A local stack for one bench section: DynamoDB Local in memory on a free port, the gateway, one
  * store, and keys with every ability. Every request's DynamoDB calls, units and latency reach
  * `samples` through the gateway's onRequest hook (authorizer and handler counted together by the
  * SDK middleware in shared/db/core/client.ts).
  */
+import { newContext } from '#shared/context.ts';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.LOG_LEVEL ??= 'warn';
 import type { GatewayOptions } from '#emulation/local/gateway.ts';

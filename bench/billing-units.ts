@@ -160,12 +160,6 @@ function readUnitsOf(
   }
 }
 
-/**
- * Adds the meter to `client`; `sink` receives each counted call's units with the request id of
- * the request context the call was sent with (shared/db/core/client.ts `contextOfCall`), so the
- * bench keeps its requests' calls apart from the stack's pollers and indexers, which are not
- * requests. Calls sent without a request id are not metered.
- */
 /** BENCH_WRU_DETAIL=1: each write action's sort key, billed size and units on stderr (what a write's WRU are made of). */
 const WRU_DETAIL = process.env.BENCH_WRU_DETAIL === '1';
 const skOf = (key: Item) => {
@@ -173,6 +167,12 @@ const skOf = (key: Item) => {
   return typeof sk === 'string' ? sk : sk.S;
 };
 
+/**
+ * Adds the meter to `client`; `sink` receives each counted call's units with the request id of
+ * the request context the call was sent with (shared/db/core/client.ts `contextOfCall`), so the
+ * bench keeps its requests' calls apart from the stack's pollers and indexers, which are not
+ * requests. Calls sent without a request id are not metered.
+ */
 export function meterBillingUnits(
   client: DynamoDBClient,
   sink: (billed: Billed, command: string, requestId: string) => void,

@@ -1,4 +1,3 @@
-import { newContext } from '#shared/context.ts';
 /**
  * The event log's cost: what each event adds to the write that raises it, and what GET /events
  * costs. Events are Put in the write's own transaction, so a product PUT's round trips are those
@@ -7,6 +6,7 @@ import { newContext } from '#shared/context.ts';
  * happens after the commit, off the request path, in one transaction per stream batch of a store
  * (the counter, then an update of each outbox item and a Put of its log entry).
  */
+import { newContext } from '#shared/context.ts';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#db/core/client.ts';
 import { lastSequence } from '#db/event/log.repo.ts';

@@ -1,4 +1,3 @@
-import { newContext } from '#shared/context.ts';
 /**
  * How long filter[name] stays unavailable after an import: a CRM's first sync of BENCH_NAME_LAG_SIZES
  * (default 1000,10000) new products, each size on a store of its own, sent as batches of 100 one
@@ -6,6 +5,7 @@ import { newContext } from '#shared/context.ts';
  * last batch's answer on, `filter[name]` is asked every POLL_MS until it answers 200: "search back"
  * is that wait; "all indexed" is when the store's last pending name was taken in.
  */
+import { newContext } from '#shared/context.ts';
 import { startBenchStack } from './bench-stack.ts';
 import type { BenchSection } from './section.ts';
 import { pendingNameCount } from '#db/name-index/repo.ts';

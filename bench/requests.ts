@@ -15,7 +15,6 @@ const ORDERS = Number(process.env.BENCH_ORDERS ?? 500);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
 const BATCH = 100;
 
-/** `items`: the request writes that many products, and its row shows the cost per item. */
 type Scenario = {
   name: string;
   method: string;
@@ -25,6 +24,7 @@ type Scenario = {
   headers?: (i: number) => Record<string, string>;
   /** Which of the bench's keys sends request i (default: i mod 60). */
   key?: (i: number) => number;
+  /** The request writes that many products, and its row shows the cost per item. */
   items?: number;
   requests?: number;
 };

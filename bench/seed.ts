@@ -1,5 +1,5 @@
-import { newContext } from '#shared/context.ts';
 /** Products and orders written straight through the repository layer: seeding is not what is measured. */
+import { newContext } from '#shared/context.ts';
 import type { NewProduct } from '#domain/product/product-write.ts';
 import { ProductIds } from '#app/product-ids.ts';
 import { insertOrder, nextOrderId } from '#db/order/repo.ts';

@@ -11,10 +11,9 @@ import {
   BatchWriteItemCommand,
   CreateTableCommand,
   DynamoDBClient,
-  ListTablesCommand,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
-import { createTableInput } from '#emulation/local/bootstrap.ts';
+import { createTableInput, waitForStore } from '#emulation/local/bootstrap.ts';
 import { startDynamoDbLocal } from '#emulation/local/dynamodb-local.ts';
 import { freePort } from '#fixtures/free-port.ts';
 import { percentile } from './bench-stack.ts';
@@ -35,7 +34,7 @@ export const storeWritesSection: BenchSection = {
       credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
     });
     try {
-      await untilAnswered(() => client.send(new ListTablesCommand({ Limit: 1 })));
+      await waitForStore(120_000, { client, tableName: TABLE });
       await client.send(new CreateTableCommand(createTableInput(TABLE)));
       let serial = 0;
       // About the size of a product item; each key new, so every condition holds.
@@ -107,17 +106,4 @@ async function load(
     seconds: (performance.now() - started) / 1000,
     p50: percentile(latencies, 50),
   };
-}
-
-/** Retries `call` until the store answers: DynamoDB Local takes seconds to start. */
-async function untilAnswered(call: () => Promise<unknown>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return void (await call());
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
 }

@@ -1,4 +1,3 @@
-import { newContext } from '#shared/context.ts';
 /**
  * Product-read throughput against the store's own: how many `GET /products/{id}` the local stack
  * serves per second, next to how many GetItem calls the same DynamoDB Local answers per second
@@ -22,6 +21,7 @@ import { newContext } from '#shared/context.ts';
  * come from bench/load-client.mjs in a process of its own, as a client of the API would.
  * BENCH_CPU_PROFILE=file writes a V8 CPU profile of the stack during the HTTP run.
  */
+import { newContext } from '#shared/context.ts';
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';

@@ -1,10 +1,10 @@
-import { EVENT_TYPES } from '#domain/event/event.ts';
 /**
  * The response shapes of the API as valibot schemas: the one description the OpenAPI document
  * generates its response schemas from. The mappers keep their TypeScript types; the `Same` checks
  * at the bottom make a field added to a mapper and not here (or the reverse) a compile error, and
  * the contract tests check every response the suites receive against the generated document.
  */
+import { EVENT_TYPES } from '#domain/event/event.ts';
 import * as v from 'valibot';
 import { ORDER_STATUSES } from '#domain/order/order.ts';
 import type { OrderResource } from '#domain/order/events.ts';
