@@ -1,14 +1,11 @@
 import * as v from 'valibot';
 import { CURSOR } from '#domain/pagination.ts';
-import { integerIn } from '#domain/validation.ts';
+import { described, integerIn } from '#domain/validation.ts';
 import { parseTypeFilters } from '#domain/event/changed-fields.ts';
 import { EVENT_TYPES } from '#domain/event/event.ts';
 import type { Args } from './args.ts';
 import type { AnyOfOperation } from './operations.ts';
 import type { ToolRequest, ToolSpec } from './tool-spec.ts';
-
-const described = <S extends v.GenericSchema>(schema: S, description: string) =>
-  v.pipe(schema, v.description(description));
 
 /**
  * One entry of `types`: a type, or a type with its fields (`product.updated:price,name`), GET

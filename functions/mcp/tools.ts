@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { KeyedOperation } from '#http/api-routes.ts';
-import { ExternalIdSchema, integerIn } from '#domain/validation.ts';
+import { described, ExternalIdSchema, integerIn } from '#domain/validation.ts';
 import { CURSOR, DEFAULT_LIMIT, PAGE_LIMIT, PAGE_NUMBER } from '#domain/pagination.ts';
 import { ProductPatchBody, ProductPutBody } from '#domain/product/product-write.ts';
 import { MAX_BATCH_ITEMS, ProductBatchBody } from '#domain/product/batch.ts';
@@ -16,9 +16,6 @@ import type { ToolDefinition, ToolRequest, ToolSpec } from './tool-spec.ts';
 import { define } from './define-tool.ts';
 import type { ToolOperation } from './operations.ts';
 import { ANY_OF_SPECS } from './event-tools.ts';
-
-const described = <S extends v.GenericSchema>(schema: S, description: string) =>
-  v.pipe(schema, v.description(description));
 
 const externalId = (what: string) =>
   described(

@@ -2,6 +2,10 @@ import * as v from 'valibot';
 import { isErrorCode, type ErrorCode } from './errors.ts';
 import { refused, type CallerCode, type Refused } from './outcome.ts';
 
+/** `schema` with the description the OpenAPI document and the MCP tool schemas show for it. */
+export const described = <S extends v.GenericSchema>(schema: S, description: string) =>
+  v.pipe(schema, v.description(description));
+
 /** `tag_external_ids[2]`, `customer.email`: the path of a valibot issue as the contract's `field`. */
 export function fieldOf(issue: v.BaseIssue<unknown>): string | null {
   const path = issue.path ?? [];

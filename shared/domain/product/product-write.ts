@@ -6,7 +6,7 @@ import { nextUpdatedAt } from '../time.ts';
 import * as v from 'valibot';
 import { checkImageUrl } from './image-url.ts';
 import { PRODUCT_STATUSES, type Offer, type Product, type ProductStatus } from './product.ts';
-import { ExternalIdSchema } from '../validation.ts';
+import { described, ExternalIdSchema } from '../validation.ts';
 import { plainText } from '../text.ts';
 
 export const MAX_PRICE = 1_000_000_000_000;
@@ -72,9 +72,6 @@ const ExternalIdList = v.pipe(
     }
   }),
 );
-
-const described = <S extends v.GenericSchema>(schema: S, description: string) =>
-  v.pipe(schema, v.description(description));
 
 /** The write fields with what they mean: the MCP tool schemas and the API reference are generated from these. */
 const fields = {

@@ -6,11 +6,9 @@
 import * as v from 'valibot';
 import { nextUpdatedAt } from '../time.ts';
 import type { Offer, Product } from './product.ts';
+import { described } from '../validation.ts';
 
 const MAX = Number.MAX_SAFE_INTEGER;
-
-const described = <S extends v.GenericSchema>(schema: S, description: string) =>
-  v.pipe(schema, v.description(description));
 
 export const StockDeltaBody = v.strictObject({
   delta: described(

@@ -1,9 +1,8 @@
+/** What the OpenAPI document says about dry runs (docs/api.md#dry-runs): the parameter and the two answers. */
 import * as v from 'valibot';
+import { described as d } from '#domain/validation.ts';
 import { ErrorBody } from './resources.ts';
 import { canDryRun, DRY_RUN_PARAM } from '../dry-run.ts';
-
-/** What the OpenAPI document says about dry runs (docs/api.md#dry-runs): the parameter and the two answers. */
-const d = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
 
 export const DryRunOutcome = d(
   v.picklist(['would_create', 'would_update', 'unchanged']),

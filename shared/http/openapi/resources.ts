@@ -6,6 +6,7 @@
  */
 import { EVENT_TYPES } from '#domain/event/event.ts';
 import * as v from 'valibot';
+import { described as d } from '#domain/validation.ts';
 import { ORDER_STATUSES } from '#domain/order/order.ts';
 import type { OrderResource } from '#domain/order/events.ts';
 import { PAGE_STATUSES, PAGE_TYPES, type PageResource } from '#domain/page/page.ts';
@@ -13,7 +14,6 @@ import type { ProductResource, toMappedProduct } from '#domain/product/product.t
 import type { Category as CategoryRecord, Tag as TagRecord } from '#domain/product/taxonomy.ts';
 import { ERROR_CODES } from '#domain/errors.ts';
 
-const d = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
 const id = d(v.pipe(v.number(), v.integer(), v.minValue(1)), 'Numeric id, unique within the store.');
 const nullable = <S extends v.GenericSchema>(schema: S) => v.nullable(schema);
 const dateTime = v.pipe(v.string(), v.isoTimestamp());

@@ -6,12 +6,11 @@
  * Webhooks headers; a ping is `{type, timestamp, data}`.
  */
 import * as v from 'valibot';
+import { described as d } from '#domain/validation.ts';
 import { ORDER_STATUSES } from '#domain/order/order.ts';
 import type { OrderEventData } from '#domain/order/events.ts';
 import { CHANGED_FIELD_NAMES, EVENT_TYPES, type EventType, type TrackedEventType } from '#domain/event/event.ts';
 import { Category, Order, Page, Product, ProductOffer, Tag } from './resources.ts';
-
-const d = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
 
 const timestamp = (of: string) => d(v.pipe(v.string(), v.isoTimestamp()), `The moment of the change (${of}).`);
 
