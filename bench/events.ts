@@ -7,8 +7,7 @@
  * (the counter, then an update of each outbox item and a Put of its log entry).
  */
 import { newContext } from '#shared/context.ts';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#db/core/client.ts';
+import { storeItems } from '#fixtures/content.ts';
 import { lastSequence } from '#db/event/log.repo.ts';
 import { itemSize } from './billing-units.ts';
 import { percentile, startBenchStack } from './bench-stack.ts';
@@ -20,24 +19,6 @@ const KEYS = 10;
 
 const txUnits = (bytes: number) => 2 * Math.max(1, Math.ceil(bytes / 1024));
 const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / Math.max(1, xs.length);
-
-async function itemsOf(storeId: string, prefix: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': `STORE#${storeId}`, ':prefix': prefix },
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...((page.Items ?? []) as Record<string, unknown>[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
 
 export const eventsSection: BenchSection = {
   name: 'events',
@@ -60,8 +41,8 @@ export const eventsSection: BenchSection = {
         await call('PUT', `/catalog/products/ev-${i}`, { name: `Event bench ${i}`, price: 1000 + i, sku: `EV-${i}` });
       const puts = bench.samples();
       while ((await lastSequence(newContext(), bench.storeId)) < WRITES) await new Promise((r) => setTimeout(r, 200));
-      const outbox = (await itemsOf(bench.storeId, 'EVENT#')).map(itemSize);
-      const log = (await itemsOf(bench.storeId, 'LOG#')).map(itemSize);
+      const outbox = (await storeItems(bench.storeId, 'EVENT#')).map(itemSize);
+      const log = (await storeItems(bench.storeId, 'LOG#')).map(itemSize);
 
       bench.resetSamples();
       for (let i = 0; i < READS; i++) await call('GET', `/events?cursor=${i}&limit=50`);
