@@ -10,7 +10,7 @@
  */
 import { percentile, startBenchStack } from './bench-stack.ts';
 import type { BenchSection } from './section.ts';
-import { BAD_AND_HEALTHY, receiver } from '#fixtures/bad-receivers.ts';
+import { orderFile, startReceivers, warmUp } from './receivers.ts';
 import { resetConfig } from '#shared/config.ts';
 
 const PRODUCTS = Number(process.env.BENCH_IMPORT_PRODUCTS ?? 10_000);
@@ -33,30 +33,10 @@ export const importWebhooksSection: BenchSection = {
       keys: WRITERS,
       env: { RATE_LIMIT_PER_MINUTE: '1000', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1,1,1' },
     });
-    const latencies: number[] = [];
-    const servers = await Promise.all(BAD_AND_HEALTHY.map((k) => receiver(k, (_, ms) => latencies.push(ms))));
+    const receivers = await startReceivers(bench);
+    const { latencies } = receivers;
     try {
-      for (const [i, r] of servers.entries()) {
-        await bench.admin('keys create', {
-          store: bench.storeId,
-          name: `receiver ${i}`,
-          abilities: 'orders:read',
-          webhook_url: r.url,
-        });
-      }
-      const order = (n: number) => ({
-        reference: `IMPORT-${n}`,
-        status: 'pending',
-        currency_code: 'EUR',
-        customer: { name: 'Ada Lovelace', email: 'ada@example.com', phone: null },
-        items: [{ sku: null, name: 'Gift wrap', quantity: 1, price: 250 }],
-        shipping_total: 0,
-        discount_total: 0,
-      });
-      // One warm-up order (module loading, JIT), not counted.
-      await bench.admin('orders place', { store: bench.storeId, file: order(0) });
-      for (const deadline = Date.now() + 60_000; latencies.length < 1 && Date.now() < deadline; ) await sleep(50);
-      latencies.length = 0;
+      await warmUp(bench, receivers, 'IMPORT-0');
 
       let serial = 0;
       let batchesDone = 0;
@@ -96,7 +76,7 @@ export const importWebhooksSection: BenchSection = {
       // The orders come right after the first batches are in: the stream holds the import ahead of them.
       while (batchesDone < Math.min(WRITERS, Math.ceil(PRODUCTS / BATCH))) await sleep(20);
       for (let n = 1; n <= ORDERS; n++) {
-        await bench.admin('orders place', { store: bench.storeId, file: order(n) });
+        await bench.admin('orders place', { store: bench.storeId, file: orderFile(`IMPORT-${n}`) });
         await sleep(250);
       }
       const importEnded = await imported;
@@ -134,7 +114,7 @@ export const importWebhooksSection: BenchSection = {
         `${Math.max(0, ...latencies).toFixed(0)} |\n`
       );
     } finally {
-      await Promise.all(servers.map((s) => s.close()));
+      await receivers.close();
       await bench.stop();
       for (const [name, value] of Object.entries(saved)) {
         if (value === undefined) delete process.env[name];

@@ -7,7 +7,7 @@
  */
 import { percentile, startBenchStack } from './bench-stack.ts';
 import type { BenchSection } from './section.ts';
-import { BAD_AND_HEALTHY, receiver } from '#fixtures/bad-receivers.ts';
+import { orderFile, startReceivers, warmUp } from './receivers.ts';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20);
 
@@ -15,36 +15,16 @@ export const webhooksSection: BenchSection = {
   name: 'webhooks',
   async run() {
     const bench = await startBenchStack({ storeId: 'webhooks', keys: 0 });
-    const latencies: number[] = [];
-    const servers = await Promise.all(BAD_AND_HEALTHY.map((k) => receiver(k, (_, ms) => latencies.push(ms))));
+    const receivers = await startReceivers(bench);
+    const { latencies } = receivers;
     try {
-      for (const [i, r] of servers.entries()) {
-        await bench.admin('keys create', {
-          store: bench.storeId,
-          name: `receiver ${i}`,
-          abilities: 'orders:read',
-          webhook_url: r.url,
-        });
-      }
-      const file = (n: number) => ({
-        reference: `BENCH-${n}`,
-        status: 'pending',
-        currency_code: 'EUR',
-        customer: { name: 'Ada Lovelace', email: 'ada@example.com', phone: null },
-        items: [{ sku: null, name: 'Gift wrap', quantity: 1, price: 250 }],
-        shipping_total: 0,
-        discount_total: 0,
-      });
-      // One warm-up order (module loading, JIT), not counted.
-      await bench.admin('orders place', { store: bench.storeId, file: file(0) });
-      const deadline = Date.now() + 60_000;
-      while (latencies.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      latencies.length = 0;
+      await warmUp(bench, receivers, 'BENCH-0');
       for (let n = 1; n <= EVENTS; n++) {
-        await bench.admin('orders place', { store: bench.storeId, file: file(n) });
+        await bench.admin('orders place', { store: bench.storeId, file: orderFile(`BENCH-${n}`) });
         await new Promise((r) => setTimeout(r, 100));
       }
-      while (latencies.length < EVENTS && Date.now() < deadline + 120_000) await new Promise((r) => setTimeout(r, 50));
+      for (const deadline = Date.now() + 120_000; latencies.length < EVENTS && Date.now() < deadline; )
+        await new Promise((r) => setTimeout(r, 50));
       const got = latencies.length;
       return (
         '## Webhook latency beside bad neighbours\n\n' +
@@ -55,7 +35,7 @@ export const webhooksSection: BenchSection = {
         `| ${got} of ${EVENTS} | ${percentile(latencies, 50).toFixed(0)} | ${percentile(latencies, 95).toFixed(0)} | ${Math.max(0, ...latencies).toFixed(0)} |\n`
       );
     } finally {
-      await Promise.all(servers.map((s) => s.close()));
+      await receivers.close();
       await bench.stop();
     }
   },
