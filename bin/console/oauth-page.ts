@@ -61,49 +61,38 @@ ${request ? decision(ctx, request, once) : ''}${waiting ? waitingList(waiting) :
   );
 }
 
+/** What both views show of a request: the app, who names it, where it sends the user, what it asks for, and who asked. */
+const overview = (r: RequestView) => ({
+  app: r.client_name,
+  name: nameSource(r),
+  client_id: r.client_id,
+  redirect_host: r.redirect_host,
+  asks_for: r.abilities,
+  ip: r.ip,
+  user_agent: r.user_agent,
+  age_seconds: r.age_seconds,
+});
+
 function waitingList(rows: WaitingRequest[]): Html {
-  const shown = rows.map((r) => ({
-    app: r.client_name,
-    name: nameSource(r),
-    client_id: r.client_id,
-    redirect_host: r.redirect_host,
-    asks_for: r.abilities,
-    ip: r.ip,
-    user_agent: r.user_agent,
-    age_seconds: r.age_seconds,
-  }));
+  const shown = rows.map(overview);
   return html`<h2>Waiting for a decision</h2>
 <p class="hint">Who is asking right now, for an overview. Anyone can start a request under any app's name, so this list shows no approval codes: approve only the code the user reads out to you from their own screen.</p>
 ${table('Requests waiting for a decision, newest first', shown, [])}`;
 }
 
 function decision(ctx: PageContext, r: ShownRequest, once: { approve: string; deny: string }): Html {
-  const summary = fieldList(
-    {
-      app: r.client_name,
-      name: nameSource(r),
-      client_id: r.client_id,
-      redirect_host: r.redirect_host,
-      asks_for: r.abilities,
-      ip: r.ip,
-      user_agent: r.user_agent,
-      age_seconds: r.age_seconds,
-      status: r.status,
-      expires_at: r.expires_at,
-    },
-    [
-      'app',
-      'name',
-      'client_id',
-      'redirect_host',
-      'asks_for',
-      'ip',
-      'user_agent',
-      'age_seconds',
-      'status',
-      'expires_at',
-    ],
-  );
+  const summary = fieldList({ ...overview(r), status: r.status, expires_at: r.expires_at }, [
+    'app',
+    'name',
+    'client_id',
+    'redirect_host',
+    'asks_for',
+    'ip',
+    'user_agent',
+    'age_seconds',
+    'status',
+    'expires_at',
+  ]);
   if (r.status !== 'pending')
     return html`<h2>Request ${r.approval_code}</h2>${summary}<p>This request is ${r.status}: there is nothing left to decide.</p>`;
   return html`<h2>Request ${r.approval_code}</h2>${summary}
