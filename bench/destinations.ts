@@ -11,6 +11,7 @@
 import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { percentile, startBenchStack } from './bench-stack.ts';
 import type { BenchSection } from './section.ts';
+import { orderFile } from './receivers.ts';
 import { receiver } from '#fixtures/bad-receivers.ts';
 
 const EVENTS = Number(process.env.BENCH_DESTINATION_EVENTS ?? 20);
@@ -89,15 +90,6 @@ export const destinationsSection: BenchSection = {
         role_arn: role(busKey.aws_external_id, 'eventbridge'),
       });
 
-      const file = (n: number) => ({
-        reference: `DEST-${n}`,
-        status: 'pending',
-        currency_code: 'EUR',
-        customer: { name: 'Ada Lovelace', email: 'ada@example.com', phone: null },
-        items: [{ sku: null, name: 'Gift wrap', quantity: 1, price: 250 }],
-        shipping_total: 0,
-        discount_total: 0,
-      });
       const warmUp = new Set<string>();
       /** What arrived so far on the queues and the bus, by the event's own timestamp. */
       const collect = async () => {
@@ -141,14 +133,14 @@ export const destinationsSection: BenchSection = {
       };
 
       // One warm-up order (module loading, JIT, the roles' first sessions), not counted.
-      await bench.admin('orders place', { store: bench.storeId, file: file(0) });
+      await bench.admin('orders place', { store: bench.storeId, file: orderFile('DEST-0') });
       await waitFor(1, 120_000);
       for (const m of Object.values(latencies)) {
         for (const id of m.keys()) warmUp.add(id);
         m.clear();
       }
       for (let n = 1; n <= EVENTS; n++) {
-        await bench.admin('orders place', { store: bench.storeId, file: file(n) });
+        await bench.admin('orders place', { store: bench.storeId, file: orderFile(`DEST-${n}`) });
         await new Promise((r) => setTimeout(r, 100));
       }
       await waitFor(EVENTS, 180_000);

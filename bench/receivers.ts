@@ -1,7 +1,7 @@
 /**
- * What the two webhook-latency sections (webhooks.ts, import-webhooks.ts) set up alike: a key per
- * loopback receiver on the bench's store, three of them bad and one healthy, and the order each
- * `orders place` sends.
+ * What the delivery-latency sections set up alike: a key per loopback receiver on the bench's
+ * store, three of them bad and one healthy (webhooks.ts, import-webhooks.ts), and the order each
+ * `orders place` sends (those two and destinations.ts).
  */
 import { BAD_AND_HEALTHY, receiver } from '#fixtures/bad-receivers.ts';
 import type { BenchStack } from './bench-stack.ts';
