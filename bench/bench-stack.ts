@@ -36,6 +36,7 @@ export async function startBenchStack(options: {
   keys: number;
   env?: Record<string, string>;
   requestLog?: GatewayOptions['requestLog'];
+  onAuthorized?: GatewayOptions['onAuthorized'];
   /** false: the stack runs no stream consumers (fan-out, name indexer). */
   streamConsumers?: boolean;
 }): Promise<BenchStack> {
@@ -49,6 +50,7 @@ export async function startBenchStack(options: {
     env: { LOG_LEVEL: 'warn', ...options.env },
     gateway: {
       ...(options.requestLog ? { requestLog: options.requestLog } : {}),
+      ...(options.onAuthorized ? { onAuthorized: options.onAuthorized } : {}),
       onRequest: (r) =>
         samples.push({
           path: r.path,

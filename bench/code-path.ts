@@ -7,11 +7,15 @@
  * stream consumers here (in AWS they are other Lambdas, run later), and a file counts only if it
  * ran in every one of RUNS requests.
  *
+ * Each Lambda is counted on its own and the request as a whole: the gateway's `onAuthorized` hook
+ * takes the coverage between the two, so the authorizer's files are those that ran up to its
+ * verdict and the handler's those that ran after it. A file both run (the context, the client,
+ * the config) is in both lists and counts once for the request.
+ *
  * A visit is a function run during the request. Warm-up requests first run every module's top
  * level and every lazy set-up (the clients, the config read once, the schemas), so code that
  * runs only when a module loads is never counted; a function defined in a file and called back
- * by a library is (a valibot check of shared/domain/text.ts). The authorizer and the handler run
- * in this one process, so a file both run counts once. The local gateway also calls a few
+ * by a library is (a valibot check of shared/domain/text.ts). The local gateway also calls a few
  * product functions of its own (the route table's resourceOf, the context's newContext to add up
  * a request's calls, the client's contextOfCall, config() in the commit barrier); each of those
  * files is also run by the product's own code during the request, so none is counted for the
@@ -48,25 +52,49 @@ const packageOf = (file: string) => {
   return parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? file);
 };
 
-type PathReport = { label: string; product: string[]; emulation: string[]; packages: string[] };
+type PathReport = {
+  label: string;
+  authorizer: string[];
+  handler: string[];
+  /** Both Lambdas' product files, a file both run once. */
+  product: string[];
+  emulation: string[];
+  packages: string[];
+};
 
-function classify(label: string, files: Set<string>): PathReport {
-  const all = [...files].sort();
+const isProduct = (f: string) => /^(functions|shared)\//.test(f) && !f.includes('node_modules/');
+const common = (a: Set<string> | undefined, b: Set<string>) => (a ? new Set([...a].filter((f) => b.has(f))) : b);
+
+function classify(label: string, authorizer: Set<string>, handler: Set<string>): PathReport {
+  const all = [...new Set([...authorizer, ...handler])].sort();
   const own = all.filter((f) => !f.includes('node_modules/') && !f.startsWith('..'));
   return {
     label,
-    product: own.filter((f) => /^(functions|shared)\//.test(f)),
+    authorizer: [...authorizer].filter(isProduct).sort(),
+    handler: [...handler].filter(isProduct).sort(),
+    product: own.filter(isProduct),
     emulation: own.filter((f) => f.startsWith('emulation/')),
     packages: [...new Set(all.filter((f) => f.includes('node_modules/')).map(packageOf))].sort(),
   };
 }
 
+/** Which Lambda ran a file of the request: `authorizer`, `handler` or `both`. */
+const ranBy = (r: PathReport, f: string) =>
+  r.authorizer.includes(f) ? (r.handler.includes(f) ? 'both' : 'authorizer') : 'handler';
+
 export const codePathSection: BenchSection = {
   name: 'path',
   async run() {
-    const bench = await startBenchStack({ storeId: 'path', keys: 1, streamConsumers: false });
+    let afterAuthorizer: (() => Promise<void>) | undefined;
+    const bench = await startBenchStack({
+      storeId: 'path',
+      keys: 1,
+      streamConsumers: false,
+      onAuthorized: async () => afterAuthorizer?.(),
+    });
     const session = new Session();
     session.connect();
+    const take = async () => filesRun((await session.post('Profiler.takePreciseCoverage')) as Coverage);
     try {
       const put = async (xid: string, version: number) => {
         const res = await fetch(`${bench.stack.baseUrl}/catalog/products/${xid}`, {
@@ -85,14 +113,20 @@ export const codePathSection: BenchSection = {
         await put(`warm-${i}`, 2);
       }
       const measure = async (label: string, send: (i: number) => Promise<void>) => {
-        let common: Set<string> | undefined;
+        let authorizer: Set<string> | undefined;
+        let handler: Set<string> | undefined;
         for (let i = 0; i < RUNS; i++) {
-          await session.post('Profiler.takePreciseCoverage'); // resets the counts
+          await take(); // resets the counts
+          let authorizerRan: Set<string> | undefined;
+          afterAuthorizer = async () => void (authorizerRan = await take());
           await send(i);
-          const ran = filesRun((await session.post('Profiler.takePreciseCoverage')) as Coverage);
-          common = common ? new Set([...common].filter((f) => ran.has(f))) : ran;
+          afterAuthorizer = undefined;
+          const handlerRan = await take();
+          if (!authorizerRan) throw new Error(`path: ${label}: the authorizer did not run`);
+          authorizer = common(authorizer, authorizerRan);
+          handler = common(handler, handlerRan);
         }
-        return classify(label, common ?? new Set());
+        return classify(label, authorizer ?? new Set(), handler ?? new Set());
       };
       const reports = [
         await measure('create', (i) => put(`new-${i}`, 1)),
@@ -101,26 +135,34 @@ export const codePathSection: BenchSection = {
       await session.post('Profiler.stopPreciseCoverage');
       for (const r of reports)
         process.stderr.write(
-          `bench: path: ${r.label}: ${r.product.length} product files\n  ${r.product.join('\n  ')}\n`,
+          `bench: path: ${r.label}: ${r.product.length} product files (authorizer ${r.authorizer.length}, ` +
+            `handler ${r.handler.length})\n  ${r.product.map((f) => `${f} (${ranBy(r, f)})`).join('\n  ')}\n`,
         );
       return (
         '## The files a PUT runs through\n\n' +
-        "Which of the project's files `PUT /catalog/products/{external_id}` runs, authorizer and catalog handler " +
-        `included, by V8's precise coverage: counts reset, one request, every file with a function that ran, kept if it ran in ` +
-        `each of ${RUNS} requests. Warm-up requests run every module's top level and lazy set-up first, so a file whose code ` +
-        'runs only when it loads is not counted. Product files are functions/ and shared/; the local gateway (emulation/) and ' +
-        'the libraries are counted apart. `BENCH_ONLY=path npm run bench` prints the lists; docs/architecture.md ' +
-        '("The path of a request") walks them in call order.\n\n' +
-        '| request | product files | emulation files | packages |\n|---|---|---|---|\n' +
+        "Which of the project's files `PUT /catalog/products/{external_id}` runs, by V8's precise coverage: counts reset, " +
+        `one request, every file with a function that ran, kept if it ran in each of ${RUNS} requests. The authorizer and the ` +
+        'catalog handler are counted each on its own (the coverage is taken between them, when the gateway has the ' +
+        "authorizer's verdict) and together, where a file both run counts once. Warm-up requests run every module's top " +
+        'level and lazy set-up first, so a file whose code runs only when it loads is not counted. Product files are ' +
+        'functions/ and shared/; the local gateway (emulation/) and the libraries are counted apart, for the request as a ' +
+        'whole. `BENCH_ONLY=path npm run bench` prints the lists; docs/architecture.md ("The path of a request") walks ' +
+        'them in call order.\n\n' +
+        '| request | authorizer | catalog handler | product files, both together | emulation files | packages |\n' +
+        '|---|---|---|---|---|---|\n' +
         reports
-          .map((r) => `| ${r.label} | ${r.product.length} | ${r.emulation.length} | ${r.packages.length} |`)
+          .map(
+            (r) =>
+              `| ${r.label} | ${r.authorizer.length} | ${r.handler.length} | ${r.product.length} | ` +
+              `${r.emulation.length} | ${r.packages.length} |`,
+          )
           .join('\n') +
         '\n\n' +
         reports
           .map(
             (r) =>
-              `<details><summary>${r.label}: the ${r.product.length} product files</summary>\n\n` +
-              r.product.map((f) => `- \`${f}\``).join('\n') +
+              `<details><summary>${r.label}: the ${r.product.length} product files, and which Lambda ran each</summary>\n\n` +
+              r.product.map((f) => `- \`${f}\` (${ranBy(r, f)})`).join('\n') +
               '\n\n</details>\n',
           )
           .join('\n')

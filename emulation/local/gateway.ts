@@ -56,6 +56,11 @@ export interface GatewayOptions {
   }) => void;
   /** Called once per request with its access-log line (emulation/local/request-log.ts). */
   requestLog?: (entry: RequestLogEntry) => void;
+  /**
+   * Awaited once the authorizer has allowed a request, before its handler runs: where one Lambda's
+   * work ends and the next one's begins (bench/code-path.ts counts each one's files apart).
+   */
+  onAuthorized?: () => Promise<void>;
 }
 
 /** How long an idle keep-alive connection stays open (`Keep-Alive: timeout=65`). */
@@ -238,6 +243,7 @@ export function createGateway(options: GatewayOptions = {}): Server {
               });
             }
             requestContext.authorizer = { ...context, principalId: policy.principalId };
+            await options.onAuthorized?.();
           }
           const event = {
             resource,

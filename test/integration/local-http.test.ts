@@ -219,6 +219,43 @@ describe('the request log', () => {
   });
 });
 
+describe("the gateway's onAuthorized hook (bench/code-path.ts counts each Lambda's files with it)", () => {
+  let server: Server;
+  const seen: string[] = [];
+  beforeAll(async () => {
+    setRequestLogging(false);
+    setMetricsEnabled(false);
+    server = createGateway({
+      onAuthorized: async () => {
+        seen.push('authorized');
+        // Awaited: the handler starts only once the hook is done.
+        await new Promise((r) => setTimeout(r, 50));
+        seen.push('hook done');
+      },
+      log: (line) => seen.push(line.split(' ').slice(0, 3).join(' ')),
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  });
+  afterAll(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+
+  it('is awaited once per request the authorizer allows, before its handler; never for one it refuses', async () => {
+    const { key } = await storeWithKey(['catalog:read']);
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}${base()}/products?limit=1`;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const allowed = await send(agent, 'GET', url, { Authorization: `Bearer ${key.token}` });
+      expect(allowed.status).toBe(200);
+      expect(seen).toEqual(['authorized', 'hook done', `GET ${base()}/products?limit=1 200`]);
+      seen.length = 0;
+      const refused = await send(agent, 'GET', url, { Authorization: 'Bearer sk_live_not_a_key' });
+      expect(refused.status).toBe(401);
+      expect(seen).toEqual([`GET ${base()}/products?limit=1 401`]);
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
 describe("DynamoDB Local's data files", () => {
   it('are readable by their owner only: the directory 0700, its files 0600, also those an older start left 0644', async () => {
     const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'ddb-perms-')), 'dynamodb');
