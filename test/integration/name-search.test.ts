@@ -18,7 +18,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { nameGrams } from '#domain/product/name-grams.ts';
 import { normalizeName } from '#domain/product/product.ts';
-import { waitFor } from '#fixtures/webhooks.ts';
+import { STREAM_WAIT_MS, waitFor } from '#fixtures/webhooks.ts';
 
 /**
  * filter[name] through the trigram postings the stack's name indexer (the stream consumer the CDK
@@ -30,10 +30,24 @@ import { waitFor } from '#fixtures/webhooks.ts';
 const hasPosting = async (key: { pk: string; sk: string }) =>
   (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item !== undefined;
 
-/** Waits until the indexer has taken every pending name of the store into the postings. */
-async function indexed(storeId: string): Promise<void> {
-  await waitFor(`names of ${storeId} indexed`, async () => (await pendingNameCount(newContext(), storeId)) === 0);
+/**
+ * Waits until the indexer has taken every pending name of the store into the postings: behind
+ * every record written before them (test/fixtures/stream-wait.ts), and for `timeoutMs` at most.
+ */
+async function indexed(storeId: string, timeoutMs = STREAM_WAIT_MS): Promise<void> {
+  await waitFor(
+    `names of ${storeId} indexed`,
+    async () => (await pendingNameCount(newContext(), storeId)) === 0,
+    timeoutMs,
+  );
 }
+
+/**
+ * The read-cost test's wait for the 900 names it has just written, ~12,000 postings: 40 s on the
+ * idle 2-core machine, and more than the stream's usual 300 s once in a CI run sharing
+ * DynamoDB Local with every other file. Twice that, within the test's 900 s timeout.
+ */
+const BULK_INDEX_WAIT_MS = 2 * STREAM_WAIT_MS;
 
 async function postingsOf(storeId: string, productId: number, name: string) {
   const found: string[] = [];
@@ -281,7 +295,7 @@ describe('filter[name] read cost', () => {
     const small = await search('zebra');
     const commonSmall = await search('walnut');
     await addBulk(100, 900);
-    await indexed(storeId);
+    await indexed(storeId, BULK_INDEX_WAIT_MS);
     await search('zebra'); // as the token's cached read may have expired meanwhile
     const large = await search('zebra');
     const commonLarge = await search('walnut');
